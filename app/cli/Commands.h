@@ -1,0 +1,23 @@
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace sextant::cli {
+
+/// Arguments after the subcommand name.
+using Args = std::span<const std::string>;
+
+/// Each subcommand lives in its own Cmd<Name>.cpp and returns the process exit code:
+/// 0 success, 1 a check failed (FAIL lines, regression), 2 bad input or usage (one "error: ..." line).
+int cmdImport(Args args);
+int cmdRules(Args args);
+int cmdCompile(Args args);
+int cmdRun(Args args);
+int cmdExportTrace(Args args);
+
+/// Prints "error: <message>" to stderr and returns 2.
+int fail(std::string_view message);
+
+} // namespace sextant::cli

@@ -1,0 +1,58 @@
+// sextant-cli: the headless driver. Every GUI action is reachable from here so CI can gate on it.
+#include "Commands.h"
+
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+namespace sextant::cli {
+
+int fail(std::string_view message) {
+    std::cerr << "error: " << message << "\n";
+    return 2;
+}
+
+namespace {
+
+struct Command {
+    const char* name;
+    int (*fn)(Args);
+    const char* summary;
+};
+
+const Command kCommands[] = {
+    {"import", cmdImport, "import an ONNX model and print its IR or a summary"},
+    {"rules", cmdRules, "list the passes and rewrite rules with their ids"},
+    {"compile", cmdCompile, "compile a model for a target and write the artifact"},
+    {"run", cmdRun, "run a model on the reference executor or the simulated NPU"},
+    {"export-trace", cmdExportTrace, "export a profile database as Chrome Trace Event JSON"},
+};
+
+void usage(std::FILE* out) {
+    std::fprintf(out, "usage: sextant-cli <command> [options]\n\ncommands:\n");
+    for (const Command& c : kCommands)
+        std::fprintf(out, "  %-13s %s\n", c.name, c.summary);
+    std::fprintf(out, "\n'sextant-cli <command> --help' shows a command's options.\n");
+}
+
+} // namespace
+} // namespace sextant::cli
+
+int main(int argc, char** argv) {
+    using namespace sextant::cli;
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    std::string name = argv[1];
+    if (name == "-h" || name == "--help" || name == "help") {
+        usage(stdout);
+        return 0;
+    }
+    std::vector<std::string> args(argv + 2, argv + argc);
+    for (const Command& c : kCommands)
+        if (name == c.name)
+            return c.fn(args);
+    return fail("unknown command '" + name + "' (see 'sextant-cli --help')");
+}

@@ -1,0 +1,106 @@
+#pragma once
+
+#include "Target.h"
+#include "core/ir/Graph.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sextant::backend {
+
+/// Which unit of a core runs a Task.
+enum class UnitKind : uint8_t { Cube, Vector, Dma };
+std::string_view unitName(UnitKind u);
+
+/// Where a buffer lives.
+enum class MemLevel : uint8_t { Dram, Sram };
+
+/// What a buffer holds.
+enum class BufferKind : uint8_t { Input, Output, Weight, Intermediate };
+
+/// A planned region of memory holding one tensor (an IR value).
+struct Buffer {
+    int id = 0;
+    std::string value;            ///< IR value name (the tensor)
+    BufferKind kind = BufferKind::Intermediate;
+    MemLevel level = MemLevel::Dram;
+    int core = -1;                ///< owning core for SRAM, -1 for DRAM
+    uint64_t offset = 0;          ///< byte offset in its arena (DRAM or the core's SRAM)
+    uint64_t size = 0;            ///< bytes, aligned
+    ir::TensorType type;          ///< element type and shape as stored
+    int firstTask = -1;           ///< Task that writes it (-1: written by the host before the run)
+    int lastTask = -1;            ///< last Task that reads it (-1: read by the host after the run)
+};
+
+/// Tiling chosen for a Task, with the runner-up candidates so a GUI can say why.
+struct Tiling {
+    std::vector<int64_t> tileShape; ///< output tile extents
+    int numTiles = 1;
+    bool doubleBuffered = false;
+    uint64_t sramBytes = 0;         ///< SRAM footprint of the chosen tiling
+    uint64_t estCycles = 0;
+    struct Candidate {
+        std::vector<int64_t> tileShape;
+        uint64_t estCycles = 0;
+        std::string rejectedBecause;
+    };
+    std::vector<Candidate> candidates;
+};
+
+/// One unit of work on one core: a fused group's kernel over its tiles.
+struct Task {
+    int id = 0;
+    std::string name;                 ///< stable, from the group's first node
+    std::string kernel;               ///< kernel id: the op name of the fused group ("FusedConv")
+    int core = 0;
+    UnitKind unit = UnitKind::Vector;
+    std::vector<std::string> nodes;   ///< IR node names it executes, in order
+    std::vector<int> inputs;          ///< buffer ids read
+    std::vector<int> outputs;         ///< buffer ids written
+    std::vector<int> deps;            ///< Task ids that must finish first (data dependencies)
+    std::vector<int> waitEvents;      ///< event ids waited on before starting (cross-core deps)
+    std::vector<int> recordEvents;    ///< event ids recorded on finishing
+    Tiling tiling;
+    uint64_t flops = 0;
+    uint64_t dmaBytes = 0;            ///< bytes moved between DRAM and SRAM
+    uint64_t estCycles = 0;
+};
+
+/// A cross-core synchronisation: the producer records a slot, consumers on other cores wait on it.
+struct Event {
+    int id = 0;
+    int slot = 0;                     ///< hardware slot on the recording core
+    int producerTask = 0;
+    std::vector<int> consumerTasks;
+};
+
+/// Summary of the memory plan.
+struct MemoryStats {
+    uint64_t dramPeak = 0;        ///< bytes of the intermediate arena the plan uses
+    uint64_t dramLowerBound = 0;  ///< max over time of bytes live at once (no plan can do better)
+    uint64_t weightBytes = 0;     ///< weights region
+    uint64_t ioBytes = 0;         ///< graph inputs and outputs region
+    double fragmentation() const {
+        return dramPeak == 0 ? 0.0 : 1.0 - static_cast<double>(dramLowerBound) / static_cast<double>(dramPeak);
+    }
+};
+
+/// The compiled form of a model: what the artifact stores and the simulator runs.
+struct Program {
+    std::string modelName;
+    Target target;
+    /// The final graph (after every pass), with its constants; Tasks name its nodes.
+    std::shared_ptr<const ir::Graph> graph;
+    std::vector<Buffer> buffers;
+    std::vector<Task> tasks;          ///< in issue order (a valid topological order)
+    std::vector<Event> events;
+    MemoryStats memory;
+    std::vector<int> inputBuffers;    ///< one per graph input, in order
+    std::vector<int> outputBuffers;   ///< one per graph output, in order
+    std::vector<std::string> pipeline;      ///< pass ids that ran, in order
+    std::vector<std::string> disabledRules; ///< rule/pass ids switched off
+};
+
+} // namespace sextant::backend

@@ -1,0 +1,46 @@
+#pragma once
+
+#include "core/ir/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace sextant::backend {
+
+/// The NPU a Program is compiled for. Loaded from a JSON file (resources/targets/*.json) and
+/// validated: every field present, positive, and consistent. See resources/targets/npu-a.json.
+struct Target {
+    std::string name = "npu-a";
+    double clockGhz = 1.0;
+    int numCores = 8;
+    // Per core.
+    int cubeM = 16, cubeN = 16, cubeK = 16; ///< f16 MACs per cycle = M*N*K, f32 accumulate
+    int vectorLanesF16 = 128;
+    int vectorLanesF32 = 64;
+    uint64_t sramBytes = 512 * 1024;
+    uint64_t sramAlign = 32;
+    uint64_t dmaBytesPerCycle = 64;
+    // Shared.
+    uint64_t dramBytes = 16ull << 30;
+    uint64_t dramBytesPerCycle = 512;
+    uint64_t dramLatencyCycles = 400;
+    uint64_t dramAlign = 64;
+    int eventSlotsPerCore = 64;
+    uint64_t eventLatencyCycles = 200;
+    uint64_t dispatchCycles = 100;
+    uint64_t descriptorAlign = 64;
+
+    /// Cycles to microseconds at this target's clock.
+    double cyclesToMicros(uint64_t cycles) const { return static_cast<double>(cycles) / (clockGhz * 1000.0); }
+};
+
+/// Parses and validates a target description. Errors name the file and the offending field.
+Expected<Target> parseTarget(const std::string& jsonText, const std::string& sourceName);
+/// Reads a target file.
+Expected<Target> loadTarget(const std::string& path);
+/// The built-in default target, npu-a (the same content as resources/targets/npu-a.json).
+const Target& defaultTarget();
+/// The target as JSON (sorted keys, stable formatting), as written into an artifact's manifest.
+std::string targetToJson(const Target& t);
+
+} // namespace sextant::backend

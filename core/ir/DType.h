@@ -1,0 +1,22 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace sextant::ir {
+
+/// Element types. The order is part of the artifact format (tasks.bin stores the numeric value).
+enum class DType : uint8_t { F64, F32, F16, BF16, I64, I32, I8, U8, Bool };
+
+/// Short textual name used by the IR printer: "f32", "i64", "bool", ...
+std::string_view dtypeName(DType t);
+/// Parses a name printed by dtypeName.
+std::optional<DType> parseDType(std::string_view name);
+/// Size of one element in bytes.
+size_t dtypeSize(DType t);
+bool isFloat(DType t);
+bool isInteger(DType t); ///< signed or unsigned integers, not bool
+
+} // namespace sextant::ir

@@ -1,0 +1,391 @@
+#include "Graph.h"
+
+#include <algorithm>
+#include <queue>
+#include <unordered_set>
+
+namespace sextant::ir {
+
+// ---- Node attribute helpers
+
+const Attribute* Node::attr(const std::string& n) const {
+    auto it = m_attrs.find(n);
+    return it == m_attrs.end() ? nullptr : &it->second;
+}
+
+int64_t Node::attrInt(const std::string& n, int64_t dflt) const {
+    const Attribute* a = attr(n);
+    if (!a)
+        return dflt;
+    if (auto* i = std::get_if<int64_t>(a))
+        return *i;
+    if (auto* d = std::get_if<double>(a))
+        return static_cast<int64_t>(*d);
+    return dflt;
+}
+
+double Node::attrFloat(const std::string& n, double dflt) const {
+    const Attribute* a = attr(n);
+    if (!a)
+        return dflt;
+    if (auto* d = std::get_if<double>(a))
+        return *d;
+    if (auto* i = std::get_if<int64_t>(a))
+        return static_cast<double>(*i);
+    return dflt;
+}
+
+std::string Node::attrString(const std::string& n, const std::string& dflt) const {
+    const Attribute* a = attr(n);
+    if (auto* s = a ? std::get_if<std::string>(a) : nullptr)
+        return *s;
+    return dflt;
+}
+
+std::vector<int64_t> Node::attrInts(const std::string& n, std::vector<int64_t> dflt) const {
+    const Attribute* a = attr(n);
+    if (auto* v = a ? std::get_if<std::vector<int64_t>>(a) : nullptr)
+        return *v;
+    return dflt;
+}
+
+std::vector<double> Node::attrFloats(const std::string& n, std::vector<double> dflt) const {
+    const Attribute* a = attr(n);
+    if (auto* v = a ? std::get_if<std::vector<double>>(a) : nullptr)
+        return *v;
+    return dflt;
+}
+
+const Graph* Node::attrGraph(const std::string& n) const {
+    const Attribute* a = attr(n);
+    if (auto* g = a ? std::get_if<std::shared_ptr<const Graph>>(a) : nullptr)
+        return g->get();
+    return nullptr;
+}
+
+// ---- Graph
+
+Graph::Graph(std::string name) : m_name(std::move(name)) {}
+Graph::~Graph() = default;
+
+Value* Graph::newValue(const std::string& name) {
+    m_values.push_back(std::make_unique<Value>());
+    auto it = std::prev(m_values.end());
+    (*it)->m_name = name;
+    m_valueIndex[name] = it;
+    return it->get();
+}
+
+Expected<Value*> Graph::addInput(const std::string& name, TensorType type) {
+    if (m_valueIndex.count(name))
+        return makeError(ErrorKind::Invalid, "duplicate value name '" + name + "'", name);
+    Value* v = newValue(name);
+    v->m_type = std::move(type);
+    v->m_isInput = true;
+    m_inputs.push_back(v);
+    return v;
+}
+
+Expected<Value*> Graph::addConstant(const std::string& name, Tensor data) {
+    if (m_valueIndex.count(name))
+        return makeError(ErrorKind::Invalid, "duplicate value name '" + name + "'", name);
+    Value* v = newValue(name);
+    v->m_type = data.type();
+    v->m_constant = std::move(data);
+    return v;
+}
+
+Expected<Node*> Graph::addNode(OpKind kind, const std::string& name, std::vector<Value*> inputs,
+                               const std::vector<std::string>& outputNames, AttributeMap attrs,
+                               Node* before) {
+    if (m_nodeIndex.count(name))
+        return makeError(ErrorKind::Invalid, "duplicate node name '" + name + "'", name);
+    for (const std::string& o : outputNames)
+        if (m_valueIndex.count(o))
+            return makeError(ErrorKind::Invalid,
+                             "value '" + o + "' is produced twice (again by node '" + name + "')",
+                             name);
+    auto node = std::make_unique<Node>();
+    Node* n = node.get();
+    n->m_name = name;
+    n->m_kind = kind;
+    n->m_attrs = std::move(attrs);
+    n->m_graph = this;
+    n->m_inputs = std::move(inputs);
+    for (Value* in : n->m_inputs)
+        if (in)
+            in->m_users.push_back(n);
+    for (size_t i = 0; i < outputNames.size(); ++i) {
+        Value* v = newValue(outputNames[i]);
+        v->m_producer = n;
+        v->m_producerOutput = static_cast<int>(i);
+        n->m_outputs.push_back(v);
+    }
+    auto pos = before ? before->m_pos : m_nodes.end();
+    n->m_pos = m_nodes.insert(pos, std::move(node));
+    m_nodeIndex[name] = n;
+    return n;
+}
+
+void Graph::setOutputs(std::vector<Value*> outputs) {
+    for (Value* v : m_outputs)
+        v->m_isOutput = false;
+    m_outputs = std::move(outputs);
+    for (Value* v : m_outputs)
+        v->m_isOutput = true;
+}
+
+std::vector<Value*> Graph::constants() const {
+    std::vector<Value*> out;
+    for (const auto& v : m_values)
+        if (v->isConstant())
+            out.push_back(v.get());
+    return out;
+}
+
+std::vector<Node*> Graph::nodes() const {
+    std::vector<Node*> out;
+    out.reserve(m_nodes.size());
+    for (const auto& n : m_nodes)
+        out.push_back(n.get());
+    return out;
+}
+
+std::vector<Value*> Graph::values() const {
+    std::vector<Value*> out;
+    out.reserve(m_values.size());
+    for (const auto& v : m_values)
+        out.push_back(v.get());
+    return out;
+}
+
+Value* Graph::findValue(const std::string& name) const {
+    auto it = m_valueIndex.find(name);
+    return it == m_valueIndex.end() ? nullptr : it->second->get();
+}
+
+Node* Graph::findNode(const std::string& name) const {
+    auto it = m_nodeIndex.find(name);
+    return it == m_nodeIndex.end() ? nullptr : it->second;
+}
+
+std::string Graph::uniqueName(const std::string& base) const {
+    auto taken = [this](const std::string& s) {
+        return m_valueIndex.count(s) != 0 || m_nodeIndex.count(s) != 0;
+    };
+    if (!taken(base))
+        return base;
+    for (int i = 1;; ++i) {
+        std::string s = base + "_" + std::to_string(i);
+        if (!taken(s))
+            return s;
+    }
+}
+
+void Graph::dropUse(Value* v, Node* user) {
+    auto it = std::find(v->m_users.begin(), v->m_users.end(), user);
+    if (it != v->m_users.end())
+        v->m_users.erase(it);
+}
+
+void Graph::setInput(Node* node, size_t index, Value* v) {
+    if (index >= node->m_inputs.size())
+        node->m_inputs.resize(index + 1, nullptr);
+    if (Value* old = node->m_inputs[index])
+        dropUse(old, node);
+    node->m_inputs[index] = v;
+    if (v)
+        v->m_users.push_back(node);
+}
+
+void Graph::replaceAllUsesWith(Value* from, Value* to) {
+    if (from == to)
+        return;
+    std::vector<Node*> users = from->m_users;
+    for (Node* u : users)
+        for (size_t i = 0; i < u->m_inputs.size(); ++i)
+            if (u->m_inputs[i] == from) {
+                u->m_inputs[i] = to;
+                to->m_users.push_back(u);
+            }
+    from->m_users.clear();
+    for (Value*& o : m_outputs)
+        if (o == from) {
+            o = to;
+            to->m_isOutput = true;
+        }
+    if (std::find(m_outputs.begin(), m_outputs.end(), from) == m_outputs.end())
+        from->m_isOutput = false;
+}
+
+Status Graph::eraseNode(Node* node) {
+    for (Value* o : node->m_outputs)
+        if (!o->m_users.empty() || o->m_isOutput)
+            return makeError(ErrorKind::Verify,
+                             "cannot erase node '" + node->m_name + "': its output '" + o->m_name +
+                                 "' is still used",
+                             node->m_name);
+    for (Value* in : node->m_inputs)
+        if (in)
+            dropUse(in, node);
+    for (Value* o : node->m_outputs) {
+        auto it = m_valueIndex.find(o->m_name);
+        auto vit = it->second;
+        m_valueIndex.erase(it);
+        m_values.erase(vit);
+    }
+    m_nodeIndex.erase(node->m_name);
+    m_nodes.erase(node->m_pos);
+    return {};
+}
+
+void Graph::removeUnusedConstants() {
+    for (auto it = m_values.begin(); it != m_values.end();) {
+        Value* v = it->get();
+        if (v->isConstant() && v->m_users.empty() && !v->m_isOutput) {
+            m_valueIndex.erase(v->m_name);
+            it = m_values.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
+Status Graph::renameValue(Value* v, const std::string& newName) {
+    if (v->m_name == newName)
+        return {};
+    if (m_valueIndex.count(newName))
+        return makeError(ErrorKind::Invalid, "duplicate value name '" + newName + "'", newName);
+    auto it = m_valueIndex.find(v->m_name);
+    auto pos = it->second;
+    m_valueIndex.erase(it);
+    v->m_name = newName;
+    m_valueIndex[newName] = pos;
+    return {};
+}
+
+Status Graph::topoSort() {
+    // Kahn's algorithm; among ready nodes, the one earliest in the current order goes first,
+    // so an already-sorted graph keeps its order exactly.
+    std::vector<Node*> order = nodes();
+    std::unordered_map<const Node*, size_t> rank;
+    for (size_t i = 0; i < order.size(); ++i)
+        rank[order[i]] = i;
+    std::vector<size_t> pending(order.size(), 0);
+    for (size_t i = 0; i < order.size(); ++i)
+        for (Value* in : order[i]->m_inputs)
+            if (in && in->m_producer && rank.count(in->m_producer))
+                ++pending[i];
+    std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+    for (size_t i = 0; i < order.size(); ++i)
+        if (pending[i] == 0)
+            ready.push(i);
+    std::vector<size_t> sorted;
+    sorted.reserve(order.size());
+    while (!ready.empty()) {
+        size_t i = ready.top();
+        ready.pop();
+        sorted.push_back(i);
+        for (Value* o : order[i]->m_outputs) {
+            std::unordered_set<const Node*> seen;
+            for (Node* u : o->m_users) {
+                if (!seen.insert(u).second)
+                    continue;
+                size_t j = rank[u];
+                size_t uses = 0;
+                for (Value* in : u->m_inputs)
+                    if (in == o)
+                        ++uses;
+                pending[j] -= uses;
+                if (pending[j] == 0)
+                    ready.push(j);
+            }
+        }
+    }
+    if (sorted.size() != order.size()) {
+        std::string names;
+        int shown = 0;
+        for (size_t i = 0; i < order.size() && shown < 5; ++i)
+            if (pending[i] != 0) {
+                names += (shown++ ? ", '" : "'") + order[i]->m_name + "'";
+            }
+        return makeError(ErrorKind::Invalid, "graph has a cycle through nodes " + names,
+                         order[0]->m_name);
+    }
+    std::list<std::unique_ptr<Node>> reordered;
+    std::vector<std::list<std::unique_ptr<Node>>::iterator> its;
+    for (auto it = m_nodes.begin(); it != m_nodes.end(); ++it)
+        its.push_back(it);
+    for (size_t i : sorted)
+        reordered.splice(reordered.end(), m_nodes, its[i]);
+    m_nodes.swap(reordered);
+    for (auto it = m_nodes.begin(); it != m_nodes.end(); ++it)
+        (*it)->m_pos = it;
+    return {};
+}
+
+Status Graph::inferTypes() {
+    for (Node* n : nodes()) {
+        auto types = n->info().infer(*n);
+        if (!types.ok()) {
+            Error e = types.takeError();
+            if (e.subject.empty())
+                e.subject = n->name();
+            e.message = "node '" + n->name() + "' (" + qualifiedOpName(n->kind()) + "): " + e.message;
+            return e;
+        }
+        if (types->size() < n->numOutputs())
+            return makeError(ErrorKind::Verify,
+                             "shape inference of node '" + n->name() + "' gave too few outputs",
+                             n->name());
+        for (size_t i = 0; i < n->numOutputs(); ++i) {
+            LayoutKind keep = n->output(i)->type().layout;
+            TensorType t = (*types)[i];
+            if (t.layout == LayoutKind::Any)
+                t.layout = keep;
+            n->output(i)->setType(std::move(t));
+        }
+    }
+    return {};
+}
+
+std::unique_ptr<Graph> Graph::clone() const {
+    auto g = std::make_unique<Graph>(m_name);
+    std::unordered_map<const Value*, Value*> map;
+    // Values are recreated in creation order so that values() iterates identically.
+    for (const auto& vp : m_values) {
+        const Value* v = vp.get();
+        if (v->m_producer)
+            continue;
+        Value* nv = g->newValue(v->m_name);
+        nv->m_type = v->m_type;
+        nv->m_constant = v->m_constant;
+        map[v] = nv;
+    }
+    for (const Value* v : m_inputs) {
+        map[v]->m_isInput = true;
+        g->m_inputs.push_back(map[v]);
+    }
+    for (const auto& np : m_nodes) {
+        const Node* n = np.get();
+        std::vector<Value*> ins;
+        for (Value* in : n->m_inputs)
+            ins.push_back(in ? map.at(in) : nullptr);
+        std::vector<std::string> outs;
+        for (Value* o : n->m_outputs)
+            outs.push_back(o->m_name);
+        Node* nn = g->addNode(n->m_kind, n->m_name, std::move(ins), outs, n->m_attrs).value();
+        nn->m_provenance = n->m_provenance;
+        for (size_t i = 0; i < outs.size(); ++i) {
+            nn->m_outputs[i]->m_type = n->m_outputs[i]->m_type;
+            map[n->m_outputs[i]] = nn->m_outputs[i];
+        }
+    }
+    std::vector<Value*> outs;
+    for (Value* o : m_outputs)
+        outs.push_back(map.at(o));
+    g->setOutputs(std::move(outs));
+    return g;
+}
+
+} // namespace sextant::ir

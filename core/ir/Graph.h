@@ -1,0 +1,172 @@
+#pragma once
+
+#include "Attribute.h"
+#include "Error.h"
+#include "OpRegistry.h"
+#include "Tensor.h"
+#include "TensorType.h"
+
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sextant::ir {
+
+class Graph;
+class Node;
+
+/// An SSA value: produced by one node (or a graph input, or a constant), used by many.
+class Value {
+public:
+    const std::string& name() const { return m_name; }
+    const TensorType& type() const { return m_type; }
+    void setType(TensorType t) { m_type = std::move(t); }
+    /// The node that computes this value; nullptr for graph inputs and constants.
+    Node* producer() const { return m_producer; }
+    /// Index of this value among its producer's outputs.
+    int producerOutput() const { return m_producerOutput; }
+    /// One entry per use (a node using the value twice appears twice), in the order uses were made.
+    const std::vector<Node*>& users() const { return m_users; }
+    bool isConstant() const { return m_constant.has_value(); }
+    /// Constant data (weights, folded values); nullptr unless isConstant().
+    const Tensor* constant() const { return m_constant ? &*m_constant : nullptr; }
+    bool isGraphInput() const { return m_isInput; }
+    bool isGraphOutput() const { return m_isOutput; }
+
+private:
+    friend class Graph;
+    std::string m_name;
+    TensorType m_type;
+    Node* m_producer = nullptr;
+    int m_producerOutput = 0;
+    std::vector<Node*> m_users;
+    std::optional<Tensor> m_constant;
+    bool m_isInput = false;
+    bool m_isOutput = false;
+};
+
+/// Where a node came from: the original ONNX node names it covers and the pass/rule that made it.
+struct Provenance {
+    std::vector<std::string> origins; ///< sorted, unique ONNX node names
+    std::string createdBy;            ///< "import", or "<pass-id>/<rule-id>"
+};
+
+/// An operation. Its name is a stable id: passes keep it (or derive new ones from it) so that
+/// textual diffs between snapshots show real changes, not renumbering.
+class Node {
+public:
+    const std::string& name() const { return m_name; }
+    OpKind kind() const { return m_kind; }
+    const OpInfo& info() const { return opInfo(m_kind); }
+    /// Inputs in order; an omitted optional input is nullptr.
+    const std::vector<Value*>& inputs() const { return m_inputs; }
+    Value* input(size_t i) const { return i < m_inputs.size() ? m_inputs[i] : nullptr; }
+    size_t numInputs() const { return m_inputs.size(); }
+    const std::vector<Value*>& outputs() const { return m_outputs; }
+    Value* output(size_t i = 0) const { return m_outputs[i]; }
+    size_t numOutputs() const { return m_outputs.size(); }
+
+    const AttributeMap& attrs() const { return m_attrs; }
+    AttributeMap& mutableAttrs() { return m_attrs; }
+    bool hasAttr(const std::string& n) const { return m_attrs.count(n) != 0; }
+    const Attribute* attr(const std::string& n) const;
+    void setAttr(const std::string& n, Attribute v) { m_attrs[n] = std::move(v); }
+    int64_t attrInt(const std::string& n, int64_t dflt) const;
+    double attrFloat(const std::string& n, double dflt) const;
+    std::string attrString(const std::string& n, const std::string& dflt) const;
+    std::vector<int64_t> attrInts(const std::string& n, std::vector<int64_t> dflt = {}) const;
+    std::vector<double> attrFloats(const std::string& n, std::vector<double> dflt = {}) const;
+    const Graph* attrGraph(const std::string& n) const;
+
+    const Provenance& provenance() const { return m_provenance; }
+    Provenance& mutableProvenance() { return m_provenance; }
+    Graph* graph() const { return m_graph; }
+
+private:
+    friend class Graph;
+    std::string m_name;
+    OpKind m_kind{};
+    std::vector<Value*> m_inputs;
+    std::vector<Value*> m_outputs;
+    AttributeMap m_attrs;
+    Provenance m_provenance;
+    Graph* m_graph = nullptr;
+    std::list<std::unique_ptr<Node>>::iterator m_pos;
+};
+
+/// A dataflow graph. Nodes are kept in a topological order that passes may disturb and
+/// topoSort() restores (stably). Iteration order never depends on pointer values.
+class Graph {
+public:
+    explicit Graph(std::string name = "main");
+    ~Graph();
+    Graph(const Graph&) = delete;
+    Graph& operator=(const Graph&) = delete;
+
+    const std::string& name() const { return m_name; }
+    void setName(std::string n) { m_name = std::move(n); }
+
+    /// Adds a graph input. Fails if the name is taken.
+    Expected<Value*> addInput(const std::string& name, TensorType type);
+    /// Adds a constant (weight, folded value). Its type comes from the tensor.
+    Expected<Value*> addConstant(const std::string& name, Tensor data);
+    /// Adds a node computing `outputNames.size()` new values. Outputs get a placeholder type
+    /// until inferTypes() or the caller sets them. Inserts before `before`, or at the end.
+    Expected<Node*> addNode(OpKind kind, const std::string& name, std::vector<Value*> inputs,
+                            const std::vector<std::string>& outputNames, AttributeMap attrs = {},
+                            Node* before = nullptr);
+    /// Marks values as the graph's outputs, in order.
+    void setOutputs(std::vector<Value*> outputs);
+
+    const std::vector<Value*>& inputs() const { return m_inputs; }
+    const std::vector<Value*>& outputs() const { return m_outputs; }
+    /// Constants in creation order.
+    std::vector<Value*> constants() const;
+    /// Nodes in their current order (a snapshot: safe to mutate the graph while walking it).
+    std::vector<Node*> nodes() const;
+    size_t numNodes() const { return m_nodes.size(); }
+    /// Every live value in creation order.
+    std::vector<Value*> values() const;
+
+    Value* findValue(const std::string& name) const;
+    Node* findNode(const std::string& name) const;
+    /// A name not yet used by a value or node: `base`, else `base_1`, `base_2`, ...
+    std::string uniqueName(const std::string& base) const;
+
+    /// Rewires input `index` of `node` to `v` (nullptr to omit it).
+    void setInput(Node* node, size_t index, Value* v);
+    /// Points every use of `from` (including graph outputs) at `to`.
+    void replaceAllUsesWith(Value* from, Value* to);
+    /// Removes a node whose outputs have no users and are not graph outputs; its inputs lose a use.
+    Status eraseNode(Node* node);
+    /// Removes constants and inputs-free values nothing uses (graph inputs are kept).
+    void removeUnusedConstants();
+    /// Renames a value (keeps the name index in step). Fails if the name is taken.
+    Status renameValue(Value* v, const std::string& newName);
+
+    /// Restores a topological order, keeping the current relative order where possible.
+    /// Fails with the names involved if the graph has a cycle.
+    Status topoSort();
+    /// Runs each node's shape/type inference in order and sets its outputs' types.
+    Status inferTypes();
+
+    /// A deep copy of the structure; constant tensors share storage with this graph.
+    std::unique_ptr<Graph> clone() const;
+
+private:
+    Value* newValue(const std::string& name);
+    void dropUse(Value* v, Node* user);
+
+    std::string m_name;
+    std::list<std::unique_ptr<Node>> m_nodes;
+    std::list<std::unique_ptr<Value>> m_values;
+    std::unordered_map<std::string, std::list<std::unique_ptr<Value>>::iterator> m_valueIndex;
+    std::unordered_map<std::string, Node*> m_nodeIndex;
+    std::vector<Value*> m_inputs;
+    std::vector<Value*> m_outputs;
+};
+
+} // namespace sextant::ir
