@@ -1,0 +1,120 @@
+#include "MemoryImage.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+namespace sextant::sim {
+
+namespace {
+
+std::string describe(const backend::Buffer& b) {
+    std::string where = b.level == backend::MemLevel::Dram
+                            ? "dram"
+                            : "sram of core " + std::to_string(b.core);
+    return "buffer " + std::to_string(b.id) + " ('" + b.value + "', " + where + " offset " +
+           std::to_string(b.offset) + " size " + std::to_string(b.size) + ")";
+}
+
+/// Bytes a buffer's tensor occupies, or -1 when its type is not concrete.
+int64_t payloadBytes(const backend::Buffer& b) {
+    int64_t n = b.type.numel();
+    if (n < 0)
+        return -1;
+    return n * static_cast<int64_t>(ir::dtypeSize(b.type.dtype));
+}
+
+} // namespace
+
+Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program) {
+    const backend::Target& t = program.target;
+    uint64_t dramEnd = 0;
+    std::vector<uint64_t> sramEnd(static_cast<size_t>(std::max(t.numCores, 0)), 0);
+    for (const backend::Buffer& b : program.buffers) {
+        if (b.offset + b.size < b.offset)
+            return makeError(ErrorKind::Runtime, describe(b) + " wraps around the address space");
+        int64_t need = payloadBytes(b);
+        if (need < 0)
+            return makeError(ErrorKind::Runtime,
+                             describe(b) + " has a non-static type " + b.type.str());
+        if (static_cast<uint64_t>(need) > b.size)
+            return makeError(ErrorKind::Runtime, describe(b) + " is smaller than its tensor " +
+                                                     b.type.str() + " (" + std::to_string(need) +
+                                                     " bytes)");
+        uint64_t end = b.offset + b.size;
+        if (b.level == backend::MemLevel::Dram) {
+            if (end > t.dramBytes)
+                return makeError(ErrorKind::Runtime, describe(b) + " ends past the target's " +
+                                                         std::to_string(t.dramBytes) +
+                                                         " bytes of dram");
+            dramEnd = std::max(dramEnd, end);
+            continue;
+        }
+        if (b.core < 0 || b.core >= t.numCores)
+            return makeError(ErrorKind::Runtime,
+                             describe(b) + " names core " + std::to_string(b.core) + " but the target has " +
+                                 std::to_string(t.numCores));
+        if (end > t.sramBytes)
+            return makeError(ErrorKind::Runtime, describe(b) + " ends past the core's " +
+                                                     std::to_string(t.sramBytes) +
+                                                     " bytes of sram");
+        sramEnd[static_cast<size_t>(b.core)] = std::max(sramEnd[static_cast<size_t>(b.core)], end);
+    }
+    MemoryImage image;
+    image.m_dram.assign(dramEnd, std::byte{0});
+    image.m_sram.resize(sramEnd.size());
+    for (size_t c = 0; c < sramEnd.size(); ++c)
+        image.m_sram[c].assign(sramEnd[c], std::byte{0});
+    return image;
+}
+
+uint64_t MemoryImage::sramBytes(int core) const {
+    if (core < 0 || static_cast<size_t>(core) >= m_sram.size())
+        return 0;
+    return m_sram[static_cast<size_t>(core)].size();
+}
+
+Expected<std::byte*> MemoryImage::locate(const backend::Buffer& buffer, uint64_t bytes) {
+    std::vector<std::byte>* mem = nullptr;
+    if (buffer.level == backend::MemLevel::Dram) {
+        mem = &m_dram;
+    } else {
+        if (buffer.core < 0 || static_cast<size_t>(buffer.core) >= m_sram.size())
+            return makeError(ErrorKind::Runtime, describe(buffer) + " names a core that does not exist");
+        mem = &m_sram[static_cast<size_t>(buffer.core)];
+    }
+    if (bytes > buffer.size || buffer.offset > mem->size() || bytes > mem->size() - buffer.offset)
+        return makeError(ErrorKind::Runtime, describe(buffer) + ": access of " +
+                                                 std::to_string(bytes) + " bytes is out of bounds");
+    return mem->data() + buffer.offset;
+}
+
+Expected<ir::Tensor> MemoryImage::read(const backend::Buffer& buffer) const {
+    int64_t bytes = payloadBytes(buffer);
+    if (bytes < 0)
+        return makeError(ErrorKind::Runtime, describe(buffer) + " has a non-static type " + buffer.type.str());
+    // locate() only hands out a pointer; reading through it does not change the image.
+    SX_ASSIGN(std::byte * p, const_cast<MemoryImage*>(this)->locate(buffer, static_cast<uint64_t>(bytes)));
+    return ir::Tensor::copyOf(buffer.type.dtype, buffer.type.dims(),
+                              std::span<const std::byte>(p, static_cast<size_t>(bytes)));
+}
+
+Status MemoryImage::write(const backend::Buffer& buffer, const ir::Tensor& value) {
+    int64_t bytes = payloadBytes(buffer);
+    if (bytes < 0)
+        return makeError(ErrorKind::Runtime, describe(buffer) + " has a non-static type " + buffer.type.str());
+    if (value.numel() != buffer.type.numel())
+        return makeError(ErrorKind::Runtime, describe(buffer) + " holds " + buffer.type.str() +
+                                                 " but was given " + value.type().str());
+    if (ir::isFloat(buffer.type.dtype) != ir::isFloat(value.dtype()) &&
+        buffer.type.dtype != value.dtype())
+        return makeError(ErrorKind::Runtime, describe(buffer) + " holds " + buffer.type.str() +
+                                                 " but was given " + value.type().str());
+    SX_ASSIGN(std::byte * p, locate(buffer, static_cast<uint64_t>(bytes)));
+    ir::Tensor encoded = value.castTo(buffer.type.dtype);
+    if (bytes > 0)
+        std::memcpy(p, encoded.bytes(), static_cast<size_t>(bytes));
+    return {};
+}
+
+} // namespace sextant::sim

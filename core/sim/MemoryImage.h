@@ -1,0 +1,39 @@
+#pragma once
+
+#include "core/backend/Program.h"
+#include "core/ir/Error.h"
+#include "core/ir/Tensor.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace sextant::sim {
+
+/// The simulated memories of a device: one shared DRAM image and one SRAM image per core, sized to
+/// what a Program's memory plan uses. Tensors are stored row-major in the buffer's dtype, so a plan
+/// that puts two live tensors at one address really overwrites one with the other.
+class MemoryImage {
+public:
+    /// Sizes the images to the plan (the furthest byte any buffer reaches in each memory) and
+    /// checks every buffer against its target: DRAM size, SRAM size, the core it names.
+    static Expected<MemoryImage> forProgram(const backend::Program& program);
+
+    /// Decodes the tensor stored in `buffer` (its dtype and shape). Fails when the buffer is too
+    /// small for its type.
+    Expected<ir::Tensor> read(const backend::Buffer& buffer) const;
+    /// Encodes `value` into `buffer`, converting to the buffer's dtype (rounding to f16 where the
+    /// buffer is f16). The element count must match the buffer's type.
+    Status write(const backend::Buffer& buffer, const ir::Tensor& value);
+
+    uint64_t dramBytes() const { return m_dram.size(); }
+    uint64_t sramBytes(int core) const;
+
+private:
+    Expected<std::byte*> locate(const backend::Buffer& buffer, uint64_t bytes);
+
+    std::vector<std::byte> m_dram;
+    std::vector<std::vector<std::byte>> m_sram; ///< one per core
+};
+
+} // namespace sextant::sim

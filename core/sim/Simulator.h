@@ -1,0 +1,65 @@
+#pragma once
+
+#include "core/backend/Program.h"
+#include "core/ir/Error.h"
+#include "core/ir/Tensor.h"
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sextant::sim {
+
+/// When one Task ran on the simulated NPU. All times are in cycles from the start of the run.
+struct TraceRecord {
+    int task = 0;                                  ///< Task id (Program::tasks[i].id)
+    int core = 0;
+    backend::UnitKind unit = backend::UnitKind::Vector;
+    uint64_t ready = 0; ///< every event it waits on had arrived (and, in strict mode, its predecessor ended)
+    uint64_t start = 0; ///< it began: ready and its core free and dispatched
+    uint64_t end = 0;   ///< its outputs were written and its events recorded
+    uint64_t computeCycles = 0; ///< cycles its unit was busy
+    uint64_t dmaCycles = 0;     ///< cycles its DMA engine needed at the bandwidth it got
+    int dmaSharers = 1;         ///< Tasks (itself included) whose DMA shared DRAM when it started
+};
+
+/// The result of simulating a Program once.
+struct SimResult {
+    std::vector<TraceRecord> trace; ///< one record per Task, in Program::tasks order
+    uint64_t totalCycles = 0;       ///< end of the last Task
+    std::vector<ir::Tensor> outputs; ///< read back from the output buffers, one per graph output
+};
+
+/// Knobs of one simulation.
+struct SimOptions {
+    /// Strict sync: every Task also waits for the previous Task of Program::tasks to end (one global
+    /// order across cores, for debugging races). Default: graph-async (only the planned syncs).
+    bool strict = false;
+    /// Compute the Tasks' numbers (read/compute/write the memory images). Off: timing only, and
+    /// SimResult::outputs holds whatever the output buffers contain (zeros).
+    bool functional = true;
+};
+
+/// Runs a Program on the discrete-event model of its target (DESIGN §7).
+///
+/// Timing model: each core runs its Tasks in Program::tasks order, one at a time. A Task starts at
+/// max(previous Task on its core ended + dispatchCycles, each waited event's recording Task ended +
+/// eventLatencyCycles). Its duration is dramLatencyCycles (when it moves bytes) plus its compute
+/// cycles (cube: flops / (2*M*N*K); vector: flops / f32 lanes; DMA-only: 0) and its DMA cycles
+/// (dmaBytes / min(per-core DMA rate, DRAM rate / Tasks moving data at its start)); with double
+/// buffering the two overlap except for one tile's worth of the shorter. Cross-core data
+/// dependencies are honoured only through events, as on hardware: a missing wait is a race.
+///
+/// Function: at its start a Task reads the inputs of its nodes from the DRAM/SRAM images at the
+/// planned buffer addresses, evaluates its nodes (cube nodes: f16 data and weights, f32
+/// accumulation; everything else f32) and, at its end, writes its outputs to their buffers.
+/// Integer constants without a buffer (shape operands) are taken as descriptor parameters.
+///
+/// Errors: inputs that do not fit their buffers (Invalid), a plan that does not fit its target or a
+/// node that fails (Runtime), and a deadlock, reported by the watchdog with every blocked Task and the
+/// event it waits on (Runtime).
+Expected<SimResult> simulate(const backend::Program& program, std::span<const ir::Tensor> inputs,
+                             const SimOptions& options = {});
+
+} // namespace sextant::sim

@@ -1,0 +1,37 @@
+#pragma once
+
+#include "core/backend/Program.h"
+#include "core/ir/Error.h"
+#include "core/sim/Simulator.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sextant::profiler {
+
+/// Version of the database layout written by writeProfile; readers refuse any other.
+inline constexpr int kProfileSchemaVersion = 1;
+
+/// What a run was, beyond the Program and its trace.
+struct RunInfo {
+    std::string model;    ///< model path or name as the user gave it
+    std::string pipeline; ///< pass ids that ran, comma-separated; empty: taken from the Program
+    /// Unix seconds of the run. Unset: now. Tests pin it so the file is reproducible; it is the only
+    /// column that is not a function of the Program and the trace.
+    std::optional<int64_t> created;
+    /// Extra per-run numbers (e.g. accuracy figures); written with the built-in ones
+    /// (total_cycles, dram_peak, dram_lower_bound, ...), in the given order.
+    std::vector<std::pair<std::string, double>> metrics;
+};
+
+/// Appends one run to the SQLite database at `dbPath` (created if missing, WAL mode) in a single
+/// transaction: the graph's nodes with provenance, every Task with its simulated times, the Task
+/// dependencies (with the event that carries each cross-core one), every buffer with its placement
+/// and lifetime, and the run's metrics. Returns the new run's id.
+Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program& program,
+                               const sim::SimResult& result, const RunInfo& info);
+
+} // namespace sextant::profiler

@@ -1,0 +1,103 @@
+#pragma once
+
+#include "core/backend/Program.h"
+#include "core/ir/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace sextant::profiler {
+
+/// One run stored in a profile database.
+struct RunRow {
+    int64_t id = 0;
+    std::string model;
+    std::string target;
+    std::string pipeline; ///< pass ids, comma-separated
+    int64_t created = 0;  ///< unix seconds
+};
+
+/// A graph node of the compiled graph, with where it came from.
+struct NodeRow {
+    std::string name;
+    std::string op;
+    std::vector<std::string> origins; ///< original ONNX node names
+    std::string createdBy;            ///< "import" or "<pass>/<rule>"
+};
+
+/// One simulated Task.
+struct TaskRow {
+    int id = 0;
+    std::string name;
+    std::string kernel;
+    int core = 0;
+    backend::UnitKind unit = backend::UnitKind::Vector;
+    uint64_t start = 0, end = 0, ready = 0; ///< cycles
+    uint64_t flops = 0;
+    uint64_t dmaBytes = 0;
+    std::vector<std::string> nodes; ///< IR node names it executed, in order
+};
+
+/// A dependency between two Tasks; `event` is the event id for a cross-core one, -1 otherwise.
+struct DepRow {
+    int src = 0;
+    int dst = 0;
+    int event = -1;
+};
+
+/// A planned buffer and its lifetime in Tasks.
+struct BufferRow {
+    int id = 0;
+    std::string value;
+    backend::MemLevel level = backend::MemLevel::Dram;
+    int core = -1;
+    uint64_t offset = 0, size = 0;
+    int firstTask = -1, lastTask = -1;
+};
+
+struct MetricRow {
+    std::string key;
+    double value = 0;
+};
+
+/// Read access to a profile database written by writeProfile. Every query takes a run id; -1
+/// means the latest run. Rows come back in a fixed order (Tasks by start then id, buffers and deps
+/// by id), so views and exports are deterministic.
+class ProfileReader {
+public:
+    /// Opens read-only and checks it is a profile database of kProfileSchemaVersion with every
+    /// table; anything else is a clear error naming the file.
+    static Expected<ProfileReader> open(const std::string& path);
+
+    ProfileReader(ProfileReader&&) noexcept;
+    ProfileReader& operator=(ProfileReader&&) noexcept;
+    ~ProfileReader();
+
+    const std::string& path() const { return m_path; }
+    /// Every run, by id.
+    Expected<std::vector<RunRow>> runs() const;
+    /// The id of the newest run, or an error when the database holds none.
+    Expected<int64_t> latestRun() const;
+    Expected<std::vector<NodeRow>> nodes(int64_t run = -1) const;
+    Expected<std::vector<TaskRow>> tasks(int64_t run = -1) const;
+    /// Tasks on `core` that overlap [t0, t1): the timeline's query when zoomed in (indexed).
+    Expected<std::vector<TaskRow>> tasksInRange(int64_t run, int core, uint64_t t0, uint64_t t1) const;
+    Expected<std::vector<DepRow>> deps(int64_t run = -1) const;
+    Expected<std::vector<BufferRow>> buffers(int64_t run = -1) const;
+    Expected<std::vector<MetricRow>> metrics(int64_t run = -1) const;
+
+private:
+    ProfileReader() = default;
+    Expected<int64_t> resolve(int64_t run) const;
+    Expected<std::vector<TaskRow>> queryTasks(int64_t run, const std::string& where, int core, uint64_t t0,
+                                              uint64_t t1) const;
+
+    std::string m_path;
+    sqlite3* m_db = nullptr;
+};
+
+} // namespace sextant::profiler
