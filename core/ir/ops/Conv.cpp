@@ -1,0 +1,221 @@
+// Conv: N-d convolution (ONNX opsets 1-17) as im2col + GEMM through OpenBLAS.
+
+#include "OpUtil.h"
+
+namespace sextant::ir {
+namespace ops {
+
+Status verifyConvAttrs(const Node& n) {
+    SX_TRY(checkIntAttr(n, "group", 1, std::numeric_limits<int32_t>::max()));
+    int64_t r = -1;
+    if (const TensorType* w = inputType(n, 1); w && w->rank() >= 3)
+        r = static_cast<int64_t>(w->rank()) - 2;
+    else if (n.hasAttr("kernel_shape"))
+        r = static_cast<int64_t>(n.attrInts("kernel_shape").size());
+    SX_TRY(verifyWindowAttrs(n, r, false));
+    for (size_t i = 0; i < 3; ++i)
+        SX_TRY(requireFloatInput(n, i, i == 0 ? "conv input" : i == 1 ? "conv weight" : "conv bias"));
+    return {};
+}
+
+Expected<Shape> convOutputShape(const Node& n, const Shape& x, const Shape& w, const Shape* b,
+                                WindowGeometry* geomOut) {
+    if (x.size() < 3)
+        return opError(n, "conv input must have rank >= 3 (N, C, spatial...), got " + shapeStr(x));
+    if (w.size() != x.size())
+        return opError(n, "conv weight " + shapeStr(w) + " must have the same rank as the input " +
+                              shapeStr(x));
+    const size_t r = x.size() - 2;
+    const int64_t group = n.attrInt("group", 1);
+    if (group < 1)
+        return opError(n, "conv group must be >= 1");
+    std::vector<int64_t> kernel(r);
+    std::vector<int64_t> attrKernel = n.attrInts("kernel_shape");
+    for (size_t i = 0; i < r; ++i) {
+        const Dim& k = w[2 + i];
+        if (k.isKnown()) {
+            kernel[i] = k.value;
+            if (!attrKernel.empty() && attrKernel.size() == r && attrKernel[i] != k.value)
+                return opError(n, "kernel_shape " + std::to_string(attrKernel[i]) +
+                                      " does not match weight extent " + std::to_string(k.value) +
+                                      " in spatial dim " + std::to_string(i));
+        } else if (attrKernel.size() == r) {
+            kernel[i] = attrKernel[i];
+        } else {
+            return opError(n, "conv kernel extent is unknown in spatial dim " + std::to_string(i));
+        }
+    }
+    const Dim& c = x[1];
+    const Dim& wc = w[1];
+    if (c.isKnown() && wc.isKnown() && c.value != wc.value * group)
+        return opError(n, "conv input has " + std::to_string(c.value) + " channels but weight expects " +
+                              std::to_string(wc.value * group) + " (group " + std::to_string(group) +
+                              ")");
+    const Dim& m = w[0];
+    if (m.isKnown() && m.value % group != 0)
+        return opError(n, "conv weight has " + std::to_string(m.value) +
+                              " output channels, not divisible by group " + std::to_string(group));
+    if (b) {
+        if (b->size() != 1)
+            return opError(n, "conv bias must be 1-D, got " + shapeStr(*b));
+        if ((*b)[0].isKnown() && m.isKnown() && (*b)[0].value != m.value)
+            return opError(n, "conv bias has " + std::to_string((*b)[0].value) +
+                                  " entries but the weight has " + std::to_string(m.value) +
+                                  " output channels");
+    }
+    Shape spatial(x.begin() + 2, x.end());
+    SX_ASSIGN(WindowGeometry geom, windowGeometry(n, spatial, kernel, false));
+    Shape out{x[0], m};
+    out.insert(out.end(), geom.outSpatial.begin(), geom.outSpatial.end());
+    if (geomOut)
+        *geomOut = std::move(geom);
+    return out;
+}
+
+Expected<std::vector<TensorType>> inferConvLike(const Node& n) {
+    const TensorType* x = inputType(n, 0);
+    const TensorType* w = inputType(n, 1);
+    const TensorType* b = inputType(n, 2);
+    if (!x || !w)
+        return opError(n, "conv needs an input and a weight");
+    if (w->dtype != x->dtype)
+        return opError(n, "conv weight is " + std::string(dtypeName(w->dtype)) + " but input is " +
+                              std::string(dtypeName(x->dtype)));
+    SX_ASSIGN(Shape out, convOutputShape(n, x->shape, w->shape, b ? &b->shape : nullptr));
+    TensorType t;
+    t.dtype = x->dtype;
+    t.shape = std::move(out);
+    return std::vector<TensorType>{t};
+}
+
+namespace {
+
+/// Copies the receptive fields of one group of input channels into `col`, one row per
+/// (channel, kernel offset), one column per output position; padding reads as zero.
+template <typename T>
+void im2col(const T* x, int64_t channels, const std::vector<int64_t>& in,
+            const std::vector<int64_t>& out, const WindowGeometry& g, T* col) {
+    const size_t r = in.size();
+    const int64_t kk = product(g.kernel), oo = product(out), ii = product(in);
+    const int64_t outLast = out[r - 1], inLast = in[r - 1];
+    const int64_t outer = outLast == 0 ? 0 : oo / outLast;
+    std::vector<int64_t> inStride(r, 1);
+    for (size_t d = r - 1; d-- > 0;)
+        inStride[d] = inStride[d + 1] * in[d + 1];
+    std::vector<int64_t> kidx(r), oidx(r);
+    for (int64_t c = 0; c < channels; ++c) {
+        const T* xc = x + c * ii;
+        for (int64_t k = 0; k < kk; ++k) {
+            for (int64_t d = static_cast<int64_t>(r) - 1, rem = k; d >= 0; --d) {
+                kidx[d] = rem % g.kernel[d];
+                rem /= g.kernel[d];
+            }
+            T* row = col + (c * kk + k) * oo;
+            const int64_t sLast = g.strides[r - 1];
+            const int64_t shiftLast = kidx[r - 1] * g.dilations[r - 1] - g.padsBegin[r - 1];
+            for (int64_t o = 0; o < outer; ++o) {
+                for (int64_t d = static_cast<int64_t>(r) - 2, rem = o; d >= 0; --d) {
+                    oidx[d] = rem % out[d];
+                    rem /= out[d];
+                }
+                bool inside = true;
+                int64_t offset = 0;
+                for (size_t d = 0; d + 1 < r; ++d) {
+                    int64_t pos = oidx[d] * g.strides[d] - g.padsBegin[d] + kidx[d] * g.dilations[d];
+                    if (pos < 0 || pos >= in[d]) {
+                        inside = false;
+                        break;
+                    }
+                    offset += pos * inStride[d];
+                }
+                T* dst = row + o * outLast;
+                if (!inside) {
+                    std::fill(dst, dst + outLast, T(0));
+                    continue;
+                }
+                const T* src = xc + offset;
+                for (int64_t ol = 0; ol < outLast; ++ol) {
+                    int64_t pos = ol * sLast + shiftLast;
+                    dst[ol] = (pos >= 0 && pos < inLast) ? src[pos] : T(0);
+                }
+            }
+        }
+    }
+}
+
+template <typename T>
+Tensor convImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, const std::vector<int64_t>& outShape,
+                const WindowGeometry& g, int64_t group) {
+    const auto& xs = xt.shape();
+    const size_t r = xs.size() - 2;
+    const int64_t batch = xs[0], c = xs[1], m = outShape[1];
+    const std::vector<int64_t> in(xs.begin() + 2, xs.end());
+    const std::vector<int64_t> out(outShape.begin() + 2, outShape.end());
+    const int64_t cg = c / group, mg = m / group;
+    const int64_t kk = product(g.kernel), ii = product(in), oo = product(out);
+    Tensor yt(dtypeOf<T>(), outShape);
+    const T* x = xt.data<T>();
+    const T* w = wt.data<T>();
+    T* y = yt.mutableData<T>();
+    bool pointwise = true;
+    for (size_t d = 0; d < r; ++d)
+        pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.padsBegin[d] == 0 &&
+                    g.padsEnd[d] == 0;
+    std::vector<T> col(pointwise ? 0 : static_cast<size_t>(cg * kk * oo));
+    for (int64_t nb = 0; nb < batch; ++nb)
+        for (int64_t gi = 0; gi < group; ++gi) {
+            const T* xg = x + (nb * c + gi * cg) * ii;
+            const T* cols = xg;
+            if (!pointwise) {
+                im2col(xg, cg, in, out, g, col.data());
+                cols = col.data();
+            }
+            ops::gemm(false, false, mg, oo, cg * kk, T(1), w + gi * mg * cg * kk, cg * kk, cols, oo,
+                      T(0), y + (nb * m + gi * mg) * oo, oo);
+        }
+    if (bt) {
+        const T* b = bt->data<T>();
+        for (int64_t nb = 0; nb < batch; ++nb)
+            for (int64_t mi = 0; mi < m; ++mi) {
+                T* p = y + (nb * m + mi) * oo;
+                for (int64_t i = 0; i < oo; ++i)
+                    p[i] += b[mi];
+            }
+    }
+    return yt;
+}
+
+} // namespace
+
+Expected<Tensor> convForward(const Node& n, std::span<const Tensor> inputs) {
+    SX_TRY(checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    const Tensor& w = inputs[1];
+    const Tensor* b = n.input(2) && inputs.size() > 2 ? &inputs[2] : nullptr;
+    if (w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()))
+        return opError(n, "conv inputs have mixed dtypes");
+    Shape bs = b ? shapeOf(*b) : Shape{};
+    WindowGeometry g;
+    SX_ASSIGN(Shape out, convOutputShape(n, shapeOf(x), shapeOf(w), b ? &bs : nullptr, &g));
+    const int64_t group = n.attrInt("group", 1);
+    auto run = [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        return std::vector<Tensor>{convImpl<T>(x, w, b, extents(out), g, group)};
+    };
+    SX_ASSIGN(std::vector<Tensor> ys, dispatchFloat(n, x.dtype(), run));
+    return std::move(ys[0]);
+}
+
+} // namespace ops
+
+Status verifyConv(const Node& n) { return ops::verifyConvAttrs(n); }
+
+Expected<std::vector<TensorType>> inferConv(const Node& n) { return ops::inferConvLike(n); }
+
+Expected<std::vector<Tensor>> runConv(const Node& n, std::span<const Tensor> inputs,
+                                      const KernelContext&) {
+    SX_ASSIGN(Tensor y, ops::convForward(n, inputs));
+    return std::vector<Tensor>{std::move(y)};
+}
+
+} // namespace sextant::ir

@@ -1,0 +1,157 @@
+// BatchNormalization (inference mode) and Softmax (both axis conventions of ONNX).
+
+#include "OpUtil.h"
+
+namespace sextant::ir {
+
+using ops::opError;
+
+// ---- BatchNormalization
+
+Status verifyBatchNormalization(const Node& n) {
+    SX_TRY(ops::checkFloatAttr(n, "epsilon"));
+    SX_TRY(ops::checkFloatAttr(n, "momentum"));
+    SX_TRY(ops::checkIntAttr(n, "spatial", 1, 1));
+    if (n.attrInt("training_mode", 0) != 0)
+        return opError(n, "training-mode batch normalization is not supported",
+                       ErrorKind::Unsupported);
+    for (size_t i = 0; i < 5; ++i)
+        SX_TRY(ops::requireFloatInput(n, i, "batch normalization input"));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferBatchNormalization(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    if (x->rank() < 2)
+        return opError(n, "batch normalization input must have rank >= 2, got " + x->str());
+    static const char* names[] = {"", "scale", "bias", "mean", "variance"};
+    for (size_t i = 1; i < 5; ++i) {
+        const TensorType* p = ops::inputType(n, i);
+        if (!p)
+            return opError(n, std::string("missing ") + names[i]);
+        if (p->dtype != x->dtype)
+            return opError(n, std::string(names[i]) + " is " + std::string(dtypeName(p->dtype)) +
+                                  " but the input is " + std::string(dtypeName(x->dtype)));
+        if (p->rank() != 1)
+            return opError(n, std::string(names[i]) + " must be 1-D, got " + p->str());
+        if (p->shape[0].isKnown() && x->shape[1].isKnown() && p->shape[0].value != x->shape[1].value)
+            return opError(n, std::string(names[i]) + " has " + std::to_string(p->shape[0].value) +
+                                  " entries but the input has " +
+                                  std::to_string(x->shape[1].value) + " channels");
+    }
+    return std::vector<TensorType>{*x};
+}
+
+Expected<std::vector<Tensor>> runBatchNormalization(const Node& n, std::span<const Tensor> inputs,
+                                                    const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    if (x.rank() < 2)
+        return opError(n, "batch normalization input must have rank >= 2");
+    const int64_t c = x.shape()[1];
+    for (size_t i = 1; i < 5; ++i)
+        if (inputs[i].dtype() != x.dtype() || inputs[i].rank() != 1 || inputs[i].numel() != c)
+            return opError(n, "batch normalization parameter " + std::to_string(i) +
+                                  " must be a 1-D " + std::string(dtypeName(x.dtype())) +
+                                  " tensor of " + std::to_string(c) + " entries");
+    const double eps = n.attrFloat("epsilon", 1e-5);
+    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        Tensor y(dtypeOf<T>(), x.shape());
+        const T* src = x.data<T>();
+        T* dst = y.mutableData<T>();
+        const T* scale = inputs[1].data<T>();
+        const T* bias = inputs[2].data<T>();
+        const T* mean = inputs[3].data<T>();
+        const T* var = inputs[4].data<T>();
+        const int64_t inner = c == 0 ? 0 : x.numel() / (x.shape()[0] * c);
+        for (int64_t b = 0; b < x.shape()[0]; ++b)
+            for (int64_t ch = 0; ch < c; ++ch) {
+                const T mul = scale[ch] / std::sqrt(var[ch] + static_cast<T>(eps));
+                const T add = bias[ch] - mean[ch] * mul;
+                const int64_t base = (b * c + ch) * inner;
+                for (int64_t i = 0; i < inner; ++i)
+                    dst[base + i] = src[base + i] * mul + add;
+            }
+        return std::vector<Tensor>{y};
+    });
+}
+
+// ---- Softmax
+
+namespace {
+
+/// Softmax before opset 13 flattens to 2-D at `axis` (default 1); from 13 on it works along one
+/// axis (default -1). The importer records the opset as attribute "_opset" when it is below 13.
+struct SoftmaxPlan {
+    int64_t outer, axisLen, inner;
+};
+
+Expected<SoftmaxPlan> softmaxPlan(const Node& n, const std::vector<int64_t>& shape) {
+    const int64_t opset = n.attrInt("_opset", 13);
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    const int64_t dflt = opset < 13 ? 1 : -1;
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", dflt), std::max<int64_t>(rank, 1),
+                                               "softmax axis"));
+    SoftmaxPlan p{1, 1, 1};
+    for (int64_t i = 0; i < rank; ++i) {
+        if (i < axis)
+            p.outer *= shape[static_cast<size_t>(i)];
+        else if (opset < 13 || i == axis)
+            p.axisLen *= shape[static_cast<size_t>(i)];
+        else
+            p.inner *= shape[static_cast<size_t>(i)];
+    }
+    return p;
+}
+
+} // namespace
+
+Status verifySoftmax(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "axis", std::numeric_limits<int32_t>::min(),
+                             std::numeric_limits<int32_t>::max()));
+    SX_TRY(ops::checkIntAttr(n, "_opset", 1, 1000));
+    SX_TRY(ops::requireFloatInput(n, 0, "softmax input"));
+    if (const TensorType* x = ops::inputType(n, 0)) {
+        const int64_t rank = static_cast<int64_t>(x->rank());
+        const int64_t dflt = n.attrInt("_opset", 13) < 13 ? 1 : -1;
+        SX_TRY(ops::normaliseAxis(n, n.attrInt("axis", dflt), std::max<int64_t>(rank, 1),
+                                  "softmax axis"));
+    }
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferSoftmax(const Node& n) {
+    return std::vector<TensorType>{*ops::inputType(n, 0)};
+}
+
+Expected<std::vector<Tensor>> runSoftmax(const Node& n, std::span<const Tensor> inputs,
+                                         const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    SX_ASSIGN(SoftmaxPlan p, softmaxPlan(n, x.shape()));
+    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        Tensor y(dtypeOf<T>(), x.shape());
+        const T* src = x.data<T>();
+        T* dst = y.mutableData<T>();
+        for (int64_t o = 0; o < p.outer; ++o)
+            for (int64_t i = 0; i < p.inner; ++i) {
+                const int64_t base = o * p.axisLen * p.inner + i;
+                T mx = -std::numeric_limits<T>::infinity();
+                for (int64_t a = 0; a < p.axisLen; ++a)
+                    mx = std::max(mx, src[base + a * p.inner]);
+                T sum = 0;
+                for (int64_t a = 0; a < p.axisLen; ++a) {
+                    T e = std::exp(src[base + a * p.inner] - mx);
+                    dst[base + a * p.inner] = e;
+                    sum += e;
+                }
+                for (int64_t a = 0; a < p.axisLen; ++a)
+                    dst[base + a * p.inner] /= sum;
+            }
+        return std::vector<Tensor>{y};
+    });
+}
+
+} // namespace sextant::ir

@@ -1,0 +1,277 @@
+#include "OpUtil.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <limits>
+
+namespace sextant::ir::ops {
+
+Shape shapeOf(const Tensor& t) {
+    Shape s;
+    s.reserve(t.rank());
+    for (int64_t d : t.shape())
+        s.push_back(Dim::known(d));
+    return s;
+}
+
+std::vector<int64_t> extents(const Shape& s) {
+    std::vector<int64_t> out;
+    out.reserve(s.size());
+    for (const Dim& d : s)
+        out.push_back(d.value);
+    return out;
+}
+
+std::string shapeStr(const Shape& s) {
+    std::string out = "[";
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (i)
+            out += ',';
+        out += s[i].isKnown() ? std::to_string(s[i].value) : s[i].symbol;
+    }
+    return out + "]";
+}
+
+Expected<Shape> broadcastShapes(const Node& n, const Shape& a, const Shape& b) {
+    size_t rank = std::max(a.size(), b.size());
+    Shape out(rank);
+    for (size_t i = 0; i < rank; ++i) {
+        Dim da = i < rank - a.size() ? Dim::known(1) : a[i - (rank - a.size())];
+        Dim db = i < rank - b.size() ? Dim::known(1) : b[i - (rank - b.size())];
+        if (da.isKnown() && db.isKnown()) {
+            if (da.value == db.value || db.value == 1)
+                out[i] = da;
+            else if (da.value == 1)
+                out[i] = db;
+            else
+                return opError(n, "cannot broadcast shapes " + shapeStr(a) + " and " + shapeStr(b));
+        } else if (da.isKnown()) {
+            out[i] = da.value == 1 ? db : da;
+        } else if (db.isKnown()) {
+            out[i] = db.value == 1 ? da : db;
+        } else {
+            out[i] = (da.symbol == db.symbol && da.symbol != "?") ? da : unknownDim();
+        }
+    }
+    return out;
+}
+
+Expected<int64_t> normaliseAxis(const Node& n, int64_t axis, int64_t rank, const char* what,
+                                bool inclusive) {
+    int64_t limit = inclusive ? rank + 1 : rank;
+    int64_t a = axis < 0 ? axis + limit : axis;
+    if (a < 0 || a >= limit)
+        return opError(n, std::string(what) + " " + std::to_string(axis) +
+                              " is out of range for rank " + std::to_string(rank));
+    return a;
+}
+
+Status checkIntsAttr(const Node& n, const std::string& name, int64_t size, int64_t minValue) {
+    const Attribute* a = n.attr(name);
+    if (!a)
+        return {};
+    auto* v = std::get_if<std::vector<int64_t>>(a);
+    if (!v)
+        return opError(n, "attribute '" + name + "' must be a list of integers");
+    if (size >= 0 && static_cast<int64_t>(v->size()) != size)
+        return opError(n, "attribute '" + name + "' has " + std::to_string(v->size()) +
+                              " entries, expected " + std::to_string(size));
+    for (int64_t x : *v)
+        if (x < minValue)
+            return opError(n, "attribute '" + name + "' has value " + std::to_string(x) +
+                                  ", expected at least " + std::to_string(minValue));
+    return {};
+}
+
+Status checkIntAttr(const Node& n, const std::string& name, int64_t minValue, int64_t maxValue) {
+    const Attribute* a = n.attr(name);
+    if (!a)
+        return {};
+    auto* v = std::get_if<int64_t>(a);
+    if (!v)
+        return opError(n, "attribute '" + name + "' must be an integer");
+    if (*v < minValue || *v > maxValue)
+        return opError(n, "attribute '" + name + "' has value " + std::to_string(*v) +
+                              ", expected " + std::to_string(minValue) + ".." +
+                              std::to_string(maxValue));
+    return {};
+}
+
+Status checkFloatAttr(const Node& n, const std::string& name) {
+    const Attribute* a = n.attr(name);
+    if (!a || std::holds_alternative<double>(*a) || std::holds_alternative<int64_t>(*a))
+        return {};
+    return opError(n, "attribute '" + name + "' must be a number");
+}
+
+Status checkStringAttr(const Node& n, const std::string& name,
+                        const std::vector<std::string>& allowed) {
+    const Attribute* a = n.attr(name);
+    if (!a)
+        return {};
+    auto* s = std::get_if<std::string>(a);
+    if (!s)
+        return opError(n, "attribute '" + name + "' must be a string");
+    if (allowed.empty() || std::find(allowed.begin(), allowed.end(), *s) != allowed.end())
+        return {};
+    std::string list;
+    for (const std::string& x : allowed)
+        list += (list.empty() ? "" : ", ") + ("'" + x + "'");
+    return opError(n, "attribute '" + name + "' is '" + *s + "', expected one of " + list,
+                   ErrorKind::Unsupported);
+}
+
+Status requireFloatInput(const Node& n, size_t i, const char* what) {
+    const TensorType* t = inputType(n, i);
+    if (t && !isFloat(t->dtype))
+        return opError(n, std::string(what) + " must be a float tensor, got " +
+                              std::string(dtypeName(t->dtype)));
+    return {};
+}
+
+Status verifyWindowAttrs(const Node& n, int64_t r, bool allowCeil) {
+    SX_TRY(checkStringAttr(n, "auto_pad", {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"}));
+    SX_TRY(checkIntsAttr(n, "kernel_shape", r, 1));
+    SX_TRY(checkIntsAttr(n, "strides", r, 1));
+    SX_TRY(checkIntsAttr(n, "dilations", r, 1));
+    SX_TRY(checkIntsAttr(n, "pads", r >= 0 ? 2 * r : -1, 0));
+    if (allowCeil)
+        SX_TRY(checkIntAttr(n, "ceil_mode", 0, 1));
+    return {};
+}
+
+Expected<WindowGeometry> windowGeometry(const Node& n, const Shape& inSpatial,
+                                        const std::vector<int64_t>& kernel, bool allowCeil) {
+    const size_t r = inSpatial.size();
+    SX_TRY(verifyWindowAttrs(n, static_cast<int64_t>(r), allowCeil));
+    if (kernel.size() != r)
+        return opError(n, "kernel has " + std::to_string(kernel.size()) +
+                              " spatial dims but the input has " + std::to_string(r));
+    WindowGeometry g;
+    g.kernel = kernel;
+    g.strides = n.attrInts("strides", std::vector<int64_t>(r, 1));
+    g.dilations = n.attrInts("dilations", std::vector<int64_t>(r, 1));
+    std::vector<int64_t> pads = n.attrInts("pads", std::vector<int64_t>(2 * r, 0));
+    std::string autoPad = n.attrString("auto_pad", "NOTSET");
+    bool ceilMode = allowCeil && n.attrInt("ceil_mode", 0) != 0;
+    g.padsBegin.assign(r, 0);
+    g.padsEnd.assign(r, 0);
+    g.outSpatial.assign(r, unknownDim());
+    for (size_t i = 0; i < r; ++i) {
+        const int64_t k = kernel[i], s = g.strides[i], d = g.dilations[i];
+        const int64_t effK = (k - 1) * d + 1;
+        const Dim& in = inSpatial[i];
+        if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+            if (!in.isKnown()) {
+                g.padsKnown = false;
+                continue;
+            }
+            int64_t out = (in.value + s - 1) / s;
+            int64_t total = std::max<int64_t>(0, (out - 1) * s + effK - in.value);
+            int64_t small = total / 2;
+            g.padsBegin[i] = autoPad == "SAME_UPPER" ? small : total - small;
+            g.padsEnd[i] = total - g.padsBegin[i];
+            g.outSpatial[i] = Dim::known(out);
+            continue;
+        }
+        if (autoPad == "NOTSET") {
+            g.padsBegin[i] = pads[i];
+            g.padsEnd[i] = pads[i + r];
+        }
+        if (!in.isKnown())
+            continue;
+        int64_t span = in.value + g.padsBegin[i] + g.padsEnd[i] - effK;
+        if (span < 0)
+            return opError(n, "window of extent " + std::to_string(effK) + " is larger than the " +
+                                  "padded input extent " +
+                                  std::to_string(in.value + g.padsBegin[i] + g.padsEnd[i]) +
+                                  " in spatial dim " + std::to_string(i));
+        int64_t out = span / s + 1;
+        if (ceilMode) {
+            out = (span + s - 1) / s + 1;
+            // The last window must start inside the input or its leading padding.
+            if ((out - 1) * s >= in.value + g.padsBegin[i])
+                --out;
+        }
+        g.outSpatial[i] = Dim::known(out);
+    }
+    return g;
+}
+
+Expected<Activation> readActivation(const Node& n) {
+    const Attribute* a = n.attr("activation");
+    Activation act;
+    if (!a)
+        return act;
+    auto* name = std::get_if<std::string>(a);
+    if (!name)
+        return opError(n, "attribute 'activation' must be a string");
+    const Attribute* pa = n.attr("activation_params");
+    if (pa && !std::holds_alternative<std::vector<double>>(*pa))
+        return opError(n, "attribute 'activation_params' must be a list of floats");
+    std::vector<double> params = n.attrFloats("activation_params");
+    auto param = [&](size_t i, double dflt) { return i < params.size() ? params[i] : dflt; };
+    using K = Activation::Kind;
+    size_t expected = 0;
+    if (name->empty()) {
+        act.kind = K::None;
+    } else if (*name == "Relu") {
+        act.kind = K::Relu;
+    } else if (*name == "LeakyRelu") {
+        act.kind = K::LeakyRelu;
+        act.alpha = param(0, 0.01);
+        expected = 1;
+    } else if (*name == "Clip") {
+        act.kind = K::Clip;
+        act.alpha = param(0, -std::numeric_limits<double>::infinity());
+        act.beta = param(1, std::numeric_limits<double>::infinity());
+        expected = 2;
+    } else if (*name == "Sigmoid") {
+        act.kind = K::Sigmoid;
+    } else if (*name == "HardSigmoid") {
+        act.kind = K::HardSigmoid;
+        act.alpha = param(0, 0.2);
+        act.beta = param(1, 0.5);
+        expected = 2;
+    } else if (*name == "HardSwish") {
+        act.kind = K::HardSwish;
+    } else {
+        return opError(n, "unsupported fused activation '" + *name + "'", ErrorKind::Unsupported);
+    }
+    if (pa && params.size() != expected)
+        return opError(n, "activation '" + *name + "' takes " + std::to_string(expected) +
+                              " parameters but 'activation_params' has " +
+                              std::to_string(params.size()));
+    return act;
+}
+
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
+    if (m == 0 || n == 0)
+        return;
+    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+    if (m == 0 || n == 0)
+        return;
+    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
+                static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+                static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+Status checkKernelInputs(const Node& n, std::span<const Tensor> inputs) {
+    if (inputs.size() != n.numInputs())
+        return opError(n, "kernel got " + std::to_string(inputs.size()) + " inputs, node has " +
+                              std::to_string(n.numInputs()));
+    for (size_t i = 0; i < inputs.size(); ++i)
+        if (n.input(i) && !inputs[i].valid())
+            return opError(n, "input " + std::to_string(i) + " has no data");
+    return {};
+}
+
+} // namespace sextant::ir::ops

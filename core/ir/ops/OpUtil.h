@@ -1,0 +1,221 @@
+#pragma once
+
+// Helpers shared by the op families in core/ir/ops: error construction, attribute checks, symbolic
+// shape arithmetic, window geometry for convolution and pooling, fused activations and the BLAS
+// wrapper. Internal to sextant_ir.
+
+#include "core/ir/Graph.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace sextant::ir::ops {
+
+using Shape = std::vector<Dim>;
+
+/// An error about an op; callers (inferTypes, the interpreter, the verifier) prefix the node name.
+inline Error opError(const Node& n, std::string message, ErrorKind kind = ErrorKind::Invalid) {
+    return makeError(kind, std::move(message), n.name());
+}
+
+/// A dim whose extent is not known and has no name.
+inline Dim unknownDim() { return Dim::symbolic("?"); }
+
+/// The type of input i, or nullptr when the input is omitted.
+inline const TensorType* inputType(const Node& n, size_t i) {
+    Value* v = n.input(i);
+    return v ? &v->type() : nullptr;
+}
+
+/// The shape of a concrete tensor as dims.
+Shape shapeOf(const Tensor& t);
+/// Concrete extents of a fully known shape.
+std::vector<int64_t> extents(const Shape& s);
+/// "[1,?,28]" for messages.
+std::string shapeStr(const Shape& s);
+
+/// Numpy broadcasting of two shapes; symbolic dims propagate where the result is determined.
+Expected<Shape> broadcastShapes(const Node& n, const Shape& a, const Shape& b);
+/// Normalises a possibly negative axis into [0, rank) (or [0, rank] when `inclusive`).
+Expected<int64_t> normaliseAxis(const Node& n, int64_t axis, int64_t rank, const char* what,
+                                bool inclusive = false);
+
+/// Checks that attribute `name`, when present, holds integers (a list, or one value when
+/// `scalar`); `size` >= 0 demands that many entries; every entry must be >= `minValue`.
+Status checkIntsAttr(const Node& n, const std::string& name, int64_t size, int64_t minValue);
+Status checkIntAttr(const Node& n, const std::string& name, int64_t minValue, int64_t maxValue);
+Status checkFloatAttr(const Node& n, const std::string& name);
+Status checkStringAttr(const Node& n, const std::string& name,
+                        const std::vector<std::string>& allowed);
+
+/// Requires input i (if present) to be a floating-point tensor.
+Status requireFloatInput(const Node& n, size_t i, const char* what);
+
+/// Sliding-window geometry for Conv, MaxPool and AveragePool over the spatial dims.
+struct WindowGeometry {
+    std::vector<int64_t> kernel, strides, dilations, padsBegin, padsEnd;
+    Shape outSpatial;    ///< output extents of the spatial dims
+    bool padsKnown = true; ///< false when auto_pad SAME_* meets unknown input extents
+};
+/// Computes the window geometry from the attributes (kernel_shape, strides, dilations, pads,
+/// auto_pad, and ceil_mode when `allowCeil`) for the given input spatial dims and kernel.
+Expected<WindowGeometry> windowGeometry(const Node& n, const Shape& inSpatial,
+                                        const std::vector<int64_t>& kernel, bool allowCeil);
+/// Checks the window attributes of Conv-like and pool-like nodes against a spatial rank
+/// (-1 when not yet known).
+Status verifyWindowAttrs(const Node& n, int64_t spatialRank, bool allowCeil);
+
+/// A fused elementwise activation (FusedConv, FusedGemm).
+struct Activation {
+    enum class Kind { None, Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish };
+    Kind kind = Kind::None;
+    double alpha = 0.0, beta = 0.0; ///< LeakyRelu alpha; HardSigmoid alpha/beta; Clip min/max
+};
+/// Reads attribute "activation" and its parameters. Parameters come from the float list
+/// "activation_params" (LeakyRelu [alpha], Clip [min, max], HardSigmoid [alpha, beta]); when it is
+/// absent the defaults of the ONNX op apply (LeakyRelu 0.01, Clip -inf..inf, HardSigmoid 0.2, 0.5).
+Expected<Activation> readActivation(const Node& n);
+
+template <typename T> void applyActivation(const Activation& a, T* data, int64_t count) {
+    using K = Activation::Kind;
+    const T alpha = static_cast<T>(a.alpha), beta = static_cast<T>(a.beta);
+    switch (a.kind) {
+    case K::None: return;
+    case K::Relu:
+        for (int64_t i = 0; i < count; ++i)
+            data[i] = data[i] > T(0) ? data[i] : T(0);
+        return;
+    case K::LeakyRelu:
+        for (int64_t i = 0; i < count; ++i)
+            data[i] = data[i] >= T(0) ? data[i] : data[i] * alpha;
+        return;
+    case K::Clip:
+        for (int64_t i = 0; i < count; ++i)
+            data[i] = data[i] < alpha ? alpha : (data[i] > beta ? beta : data[i]);
+        return;
+    case K::Sigmoid:
+        for (int64_t i = 0; i < count; ++i)
+            data[i] = T(1) / (T(1) + std::exp(-data[i]));
+        return;
+    case K::HardSigmoid:
+        for (int64_t i = 0; i < count; ++i) {
+            T v = alpha * data[i] + beta;
+            data[i] = v < T(0) ? T(0) : (v > T(1) ? T(1) : v);
+        }
+        return;
+    case K::HardSwish:
+        for (int64_t i = 0; i < count; ++i) {
+            T v = data[i] / T(6) + T(0.5);
+            v = v < T(0) ? T(0) : (v > T(1) ? T(1) : v);
+            data[i] = data[i] * v;
+        }
+        return;
+    }
+}
+
+/// Row-major C = alpha * op(A) * op(B) + beta * C through OpenBLAS.
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
+          int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
+void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+          int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+/// Calls `fn(T{})` with T = double or float according to `dtype`; other dtypes are an error.
+template <typename Fn>
+Expected<std::vector<Tensor>> dispatchFloat(const Node& n, DType dtype, Fn&& fn) {
+    if (dtype == DType::F64)
+        return fn(double{});
+    if (dtype == DType::F32)
+        return fn(float{});
+    return opError(n, "reference kernel needs f32 or f64 data, got " + std::string(dtypeName(dtype)),
+                   ErrorKind::Unsupported);
+}
+
+/// Per-output-dim element strides of a tensor of shape `src` broadcast (numpy rules) to `dst`;
+/// broadcast dims get stride 0. `src` must be broadcastable to `dst`.
+inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& src,
+                                             const std::vector<int64_t>& dst) {
+    std::vector<int64_t> strides(dst.size(), 0);
+    int64_t s = 1;
+    for (size_t i = 0; i < src.size(); ++i) {
+        size_t si = src.size() - 1 - i, di = dst.size() - 1 - i;
+        strides[di] = src[si] == 1 ? 0 : s;
+        s *= src[si];
+    }
+    return strides;
+}
+
+/// out[i] = f(a[..], b[..]) over `dst` with both operands broadcast by their strides.
+template <typename TA, typename TB, typename TO, typename F>
+void broadcastBinary(const TA* a, const std::vector<int64_t>& strideA, const TB* b,
+                     const std::vector<int64_t>& strideB, const std::vector<int64_t>& dst, TO* out,
+                     F f) {
+    const int64_t total = product(dst);
+    if (total == 0)
+        return;
+    if (dst.empty()) {
+        out[0] = f(a[0], b[0]);
+        return;
+    }
+    const size_t r = dst.size();
+    const int64_t last = dst[r - 1], sa = strideA[r - 1], sb = strideB[r - 1];
+    std::vector<int64_t> idx(r, 0);
+    int64_t offA = 0, offB = 0;
+    for (int64_t o = 0; o < total; o += last) {
+        for (int64_t i = 0; i < last; ++i)
+            out[o + i] = f(a[offA + i * sa], b[offB + i * sb]);
+        // Advance the odometer over all but the last dim.
+        for (size_t d = r - 1; d-- > 0;) {
+            ++idx[d];
+            offA += strideA[d];
+            offB += strideB[d];
+            if (idx[d] < dst[d])
+                break;
+            offA -= strideA[d] * dst[d];
+            offB -= strideB[d] * dst[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Copies `src` (shape srcShape) broadcast to dstShape into `dst`.
+template <typename T>
+void broadcastCopy(const T* src, const std::vector<int64_t>& srcShape,
+                   const std::vector<int64_t>& dstShape, T* dst) {
+    std::vector<int64_t> s = broadcastStrides(srcShape, dstShape);
+    broadcastBinary(src, s, src, s, dstShape, dst, [](T x, T) { return x; });
+}
+
+/// Checks that a kernel got the input tensors its node declares (omitted optionals may be invalid).
+Status checkKernelInputs(const Node& n, std::span<const Tensor> inputs);
+
+} // namespace sextant::ir::ops
+
+namespace sextant::ir::ops {
+
+// ---- shared by Conv and FusedConv (defined in Conv.cpp)
+
+/// Checks Conv attributes: group, window attributes against the weight's spatial rank.
+Status verifyConvAttrs(const Node& n);
+/// Output shape of a convolution of `x` by `w` (bias `b` optional); fills `geom` when given.
+Expected<Shape> convOutputShape(const Node& n, const Shape& x, const Shape& w, const Shape* b,
+                                WindowGeometry* geom = nullptr);
+/// Infers the output type of a Conv-like node from its input types.
+Expected<std::vector<TensorType>> inferConvLike(const Node& n);
+/// Runs convolution + optional bias (inputs X, W[, B]) in the inputs' float dtype.
+Expected<Tensor> convForward(const Node& n, std::span<const Tensor> inputs);
+
+// ---- shared by Gemm and FusedGemm (defined in MatMul.cpp)
+
+/// Checks Gemm attributes (transA, transB, alpha, beta).
+Status verifyGemmAttrs(const Node& n);
+/// Output shape of Gemm-like A, B[, C]. A may have rank > 2 when transA = 0 (leading dims are
+/// rows), so MatMul + bias with a 2-D weight can fuse into FusedGemm.
+Expected<Shape> gemmOutputShape(const Node& n, const Shape& a, const Shape& b, const Shape* c);
+/// Infers the output type of a Gemm-like node.
+Expected<std::vector<TensorType>> inferGemmLike(const Node& n);
+/// Runs alpha*op(A)*op(B) + beta*C in the inputs' float dtype.
+Expected<Tensor> gemmForward(const Node& n, std::span<const Tensor> inputs);
+
+} // namespace sextant::ir::ops

@@ -1,0 +1,411 @@
+// Data movement: Reshape, Flatten, Transpose, Concat, Identity, Dropout (inference = identity).
+
+#include "OpUtil.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sextant::ir {
+
+using ops::opError;
+using ops::Shape;
+
+namespace {
+
+/// Reshape's target: 0 copies the input dim (unless allowzero), -1 takes what is left.
+Expected<Shape> reshapeTarget(const Node& n, const Shape& in, const std::vector<int64_t>& target) {
+    const bool allowZero = n.attrInt("allowzero", 0) != 0;
+    Shape out;
+    int64_t inferIdx = -1;
+    for (size_t i = 0; i < target.size(); ++i) {
+        int64_t t = target[i];
+        if (t == 0 && !allowZero) {
+            if (i >= in.size())
+                return opError(n, "reshape target " + std::to_string(i) +
+                                      " is 0 (copy) but the input has only " +
+                                      std::to_string(in.size()) + " dims");
+            out.push_back(in[i]);
+        } else if (t == -1) {
+            if (inferIdx >= 0)
+                return opError(n, "reshape target has more than one -1");
+            inferIdx = static_cast<int64_t>(i);
+            out.push_back(ops::unknownDim());
+        } else if (t < 0) {
+            return opError(n, "reshape target has invalid extent " + std::to_string(t));
+        } else {
+            out.push_back(Dim::known(t));
+        }
+    }
+    // Known extents must agree; symbolic dims cancel when both sides hold the same ones.
+    int64_t inKnown = 1, outKnown = 1;
+    std::vector<std::string> inSyms, outSyms;
+    bool unnamed = false;
+    for (const Dim& d : in) {
+        if (d.isKnown())
+            inKnown *= d.value;
+        else if (d.symbol == "?")
+            unnamed = true;
+        else
+            inSyms.push_back(d.symbol);
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+        if (static_cast<int64_t>(i) == inferIdx)
+            continue;
+        const Dim& d = out[i];
+        if (d.isKnown())
+            outKnown *= d.value;
+        else if (d.symbol == "?")
+            unnamed = true;
+        else
+            outSyms.push_back(d.symbol);
+    }
+    std::sort(inSyms.begin(), inSyms.end());
+    std::sort(outSyms.begin(), outSyms.end());
+    if (unnamed || inSyms != outSyms)
+        return out; // cannot check or infer: leave -1 unknown
+    if (inferIdx >= 0) {
+        if (outKnown == 0 || inKnown % outKnown != 0)
+            return opError(n, "cannot reshape " + ops::shapeStr(in) + " to " +
+                                  ops::shapeStr(out) + ": element counts do not divide");
+        out[static_cast<size_t>(inferIdx)] = Dim::known(inKnown / outKnown);
+    } else if (inKnown != outKnown) {
+        return opError(n, "cannot reshape " + ops::shapeStr(in) + " (" + std::to_string(inKnown) +
+                              " elements) to " + ops::shapeStr(out) + " (" +
+                              std::to_string(outKnown) + " elements)");
+    }
+    return out;
+}
+
+Expected<std::vector<int64_t>> integerValues(const Node& n, const Tensor& t, const char* what) {
+    if (t.dtype() != DType::I64 && t.dtype() != DType::I32)
+        return opError(n, std::string(what) + " must be an i64 tensor, got " +
+                              std::string(dtypeName(t.dtype())));
+    if (t.rank() != 1)
+        return opError(n, std::string(what) + " must be 1-D");
+    std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        v[static_cast<size_t>(i)] = t.dtype() == DType::I64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
+    return v;
+}
+
+/// Product of dims [from, to), symbolic when not all known (a lone symbol times ones survives).
+Dim dimProduct(const Shape& s, size_t from, size_t to) {
+    int64_t known = 1;
+    const Dim* symbolic = nullptr;
+    int symbolicCount = 0;
+    for (size_t i = from; i < to; ++i) {
+        if (s[i].isKnown()) {
+            known *= s[i].value;
+        } else {
+            symbolic = &s[i];
+            ++symbolicCount;
+        }
+    }
+    if (symbolicCount == 0)
+        return Dim::known(known);
+    if (symbolicCount == 1 && known == 1)
+        return *symbolic;
+    return ops::unknownDim();
+}
+
+Expected<std::vector<int64_t>> transposePerm(const Node& n, size_t rank) {
+    std::vector<int64_t> perm = n.attrInts("perm");
+    if (!n.hasAttr("perm")) {
+        perm.resize(rank);
+        for (size_t i = 0; i < rank; ++i)
+            perm[i] = static_cast<int64_t>(rank - 1 - i);
+    }
+    if (perm.size() != rank)
+        return opError(n, "perm has " + std::to_string(perm.size()) + " entries but the input has rank " +
+                              std::to_string(rank));
+    std::vector<bool> seen(rank, false);
+    for (int64_t p : perm) {
+        if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)])
+            return opError(n, "perm is not a permutation of 0.." + std::to_string(rank - 1));
+        seen[static_cast<size_t>(p)] = true;
+    }
+    return perm;
+}
+
+template <typename E>
+void transposeCopy(const E* src, const std::vector<int64_t>& inShape, const std::vector<int64_t>& perm,
+                   E* dst) {
+    const size_t r = inShape.size();
+    std::vector<int64_t> inStride(r, 1), outShape(r), srcStride(r);
+    for (int64_t d = static_cast<int64_t>(r) - 2; d >= 0; --d)
+        inStride[static_cast<size_t>(d)] =
+            inStride[static_cast<size_t>(d) + 1] * inShape[static_cast<size_t>(d) + 1];
+    for (size_t d = 0; d < r; ++d) {
+        outShape[d] = inShape[static_cast<size_t>(perm[d])];
+        srcStride[d] = inStride[static_cast<size_t>(perm[d])];
+    }
+    std::vector<int64_t> zero(r, 0);
+    ops::broadcastBinary(src, srcStride, src, zero, outShape, dst, [](E x, E) { return x; });
+}
+
+} // namespace
+
+// ---- Reshape
+
+Status verifyReshape(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "allowzero", 0, 1));
+    if (const TensorType* s = ops::inputType(n, 1); s && s->dtype != DType::I64)
+        return opError(n, "reshape shape must be i64, got " + std::string(dtypeName(s->dtype)));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferReshape(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    const Value* shapeValue = n.input(1);
+    TensorType t;
+    t.dtype = x->dtype;
+    if (const Tensor* c = shapeValue->constant()) {
+        SX_ASSIGN(std::vector<int64_t> target, integerValues(n, *c, "reshape shape"));
+        SX_ASSIGN(t.shape, reshapeTarget(n, x->shape, target));
+        return std::vector<TensorType>{t};
+    }
+    const TensorType& st = shapeValue->type();
+    if (st.rank() != 1 || !st.shape[0].isKnown())
+        return opError(n, "reshape shape '" + shapeValue->name() + "' is not a constant and its rank is unknown",
+                       ErrorKind::Unsupported);
+    t.shape.assign(static_cast<size_t>(st.shape[0].value), ops::unknownDim());
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runReshape(const Node& n, std::span<const Tensor> inputs,
+                                         const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    SX_ASSIGN(std::vector<int64_t> target, integerValues(n, inputs[1], "reshape shape"));
+    SX_ASSIGN(Shape out, reshapeTarget(n, ops::shapeOf(inputs[0]), target));
+    return std::vector<Tensor>{inputs[0].reshaped(ops::extents(out))};
+}
+
+// ---- Flatten
+
+Status verifyFlatten(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "axis", std::numeric_limits<int32_t>::min(),
+                             std::numeric_limits<int32_t>::max()));
+    if (const TensorType* x = ops::inputType(n, 0))
+        SX_TRY(ops::normaliseAxis(n, n.attrInt("axis", 1), static_cast<int64_t>(x->rank()),
+                                  "flatten axis", true));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferFlatten(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", 1), static_cast<int64_t>(x->rank()),
+                                               "flatten axis", true));
+    TensorType t;
+    t.dtype = x->dtype;
+    t.shape = {dimProduct(x->shape, 0, static_cast<size_t>(axis)),
+               dimProduct(x->shape, static_cast<size_t>(axis), x->rank())};
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runFlatten(const Node& n, std::span<const Tensor> inputs,
+                                         const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", 1), static_cast<int64_t>(x.rank()),
+                                               "flatten axis", true));
+    int64_t outer = 1;
+    for (int64_t i = 0; i < axis; ++i)
+        outer *= x.shape()[static_cast<size_t>(i)];
+    int64_t inner = outer == 0 ? 0 : x.numel() / outer;
+    if (outer == 0)
+        inner = product(std::vector<int64_t>(x.shape().begin() + axis, x.shape().end()));
+    return std::vector<Tensor>{x.reshaped({outer, inner})};
+}
+
+// ---- Transpose
+
+Status verifyTranspose(const Node& n) {
+    SX_TRY(ops::checkIntsAttr(n, "perm", -1, 0));
+    if (const TensorType* x = ops::inputType(n, 0))
+        SX_TRY(transposePerm(n, x->rank()));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferTranspose(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    SX_ASSIGN(std::vector<int64_t> perm, transposePerm(n, x->rank()));
+    TensorType t;
+    t.dtype = x->dtype;
+    for (int64_t p : perm)
+        t.shape.push_back(x->shape[static_cast<size_t>(p)]);
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runTranspose(const Node& n, std::span<const Tensor> inputs,
+                                           const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    SX_ASSIGN(std::vector<int64_t> perm, transposePerm(n, x.rank()));
+    std::vector<int64_t> outShape;
+    for (int64_t p : perm)
+        outShape.push_back(x.shape()[static_cast<size_t>(p)]);
+    Tensor y(x.dtype(), outShape);
+    if (x.rank() == 0 || x.numel() == 0)
+        return std::vector<Tensor>{x.clone()};
+    switch (dtypeSize(x.dtype())) {
+    case 1: transposeCopy(x.data<uint8_t>(), x.shape(), perm, y.mutableData<uint8_t>()); break;
+    case 2: transposeCopy(x.data<uint16_t>(), x.shape(), perm, y.mutableData<uint16_t>()); break;
+    case 4: transposeCopy(x.data<uint32_t>(), x.shape(), perm, y.mutableData<uint32_t>()); break;
+    case 8: transposeCopy(x.data<uint64_t>(), x.shape(), perm, y.mutableData<uint64_t>()); break;
+    default: return opError(n, "unsupported element size", ErrorKind::Unsupported);
+    }
+    return std::vector<Tensor>{y};
+}
+
+// ---- Concat
+
+Status verifyConcat(const Node& n) {
+    if (!n.hasAttr("axis"))
+        return opError(n, "attribute 'axis' is required");
+    return ops::checkIntAttr(n, "axis", std::numeric_limits<int32_t>::min(),
+                             std::numeric_limits<int32_t>::max());
+}
+
+namespace {
+
+Expected<Shape> concatShape(const Node& n, const std::vector<const Shape*>& shapes,
+                            const std::vector<DType>& dtypes, int64_t* axisOut) {
+    const Shape& first = *shapes[0];
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", 0), static_cast<int64_t>(first.size()),
+                                               "concat axis"));
+    Shape out = first;
+    int64_t total = 0;
+    bool known = true;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+        const Shape& s = *shapes[i];
+        if (dtypes[i] != dtypes[0])
+            return opError(n, "concat input " + std::to_string(i) + " is " +
+                                  std::string(dtypeName(dtypes[i])) + " but input 0 is " +
+                                  std::string(dtypeName(dtypes[0])));
+        if (s.size() != first.size())
+            return opError(n, "concat input " + std::to_string(i) + " " + ops::shapeStr(s) +
+                                  " has a different rank than input 0 " + ops::shapeStr(first));
+        for (size_t d = 0; d < s.size(); ++d) {
+            if (static_cast<int64_t>(d) == axis)
+                continue;
+            if (s[d].isKnown() && out[d].isKnown() && s[d].value != out[d].value)
+                return opError(n, "concat input " + std::to_string(i) + " " + ops::shapeStr(s) +
+                                      " does not match input 0 " + ops::shapeStr(first) +
+                                      " outside axis " + std::to_string(axis));
+            if (!out[d].isKnown() && s[d].isKnown())
+                out[d] = s[d];
+        }
+        const Dim& a = s[static_cast<size_t>(axis)];
+        if (a.isKnown())
+            total += a.value;
+        else
+            known = false;
+    }
+    out[static_cast<size_t>(axis)] = known ? Dim::known(total) : ops::unknownDim();
+    if (axisOut)
+        *axisOut = axis;
+    return out;
+}
+
+} // namespace
+
+Expected<std::vector<TensorType>> inferConcat(const Node& n) {
+    std::vector<const Shape*> shapes;
+    std::vector<DType> dtypes;
+    for (size_t i = 0; i < n.numInputs(); ++i) {
+        const TensorType* t = ops::inputType(n, i);
+        if (!t)
+            return opError(n, "concat input " + std::to_string(i) + " is missing");
+        shapes.push_back(&t->shape);
+        dtypes.push_back(t->dtype);
+    }
+    TensorType t;
+    t.dtype = dtypes[0];
+    SX_ASSIGN(t.shape, concatShape(n, shapes, dtypes, nullptr));
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runConcat(const Node& n, std::span<const Tensor> inputs,
+                                        const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    std::vector<Shape> shapes;
+    std::vector<const Shape*> ptrs;
+    std::vector<DType> dtypes;
+    for (const Tensor& t : inputs) {
+        shapes.push_back(ops::shapeOf(t));
+        dtypes.push_back(t.dtype());
+    }
+    for (const Shape& s : shapes)
+        ptrs.push_back(&s);
+    int64_t axis = 0;
+    SX_ASSIGN(Shape outShape, concatShape(n, ptrs, dtypes, &axis));
+    const std::vector<int64_t> out = ops::extents(outShape);
+    Tensor y(dtypes[0], out);
+    const size_t esz = dtypeSize(dtypes[0]);
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+        outer *= out[static_cast<size_t>(d)];
+    for (size_t d = static_cast<size_t>(axis) + 1; d < out.size(); ++d)
+        inner *= out[d];
+    const size_t rowBytes = static_cast<size_t>(out[static_cast<size_t>(axis)] * inner) * esz;
+    size_t offset = 0;
+    for (const Tensor& t : inputs) {
+        const size_t chunk = static_cast<size_t>(t.shape()[static_cast<size_t>(axis)] * inner) * esz;
+        for (int64_t o = 0; o < outer; ++o)
+            if (chunk)
+                std::memcpy(y.mutableBytes() + static_cast<size_t>(o) * rowBytes + offset,
+                            t.bytes() + static_cast<size_t>(o) * chunk, chunk);
+        offset += chunk;
+    }
+    return std::vector<Tensor>{y};
+}
+
+// ---- Identity
+
+Status verifyIdentity(const Node&) { return {}; }
+
+Expected<std::vector<TensorType>> inferIdentity(const Node& n) {
+    return std::vector<TensorType>{*ops::inputType(n, 0)};
+}
+
+Expected<std::vector<Tensor>> runIdentity(const Node& n, std::span<const Tensor> inputs,
+                                          const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    return std::vector<Tensor>{inputs[0]};
+}
+
+// ---- Dropout (inference: identity, mask all true)
+
+Status verifyDropout(const Node& n) {
+    SX_TRY(ops::checkFloatAttr(n, "ratio"));
+    if (const Value* training = n.input(2); training && training->constant()) {
+        const Tensor* t = training->constant();
+        if (t->numel() > 0 && t->at(0) != 0.0)
+            return opError(n, "training-mode dropout is not supported", ErrorKind::Unsupported);
+    }
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferDropout(const Node& n) {
+    std::vector<TensorType> types{*ops::inputType(n, 0)};
+    if (n.numOutputs() > 1) {
+        TensorType mask = types[0];
+        mask.dtype = DType::Bool;
+        types.push_back(mask);
+    }
+    return types;
+}
+
+Expected<std::vector<Tensor>> runDropout(const Node& n, std::span<const Tensor> inputs,
+                                         const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    std::vector<Tensor> outs{inputs[0]};
+    if (n.numOutputs() > 1) {
+        Tensor mask(DType::Bool, inputs[0].shape());
+        std::fill(mask.mutableData<uint8_t>(), mask.mutableData<uint8_t>() + mask.numel(), 1);
+        outs.push_back(mask);
+    }
+    return outs;
+}
+
+} // namespace sextant::ir
