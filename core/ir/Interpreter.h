@@ -1,0 +1,31 @@
+#pragma once
+
+#include "Error.h"
+#include "Graph.h"
+#include "OpRegistry.h"
+#include "Tensor.h"
+
+#include <map>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sextant::ir {
+
+/// Runs one node's reference kernel. Float inputs (f16, bf16, f32, f64) are converted to
+/// `ctx.compute` first; integer and bool inputs pass unchanged; float outputs come back in
+/// `ctx.compute`. `inputs` has one entry per node input (an omitted optional input may be a
+/// default-constructed Tensor). Wrong input counts, missing data or mismatching types give an
+/// Error whose message and subject name the node.
+Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::span<const Tensor> inputs,
+                                           const KernelContext& ctx);
+
+/// Runs a whole graph in node order on `inputs` (one per graph input, checked against the
+/// declared dtype and known dims) and returns the graph outputs, float ones in `ctx.compute`.
+/// When `values` is given it receives every graph input and every node output by value name;
+/// otherwise each intermediate tensor is released after its last use.
+Expected<std::vector<Tensor>> interpret(const Graph& graph, std::span<const Tensor> inputs,
+                                        const KernelContext& ctx,
+                                        std::map<std::string, Tensor>* values = nullptr);
+
+} // namespace sextant::ir
