@@ -1,0 +1,467 @@
+#include "OnnxImporter.h"
+
+#include "OnnxTensor.h"
+#include "ProtoFile.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <filesystem>
+#include <map>
+#include <queue>
+#include <set>
+
+namespace sextant::frontend {
+
+namespace {
+
+using onnx::AttributeProto;
+
+std::string normaliseDomain(const std::string& domain) {
+    return domain == "ai.onnx" ? std::string() : domain;
+}
+
+/// Turns one ONNX ModelProto into a Graph. Holds the lookup tables the steps share.
+class Importer {
+public:
+    Importer(onnx::ModelProto& model, std::string path) : m_model(model), m_path(std::move(path)) {}
+
+    Expected<std::unique_ptr<ir::Graph>> run();
+
+private:
+    Status readOpsets();
+    Status addInitializers();
+    Status addInputs();
+    Status nameNodes();
+    Expected<std::vector<int>> sortNodes();
+    Status addNode(int index);
+    Status addConstantNode(onnx::NodeProto& node, const std::string& name);
+    Expected<ir::Attribute> convertAttribute(AttributeProto& attr, const std::string& nodeName);
+    Expected<ir::TensorType> convertType(const onnx::ValueInfoProto& info, const char* role);
+    Status addOutputs();
+    Status verifyAndInfer();
+
+    int64_t opsetOf(const std::string& domain) const {
+        auto it = m_opsets.find(normaliseDomain(domain));
+        return it == m_opsets.end() ? 0 : it->second;
+    }
+    std::string qualifiedType(const onnx::NodeProto& node) const {
+        std::string d = normaliseDomain(node.domain());
+        return d.empty() ? node.op_type() : d + "." + node.op_type();
+    }
+    std::string nodeError(int index) const {
+        return "node '" + m_nodeNames[index] + "' (" + qualifiedType(m_onnx->node(index)) + ")";
+    }
+
+    onnx::ModelProto& m_model;
+    onnx::GraphProto* m_onnx = nullptr;
+    std::string m_path;
+    std::unique_ptr<ir::Graph> m_graph;
+    std::map<std::string, int64_t> m_opsets;      ///< domain ("" = ai.onnx) → version
+    std::set<std::string> m_initializerNames;
+    std::vector<std::string> m_nodeNames;         ///< unique name per ONNX node, by file index
+    std::set<std::string> m_onnxValueNames;       ///< every value name the file mentions
+};
+
+Expected<std::unique_ptr<ir::Graph>> Importer::run() {
+    if (!m_model.has_graph())
+        return makeError(ErrorKind::Parse, "model '" + m_path + "' has no graph");
+    m_onnx = m_model.mutable_graph();
+    std::string graphName = m_onnx->name();
+    if (graphName.empty())
+        graphName = std::filesystem::path(m_path).stem().string();
+    m_graph = std::make_unique<ir::Graph>(graphName.empty() ? "main" : graphName);
+
+    SX_TRY(readOpsets());
+    if (m_onnx->sparse_initializer_size() > 0)
+        return makeError(ErrorKind::Unsupported,
+                         "model '" + m_path + "' has sparse initializer '" +
+                             m_onnx->sparse_initializer(0).values().name() +
+                             "', which is not supported");
+    SX_TRY(addInitializers());
+    SX_TRY(addInputs());
+    SX_TRY(nameNodes());
+    SX_ASSIGN(std::vector<int> order, sortNodes());
+    for (int index : order)
+        SX_TRY(addNode(index));
+    SX_TRY(addOutputs());
+    SX_TRY(m_graph->topoSort());
+    SX_TRY(verifyAndInfer());
+    return std::move(m_graph);
+}
+
+Status Importer::readOpsets() {
+    for (const onnx::OperatorSetIdProto& op : m_model.opset_import())
+        m_opsets[normaliseDomain(op.domain())] = op.version();
+    // IR version 1–2 models predate opset_import and mean opset 1, which is below our range.
+    int64_t opset = opsetOf("");
+    if (opset == 0 && m_onnx->node_size() > 0)
+        return makeError(ErrorKind::Unsupported,
+                         "model '" + m_path + "' does not import the ai.onnx opset");
+    if (opset != 0 && (opset < kMinOnnxOpset || opset > kMaxOnnxOpset))
+        return makeError(ErrorKind::Unsupported,
+                         "model '" + m_path + "' uses ai.onnx opset " + std::to_string(opset) +
+                             "; supported opsets are " + std::to_string(kMinOnnxOpset) + " to " +
+                             std::to_string(kMaxOnnxOpset));
+    return {};
+}
+
+Status Importer::addInitializers() {
+    for (int i = 0; i < m_onnx->initializer_size(); ++i) {
+        onnx::TensorProto& proto = *m_onnx->mutable_initializer(i);
+        const std::string name = proto.name();
+        if (name.empty())
+            return makeError(ErrorKind::Invalid,
+                             "initializer #" + std::to_string(i) + " of model '" + m_path +
+                                 "' has no name");
+        if (!m_initializerNames.insert(name).second)
+            return makeError(ErrorKind::Invalid, "initializer '" + name + "' is defined twice",
+                             name);
+        SX_ASSIGN(ir::Tensor data, tensorFromProto(proto, "initializer '" + name + "'"));
+        SX_TRY(m_graph->addConstant(name, std::move(data)));
+    }
+    return {};
+}
+
+Expected<ir::TensorType> Importer::convertType(const onnx::ValueInfoProto& info, const char* role) {
+    const std::string what = std::string(role) + " '" + info.name() + "'";
+    if (!info.has_type() || !info.type().has_tensor_type())
+        return makeError(ErrorKind::Unsupported, what + " is not a tensor (or has no type)",
+                         info.name());
+    const onnx::TypeProto_Tensor& tt = info.type().tensor_type();
+    std::optional<ir::DType> dtype = dtypeFromOnnx(tt.elem_type());
+    if (!dtype)
+        return makeError(ErrorKind::Unsupported,
+                         what + " has element type " + onnxTypeName(tt.elem_type()) +
+                             ", which is not supported",
+                         info.name());
+    if (!tt.has_shape())
+        return makeError(ErrorKind::Unsupported,
+                         what + " has no shape (unknown rank), which is not supported",
+                         info.name());
+    ir::TensorType type;
+    type.dtype = *dtype;
+    for (const onnx::TensorShapeProto_Dimension& d : tt.shape().dim()) {
+        if (d.has_dim_value()) {
+            if (d.dim_value() < 0)
+                return makeError(ErrorKind::Invalid,
+                                 what + " has a negative dimension " +
+                                     std::to_string(d.dim_value()),
+                                 info.name());
+            type.shape.push_back(ir::Dim::known(d.dim_value()));
+        } else if (d.has_dim_param() && !d.dim_param().empty()) {
+            type.shape.push_back(ir::Dim::symbolic(d.dim_param()));
+        } else {
+            type.shape.push_back(ir::Dim::symbolic("?"));
+        }
+    }
+    return type;
+}
+
+Status Importer::addInputs() {
+    for (const onnx::ValueInfoProto& info : m_onnx->input()) {
+        // Before IR version 4 every initializer was also listed as an input; it is a constant.
+        if (m_initializerNames.count(info.name()))
+            continue;
+        if (info.name().empty())
+            return makeError(ErrorKind::Invalid, "model '" + m_path + "' has an unnamed input");
+        SX_ASSIGN(ir::TensorType type, convertType(info, "input"));
+        SX_TRY(m_graph->addInput(info.name(), std::move(type)));
+    }
+    return {};
+}
+
+Status Importer::nameNodes() {
+    for (const onnx::TensorProto& t : m_onnx->initializer())
+        m_onnxValueNames.insert(t.name());
+    for (const onnx::ValueInfoProto& v : m_onnx->input())
+        m_onnxValueNames.insert(v.name());
+    for (const onnx::NodeProto& n : m_onnx->node())
+        for (const std::string& o : n.output())
+            m_onnxValueNames.insert(o);
+
+    // Names are given in file order so they do not depend on how the list gets sorted.
+    std::set<std::string> taken;
+    m_nodeNames.reserve(m_onnx->node_size());
+    for (int i = 0; i < m_onnx->node_size(); ++i) {
+        const onnx::NodeProto& n = m_onnx->node(i);
+        std::string base = n.name().empty() ? n.op_type() + "_" + std::to_string(i) : n.name();
+        std::string name = base;
+        for (int k = 1; taken.count(name); ++k)
+            name = base + "_" + std::to_string(k);
+        taken.insert(name);
+        m_nodeNames.push_back(name);
+    }
+    return {};
+}
+
+Expected<std::vector<int>> Importer::sortNodes() {
+    const int count = m_onnx->node_size();
+    std::map<std::string, int> producer;
+    for (int i = 0; i < count; ++i)
+        for (const std::string& o : m_onnx->node(i).output()) {
+            if (o.empty())
+                continue;
+            if (m_graph->findValue(o))
+                return makeError(ErrorKind::Invalid,
+                                 nodeError(i) + " redefines '" + o +
+                                     "', which is a graph input or initializer",
+                                 m_nodeNames[i]);
+            auto [it, fresh] = producer.emplace(o, i);
+            if (!fresh)
+                return makeError(ErrorKind::Invalid,
+                                 "value '" + o + "' is produced by both node '" +
+                                     m_nodeNames[it->second] + "' and node '" + m_nodeNames[i] +
+                                     "'",
+                                 m_nodeNames[i]);
+        }
+
+    // Kahn's algorithm; among ready nodes the earliest in the file goes first, so a sorted file
+    // keeps its order exactly.
+    std::vector<int> pending(count, 0);
+    std::vector<std::vector<int>> dependents(count);
+    for (int i = 0; i < count; ++i) {
+        for (const std::string& in : m_onnx->node(i).input()) {
+            if (in.empty() || m_graph->findValue(in))
+                continue;
+            auto it = producer.find(in);
+            if (it == producer.end())
+                return makeError(ErrorKind::Invalid,
+                                 nodeError(i) + " uses undefined value '" + in + "'",
+                                 m_nodeNames[i]);
+            ++pending[i];
+            dependents[it->second].push_back(i);
+        }
+    }
+    std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+    for (int i = 0; i < count; ++i)
+        if (pending[i] == 0)
+            ready.push(i);
+    std::vector<int> order;
+    order.reserve(count);
+    while (!ready.empty()) {
+        int i = ready.top();
+        ready.pop();
+        order.push_back(i);
+        for (int d : dependents[i])
+            if (--pending[d] == 0)
+                ready.push(d);
+    }
+    if (static_cast<int>(order.size()) != count) {
+        for (int i = 0; i < count; ++i)
+            if (pending[i] > 0)
+                return makeError(ErrorKind::Invalid,
+                                 "model '" + m_path + "' has a cycle through " + nodeError(i),
+                                 m_nodeNames[i]);
+    }
+    return order;
+}
+
+Expected<ir::Attribute> Importer::convertAttribute(AttributeProto& attr,
+                                                   const std::string& nodeName) {
+    const std::string what = "attribute '" + attr.name() + "' of node '" + nodeName + "'";
+    if (!attr.ref_attr_name().empty())
+        return makeError(ErrorKind::Unsupported,
+                         what + " refers to a function attribute, which is not supported",
+                         nodeName);
+    AttributeProto::AttributeType type = attr.type();
+    if (type == AttributeProto::UNDEFINED) {
+        // Models older than IR version 2 leave the type out; infer it from the field that is set.
+        if (attr.has_f()) type = AttributeProto::FLOAT;
+        else if (attr.has_i()) type = AttributeProto::INT;
+        else if (attr.has_s()) type = AttributeProto::STRING;
+        else if (attr.has_t()) type = AttributeProto::TENSOR;
+        else if (attr.has_g()) type = AttributeProto::GRAPH;
+        else if (attr.floats_size() > 0) type = AttributeProto::FLOATS;
+        else if (attr.ints_size() > 0) type = AttributeProto::INTS;
+        else if (attr.strings_size() > 0) type = AttributeProto::STRINGS;
+        else
+            return makeError(ErrorKind::Invalid, what + " has no type and no value", nodeName);
+    }
+    switch (type) {
+    case AttributeProto::INT: return ir::Attribute(static_cast<int64_t>(attr.i()));
+    case AttributeProto::FLOAT: return ir::Attribute(static_cast<double>(attr.f()));
+    case AttributeProto::STRING: return ir::Attribute(attr.s());
+    case AttributeProto::INTS:
+        return ir::Attribute(std::vector<int64_t>(attr.ints().begin(), attr.ints().end()));
+    case AttributeProto::FLOATS:
+        return ir::Attribute(std::vector<double>(attr.floats().begin(), attr.floats().end()));
+    case AttributeProto::STRINGS:
+        return ir::Attribute(std::vector<std::string>(attr.strings().begin(), attr.strings().end()));
+    case AttributeProto::TENSOR: {
+        SX_ASSIGN(ir::Tensor t, tensorFromProto(*attr.mutable_t(), what));
+        return ir::Attribute(std::move(t));
+    }
+    default:
+        return makeError(ErrorKind::Unsupported,
+                         what + " has type " + AttributeProto::AttributeType_Name(type) +
+                             ", which is not supported yet",
+                         nodeName);
+    }
+}
+
+Status Importer::addConstantNode(onnx::NodeProto& node, const std::string& name) {
+    if (node.output_size() != 1 || node.output(0).empty())
+        return makeError(ErrorKind::Invalid,
+                         "Constant node '" + name + "' must have exactly one output", name);
+    if (node.attribute_size() != 1)
+        return makeError(ErrorKind::Invalid,
+                         "Constant node '" + name + "' must have exactly one value attribute",
+                         name);
+    AttributeProto& attr = *node.mutable_attribute(0);
+    const std::string what = "value of Constant node '" + name + "'";
+    ir::Tensor value;
+    if (attr.name() == "value") {
+        SX_ASSIGN(value, tensorFromProto(*attr.mutable_t(), what));
+    } else if (attr.name() == "value_float") {
+        value = ir::Tensor::scalar(attr.f(), ir::DType::F32);
+    } else if (attr.name() == "value_int") {
+        value = ir::Tensor(ir::DType::I64, {});
+        value.mutableData<int64_t>()[0] = attr.i();
+    } else if (attr.name() == "value_floats") {
+        value = ir::Tensor::fromVector<float>({attr.floats_size()},
+                                              {attr.floats().begin(), attr.floats().end()});
+    } else if (attr.name() == "value_ints") {
+        value = ir::Tensor::fromVector<int64_t>({attr.ints_size()},
+                                                {attr.ints().begin(), attr.ints().end()});
+    } else {
+        return makeError(ErrorKind::Unsupported,
+                         "Constant node '" + name + "' has attribute '" + attr.name() +
+                             "', which is not supported",
+                         name);
+    }
+    SX_TRY(m_graph->addConstant(node.output(0), std::move(value)));
+    return {};
+}
+
+Status Importer::addNode(int index) {
+    onnx::NodeProto& node = *m_onnx->mutable_node(index);
+    const std::string& name = m_nodeNames[index];
+    const std::string domain = normaliseDomain(node.domain());
+    if (domain.empty() && node.op_type() == "Constant")
+        return addConstantNode(node, name);
+
+    std::optional<ir::OpKind> kind = ir::findOp(domain, node.op_type());
+    if (!kind) {
+        int64_t opset = opsetOf(domain);
+        return makeError(ErrorKind::Unsupported,
+                         "unsupported op '" + qualifiedType(node) + "' (opset " +
+                             (opset ? std::to_string(opset) : std::string("?")) +
+                             ") at node '" + name + "'",
+                         name);
+    }
+    const ir::OpInfo& info = ir::opInfo(*kind);
+
+    // Trailing empty names are omitted optional inputs/outputs; interior ones stay as gaps.
+    int numIn = node.input_size();
+    while (numIn > 0 && node.input(numIn - 1).empty())
+        --numIn;
+    int numOut = node.output_size();
+    while (numOut > 0 && node.output(numOut - 1).empty())
+        --numOut;
+    auto range = [](int lo, int hi) {
+        return hi < 0 ? std::to_string(lo) + " or more"
+                      : lo == hi ? std::to_string(lo)
+                                 : std::to_string(lo) + " to " + std::to_string(hi);
+    };
+    if (numIn < info.minInputs || (info.maxInputs >= 0 && numIn > info.maxInputs))
+        return makeError(ErrorKind::Invalid,
+                         nodeError(index) + " has " + std::to_string(numIn) +
+                             " inputs, expected " + range(info.minInputs, info.maxInputs),
+                         name);
+    if (numOut < info.minOutputs || numOut > info.maxOutputs)
+        return makeError(ErrorKind::Invalid,
+                         nodeError(index) + " has " + std::to_string(numOut) +
+                             " outputs, expected " + range(info.minOutputs, info.maxOutputs),
+                         name);
+
+    std::vector<ir::Value*> inputs;
+    for (int i = 0; i < numIn; ++i) {
+        const std::string& in = node.input(i);
+        inputs.push_back(in.empty() ? nullptr : m_graph->findValue(in));
+    }
+    std::vector<std::string> outputs;
+    for (int i = 0; i < numOut; ++i) {
+        std::string out = node.output(i);
+        if (out.empty()) {
+            // An unused optional output in the middle still needs a value; give it a fresh name.
+            std::string base = name + "_unused" + std::to_string(i);
+            out = base;
+            for (int k = 1; m_onnxValueNames.count(out) || m_graph->findValue(out); ++k)
+                out = base + "_" + std::to_string(k);
+        }
+        outputs.push_back(std::move(out));
+    }
+
+    ir::AttributeMap attrs;
+    for (AttributeProto& a : *node.mutable_attribute()) {
+        if (a.name().empty())
+            return makeError(ErrorKind::Invalid, nodeError(index) + " has an unnamed attribute",
+                             name);
+        SX_ASSIGN(ir::Attribute value, convertAttribute(a, name));
+        if (!attrs.emplace(a.name(), std::move(value)).second)
+            return makeError(ErrorKind::Invalid,
+                             nodeError(index) + " has attribute '" + a.name() + "' twice", name);
+    }
+    // Softmax changed meaning at opset 13 (axis default and 2-D coercion); the kernel needs it.
+    if (*kind == ir::OpKind::Softmax)
+        attrs["_opset"] = opsetOf(domain);
+
+    SX_ASSIGN(ir::Node * n, m_graph->addNode(*kind, name, std::move(inputs), outputs,
+                                             std::move(attrs)));
+    n->mutableProvenance().origins = {name};
+    n->mutableProvenance().createdBy = "import";
+    return {};
+}
+
+Status Importer::verifyAndInfer() {
+    // Node by node in topological order: a node's verifier may look at its input types, which
+    // are only known once its producers have been inferred.
+    for (ir::Node* n : m_graph->nodes()) {
+        auto describe = [&](Error e) {
+            e.message = "node '" + n->name() + "' (" + ir::qualifiedOpName(n->kind()) + "): " +
+                        e.message;
+            e.subject = n->name();
+            return e;
+        };
+        Status verified = n->info().verify(*n);
+        if (!verified.ok())
+            return describe(verified.takeError());
+        auto types = n->info().infer(*n);
+        if (!types.ok())
+            return describe(types.takeError());
+        if (types->size() < n->numOutputs())
+            return makeError(ErrorKind::Verify,
+                             "shape inference of node '" + n->name() + "' gave too few outputs",
+                             n->name());
+        for (size_t i = 0; i < n->numOutputs(); ++i)
+            n->output(i)->setType((*types)[i]);
+    }
+    return {};
+}
+
+Status Importer::addOutputs() {
+    std::vector<ir::Value*> outputs;
+    for (const onnx::ValueInfoProto& info : m_onnx->output()) {
+        ir::Value* v = m_graph->findValue(info.name());
+        if (!v)
+            return makeError(ErrorKind::Invalid,
+                             "model '" + m_path + "' has output '" + info.name() +
+                                 "', which no node computes",
+                             info.name());
+        outputs.push_back(v);
+    }
+    if (outputs.empty())
+        return makeError(ErrorKind::Invalid, "model '" + m_path + "' has no outputs");
+    m_graph->setOutputs(std::move(outputs));
+    return {};
+}
+
+} // namespace
+
+Expected<std::unique_ptr<ir::Graph>> importOnnx(const std::string& path) {
+    onnx::ModelProto model;
+    SX_TRY(parseProtoFile(path, "model", model));
+    return Importer(model, path).run();
+}
+
+} // namespace sextant::frontend

@@ -1,0 +1,175 @@
+#include "OnnxTensor.h"
+
+#include "core/ir/TensorType.h"
+
+#include <bit>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+namespace sextant::frontend {
+
+static_assert(std::endian::native == std::endian::little,
+              "ONNX raw_data is little-endian; this importer adopts it without byte swapping");
+
+using onnx::TensorProto;
+
+std::optional<ir::DType> dtypeFromOnnx(int32_t onnxType) {
+    switch (onnxType) {
+    case TensorProto::FLOAT: return ir::DType::F32;
+    case TensorProto::DOUBLE: return ir::DType::F64;
+    case TensorProto::FLOAT16: return ir::DType::F16;
+    case TensorProto::BFLOAT16: return ir::DType::BF16;
+    case TensorProto::INT64: return ir::DType::I64;
+    case TensorProto::INT32: return ir::DType::I32;
+    case TensorProto::INT8: return ir::DType::I8;
+    case TensorProto::UINT8: return ir::DType::U8;
+    case TensorProto::BOOL: return ir::DType::Bool;
+    default: return std::nullopt;
+    }
+}
+
+int32_t dtypeToOnnx(ir::DType dtype) {
+    switch (dtype) {
+    case ir::DType::F64: return TensorProto::DOUBLE;
+    case ir::DType::F32: return TensorProto::FLOAT;
+    case ir::DType::F16: return TensorProto::FLOAT16;
+    case ir::DType::BF16: return TensorProto::BFLOAT16;
+    case ir::DType::I64: return TensorProto::INT64;
+    case ir::DType::I32: return TensorProto::INT32;
+    case ir::DType::I8: return TensorProto::INT8;
+    case ir::DType::U8: return TensorProto::UINT8;
+    case ir::DType::Bool: return TensorProto::BOOL;
+    }
+    return TensorProto::UNDEFINED;
+}
+
+std::string onnxTypeName(int32_t onnxType) {
+    if (TensorProto::DataType_IsValid(onnxType))
+        return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(onnxType));
+    return "type " + std::to_string(onnxType);
+}
+
+namespace {
+
+bool aligned8(const void* p) { return reinterpret_cast<uintptr_t>(p) % 8 == 0; }
+
+/// Takes the elements of a repeated field without copying them: the field is swapped into a
+/// heap object that the tensor keeps alive.
+template <typename T>
+ir::Tensor adoptRepeated(ir::DType dtype, std::vector<int64_t> shape,
+                         google::protobuf::RepeatedField<T>* field) {
+    auto owner = std::make_shared<google::protobuf::RepeatedField<T>>();
+    owner->Swap(field);
+    const auto* bytes = reinterpret_cast<const std::byte*>(owner->data());
+    if (!aligned8(bytes))
+        return ir::Tensor::copyOf(dtype, std::move(shape),
+                                  {bytes, static_cast<size_t>(owner->size()) * sizeof(T)});
+    return ir::Tensor::view(dtype, std::move(shape), std::move(owner), bytes);
+}
+
+std::string shapeText(ir::DType dtype, const std::vector<int64_t>& dims) {
+    return ir::TensorType::of(dtype, dims).str();
+}
+
+} // namespace
+
+Expected<ir::Tensor> tensorFromProto(TensorProto& proto, const std::string& what) {
+    if (proto.data_location() == TensorProto::EXTERNAL)
+        return makeError(ErrorKind::Unsupported,
+                         what + " uses external data, which is not supported yet");
+    if (proto.has_segment())
+        return makeError(ErrorKind::Unsupported, what + " is segmented, which is not supported");
+    std::optional<ir::DType> dtype = dtypeFromOnnx(proto.data_type());
+    if (!dtype)
+        return makeError(ErrorKind::Unsupported,
+                         what + " has data type " + onnxTypeName(proto.data_type()) +
+                             ", which is not supported");
+    std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+    const size_t elemSize = ir::dtypeSize(*dtype);
+    // Guard the element count against overflow before anything multiplies it.
+    const int64_t limit = std::numeric_limits<int64_t>::max() / 16;
+    int64_t numel = 1;
+    for (int64_t d : dims) {
+        if (d < 0)
+            return makeError(ErrorKind::Invalid, what + " has a negative dimension " +
+                                                     std::to_string(d));
+        if (d != 0 && numel > limit / d)
+            return makeError(ErrorKind::Invalid, what + " has too many elements");
+        numel *= d;
+    }
+    const std::string typeText = shapeText(*dtype, dims);
+    if (numel == 0)
+        return ir::Tensor(*dtype, std::move(dims));
+
+    if (proto.has_raw_data()) {
+        const size_t expected = static_cast<size_t>(numel) * elemSize;
+        if (proto.raw_data().size() != expected)
+            return makeError(ErrorKind::Invalid,
+                             what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
+                                 " bytes, expected " + std::to_string(expected) + " for " +
+                                 typeText);
+        std::shared_ptr<std::string> owner(proto.release_raw_data());
+        const auto* bytes = reinterpret_cast<const std::byte*>(owner->data());
+        if (!aligned8(bytes))
+            return ir::Tensor::copyOf(*dtype, std::move(dims), {bytes, expected});
+        return ir::Tensor::view(*dtype, std::move(dims), std::move(owner), bytes);
+    }
+
+    auto countError = [&](const char* field, int count) {
+        return makeError(ErrorKind::Invalid, what + ": " + field + " has " +
+                                                 std::to_string(count) + " elements, expected " +
+                                                 std::to_string(numel) + " for " + typeText);
+    };
+    switch (*dtype) {
+    case ir::DType::F32:
+        if (proto.float_data_size() != numel)
+            return countError("float_data", proto.float_data_size());
+        return adoptRepeated(*dtype, std::move(dims), proto.mutable_float_data());
+    case ir::DType::F64:
+        if (proto.double_data_size() != numel)
+            return countError("double_data", proto.double_data_size());
+        return adoptRepeated(*dtype, std::move(dims), proto.mutable_double_data());
+    case ir::DType::I64:
+        if (proto.int64_data_size() != numel)
+            return countError("int64_data", proto.int64_data_size());
+        return adoptRepeated(*dtype, std::move(dims), proto.mutable_int64_data());
+    case ir::DType::I32:
+        if (proto.int32_data_size() != numel)
+            return countError("int32_data", proto.int32_data_size());
+        return adoptRepeated(*dtype, std::move(dims), proto.mutable_int32_data());
+    case ir::DType::F16:
+    case ir::DType::BF16: {
+        // 16-bit floats travel as their bit patterns, one per int32_data element.
+        if (proto.int32_data_size() != numel)
+            return countError("int32_data", proto.int32_data_size());
+        ir::Tensor t(*dtype, std::move(dims));
+        uint16_t* out = t.mutableData<uint16_t>();
+        for (int64_t i = 0; i < numel; ++i)
+            out[i] = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)));
+        return t;
+    }
+    case ir::DType::I8:
+    case ir::DType::U8:
+    case ir::DType::Bool: {
+        if (proto.int32_data_size() != numel)
+            return countError("int32_data", proto.int32_data_size());
+        ir::Tensor t(*dtype, std::move(dims));
+        for (int64_t i = 0; i < numel; ++i)
+            t.set(i, proto.int32_data(static_cast<int>(i)));
+        return t;
+    }
+    }
+    return makeError(ErrorKind::Unsupported, what + " has an unsupported data type");
+}
+
+void tensorToProto(const ir::Tensor& tensor, const std::string& name, TensorProto& out) {
+    out.Clear();
+    out.set_name(name);
+    for (int64_t d : tensor.shape())
+        out.add_dims(d);
+    out.set_data_type(dtypeToOnnx(tensor.dtype()));
+    out.set_raw_data(reinterpret_cast<const char*>(tensor.bytes()), tensor.byteSize());
+}
+
+} // namespace sextant::frontend

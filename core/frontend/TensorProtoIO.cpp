@@ -1,0 +1,57 @@
+#include "TensorProtoIO.h"
+
+#include "OnnxTensor.h"
+#include "ProtoFile.h"
+
+#include <filesystem>
+#include <fstream>
+
+namespace sextant::frontend {
+
+Expected<ir::Tensor> loadTensorProto(const std::string& path) {
+    onnx::TensorProto proto;
+    SX_TRY(parseProtoFile(path, "tensor file", proto));
+    std::string what = "tensor file '" + path + "'";
+    if (!proto.name().empty())
+        what += " (tensor '" + proto.name() + "')";
+    if (proto.data_type() == onnx::TensorProto::UNDEFINED)
+        return makeError(ErrorKind::Parse, what + " has no data type: not a TensorProto");
+    return tensorFromProto(proto, what);
+}
+
+Expected<std::vector<ir::Tensor>> loadTestDataSet(const std::string& dir,
+                                                  const std::string& prefix) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return makeError(ErrorKind::Io, "test data folder '" + dir + "' does not exist");
+    std::vector<ir::Tensor> tensors;
+    for (size_t i = 0;; ++i) {
+        fs::path file = fs::path(dir) / (prefix + "_" + std::to_string(i) + ".pb");
+        if (!fs::exists(file, ec))
+            break;
+        SX_ASSIGN(ir::Tensor t, loadTensorProto(file.string()));
+        tensors.push_back(std::move(t));
+    }
+    if (tensors.empty())
+        return makeError(ErrorKind::Io, "test data folder '" + dir + "' has no " + prefix +
+                                            "_0.pb");
+    return tensors;
+}
+
+Status saveTensorProto(const ir::Tensor& tensor, const std::string& name, const std::string& path) {
+    onnx::TensorProto proto;
+    tensorToProto(tensor, name, proto);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    if (!out)
+        return makeError(ErrorKind::Io, "cannot write tensor file '" + path + "'");
+    std::string bytes;
+    proto.SerializeToString(&bytes);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.close();
+    if (!out)
+        return makeError(ErrorKind::Io, "cannot write tensor file '" + path + "'");
+    return {};
+}
+
+} // namespace sextant::frontend

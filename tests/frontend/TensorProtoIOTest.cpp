@@ -1,0 +1,142 @@
+#include "TestUtil.h"
+
+#include "core/frontend/TensorProtoIO.h"
+
+#include <gtest/gtest.h>
+
+namespace sextant::frontend {
+namespace {
+
+using namespace test;
+
+TEST(TensorProtoIO, LoadsMnistTestData) {
+    SEXTANT_REQUIRE_SHARED("mnist test data");
+    auto inputs = loadTestDataSet(mnistData().string(), "input");
+    ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+    ASSERT_EQ(inputs->size(), 1u);
+    EXPECT_EQ((*inputs)[0].type().str(), "f32[1,1,28,28]");
+    auto outputs = loadTestDataSet(mnistData().string(), "output");
+    ASSERT_TRUE(outputs.ok()) << outputs.error().message;
+    ASSERT_EQ(outputs->size(), 1u);
+    EXPECT_EQ((*outputs)[0].type().str(), "f32[1,10]");
+    // onnxruntime's answer for this digit is 7.
+    std::vector<double> v = (*outputs)[0].toDoubles();
+    EXPECT_EQ(std::max_element(v.begin(), v.end()) - v.begin(), 7);
+}
+
+TEST(TensorProtoIO, RoundTripsEveryDType) {
+    fs::path dir = tempDir();
+    std::vector<ir::Tensor> tensors;
+    tensors.push_back(ir::Tensor::fromVector<float>({2, 2}, {1.5f, -2.0f, 0.0f, 3.25f}));
+    tensors.push_back(ir::Tensor::fromVector<double>({3}, {1e-300, -7.0, 2.5}));
+    tensors.push_back(ir::Tensor::fromVector<int64_t>({2}, {-9000000000LL, 4}));
+    tensors.push_back(ir::Tensor::fromVector<int32_t>({1, 2}, {-5, 6}));
+    tensors.push_back(ir::Tensor::fromVector<int8_t>({2}, {-128, 127}));
+    tensors.push_back(ir::Tensor::fromVector<uint8_t>({2}, {0, 255}));
+    ir::Tensor half(ir::DType::F16, {3});
+    half.set(0, 1.0);
+    half.set(1, -0.5);
+    half.set(2, 65504.0);
+    tensors.push_back(half);
+    ir::Tensor flags(ir::DType::Bool, {2});
+    flags.set(1, 1.0);
+    tensors.push_back(flags);
+    tensors.push_back(ir::Tensor::scalar(42.0));
+    tensors.push_back(ir::Tensor(ir::DType::F32, {0, 3}));
+
+    for (size_t i = 0; i < tensors.size(); ++i) {
+        fs::path file = dir / ("input_" + std::to_string(i) + ".pb");
+        ASSERT_TRUE(saveTensorProto(tensors[i], "t" + std::to_string(i), file.string()).ok());
+    }
+    auto loaded = loadTestDataSet(dir.string(), "input");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    ASSERT_EQ(loaded->size(), tensors.size());
+    for (size_t i = 0; i < tensors.size(); ++i)
+        EXPECT_TRUE((*loaded)[i].identical(tensors[i])) << "tensor " << i << ": "
+                                                        << tensors[i].type().str();
+}
+
+TEST(TensorProtoIO, ReadsTypedFields) {
+    fs::path dir = tempDir();
+    onnx::TensorProto p;
+    p.set_data_type(onnx::TensorProto::FLOAT);
+    p.add_dims(3);
+    for (float v : {1.0f, 2.0f, -3.0f})
+        p.add_float_data(v);
+    writeBytes(dir / "f.pb", p.SerializeAsString());
+    auto f = loadTensorProto((dir / "f.pb").string());
+    ASSERT_TRUE(f.ok()) << f.error().message;
+    EXPECT_EQ(f->toDoubles(), (std::vector<double>{1, 2, -3}));
+
+    onnx::TensorProto q;
+    q.set_data_type(onnx::TensorProto::INT64);
+    q.add_dims(2);
+    q.add_int64_data(5);
+    q.add_int64_data(-6);
+    writeBytes(dir / "i.pb", q.SerializeAsString());
+    auto i = loadTensorProto((dir / "i.pb").string());
+    ASSERT_TRUE(i.ok()) << i.error().message;
+    EXPECT_EQ(i->dtype(), ir::DType::I64);
+    EXPECT_EQ(i->toDoubles(), (std::vector<double>{5, -6}));
+
+    onnx::TensorProto b;
+    b.set_data_type(onnx::TensorProto::BOOL);
+    b.add_dims(3);
+    for (int v : {1, 0, 1})
+        b.add_int32_data(v);
+    writeBytes(dir / "b.pb", b.SerializeAsString());
+    auto bl = loadTensorProto((dir / "b.pb").string());
+    ASSERT_TRUE(bl.ok()) << bl.error().message;
+    EXPECT_EQ(bl->toDoubles(), (std::vector<double>{1, 0, 1}));
+}
+
+TEST(TensorProtoIO, BadFilesAreClearErrors) {
+    fs::path dir = tempDir();
+    auto missing = loadTensorProto((dir / "nope.pb").string());
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("nope.pb"), std::string::npos);
+
+    writeBytes(dir / "empty.pb", "");
+    auto empty = loadTensorProto((dir / "empty.pb").string());
+    ASSERT_FALSE(empty.ok());
+    EXPECT_EQ(empty.error().message, "tensor file '" + (dir / "empty.pb").string() + "' is empty");
+
+    onnx::TensorProto p;
+    p.set_name("x");
+    p.set_data_type(onnx::TensorProto::FLOAT);
+    p.add_dims(4);
+    p.add_float_data(1.0f);
+    writeBytes(dir / "short.pb", p.SerializeAsString());
+    auto shortData = loadTensorProto((dir / "short.pb").string());
+    ASSERT_FALSE(shortData.ok());
+    EXPECT_NE(shortData.error().message.find("float_data has 1 elements, expected 4"),
+              std::string::npos)
+        << shortData.error().message;
+
+    onnx::TensorProto s;
+    s.set_data_type(onnx::TensorProto::STRING);
+    s.add_dims(1);
+    s.add_string_data("hello");
+    writeBytes(dir / "string.pb", s.SerializeAsString());
+    auto str = loadTensorProto((dir / "string.pb").string());
+    ASSERT_FALSE(str.ok());
+    EXPECT_NE(str.error().message.find("STRING"), std::string::npos) << str.error().message;
+
+    writeBytes(dir / "junk.pb", "\xff\xff\xff\xff\xff");
+    auto junk = loadTensorProto((dir / "junk.pb").string());
+    ASSERT_FALSE(junk.ok());
+    EXPECT_NE(junk.error().message.find("junk.pb"), std::string::npos);
+}
+
+TEST(TensorProtoIO, TestDataSetNeedsIndexZero) {
+    fs::path dir = tempDir();
+    auto none = loadTestDataSet(dir.string(), "input");
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.error().message, "test data folder '" + dir.string() + "' has no input_0.pb");
+    auto noDir = loadTestDataSet((dir / "absent").string(), "output");
+    ASSERT_FALSE(noDir.ok());
+    EXPECT_NE(noDir.error().message.find("does not exist"), std::string::npos);
+}
+
+} // namespace
+} // namespace sextant::frontend
