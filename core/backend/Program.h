@@ -27,7 +27,7 @@ struct Buffer {
     BufferKind kind = BufferKind::Intermediate;
     MemLevel level = MemLevel::Dram;
     int core = -1;                ///< owning core for SRAM, -1 for DRAM
-    uint64_t offset = 0;          ///< byte offset in its arena (DRAM or the core's SRAM)
+    uint64_t offset = 0;          ///< DRAM: absolute byte address (see MemoryStats); SRAM: offset in the core's SRAM
     uint64_t size = 0;            ///< bytes, aligned
     ir::TensorType type;          ///< element type and shape as stored
     int firstTask = -1;           ///< Task that writes it (-1: written by the host before the run)
@@ -65,13 +65,21 @@ struct Task {
     Tiling tiling;
     uint64_t flops = 0;
     uint64_t dmaBytes = 0;            ///< bytes moved between DRAM and SRAM
-    uint64_t estCycles = 0;
+    uint64_t estCycles = 0;           ///< cost-model duration, without dispatch
+    uint64_t estStart = 0;            ///< scheduled start (cycles), from the list scheduler
+    uint64_t estEnd = 0;              ///< scheduled end, including dispatch
 };
 
 /// A cross-core synchronisation: the producer records a slot, consumers on other cores wait on it.
+/// Slot semantics: recording event E stores E's id in the slot; a wait on E passes once the slot
+/// holds E. The allocator only reuses a slot for a new event after every consumer of the previous
+/// event happens-before the new producer (through deps and per-core program order), so a waiter
+/// never sees a stale or an overwritten record. `consumerTasks` are the first Task on each
+/// consuming core that needs the producer; later Tasks on that core are ordered after it.
 struct Event {
     int id = 0;
     int slot = 0;                     ///< hardware slot on the recording core
+    int core = 0;                     ///< the recording core (the producer's core)
     int producerTask = 0;
     std::vector<int> consumerTasks;
 };
@@ -82,6 +90,13 @@ struct MemoryStats {
     uint64_t dramLowerBound = 0;  ///< max over time of bytes live at once (no plan can do better)
     uint64_t weightBytes = 0;     ///< weights region
     uint64_t ioBytes = 0;         ///< graph inputs and outputs region
+    // DRAM layout, absolute byte addresses (Buffer::offset is absolute for DRAM buffers):
+    // [weightsBase, ioBase) weights in constant order, [ioBase, arenaBase) graph inputs then
+    // outputs, [arenaBase, arenaBase + dramPeak) the intermediate arena. All 64-byte aligned.
+    uint64_t weightsBase = 0;
+    uint64_t ioBase = 0;
+    uint64_t arenaBase = 0;
+    uint64_t dramTotal = 0;       ///< arenaBase + dramPeak: bytes of DRAM the program needs
     double fragmentation() const {
         return dramPeak == 0 ? 0.0 : 1.0 - static_cast<double>(dramLowerBound) / static_cast<double>(dramPeak);
     }
@@ -101,6 +116,7 @@ struct Program {
     std::vector<int> outputBuffers;   ///< one per graph output, in order
     std::vector<std::string> pipeline;      ///< pass ids that ran, in order
     std::vector<std::string> disabledRules; ///< rule/pass ids switched off
+    uint64_t estCycles = 0;                 ///< makespan of the list schedule (cycles)
 };
 
 } // namespace sextant::backend

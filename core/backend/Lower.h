@@ -1,0 +1,21 @@
+#pragma once
+
+#include "Program.h"
+#include "Target.h"
+#include "core/ir/Graph.h"
+
+#include <memory>
+
+namespace sextant::backend {
+
+/// Lowers a fused, fully shaped graph to a Program for `target`:
+///   grouping (one Task per node; host-only ops are rejected) -> tiling (cost model, SRAM fit)
+///   -> list scheduling over the cores -> Task order by (start, id) -> events for cross-core deps
+///   -> DRAM memory plan that respects the schedule -> self-checks (checkEvents, checkHazards).
+/// Reshape/Flatten/Identity/Dropout become DMA Tasks that copy (no aliasing), so every value has
+/// its own buffer. Tasks' `inputs` list the buffers of the node's present inputs in input order
+/// (an omitted optional input is skipped); `outputs` list every node output in order.
+/// Errors name the node concerned.
+Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target);
+
+} // namespace sextant::backend

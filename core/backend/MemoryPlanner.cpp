@@ -1,0 +1,470 @@
+#include "MemoryPlanner.h"
+
+#include "Reachability.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <sstream>
+
+namespace sextant::backend {
+
+namespace {
+
+uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
+
+enum class Fit { Best, First };
+
+/// Places buffers in `order`, each at the gap (among already placed conflicting buffers) chosen
+/// by `fit`. Returns the offsets and the peak.
+OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, Fit fit) {
+    const size_t n = p.sizes.size();
+    OffsetPlan plan;
+    plan.offsets.assign(n, 0);
+    std::vector<char> placed(n, 0);
+    std::vector<std::pair<uint64_t, uint64_t>> busy; // [begin, end) of placed neighbours
+    for (int i : order) {
+        const uint64_t size = p.sizes[i];
+        busy.clear();
+        for (int j : p.conflicts[i])
+            if (placed[j] && p.sizes[j] > 0)
+                busy.emplace_back(plan.offsets[j], plan.offsets[j] + p.sizes[j]);
+        std::sort(busy.begin(), busy.end());
+        uint64_t cursor = 0;
+        bool found = false;
+        uint64_t bestOffset = 0, bestGap = 0;
+        for (const auto& [b, e] : busy) {
+            uint64_t start = alignUp(cursor, p.alignment);
+            if (b > start && b - start >= size) {
+                uint64_t gap = b - start;
+                if (!found || (fit == Fit::Best && gap < bestGap)) {
+                    found = true;
+                    bestOffset = start;
+                    bestGap = gap;
+                    if (fit == Fit::First)
+                        break;
+                }
+            }
+            cursor = std::max(cursor, e);
+        }
+        if (!found)
+            bestOffset = alignUp(cursor, p.alignment);
+        plan.offsets[i] = bestOffset;
+        placed[i] = 1;
+        plan.peak = std::max(plan.peak, bestOffset + size);
+    }
+    return plan;
+}
+
+} // namespace
+
+OffsetPlan planOffsets(const OffsetProblem& p) {
+    const size_t n = p.sizes.size();
+    if (n == 0)
+        return OffsetPlan{{}, 0, "empty"};
+    const bool haveLife = p.lifetimes.size() == n;
+    std::vector<uint64_t> conflictWeight(n, 0);
+    for (size_t i = 0; i < n; ++i)
+        for (int j : p.conflicts[i])
+            conflictWeight[i] += p.sizes[j];
+    auto lifeLen = [&](int i) { return haveLife ? p.lifetimes[i].second - p.lifetimes[i].first : 0; };
+    auto lifeStart = [&](int i) { return haveLife ? p.lifetimes[i].first : 0; };
+
+    // Each ordering is a strict weak order with the buffer index as the last tie-break, so the
+    // result never depends on the sort implementation.
+    using Less = std::function<bool(int, int)>;
+    std::vector<std::pair<std::string, Less>> orders = {
+        {"size-desc", [&](int a, int b) { return std::tie(p.sizes[b], a) < std::tie(p.sizes[a], b); }},
+        {"size-desc-long-first",
+         [&](int a, int b) {
+             uint64_t la = lifeLen(a), lb = lifeLen(b);
+             return std::tie(p.sizes[b], lb, a) < std::tie(p.sizes[a], la, b);
+         }},
+        {"size-desc-early-first",
+         [&](int a, int b) {
+             uint64_t sa = lifeStart(a), sb = lifeStart(b);
+             return std::tie(p.sizes[b], sa, a) < std::tie(p.sizes[a], sb, b);
+         }},
+        {"conflict-weight",
+         [&](int a, int b) {
+             return std::tie(conflictWeight[b], p.sizes[b], a) < std::tie(conflictWeight[a], p.sizes[a], b);
+         }},
+        {"area-desc",
+         [&](int a, int b) {
+             unsigned __int128 aa = static_cast<unsigned __int128>(p.sizes[a]) * std::max<uint64_t>(1, lifeLen(a));
+             unsigned __int128 ab = static_cast<unsigned __int128>(p.sizes[b]) * std::max<uint64_t>(1, lifeLen(b));
+             if (aa != ab)
+                 return aa > ab;
+             return a < b;
+         }},
+        {"lifetime-desc",
+         [&](int a, int b) {
+             uint64_t la = lifeLen(a), lb = lifeLen(b);
+             return std::tie(lb, p.sizes[b], a) < std::tie(la, p.sizes[a], b);
+         }},
+        {"start-asc",
+         [&](int a, int b) {
+             uint64_t sa = lifeStart(a), sb = lifeStart(b);
+             return std::tie(sa, p.sizes[b], a) < std::tie(sb, p.sizes[a], b);
+         }},
+    };
+    OffsetPlan best;
+    bool haveBest = false;
+    std::vector<int> order(n);
+    for (const auto& [name, less] : orders) {
+        if (!haveLife && name != "size-desc" && name != "conflict-weight")
+            continue;
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), less);
+        for (Fit fit : {Fit::Best, Fit::First}) {
+            OffsetPlan plan = placeInOrder(p, order, fit);
+            if (!haveBest || plan.peak < best.peak) {
+                plan.heuristic = name + (fit == Fit::Best ? "/best-fit" : "/first-fit");
+                best = std::move(plan);
+                haveBest = true;
+            }
+        }
+    }
+    return best;
+}
+
+Status checkOffsetPlan(const OffsetProblem& p, const OffsetPlan& plan) {
+    const size_t n = p.sizes.size();
+    if (plan.offsets.size() != n)
+        return makeError(ErrorKind::Verify, "offset plan has " + std::to_string(plan.offsets.size()) +
+                                                " offsets for " + std::to_string(n) + " buffers");
+    for (size_t i = 0; i < n; ++i) {
+        if (p.alignment > 1 && plan.offsets[i] % p.alignment != 0)
+            return makeError(ErrorKind::Verify, "buffer " + std::to_string(i) + " offset " +
+                                                    std::to_string(plan.offsets[i]) + " is not aligned");
+        if (plan.offsets[i] + p.sizes[i] > plan.peak)
+            return makeError(ErrorKind::Verify, "buffer " + std::to_string(i) + " ends past the peak");
+        for (int j : p.conflicts[i]) {
+            if (p.sizes[i] == 0 || p.sizes[j] == 0)
+                continue;
+            uint64_t ai = plan.offsets[i], bi = ai + p.sizes[i];
+            uint64_t aj = plan.offsets[j], bj = aj + p.sizes[j];
+            if (ai < bj && aj < bi)
+                return makeError(ErrorKind::Verify, "buffers " + std::to_string(i) + " and " + std::to_string(j) +
+                                                        " may be live together but overlap at [" +
+                                                        std::to_string(std::max(ai, aj)) + ", " +
+                                                        std::to_string(std::min(bi, bj)) + ")");
+        }
+    }
+    return {};
+}
+
+OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, uint64_t alignment) {
+    OffsetProblem p;
+    p.alignment = alignment;
+    const size_t n = buffers.size();
+    p.sizes.resize(n);
+    p.conflicts.resize(n);
+    p.lifetimes.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        p.sizes[i] = buffers[i].size;
+        p.lifetimes[i] = {buffers[i].lower, buffers[i].upper};
+    }
+    // Sweep by start time: only buffers whose intervals intersect become neighbours.
+    std::vector<int> byStart(n);
+    std::iota(byStart.begin(), byStart.end(), 0);
+    std::sort(byStart.begin(), byStart.end(), [&](int a, int b) {
+        return std::tie(buffers[a].lower, a) < std::tie(buffers[b].lower, b);
+    });
+    for (size_t x = 0; x < n; ++x) {
+        int i = byStart[x];
+        for (size_t y = x + 1; y < n; ++y) {
+            int j = byStart[y];
+            if (buffers[j].lower >= buffers[i].upper)
+                break;
+            if (buffers[i].lower < buffers[i].upper && buffers[j].lower < buffers[j].upper) {
+                p.conflicts[i].push_back(j);
+                p.conflicts[j].push_back(i);
+            }
+        }
+    }
+    for (auto& c : p.conflicts)
+        std::sort(c.begin(), c.end());
+    return p;
+}
+
+uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers) {
+    std::map<uint64_t, int64_t> delta; // ordered by time; ends sort before starts at the same time
+    for (const IntervalBuffer& b : buffers) {
+        if (b.lower >= b.upper)
+            continue;
+        delta[b.lower] += static_cast<int64_t>(b.size);
+        delta[b.upper] -= static_cast<int64_t>(b.size);
+    }
+    int64_t live = 0, peak = 0;
+    for (const auto& [t, d] : delta) {
+        live += d;
+        peak = std::max(peak, live);
+    }
+    return static_cast<uint64_t>(peak);
+}
+
+Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
+    std::ifstream in(path);
+    if (!in)
+        return makeError(ErrorKind::Io, path + ": cannot open");
+    std::string line;
+    if (!std::getline(in, line))
+        return makeError(ErrorKind::Parse, path + ": empty file");
+    if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+    if (line != "id,lower,upper,size")
+        return makeError(ErrorKind::Parse, path + ": expected header 'id,lower,upper,size'");
+    std::vector<IntervalBuffer> out;
+    int lineNo = 1;
+    while (std::getline(in, line)) {
+        ++lineNo;
+        if (!line.empty() && line.back() == '\r')
+            line.pop_back();
+        if (line.empty())
+            continue;
+        std::stringstream ss(line);
+        std::string cells[4];
+        for (auto& c : cells)
+            if (!std::getline(ss, c, ','))
+                return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineNo) + ": expected 4 fields");
+        IntervalBuffer b;
+        b.id = cells[0];
+        try {
+            size_t used = 0;
+            b.lower = std::stoull(cells[1], &used);
+            b.upper = std::stoull(cells[2], &used);
+            b.size = std::stoull(cells[3], &used);
+        } catch (const std::exception&) {
+            return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineNo) + ": not a number");
+        }
+        if (b.upper < b.lower)
+            return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineNo) + ": upper < lower");
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Program memory plan
+
+namespace {
+
+struct Access {
+    std::vector<int> writers;
+    std::vector<int> readers;
+};
+
+std::vector<Access> accessesOf(const Program& prog) {
+    std::vector<Access> acc(prog.buffers.size());
+    for (const Task& t : prog.tasks) {
+        for (int b : t.inputs)
+            if (b >= 0 && static_cast<size_t>(b) < acc.size())
+                acc[b].readers.push_back(t.id);
+        for (int b : t.outputs)
+            if (b >= 0 && static_cast<size_t>(b) < acc.size())
+                acc[b].writers.push_back(t.id);
+    }
+    for (Access& a : acc) {
+        std::sort(a.readers.begin(), a.readers.end());
+        a.readers.erase(std::unique(a.readers.begin(), a.readers.end()), a.readers.end());
+    }
+    return acc;
+}
+
+std::string taskLabel(const Program& prog, int id) {
+    return "task " + std::to_string(id) + " '" + prog.tasks[id].name + "'";
+}
+std::string bufferLabel(const Program& prog, int id) {
+    return "buffer " + std::to_string(id) + " '" + prog.buffers[id].value + "'";
+}
+
+} // namespace
+
+Status planMemory(Program& prog, const Reachability& order) {
+    const Target& target = prog.target;
+    const uint64_t align = std::max<uint64_t>(target.dramAlign, 1);
+    MemoryStats& mem = prog.memory;
+    mem = MemoryStats{};
+    uint64_t cursor = 0;
+    mem.weightsBase = 0;
+    for (Buffer& b : prog.buffers)
+        if (b.kind == BufferKind::Weight) {
+            b.offset = cursor;
+            cursor = alignUp(cursor + b.size, align);
+        }
+    mem.weightBytes = cursor - mem.weightsBase;
+    mem.ioBase = cursor;
+    for (BufferKind kind : {BufferKind::Input, BufferKind::Output})
+        for (Buffer& b : prog.buffers)
+            if (b.kind == kind) {
+                b.offset = cursor;
+                cursor = alignUp(cursor + b.size, align);
+            }
+    mem.ioBytes = cursor - mem.ioBase;
+    mem.arenaBase = cursor;
+
+    // Intermediates: conflicts come from the Task order (deps), not from the graph order, since
+    // Tasks on different cores run in parallel.
+    std::vector<Access> acc = accessesOf(prog);
+    std::vector<int> inter;
+    for (const Buffer& b : prog.buffers)
+        if (b.kind == BufferKind::Intermediate)
+            inter.push_back(b.id);
+    const size_t n = inter.size();
+    OffsetProblem problem;
+    problem.alignment = align;
+    problem.sizes.resize(n);
+    problem.conflicts.resize(n);
+    problem.lifetimes.resize(n);
+    std::vector<IntervalBuffer> timeline(n);
+    for (size_t i = 0; i < n; ++i) {
+        const Buffer& b = prog.buffers[inter[i]];
+        const Access& a = acc[b.id];
+        if (a.writers.size() != 1)
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " has " + std::to_string(a.writers.size()) +
+                                                    " writers (expected 1)");
+        problem.sizes[i] = b.size;
+        uint64_t start = prog.tasks[a.writers[0]].estStart;
+        uint64_t end = prog.tasks[a.writers[0]].estEnd;
+        for (int r : a.readers)
+            end = std::max(end, prog.tasks[r].estEnd);
+        problem.lifetimes[i] = {start, end};
+        timeline[i] = IntervalBuffer{b.value, start, end, b.size};
+    }
+    // safeAfter(x, y): y's writer may reuse x's space because every access to x is done first.
+    auto safeAfter = [&](int x, int y) {
+        int w = acc[y].writers[0];
+        for (int t : acc[x].writers)
+            if (!order.before(t, w))
+                return false;
+        for (int t : acc[x].readers)
+            if (!order.before(t, w))
+                return false;
+        return true;
+    };
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j) {
+            int x = inter[i], y = inter[j];
+            if (!safeAfter(x, y) && !safeAfter(y, x)) {
+                problem.conflicts[i].push_back(static_cast<int>(j));
+                problem.conflicts[j].push_back(static_cast<int>(i));
+            }
+        }
+    OffsetPlan plan = planOffsets(problem);
+    SX_TRY(checkOffsetPlan(problem, plan));
+    for (size_t i = 0; i < n; ++i)
+        prog.buffers[inter[i]].offset = mem.arenaBase + plan.offsets[i];
+    mem.dramPeak = plan.peak;
+    // Buffers live together in the estimated schedule are never ordered, so they conflict: the
+    // schedule's max-live is a lower bound for the plan.
+    mem.dramLowerBound = maxLiveBytes(timeline);
+    mem.dramTotal = mem.arenaBase + mem.dramPeak;
+    if (mem.dramTotal > target.dramBytes)
+        return makeError(ErrorKind::Unsupported, "program needs " + std::to_string(mem.dramTotal) +
+                                                     " bytes of DRAM > " + std::to_string(target.dramBytes) +
+                                                     " on target '" + target.name + "'");
+    return {};
+}
+
+Status checkHazards(const Program& prog) {
+    const size_t nt = prog.tasks.size();
+    std::vector<std::vector<int>> preds(nt);
+    for (size_t i = 0; i < nt; ++i) {
+        const Task& t = prog.tasks[i];
+        if (t.id != static_cast<int>(i))
+            return makeError(ErrorKind::Verify, "task at position " + std::to_string(i) + " has id " + std::to_string(t.id));
+        for (int d : t.deps) {
+            if (d < 0 || d >= t.id)
+                return makeError(ErrorKind::Verify, taskLabel(prog, t.id) + " depends on task " + std::to_string(d) +
+                                                        " which does not come before it");
+            preds[i].push_back(d);
+        }
+        for (int b : t.inputs)
+            if (b < 0 || static_cast<size_t>(b) >= prog.buffers.size())
+                return makeError(ErrorKind::Verify, taskLabel(prog, t.id) + " reads unknown buffer " + std::to_string(b));
+        for (int b : t.outputs)
+            if (b < 0 || static_cast<size_t>(b) >= prog.buffers.size())
+                return makeError(ErrorKind::Verify, taskLabel(prog, t.id) + " writes unknown buffer " + std::to_string(b));
+    }
+    Reachability order(preds);
+    const MemoryStats& mem = prog.memory;
+    const uint64_t align = std::max<uint64_t>(prog.target.dramAlign, 1);
+    for (const Buffer& b : prog.buffers) {
+        if (b.level != MemLevel::Dram)
+            continue;
+        if (b.offset % align != 0)
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " offset " + std::to_string(b.offset) +
+                                                    " is not " + std::to_string(align) + "-byte aligned");
+        if (b.offset + b.size > mem.dramTotal || mem.dramTotal > prog.target.dramBytes)
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " [" + std::to_string(b.offset) + ", " +
+                                                    std::to_string(b.offset + b.size) + ") is outside the planned DRAM (" +
+                                                    std::to_string(mem.dramTotal) + " bytes)");
+        int64_t numel = b.type.numel();
+        if (numel < 0 || static_cast<uint64_t>(numel) * ir::dtypeSize(b.type.dtype) > b.size)
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is smaller than its tensor " + b.type.str());
+    }
+    std::vector<Access> acc = accessesOf(prog);
+    for (const Buffer& b : prog.buffers) {
+        const Access& a = acc[b.id];
+        bool hostWritten = b.kind == BufferKind::Input || b.kind == BufferKind::Weight;
+        if (hostWritten && !a.writers.empty())
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is written by the host but also by " +
+                                                    taskLabel(prog, a.writers[0]));
+        if (!hostWritten && a.writers.size() != 1)
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " has " + std::to_string(a.writers.size()) +
+                                                    " writing tasks (expected 1)");
+        for (int w : a.writers)
+            for (int r : a.readers)
+                if (!order.before(w, r))
+                    return makeError(ErrorKind::Verify, "hazard: " + taskLabel(prog, r) + " reads " + bufferLabel(prog, b.id) +
+                                                            " without depending on its writer " + taskLabel(prog, w));
+    }
+    // Pairs of distinct buffers whose address ranges overlap, by a sweep over offsets.
+    std::vector<int> byOffset;
+    for (const Buffer& b : prog.buffers)
+        if (b.level == MemLevel::Dram && b.size > 0)
+            byOffset.push_back(b.id);
+    std::sort(byOffset.begin(), byOffset.end(), [&](int x, int y) {
+        return std::tie(prog.buffers[x].offset, x) < std::tie(prog.buffers[y].offset, y);
+    });
+    for (size_t i = 0; i < byOffset.size(); ++i) {
+        const Buffer& x = prog.buffers[byOffset[i]];
+        for (size_t j = i + 1; j < byOffset.size(); ++j) {
+            const Buffer& y = prog.buffers[byOffset[j]];
+            if (y.offset >= x.offset + x.size)
+                break;
+            // x and y overlap in space. Weights and graph inputs/outputs have their own regions
+            // and are touched by the host, so any overlap involving one of them is a hazard.
+            bool hostX = x.kind != BufferKind::Intermediate, hostY = y.kind != BufferKind::Intermediate;
+            std::string where = " at [" + std::to_string(y.offset) + ", " +
+                                std::to_string(std::min(x.offset + x.size, y.offset + y.size)) + ")";
+            if (hostX || hostY)
+                return makeError(ErrorKind::Verify, "hazard: " + bufferLabel(prog, x.id) + " and " +
+                                                            bufferLabel(prog, y.id) + " overlap" + where);
+            const Access& ax = acc[x.id];
+            const Access& ay = acc[y.id];
+            auto check = [&](int t1, bool w1, int t2, bool w2) -> Status {
+                if (!(w1 || w2) || order.ordered(t1, t2))
+                    return {};
+                return makeError(ErrorKind::Verify, "hazard: " + taskLabel(prog, t1) + (w1 ? " writes " : " reads ") +
+                                                        bufferLabel(prog, x.id) + " and " + taskLabel(prog, t2) +
+                                                        (w2 ? " writes " : " reads ") + bufferLabel(prog, y.id) +
+                                                        where + " with no ordering between them");
+            };
+            for (int w : ax.writers) {
+                for (int t : ay.writers)
+                    SX_TRY(check(w, true, t, true));
+                for (int t : ay.readers)
+                    SX_TRY(check(w, true, t, false));
+            }
+            for (int r : ax.readers)
+                for (int t : ay.writers)
+                    SX_TRY(check(r, false, t, true));
+        }
+    }
+    return {};
+}
+
+} // namespace sextant::backend

@@ -1,0 +1,35 @@
+#include "Scheduler.h"
+
+#include <algorithm>
+
+namespace sextant::backend {
+
+std::vector<ScheduleSlot> listSchedule(const std::vector<std::vector<int>>& preds,
+                                       const std::vector<uint64_t>& cycles, const Target& target) {
+    const int cores = std::max(1, target.numCores);
+    std::vector<uint64_t> coreFree(static_cast<size_t>(cores), 0);
+    std::vector<ScheduleSlot> out(preds.size());
+    for (size_t i = 0; i < preds.size(); ++i) {
+        int bestCore = 0;
+        uint64_t bestStart = UINT64_MAX;
+        for (int c = 0; c < cores; ++c) {
+            uint64_t ready = coreFree[static_cast<size_t>(c)];
+            for (int p : preds[i]) {
+                const ScheduleSlot& s = out[static_cast<size_t>(p)];
+                ready = std::max(ready, s.end + (s.core == c ? 0 : target.eventLatencyCycles));
+            }
+            if (ready < bestStart) {
+                bestStart = ready;
+                bestCore = c;
+            }
+        }
+        ScheduleSlot& s = out[i];
+        s.core = bestCore;
+        s.start = bestStart;
+        s.end = bestStart + target.dispatchCycles + cycles[i];
+        coreFree[static_cast<size_t>(bestCore)] = s.end;
+    }
+    return out;
+}
+
+} // namespace sextant::backend

@@ -1,0 +1,25 @@
+#pragma once
+
+#include "Target.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace sextant::backend {
+
+/// Where and when the list scheduler put one Task.
+struct ScheduleSlot {
+    int core = 0;
+    uint64_t start = 0;
+    uint64_t end = 0; ///< start + dispatch + cycles
+};
+
+/// List scheduling over the target's cores, Tasks taken in the given topological order
+/// (`preds[i]` < i). Each Task goes to the core where it can start earliest: an input produced on
+/// another core arrives one event latency after its producer ends, so dependent chains stay on
+/// one core unless another core is idle long enough to pay for the sync. Ties pick the lowest
+/// core. Each core runs one Task at a time, paying the dispatch overhead per Task.
+std::vector<ScheduleSlot> listSchedule(const std::vector<std::vector<int>>& preds,
+                                       const std::vector<uint64_t>& cycles, const Target& target);
+
+} // namespace sextant::backend

@@ -1,0 +1,171 @@
+#include "Target.h"
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "DefaultTargetJson.h" // generated from resources/targets/npu-a.json (core/backend/CMakeLists.txt)
+
+namespace sextant::backend {
+
+namespace {
+
+using nlohmann::json;
+
+/// How one JSON field maps onto the Target struct. Every field is required; the table order is
+/// the order targetToJson writes (nlohmann sorts keys anyway, so the output is stable).
+struct Field {
+    const char* key;
+    enum class Kind { String, Positive, PositiveReal } kind;
+    std::function<void(Target&, const json&)> set;
+    std::function<json(const Target&)> get;
+};
+
+template <typename T> Field uintField(const char* key, T Target::*member) {
+    return Field{key, Field::Kind::Positive,
+                 [member](Target& t, const json& v) { t.*member = static_cast<T>(v.get<uint64_t>()); },
+                 [member](const Target& t) { return json(static_cast<uint64_t>(t.*member)); }};
+}
+
+const std::vector<Field>& fields() {
+    static const std::vector<Field> kFields = {
+        Field{"name", Field::Kind::String, [](Target& t, const json& v) { t.name = v.get<std::string>(); },
+              [](const Target& t) { return json(t.name); }},
+        Field{"clock_ghz", Field::Kind::PositiveReal,
+              [](Target& t, const json& v) { t.clockGhz = v.get<double>(); },
+              [](const Target& t) { return json(t.clockGhz); }},
+        uintField("num_cores", &Target::numCores),
+        uintField("cube_m", &Target::cubeM),
+        uintField("cube_n", &Target::cubeN),
+        uintField("cube_k", &Target::cubeK),
+        uintField("vector_lanes_f16", &Target::vectorLanesF16),
+        uintField("vector_lanes_f32", &Target::vectorLanesF32),
+        uintField("sram_bytes", &Target::sramBytes),
+        uintField("sram_align", &Target::sramAlign),
+        uintField("dma_bytes_per_cycle", &Target::dmaBytesPerCycle),
+        uintField("dram_bytes", &Target::dramBytes),
+        uintField("dram_bytes_per_cycle", &Target::dramBytesPerCycle),
+        uintField("dram_latency_cycles", &Target::dramLatencyCycles),
+        uintField("dram_align", &Target::dramAlign),
+        uintField("event_slots_per_core", &Target::eventSlotsPerCore),
+        uintField("event_latency_cycles", &Target::eventLatencyCycles),
+        uintField("dispatch_cycles", &Target::dispatchCycles),
+        uintField("descriptor_align", &Target::descriptorAlign),
+    };
+    return kFields;
+}
+
+constexpr const char* kFormat = "sextant-target";
+constexpr int kVersion = 1;
+
+Error fieldError(const std::string& source, const std::string& key, const std::string& what) {
+    return makeError(ErrorKind::Parse, source + ": field '" + key + "' " + what, key);
+}
+
+bool isPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+
+} // namespace
+
+Expected<Target> parseTarget(const std::string& jsonText, const std::string& sourceName) {
+    json doc;
+    try {
+        doc = json::parse(jsonText);
+    } catch (const json::parse_error& e) {
+        return makeError(ErrorKind::Parse, sourceName + ": invalid JSON at byte " + std::to_string(e.byte));
+    }
+    if (!doc.is_object())
+        return makeError(ErrorKind::Parse, sourceName + ": expected a JSON object at the top level");
+
+    std::set<std::string> known = {"format", "version"};
+    for (const Field& f : fields())
+        known.insert(f.key);
+    for (auto it = doc.begin(); it != doc.end(); ++it)
+        if (!known.count(it.key()))
+            return fieldError(sourceName, it.key(), "is not a target field");
+
+    if (!doc.contains("format") || !doc["format"].is_string() || doc["format"].get<std::string>() != kFormat)
+        return fieldError(sourceName, "format", std::string("must be \"") + kFormat + "\"");
+    if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<int64_t>() != kVersion)
+        return fieldError(sourceName, "version", "must be " + std::to_string(kVersion));
+
+    Target t;
+    for (const Field& f : fields()) {
+        if (!doc.contains(f.key))
+            return fieldError(sourceName, f.key, "is missing");
+        const json& v = doc[f.key];
+        switch (f.kind) {
+        case Field::Kind::String:
+            if (!v.is_string() || v.get<std::string>().empty())
+                return fieldError(sourceName, f.key, "must be a non-empty string");
+            break;
+        case Field::Kind::Positive:
+            if (!v.is_number_integer())
+                return fieldError(sourceName, f.key, "must be an integer");
+            if (v.is_number_unsigned() ? v.get<uint64_t>() == 0 : v.get<int64_t>() <= 0)
+                return fieldError(sourceName, f.key, "must be positive (got " + v.dump() + ")");
+            if (v.get<uint64_t>() > (uint64_t{1} << 48))
+                return fieldError(sourceName, f.key, "is too large (got " + v.dump() + ")");
+            break;
+        case Field::Kind::PositiveReal:
+            if (!v.is_number())
+                return fieldError(sourceName, f.key, "must be a number");
+            if (!(v.get<double>() > 0.0))
+                return fieldError(sourceName, f.key, "must be positive (got " + v.dump() + ")");
+            break;
+        }
+        f.set(t, v);
+    }
+
+    // Consistency between fields.
+    for (auto [key, value] : {std::pair<const char*, uint64_t>{"sram_align", t.sramAlign},
+                              {"dram_align", t.dramAlign},
+                              {"descriptor_align", t.descriptorAlign}})
+        if (!isPowerOfTwo(value))
+            return fieldError(sourceName, key, "must be a power of two (got " + std::to_string(value) + ")");
+    if (t.sramBytes % t.sramAlign != 0)
+        return fieldError(sourceName, "sram_bytes",
+                          "must be a multiple of sram_align (" + std::to_string(t.sramBytes) + " % " +
+                              std::to_string(t.sramAlign) + " != 0)");
+    if (t.dramBytes % t.dramAlign != 0)
+        return fieldError(sourceName, "dram_bytes",
+                          "must be a multiple of dram_align (" + std::to_string(t.dramBytes) + " % " +
+                              std::to_string(t.dramAlign) + " != 0)");
+    if (t.numCores > 1024)
+        return fieldError(sourceName, "num_cores", "must be at most 1024 (got " + std::to_string(t.numCores) + ")");
+    if (t.eventSlotsPerCore > 65535)
+        return fieldError(sourceName, "event_slots_per_core", "must be at most 65535");
+    return t;
+}
+
+Expected<Target> loadTarget(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return makeError(ErrorKind::Io, path + ": cannot open target file");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return parseTarget(ss.str(), path);
+}
+
+const Target& defaultTarget() {
+    static const Target kDefault = [] {
+        Expected<Target> t = parseTarget(kDefaultTargetJson, "resources/targets/npu-a.json");
+        assert(t.ok() && "the compiled-in default target must parse");
+        return t.ok() ? t.value() : Target{};
+    }();
+    return kDefault;
+}
+
+std::string targetToJson(const Target& t) {
+    json doc = json::object();
+    doc["format"] = kFormat;
+    doc["version"] = kVersion;
+    for (const Field& f : fields())
+        doc[f.key] = f.get(t);
+    return doc.dump(2) + "\n";
+}
+
+
+} // namespace sextant::backend

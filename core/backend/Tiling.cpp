@@ -1,0 +1,380 @@
+#include "Tiling.h"
+
+#include <algorithm>
+#include <functional>
+
+namespace sextant::backend {
+
+namespace {
+
+uint64_t ceilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
+uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : ceilDiv(v, a) * a; }
+
+uint64_t bytesOf(const ir::Value* v) {
+    if (!v)
+        return 0;
+    int64_t n = v->type().numel();
+    return n < 0 ? 0 : static_cast<uint64_t>(n) * ir::dtypeSize(v->type().dtype);
+}
+
+/// What one tile costs: SRAM pieces and compute.
+struct TileWork {
+    uint64_t inBytes = 0;      ///< activation input tile(s)
+    uint64_t weightBytes = 0;  ///< weights (and bias) tile
+    bool weightsSplit = false; ///< the weight tile differs between tiles (reloaded per tile)
+    uint64_t outBytes = 0;
+    uint64_t computeCycles = 0;
+    uint64_t flops = 0;
+};
+
+/// The op-specific part of the cost model.
+struct WorkModel {
+    std::vector<int64_t> outDims;
+    std::vector<int> splitAxes; ///< outermost first
+    std::function<TileWork(const std::vector<int64_t>& tile)> tileWork;
+};
+
+int64_t prod(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
+    int64_t p = 1;
+    for (size_t i = from; i < std::min(to, v.size()); ++i)
+        p *= v[i];
+    return p;
+}
+
+uint64_t vectorLanes(const Target& t, ir::DType dt) {
+    return static_cast<uint64_t>(dt == ir::DType::F16 || dt == ir::DType::BF16 ? t.vectorLanesF16 : t.vectorLanesF32);
+}
+
+/// Fraction of `v`'s bytes a tile needs when v has the output's element count (elementwise),
+/// else all of v (a broadcast operand or a parameter vector).
+uint64_t elementwiseInput(const ir::Value* v, int64_t outNumel, int64_t tileNumel) {
+    uint64_t b = bytesOf(v);
+    if (!v || v->type().numel() != outNumel || outNumel == 0)
+        return b;
+    return ceilDiv(b * static_cast<uint64_t>(tileNumel), static_cast<uint64_t>(outNumel));
+}
+
+Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
+    const ir::Value* x = n.input(0);
+    const ir::Value* w = n.input(1);
+    const ir::Value* b = n.input(2);
+    std::vector<int64_t> xd = x->type().dims(), wd = w->type().dims(), od = n.output(0)->type().dims();
+    if (xd.size() < 3 || wd.size() != xd.size() || od.size() != xd.size())
+        return makeError(ErrorKind::Invalid, "node '" + n.name() + "': convolution needs N-d input and weights of equal rank",
+                         n.name());
+    const size_t sp = xd.size() - 2;
+    std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
+    std::vector<int64_t> dil = n.attrInts("dilations", std::vector<int64_t>(sp, 1));
+    int64_t groups = std::max<int64_t>(1, n.attrInt("group", 1));
+    if (strides.size() != sp || dil.size() != sp)
+        return makeError(ErrorKind::Invalid, "node '" + n.name() + "': strides/dilations rank mismatch", n.name());
+    const int64_t co = od[1], ci = xd[1];
+    const int64_t coPerGroup = std::max<int64_t>(1, co / groups);
+    const int64_t ciPerGroup = wd[1];
+    const int64_t kSpatial = prod(wd, 2);
+    const size_t inElem = 2; // the cube unit reads f16
+    const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    WorkModel m;
+    m.outDims = od;
+    m.splitAxes = {0, 1};
+    for (size_t i = 2; i < od.size(); ++i)
+        m.splitAxes.push_back(static_cast<int>(i));
+    uint64_t lanes = vectorLanes(t, ir::DType::F32);
+    bool fused = n.kind() == ir::OpKind::FusedConv;
+    m.tileWork = [=](const std::vector<int64_t>& tile) {
+        TileWork w;
+        int64_t inSpatial = 1;
+        for (size_t d = 0; d < sp; ++d) {
+            int64_t ext = (tile[2 + d] - 1) * strides[d] + (wd[2 + d] - 1) * dil[d] + 1;
+            inSpatial *= std::min(ext, xd[2 + d] + (wd[2 + d] - 1) * dil[d]);
+        }
+        int64_t groupsInTile = groups == 1 ? 1 : std::min<int64_t>(groups, (tile[1] + coPerGroup - 1) / coPerGroup);
+        int64_t ciTile = groups == 1 ? ci : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
+        w.inBytes = static_cast<uint64_t>(tile[0] * ciTile * inSpatial) * inElem;
+        w.weightBytes = static_cast<uint64_t>(tile[1] * ciPerGroup * kSpatial) * inElem + (b ? tile[1] * 4 : 0);
+        w.weightsSplit = tile[1] < co;
+        int64_t outSpatial = prod(tile, 2);
+        w.outBytes = static_cast<uint64_t>(tile[0] * tile[1] * outSpatial) * outElem;
+        uint64_t M = static_cast<uint64_t>(tile[0] * outSpatial);
+        uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
+        uint64_t K = static_cast<uint64_t>(ciPerGroup * kSpatial);
+        w.computeCycles = static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK);
+        if (fused || b)
+            w.computeCycles += ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes); // bias/act epilogue
+        w.flops = 2 * M * static_cast<uint64_t>(tile[1]) * K;
+        return w;
+    };
+    return m;
+}
+
+Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
+    std::vector<int64_t> ad = n.input(0)->type().dims(), bd = n.input(1)->type().dims();
+    std::vector<int64_t> od = n.output(0)->type().dims();
+    if (ad.empty() || bd.empty() || od.empty())
+        return makeError(ErrorKind::Invalid, "node '" + n.name() + "': matrix product of scalars", n.name());
+    bool isGemm = n.kind() != ir::OpKind::MatMul;
+    int64_t K;
+    if (isGemm && ad.size() == 2)
+        K = n.attrInt("transA", 0) ? ad[0] : ad[1];
+    else
+        K = ad.back();
+    const ir::Value* c = n.numInputs() > 2 ? n.input(2) : nullptr;
+    const bool bBatched = bd.size() > 2;
+    const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    WorkModel m;
+    m.outDims = od;
+    for (size_t i = 0; i < od.size(); ++i)
+        m.splitAxes.push_back(static_cast<int>(i));
+    uint64_t lanes = vectorLanes(t, ir::DType::F32);
+    uint64_t cBytes = bytesOf(c);
+    bool fused = n.kind() == ir::OpKind::FusedGemm;
+    m.tileWork = [=](const std::vector<int64_t>& tile) {
+        TileWork w;
+        int64_t Mt = tile.size() >= 2 ? tile[tile.size() - 2] : 1;
+        int64_t Nt = tile.back();
+        int64_t batch = tile.size() >= 2 ? prod(tile, 0, tile.size() - 2) : 1;
+        int64_t Nfull = od.back();
+        w.inBytes = static_cast<uint64_t>(batch * Mt * K) * 2;
+        w.weightBytes = static_cast<uint64_t>((bBatched ? batch : 1) * K * Nt) * 2 +
+                        (cBytes ? ceilDiv(cBytes * static_cast<uint64_t>(Nt), static_cast<uint64_t>(Nfull)) : 0);
+        w.weightsSplit = Nt < Nfull || bBatched;
+        w.outBytes = static_cast<uint64_t>(batch * Mt * Nt) * outElem;
+        w.computeCycles = static_cast<uint64_t>(batch) * ceilDiv(Mt, t.cubeM) * ceilDiv(Nt, t.cubeN) * ceilDiv(K, t.cubeK);
+        if (fused || c)
+            w.computeCycles += ceilDiv(static_cast<uint64_t>(batch * Mt * Nt), lanes);
+        w.flops = 2 * static_cast<uint64_t>(batch * Mt * Nt * K);
+        return w;
+    };
+    return m;
+}
+
+WorkModel poolModel(const ir::Node& n, const Target& t) {
+    std::vector<int64_t> xd = n.input(0)->type().dims(), od = n.output(0)->type().dims();
+    const size_t sp = xd.size() >= 2 ? xd.size() - 2 : 0;
+    std::vector<int64_t> kernel = n.attrInts("kernel_shape", std::vector<int64_t>(sp, 1));
+    std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
+    bool global = n.kind() == ir::OpKind::GlobalAveragePool;
+    const size_t elem = ir::dtypeSize(n.input(0)->type().dtype);
+    uint64_t lanes = vectorLanes(t, n.output(0)->type().dtype);
+    uint64_t extraOutBytes = 0;
+    for (size_t i = 1; i < n.numOutputs(); ++i)
+        extraOutBytes += bytesOf(n.output(i));
+    WorkModel m;
+    m.outDims = od;
+    m.splitAxes = {0, 1};
+    if (!global)
+        for (size_t i = 2; i < od.size(); ++i)
+            m.splitAxes.push_back(static_cast<int>(i));
+    int64_t outNumel = prod(od);
+    m.tileWork = [=](const std::vector<int64_t>& tile) {
+        TileWork w;
+        int64_t inSpatial = 1;
+        uint64_t steps = 1;
+        for (size_t d = 0; d < sp; ++d) {
+            if (global) {
+                inSpatial *= xd[2 + d];
+                continue;
+            }
+            int64_t k = d < kernel.size() ? kernel[d] : 1, s = d < strides.size() ? strides[d] : 1;
+            inSpatial *= std::min((tile[2 + d] - 1) * s + k, xd[2 + d]);
+            steps *= static_cast<uint64_t>(k);
+        }
+        w.inBytes = static_cast<uint64_t>(tile[0] * tile[1] * inSpatial) * elem;
+        int64_t tileNumel = prod(tile);
+        w.outBytes = static_cast<uint64_t>(tileNumel) * ir::dtypeSize(n.output(0)->type().dtype) +
+                     (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
+        if (global)
+            w.computeCycles = ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * inSpatial), lanes) +
+                              ceilDiv(static_cast<uint64_t>(tileNumel), lanes);
+        else
+            w.computeCycles = ceilDiv(static_cast<uint64_t>(tileNumel), lanes) * steps;
+        w.flops = global ? static_cast<uint64_t>(tile[0] * tile[1] * inSpatial) : static_cast<uint64_t>(tileNumel) * steps;
+        return w;
+    };
+    return m;
+}
+
+/// Elementwise-like ops (and data movement): every output dim splits except `reduceFrom` onwards.
+WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, size_t reduceFrom, bool dmaOnly) {
+    std::vector<int64_t> od = n.output(0)->type().dims();
+    WorkModel m;
+    m.outDims = od;
+    for (size_t i = 0; i < std::min(reduceFrom, od.size()); ++i)
+        m.splitAxes.push_back(static_cast<int>(i));
+    int64_t outNumel = prod(od);
+    uint64_t lanes = vectorLanes(t, n.output(0)->type().dtype);
+    std::vector<const ir::Value*> ins(n.inputs().begin(), n.inputs().end());
+    uint64_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    uint64_t extraOutBytes = 0;
+    for (size_t i = 1; i < n.numOutputs(); ++i)
+        extraOutBytes += bytesOf(n.output(i));
+    bool concat = n.kind() == ir::OpKind::Concat;
+    m.tileWork = [=](const std::vector<int64_t>& tile) {
+        TileWork w;
+        int64_t tileNumel = prod(tile);
+        for (const ir::Value* v : ins) {
+            if (!v)
+                continue;
+            if (concat) // each input contributes its share of the tile
+                w.inBytes += outNumel ? ceilDiv(bytesOf(v) * tileNumel, outNumel) : 0;
+            else if (dmaOnly && v->isConstant() && v->type().dtype == ir::DType::I64)
+                w.weightBytes += bytesOf(v); // shape operands
+            else if (dmaOnly)
+                w.inBytes += outNumel ? ceilDiv(bytesOf(v) * tileNumel, outNumel) : 0;
+            else if (v->isConstant())
+                w.weightBytes += bytesOf(v);
+            else
+                w.inBytes += elementwiseInput(v, outNumel, tileNumel);
+        }
+        w.outBytes = static_cast<uint64_t>(tileNumel) * outElem + (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
+        w.computeCycles = dmaOnly ? 0 : ceilDiv(static_cast<uint64_t>(tileNumel), lanes) * steps;
+        w.flops = dmaOnly ? 0 : static_cast<uint64_t>(tileNumel) * steps;
+        return w;
+    };
+    return m;
+}
+
+Expected<WorkModel> workModel(const Group& g, const Target& t) {
+    const ir::Node& n = *g.nodes.front();
+    using K = ir::OpKind;
+    switch (n.kind()) {
+    case K::Conv:
+    case K::FusedConv: return convModel(n, t);
+    case K::MatMul:
+    case K::Gemm:
+    case K::FusedGemm: return gemmModel(n, t);
+    case K::MaxPool:
+    case K::AveragePool:
+    case K::GlobalAveragePool: return poolModel(n, t);
+    case K::Softmax: {
+        int64_t rank = static_cast<int64_t>(n.output(0)->type().rank());
+        int64_t axis = n.attrInt("axis", -1);
+        if (axis < 0)
+            axis += rank;
+        axis = std::clamp<int64_t>(axis, 0, rank);
+        // max, subtract, exp, sum, divide: five passes; every dim from the axis on is reduced
+        // (covers both the opset < 13 flattening and the opset 13 single-axis semantics).
+        return elementwiseModel(n, t, 5, static_cast<size_t>(axis), false);
+    }
+    case K::Sigmoid: return elementwiseModel(n, t, 4, SIZE_MAX, false);
+    case K::BatchNormalization: return elementwiseModel(n, t, 2, SIZE_MAX, false);
+    case K::Add:
+    case K::Sub:
+    case K::Mul:
+    case K::Div:
+    case K::Relu: return elementwiseModel(n, t, 1, SIZE_MAX, false);
+    case K::Transpose:
+        // A transposed tile gathers strided input: split only the outermost output dim.
+        return elementwiseModel(n, t, 0, 1, true);
+    case K::Reshape:
+    case K::Flatten:
+    case K::Concat:
+    case K::Identity:
+    case K::Dropout: return elementwiseModel(n, t, 0, SIZE_MAX, true);
+    default: break;
+    }
+    // Ops added to the table later: a one-step elementwise estimate on their unit.
+    return elementwiseModel(n, t, g.unit == UnitKind::Dma ? 0 : 1, SIZE_MAX, g.unit == UnitKind::Dma);
+}
+
+std::string kib(uint64_t bytes) { return std::to_string(ceilDiv(bytes, 1024)) + " KiB"; }
+
+struct Evaluated {
+    std::vector<int64_t> tile;
+    int64_t numTiles = 1;
+    uint64_t sram = 0;
+    uint64_t cycles = 0;
+    uint64_t dmaBytes = 0;
+    uint64_t flops = 0;
+    bool fits = false;
+    size_t order = 0;
+};
+
+} // namespace
+
+Expected<TaskCost> chooseTiling(const Group& group, const Target& t) {
+    const ir::Node& n = *group.nodes.front();
+    SX_ASSIGN(WorkModel model, workModel(group, t));
+    const std::vector<int64_t>& od = model.outDims;
+    for (int64_t d : od)
+        if (d < 0)
+            return makeError(ErrorKind::Unsupported, "node '" + n.name() + "' has a dynamic output shape", n.name());
+
+    // The chain of candidates: the whole output, then each split axis halved down to 1 in turn.
+    std::vector<std::vector<int64_t>> tiles;
+    std::vector<int64_t> cur = od;
+    tiles.push_back(cur);
+    for (int axis : model.splitAxes) {
+        int64_t ext = cur[axis];
+        while (ext > 1) {
+            ext = (ext + 1) / 2;
+            cur[axis] = ext;
+            tiles.push_back(cur);
+        }
+    }
+    std::vector<Evaluated> evals;
+    const uint64_t align = t.sramAlign;
+    for (size_t i = 0; i < tiles.size(); ++i) {
+        Evaluated e;
+        e.tile = tiles[i];
+        e.order = i;
+        for (size_t d = 0; d < od.size(); ++d)
+            e.numTiles *= e.tile[d] == 0 ? 1 : (od[d] + e.tile[d] - 1) / e.tile[d];
+        TileWork w = model.tileWork(e.tile);
+        uint64_t ws = alignUp(w.inBytes, align) + alignUp(w.weightBytes, align) + alignUp(w.outBytes, align);
+        bool doubleBuffer = e.numTiles > 1;
+        e.sram = doubleBuffer ? 2 * ws : ws;
+        e.fits = e.sram <= t.sramBytes;
+        uint64_t tiles64 = static_cast<uint64_t>(e.numTiles);
+        e.dmaBytes = tiles64 * (w.inBytes + w.outBytes) + (w.weightsSplit ? tiles64 : 1) * w.weightBytes;
+        uint64_t dmaPerTile = ceilDiv(ceilDiv(e.dmaBytes, tiles64), t.dmaBytesPerCycle) + t.dramLatencyCycles;
+        uint64_t c = w.computeCycles, d = dmaPerTile;
+        e.cycles = tiles64 * std::max(c, d) + std::min(c, d);
+        e.flops = w.flops * tiles64;
+        evals.push_back(std::move(e));
+    }
+    const Evaluated* best = nullptr;
+    for (const Evaluated& e : evals)
+        if (e.fits && (!best || e.cycles < best->cycles))
+            best = &e;
+    if (!best) {
+        const Evaluated& smallest = evals.back();
+        return makeError(ErrorKind::Unsupported,
+                         "node '" + n.name() + "': no tiling fits the " + kib(t.sramBytes) +
+                             " SRAM (the smallest tile needs " + kib(smallest.sram) + ")",
+                         n.name());
+    }
+    TaskCost cost;
+    cost.tiling.tileShape = best->tile;
+    cost.tiling.numTiles = static_cast<int>(std::min<int64_t>(best->numTiles, INT32_MAX));
+    cost.tiling.doubleBuffered = best->numTiles > 1;
+    cost.tiling.sramBytes = best->sram;
+    cost.tiling.estCycles = best->cycles;
+    cost.estCycles = best->cycles;
+    cost.dmaBytes = best->dmaBytes;
+    // FLOPs of the whole op (tiles at the edge are partial; count the real output).
+    cost.flops = model.tileWork(od).flops;
+
+    // Runner-ups: the cheapest other candidates, so the GUI can show what was traded away.
+    std::vector<const Evaluated*> others;
+    for (const Evaluated& e : evals)
+        if (&e != best && e.tile != best->tile)
+            others.push_back(&e);
+    std::sort(others.begin(), others.end(), [](const Evaluated* a, const Evaluated* b) {
+        return std::tie(a->cycles, a->order) < std::tie(b->cycles, b->order);
+    });
+    for (size_t i = 0; i < others.size() && i < 3; ++i) {
+        const Evaluated& e = *others[i];
+        Tiling::Candidate c;
+        c.tileShape = e.tile;
+        c.estCycles = e.cycles;
+        if (!e.fits)
+            c.rejectedBecause = "needs " + kib(e.sram) + " SRAM > " + kib(t.sramBytes);
+        else
+            c.rejectedBecause = "est " + std::to_string(e.cycles) + " cycles >= " + std::to_string(best->cycles) + " chosen";
+        cost.tiling.candidates.push_back(std::move(c));
+    }
+    return cost;
+}
+
+} // namespace sextant::backend

@@ -1,0 +1,28 @@
+#pragma once
+
+#include "Grouping.h"
+#include "Program.h"
+#include "Target.h"
+
+namespace sextant::backend {
+
+/// The cost-model view of one Task after tiling.
+struct TaskCost {
+    Tiling tiling;
+    uint64_t flops = 0;
+    uint64_t dmaBytes = 0;   ///< DRAM<->SRAM bytes over all tiles
+    uint64_t estCycles = 0;  ///< the chosen tiling's estimate (no dispatch)
+};
+
+/// Chooses the output tile for a group so that its SRAM working set (input + weights + output
+/// tiles, doubled when double-buffered) fits the core's SRAM, minimising estimated cycles.
+///
+/// Candidates split the output along its outermost non-reduction dims, halving one dim at a time.
+/// Per tile: compute cycles on the group's unit (cube: ceil(M/16)*ceil(N/16)*ceil(K/16) per output
+/// matrix, convolution via its im2col dims; vector: ceil(elements/lanes) per elementwise step) and
+/// DMA cycles (bytes in + out / DMA bytes per cycle + DRAM latency). With double buffering the
+/// tiles pipeline: cycles = tiles * max(compute, dma) + min(compute, dma).
+/// Fails, naming the node, when not even the smallest tile fits.
+Expected<TaskCost> chooseTiling(const Group& group, const Target& target);
+
+} // namespace sextant::backend

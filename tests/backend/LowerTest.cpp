@@ -1,0 +1,262 @@
+#include "core/backend/EventAllocator.h"
+#include "core/backend/Lower.h"
+#include "core/backend/MemoryPlanner.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+using namespace sextant;
+using namespace sextant::backend;
+using ir::DType;
+using ir::OpKind;
+using ir::Tensor;
+using ir::TensorType;
+
+namespace {
+
+Tensor filled(std::vector<int64_t> shape, float start) {
+    Tensor t(DType::F32, std::move(shape));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        t.set(i, start + 0.001 * static_cast<double>(i % 97));
+    return t;
+}
+
+/// x -> conv+relu -> two parallel conv branches -> add -> global pool -> flatten -> gemm -> softmax.
+std::shared_ptr<ir::Graph> residualGraph(int64_t channels = 8, int64_t hw = 16) {
+    auto g = std::make_shared<ir::Graph>("residual");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 3, hw, hw}));
+    ir::AttributeMap conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    ir::Value* w0 = *g->addConstant("w0", filled({channels, 3, 3, 3}, 0.01f));
+    ir::Value* b0 = *g->addConstant("b0", filled({channels}, 0.0f));
+    ir::Node* c0 = *g->addNode(OpKind::Conv, "conv0", {x, w0, b0}, {"c0"}, conv);
+    ir::Node* r0 = *g->addNode(OpKind::Relu, "relu0", {c0->output()}, {"r0"});
+    ir::Value* wa = *g->addConstant("wa", filled({channels, channels, 3, 3}, 0.02f));
+    ir::Value* wb = *g->addConstant("wb", filled({channels, channels, 3, 3}, -0.01f));
+    ir::Node* ca = *g->addNode(OpKind::Conv, "convA", {r0->output(), wa}, {"ca"}, conv);
+    ir::Node* cb = *g->addNode(OpKind::Conv, "convB", {r0->output(), wb}, {"cb"}, conv);
+    ir::Node* add = *g->addNode(OpKind::Add, "add", {ca->output(), cb->output()}, {"sum"});
+    ir::Node* skip = *g->addNode(OpKind::Add, "skip", {add->output(), r0->output()}, {"res"});
+    ir::Node* gap = *g->addNode(OpKind::GlobalAveragePool, "gap", {skip->output()}, {"pooled"});
+    ir::Node* flat = *g->addNode(OpKind::Flatten, "flatten", {gap->output()}, {"flat"}, {{"axis", int64_t{1}}});
+    ir::Value* wf = *g->addConstant("wf", filled({channels, 10}, 0.05f));
+    ir::Value* bf = *g->addConstant("bf", filled({10}, 0.0f));
+    ir::Node* fc = *g->addNode(OpKind::Gemm, "fc", {flat->output(), wf, bf}, {"logits"});
+    ir::Node* sm = *g->addNode(OpKind::Softmax, "softmax", {fc->output()}, {"prob"}, {{"axis", int64_t{1}}});
+    g->setOutputs({sm->output()});
+    Status s = g->inferTypes();
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    return g;
+}
+
+/// `width` independent conv chains joined by a Concat: enough parallel work for several cores.
+std::shared_ptr<ir::Graph> wideGraph(int width) {
+    auto g = std::make_shared<ir::Graph>("wide");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 32, 32}));
+    std::vector<ir::Value*> heads;
+    for (int i = 0; i < width; ++i) {
+        std::string s = std::to_string(i);
+        ir::Value* w = *g->addConstant("w" + s, filled({16, 16, 3, 3}, 0.01f * i));
+        ir::Node* c = *g->addNode(OpKind::Conv, "conv" + s, {x, w}, {"c" + s},
+                                  {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+        ir::Node* r = *g->addNode(OpKind::Relu, "relu" + s, {c->output()}, {"r" + s});
+        heads.push_back(r->output());
+    }
+    ir::Node* cat = *g->addNode(OpKind::Concat, "concat", heads, {"y"}, {{"axis", int64_t{1}}});
+    g->setOutputs({cat->output()});
+    Status s = g->inferTypes();
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    return g;
+}
+
+void expectValidProgram(const Program& p, const ir::Graph& g) {
+    // One Task per node, each node exactly once.
+    ASSERT_EQ(p.tasks.size(), g.numNodes());
+    std::set<std::string> nodes;
+    for (const Task& t : p.tasks)
+        for (const std::string& n : t.nodes)
+            EXPECT_TRUE(nodes.insert(n).second) << n;
+    EXPECT_EQ(nodes.size(), g.numNodes());
+    // Issue order is topological and deps are the producers of the inputs.
+    for (const Task& t : p.tasks) {
+        EXPECT_EQ(&t - p.tasks.data(), t.id);
+        for (int d : t.deps) {
+            EXPECT_LT(d, t.id);
+            EXPECT_LE(p.tasks[d].estEnd, t.estStart);
+        }
+        for (int b : t.inputs) {
+            int writer = p.buffers[b].firstTask;
+            if (p.buffers[b].kind == BufferKind::Intermediate || p.buffers[b].kind == BufferKind::Output)
+                EXPECT_NE(std::find(t.deps.begin(), t.deps.end(), writer), t.deps.end())
+                    << t.name << " reads " << p.buffers[b].value << " without depending on its writer";
+        }
+        EXPECT_GT(t.estCycles, 0u);
+        EXPECT_LE(t.tiling.sramBytes, p.target.sramBytes) << t.name;
+    }
+    Status ev = checkEvents(p);
+    EXPECT_TRUE(ev.ok()) << (ev.ok() ? "" : ev.error().message);
+    Status hz = checkHazards(p);
+    EXPECT_TRUE(hz.ok()) << (hz.ok() ? "" : hz.error().message);
+    EXPECT_GE(p.memory.dramPeak, p.memory.dramLowerBound);
+    EXPECT_GT(p.memory.dramLowerBound, 0u);
+    EXPECT_EQ(p.inputBuffers.size(), g.inputs().size());
+    EXPECT_EQ(p.outputBuffers.size(), g.outputs().size());
+}
+
+} // namespace
+
+TEST(Lower, ResidualGraphGivesAValidProgram) {
+    auto g = residualGraph();
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    expectValidProgram(*p, *g);
+    // Units follow the op cost classes.
+    for (const Task& t : p->tasks) {
+        if (t.kernel == "Conv" || t.kernel == "Gemm")
+            EXPECT_EQ(t.unit, UnitKind::Cube) << t.name;
+        if (t.kernel == "Relu" || t.kernel == "Add" || t.kernel == "Softmax")
+            EXPECT_EQ(t.unit, UnitKind::Vector) << t.name;
+        if (t.kernel == "Flatten")
+            EXPECT_EQ(t.unit, UnitKind::Dma) << t.name;
+    }
+    // Intermediates reuse memory: the arena is smaller than the sum of the intermediates.
+    uint64_t sum = 0;
+    for (const Buffer& b : p->buffers)
+        if (b.kind == BufferKind::Intermediate)
+            sum += b.size;
+    EXPECT_LT(p->memory.dramPeak, sum);
+    EXPECT_GT(p->estCycles, 0u);
+}
+
+TEST(Lower, ParallelBranchesUseSeveralCoresWithEvents) {
+    auto g = wideGraph(6);
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    expectValidProgram(*p, *g);
+    std::set<int> cores;
+    for (const Task& t : p->tasks)
+        cores.insert(t.core);
+    EXPECT_GE(cores.size(), 3u);
+    EXPECT_FALSE(p->events.empty());
+    // A dependent chain (conv -> relu) stays on one core: the event would cost more than waiting.
+    for (const Task& t : p->tasks)
+        if (t.kernel == "Relu")
+            EXPECT_EQ(t.core, p->tasks[t.deps.at(0)].core) << t.name;
+}
+
+TEST(Lower, BigConvIsTiledToFitSram) {
+    auto g = std::make_shared<ir::Graph>("big");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 64, 56, 56}));
+    ir::Value* w = *g->addConstant("w", filled({64, 64, 3, 3}, 0.01f));
+    ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, w}, {"y"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    g->setOutputs({c->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const Tiling& tiling = p->tasks.at(0).tiling;
+    EXPECT_GT(tiling.numTiles, 1);
+    EXPECT_TRUE(tiling.doubleBuffered);
+    EXPECT_LE(tiling.sramBytes, 512u * 1024);
+    ASSERT_FALSE(tiling.candidates.empty());
+    EXPECT_LE(tiling.candidates.size(), 3u);
+    bool sawSramReason = false;
+    for (const auto& c : tiling.candidates)
+        if (c.rejectedBecause.find("SRAM > 512 KiB") != std::string::npos)
+            sawSramReason = true;
+    EXPECT_TRUE(sawSramReason) << "the whole-output tile needs more SRAM and should be listed as rejected";
+    // 2*M*N*K flops for the whole convolution.
+    EXPECT_EQ(p->tasks[0].flops, 2ull * 56 * 56 * 64 * 64 * 9);
+}
+
+TEST(Lower, DeterministicAcrossRuns) {
+    auto g = residualGraph();
+    Expected<Program> a = lower(g, defaultTarget());
+    Expected<Program> b = lower(g, defaultTarget());
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->tasks.size(), b->tasks.size());
+    for (size_t i = 0; i < a->tasks.size(); ++i) {
+        EXPECT_EQ(a->tasks[i].name, b->tasks[i].name);
+        EXPECT_EQ(a->tasks[i].core, b->tasks[i].core);
+    }
+    for (size_t i = 0; i < a->buffers.size(); ++i)
+        EXPECT_EQ(a->buffers[i].offset, b->buffers[i].offset);
+}
+
+TEST(Lower, HazardCheckerCatchesOverlapOfUnorderedTasks) {
+    auto g = wideGraph(4);
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    // Put the outputs of two parallel convolutions at the same address.
+    Program bad = *p;
+    int first = -1, second = -1;
+    for (const Buffer& b : bad.buffers) {
+        if (b.value == "c0")
+            first = b.id;
+        if (b.value == "c1")
+            second = b.id;
+    }
+    ASSERT_GE(first, 0);
+    ASSERT_GE(second, 0);
+    bad.buffers[second].offset = bad.buffers[first].offset;
+    Status s = checkHazards(bad);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("hazard"), std::string::npos) << s.error().message;
+}
+
+TEST(Lower, EventCheckerCatchesAMissingWait) {
+    auto g = wideGraph(6);
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    ASSERT_FALSE(p->events.empty());
+    Program bad = *p;
+    const Event& e = bad.events[0];
+    Task& consumer = bad.tasks[e.consumerTasks[0]];
+    consumer.waitEvents.clear();
+    EXPECT_FALSE(checkEvents(bad).ok());
+    // Dropping the event entirely leaves a cross-core dependency uncovered.
+    Program bad2 = *p;
+    for (Task& t : bad2.tasks) {
+        t.waitEvents.clear();
+        t.recordEvents.clear();
+    }
+    bad2.events.clear();
+    Status s = checkEvents(bad2);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("has no event"), std::string::npos) << s.error().message;
+}
+
+TEST(Lower, EventSlotsAreReusedWhenFew) {
+    auto g = wideGraph(7);
+    Target t = defaultTarget();
+    t.eventSlotsPerCore = 2;
+    Expected<Program> p = lower(g, t);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    for (const Event& e : p->events)
+        EXPECT_LT(e.slot, 2);
+    EXPECT_TRUE(checkEvents(*p).ok());
+}
+
+TEST(Lower, SingleCoreTargetHasNoEvents) {
+    auto g = residualGraph();
+    Target t = defaultTarget();
+    t.numCores = 1;
+    Expected<Program> p = lower(g, t);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    expectValidProgram(*p, *g);
+    EXPECT_TRUE(p->events.empty());
+}
+
+TEST(Lower, UnshapedInputIsAClearError) {
+    auto g = std::make_shared<ir::Graph>("dyn");
+    TensorType dyn;
+    dyn.dtype = DType::F32;
+    dyn.shape = {ir::Dim::symbolic("batch"), ir::Dim::known(4)};
+    ir::Value* x = *g->addInput("x", dyn);
+    ir::Node* r = *g->addNode(OpKind::Relu, "relu", {x}, {"y"});
+    g->setOutputs({r->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_FALSE(p.ok());
+    EXPECT_NE(p.error().message.find("'relu'"), std::string::npos) << p.error().message;
+    EXPECT_NE(p.error().message.find("non-static"), std::string::npos) << p.error().message;
+}

@@ -1,0 +1,103 @@
+#include "core/backend/MemoryPlanner.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+
+using namespace sextant;
+using namespace sextant::backend;
+
+namespace {
+
+std::string memplanDir() { return std::string(SEXTANT_SHARED_DIR) + "/memplan"; }
+
+/// Reference greedy-by-size figures from SOURCE.txt ("A: 154 buffers, max-live 1048576, greedy 1374208").
+std::map<std::string, std::pair<uint64_t, uint64_t>> referenceFigures() {
+    std::map<std::string, std::pair<uint64_t, uint64_t>> out;
+    std::ifstream in(memplanDir() + "/SOURCE.txt");
+    std::regex row(R"(^\s*([A-Za-z0-9.]+): \d+ buffers, max-live\s+(\d+), greedy\s+(\d+))");
+    std::string line;
+    while (std::getline(in, line)) {
+        std::smatch m;
+        if (std::regex_search(line, m, row))
+            out[m[1]] = {std::stoull(m[2]), std::stoull(m[3])};
+    }
+    return out;
+}
+
+} // namespace
+
+TEST(MemoryPlanner, SharedInstancesArePlannedValidlyAndNoWorseThanGreedyBySize) {
+    if (!std::filesystem::exists(memplanDir()))
+        GTEST_SKIP() << memplanDir() << " not found: skipping memory planning instances";
+    auto refs = referenceFigures();
+    ASSERT_GE(refs.size(), 7u) << "SOURCE.txt reference figures not found";
+    int checked = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(memplanDir())) {
+        if (entry.path().extension() != ".csv")
+            continue;
+        std::string stem = entry.path().filename().string();
+        std::string key = stem.substr(0, stem.find('.'));
+        if (key == "example")
+            key = "example.12";
+        Expected<std::vector<IntervalBuffer>> buffers = readIntervalCsv(entry.path().string());
+        ASSERT_TRUE(buffers.ok()) << buffers.error().message;
+        OffsetProblem problem = problemFromIntervals(*buffers);
+        OffsetPlan plan = planOffsets(problem);
+        Status valid = checkOffsetPlan(problem, plan);
+        EXPECT_TRUE(valid.ok()) << stem << ": " << (valid.ok() ? "" : valid.error().message);
+        uint64_t maxLive = maxLiveBytes(*buffers);
+        ASSERT_TRUE(refs.count(key)) << key;
+        EXPECT_EQ(maxLive, refs[key].first) << stem;
+        EXPECT_GE(plan.peak, maxLive) << stem;
+        EXPECT_LE(plan.peak, refs[key].second) << stem << " peak " << plan.peak << " (" << plan.heuristic
+                                               << ") worse than greedy-by-size " << refs[key].second;
+        std::printf("%-16s max-live %8llu greedy %8llu ours %8llu (%.3fx, %s)\n", stem.c_str(),
+                    static_cast<unsigned long long>(maxLive), static_cast<unsigned long long>(refs[key].second),
+                    static_cast<unsigned long long>(plan.peak), double(plan.peak) / double(maxLive),
+                    plan.heuristic.c_str());
+        ++checked;
+    }
+    EXPECT_EQ(checked, 7);
+}
+
+TEST(MemoryPlanner, PisarchykLeeInstanceReachesItsOptimum) {
+    // (first, last op, size) with inclusive op ranges; the optimum is 124 = max-live.
+    std::vector<IntervalBuffer> b = {{"0", 0, 2, 32}, {"1", 1, 5, 28}, {"2", 2, 6, 36}, {"3", 3, 6, 16},
+                                     {"4", 4, 6, 8},  {"5", 5, 8, 64}, {"6", 6, 9, 10}, {"7", 7, 9, 40}};
+    OffsetProblem p = problemFromIntervals(b);
+    OffsetPlan plan = planOffsets(p);
+    ASSERT_TRUE(checkOffsetPlan(p, plan).ok());
+    EXPECT_EQ(maxLiveBytes(b), 124u);
+    EXPECT_EQ(plan.peak, 124u);
+}
+
+TEST(MemoryPlanner, CheckerRejectsOverlappingLiveBuffers) {
+    std::vector<IntervalBuffer> b = {{"a", 0, 4, 100}, {"b", 2, 6, 50}, {"c", 5, 8, 100}};
+    OffsetProblem p = problemFromIntervals(b, 32);
+    OffsetPlan plan = planOffsets(p);
+    ASSERT_TRUE(checkOffsetPlan(p, plan).ok());
+    EXPECT_EQ(plan.offsets[0] % 32, 0u);
+    // a and c never live together: they may share; b must not touch either.
+    EXPECT_EQ(plan.offsets[0], plan.offsets[2]);
+    OffsetPlan bad = plan;
+    bad.offsets[1] = bad.offsets[0];
+    Status s = checkOffsetPlan(p, bad);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("overlap"), std::string::npos);
+}
+
+TEST(MemoryPlanner, CsvErrorsNameTheFileAndLine) {
+    std::string path = ::testing::TempDir() + "/bad_memplan.csv";
+    {
+        std::ofstream out(path);
+        out << "id,lower,upper,size\n0,1,2,3\n1,x,2,3\n";
+    }
+    Expected<std::vector<IntervalBuffer>> r = readIntervalCsv(path);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find(path + ":3"), std::string::npos) << r.error().message;
+    EXPECT_FALSE(readIntervalCsv(path + ".missing").ok());
+}

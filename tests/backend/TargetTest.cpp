@@ -1,0 +1,120 @@
+#include "core/backend/Target.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+using namespace sextant;
+using namespace sextant::backend;
+
+namespace {
+
+std::string readFile(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string defaultJsonWith(const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = nlohmann::json::parse(targetToJson(defaultTarget()));
+    edit(j);
+    return j.dump();
+}
+
+} // namespace
+
+TEST(Target, DefaultHasTheDesignNumbers) {
+    const Target& t = defaultTarget();
+    EXPECT_EQ(t.name, "npu-a");
+    EXPECT_DOUBLE_EQ(t.clockGhz, 1.0);
+    EXPECT_EQ(t.numCores, 8);
+    EXPECT_EQ(t.cubeM * t.cubeN * t.cubeK, 16 * 16 * 16);
+    EXPECT_EQ(t.vectorLanesF16, 128);
+    EXPECT_EQ(t.vectorLanesF32, 64);
+    EXPECT_EQ(t.sramBytes, 512u * 1024);
+    EXPECT_EQ(t.sramAlign, 32u);
+    EXPECT_EQ(t.dmaBytesPerCycle, 64u);
+    EXPECT_EQ(t.dramBytes, 16ull << 30);
+    EXPECT_EQ(t.dramBytesPerCycle, 512u);
+    EXPECT_EQ(t.dramLatencyCycles, 400u);
+    EXPECT_EQ(t.eventSlotsPerCore, 64);
+    EXPECT_EQ(t.eventLatencyCycles, 200u);
+    EXPECT_EQ(t.dispatchCycles, 100u);
+    EXPECT_EQ(t.descriptorAlign, 64u);
+}
+
+TEST(Target, ResourceFileMatchesTheCompiledInDefault) {
+    Expected<Target> t = loadTarget(std::string(SEXTANT_SOURCE_DIR) + "/resources/targets/npu-a.json");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_EQ(targetToJson(*t), targetToJson(defaultTarget()));
+}
+
+TEST(Target, JsonRoundTripIsStable) {
+    std::string once = targetToJson(defaultTarget());
+    Expected<Target> back = parseTarget(once, "round-trip");
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(targetToJson(*back), once);
+    // Keys come out sorted, so diffs of manifests stay small.
+    EXPECT_LT(once.find("\"clock_ghz\""), once.find("\"num_cores\""));
+}
+
+TEST(Target, MissingFieldIsNamed) {
+    Expected<Target> t = parseTarget(defaultJsonWith([](auto& j) { j.erase("sram_bytes"); }), "my.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.error().message, "my.json: field 'sram_bytes' is missing");
+}
+
+TEST(Target, NegativeAndZeroValuesAreRejected) {
+    Expected<Target> neg = parseTarget(defaultJsonWith([](auto& j) { j["num_cores"] = -2; }), "t.json");
+    ASSERT_FALSE(neg.ok());
+    EXPECT_NE(neg.error().message.find("t.json: field 'num_cores' must be positive"), std::string::npos)
+        << neg.error().message;
+    Expected<Target> zero = parseTarget(defaultJsonWith([](auto& j) { j["clock_ghz"] = 0.0; }), "t.json");
+    ASSERT_FALSE(zero.ok());
+    EXPECT_NE(zero.error().message.find("'clock_ghz' must be positive"), std::string::npos);
+}
+
+TEST(Target, UnknownKeyIsRejected) {
+    Expected<Target> t = parseTarget(defaultJsonWith([](auto& j) { j["sram_kib"] = 512; }), "t.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.error().message, "t.json: field 'sram_kib' is not a target field");
+}
+
+TEST(Target, WrongTypeIsRejected) {
+    Expected<Target> t = parseTarget(defaultJsonWith([](auto& j) { j["num_cores"] = "eight"; }), "t.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.error().message, "t.json: field 'num_cores' must be an integer");
+    Expected<Target> f = parseTarget(defaultJsonWith([](auto& j) { j["num_cores"] = 2.5; }), "t.json");
+    ASSERT_FALSE(f.ok());
+}
+
+TEST(Target, BadJsonIsAParseError) {
+    Expected<Target> t = parseTarget("{\"name\": \"npu-a\",", "broken.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.error().kind, ErrorKind::Parse);
+    EXPECT_NE(t.error().message.find("broken.json: invalid JSON"), std::string::npos) << t.error().message;
+    EXPECT_FALSE(parseTarget("[1, 2]", "array.json").ok());
+}
+
+TEST(Target, SramMustBeAMultipleOfItsAlignment) {
+    Expected<Target> t = parseTarget(defaultJsonWith([](auto& j) { j["sram_bytes"] = 524288 + 16; }), "t.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message.find("field 'sram_bytes' must be a multiple of sram_align"), std::string::npos)
+        << t.error().message;
+}
+
+TEST(Target, MissingFileNamesThePath) {
+    Expected<Target> t = loadTarget("/nonexistent/dir/x.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.error().kind, ErrorKind::Io);
+    EXPECT_NE(t.error().message.find("/nonexistent/dir/x.json"), std::string::npos);
+}
+
+TEST(Target, EditedFieldIsUsed) {
+    Expected<Target> t = parseTarget(defaultJsonWith([](auto& j) { j["num_cores"] = 2; }), "t.json");
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_EQ(t->numCores, 2);
+}
