@@ -1,0 +1,115 @@
+#include "Verifier.h"
+
+#include "Printer.h"
+
+#include <unordered_set>
+
+namespace sextant::ir {
+
+namespace {
+
+Error nodeError(const Node& n, const std::string& message) {
+    return makeError(ErrorKind::Verify,
+                     "node '" + n.name() + "' (" + qualifiedOpName(n.kind()) + "): " + message, n.name());
+}
+
+/// Inferred and stored types agree where both are known; a symbolic dim matches anything.
+bool compatible(const TensorType& inferred, const TensorType& stored) {
+    if (inferred.dtype != stored.dtype || inferred.rank() != stored.rank())
+        return false;
+    for (size_t i = 0; i < inferred.rank(); ++i) {
+        const Dim& a = inferred.shape[i];
+        const Dim& b = stored.shape[i];
+        if (a.isKnown() && b.isKnown() && a.value != b.value)
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+Status verifyGraph(const Graph& graph) {
+    // Membership sets only: nothing iterates them to produce output.
+    std::unordered_set<const Value*> defined;
+    std::unordered_set<const Value*> owned;
+    for (const Value* v : graph.values())
+        owned.insert(v);
+    for (const Value* v : graph.inputs()) {
+        if (v->producer() || v->isConstant())
+            return makeError(ErrorKind::Verify,
+                             "graph input '" + v->name() + "' is also produced by a node or a constant",
+                             v->name());
+        defined.insert(v);
+    }
+    for (const Value* c : graph.constants()) {
+        if (c->producer())
+            return makeError(ErrorKind::Verify,
+                             "constant '" + c->name() + "' is also produced by node '" +
+                                 c->producer()->name() + "'",
+                             c->name());
+        defined.insert(c);
+    }
+    for (const Node* n : graph.nodes()) {
+        const OpInfo& info = n->info();
+        const int nin = static_cast<int>(n->numInputs());
+        const int nout = static_cast<int>(n->numOutputs());
+        if (nin < info.minInputs || (info.maxInputs >= 0 && nin > info.maxInputs))
+            return nodeError(*n, "has " + std::to_string(nin) + " inputs, the op takes " +
+                                     std::to_string(info.minInputs) + ".." +
+                                     (info.maxInputs < 0 ? std::string("n")
+                                                         : std::to_string(info.maxInputs)));
+        if (nout < info.minOutputs || nout > info.maxOutputs)
+            return nodeError(*n, "has " + std::to_string(nout) + " outputs, the op gives " +
+                                     std::to_string(info.minOutputs) + ".." +
+                                     std::to_string(info.maxOutputs));
+        for (int i = 0; i < nin; ++i) {
+            const Value* in = n->input(static_cast<size_t>(i));
+            if (!in) {
+                if (i < info.minInputs)
+                    return nodeError(*n, "required input " + std::to_string(i) + " is missing");
+                continue;
+            }
+            if (!owned.count(in))
+                return nodeError(*n, "input '" + in->name() + "' does not belong to this graph");
+            if (!defined.count(in))
+                return nodeError(*n, "input '" + in->name() + "' is used before it is defined" +
+                                         (in->producer() ? " (by node '" + in->producer()->name() + "')"
+                                                         : std::string()));
+        }
+        for (int i = 0; i < nout; ++i) {
+            const Value* o = n->output(static_cast<size_t>(i));
+            if (o->producer() != n || o->producerOutput() != i)
+                return nodeError(*n, "output '" + o->name() + "' does not name this node as its producer");
+            if (defined.count(o))
+                return nodeError(*n, "output '" + o->name() + "' is defined twice");
+        }
+        Status st = info.verify(*n);
+        if (!st.ok())
+            return nodeError(*n, st.error().message);
+        auto types = info.infer(*n);
+        if (!types.ok())
+            return nodeError(*n, types.error().message);
+        if (types->size() < static_cast<size_t>(nout))
+            return nodeError(*n, "shape inference gave " + std::to_string(types->size()) + " types for " +
+                                     std::to_string(nout) + " outputs");
+        for (int i = 0; i < nout; ++i) {
+            const Value* o = n->output(static_cast<size_t>(i));
+            const TensorType& inferred = (*types)[static_cast<size_t>(i)];
+            if (!compatible(inferred, o->type()))
+                return nodeError(*n, "output '" + o->name() + "' has type " + printType(o->type()) +
+                                         " but inference gives " + printType(inferred));
+            defined.insert(o);
+        }
+    }
+    for (const Value* o : graph.outputs()) {
+        if (!o)
+            return makeError(ErrorKind::Verify, "graph '" + graph.name() + "' has a null output",
+                             graph.name());
+        if (!owned.count(o) || !defined.count(o))
+            return makeError(ErrorKind::Verify,
+                             "graph output '" + o->name() + "' is not defined in the graph", o->name());
+    }
+    return {};
+}
+
+} // namespace sextant::ir
