@@ -1,0 +1,284 @@
+// The simulator on a hand-built Program: it must compute what the reference interpreter computes
+// (within f16 rounding), and it must really read the planned addresses: a corrupted plan or a
+// dropped event wait gives wrong numbers or a watchdog error.
+#include "core/ir/Half.h"
+#include "core/ir/Interpreter.h"
+#include "core/sim/MemoryImage.h"
+#include "core/sim/Simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace sextant;
+using backend::Buffer;
+using backend::BufferKind;
+using backend::Program;
+using backend::Task;
+using backend::UnitKind;
+
+namespace {
+
+ir::Tensor ramp(std::vector<int64_t> shape, double scale, double shift) {
+    ir::Tensor t(ir::DType::F32, std::move(shape));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        t.set(i, std::sin(static_cast<double>(i) * scale) + shift);
+    return t;
+}
+
+/// y = Relu(Conv(x, w, b)) + Sigmoid(x), with the conv chain on core 0 and the rest on core 1:
+///   task 0 core 0 cube:   c = Conv(x, w, b)
+///   task 1 core 0 vector: r = Relu(c)            records event 0
+///   task 2 core 1 vector: s = Sigmoid(x)
+///   task 3 core 1 vector: y = Add(r, s)          waits on event 0
+/// DRAM: w @0, b @192, x @256, y @384, then c @512, r @640, s @768.
+struct Sample {
+    std::shared_ptr<ir::Graph> graph;
+    Program program;
+    ir::Tensor input;
+};
+
+Sample makeSample() {
+    auto g = std::make_shared<ir::Graph>("sample");
+    ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 2, 4, 4})).value();
+    ir::Value* w = g->addConstant("w", ramp({2, 2, 3, 3}, 0.7, 0.0)).value();
+    ir::Value* b = g->addConstant("b", ramp({2}, 1.3, 0.25)).value();
+    ir::AttributeMap conv;
+    conv["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+    conv["kernel_shape"] = std::vector<int64_t>{3, 3};
+    ir::Node* c = g->addNode(ir::OpKind::Conv, "conv", {x, w, b}, {"c"}, conv).value();
+    ir::Node* r = g->addNode(ir::OpKind::Relu, "relu", {c->output()}, {"r"}).value();
+    ir::Node* s = g->addNode(ir::OpKind::Sigmoid, "sig", {x}, {"s"}).value();
+    ir::Node* y = g->addNode(ir::OpKind::Add, "add", {r->output(), s->output()}, {"y"}).value();
+    g->setOutputs({y->output()});
+    EXPECT_TRUE(g->inferTypes().ok());
+
+    Program p;
+    p.modelName = "sample";
+    p.target = backend::Target{};
+    p.graph = g;
+    auto buf = [&](int id, const std::string& value, BufferKind kind, uint64_t offset, uint64_t size,
+                   int first, int last) {
+        Buffer bb;
+        bb.id = id;
+        bb.value = value;
+        bb.kind = kind;
+        bb.offset = offset;
+        bb.size = size;
+        bb.type = g->findValue(value)->type();
+        bb.firstTask = first;
+        bb.lastTask = last;
+        p.buffers.push_back(bb);
+    };
+    buf(0, "w", BufferKind::Weight, 0, 192, -1, 0);
+    buf(1, "b", BufferKind::Weight, 192, 64, -1, 0);
+    buf(2, "x", BufferKind::Input, 256, 128, -1, 2);
+    buf(3, "y", BufferKind::Output, 384, 128, 3, -1);
+    buf(4, "c", BufferKind::Intermediate, 512, 128, 0, 1);
+    buf(5, "r", BufferKind::Intermediate, 640, 128, 1, 3);
+    buf(6, "s", BufferKind::Intermediate, 768, 128, 2, 3);
+    auto task = [&](int id, const std::string& node, int core, UnitKind unit, std::vector<int> in,
+                    std::vector<int> out, uint64_t flops) {
+        Task t;
+        t.id = id;
+        t.name = node;
+        t.kernel = node;
+        t.core = core;
+        t.unit = unit;
+        t.nodes = {node};
+        t.inputs = std::move(in);
+        t.outputs = std::move(out);
+        t.flops = flops;
+        for (int bi : t.inputs)
+            t.dmaBytes += p.buffers[static_cast<size_t>(bi)].type.numel() * 4;
+        for (int bi : t.outputs)
+            t.dmaBytes += p.buffers[static_cast<size_t>(bi)].type.numel() * 4;
+        p.tasks.push_back(t);
+    };
+    task(0, "conv", 0, UnitKind::Cube, {2, 0, 1}, {4}, 2 * 32 * 18);
+    task(1, "relu", 0, UnitKind::Vector, {4}, {5}, 32);
+    task(2, "sig", 1, UnitKind::Vector, {2}, {6}, 4 * 32);
+    task(3, "add", 1, UnitKind::Vector, {5, 6}, {3}, 32);
+    p.tasks[1].recordEvents = {0};
+    p.tasks[3].waitEvents = {0};
+    p.tasks[3].deps = {1, 2};
+    p.tasks[1].deps = {0};
+    p.events.push_back(backend::Event{0, 0, 0, 1, {3}});
+    p.inputBuffers = {2};
+    p.outputBuffers = {3};
+    return Sample{g, std::move(p), ramp({1, 2, 4, 4}, 0.37, -0.1)};
+}
+
+ir::Tensor reference(const Sample& s) {
+    ir::KernelContext ctx;
+    ctx.compute = ir::DType::F32;
+    std::vector<ir::Tensor> in{s.input};
+    auto out = ir::interpret(*s.graph, in, ctx);
+    EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
+    return out.value()[0];
+}
+
+double maxAbsDiff(const ir::Tensor& a, const ir::Tensor& b) {
+    EXPECT_EQ(a.numel(), b.numel());
+    double m = 0;
+    for (int64_t i = 0; i < a.numel() && i < b.numel(); ++i)
+        m = std::max(m, std::fabs(a.at(i) - b.at(i)));
+    return m;
+}
+
+Expected<sim::SimResult> simulateSample(const Sample& s, const sim::SimOptions& opt = {}) {
+    std::vector<ir::Tensor> in{s.input};
+    return sim::simulate(s.program, in, opt);
+}
+
+} // namespace
+
+TEST(Simulator, MatchesInterpreterWithinHalfPrecision) {
+    Sample s = makeSample();
+    auto r = simulateSample(s);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->outputs.size(), 1u);
+    ir::Tensor want = reference(s);
+    EXPECT_EQ(r->outputs[0].shape(), want.shape());
+    // f16 inputs to the conv: about 3 significant digits over 18 products.
+    EXPECT_LT(maxAbsDiff(r->outputs[0], want), 2e-2);
+    // ... but not bit-identical to f32: the cube really rounded its inputs to f16.
+    EXPECT_GT(maxAbsDiff(r->outputs[0], want), 0.0);
+}
+
+TEST(Simulator, TimingFollowsTheEventAndTheCoreQueues) {
+    Sample s = makeSample();
+    auto r = simulateSample(s);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const auto& t = r->trace;
+    ASSERT_EQ(t.size(), 4u);
+    const backend::Target& tg = s.program.target;
+    // First Task on each core starts after one dispatch.
+    EXPECT_EQ(t[0].start, tg.dispatchCycles);
+    EXPECT_EQ(t[2].start, tg.dispatchCycles);
+    // Same-core successor: core free + dispatch.
+    EXPECT_EQ(t[1].start, t[0].end + tg.dispatchCycles);
+    // Cross-core consumer: the event arrives eventLatency after its recording Task ends.
+    EXPECT_EQ(t[3].ready, t[1].end + tg.eventLatencyCycles);
+    EXPECT_EQ(t[3].start, std::max(t[3].ready, t[2].end + tg.dispatchCycles));
+    // Tasks that move data pay the DRAM latency. Bandwidth is shared by the Tasks moving data when
+    // one starts: task 2 starts (same cycle, higher id) while task 0 is moving data.
+    for (const auto& rec : t)
+        EXPECT_GE(rec.end - rec.start, tg.dramLatencyCycles);
+    EXPECT_EQ(t[0].dmaSharers, 1);
+    EXPECT_EQ(t[2].dmaSharers, 2);
+    EXPECT_EQ(r->totalCycles, t[3].end);
+}
+
+TEST(Simulator, IsDeterministic) {
+    Sample s = makeSample();
+    auto a = simulateSample(s);
+    auto b = simulateSample(s);
+    ASSERT_TRUE(a.ok() && b.ok());
+    ASSERT_EQ(a->trace.size(), b->trace.size());
+    for (size_t i = 0; i < a->trace.size(); ++i) {
+        EXPECT_EQ(a->trace[i].start, b->trace[i].start);
+        EXPECT_EQ(a->trace[i].end, b->trace[i].end);
+        EXPECT_EQ(a->trace[i].ready, b->trace[i].ready);
+    }
+    EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
+}
+
+TEST(Simulator, OverlappingLiveBuffersGiveWrongNumbers) {
+    Sample s = makeSample();
+    // Put s on top of r: both are live when task 3 reads them.
+    s.program.buffers[6].offset = s.program.buffers[5].offset;
+    auto r = simulateSample(s);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_GT(maxAbsDiff(r->outputs[0], reference(s)), 0.1);
+}
+
+TEST(Simulator, WeightsComeFromTheirPlannedAddress) {
+    Sample s = makeSample();
+    // Point the conv's weight buffer at the bias region: the kernel must read garbage weights.
+    Sample bad = makeSample();
+    bad.program.buffers[0].offset = 64 * 3; // overlaps b and x
+    bad.program.buffers[0].size = 192;
+    auto r = simulateSample(bad);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_GT(maxAbsDiff(r->outputs[0], reference(s)), 0.1);
+}
+
+TEST(Simulator, DroppedWaitIsARace) {
+    Sample s = makeSample();
+    s.program.tasks[3].waitEvents.clear();
+    auto r = simulateSample(s);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    // Task 3 now starts before task 1 wrote r: it reads zeros and the output is wrong.
+    EXPECT_LT(r->trace[3].start, r->trace[1].end);
+    EXPECT_GT(maxAbsDiff(r->outputs[0], reference(s)), 0.1);
+}
+
+TEST(Simulator, WatchdogNamesTheBlockedTaskAndEvent) {
+    Sample s = makeSample();
+    s.program.tasks[1].recordEvents.clear(); // the record never comes
+    auto r = simulateSample(s);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, ErrorKind::Runtime);
+    const std::string& m = r.error().message;
+    EXPECT_NE(m.find("watchdog"), std::string::npos) << m;
+    EXPECT_NE(m.find("task 3 'add'"), std::string::npos) << m;
+    EXPECT_NE(m.find("waits on event 0"), std::string::npos) << m;
+    EXPECT_NE(m.find("3 of 4 tasks finished"), std::string::npos) << m;
+}
+
+TEST(Simulator, StrictModeRunsOneTaskAtATime) {
+    Sample s = makeSample();
+    sim::SimOptions opt;
+    opt.strict = true;
+    auto r = simulateSample(s, opt);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    for (size_t i = 1; i < r->trace.size(); ++i)
+        EXPECT_GE(r->trace[i].start, r->trace[i - 1].end);
+    auto async = simulateSample(s);
+    ASSERT_TRUE(async.ok());
+    EXPECT_GT(r->totalCycles, async->totalCycles);
+    EXPECT_TRUE(r->outputs[0].identical(async->outputs[0]));
+}
+
+TEST(Simulator, RejectsBadInputsAndPlans) {
+    Sample s = makeSample();
+    ir::Tensor wrong(ir::DType::F32, {1, 2, 4, 5});
+    std::vector<ir::Tensor> in{wrong};
+    auto r = sim::simulate(s.program, in);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("input 0 'x'"), std::string::npos) << r.error().message;
+
+    Sample small = makeSample();
+    small.program.buffers[4].size = 64; // c needs 128 bytes
+    auto r2 = simulateSample(small);
+    ASSERT_FALSE(r2.ok());
+    EXPECT_NE(r2.error().message.find("buffer 4 ('c'"), std::string::npos) << r2.error().message;
+
+    Sample badCore = makeSample();
+    badCore.program.tasks[2].core = 99;
+    auto r3 = simulateSample(badCore);
+    ASSERT_FALSE(r3.ok());
+    EXPECT_NE(r3.error().message.find("core 99"), std::string::npos) << r3.error().message;
+
+    Sample noOut = makeSample();
+    noOut.program.tasks[1].nodes = {"conv"}; // r is never computed
+    auto r4 = simulateSample(noOut);
+    ASSERT_FALSE(r4.ok());
+    EXPECT_NE(r4.error().message.find("'r'"), std::string::npos) << r4.error().message;
+}
+
+TEST(MemoryImage, RoundTripsAndRoundsToTheBufferType) {
+    Sample s = makeSample();
+    auto img = sim::MemoryImage::forProgram(s.program);
+    ASSERT_TRUE(img.ok()) << img.error().message;
+    EXPECT_EQ(img->dramBytes(), 896u);
+    Buffer half = s.program.buffers[2];
+    half.type.dtype = ir::DType::F16;
+    ASSERT_TRUE(img->write(half, s.input).ok());
+    auto back = img->read(half);
+    ASSERT_TRUE(back.ok());
+    EXPECT_EQ(back->dtype(), ir::DType::F16);
+    for (int64_t i = 0; i < s.input.numel(); ++i)
+        EXPECT_FLOAT_EQ(static_cast<float>(back->at(i)), ir::roundToHalf(static_cast<float>(s.input.at(i))));
+}
