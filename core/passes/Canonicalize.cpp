@@ -1,0 +1,178 @@
+// canonicalize: local clean-ups that make later patterns simpler to match.
+#include "Passes.h"
+#include "RewriteRule.h"
+#include "RewriteUtil.h"
+
+namespace sextant::passes {
+
+namespace {
+
+using ir::OpKind;
+
+/// Identity: its output is its input.
+class RemoveIdentity : public RewriteRule {
+public:
+    std::string id() const override { return "remove-identity"; }
+    std::string summary() const override { return "remove Identity nodes (uses read the input)"; }
+    std::vector<OpKind> targets() const override { return {OpKind::Identity}; }
+    Match match(const ir::Node& n) const override {
+        if (!n.input(0))
+            return Match::none();
+        std::string why = cannotForward(n.output(0), n.input(0));
+        return why.empty() ? Match::matched() : Match::rejected(why);
+    }
+    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+        return forwardAndErase(g, &n, n.output(0), n.input(0));
+    }
+};
+
+/// Dropout at inference is the identity, unless its mask is used or it is in training mode.
+class RemoveDropout : public RewriteRule {
+public:
+    std::string id() const override { return "remove-dropout"; }
+    std::string summary() const override {
+        return "remove inference-mode Dropout nodes whose mask output is unused";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Dropout}; }
+    Match match(const ir::Node& n) const override {
+        if (!n.input(0))
+            return Match::none();
+        if (n.numOutputs() > 1 && useCount(n.output(1)) > 0)
+            return Match::rejected("dropout mask output is used");
+        if (ir::Value* training = n.input(2)) {
+            const ir::Tensor* t = constantOf(training);
+            if (!t)
+                return Match::rejected("dropout training_mode input '" + training->name() +
+                                       "' is not a constant");
+            if (t->numel() > 0 && t->at(0) != 0)
+                return Match::rejected("dropout is in training mode");
+        }
+        std::string why = cannotForward(n.output(0), n.input(0));
+        return why.empty() ? Match::matched() : Match::rejected(why);
+    }
+    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+        return forwardAndErase(g, &n, n.output(0), n.input(0));
+    }
+};
+
+/// Shared by x*1 and x+0: finds which operand is the neutral constant.
+class RemoveNeutral : public RewriteRule {
+public:
+    Match match(const ir::Node& n) const override {
+        int k = neutralOperand(n);
+        if (k < 0)
+            return Match::none();
+        const ir::Value* x = n.input(1 - k);
+        const ir::Value* out = n.output(0);
+        if (!x->type().isStatic() || !out->type().isStatic())
+            return Match::rejected("shapes of '" + x->name() + "' and '" + out->name() +
+                                   "' are not known");
+        if (x->type().dtype != out->type().dtype || x->type().dims() != out->type().dims())
+            return Match::rejected("constant '" + n.input(k)->name() + "' broadcasts " +
+                                   shapeStr(x->type().dims()) + " to " +
+                                   shapeStr(out->type().dims()));
+        std::string why = cannotForward(n.output(0), n.input(1 - k));
+        return why.empty() ? Match::matched() : Match::rejected(why);
+    }
+    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+        int k = neutralOperand(n);
+        return forwardAndErase(g, &n, n.output(0), n.input(1 - k));
+    }
+
+protected:
+    /// The index (0 or 1) of the operand that is a neutral constant, or -1.
+    virtual int neutralOperand(const ir::Node& n) const = 0;
+    static bool isConst(const ir::Node& n, int i, double v) {
+        const ir::Tensor* t = constantOf(n.input(i));
+        return t && allEqual(*t, v);
+    }
+};
+
+class RemoveMulOne : public RemoveNeutral {
+public:
+    std::string id() const override { return "remove-mul-one"; }
+    std::string summary() const override {
+        return "remove x*1, 1*x and x/1 when the constant does not change the shape";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Mul, OpKind::Div}; }
+
+protected:
+    int neutralOperand(const ir::Node& n) const override {
+        if (n.numInputs() != 2 || !n.input(0) || !n.input(1))
+            return -1;
+        if (isConst(n, 1, 1.0))
+            return 1;
+        if (n.kind() == OpKind::Mul && isConst(n, 0, 1.0))
+            return 0;
+        return -1;
+    }
+};
+
+class RemoveAddZero : public RemoveNeutral {
+public:
+    std::string id() const override { return "remove-add-zero"; }
+    std::string summary() const override {
+        return "remove x+0, 0+x and x-0 when the constant does not change the shape";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Add, OpKind::Sub}; }
+
+protected:
+    int neutralOperand(const ir::Node& n) const override {
+        if (n.numInputs() != 2 || !n.input(0) || !n.input(1))
+            return -1;
+        if (isConst(n, 1, 0.0))
+            return 1;
+        if (n.kind() == OpKind::Add && isConst(n, 0, 0.0))
+            return 0;
+        return -1;
+    }
+};
+
+/// Reshape(Reshape(x, s1), s2) == Reshape(x, s2) when s2 is a constant that does not copy dims
+/// (0 entries) from the inner result.
+class MergeReshapeChain : public RewriteRule {
+public:
+    std::string id() const override { return "merge-reshape-chain"; }
+    std::string summary() const override {
+        return "make a Reshape of a Reshape read the inner Reshape's input";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Reshape}; }
+    Match match(const ir::Node& n) const override {
+        const ir::Value* in = n.input(0);
+        if (!in || !in->producer() || in->producer()->kind() != OpKind::Reshape)
+            return Match::none();
+        const ir::Tensor* shape = constantOf(n.input(1));
+        if (!shape)
+            return Match::rejected("outer reshape's shape is not a constant");
+        if (n.attrInt("allowzero", 0) == 0)
+            for (int64_t i = 0; i < shape->numel(); ++i)
+                if (shape->at(i) == 0)
+                    return Match::rejected("outer reshape copies dims (0) from the inner reshape");
+        if (!in->producer()->input(0))
+            return Match::none();
+        return Match::matched();
+    }
+    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+        ir::Node* inner = n.input(0)->producer();
+        g.setInput(&n, 0, inner->input(0));
+        if (useCount(inner->output(0)) == 0)
+            SX_TRY(g.eraseNode(inner));
+        return {};
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> makeCanonicalizePass() {
+    std::vector<std::unique_ptr<RewriteRule>> rules;
+    rules.push_back(std::make_unique<RemoveIdentity>());
+    rules.push_back(std::make_unique<RemoveDropout>());
+    rules.push_back(std::make_unique<RemoveMulOne>());
+    rules.push_back(std::make_unique<RemoveAddZero>());
+    rules.push_back(std::make_unique<MergeReshapeChain>());
+    return std::make_unique<PatternRewritePass>(
+        "canonicalize", "remove no-op nodes (Identity, Dropout, x*1, x+0) and merge Reshape chains",
+        std::move(rules));
+}
+
+} // namespace sextant::passes

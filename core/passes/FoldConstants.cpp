@@ -1,0 +1,118 @@
+// fold-constants: evaluate nodes whose inputs are all constants at compile time.
+#include "Passes.h"
+#include "RewriteRule.h"
+#include "RewriteUtil.h"
+
+#include "core/ir/Interpreter.h"
+
+#include <map>
+
+namespace sextant::passes {
+
+namespace {
+
+/// Larger results stay computed at run time: folding them would only grow weights.bin.
+constexpr int64_t kMaxFoldedElements = 1 << 16;
+
+class FoldConstantNode : public RewriteRule {
+public:
+    std::string id() const override { return "fold-constant-node"; }
+    std::string summary() const override {
+        return "replace a node whose inputs are all constants by its value (small outputs, shape "
+               "arithmetic, data movement)";
+    }
+    std::vector<ir::OpKind> targets() const override { return {}; }
+
+    Match match(const ir::Node& n) const override {
+        m_cache.erase(n.name());
+        if (n.numInputs() == 0)
+            return Match::none();
+        for (const ir::Value* in : n.inputs())
+            if (in && !in->isConstant())
+                return Match::none();
+        for (const auto& [name, attr] : n.attrs())
+            if (std::holds_alternative<std::shared_ptr<const ir::Graph>>(attr))
+                return Match::rejected("node has a subgraph attribute '" + name + "'");
+        for (const ir::Value* out : n.outputs())
+            if (out->isGraphOutput())
+                return Match::rejected("its output '" + out->name() + "' is a graph output");
+        auto values = evaluate(n);
+        if (!values.ok())
+            return Match::rejected("evaluation failed: " + values.error().message);
+        const bool movesData = n.info().cost == ir::CostClass::DmaOnly;
+        for (const ir::Tensor& t : *values) {
+            const bool shapeMath = !ir::isFloat(t.dtype());
+            if (!movesData && !shapeMath && t.numel() > kMaxFoldedElements)
+                return Match::rejected("output has " + std::to_string(t.numel()) +
+                                       " elements (more than " +
+                                       std::to_string(kMaxFoldedElements) + ")");
+        }
+        m_cache[n.name()] = std::move(*values);
+        return Match::matched();
+    }
+
+    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+        auto it = m_cache.find(n.name());
+        std::vector<ir::Tensor> values;
+        if (it != m_cache.end()) {
+            values = std::move(it->second);
+            m_cache.erase(it);
+        } else {
+            SX_ASSIGN(values, evaluate(n));
+        }
+        if (values.size() < n.numOutputs())
+            return makeError(ErrorKind::Verify, "kernel returned too few outputs", n.name());
+        std::vector<std::string> names;
+        std::vector<ir::Value*> folded;
+        for (size_t i = 0; i < n.numOutputs(); ++i) {
+            ir::Value* out = n.output(i);
+            names.push_back(out->name());
+            SX_ASSIGN(ir::Value * c,
+                      addDerivedConstant(g, out->name() + "__folded", std::move(values[i])));
+            g.replaceAllUsesWith(out, c);
+            folded.push_back(c);
+        }
+        SX_TRY(g.eraseNode(&n));
+        // The constant takes the folded value's name, so users' lines in the IR do not change.
+        for (size_t i = 0; i < folded.size(); ++i)
+            SX_TRY(g.renameValue(folded[i], names[i]));
+        return {};
+    }
+
+private:
+    /// Runs the node's reference kernel in F32 for f32 (and narrower) results, F64 for f64 ones,
+    /// and gives every float result the dtype the node declared.
+    static Expected<std::vector<ir::Tensor>> evaluate(const ir::Node& n) {
+        ir::KernelContext ctx;
+        ctx.compute = ir::DType::F32;
+        for (const ir::Value* out : n.outputs())
+            if (out->type().dtype == ir::DType::F64)
+                ctx.compute = ir::DType::F64;
+        std::vector<ir::Tensor> inputs;
+        for (const ir::Value* in : n.inputs())
+            inputs.push_back(in ? *in->constant() : ir::Tensor());
+        SX_ASSIGN(std::vector<ir::Tensor> outs, ir::evaluateNode(n, inputs, ctx));
+        for (size_t i = 0; i < outs.size() && i < n.numOutputs(); ++i) {
+            ir::DType declared = n.output(i)->type().dtype;
+            if (ir::isFloat(outs[i].dtype()) && ir::isFloat(declared) &&
+                outs[i].dtype() != declared)
+                outs[i] = outs[i].castTo(declared);
+        }
+        return outs;
+    }
+
+    // Values computed by match(), consumed by apply() of the same node.
+    mutable std::map<std::string, std::vector<ir::Tensor>> m_cache;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> makeFoldConstantsPass() {
+    std::vector<std::unique_ptr<RewriteRule>> rules;
+    rules.push_back(std::make_unique<FoldConstantNode>());
+    return std::make_unique<PatternRewritePass>(
+        "fold-constants", "evaluate nodes whose inputs are all constants and store the results",
+        std::move(rules));
+}
+
+} // namespace sextant::passes

@@ -1,0 +1,32 @@
+#include "PassContext.h"
+#include "Passes.h"
+
+namespace sextant::passes {
+
+namespace {
+
+/// Recomputes every value's type from the op table's shape inference, in node order.
+class InferShapes : public Pass {
+public:
+    std::string id() const override { return "infer-shapes"; }
+    std::string summary() const override {
+        return "recompute every value's dtype and shape with the ops' shape inference";
+    }
+    Expected<bool> run(ir::Graph& graph, PassContext&) override {
+        std::vector<ir::TensorType> before;
+        for (const ir::Value* v : graph.values())
+            before.push_back(v->type());
+        SX_TRY(graph.inferTypes());
+        std::vector<ir::Value*> after = graph.values();
+        for (size_t i = 0; i < after.size(); ++i)
+            if (!(after[i]->type() == before[i]))
+                return true;
+        return false;
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> makeInferShapesPass() { return std::make_unique<InferShapes>(); }
+
+} // namespace sextant::passes

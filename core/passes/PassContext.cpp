@@ -1,0 +1,60 @@
+#include "PassContext.h"
+
+namespace sextant::passes {
+
+PassContext::PassContext(const PipelineConfig& config) : m_config(config) {}
+
+bool PassContext::isEnabled(const std::string& id) const {
+    // Disabled beats everything; there is no opt level or "required" pass yet, and when there is
+    // it goes below this line.
+    return m_config.disabled.count(id) == 0;
+}
+
+RuleStats& PassContext::statsFor(const std::string& rule) {
+    RuleStats& s = m_stats[rule];
+    s.rule = rule;
+    return s;
+}
+
+bool PassContext::requestApplication(const std::string& rule, const std::string& node) {
+    if (m_config.bisectLimit >= 0 && m_seq >= m_config.bisectLimit) {
+        // A later sweep of the same pass meets the same match again: count it once.
+        if (!m_seenSkips.emplace(m_pass, rule, node).second)
+            return false;
+        RuleStats& s = statsFor(rule);
+        ++s.matched;
+        ++s.skipped;
+        m_skipped.push_back(RuleApplication{0, rule, node, m_pass});
+        return false;
+    }
+    RuleStats& s = statsFor(rule);
+    ++s.matched;
+    ++s.applied;
+    m_applications.push_back(RuleApplication{++m_seq, rule, node, m_pass});
+    return true;
+}
+
+void PassContext::reject(const std::string& rule, const std::string& node,
+                         const std::string& reason) {
+    if (!m_seenRejections.emplace(m_pass, rule, node, reason).second)
+        return;
+    RuleStats& s = statsFor(rule);
+    ++s.rejected;
+    ++s.reasons[reason];
+    m_rejections.push_back(RuleRejection{rule, node, m_pass, reason});
+}
+
+void PassContext::exportTo(PipelineResult& result, const std::vector<std::string>& ruleOrder) const {
+    result.stats.clear();
+    for (const std::string& id : ruleOrder) {
+        auto it = m_stats.find(id);
+        RuleStats s = it == m_stats.end() ? RuleStats{} : it->second;
+        s.rule = id;
+        result.stats.push_back(std::move(s));
+    }
+    result.applications = m_applications;
+    result.skipped = m_skipped;
+    result.rejections = m_rejections;
+}
+
+} // namespace sextant::passes

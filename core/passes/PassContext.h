@@ -1,0 +1,57 @@
+#pragma once
+
+#include "PassManager.h"
+
+#include <map>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace sextant::passes {
+
+/// The state a pipeline run carries from pass to pass: the config, rule counters, the global
+/// numbering of rule applications and the bisect limit. Passes ask it; they never read the
+/// config themselves, so the rule for "does this run" lives in exactly one place (isEnabled).
+class PassContext {
+public:
+    explicit PassContext(const PipelineConfig& config);
+
+    const PipelineConfig& config() const { return m_config; }
+
+    /// Whether the pass or rule with this id may run. Disabled beats everything.
+    bool isEnabled(const std::string& id) const;
+
+    /// The pass now running (set by the pass manager); recorded with applications.
+    const std::string& currentPass() const { return m_pass; }
+    void setCurrentPass(std::string passId) { m_pass = std::move(passId); }
+
+    /// Called when `rule` matched `node`. Returns true when the rewrite may happen (it is then
+    /// numbered and recorded as applied), false when the bisect limit has been reached (it is
+    /// recorded as skipped and the caller must leave the graph alone).
+    bool requestApplication(const std::string& rule, const std::string& node);
+    /// Records that `rule` looked at `node` (one of its op kinds) but cannot apply, and why.
+    /// The same (rule, node, reason) is counted once per pass run, however often it is seen.
+    void reject(const std::string& rule, const std::string& node, const std::string& reason);
+
+    /// How many applications have happened so far (the last seq handed out).
+    int applicationCount() const { return m_seq; }
+
+    /// Moves the records into a result; `ruleOrder` fixes the order of `stats`.
+    void exportTo(PipelineResult& result, const std::vector<std::string>& ruleOrder) const;
+
+private:
+    RuleStats& statsFor(const std::string& rule);
+
+    const PipelineConfig& m_config;
+    std::string m_pass;
+    int m_seq = 0;
+    std::map<std::string, RuleStats> m_stats;
+    std::vector<RuleApplication> m_applications;
+    std::vector<RuleApplication> m_skipped;
+    std::vector<RuleRejection> m_rejections;
+    std::set<std::tuple<std::string, std::string, std::string, std::string>> m_seenRejections;
+    std::set<std::tuple<std::string, std::string, std::string>> m_seenSkips;
+};
+
+} // namespace sextant::passes

@@ -1,0 +1,118 @@
+#pragma once
+
+#include "core/ir/Error.h"
+#include "core/ir/Graph.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sextant::passes {
+
+/// How to run the pipeline. A plain value (no global flags) so the CLI, the GUI and tests can
+/// build one, store it in an artifact and re-run exactly the same compilation.
+struct PipelineConfig {
+    /// Pass ids and rule ids that must not run. Disabled beats everything; an unknown id is an error.
+    std::set<std::string> disabled;
+    /// Let only the first N rule applications happen (counted across all passes, in pipeline
+    /// order); later matches are recorded as skipped. -1 means no limit.
+    int64_t bisectLimit = -1;
+    /// Stop after the pass with this id (empty: run the whole pipeline). Unknown id is an error.
+    std::string stopAfter;
+    /// Run ir::verifyGraph after every pass, so a pass that breaks the graph is named at once.
+    bool verifyEach = true;
+};
+
+/// The graph after one pass, as the GUI's pass stepper shows it.
+struct Snapshot {
+    std::string passId;                      ///< "input" for the first snapshot
+    std::shared_ptr<const ir::Graph> graph;  ///< constants share storage with every other snapshot
+    std::string text;                        ///< ir::printGraph of `graph`
+    bool changed = false;                    ///< text differs from the previous snapshot's
+    double millis = 0;                       ///< wall time of the pass (0 for "input")
+};
+
+/// Why a rule that matched a node's op did not apply there.
+struct RuleRejection {
+    std::string rule;
+    std::string node;
+    std::string pass;
+    std::string reason; ///< "conv output has 2 users"
+};
+
+/// Counters for one rewrite rule over a whole pipeline run.
+struct RuleStats {
+    std::string rule;
+    int64_t matched = 0;  ///< match() accepted the node (applied + skipped)
+    int64_t applied = 0;  ///< the rewrite happened
+    int64_t skipped = 0;  ///< matched but not applied because of the bisect limit
+    int64_t rejected = 0; ///< the rule looked at a node of its op kinds but could not apply
+    std::map<std::string, int64_t> reasons; ///< rejection reason -> count
+};
+
+/// One rule application, numbered globally across the pipeline (1, 2, 3, ...). A bisect limit of
+/// N keeps exactly the applications with seq <= N.
+struct RuleApplication {
+    int seq = 0;
+    std::string rule;
+    std::string node; ///< the anchor node (its name is kept by the node that replaces it)
+    std::string pass;
+};
+
+/// Everything a pipeline run produced.
+struct PipelineResult {
+    std::vector<Snapshot> snapshots;             ///< [0] is "input", then one per pass that ran
+    std::shared_ptr<ir::Graph> graph;            ///< the final graph
+    std::vector<RuleStats> stats;                ///< one per rule, in listRules() order
+    std::vector<RuleApplication> applications;   ///< applied ones, in seq order
+    std::vector<RuleApplication> skipped;        ///< matched but cut by the bisect limit
+    std::vector<RuleRejection> rejections;       ///< in the order they were found
+};
+
+/// Describes a pass for listings (`sextant-cli rules`, the GUI pipeline panel).
+struct PassInfo {
+    std::string id;
+    std::string summary;
+    std::vector<std::string> rules; ///< ids of the rules a pattern-rewrite pass drives
+};
+
+/// Describes a rewrite rule for listings.
+struct RuleInfo {
+    std::string id;
+    std::string summary;
+    std::string pass; ///< the pass that drives it
+};
+
+/// Runs the default pipeline on a copy of `input` (constants shared, never copied).
+/// Instrumentation around every pass: the verifier (when verifyEach), timing, a snapshot and a
+/// progress call `progress(done, total, passId)`. `cancel` is polled between passes.
+/// Errors: an unknown id in `disabled` or `stopAfter` (subject = that id), a pass failing or
+/// leaving a graph the verifier rejects (subject = the pass id), cancellation (Cancelled).
+/// Use runPipelineInto to keep the snapshots taken before a failure.
+Expected<PipelineResult> runPipeline(const ir::Graph& input, const PipelineConfig& config,
+                                     const std::atomic<bool>* cancel = nullptr,
+                                     std::function<void(int done, int total,
+                                                        const std::string& passId)>
+                                         progress = {});
+
+/// Like runPipeline, but fills `result` as it goes, so that on an error `result` still holds the
+/// snapshots (and rule records) of every pass that completed before it; `result.graph` is then
+/// the graph as the failing pass left it (for a crash-reproducer style look).
+Status runPipelineInto(const ir::Graph& input, const PipelineConfig& config, PipelineResult& result,
+                       const std::atomic<bool>* cancel = nullptr,
+                       std::function<void(int done, int total, const std::string& passId)>
+                           progress = {});
+
+/// The passes of the default pipeline, in the order they run.
+std::vector<PassInfo> listPasses();
+/// Every rewrite rule, grouped by pass in pipeline order.
+std::vector<RuleInfo> listRules();
+/// Checks that every id in `config` names a pass or a rule; the error names the first unknown one.
+Status validateConfig(const PipelineConfig& config);
+
+} // namespace sextant::passes

@@ -1,0 +1,71 @@
+#include "PassContext.h"
+#include "RewriteRule.h"
+
+#include <algorithm>
+
+namespace sextant::passes {
+
+namespace {
+// A safety net against two rules undoing each other forever; real rule sets converge in 2-3.
+constexpr int kMaxSweeps = 32;
+
+bool targets(const RewriteRule& rule, ir::OpKind kind) {
+    std::vector<ir::OpKind> t = rule.targets();
+    return t.empty() || std::find(t.begin(), t.end(), kind) != t.end();
+}
+} // namespace
+
+PatternRewritePass::PatternRewritePass(std::string id, std::string summary,
+                                       std::vector<std::unique_ptr<RewriteRule>> rules)
+    : m_id(std::move(id)), m_summary(std::move(summary)), m_rules(std::move(rules)) {}
+
+std::vector<std::string> PatternRewritePass::ruleIds() const {
+    std::vector<std::string> ids;
+    for (const auto& r : m_rules)
+        ids.push_back(r->id());
+    return ids;
+}
+
+Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
+    bool changedAny = false;
+    for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
+        bool changed = false;
+        // Walk by name: a rewrite may erase nodes, and the replacement of an anchor keeps its
+        // name, so looking the name up again finds the node that now stands there.
+        std::vector<std::string> names;
+        for (const ir::Node* n : graph.nodes())
+            names.push_back(n->name());
+        for (const std::string& name : names) {
+            for (const auto& rule : m_rules) {
+                ir::Node* node = graph.findNode(name);
+                if (!node)
+                    break;
+                if (!targets(*rule, node->kind()) || !ctx.isEnabled(rule->id()))
+                    continue;
+                Match m = rule->match(*node);
+                if (m.kind == Match::Kind::NoMatch)
+                    continue;
+                if (m.kind == Match::Kind::Rejected) {
+                    ctx.reject(rule->id(), name, m.reason);
+                    continue;
+                }
+                if (!ctx.requestApplication(rule->id(), name))
+                    continue;
+                Status s = rule->apply(graph, *node, m_id + "/" + rule->id());
+                if (!s.ok()) {
+                    Error e = s.takeError();
+                    e.message = "rule '" + rule->id() + "' at node '" + name + "': " + e.message;
+                    e.subject = rule->id();
+                    return e;
+                }
+                changed = true;
+            }
+        }
+        if (!changed)
+            break;
+        changedAny = true;
+    }
+    return changedAny;
+}
+
+} // namespace sextant::passes

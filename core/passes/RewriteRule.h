@@ -1,0 +1,64 @@
+#pragma once
+
+#include "Pass.h"
+
+#include "core/ir/Error.h"
+#include "core/ir/Graph.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sextant::passes {
+
+/// The outcome of RewriteRule::match on one node.
+struct Match {
+    enum class Kind { NoMatch, Matched, Rejected };
+    Kind kind = Kind::NoMatch;
+    std::string reason; ///< why a node of the rule's op kinds cannot be rewritten (Rejected)
+
+    static Match none() { return {Kind::NoMatch, {}}; }
+    static Match matched() { return {Kind::Matched, {}}; }
+    static Match rejected(std::string why) { return {Kind::Rejected, std::move(why)}; }
+};
+
+/// A local rewrite anchored at one node, in the style of onnxruntime's rewrite rules: it names
+/// the op kinds it targets, checks its condition cheaply (match), then rewrites (apply).
+/// A rule that replaces the anchor keeps the anchor's name on the new node and records
+/// provenance (union of origins, createdBy "<pass>/<rule>").
+class RewriteRule {
+public:
+    virtual ~RewriteRule() = default;
+    /// Permanent kebab-case id ("fuse-conv-bn").
+    virtual std::string id() const = 0;
+    virtual std::string summary() const = 0;
+    /// The op kinds an anchor may have; empty means every op.
+    virtual std::vector<ir::OpKind> targets() const = 0;
+    /// Cheap check, no graph changes. Rejected (with a reason) when the node looks like this
+    /// rule's pattern but some condition fails, NoMatch when it is simply not the pattern.
+    virtual Match match(const ir::Node& anchor) const = 0;
+    /// Rewrites the graph around `anchor`, which match() accepted. `createdBy` is the string to
+    /// store in new nodes' provenance. An error here is an internal failure of the rule.
+    virtual Status apply(ir::Graph& graph, ir::Node& anchor, const std::string& createdBy) const = 0;
+};
+
+/// A pass that drives a list of rules over the graph to a fixed point: every node, in graph
+/// order, is offered to every enabled rule (in list order) that targets its op kind.
+class PatternRewritePass : public Pass {
+public:
+    PatternRewritePass(std::string id, std::string summary,
+                       std::vector<std::unique_ptr<RewriteRule>> rules);
+
+    std::string id() const override { return m_id; }
+    std::string summary() const override { return m_summary; }
+    std::vector<std::string> ruleIds() const override;
+    const std::vector<std::unique_ptr<RewriteRule>>& rules() const { return m_rules; }
+    Expected<bool> run(ir::Graph& graph, PassContext& ctx) override;
+
+private:
+    std::string m_id;
+    std::string m_summary;
+    std::vector<std::unique_ptr<RewriteRule>> m_rules;
+};
+
+} // namespace sextant::passes

@@ -1,0 +1,153 @@
+// canonicalize and fold-constants: each rule fires, keeps float64 results, and keeps the model's
+// output names.
+#include "PassTestUtil.h"
+
+#include "core/ir/Printer.h"
+
+using namespace sextant;
+using namespace sextant::passes;
+using namespace sextant::passes::test;
+using ir::OpKind;
+
+namespace {
+ir::Tensor filled(std::vector<int64_t> shape, double v) {
+    ir::Tensor t(ir::DType::F64, std::move(shape));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        t.set(i, v);
+    return t;
+}
+ir::Tensor shapeTensor(std::vector<int64_t> dims) {
+    return ir::Tensor::fromVector<int64_t>({static_cast<int64_t>(dims.size())}, dims);
+}
+} // namespace
+
+TEST(Canonicalize, RemovesNoOpsAndKeepsOutputName) {
+    Builder b;
+    ir::Value* x = b.input("x", {2, 3});
+    ir::Value* s = b.node(OpKind::Sigmoid, "sig", {x});
+    ir::Value* i1 = b.node(OpKind::Identity, "id1", {s});
+    ir::Value* d = b.node(OpKind::Dropout, "drop", {i1});
+    ir::Value* m = b.node(OpKind::Mul, "mul1", {d, b.constant("one", filled({3}, 1.0))});
+    ir::Value* a = b.node(OpKind::Add, "add0", {b.constant("zero", filled({1, 3}, 0.0)), m});
+    ir::Value* dv = b.node(OpKind::Div, "div1", {a, b.constant("one2", filled({}, 1.0))});
+    ir::Value* out = b.node(OpKind::Identity, "id_out", {dv});
+    auto g = b.finish({out});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "remove-identity").applied, 2);
+    EXPECT_EQ(stats(r, "remove-dropout").applied, 1);
+    EXPECT_EQ(stats(r, "remove-mul-one").applied, 2);
+    EXPECT_EQ(stats(r, "remove-add-zero").applied, 1);
+    ASSERT_EQ(r.graph->numNodes(), 1u) << ir::printGraph(*r.graph);
+    EXPECT_EQ(r.graph->nodes()[0]->kind(), OpKind::Sigmoid);
+    EXPECT_EQ(r.graph->outputs()[0]->name(), "id_out_out");
+    EXPECT_TRUE(r.graph->constants().empty()) << "dce should drop the unused constants";
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(Canonicalize, KeepsMulByOneThatBroadcasts) {
+    Builder b;
+    ir::Value* x = b.input("x", {3});
+    ir::Value* m = b.node(OpKind::Mul, "mul", {x, b.constant("ones", filled({2, 3}, 1.0))});
+    auto g = b.finish({m});
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "remove-mul-one").applied, 0);
+    EXPECT_EQ(stats(r, "remove-mul-one").reasons.count("constant 'ones' broadcasts [3] to [2,3]"), 1u);
+    EXPECT_EQ(r.graph->numNodes(), 1u);
+}
+
+TEST(Canonicalize, IdentityFromGraphInputToOutputIsRejected) {
+    Builder b;
+    ir::Value* x = b.input("x", {3});
+    ir::Value* i = b.node(OpKind::Identity, "id", {x});
+    auto g = b.finish({i});
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "remove-identity").rejected, 1);
+    EXPECT_EQ(r.graph->outputs()[0]->name(), "id_out");
+}
+
+TEST(Canonicalize, MergesReshapeChains) {
+    Builder b;
+    ir::Value* x = b.input("x", {2, 3, 4});
+    ir::Value* r1 = b.node(OpKind::Reshape, "r1", {x, b.constant("s1", shapeTensor({6, 4}))});
+    ir::Value* r2 = b.node(OpKind::Reshape, "r2", {r1, b.constant("s2", shapeTensor({4, -1}))});
+    ir::Value* r3 = b.node(OpKind::Reshape, "r3", {r2, b.constant("s3", shapeTensor({24}))});
+    ir::Value* sg = b.node(OpKind::Sigmoid, "sig", {r3});
+    auto g = b.finish({sg});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "merge-reshape-chain").applied, 2);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Reshape), 1);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FoldConstants, ReshapedWeightFoldsThenMatMulFuses) {
+    // The mnist pattern: a weight reaches MatMul through a Reshape of a constant.
+    Builder b;
+    ir::Value* x = b.input("x", {1, 12});
+    ir::Value* w = b.node(OpKind::Reshape, "wshape",
+                          {b.constant("w", randomTensor({3, 4, 5}, 201)),
+                           b.constant("ws", shapeTensor({12, 5}))});
+    ir::Value* m = b.node(OpKind::MatMul, "mm", {x, w});
+    ir::Value* a = b.node(OpKind::Add, "add", {m, b.constant("bias", randomTensor({1, 5}, 202))});
+    auto g = b.finish({a});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "fold-constant-node").applied, 1);
+    EXPECT_EQ(stats(r, "fuse-gemm-bias-act").applied, 1);
+    ASSERT_EQ(r.graph->numNodes(), 1u) << ir::printGraph(*r.graph);
+    const ir::Node* n = r.graph->nodes()[0];
+    EXPECT_EQ(n->kind(), OpKind::FusedGemm);
+    // The folded constant keeps the folded value's name.
+    ASSERT_TRUE(n->input(1)->isConstant());
+    EXPECT_EQ(n->input(1)->name(), "wshape_out");
+    EXPECT_EQ(n->input(1)->type().dims(), (std::vector<int64_t>{12, 5}));
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FoldConstants, FoldsF32InF32AndKeepsDtype) {
+    auto g = std::make_unique<ir::Graph>("f32");
+    ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {2})).value();
+    ir::Value* c1 = g->addConstant("c1", ir::Tensor::fromVector<float>({2}, {0.1f, 0.2f})).value();
+    ir::Value* c2 = g->addConstant("c2", ir::Tensor::fromVector<float>({2}, {0.7f, 0.3f})).value();
+    ir::Node* k = g->addNode(OpKind::Mul, "k", {c1, c2}, {"k_out"}).value();
+    ir::Node* y = g->addNode(OpKind::Add, "y", {x, k->output(0)}, {"y_out"}).value();
+    g->setOutputs({y->output(0)});
+    ASSERT_TRUE(g->inferTypes().ok());
+    PipelineResult r = pipeline(*g);
+    ASSERT_EQ(r.graph->numNodes(), 1u);
+    const ir::Value* folded = r.graph->nodes()[0]->input(1);
+    ASSERT_TRUE(folded->isConstant());
+    EXPECT_EQ(folded->constant()->dtype(), ir::DType::F32);
+    EXPECT_EQ(folded->constant()->data<float>()[0], 0.1f * 0.7f);
+    EXPECT_EQ(folded->constant()->data<float>()[1], 0.2f * 0.3f);
+}
+
+TEST(FoldConstants, DisabledRuleLeavesNodes) {
+    Builder b;
+    ir::Value* x = b.input("x", {2});
+    ir::Value* k = b.node(OpKind::Mul, "k", {b.constant("c1", filled({2}, 3.0)),
+                                             b.constant("c2", filled({2}, 2.0))});
+    ir::Value* y = b.node(OpKind::Add, "y", {x, k});
+    auto g = b.finish({y});
+    PipelineConfig cfg;
+    cfg.disabled = {"fold-constants"};
+    PipelineResult r = pipeline(*g, cfg);
+    EXPECT_EQ(r.graph->numNodes(), 2u);
+    EXPECT_EQ(stats(r, "fold-constant-node").matched, 0);
+}
+
+TEST(Dce, RemovesDeadChainsAndConstants) {
+    Builder b;
+    ir::Value* x = b.input("x", {2});
+    ir::Value* dead1 = b.node(OpKind::Mul, "dead1", {x, b.constant("c", filled({2}, 3.0))});
+    b.node(OpKind::Sigmoid, "dead2", {dead1});
+    ir::Value* live = b.node(OpKind::Relu, "live", {x});
+    auto g = b.finish({live});
+    PipelineResult r = pipeline(*g);
+    ASSERT_EQ(r.graph->numNodes(), 1u);
+    EXPECT_EQ(r.graph->nodes()[0]->name(), "live");
+    EXPECT_TRUE(r.graph->constants().empty());
+    EXPECT_TRUE(r.snapshots.back().changed);
+    EXPECT_EQ(r.snapshots.back().passId, "dce");
+}

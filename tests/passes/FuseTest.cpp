@@ -1,0 +1,255 @@
+// Every fusion rule: fires where it should (stats), preserves float64 results within 1e-9,
+// leaves the graph alone when disabled by id, and rejects what it must with the reason.
+#include "PassTestUtil.h"
+
+#include "core/ir/Printer.h"
+
+using namespace sextant;
+using namespace sextant::passes;
+using namespace sextant::passes::test;
+using ir::OpKind;
+
+namespace {
+
+/// x[1,4,7,9] -> Conv(6 out, groups 2, kernel 3x2, strides 2x1, asymmetric pads, bias)
+///   -> BatchNormalization(non-trivial gamma/beta/mean/var, eps 1e-3) -> Relu.
+std::unique_ptr<ir::Graph> convBnRelu() {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 4, 7, 9});
+    ir::Value* w = b.constant("w", randomTensor({6, 2, 3, 2}, 1));
+    ir::Value* bias = b.constant("b", randomTensor({6}, 2));
+    ir::Value* c = b.node(OpKind::Conv, "conv1", {x, w, bias},
+                          {{"group", int64_t{2}},
+                           {"kernel_shape", std::vector<int64_t>{3, 2}},
+                           {"strides", std::vector<int64_t>{2, 1}},
+                           {"pads", std::vector<int64_t>{1, 0, 2, 1}}});
+    ir::Value* gamma = b.constant("gamma", randomTensor({6}, 3, 0.5, 2.0));
+    ir::Value* beta = b.constant("beta", randomTensor({6}, 4));
+    ir::Value* mean = b.constant("mean", randomTensor({6}, 5));
+    ir::Value* var = b.constant("var", randomTensor({6}, 6, 0.1, 3.0));
+    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn1", {c, gamma, beta, mean, var},
+                           {{"epsilon", 1e-3}});
+    ir::Value* r = b.node(OpKind::Relu, "relu1", {bn});
+    return b.finish({r});
+}
+
+} // namespace
+
+TEST(FuseConvBn, FoldsBatchNormThenFusesReluAndKeepsResults) {
+    auto g = convBnRelu();
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    ASSERT_TRUE(r.graph);
+    EXPECT_EQ(stats(r, "fuse-conv-bn").applied, 1);
+    EXPECT_EQ(stats(r, "fuse-conv-bias-act").applied, 1);
+    ASSERT_EQ(r.graph->numNodes(), 1u) << ir::printGraph(*r.graph);
+    const ir::Node* n = r.graph->nodes()[0];
+    EXPECT_EQ(n->kind(), OpKind::FusedConv);
+    EXPECT_EQ(n->name(), "conv1");
+    EXPECT_EQ(n->attrString("activation", "?"), "Relu");
+    EXPECT_EQ(n->attrInt("group", 0), 2);
+    EXPECT_EQ(n->provenance().origins, (std::vector<std::string>{"bn1", "conv1", "relu1"}));
+    EXPECT_EQ(n->provenance().createdBy, "fuse/fuse-conv-bias-act");
+    // The model's output keeps its name.
+    EXPECT_EQ(r.graph->outputs()[0]->name(), "relu1_out");
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FuseConvBn, ConvWithoutBiasStillFolds) {
+    Builder b;
+    ir::Value* x = b.input("x", {2, 3, 5, 4});
+    ir::Value* w = b.constant("w", randomTensor({5, 3, 1, 3}, 11));
+    ir::Value* c = b.node(OpKind::Conv, "conv", {x, w}, {{"pads", std::vector<int64_t>{0, 1, 0, 1}}});
+    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
+                           {c, b.constant("g", randomTensor({5}, 12, 0.5, 1.5)),
+                            b.constant("be", randomTensor({5}, 13)),
+                            b.constant("m", randomTensor({5}, 14)),
+                            b.constant("v", randomTensor({5}, 15, 0.2, 2.0))});
+    auto g = b.finish({bn});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "fuse-conv-bn").applied, 1);
+    EXPECT_EQ(countKind(*r.graph, OpKind::BatchNormalization), 0);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Conv), 1);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FuseConvBn, DisabledByIdLeavesBatchNorm) {
+    auto g = convBnRelu();
+    auto before = runF64(*g);
+    PipelineConfig cfg;
+    cfg.disabled = {"fuse-conv-bn"};
+    PipelineResult r = pipeline(*g, cfg);
+    EXPECT_EQ(stats(r, "fuse-conv-bn").matched, 0);
+    EXPECT_EQ(countKind(*r.graph, OpKind::BatchNormalization), 1);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Conv), 1);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FuseConvBn, RejectedWhenConvOutputHasTwoUsers) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 2, 4, 4});
+    ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({3, 2, 3, 3}, 21))},
+                          {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
+                           {c, b.constant("g", randomTensor({3}, 22, 0.5, 1.5)),
+                            b.constant("be", randomTensor({3}, 23)),
+                            b.constant("m", randomTensor({3}, 24)),
+                            b.constant("v", randomTensor({3}, 25, 0.2, 2.0))});
+    ir::Value* other = b.node(OpKind::Sigmoid, "side", {c});
+    auto g = b.finish({bn, other});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    const RuleStats& s = stats(r, "fuse-conv-bn");
+    EXPECT_EQ(s.applied, 0);
+    EXPECT_EQ(s.rejected, 1);
+    ASSERT_EQ(s.reasons.count("conv output has 2 users"), 1u);
+    ASSERT_FALSE(r.rejections.empty());
+    EXPECT_EQ(r.rejections[0].node, "conv");
+    EXPECT_EQ(r.rejections[0].pass, "fuse");
+    EXPECT_EQ(countKind(*r.graph, OpKind::BatchNormalization), 1);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+namespace {
+std::unique_ptr<ir::Graph> convAddRelu(std::vector<int64_t> biasShape, bool convBias = false) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 3, 6, 9});
+    std::vector<ir::Value*> ins{x, b.constant("w", randomTensor({4, 3, 2, 3}, 31))};
+    if (convBias)
+        ins.push_back(b.constant("cb", randomTensor({4}, 32)));
+    ir::Value* c = b.node(OpKind::Conv, "conv", ins, {{"strides", std::vector<int64_t>{1, 2}}});
+    ir::Value* a = b.node(OpKind::Add, "add", {c, b.constant("bias", randomTensor(biasShape, 33))});
+    ir::Value* r = b.node(OpKind::Relu, "relu", {a});
+    return b.finish({r});
+}
+} // namespace
+
+TEST(FuseConvBiasAct, FusesPerChannelBiasAndRelu) {
+    for (auto shape : {std::vector<int64_t>{1, 4, 1, 1}, std::vector<int64_t>{4, 1, 1},
+                       std::vector<int64_t>{1}}) {
+        for (bool convBias : {false, true}) {
+            auto g = convAddRelu(shape, convBias);
+            auto before = runF64(*g);
+            PipelineResult r = pipeline(*g);
+            EXPECT_EQ(stats(r, "fuse-conv-bias-act").applied, 1);
+            ASSERT_EQ(r.graph->numNodes(), 1u) << ir::printGraph(*r.graph);
+            const ir::Node* n = r.graph->nodes()[0];
+            EXPECT_EQ(n->kind(), OpKind::FusedConv);
+            EXPECT_EQ(n->name(), "conv");
+            EXPECT_EQ(n->attrString("activation", "?"), "Relu");
+            EXPECT_EQ(n->provenance().origins, (std::vector<std::string>{"add", "conv", "relu"}));
+            EXPECT_EQ(n->provenance().createdBy, "fuse/fuse-conv-bias-act");
+            expectSameOutputs(before, runF64(*r.graph));
+        }
+    }
+}
+
+TEST(FuseConvBiasAct, ReluOnlyAndBiasOnly) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 2, 5, 5});
+    ir::Value* c1 = b.node(OpKind::Conv, "c1", {x, b.constant("w1", randomTensor({2, 2, 3, 3}, 41))});
+    ir::Value* r1 = b.node(OpKind::Relu, "r1", {c1});
+    ir::Value* c2 = b.node(OpKind::Conv, "c2", {r1, b.constant("w2", randomTensor({3, 2, 1, 1}, 42))});
+    ir::Value* a2 = b.node(OpKind::Add, "a2", {b.constant("b2", randomTensor({1, 3, 1, 1}, 43)), c2});
+    auto g = b.finish({a2});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "fuse-conv-bias-act").applied, 2);
+    ASSERT_EQ(r.graph->numNodes(), 2u);
+    EXPECT_EQ(r.graph->nodes()[0]->attrString("activation", "?"), "Relu");
+    EXPECT_EQ(r.graph->nodes()[1]->attrString("activation", "?"), "");
+    EXPECT_EQ(r.graph->nodes()[1]->numInputs(), 3u);
+    EXPECT_EQ(r.graph->outputs()[0]->name(), "a2_out");
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FuseConvBiasAct, RejectsBiasAlongTheLastAxis) {
+    // A [C] bias broadcasts along W in ONNX, not along channels: fusing it would be wrong.
+    auto g = convAddRelu({4});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    const RuleStats& s = stats(r, "fuse-conv-bias-act");
+    EXPECT_EQ(s.applied, 0);
+    EXPECT_EQ(s.rejected, 1);
+    EXPECT_EQ(s.reasons.count("add bias of shape [4] is not per-channel for conv output [1,4,5,4]"),
+              1u)
+        << (s.reasons.empty() ? "" : s.reasons.begin()->first);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Conv), 1);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FuseConvBiasAct, RejectsNonConstantAddOperand) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 2, 4, 4});
+    ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({2, 2, 3, 3}, 51))},
+                          {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Value* a = b.node(OpKind::Add, "skip", {c, x});
+    ir::Value* r = b.node(OpKind::Relu, "relu", {a});
+    auto g = b.finish({r});
+    auto before = runF64(*g);
+    PipelineResult res = pipeline(*g);
+    const RuleStats& s = stats(res, "fuse-conv-bias-act");
+    EXPECT_EQ(s.applied, 0);
+    EXPECT_EQ(s.reasons.count("add operand 'x' is not a constant"), 1u);
+    expectSameOutputs(before, runF64(*res.graph));
+}
+
+TEST(FuseConvBiasAct, DisabledByIdLeavesGraphUnchanged) {
+    auto g = convAddRelu({1, 4, 1, 1});
+    PipelineConfig cfg;
+    cfg.disabled = {"fuse-conv-bias-act"};
+    PipelineResult r = pipeline(*g, cfg);
+    EXPECT_EQ(r.snapshots.front().text, r.snapshots.back().text);
+    EXPECT_EQ(stats(r, "fuse-conv-bias-act").matched, 0);
+}
+
+TEST(FuseGemmBiasAct, MatMulAddReluBecomesFusedGemm) {
+    for (auto shape : {std::vector<int64_t>{4}, std::vector<int64_t>{1, 4}, std::vector<int64_t>{3, 4}}) {
+        Builder b;
+        ir::Value* x = b.input("x", {3, 5});
+        ir::Value* m = b.node(OpKind::MatMul, "mm", {x, b.constant("w", randomTensor({5, 4}, 61))});
+        ir::Value* a = b.node(OpKind::Add, "add", {m, b.constant("bias", randomTensor(shape, 62))});
+        ir::Value* r = b.node(OpKind::Relu, "relu", {a});
+        auto g = b.finish({r});
+        auto before = runF64(*g);
+        PipelineResult res = pipeline(*g);
+        EXPECT_EQ(stats(res, "fuse-gemm-bias-act").applied, 1);
+        ASSERT_EQ(res.graph->numNodes(), 1u);
+        const ir::Node* n = res.graph->nodes()[0];
+        EXPECT_EQ(n->kind(), OpKind::FusedGemm);
+        EXPECT_EQ(n->name(), "mm");
+        EXPECT_EQ(n->attrString("activation", "?"), "Relu");
+        EXPECT_EQ(n->provenance().origins, (std::vector<std::string>{"add", "mm", "relu"}));
+        expectSameOutputs(before, runF64(*res.graph));
+    }
+}
+
+TEST(FuseGemmBiasAct, GemmWithTransposeAndRelu) {
+    Builder b;
+    ir::Value* x = b.input("x", {2, 6});
+    ir::Value* gm = b.node(OpKind::Gemm, "fc",
+                           {x, b.constant("w", randomTensor({3, 6}, 71)),
+                            b.constant("c", randomTensor({3}, 72))},
+                           {{"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}});
+    ir::Value* r = b.node(OpKind::Relu, "relu", {gm});
+    auto g = b.finish({r});
+    auto before = runF64(*g);
+    PipelineResult res = pipeline(*g);
+    EXPECT_EQ(stats(res, "fuse-gemm-bias-act").applied, 1);
+    ASSERT_EQ(res.graph->numNodes(), 1u);
+    EXPECT_EQ(res.graph->nodes()[0]->kind(), OpKind::FusedGemm);
+    expectSameOutputs(before, runF64(*res.graph));
+}
+
+TEST(FuseGemmBiasAct, RejectsBatchedMatMul) {
+    Builder b;
+    ir::Value* x = b.input("x", {2, 3, 5});
+    ir::Value* m = b.node(OpKind::MatMul, "mm", {x, b.constant("w", randomTensor({5, 4}, 81))});
+    ir::Value* r = b.node(OpKind::Relu, "relu", {m});
+    auto g = b.finish({r});
+    PipelineResult res = pipeline(*g);
+    const RuleStats& s = stats(res, "fuse-gemm-bias-act");
+    EXPECT_EQ(s.applied, 0);
+    EXPECT_EQ(s.reasons.count("matmul operand 'x' has rank 3; FusedGemm needs 2-D operands"), 1u);
+}
