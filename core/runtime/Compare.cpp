@@ -1,0 +1,105 @@
+#include "Compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace sextant::runtime {
+
+namespace {
+
+std::string typeText(const ir::Tensor& t) {
+    std::string s = std::string(ir::dtypeName(t.dtype())) + "[";
+    for (size_t i = 0; i < t.shape().size(); ++i)
+        s += (i ? "," : "") + std::to_string(t.shape()[i]);
+    return s + "]";
+}
+
+/// Index of the largest element; NaNs are skipped, ties keep the first.
+int64_t argmax(const std::vector<double>& v) {
+    int64_t best = -1;
+    for (size_t i = 0; i < v.size(); ++i)
+        if (!std::isnan(v[i]) && (best < 0 || v[i] > v[static_cast<size_t>(best)]))
+            best = static_cast<int64_t>(i);
+    return best;
+}
+
+} // namespace
+
+TensorComparison compareTensors(const std::string& name, const ir::Tensor& got,
+                                const ir::Tensor& expected, double atol, double rtol) {
+    TensorComparison c;
+    c.name = name;
+    if (!got.valid() || !expected.valid()) {
+        c.problem = got.valid() ? "expected tensor has no data" : "computed tensor has no data";
+        return c;
+    }
+    if (got.shape() != expected.shape()) {
+        c.problem = "shape " + typeText(got) + " differs from expected " + typeText(expected);
+        return c;
+    }
+    const std::vector<double> g = got.toDoubles();
+    const std::vector<double> e = expected.toDoubles();
+    c.argmaxGot = argmax(g);
+    c.argmaxExpected = argmax(e);
+
+    double sumAbs = 0, sumSq = 0, dot = 0, normG = 0, normE = 0;
+    int64_t finite = 0;
+    for (size_t i = 0; i < g.size(); ++i) {
+        const double a = g[i], b = e[i];
+        bool ok;
+        if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
+            // Non-finite values match only themselves and stay out of the statistics.
+            ok = (std::isnan(a) && std::isnan(b)) || a == b;
+            if (!ok) {
+                c.maxAbs = INFINITY;
+                c.maxRel = INFINITY;
+            }
+        } else {
+            const double d = std::fabs(a - b);
+            ok = d <= atol + rtol * std::fabs(b);
+            c.maxAbs = std::max(c.maxAbs, d);
+            c.maxRel = std::max(c.maxRel, d / std::max(std::fabs(b), kRelFloor));
+            sumAbs += d;
+            sumSq += d * d;
+            dot += a * b;
+            normG += a * a;
+            normE += b * b;
+            ++finite;
+        }
+        if (!ok) {
+            if (c.firstMismatch < 0)
+                c.firstMismatch = static_cast<int64_t>(i);
+            ++c.mismatches;
+        }
+    }
+    if (finite > 0) {
+        c.meanAbs = sumAbs / static_cast<double>(finite);
+        c.rmse = std::sqrt(sumSq / static_cast<double>(finite));
+    }
+    if (normG == 0 && normE == 0)
+        c.cosine = 1.0;
+    else if (normG == 0 || normE == 0)
+        c.cosine = 0.0;
+    else
+        c.cosine = dot / (std::sqrt(normG) * std::sqrt(normE));
+    c.pass = c.mismatches == 0;
+    return c;
+}
+
+std::string formatComparison(const TensorComparison& c) {
+    if (!c.problem.empty())
+        return "output '" + c.name + "': FAIL (" + c.problem + ")";
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "max_abs %.1e max_rel %.1e cosine %.6f argmax %lld/%lld",
+                  c.maxAbs, c.maxRel, c.cosine, static_cast<long long>(c.argmaxGot),
+                  static_cast<long long>(c.argmaxExpected));
+    std::string line = "output '" + c.name + "': " + buf;
+    if (c.pass)
+        return line + " PASS";
+    return line + " FAIL (" + std::to_string(c.mismatches) + " element" +
+           (c.mismatches == 1 ? "" : "s") + " out of tolerance, first at index " +
+           std::to_string(c.firstMismatch) + ")";
+}
+
+} // namespace sextant::runtime

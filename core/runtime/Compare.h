@@ -1,0 +1,45 @@
+#pragma once
+
+// Numeric comparison of a computed tensor against an expected one (onnxruntime output, float64
+// reference), with the error statistics accuracy work needs.
+
+#include "core/ir/Tensor.h"
+
+#include <cstdint>
+#include <string>
+
+namespace sextant::runtime {
+
+/// Error statistics of one tensor against its expected value. All errors are over the flattened
+/// tensors, computed in double.
+struct TensorComparison {
+    std::string name;
+    double maxAbs = 0;    ///< max |got - expected|
+    double maxRel = 0;    ///< max |got - expected| / max(|expected|, kRelFloor)
+    double meanAbs = 0;   ///< mean |got - expected|
+    double rmse = 0;      ///< sqrt(mean (got - expected)^2)
+    double cosine = 0;    ///< cosine similarity; 1 when both are all zeros
+    int64_t argmaxGot = -1;      ///< index of the largest element of `got` (first on ties)
+    int64_t argmaxExpected = -1; ///< same for `expected`
+    int64_t mismatches = 0;      ///< elements outside atol + rtol*|expected|
+    int64_t firstMismatch = -1;  ///< flat index of the first such element, -1 if none
+    bool pass = false;    ///< every element within tolerance and no problem
+    std::string problem;  ///< why the tensors could not be compared (shape, dtype); empty if they could
+};
+
+/// Floor of the denominator of the relative error, so exact zeros in `expected` do not divide by 0.
+inline constexpr double kRelFloor = 1e-12;
+
+/// Compares `got` with `expected`. An element passes iff |got - expected| <= atol + rtol*|expected|
+/// (NaN matches only NaN, infinities only the same infinity). Shapes must be equal; otherwise the
+/// comparison fails with `problem` set. Float and integer dtypes may be mixed (values compare as
+/// doubles).
+TensorComparison compareTensors(const std::string& name, const ir::Tensor& got,
+                                const ir::Tensor& expected, double atol, double rtol);
+
+/// One line: `output 'NAME': max_abs 1.2e-06 max_rel 3.4e-05 cosine 0.999999 argmax 7/7 PASS`
+/// (argmax got/expected), or `output 'NAME': FAIL (<problem>)` when the tensors could not be
+/// compared. A FAIL line also says how many elements are out of tolerance.
+std::string formatComparison(const TensorComparison& comparison);
+
+} // namespace sextant::runtime

@@ -1,0 +1,91 @@
+#include "core/runtime/Compare.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace sextant::runtime {
+namespace {
+
+ir::Tensor vec(std::vector<float> v) {
+    return ir::Tensor::fromVector<float>({static_cast<int64_t>(v.size())}, v);
+}
+
+TEST(Compare, IdenticalTensorsPass) {
+    ir::Tensor a = vec({0.1f, 0.7f, 0.2f});
+    TensorComparison c = compareTensors("y", a, a, 0, 0);
+    EXPECT_TRUE(c.pass);
+    EXPECT_EQ(c.maxAbs, 0);
+    EXPECT_EQ(c.maxRel, 0);
+    EXPECT_EQ(c.rmse, 0);
+    EXPECT_NEAR(c.cosine, 1.0, 1e-12);
+    EXPECT_EQ(c.argmaxGot, 1);
+    EXPECT_EQ(c.argmaxExpected, 1);
+    EXPECT_EQ(formatComparison(c),
+              "output 'y': max_abs 0.0e+00 max_rel 0.0e+00 cosine 1.000000 argmax 1/1 PASS");
+}
+
+TEST(Compare, StatisticsAreExact) {
+    ir::Tensor expected = ir::Tensor::fromVector<double>({2, 2}, {1.0, -2.0, 4.0, 0.0});
+    ir::Tensor got = ir::Tensor::fromVector<double>({2, 2}, {1.5, -2.0, 3.0, 0.0});
+    TensorComparison c = compareTensors("t", got, expected, 0.1, 0.0);
+    EXPECT_DOUBLE_EQ(c.maxAbs, 1.0);
+    EXPECT_DOUBLE_EQ(c.maxRel, 0.5);           // 0.5 / 1.0 beats 1.0 / 4.0
+    EXPECT_DOUBLE_EQ(c.meanAbs, 1.5 / 4);
+    EXPECT_DOUBLE_EQ(c.rmse, std::sqrt((0.25 + 1.0) / 4));
+    const double dot = 1.5 + 4.0 + 12.0;
+    EXPECT_NEAR(c.cosine, dot / (std::sqrt(1.5 * 1.5 + 4 + 9) * std::sqrt(1 + 4 + 16)), 1e-12);
+    EXPECT_FALSE(c.pass);
+    EXPECT_EQ(c.mismatches, 2);
+    EXPECT_EQ(c.firstMismatch, 0);
+    EXPECT_EQ(c.argmaxGot, 2);
+    EXPECT_EQ(formatComparison(c), "output 't': max_abs 1.0e+00 max_rel 5.0e-01 cosine 0.977898 "
+                                   "argmax 2/2 FAIL (2 elements out of tolerance, first at index 0)");
+}
+
+TEST(Compare, ToleranceIsAbsolutePlusRelative) {
+    // |d| <= atol + rtol*|e|: with atol 1e-4, rtol 1e-3 and e = 10, up to 0.0101 passes.
+    ir::Tensor e = vec({10.0f});
+    EXPECT_TRUE(compareTensors("y", vec({10.01f}), e, 1e-4, 1e-3).pass);
+    EXPECT_FALSE(compareTensors("y", vec({10.02f}), e, 1e-4, 1e-3).pass);
+    ir::Tensor zero = vec({0.0f});
+    EXPECT_TRUE(compareTensors("y", vec({5e-5f}), zero, 1e-4, 1e-3).pass);
+    EXPECT_FALSE(compareTensors("y", vec({2e-4f}), zero, 1e-4, 1e-3).pass);
+}
+
+TEST(Compare, ShapeMismatchFailsWithAReason) {
+    ir::Tensor a = ir::Tensor(ir::DType::F32, {1, 10});
+    ir::Tensor b = ir::Tensor(ir::DType::F32, {10});
+    TensorComparison c = compareTensors("probs", a, b, 1, 1);
+    EXPECT_FALSE(c.pass);
+    EXPECT_EQ(c.problem, "shape f32[1,10] differs from expected f32[10]");
+    EXPECT_EQ(formatComparison(c),
+              "output 'probs': FAIL (shape f32[1,10] differs from expected f32[10])");
+}
+
+TEST(Compare, NonFiniteValues) {
+    const float nan = std::nanf("");
+    const float inf = INFINITY;
+    EXPECT_TRUE(compareTensors("y", vec({nan, inf, 1}), vec({nan, inf, 1}), 0, 0).pass);
+    TensorComparison c = compareTensors("y", vec({nan, 1}), vec({1, 1}), 1e-4, 1e-3);
+    EXPECT_FALSE(c.pass);
+    EXPECT_TRUE(std::isinf(c.maxAbs));
+    EXPECT_FALSE(compareTensors("y", vec({inf}), vec({-inf}), 1, 1).pass);
+    EXPECT_FALSE(compareTensors("y", vec({inf}), vec({1e30f}), 1, 1).pass);
+}
+
+TEST(Compare, CosineOfZeroTensors) {
+    EXPECT_EQ(compareTensors("y", vec({0, 0}), vec({0, 0}), 0, 0).cosine, 1.0);
+    EXPECT_EQ(compareTensors("y", vec({0, 0}), vec({1, 0}), 0, 0).cosine, 0.0);
+    EXPECT_NEAR(compareTensors("y", vec({-1, 0}), vec({1, 0}), 0, 0).cosine, -1.0, 1e-12);
+}
+
+TEST(Compare, MixedFloatDTypes) {
+    ir::Tensor f32 = vec({0.25f, 0.5f});
+    ir::Tensor f64 = ir::Tensor::fromVector<double>({2}, {0.25, 0.5});
+    TensorComparison c = compareTensors("y", f32, f64, 0, 0);
+    EXPECT_TRUE(c.pass) << formatComparison(c);
+}
+
+} // namespace
+} // namespace sextant::runtime
