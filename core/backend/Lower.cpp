@@ -46,9 +46,10 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, in
         prog.buffers.push_back(std::move(b));
         return prog.buffers.back().id;
     };
+    // Every constant gets a weight buffer (even one no node reads) so that weights.bin can give
+    // the artifact's printed graph all the data its digests name.
     for (const ir::Value* c : g.constants())
-        if (!c->users().empty())
-            SX_TRY(add(c, BufferKind::Weight));
+        SX_TRY(add(c, BufferKind::Weight));
     for (const ir::Value* in : g.inputs()) {
         SX_ASSIGN(int id, add(in, BufferKind::Input));
         prog.inputBuffers.push_back(id);

@@ -1,0 +1,259 @@
+#include "core/backend/Artifact.h"
+#include "core/backend/Lower.h"
+#include "core/ir/Printer.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace sextant;
+using namespace sextant::backend;
+namespace fs = std::filesystem;
+using ir::DType;
+using ir::OpKind;
+using ir::TensorType;
+
+namespace {
+
+std::shared_ptr<ir::Graph> smallCnn() {
+    auto g = std::make_shared<ir::Graph>("small_cnn");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 2, 8, 8}));
+    ir::Tensor w(DType::F32, {4, 2, 3, 3});
+    for (int64_t i = 0; i < w.numel(); ++i)
+        w.set(i, 0.01 * static_cast<double>(i % 13) - 0.05);
+    ir::Value* wv = *g->addConstant("w", w);
+    ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, wv}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Node* r = *g->addNode(OpKind::Relu, "relu", {c->output()}, {"r"});
+    ir::Node* r2 = *g->addNode(OpKind::Relu, "relu_side", {c->output()}, {"r2"});
+    ir::Node* a = *g->addNode(OpKind::Add, "add", {r->output(), r2->output()}, {"y"});
+    ir::Value* shape = *g->addConstant("shape", ir::Tensor::fromVector<int64_t>({2}, {1, 256}));
+    ir::Node* re = *g->addNode(OpKind::Reshape, "reshape", {a->output(), shape}, {"flat"});
+    g->setOutputs({re->output()});
+    Status s = g->inferTypes();
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    return g;
+}
+
+Program compiled() {
+    Expected<Program> p = lower(smallCnn(), defaultTarget());
+    EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+    Program prog = std::move(p).value();
+    prog.pipeline = {"fold-constants", "fuse-conv-bias-relu"};
+    prog.disabledRules = {"fuse-conv-bn"};
+    return prog;
+}
+
+std::string freshDir(const std::string& name) {
+    fs::path d = fs::path(::testing::TempDir()) / ("sextant_artifact_" + name);
+    fs::remove_all(d);
+    return d.string();
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void spit(const fs::path& p, const std::string& bytes) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << bytes;
+}
+
+/// Rewrites a binary file and fixes the manifest's size and hash for it, so that the reader's
+/// deeper checks (magic, descriptors) are what must catch the damage.
+void replaceWithValidHash(const std::string& dir, const std::string& file, const std::string& bytes) {
+    spit(fs::path(dir) / file, bytes);
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    std::vector<uint8_t> v(bytes.begin(), bytes.end());
+    m["files"][file]["bytes"] = v.size();
+    m["files"][file]["fnv1a64"] = fnv1a64Hex(v);
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+}
+
+std::string readError(const std::string& dir) {
+    Expected<Program> p = readArtifact(dir);
+    EXPECT_FALSE(p.ok());
+    return p.ok() ? std::string() : p.error().message;
+}
+
+} // namespace
+
+TEST(Artifact, RoundTripRebuildsTheProgram) {
+    Program p = compiled();
+    std::string dir = freshDir("roundtrip");
+    Status w = writeArtifact(p, dir);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin"})
+        EXPECT_TRUE(fs::exists(fs::path(dir) / f)) << f;
+    Expected<Program> back = readArtifact(dir);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->modelName, p.modelName);
+    EXPECT_EQ(targetToJson(back->target), targetToJson(p.target));
+    EXPECT_EQ(back->pipeline, p.pipeline);
+    EXPECT_EQ(back->disabledRules, p.disabledRules);
+    ASSERT_EQ(back->tasks.size(), p.tasks.size());
+    for (size_t i = 0; i < p.tasks.size(); ++i) {
+        const Task& a = p.tasks[i];
+        const Task& b = back->tasks[i];
+        EXPECT_EQ(a.name, b.name);
+        EXPECT_EQ(a.kernel, b.kernel);
+        EXPECT_EQ(a.core, b.core);
+        EXPECT_EQ(a.unit, b.unit);
+        EXPECT_EQ(a.nodes, b.nodes);
+        EXPECT_EQ(a.inputs, b.inputs);
+        EXPECT_EQ(a.outputs, b.outputs);
+        EXPECT_EQ(a.deps, b.deps);
+        EXPECT_EQ(a.waitEvents, b.waitEvents);
+        EXPECT_EQ(a.recordEvents, b.recordEvents);
+        EXPECT_EQ(a.estCycles, b.estCycles);
+        EXPECT_EQ(a.tiling.tileShape, b.tiling.tileShape);
+        EXPECT_EQ(a.tiling.candidates.size(), b.tiling.candidates.size());
+    }
+    ASSERT_EQ(back->buffers.size(), p.buffers.size());
+    for (size_t i = 0; i < p.buffers.size(); ++i) {
+        EXPECT_EQ(p.buffers[i].value, back->buffers[i].value);
+        EXPECT_EQ(p.buffers[i].offset, back->buffers[i].offset);
+        EXPECT_EQ(p.buffers[i].size, back->buffers[i].size);
+        EXPECT_EQ(p.buffers[i].kind, back->buffers[i].kind);
+        EXPECT_EQ(p.buffers[i].type, back->buffers[i].type);
+    }
+    EXPECT_EQ(back->events.size(), p.events.size());
+    EXPECT_EQ(back->inputBuffers, p.inputBuffers);
+    EXPECT_EQ(back->outputBuffers, p.outputBuffers);
+    EXPECT_EQ(back->memory.dramPeak, p.memory.dramPeak);
+    EXPECT_EQ(back->memory.dramLowerBound, p.memory.dramLowerBound);
+    // The graph comes back with its weights, bit for bit.
+    EXPECT_EQ(ir::printGraph(*back->graph), ir::printGraph(*p.graph));
+    const ir::Value* weight = back->graph->findValue("w");
+    ASSERT_TRUE(weight && weight->constant());
+    EXPECT_TRUE(weight->constant()->identical(*p.graph->findValue("w")->constant()));
+}
+
+TEST(Artifact, CompilingTwiceGivesByteIdenticalFiles) {
+    std::string a = freshDir("twice_a"), b = freshDir("twice_b");
+    ASSERT_TRUE(writeArtifact(compiled(), a).ok());
+    ASSERT_TRUE(writeArtifact(compiled(), b).ok());
+    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin"})
+        EXPECT_EQ(slurp(fs::path(a) / f), slurp(fs::path(b) / f)) << f << " differs between two compilations";
+    // Overwriting an existing artifact gives the same bytes too.
+    ASSERT_TRUE(writeArtifact(compiled(), a).ok());
+    EXPECT_EQ(slurp(fs::path(a) / "manifest.json"), slurp(fs::path(b) / "manifest.json"));
+}
+
+TEST(Artifact, TasksBinStartsWithItsMagicAndAlignedDescriptors) {
+    Program p = compiled();
+    std::vector<uint8_t> bin = encodeTasks(p);
+    ASSERT_GE(bin.size(), 64u);
+    EXPECT_EQ(std::string(reinterpret_cast<const char*>(bin.data()), 7), "SXTASKS");
+    EXPECT_EQ(bin[7], 0);
+    EXPECT_EQ(bin.size() % 64, 0u);
+    EXPECT_EQ(bin[12], p.tasks.size());
+}
+
+TEST(Artifact, TruncatedTasksBinIsRejected) {
+    std::string dir = freshDir("truncated");
+    ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
+    std::string bin = slurp(fs::path(dir) / "tasks.bin");
+    spit(fs::path(dir) / "tasks.bin", bin.substr(0, bin.size() - 100));
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("tasks.bin"), std::string::npos) << e;
+    EXPECT_NE(e.find("truncated"), std::string::npos) << e;
+}
+
+TEST(Artifact, FlippedWeightByteIsAHashMismatch) {
+    std::string dir = freshDir("flipped");
+    ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
+    std::string w = slurp(fs::path(dir) / "weights.bin");
+    w[w.size() / 2] ^= 0x40;
+    spit(fs::path(dir) / "weights.bin", w);
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("weights.bin"), std::string::npos) << e;
+    EXPECT_NE(e.find("hash"), std::string::npos) << e;
+}
+
+TEST(Artifact, BadMagicIsRejectedEvenWithAMatchingHash) {
+    std::string dir = freshDir("magic");
+    ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
+    std::string bin = slurp(fs::path(dir) / "tasks.bin");
+    bin[0] = 'X';
+    replaceWithValidHash(dir, "tasks.bin", bin);
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("tasks.bin: bad magic"), std::string::npos) << e;
+}
+
+TEST(Artifact, DescriptorDisagreeingWithManifestIsRejected) {
+    std::string dir = freshDir("descriptor");
+    ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
+    std::string bin = slurp(fs::path(dir) / "tasks.bin");
+    uint64_t firstDesc = 0;
+    for (int i = 0; i < 8; ++i)
+        firstDesc |= static_cast<uint64_t>(static_cast<uint8_t>(bin[64 + i])) << (8 * i);
+    bin[firstDesc + 64] ^= 0x01; // the first input address
+    replaceWithValidHash(dir, "tasks.bin", bin);
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("descriptor 0"), std::string::npos) << e;
+}
+
+TEST(Artifact, MissingFileIsNamed) {
+    std::string dir = freshDir("missing");
+    ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
+    fs::remove(fs::path(dir) / "weights.bin");
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("weights.bin: missing"), std::string::npos) << e;
+    EXPECT_NE(readError(dir + "/nope").find("not an artifact directory"), std::string::npos);
+}
+
+TEST(Artifact, OffsetOutOfBoundsInManifestIsNamed) {
+    std::string dir = freshDir("bounds");
+    ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    size_t last = m["buffers"].size() - 1;
+    m["buffers"][last]["offset"] = uint64_t{1} << 40;
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("manifest.json: field 'buffers[" + std::to_string(last) + "].offset'"), std::string::npos) << e;
+    EXPECT_NE(e.find("outside"), std::string::npos) << e;
+}
+
+TEST(Artifact, OverlappingBuffersInManifestAreAHazard) {
+    Program p = compiled();
+    std::string dir = freshDir("hazard");
+    ASSERT_TRUE(writeArtifact(p, dir).ok());
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    // r and r2 are written by two Tasks that may run at the same time: make them share memory.
+    int r = -1, r2 = -1;
+    for (const Buffer& b : p.buffers) {
+        if (b.value == "r")
+            r = b.id;
+        if (b.value == "r2")
+            r2 = b.id;
+    }
+    ASSERT_GE(r, 0);
+    ASSERT_GE(r2, 0);
+    m["buffers"][r2]["offset"] = m["buffers"][r]["offset"];
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    // tasks.bin still has the old address: the descriptor check or the hazard check must fire.
+    std::string e = readError(dir);
+    EXPECT_FALSE(e.empty());
+}
+
+TEST(Artifact, BadJsonAndWrongVersionAreRejected) {
+    std::string dir = freshDir("json");
+    ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
+    std::string text = slurp(fs::path(dir) / "manifest.json");
+    spit(fs::path(dir) / "manifest.json", text.substr(0, text.size() / 2));
+    EXPECT_NE(readError(dir).find("manifest.json: invalid JSON"), std::string::npos);
+    nlohmann::json m = nlohmann::json::parse(text);
+    m["version"] = 99;
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    EXPECT_NE(readError(dir).find("field 'version' is 99"), std::string::npos) << readError(dir);
+    m["version"] = 1;
+    m["tasks"][0].erase("core");
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    EXPECT_NE(readError(dir).find("field 'tasks[0].core' is missing"), std::string::npos) << readError(dir);
+}
