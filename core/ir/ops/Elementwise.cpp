@@ -94,7 +94,9 @@ Expected<std::vector<TensorType>> inferUnaryFloat(const Node& n) {
 
 template <typename F>
 Expected<std::vector<Tensor>> runUnaryFloat(const Node& n, std::span<const Tensor> inputs, F f) {
-    SX_TRY(ops::checkKernelInputs(n, inputs));
+    // Only input 0 is read (Clip passes its bounds separately).
+    if (inputs.empty() || !inputs[0].valid())
+        return opError(n, "input 0 has no data");
     const Tensor& x = inputs[0];
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
@@ -137,6 +139,175 @@ Expected<std::vector<Tensor>> runSigmoid(const Node& n, std::span<const Tensor> 
         using T = decltype(x);
         return T(1) / (T(1) + std::exp(-x));
     });
+}
+
+} // namespace sextant::ir
+
+// ---- ops added for the model zoo: Sum, Exp, LeakyRelu, Clip, HardSigmoid, Cast
+
+namespace sextant::ir {
+
+Status verifySum(const Node& n) {
+    for (size_t i = 0; i < n.numInputs(); ++i)
+        SX_TRY(ops::requireFloatInput(n, i, "sum input"));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferSum(const Node& n) {
+    const TensorType* first = ops::inputType(n, 0);
+    if (!first)
+        return opError(n, "sum input 0 is missing");
+    TensorType t = *first;
+    t.layout = LayoutKind::Any;
+    for (size_t i = 1; i < n.numInputs(); ++i) {
+        const TensorType* in = ops::inputType(n, i);
+        if (!in)
+            return opError(n, "sum input " + std::to_string(i) + " is missing");
+        if (in->dtype != t.dtype)
+            return opError(n, "sum inputs have different dtypes " + std::string(dtypeName(t.dtype)) +
+                                  " and " + std::string(dtypeName(in->dtype)));
+        SX_ASSIGN(t.shape, ops::broadcastShapes(n, t.shape, in->shape));
+    }
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runSum(const Node& n, std::span<const Tensor> inputs,
+                                     const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    ops::Shape shape = ops::shapeOf(inputs[0]);
+    for (size_t i = 1; i < inputs.size(); ++i) {
+        if (inputs[i].dtype() != inputs[0].dtype())
+            return opError(n, "sum inputs have different dtypes");
+        SX_ASSIGN(shape, ops::broadcastShapes(n, shape, ops::shapeOf(inputs[i])));
+    }
+    const std::vector<int64_t> out = ops::extents(shape);
+    return ops::dispatchFloat(n, inputs[0].dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        Tensor y(dtypeOf<T>(), out);
+        T* dst = y.mutableData<T>();
+        ops::broadcastCopy(inputs[0].data<T>(), inputs[0].shape(), out, dst);
+        const std::vector<int64_t> self = ops::broadcastStrides(out, out);
+        for (size_t i = 1; i < inputs.size(); ++i)
+            ops::broadcastBinary(dst, self, inputs[i].data<T>(), ops::broadcastStrides(inputs[i].shape(), out),
+                                 out, dst, [](T a, T b) { return a + b; });
+        return std::vector<Tensor>{y};
+    });
+}
+
+Status verifyExp(const Node& n) { return ops::requireFloatInput(n, 0, "exp input"); }
+Expected<std::vector<TensorType>> inferExp(const Node& n) { return inferUnaryFloat(n); }
+Expected<std::vector<Tensor>> runExp(const Node& n, std::span<const Tensor> inputs,
+                                     const KernelContext&) {
+    return runUnaryFloat(n, inputs, [](auto x) { return std::exp(x); });
+}
+
+Status verifyLeakyRelu(const Node& n) {
+    SX_TRY(ops::checkFloatAttr(n, "alpha"));
+    return ops::requireFloatInput(n, 0, "leaky relu input");
+}
+Expected<std::vector<TensorType>> inferLeakyRelu(const Node& n) { return inferUnaryFloat(n); }
+Expected<std::vector<Tensor>> runLeakyRelu(const Node& n, std::span<const Tensor> inputs,
+                                           const KernelContext&) {
+    const double alpha = n.attrFloat("alpha", 0.01);
+    return runUnaryFloat(n, inputs, [alpha](auto x) {
+        using T = decltype(x);
+        return x >= T(0) ? x : x * static_cast<T>(alpha);
+    });
+}
+
+Status verifyHardSigmoid(const Node& n) {
+    SX_TRY(ops::checkFloatAttr(n, "alpha"));
+    SX_TRY(ops::checkFloatAttr(n, "beta"));
+    return ops::requireFloatInput(n, 0, "hard sigmoid input");
+}
+Expected<std::vector<TensorType>> inferHardSigmoid(const Node& n) { return inferUnaryFloat(n); }
+Expected<std::vector<Tensor>> runHardSigmoid(const Node& n, std::span<const Tensor> inputs,
+                                             const KernelContext&) {
+    const double alpha = n.attrFloat("alpha", 0.2), beta = n.attrFloat("beta", 0.5);
+    return runUnaryFloat(n, inputs, [alpha, beta](auto x) {
+        using T = decltype(x);
+        T v = static_cast<T>(alpha) * x + static_cast<T>(beta);
+        return v < T(0) ? T(0) : (v > T(1) ? T(1) : v);
+    });
+}
+
+// Clip: before opset 11 the bounds are attributes "min"/"max"; from 11 on optional inputs 1, 2.
+Status verifyClip(const Node& n) {
+    SX_TRY(ops::checkFloatAttr(n, "min"));
+    SX_TRY(ops::checkFloatAttr(n, "max"));
+    SX_TRY(ops::requireFloatInput(n, 0, "clip input"));
+    for (size_t i = 1; i < 3; ++i)
+        if (const TensorType* b = ops::inputType(n, i); b && b->numel() != 1 && b->isStatic())
+            return opError(n, "clip bound " + std::to_string(i) + " must be a scalar, got " + b->str());
+    return {};
+}
+Expected<std::vector<TensorType>> inferClip(const Node& n) { return inferUnaryFloat(n); }
+Expected<std::vector<Tensor>> runClip(const Node& n, std::span<const Tensor> inputs,
+                                      const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    double lo = n.attrFloat("min", -std::numeric_limits<double>::infinity());
+    double hi = n.attrFloat("max", std::numeric_limits<double>::infinity());
+    for (size_t i = 1; i < inputs.size(); ++i) {
+        if (!n.input(i))
+            continue;
+        if (inputs[i].numel() != 1)
+            return opError(n, "clip bound " + std::to_string(i) + " must be a scalar");
+        (i == 1 ? lo : hi) = inputs[i].at(0);
+    }
+    return runUnaryFloat(n, inputs, [lo, hi](auto v) {
+        using T = decltype(v);
+        return v < static_cast<T>(lo) ? static_cast<T>(lo) : (v > static_cast<T>(hi) ? static_cast<T>(hi) : v);
+    });
+}
+
+namespace {
+
+/// ONNX TensorProto.DataType codes.
+std::optional<DType> onnxDType(int64_t code) {
+    switch (code) {
+    case 1: return DType::F32;
+    case 2: return DType::U8;
+    case 3: return DType::I8;
+    case 6: return DType::I32;
+    case 7: return DType::I64;
+    case 9: return DType::Bool;
+    case 10: return DType::F16;
+    case 11: return DType::F64;
+    case 16: return DType::BF16;
+    default: return std::nullopt;
+    }
+}
+
+} // namespace
+
+Status verifyCast(const Node& n) {
+    if (!n.hasAttr("to"))
+        return opError(n, "attribute 'to' is required");
+    SX_TRY(ops::checkIntAttr(n, "to", 0, 1000));
+    if (!onnxDType(n.attrInt("to", 0)))
+        return opError(n, "cast to ONNX dtype " + std::to_string(n.attrInt("to", 0)) + " is not supported",
+                       ErrorKind::Unsupported);
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferCast(const Node& n) {
+    auto to = onnxDType(n.attrInt("to", 0));
+    if (!to)
+        return opError(n, "cast target dtype is not supported", ErrorKind::Unsupported);
+    TensorType t = *ops::inputType(n, 0);
+    t.dtype = *to;
+    return std::vector<TensorType>{t};
+}
+
+/// Float targets are rounded through the target type (an f16 cast loses precision even in an f64
+/// reference run); the executor then widens float results back to its compute dtype.
+Expected<std::vector<Tensor>> runCast(const Node& n, std::span<const Tensor> inputs,
+                                      const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    auto to = onnxDType(n.attrInt("to", 0));
+    if (!to)
+        return opError(n, "cast target dtype is not supported", ErrorKind::Unsupported);
+    return std::vector<Tensor>{inputs[0].castTo(*to)};
 }
 
 } // namespace sextant::ir

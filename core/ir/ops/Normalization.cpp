@@ -155,3 +155,59 @@ Expected<std::vector<Tensor>> runSoftmax(const Node& n, std::span<const Tensor> 
 }
 
 } // namespace sextant::ir
+
+// ---- LRN: y = x / (bias + alpha / size * sum of x^2 over nearby channels)^beta
+
+namespace sextant::ir {
+
+Status verifyLRN(const Node& n) {
+    if (!n.hasAttr("size"))
+        return opError(n, "attribute 'size' is required");
+    SX_TRY(ops::checkIntAttr(n, "size", 1, std::numeric_limits<int32_t>::max()));
+    for (const char* a : {"alpha", "beta", "bias"})
+        SX_TRY(ops::checkFloatAttr(n, a));
+    return ops::requireFloatInput(n, 0, "lrn input");
+}
+
+Expected<std::vector<TensorType>> inferLRN(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    if (x->rank() < 3)
+        return opError(n, "lrn input must have rank >= 3 (N, C, spatial...), got " + x->str());
+    return std::vector<TensorType>{*x};
+}
+
+Expected<std::vector<Tensor>> runLRN(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    if (x.rank() < 3)
+        return opError(n, "lrn input must have rank >= 3 (N, C, spatial...)");
+    const int64_t size = n.attrInt("size", 1);
+    const double alpha = n.attrFloat("alpha", 1e-4), beta = n.attrFloat("beta", 0.75),
+                 bias = n.attrFloat("bias", 1.0);
+    const int64_t batch = x.shape()[0], c = x.shape()[1];
+    const int64_t inner = batch * c == 0 ? 0 : x.numel() / (batch * c);
+    const int64_t before = (size - 1) / 2, after = size - 1 - before;
+    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        Tensor y(dtypeOf<T>(), x.shape());
+        const T* src = x.data<T>();
+        T* dst = y.mutableData<T>();
+        for (int64_t b = 0; b < batch; ++b)
+            for (int64_t ch = 0; ch < c; ++ch) {
+                const int64_t lo = std::max<int64_t>(0, ch - before), hi = std::min<int64_t>(c - 1, ch + after);
+                for (int64_t i = 0; i < inner; ++i) {
+                    T sum = 0;
+                    for (int64_t k = lo; k <= hi; ++k) {
+                        T v = src[(b * c + k) * inner + i];
+                        sum += v * v;
+                    }
+                    const int64_t at = (b * c + ch) * inner + i;
+                    T scale = static_cast<T>(bias) + static_cast<T>(alpha / static_cast<double>(size)) * sum;
+                    dst[at] = src[at] / std::pow(scale, static_cast<T>(beta));
+                }
+            }
+        return std::vector<Tensor>{y};
+    });
+}
+
+} // namespace sextant::ir

@@ -409,3 +409,421 @@ Expected<std::vector<Tensor>> runDropout(const Node& n, std::span<const Tensor> 
 }
 
 } // namespace sextant::ir
+
+// ---- ops added for the model zoo: Unsqueeze, Squeeze, Slice, Gather, Shape, ConstantOfShape
+
+namespace sextant::ir {
+
+namespace {
+
+/// Integer values of input `i` when it is present and constant; nullopt otherwise.
+Expected<std::optional<std::vector<int64_t>>> constantInts(const Node& n, size_t i, const char* what) {
+    const Value* v = n.input(i);
+    if (!v || !v->constant())
+        return std::optional<std::vector<int64_t>>{};
+    SX_ASSIGN(std::vector<int64_t> vals, integerValues(n, *v->constant(), what));
+    return std::optional<std::vector<int64_t>>{std::move(vals)};
+}
+
+/// The axes of Unsqueeze/Squeeze: input 1 when present (opset 13), else attribute "axes".
+/// `runtime` supplies the input tensors when called from a kernel.
+Expected<std::optional<std::vector<int64_t>>> axesOf(const Node& n, std::span<const Tensor> runtime) {
+    if (n.input(1)) {
+        if (runtime.size() > 1) {
+            SX_ASSIGN(std::vector<int64_t> v, integerValues(n, runtime[1], "axes"));
+            return std::optional<std::vector<int64_t>>{v};
+        }
+        return constantInts(n, 1, "axes");
+    }
+    if (n.hasAttr("axes"))
+        return std::optional<std::vector<int64_t>>{n.attrInts("axes")};
+    return std::optional<std::vector<int64_t>>{};
+}
+
+Expected<Shape> unsqueezeShape(const Node& n, const Shape& in, const std::vector<int64_t>& axes) {
+    const int64_t outRank = static_cast<int64_t>(in.size() + axes.size());
+    std::vector<bool> inserted(static_cast<size_t>(outRank), false);
+    for (int64_t a : axes) {
+        SX_ASSIGN(int64_t ax, ops::normaliseAxis(n, a, outRank, "unsqueeze axis"));
+        if (inserted[static_cast<size_t>(ax)])
+            return opError(n, "unsqueeze axis " + std::to_string(a) + " is given twice");
+        inserted[static_cast<size_t>(ax)] = true;
+    }
+    Shape out;
+    size_t next = 0;
+    for (int64_t i = 0; i < outRank; ++i)
+        out.push_back(inserted[static_cast<size_t>(i)] ? Dim::known(1) : in[next++]);
+    return out;
+}
+
+Expected<Shape> squeezeShape(const Node& n, const Shape& in, const std::optional<std::vector<int64_t>>& axes) {
+    std::vector<bool> drop(in.size(), false);
+    if (axes) {
+        for (int64_t a : *axes) {
+            SX_ASSIGN(int64_t ax, ops::normaliseAxis(n, a, static_cast<int64_t>(in.size()), "squeeze axis"));
+            const Dim& d = in[static_cast<size_t>(ax)];
+            if (d.isKnown() && d.value != 1)
+                return opError(n, "cannot squeeze axis " + std::to_string(a) + " of extent " +
+                                      std::to_string(d.value));
+            drop[static_cast<size_t>(ax)] = true;
+        }
+    } else {
+        for (size_t i = 0; i < in.size(); ++i) {
+            if (!in[i].isKnown())
+                return opError(n, "squeeze without axes needs known dims, got " + ops::shapeStr(in),
+                               ErrorKind::Unsupported);
+            drop[i] = in[i].value == 1;
+        }
+    }
+    Shape out;
+    for (size_t i = 0; i < in.size(); ++i)
+        if (!drop[i])
+            out.push_back(in[i]);
+    return out;
+}
+
+struct SliceParams {
+    std::vector<int64_t> starts, ends, axes, steps;
+};
+
+/// Slice parameters: attributes when the node has one input (before opset 10), else inputs
+/// 1..4. From a kernel, `runtime` holds the tensors; from inference only constants are read and
+/// nullopt means "not known".
+Expected<std::optional<SliceParams>> sliceParams(const Node& n, std::span<const Tensor> runtime, size_t rank) {
+    SliceParams p;
+    if (n.numInputs() == 1) {
+        if (!n.hasAttr("starts") || !n.hasAttr("ends"))
+            return opError(n, "slice needs 'starts' and 'ends'");
+        p.starts = n.attrInts("starts");
+        p.ends = n.attrInts("ends");
+        p.axes = n.attrInts("axes");
+    } else {
+        std::vector<int64_t>* dst[] = {&p.starts, &p.ends, &p.axes, &p.steps};
+        const char* names[] = {"slice starts", "slice ends", "slice axes", "slice steps"};
+        for (size_t i = 1; i < 5 && i < n.numInputs(); ++i) {
+            if (!n.input(i))
+                continue;
+            if (i < runtime.size()) {
+                SX_ASSIGN(*dst[i - 1], integerValues(n, runtime[i], names[i - 1]));
+                continue;
+            }
+            SX_ASSIGN(auto c, constantInts(n, i, names[i - 1]));
+            if (!c)
+                return std::optional<SliceParams>{};
+            *dst[i - 1] = std::move(*c);
+        }
+    }
+    if (p.ends.size() != p.starts.size())
+        return opError(n, "slice starts and ends have different lengths");
+    if (p.axes.empty())
+        for (size_t i = 0; i < p.starts.size(); ++i)
+            p.axes.push_back(static_cast<int64_t>(i));
+    if (p.steps.empty())
+        p.steps.assign(p.starts.size(), 1);
+    if (p.axes.size() != p.starts.size() || p.steps.size() != p.starts.size())
+        return opError(n, "slice axes/steps lengths do not match starts");
+    std::vector<bool> seen(rank, false);
+    for (int64_t& a : p.axes) {
+        SX_ASSIGN(a, ops::normaliseAxis(n, a, static_cast<int64_t>(rank), "slice axis"));
+        if (seen[static_cast<size_t>(a)])
+            return opError(n, "slice axis " + std::to_string(a) + " is given twice");
+        seen[static_cast<size_t>(a)] = true;
+    }
+    for (int64_t s : p.steps)
+        if (s == 0)
+            return opError(n, "slice step must not be 0");
+    return std::optional<SliceParams>{p};
+}
+
+/// Clamped start and element count of one sliced axis (ONNX rules).
+std::pair<int64_t, int64_t> sliceRange(int64_t start, int64_t end, int64_t step, int64_t dim) {
+    if (start < 0)
+        start += dim;
+    if (end < 0)
+        end += dim;
+    if (step > 0) {
+        start = std::clamp<int64_t>(start, 0, dim);
+        end = std::clamp<int64_t>(end, 0, dim);
+        return {start, end > start ? (end - start + step - 1) / step : 0};
+    }
+    start = std::clamp<int64_t>(start, 0, dim - 1);
+    end = std::clamp<int64_t>(end, -1, dim - 1);
+    return {start, start > end ? (start - end - step - 1) / -step : 0};
+}
+
+template <typename E>
+void stridedCopy(const E* src, const std::vector<int64_t>& strides, const std::vector<int64_t>& shape, E* dst) {
+    std::vector<int64_t> zero(shape.size(), 0);
+    ops::broadcastBinary(src, strides, src, zero, shape, dst, [](E x, E) { return x; });
+}
+
+Status copyStrided(const Node& n, const Tensor& x, int64_t base, const std::vector<int64_t>& strides, Tensor& y) {
+    if (y.numel() == 0)
+        return {};
+    if (y.rank() == 0) {
+        std::memcpy(y.mutableBytes(), x.bytes() + base * static_cast<int64_t>(dtypeSize(x.dtype())),
+                    dtypeSize(x.dtype()));
+        return {};
+    }
+    switch (dtypeSize(x.dtype())) {
+    case 1: stridedCopy(x.data<uint8_t>() + base, strides, y.shape(), y.mutableData<uint8_t>()); return {};
+    case 2: stridedCopy(x.data<uint16_t>() + base, strides, y.shape(), y.mutableData<uint16_t>()); return {};
+    case 4: stridedCopy(x.data<uint32_t>() + base, strides, y.shape(), y.mutableData<uint32_t>()); return {};
+    case 8: stridedCopy(x.data<uint64_t>() + base, strides, y.shape(), y.mutableData<uint64_t>()); return {};
+    default: return opError(n, "unsupported element size", ErrorKind::Unsupported);
+    }
+}
+
+} // namespace
+
+// ---- Unsqueeze
+
+Status verifyUnsqueeze(const Node& n) {
+    SX_TRY(ops::checkIntsAttr(n, "axes", -1, std::numeric_limits<int64_t>::min()));
+    if (!n.input(1) && !n.hasAttr("axes"))
+        return opError(n, "unsqueeze needs axes (attribute or input 1)");
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferUnsqueeze(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    SX_ASSIGN(auto axes, axesOf(n, {}));
+    if (!axes)
+        return opError(n, "unsqueeze axes '" + n.input(1)->name() + "' are not a constant",
+                       ErrorKind::Unsupported);
+    TensorType t;
+    t.dtype = x->dtype;
+    SX_ASSIGN(t.shape, unsqueezeShape(n, x->shape, *axes));
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runUnsqueeze(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    SX_ASSIGN(auto axes, axesOf(n, inputs));
+    if (!axes)
+        return opError(n, "unsqueeze needs axes (attribute or input 1)");
+    SX_ASSIGN(Shape out, unsqueezeShape(n, ops::shapeOf(inputs[0]), *axes));
+    return std::vector<Tensor>{inputs[0].reshaped(ops::extents(out))};
+}
+
+// ---- Squeeze
+
+Status verifySqueeze(const Node& n) {
+    return ops::checkIntsAttr(n, "axes", -1, std::numeric_limits<int64_t>::min());
+}
+
+Expected<std::vector<TensorType>> inferSqueeze(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    SX_ASSIGN(auto axes, axesOf(n, {}));
+    if (!axes && n.input(1))
+        return opError(n, "squeeze axes '" + n.input(1)->name() + "' are not a constant",
+                       ErrorKind::Unsupported);
+    TensorType t;
+    t.dtype = x->dtype;
+    SX_ASSIGN(t.shape, squeezeShape(n, x->shape, axes));
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runSqueeze(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    SX_ASSIGN(auto axes, axesOf(n, inputs));
+    SX_ASSIGN(Shape out, squeezeShape(n, ops::shapeOf(inputs[0]), axes));
+    return std::vector<Tensor>{inputs[0].reshaped(ops::extents(out))};
+}
+
+// ---- Slice
+
+Status verifySlice(const Node& n) {
+    for (const char* a : {"starts", "ends", "axes"})
+        SX_TRY(ops::checkIntsAttr(n, a, -1, std::numeric_limits<int64_t>::min()));
+    if (n.numInputs() == 1 && (!n.hasAttr("starts") || !n.hasAttr("ends")))
+        return opError(n, "slice needs 'starts' and 'ends' (attributes or inputs 1 and 2)");
+    if (n.numInputs() == 2)
+        return opError(n, "slice needs both starts and ends inputs");
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferSlice(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    TensorType t;
+    t.dtype = x->dtype;
+    SX_ASSIGN(auto p, sliceParams(n, {}, x->rank()));
+    if (!p) {
+        t.shape.assign(x->rank(), ops::unknownDim());
+        return std::vector<TensorType>{t};
+    }
+    t.shape = x->shape;
+    for (size_t i = 0; i < p->axes.size(); ++i) {
+        Dim& d = t.shape[static_cast<size_t>(p->axes[i])];
+        d = d.isKnown() ? Dim::known(sliceRange(p->starts[i], p->ends[i], p->steps[i], d.value).second)
+                        : ops::unknownDim();
+    }
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runSlice(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    SX_ASSIGN(auto p, sliceParams(n, inputs, x.rank()));
+    const size_t r = x.rank();
+    std::vector<int64_t> inStride(r, 1);
+    for (int64_t d = static_cast<int64_t>(r) - 2; d >= 0; --d)
+        inStride[static_cast<size_t>(d)] = inStride[static_cast<size_t>(d) + 1] * x.shape()[static_cast<size_t>(d) + 1];
+    std::vector<int64_t> outShape = x.shape(), strides = inStride;
+    int64_t base = 0;
+    for (size_t i = 0; i < p->axes.size(); ++i) {
+        size_t a = static_cast<size_t>(p->axes[i]);
+        auto [start, count] = sliceRange(p->starts[i], p->ends[i], p->steps[i], x.shape()[a]);
+        outShape[a] = count;
+        if (count > 0)
+            base += start * inStride[a];
+        strides[a] = inStride[a] * p->steps[i];
+    }
+    Tensor y(x.dtype(), outShape);
+    SX_TRY(copyStrided(n, x, base, strides, y));
+    return std::vector<Tensor>{y};
+}
+
+// ---- Gather
+
+Status verifyGather(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "axis", std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()));
+    if (const TensorType* idx = ops::inputType(n, 1); idx && idx->dtype != DType::I64 && idx->dtype != DType::I32)
+        return opError(n, "gather indices must be i64 or i32, got " + std::string(dtypeName(idx->dtype)));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferGather(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    const TensorType* idx = ops::inputType(n, 1);
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", 0), static_cast<int64_t>(x->rank()), "gather axis"));
+    TensorType t;
+    t.dtype = x->dtype;
+    t.shape.assign(x->shape.begin(), x->shape.begin() + axis);
+    t.shape.insert(t.shape.end(), idx->shape.begin(), idx->shape.end());
+    t.shape.insert(t.shape.end(), x->shape.begin() + axis + 1, x->shape.end());
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runGather(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    const Tensor& idx = inputs[1];
+    if (idx.dtype() != DType::I64 && idx.dtype() != DType::I32)
+        return opError(n, "gather indices must be i64 or i32");
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", 0), static_cast<int64_t>(x.rank()), "gather axis"));
+    std::vector<int64_t> outShape(x.shape().begin(), x.shape().begin() + axis);
+    outShape.insert(outShape.end(), idx.shape().begin(), idx.shape().end());
+    outShape.insert(outShape.end(), x.shape().begin() + axis + 1, x.shape().end());
+    const int64_t axisLen = x.shape()[static_cast<size_t>(axis)];
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d)
+        outer *= x.shape()[static_cast<size_t>(d)];
+    for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d)
+        inner *= x.shape()[d];
+    Tensor y(x.dtype(), outShape);
+    const size_t chunk = static_cast<size_t>(inner) * dtypeSize(x.dtype());
+    for (int64_t j = 0; j < idx.numel(); ++j) {
+        int64_t k = static_cast<int64_t>(idx.at(j));
+        if (k < 0)
+            k += axisLen;
+        if (k < 0 || k >= axisLen)
+            return opError(n, "gather index " + std::to_string(static_cast<int64_t>(idx.at(j))) +
+                                  " is out of range for extent " + std::to_string(axisLen));
+        for (int64_t o = 0; o < outer; ++o)
+            if (chunk)
+                std::memcpy(y.mutableBytes() + static_cast<size_t>(o * idx.numel() + j) * chunk,
+                            x.bytes() + static_cast<size_t>(o * axisLen + k) * chunk, chunk);
+    }
+    return std::vector<Tensor>{y};
+}
+
+// ---- Shape
+
+namespace {
+std::pair<int64_t, int64_t> shapeRange(const Node& n, int64_t rank) {
+    int64_t start = n.attrInt("start", 0), end = n.attrInt("end", rank);
+    if (start < 0)
+        start += rank;
+    if (end < 0)
+        end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, start, rank);
+    return {start, end};
+}
+} // namespace
+
+Status verifyShape(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "start", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
+    return ops::checkIntAttr(n, "end", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
+}
+
+Expected<std::vector<TensorType>> inferShape(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    auto [start, end] = shapeRange(n, static_cast<int64_t>(x->rank()));
+    return std::vector<TensorType>{TensorType::of(DType::I64, {end - start})};
+}
+
+Expected<std::vector<Tensor>> runShape(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const auto& s = inputs[0].shape();
+    auto [start, end] = shapeRange(n, static_cast<int64_t>(s.size()));
+    return std::vector<Tensor>{Tensor::fromVector<int64_t>({end - start}, std::vector<int64_t>(s.begin() + start, s.begin() + end))};
+}
+
+// ---- ConstantOfShape
+
+namespace {
+Expected<Tensor> fillValue(const Node& n) {
+    const Attribute* a = n.attr("value");
+    if (!a)
+        return Tensor::scalar(0.0, DType::F32);
+    auto* t = std::get_if<Tensor>(a);
+    if (!t || t->numel() != 1)
+        return opError(n, "attribute 'value' must be a one-element tensor");
+    return *t;
+}
+} // namespace
+
+Status verifyConstantOfShape(const Node& n) {
+    SX_TRY(fillValue(n));
+    if (const TensorType* s = ops::inputType(n, 0); s && (s->dtype != DType::I64 || s->rank() != 1))
+        return opError(n, "constant-of-shape input must be a 1-D i64 tensor, got " + s->str());
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferConstantOfShape(const Node& n) {
+    SX_ASSIGN(Tensor value, fillValue(n));
+    TensorType t;
+    t.dtype = value.dtype();
+    SX_ASSIGN(auto dims, constantInts(n, 0, "constant-of-shape input"));
+    if (dims) {
+        for (int64_t d : *dims) {
+            if (d < 0)
+                return opError(n, "constant-of-shape extent " + std::to_string(d) + " is negative");
+            t.shape.push_back(Dim::known(d));
+        }
+        return std::vector<TensorType>{t};
+    }
+    const TensorType& st = *ops::inputType(n, 0);
+    if (st.rank() != 1 || !st.shape[0].isKnown())
+        return opError(n, "constant-of-shape input is not a constant and its length is unknown", ErrorKind::Unsupported);
+    t.shape.assign(static_cast<size_t>(st.shape[0].value), ops::unknownDim());
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runConstantOfShape(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    SX_ASSIGN(Tensor value, fillValue(n));
+    SX_ASSIGN(std::vector<int64_t> dims, integerValues(n, inputs[0], "constant-of-shape input"));
+    for (int64_t d : dims)
+        if (d < 0)
+            return opError(n, "constant-of-shape extent " + std::to_string(d) + " is negative");
+    Tensor y(value.dtype(), dims);
+    const size_t esz = dtypeSize(value.dtype());
+    for (int64_t i = 0; i < y.numel(); ++i)
+        std::memcpy(y.mutableBytes() + static_cast<size_t>(i) * esz, value.bytes(), esz);
+    return std::vector<Tensor>{y};
+}
+
+} // namespace sextant::ir

@@ -1,0 +1,108 @@
+// Kernels of the ops added for the model zoo, against hand-computed values.
+
+#include "TestUtil.h"
+
+#include <cmath>
+
+using namespace sextant;
+using namespace sextant::ir;
+using namespace sextant::ir::test;
+
+TEST(ZooOps, SumBroadcastsAllInputs) {
+    auto y = runOne(OpKind::Sum, {f64({2, 1}, {1, 2}), f64({3}, {10, 20, 30}), f64({}, {100})});
+    ASSERT_EQ(y.size(), 1u);
+    expectValues(y[0], {2, 3}, {111, 121, 131, 112, 122, 132});
+}
+
+TEST(ZooOps, UnaryActivations) {
+    auto e = runOne(OpKind::Exp, {f64({2}, {0, std::log(2.0)})});
+    ASSERT_EQ(e.size(), 1u);
+    expectValues(e[0], {2}, {1, 2});
+    auto l = runOne(OpKind::LeakyRelu, {f64({2}, {-2, 2})}, {{"alpha", 0.5}});
+    ASSERT_EQ(l.size(), 1u);
+    expectValues(l[0], {2}, {-1, 2});
+    auto h = runOne(OpKind::HardSigmoid, {f64({3}, {0, 10, -10})});
+    ASSERT_EQ(h.size(), 1u);
+    expectValues(h[0], {3}, {0.5, 1, 0});
+}
+
+TEST(ZooOps, ClipAttributeAndInputForms) {
+    auto a = runOne(OpKind::Clip, {f64({3}, {-2, 0.5, 3})}, {{"min", -1.0}, {"max", 1.0}});
+    ASSERT_EQ(a.size(), 1u);
+    expectValues(a[0], {3}, {-1, 0.5, 1});
+    auto b = runOne(OpKind::Clip, {f64({3}, {-2, 0.5, 3}), f64({}, {0})});
+    ASSERT_EQ(b.size(), 1u);
+    expectValues(b[0], {3}, {0, 0.5, 3});
+}
+
+TEST(ZooOps, LrnAcrossChannels) {
+    auto y = runOne(OpKind::LRN, {f64({1, 3, 1, 1}, {1, 2, 3})},
+                    {{"size", int64_t{3}}, {"alpha", 3.0}, {"beta", 1.0}, {"bias", 1.0}});
+    ASSERT_EQ(y.size(), 1u);
+    expectValues(y[0], {1, 3, 1, 1}, {1.0 / 6, 2.0 / 15, 3.0 / 14});
+}
+
+TEST(ZooOps, CastRoundsThroughTheTargetType) {
+    auto h = runOne(OpKind::Cast, {f64({1}, {1.0 / 3.0})}, {{"to", int64_t{10}}});
+    ASSERT_EQ(h.size(), 1u);
+    expectValues(h[0], {1}, {0.333251953125}, 0);
+    auto i = runOne(OpKind::Cast, {f64({2}, {2.7, -2.7})}, {{"to", int64_t{7}}});
+    ASSERT_EQ(i.size(), 1u);
+    EXPECT_EQ(i[0].dtype(), DType::I64);
+    expectValues(i[0], {2}, {2, -2});
+}
+
+TEST(ZooOps, SliceAttributeAndInputForms) {
+    Tensor x = f64({3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+    auto a = runOne(OpKind::Slice, {x}, {{"starts", std::vector<int64_t>{1}}, {"ends", std::vector<int64_t>{1000}},
+                                         {"axes", std::vector<int64_t>{1}}});
+    ASSERT_EQ(a.size(), 1u);
+    expectValues(a[0], {3, 3}, {1, 2, 3, 5, 6, 7, 9, 10, 11});
+    auto b = runOne(OpKind::Slice, {x, i64({2}, {2, 3}), i64({2}, {-4, 0}), i64({2}, {0, 1}), i64({2}, {-1, -2})});
+    ASSERT_EQ(b.size(), 1u);
+    expectValues(b[0], {3, 2}, {11, 9, 7, 5, 3, 1});
+}
+
+TEST(ZooOps, GatherWithNegativeAndScalarIndices) {
+    Tensor x = f64({3, 2}, {1, 2, 3, 4, 5, 6});
+    auto a = runOne(OpKind::Gather, {x, i64({2}, {-1, 0})});
+    ASSERT_EQ(a.size(), 1u);
+    expectValues(a[0], {2, 2}, {5, 6, 1, 2});
+    auto b = runOne(OpKind::Gather, {x, i64({}, {1})}, {{"axis", int64_t{1}}});
+    ASSERT_EQ(b.size(), 1u);
+    expectValues(b[0], {3}, {2, 4, 6});
+    OneNode bad = makeOneNode(OpKind::Gather, {x, i64({1}, {3})}, {});
+    ASSERT_TRUE(bad.graph->inferTypes().ok());
+    auto r = interpret(*bad.graph, bad.feeds, KernelContext{});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("gather index 3 is out of range for extent 3"), std::string::npos)
+        << r.error().message;
+}
+
+TEST(ZooOps, UnsqueezeAndSqueeze) {
+    auto u = runOne(OpKind::Unsqueeze, {f64({3}, {1, 2, 3})}, {{"axes", std::vector<int64_t>{0, -1}}});
+    ASSERT_EQ(u.size(), 1u);
+    expectValues(u[0], {1, 3, 1}, {1, 2, 3});
+    auto ui = runOne(OpKind::Unsqueeze, {f64({2, 3}, {1, 2, 3, 4, 5, 6}), i64({1}, {1})});
+    ASSERT_EQ(ui.size(), 1u);
+    expectValues(ui[0], {2, 1, 3}, {1, 2, 3, 4, 5, 6});
+    auto s = runOne(OpKind::Squeeze, {f64({1, 3, 1}, {1, 2, 3})});
+    ASSERT_EQ(s.size(), 1u);
+    expectValues(s[0], {3}, {1, 2, 3});
+    auto sa = runOne(OpKind::Squeeze, {f64({1, 3, 1}, {1, 2, 3})}, {{"axes", std::vector<int64_t>{0}}});
+    ASSERT_EQ(sa.size(), 1u);
+    expectValues(sa[0], {3, 1}, {1, 2, 3});
+}
+
+TEST(ZooOps, ShapeAndConstantOfShape) {
+    auto s = runOne(OpKind::Shape, {f64({2, 3, 4}, std::vector<double>(24, 0))}, {{"start", int64_t{1}}});
+    ASSERT_EQ(s.size(), 1u);
+    expectValues(s[0], {2}, {3, 4});
+    auto c = runOne(OpKind::ConstantOfShape, {i64({2}, {2, 3})}, {{"value", i64({1}, {7})}});
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0].dtype(), DType::I64);
+    expectValues(c[0], {2, 3}, {7, 7, 7, 7, 7, 7});
+    auto z = runOne(OpKind::ConstantOfShape, {i64({1}, {2})});
+    ASSERT_EQ(z.size(), 1u);
+    expectValues(z[0], {2}, {0, 0});
+}
