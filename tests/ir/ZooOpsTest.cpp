@@ -106,3 +106,22 @@ TEST(ZooOps, ShapeAndConstantOfShape) {
     ASSERT_EQ(z.size(), 1u);
     expectValues(z[0], {2}, {0, 0});
 }
+
+TEST(ZooOps, PowSqrtAndReduceMean) {
+    auto p = runOne(OpKind::Pow, {f64({3}, {2, 3, 4}), f64({}, {2})});
+    ASSERT_EQ(p.size(), 1u);
+    expectValues(p[0], {3}, {4, 9, 16});
+    auto s = runOne(OpKind::Sqrt, {f64({2}, {4, 2.25})});
+    ASSERT_EQ(s.size(), 1u);
+    expectValues(s[0], {2}, {2, 1.5});
+    Tensor x = f64({2, 3}, {1, 2, 3, 4, 5, 6});
+    auto last = runOne(OpKind::ReduceMean, {x}, {{"axes", std::vector<int64_t>{-1}}});
+    ASSERT_EQ(last.size(), 1u);
+    expectValues(last[0], {2, 1}, {2, 5});
+    auto first = runOne(OpKind::ReduceMean, {x, i64({1}, {0})}, {{"keepdims", int64_t{0}}});
+    ASSERT_EQ(first.size(), 1u);
+    expectValues(first[0], {3}, {2.5, 3.5, 4.5});
+    auto all = runOne(OpKind::ReduceMean, {x}, {{"keepdims", int64_t{0}}});
+    ASSERT_EQ(all.size(), 1u);
+    expectValues(all[0], {}, {3.5});
+}

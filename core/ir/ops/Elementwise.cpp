@@ -311,3 +311,42 @@ Expected<std::vector<Tensor>> runCast(const Node& n, std::span<const Tensor> inp
 }
 
 } // namespace sextant::ir
+
+// ---- Pow, Sqrt
+
+namespace sextant::ir {
+
+Status verifyPow(const Node& n) { return ops::requireFloatInput(n, 0, "pow base"); }
+
+Expected<std::vector<TensorType>> inferPow(const Node& n) {
+    const TensorType* a = ops::inputType(n, 0);
+    const TensorType* b = ops::inputType(n, 1);
+    TensorType t;
+    t.dtype = a->dtype;
+    SX_ASSIGN(t.shape, ops::broadcastShapes(n, a->shape, b->shape));
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runPow(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& a = inputs[0];
+    const Tensor b = inputs[1].castTo(a.dtype()); // ONNX allows an integer exponent
+    SX_ASSIGN(ops::Shape shape, ops::broadcastShapes(n, ops::shapeOf(a), ops::shapeOf(b)));
+    const std::vector<int64_t> out = ops::extents(shape);
+    return ops::dispatchFloat(n, a.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        Tensor y(dtypeOf<T>(), out);
+        ops::broadcastBinary(a.data<T>(), ops::broadcastStrides(a.shape(), out), b.data<T>(),
+                             ops::broadcastStrides(b.shape(), out), out, y.mutableData<T>(),
+                             [](T x, T e) { return std::pow(x, e); });
+        return std::vector<Tensor>{y};
+    });
+}
+
+Status verifySqrt(const Node& n) { return ops::requireFloatInput(n, 0, "sqrt input"); }
+Expected<std::vector<TensorType>> inferSqrt(const Node& n) { return inferUnaryFloat(n); }
+Expected<std::vector<Tensor>> runSqrt(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    return runUnaryFloat(n, inputs, [](auto x) { return std::sqrt(x); });
+}
+
+} // namespace sextant::ir

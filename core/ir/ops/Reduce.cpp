@@ -1,0 +1,107 @@
+// Reductions: ReduceMean (axes as an attribute before opset 18, as input 1 from 18 on).
+
+#include "OpUtil.h"
+
+namespace sextant::ir {
+
+using ops::opError;
+
+namespace {
+
+/// Which input dims are reduced; nullopt when the axes input is not a constant (inference only).
+Expected<std::optional<std::vector<bool>>> reducedAxes(const Node& n, size_t rank, const Tensor* axesInput) {
+    std::vector<int64_t> axes;
+    bool given = false;
+    if (n.input(1)) {
+        const Tensor* t = axesInput ? axesInput : n.input(1)->constant();
+        if (!t)
+            return std::optional<std::vector<bool>>{};
+        if (t->dtype() != DType::I64)
+            return opError(n, "reduce axes must be i64");
+        for (int64_t i = 0; i < t->numel(); ++i)
+            axes.push_back(t->data<int64_t>()[i]);
+        given = true;
+    } else if (n.hasAttr("axes")) {
+        axes = n.attrInts("axes");
+        given = true;
+    }
+    std::vector<bool> reduced(rank, false);
+    if (!given || axes.empty()) {
+        if (n.attrInt("noop_with_empty_axes", 0) == 0)
+            reduced.assign(rank, true);
+        return std::optional<std::vector<bool>>{reduced};
+    }
+    for (int64_t a : axes) {
+        SX_ASSIGN(int64_t ax, ops::normaliseAxis(n, a, static_cast<int64_t>(rank), "reduce axis"));
+        reduced[static_cast<size_t>(ax)] = true;
+    }
+    return std::optional<std::vector<bool>>{reduced};
+}
+
+ops::Shape reducedShape(const ops::Shape& in, const std::vector<bool>& reduced, bool keepDims) {
+    ops::Shape out;
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (!reduced[i])
+            out.push_back(in[i]);
+        else if (keepDims)
+            out.push_back(Dim::known(1));
+    }
+    return out;
+}
+
+} // namespace
+
+Status verifyReduceMean(const Node& n) {
+    SX_TRY(ops::checkIntsAttr(n, "axes", -1, std::numeric_limits<int64_t>::min()));
+    SX_TRY(ops::checkIntAttr(n, "keepdims", 0, 1));
+    SX_TRY(ops::checkIntAttr(n, "noop_with_empty_axes", 0, 1));
+    return ops::requireFloatInput(n, 0, "reduce input");
+}
+
+Expected<std::vector<TensorType>> inferReduceMean(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    SX_ASSIGN(auto reduced, reducedAxes(n, x->rank(), nullptr));
+    if (!reduced)
+        return opError(n, "reduce axes '" + n.input(1)->name() + "' are not a constant", ErrorKind::Unsupported);
+    TensorType t;
+    t.dtype = x->dtype;
+    t.shape = reducedShape(x->shape, *reduced, n.attrInt("keepdims", 1) != 0);
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runReduceMean(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    SX_ASSIGN(auto reduced, reducedAxes(n, x.rank(), n.input(1) ? &inputs[1] : nullptr));
+    const std::vector<int64_t> keep = ops::extents(reducedShape(ops::shapeOf(x), *reduced, true));
+    const std::vector<int64_t> out = ops::extents(reducedShape(ops::shapeOf(x), *reduced, n.attrInt("keepdims", 1) != 0));
+    const int64_t count = product(keep) == 0 ? 0 : x.numel() / product(keep);
+    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        Tensor y(dtypeOf<T>(), out);
+        T* dst = y.mutableData<T>();
+        const T* src = x.data<T>();
+        // Walk the input in order; each element adds into its output cell (reduced dims stride 0).
+        const std::vector<int64_t> strides = ops::broadcastStrides(keep, x.shape());
+        const size_t r = x.rank();
+        std::vector<int64_t> idx(r, 0);
+        int64_t off = 0;
+        for (int64_t i = 0; i < x.numel(); ++i) {
+            dst[off] += src[i];
+            for (size_t d = r; d-- > 0;) {
+                ++idx[d];
+                off += strides[d];
+                if (idx[d] < x.shape()[d])
+                    break;
+                off -= strides[d] * x.shape()[d];
+                idx[d] = 0;
+            }
+        }
+        if (count > 0)
+            for (int64_t i = 0; i < y.numel(); ++i)
+                dst[i] /= static_cast<T>(count);
+        return std::vector<Tensor>{y};
+    });
+}
+
+} // namespace sextant::ir
