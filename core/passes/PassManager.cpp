@@ -11,6 +11,10 @@
 
 namespace sextant::passes {
 
+namespace {
+std::vector<RuleInfo> rulesOf(const std::vector<std::unique_ptr<Pass>>& passes);
+} // namespace
+
 std::vector<PassInfo> listPasses() {
     std::vector<PassInfo> out;
     for (const auto& p : defaultPipeline())
@@ -18,42 +22,43 @@ std::vector<PassInfo> listPasses() {
     return out;
 }
 
-std::vector<RuleInfo> listRules() {
+std::vector<RuleInfo> listRules() { return rulesOf(defaultPipeline()); }
+
+namespace {
+
+std::vector<RuleInfo> rulesOf(const std::vector<std::unique_ptr<Pass>>& passes) {
     std::vector<RuleInfo> out;
-    for (const auto& p : defaultPipeline())
+    for (const auto& p : passes)
         if (const auto* rw = dynamic_cast<const PatternRewritePass*>(p.get()))
             for (const auto& r : rw->rules())
                 out.push_back(RuleInfo{r->id(), r->summary(), p->id()});
     return out;
 }
 
-namespace {
-bool isKnownId(const std::string& id) {
-    for (const PassInfo& p : listPasses())
-        if (p.id == id)
-            return true;
-    for (const RuleInfo& r : listRules())
-        if (r.id == id)
-            return true;
-    return false;
-}
-} // namespace
-
-Status validateConfig(const PipelineConfig& config) {
+Status validateAgainst(const PipelineConfig& config, const std::vector<std::unique_ptr<Pass>>& passes) {
+    std::vector<RuleInfo> rules = rulesOf(passes);
+    auto isPass = [&](const std::string& id) {
+        for (const auto& p : passes)
+            if (p->id() == id)
+                return true;
+        return false;
+    };
+    auto isRule = [&](const std::string& id) {
+        for (const RuleInfo& r : rules)
+            if (r.id == id)
+                return true;
+        return false;
+    };
     for (const std::string& id : config.disabled)
-        if (!isKnownId(id))
+        if (!isPass(id) && !isRule(id))
             return makeError(ErrorKind::Invalid,
                              "unknown pass or rule id '" + id +
                                  "' (see 'sextant-cli rules' for the list)",
                              id);
-    if (!config.stopAfter.empty()) {
-        bool found = false;
-        for (const PassInfo& p : listPasses())
-            found = found || p.id == config.stopAfter;
-        if (!found)
-            return makeError(ErrorKind::Invalid,
-                             "unknown pass id '" + config.stopAfter + "' in stop-after", config.stopAfter);
-    }
+    if (!config.stopAfter.empty() && !isPass(config.stopAfter))
+        return makeError(ErrorKind::Invalid,
+                         "unknown pass id '" + config.stopAfter + "' in stop-after",
+                         config.stopAfter);
     if (config.bisectLimit < -1)
         return makeError(ErrorKind::Invalid,
                          "bisect limit must be >= 0 (or -1 for none), got " +
@@ -61,13 +66,25 @@ Status validateConfig(const PipelineConfig& config) {
     return {};
 }
 
+} // namespace
+
+Status validateConfig(const PipelineConfig& config) {
+    return validateAgainst(config, defaultPipeline());
+}
+
 Status runPipelineInto(const ir::Graph& input, const PipelineConfig& config, PipelineResult& result,
                        const std::atomic<bool>* cancel,
                        std::function<void(int, int, const std::string&)> progress) {
-    result = PipelineResult{};
-    SX_TRY(validateConfig(config));
+    return runPassesInto(input, defaultPipeline(), config, result, cancel, std::move(progress));
+}
 
-    std::vector<std::unique_ptr<Pass>> passes = defaultPipeline();
+Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<Pass>>& passes,
+                     const PipelineConfig& config, PipelineResult& result,
+                     const std::atomic<bool>* cancel,
+                     std::function<void(int, int, const std::string&)> progress) {
+    result = PipelineResult{};
+    SX_TRY(validateAgainst(config, passes));
+
     std::vector<std::string> ruleOrder;
     for (const auto& p : passes)
         for (const std::string& r : p->ruleIds())

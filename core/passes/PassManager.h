@@ -14,6 +14,8 @@
 
 namespace sextant::passes {
 
+class Pass;
+
 /// How to run the pipeline. A plain value (no global flags) so the CLI, the GUI and tests can
 /// build one, store it in an artifact and re-run exactly the same compilation.
 struct PipelineConfig {
@@ -107,6 +109,15 @@ Status runPipelineInto(const ir::Graph& input, const PipelineConfig& config, Pip
                        const std::atomic<bool>* cancel = nullptr,
                        std::function<void(int done, int total, const std::string& passId)>
                            progress = {});
+
+/// runPipelineInto over an explicit pass list instead of the default pipeline: same
+/// instrumentation, same config checks (ids are checked against these passes and their rules).
+/// For tests, tools that build their own pipelines, and later the backend phases.
+Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<Pass>>& passes,
+                     const PipelineConfig& config, PipelineResult& result,
+                     const std::atomic<bool>* cancel = nullptr,
+                     std::function<void(int done, int total, const std::string& passId)>
+                         progress = {});
 
 /// The passes of the default pipeline, in the order they run.
 std::vector<PassInfo> listPasses();

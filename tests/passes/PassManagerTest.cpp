@@ -2,7 +2,9 @@
 #include "PassTestUtil.h"
 
 #include "core/ir/Printer.h"
+#include "core/passes/Pass.h"
 #include "core/passes/PassContext.h"
+#include "core/passes/Passes.h"
 
 #include <set>
 
@@ -190,4 +192,71 @@ TEST(PassManager, RunTwiceGivesIdenticalSnapshots) {
     ASSERT_EQ(a.snapshots.size(), b.snapshots.size());
     for (size_t i = 0; i < a.snapshots.size(); ++i)
         EXPECT_EQ(a.snapshots[i].text, b.snapshots[i].text);
+}
+
+namespace {
+/// A deliberately broken pass: gives the last node's output a wrong shape.
+class BreakTypes : public Pass {
+public:
+    std::string id() const override { return "break-types"; }
+    std::string summary() const override { return "test pass that corrupts a type"; }
+    Expected<bool> run(ir::Graph& g, PassContext&) override {
+        g.nodes().back()->output(0)->setType(ir::TensorType::of(ir::DType::F64, {7}));
+        return true;
+    }
+};
+/// A pass that fails outright.
+class Fails : public Pass {
+public:
+    std::string id() const override { return "fails"; }
+    std::string summary() const override { return "test pass that returns an error"; }
+    Expected<bool> run(ir::Graph&, PassContext&) override {
+        return makeError(ErrorKind::Unsupported, "cannot handle node 'relu2'", "relu2");
+    }
+};
+} // namespace
+
+TEST(PassManager, VerifierAfterEachPassNamesTheBreakingPass) {
+    auto g = threeStages();
+    std::vector<std::unique_ptr<Pass>> passes;
+    passes.push_back(makeDcePass());
+    passes.push_back(std::make_unique<BreakTypes>());
+    passes.push_back(makeFusePass());
+    PipelineResult partial;
+    Status s = runPassesInto(*g, passes, {}, partial);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().subject, "break-types");
+    EXPECT_EQ(s.error().kind, ErrorKind::Verify);
+    EXPECT_NE(s.error().message.find("after pass 'break-types'"), std::string::npos)
+        << s.error().message;
+    EXPECT_EQ(partial.snapshots.size(), 2u); // input + dce
+
+    // Without verification the broken graph goes through (and is the caller's problem).
+    PipelineConfig noVerify;
+    noVerify.verifyEach = false;
+    noVerify.disabled = {"fuse"};
+    EXPECT_TRUE(runPassesInto(*g, passes, noVerify, partial).ok());
+}
+
+TEST(PassManager, FailingPassIsNamedAndEarlierSnapshotsKept) {
+    auto g = threeStages();
+    std::vector<std::unique_ptr<Pass>> passes;
+    passes.push_back(makeFusePass());
+    passes.push_back(std::make_unique<Fails>());
+    PipelineResult partial;
+    Status s = runPassesInto(*g, passes, {}, partial);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().subject, "fails");
+    EXPECT_EQ(s.error().message, "pass 'fails' failed: cannot handle node 'relu2'");
+    ASSERT_EQ(partial.snapshots.size(), 2u);
+    EXPECT_EQ(partial.snapshots[1].passId, "fuse");
+    EXPECT_EQ(partial.applications.size(), 3u);
+}
+
+TEST(PassManager, InvalidInputGraphIsReportedAsInput) {
+    auto g = threeStages();
+    g->nodes()[0]->output(0)->setType(ir::TensorType::of(ir::DType::F64, {1}));
+    auto r = runPipeline(*g, {});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().subject, "input");
 }
