@@ -1,0 +1,65 @@
+#include "Session.h"
+
+#include "core/backend/Artifact.h"
+
+#include <string>
+#include <vector>
+
+namespace sextant::runtime {
+
+std::string_view runModeName(RunMode mode) {
+    switch (mode) {
+    case RunMode::Strict: return "strict";
+    case RunMode::GraphAsync: return "async";
+    }
+    return "async";
+}
+
+std::optional<RunMode> parseRunMode(std::string_view name) {
+    if (name == "strict")
+        return RunMode::Strict;
+    if (name == "async" || name == "graph-async")
+        return RunMode::GraphAsync;
+    return std::nullopt;
+}
+
+Expected<Session> Session::fromArtifact(const std::string& dir) {
+    SX_ASSIGN(backend::Program program, backend::readArtifact(dir));
+    if (!program.graph)
+        return makeError(ErrorKind::Parse, "artifact '" + dir + "' has no graph");
+    return Session(std::move(program));
+}
+
+Status Session::checkInputs(std::span<const ir::Tensor> inputs) const {
+    if (!m_program.graph)
+        return makeError(ErrorKind::Invalid, "program '" + m_program.modelName + "' has no graph");
+    const auto& formal = m_program.graph->inputs();
+    if (inputs.size() != formal.size())
+        return makeError(ErrorKind::Invalid, "model '" + m_program.modelName + "' takes " +
+                                                 std::to_string(formal.size()) + " input(s), got " +
+                                                 std::to_string(inputs.size()));
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        const ir::TensorType& want = formal[i]->type();
+        const ir::Tensor& got = inputs[i];
+        std::string what = "input " + std::to_string(i) + " '" + formal[i]->name() + "': expected " +
+                           want.str() + ", got " + got.type().str();
+        bool dtypeOk = got.dtype() == want.dtype || (ir::isFloat(got.dtype()) && ir::isFloat(want.dtype));
+        if (!dtypeOk || !want.isStatic() || want.dims() != got.shape())
+            return makeError(ErrorKind::Invalid, what, formal[i]->name());
+    }
+    return {};
+}
+
+Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMode mode) const {
+    SX_TRY(checkInputs(inputs));
+    std::vector<ir::Tensor> converted;
+    converted.reserve(inputs.size());
+    const auto& formal = m_program.graph->inputs();
+    for (size_t i = 0; i < inputs.size(); ++i)
+        converted.push_back(inputs[i].castTo(formal[i]->type().dtype));
+    sim::SimOptions options;
+    options.strict = mode == RunMode::Strict;
+    return sim::simulate(m_program, converted, options);
+}
+
+} // namespace sextant::runtime

@@ -1,0 +1,160 @@
+// Session: a lowered Program runs on the simulated device in both run modes, inputs are checked,
+// and an artifact written to disk runs the same as the Program in memory.
+#include "core/backend/Artifact.h"
+#include "core/backend/Lower.h"
+#include "core/ir/Interpreter.h"
+#include "core/runtime/InputGenerator.h"
+#include "core/runtime/Session.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+
+#include <unistd.h>
+
+using namespace sextant;
+
+namespace {
+
+ir::Tensor ramp(std::vector<int64_t> shape, double scale, double shift) {
+    ir::Tensor t(ir::DType::F32, std::move(shape));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        t.set(i, std::cos(static_cast<double>(i) * scale) + shift);
+    return t;
+}
+
+/// Two conv branches joined by an Add, then a MaxPool: enough work for several cores.
+std::shared_ptr<ir::Graph> makeGraph() {
+    auto g = std::make_shared<ir::Graph>("branches");
+    ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 3, 8, 8})).value();
+    ir::AttributeMap conv;
+    conv["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+    conv["kernel_shape"] = std::vector<int64_t>{3, 3};
+    ir::Value* w1 = g->addConstant("w1", ramp({4, 3, 3, 3}, 0.31, 0.0)).value();
+    ir::Value* w2 = g->addConstant("w2", ramp({4, 3, 3, 3}, 0.53, -0.1)).value();
+    ir::Value* b1 = g->addConstant("b1", ramp({4}, 1.1, 0.0)).value();
+    ir::Node* c1 = g->addNode(ir::OpKind::Conv, "conv1", {x, w1, b1}, {"c1"}, conv).value();
+    ir::Node* r1 = g->addNode(ir::OpKind::Relu, "relu1", {c1->output()}, {"r1"}).value();
+    ir::Node* c2 = g->addNode(ir::OpKind::Conv, "conv2", {x, w2}, {"c2"}, conv).value();
+    ir::Node* s2 = g->addNode(ir::OpKind::Sigmoid, "sig2", {c2->output()}, {"s2"}).value();
+    ir::Node* a = g->addNode(ir::OpKind::Add, "add", {r1->output(), s2->output()}, {"a"}).value();
+    ir::AttributeMap pool;
+    pool["kernel_shape"] = std::vector<int64_t>{2, 2};
+    pool["strides"] = std::vector<int64_t>{2, 2};
+    ir::Node* p = g->addNode(ir::OpKind::MaxPool, "pool", {a->output()}, {"y"}, pool).value();
+    g->setOutputs({p->output()});
+    EXPECT_TRUE(g->inferTypes().ok());
+    return g;
+}
+
+ir::Tensor interpretF32(const ir::Graph& g, const ir::Tensor& in) {
+    ir::KernelContext ctx;
+    ctx.compute = ir::DType::F32;
+    std::vector<ir::Tensor> inputs{in};
+    auto out = ir::interpret(g, inputs, ctx);
+    EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
+    return out.value()[0];
+}
+
+double maxAbsDiff(const ir::Tensor& a, const ir::Tensor& b) {
+    EXPECT_EQ(a.numel(), b.numel());
+    double m = 0;
+    for (int64_t i = 0; i < a.numel() && i < b.numel(); ++i)
+        m = std::max(m, std::fabs(a.at(i) - b.at(i)));
+    return m;
+}
+
+runtime::Session lowered() {
+    auto p = backend::lower(makeGraph(), backend::defaultTarget());
+    EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+    return runtime::Session(std::move(p.value()));
+}
+
+} // namespace
+
+TEST(Session, RunsALoweredProgramLikeTheInterpreter) {
+    runtime::Session s = lowered();
+    auto inputs = runtime::generateInputs(*s.program().graph);
+    ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+    auto r = s.run(*inputs);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->outputs.size(), 1u);
+    EXPECT_EQ(r->outputs[0].shape(), (std::vector<int64_t>{1, 4, 4, 4}));
+    EXPECT_LT(maxAbsDiff(r->outputs[0], interpretF32(*s.program().graph, (*inputs)[0])), 3e-2);
+    EXPECT_EQ(r->trace.size(), s.program().tasks.size());
+    EXPECT_GT(r->totalCycles, 0u);
+}
+
+TEST(Session, StrictModeGivesTheSameNumbersMoreSlowly) {
+    runtime::Session s = lowered();
+    auto inputs = runtime::generateInputs(*s.program().graph).value();
+    auto async = s.run(inputs, runtime::RunMode::GraphAsync);
+    auto strict = s.run(inputs, runtime::RunMode::Strict);
+    ASSERT_TRUE(async.ok() && strict.ok());
+    EXPECT_TRUE(async->outputs[0].identical(strict->outputs[0]));
+    EXPECT_GE(strict->totalCycles, async->totalCycles);
+    for (size_t i = 1; i < strict->trace.size(); ++i)
+        EXPECT_GE(strict->trace[i].start, strict->trace[i - 1].end);
+}
+
+TEST(Session, ChecksInputs) {
+    runtime::Session s = lowered();
+    std::vector<ir::Tensor> none;
+    auto r0 = s.run(none);
+    ASSERT_FALSE(r0.ok());
+    EXPECT_NE(r0.error().message.find("takes 1 input(s), got 0"), std::string::npos) << r0.error().message;
+
+    std::vector<ir::Tensor> wrong{ir::Tensor(ir::DType::F32, {1, 3, 8, 9})};
+    auto r1 = s.run(wrong);
+    ASSERT_FALSE(r1.ok());
+    EXPECT_NE(r1.error().message.find("input 0 'x': expected f32[1,3,8,8], got f32[1,3,8,9]"), std::string::npos)
+        << r1.error().message;
+
+    std::vector<ir::Tensor> ints{ir::Tensor(ir::DType::I64, {1, 3, 8, 8})};
+    EXPECT_FALSE(s.run(ints).ok());
+
+    // A float64 input of the right shape is converted, not rejected.
+    std::vector<ir::Tensor> f64{runtime::generateInputs(*s.program().graph).value()[0].castTo(ir::DType::F64)};
+    EXPECT_TRUE(s.run(f64).ok());
+}
+
+TEST(Session, RunModeNames) {
+    EXPECT_EQ(runtime::parseRunMode("strict"), runtime::RunMode::Strict);
+    EXPECT_EQ(runtime::parseRunMode("async"), runtime::RunMode::GraphAsync);
+    EXPECT_FALSE(runtime::parseRunMode("fast").has_value());
+    EXPECT_EQ(runtime::runModeName(runtime::RunMode::Strict), "strict");
+}
+
+TEST(Session, ArtifactRunsLikeTheProgramInMemory) {
+    runtime::Session s = lowered();
+    auto dir = std::filesystem::temp_directory_path() / ("sextant-session-test-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir);
+    ASSERT_TRUE(backend::writeArtifact(s.program(), dir.string()).ok());
+    auto loaded = runtime::Session::fromArtifact(dir.string());
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    auto inputs = runtime::generateInputs(*s.program().graph).value();
+    auto a = s.run(inputs);
+    auto b = loaded->run(inputs);
+    ASSERT_TRUE(a.ok() && b.ok()) << (b.ok() ? "" : b.error().message);
+    EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
+    EXPECT_EQ(a->totalCycles, b->totalCycles);
+    std::filesystem::remove_all(dir);
+
+    auto missing = runtime::Session::fromArtifact((dir / "nope").string());
+    EXPECT_FALSE(missing.ok());
+}
+
+TEST(InputGenerator, IsDeterministicAndInRange) {
+    auto g = makeGraph();
+    auto a = runtime::generateInputs(*g).value();
+    auto b = runtime::generateInputs(*g).value();
+    auto c = runtime::generateInputs(*g, 7).value();
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_TRUE(a[0].identical(b[0]));
+    EXPECT_FALSE(a[0].identical(c[0]));
+    for (int64_t i = 0; i < a[0].numel(); ++i) {
+        EXPECT_GE(a[0].at(i), -1.0);
+        EXPECT_LT(a[0].at(i), 1.0);
+    }
+}
