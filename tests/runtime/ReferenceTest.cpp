@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <cctype>
+#include <cmath>
 #include <numeric>
+#include <ostream>
 
 namespace sextant::runtime {
 namespace {
@@ -118,6 +121,71 @@ TEST(ReferenceExecutor, AcceptsF64InputsForF32Graph) {
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_TRUE((*a)[0].identical((*b)[0]));
 }
+
+} // namespace
+} // namespace sextant::runtime
+
+namespace sextant::runtime {
+namespace {
+
+/// A real model from ../shared/models with onnxruntime's outputs next to it.
+struct RealModel {
+    const char* path; ///< under models/, without ".onnx"
+    ir::DType compute;
+};
+
+std::ostream& operator<<(std::ostream& os, const RealModel& m) {
+    return os << m.path << " " << ir::dtypeName(m.compute);
+}
+
+class ReferenceMatchesOnnxRuntime : public ::testing::TestWithParam<RealModel> {};
+
+// Import → reference run → compare with onnxruntime for every output, with the tolerance
+// INVENTORY.md suggests (rtol 1e-3, atol 1e-4 scaled by the output's magnitude when it exceeds 1).
+TEST_P(ReferenceMatchesOnnxRuntime, AllOutputs) {
+    const fs::path model = kModels / (std::string(GetParam().path) + ".onnx");
+    if (!fs::exists(model))
+        GTEST_SKIP() << SEXTANT_SHARED_DIR << " not found: skipping " << GetParam().path;
+    const fs::path data = model.parent_path() / "test_data" / model.stem() / "test_data_set_0";
+    auto graph = frontend::importOnnx(model.string());
+    ASSERT_TRUE(graph.ok()) << graph.error().message;
+    auto inputs = frontend::loadTestDataSet(data.string(), "input");
+    ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+    auto expected = frontend::loadTestDataSet(data.string(), "output");
+    ASSERT_TRUE(expected.ok()) << expected.error().message;
+    auto outputs = runReference(**graph, *inputs, GetParam().compute);
+    ASSERT_TRUE(outputs.ok()) << outputs.error().message;
+    ASSERT_EQ(outputs->size(), expected->size());
+    for (size_t i = 0; i < outputs->size(); ++i) {
+        double magnitude = 1.0;
+        for (double v : (*expected)[i].toDoubles())
+            magnitude = std::max(magnitude, std::fabs(v));
+        TensorComparison c = compareTensors((*graph)->outputs()[i]->name(), (*outputs)[i],
+                                            (*expected)[i], 1e-4 * magnitude, 1e-3);
+        EXPECT_TRUE(c.pass) << formatComparison(c);
+        EXPECT_GT(c.cosine, 0.99999) << formatComparison(c);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    SharedModels, ReferenceMatchesOnnxRuntime,
+    ::testing::Values(RealModel{"ort-examples/ultraface_version-RFB-320", ir::DType::F64},
+                      RealModel{"ort-examples/ultraface_version-RFB-320", ir::DType::F32},
+                      RealModel{"blazeface/face_detection_front_128x128_barracuda", ir::DType::F64},
+                      RealModel{"blazeface/face_detection_front_128x128_barracuda", ir::DType::F32},
+                      RealModel{"blazeface/face_detection_back_256x256_barracuda", ir::DType::F64},
+                      RealModel{"paddleocr/ch_ppocr_mobile_v2.0_cls_infer", ir::DType::F64},
+                      RealModel{"onnx-light/light_squeezenet", ir::DType::F64},
+                      RealModel{"onnx-light/light_shufflenet", ir::DType::F64},
+                      RealModel{"onnx-light/light_densenet121", ir::DType::F64}),
+    [](const ::testing::TestParamInfo<RealModel>& info) {
+        std::string name = fs::path(info.param.path).filename().string() + "_" +
+                           std::string(ir::dtypeName(info.param.compute));
+        for (char& ch : name)
+            if (!std::isalnum(static_cast<unsigned char>(ch)))
+                ch = '_';
+        return name;
+    });
 
 } // namespace
 } // namespace sextant::runtime
