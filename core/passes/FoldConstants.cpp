@@ -13,6 +13,48 @@ namespace {
 
 /// Larger results stay computed at run time: folding them would only grow weights.bin.
 constexpr int64_t kMaxFoldedElements = 1 << 16;
+/// A value that only feeds weight operands (Conv/Gemm weights and biases, BatchNormalization
+/// parameters) has to sit in DRAM as a constant anyway, and fusion rules need it constant:
+/// fold it up to this size (16 MiB of f32). Models that build weights with ConstantOfShape
+/// (onnx "light" models) depend on it.
+constexpr int64_t kMaxFoldedWeightElements = 1 << 22;
+
+/// Whether input `index` of `user` is a weight-like operand.
+bool isWeightOperand(const ir::Node& user, size_t index) {
+    switch (user.kind()) {
+    case ir::OpKind::Conv:
+    case ir::OpKind::FusedConv:
+    case ir::OpKind::BatchNormalization:
+        return index >= 1;
+    case ir::OpKind::Gemm:
+    case ir::OpKind::FusedGemm:
+    case ir::OpKind::MatMul:
+        return index == 1 || index == 2;
+    default:
+        return false;
+    }
+}
+
+bool onlyFeedsWeights(const ir::Value* v) {
+    if (v->users().empty() || v->isGraphOutput())
+        return false;
+    for (const ir::Node* u : v->users())
+        for (size_t i = 0; i < u->numInputs(); ++i)
+            if (u->input(i) == v && !isWeightOperand(*u, i))
+                return false;
+    return true;
+}
+
+/// Why a result of `numel` elements and `dtype` may not be folded (empty if it may).
+std::string sizeReason(const ir::Node& n, const ir::Value* out, int64_t numel, ir::DType dtype) {
+    if (n.info().cost == ir::CostClass::DmaOnly || !ir::isFloat(dtype) || numel <= kMaxFoldedElements)
+        return {};
+    if (onlyFeedsWeights(out) && numel <= kMaxFoldedWeightElements)
+        return {};
+    const int64_t limit = onlyFeedsWeights(out) ? kMaxFoldedWeightElements : kMaxFoldedElements;
+    return "output has " + std::to_string(numel) + " elements (more than " + std::to_string(limit) +
+           ")";
+}
 
 class FoldConstantNode : public RewriteRule {
 public:
@@ -36,16 +78,24 @@ public:
         for (const ir::Value* out : n.outputs())
             if (out->isGraphOutput())
                 return Match::rejected("its output '" + out->name() + "' is a graph output");
+        // Check the declared size first: evaluating a 100-million-element ConstantOfShape just
+        // to reject it would cost seconds and gigabytes.
+        for (const ir::Value* out : n.outputs()) {
+            const ir::TensorType& t = out->type();
+            if (!t.isStatic())
+                continue;
+            std::string why = sizeReason(n, out, t.numel(), t.dtype);
+            if (!why.empty())
+                return Match::rejected(why);
+        }
         auto values = evaluate(n);
         if (!values.ok())
             return Match::rejected("evaluation failed: " + values.error().message);
-        const bool movesData = n.info().cost == ir::CostClass::DmaOnly;
-        for (const ir::Tensor& t : *values) {
-            const bool shapeMath = !ir::isFloat(t.dtype());
-            if (!movesData && !shapeMath && t.numel() > kMaxFoldedElements)
-                return Match::rejected("output has " + std::to_string(t.numel()) +
-                                       " elements (more than " +
-                                       std::to_string(kMaxFoldedElements) + ")");
+        for (size_t i = 0; i < values->size() && i < n.numOutputs(); ++i) {
+            const ir::Tensor& t = (*values)[i];
+            std::string why = sizeReason(n, n.output(i), t.numel(), t.dtype());
+            if (!why.empty())
+                return Match::rejected(why);
         }
         m_cache[n.name()] = std::move(*values);
         return Match::matched();

@@ -151,3 +151,31 @@ TEST(Dce, RemovesDeadChainsAndConstants) {
     EXPECT_TRUE(r.snapshots.back().changed);
     EXPECT_EQ(r.snapshots.back().passId, "dce");
 }
+
+TEST(FoldConstants, LargeGeneratedWeightsFoldOnlyWhenTheyAreWeights) {
+    // onnx "light" models build their weights with ConstantOfShape: a 73,728-element weight is
+    // folded (it must live in DRAM anyway, and Conv+BN folding needs it constant), a
+    // 90,000-element activation-side constant is not.
+    Builder b;
+    ir::Value* x = b.input("x", {1, 32, 8, 8});
+    ir::Value* w = b.node(OpKind::ConstantOfShape, "wgen", {b.constant("ws", shapeTensor({64, 32, 6, 6}))},
+                          {{"value", ir::Tensor::fromVector<double>({1}, {0.01})}});
+    ir::Value* c = b.node(OpKind::Conv, "conv", {x, w});
+    ir::Value* big = b.node(OpKind::ConstantOfShape, "biggen",
+                            {b.constant("bs", shapeTensor({1, 64, 3, 3}))},
+                            {{"value", ir::Tensor::fromVector<double>({1}, {0.5})}});
+    ir::Value* huge = b.node(OpKind::ConstantOfShape, "hugegen",
+                             {b.constant("hs", shapeTensor({300, 300}))},
+                             {{"value", ir::Tensor::fromVector<double>({1}, {0.5})}});
+    ir::Value* a = b.node(OpKind::Add, "add", {c, big});
+    ir::Value* h = b.node(OpKind::Add, "hadd", {b.input("y", {300, 300}), huge});
+    auto g = b.finish({a, h});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(r.graph->findNode("wgen"), nullptr);
+    EXPECT_EQ(r.graph->findNode("biggen"), nullptr) << "small constants always fold";
+    ASSERT_NE(r.graph->findNode("hugegen"), nullptr);
+    EXPECT_EQ(stats(r, "fold-constant-node").reasons.count("output has 90000 elements (more than 65536)"),
+              1u);
+    expectSameOutputs(before, runF64(*r.graph));
+}
