@@ -86,6 +86,26 @@ TEST(ReferenceExecutor, SampleModelGivesAProbabilityDistribution) {
     EXPECT_EQ(c.argmaxGot, c.argmaxExpected);
 }
 
+// samples/residual_cnn/output_0.pb is onnxruntime's output (samples/ort_reference.mjs), so this
+// checks BatchNormalization, Gemm(transB), GlobalAveragePool, Flatten and Softmax-13 against an
+// independent implementation.
+TEST(ReferenceExecutor, SampleModelMatchesOnnxRuntime) {
+    auto graph = frontend::importOnnx((kSamples / "residual_cnn.onnx").string());
+    ASSERT_TRUE(graph.ok()) << graph.error().message;
+    auto inputs = frontend::loadTestDataSet((kSamples / "residual_cnn").string(), "input");
+    ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+    auto expected = frontend::loadTestDataSet((kSamples / "residual_cnn").string(), "output");
+    ASSERT_TRUE(expected.ok()) << expected.error().message;
+    ASSERT_EQ(expected->size(), 1u);
+    for (ir::DType compute : {ir::DType::F64, ir::DType::F32}) {
+        auto outputs = runReference(**graph, *inputs, compute);
+        ASSERT_TRUE(outputs.ok()) << outputs.error().message;
+        TensorComparison c = compareTensors("probs", (*outputs)[0], (*expected)[0], 1e-6, 1e-4);
+        EXPECT_TRUE(c.pass) << ir::dtypeName(compute) << ": " << formatComparison(c);
+        EXPECT_EQ(c.argmaxGot, c.argmaxExpected);
+    }
+}
+
 TEST(ReferenceExecutor, RejectsWrongInputs) {
     auto graph = frontend::importOnnx((kSamples / "residual_cnn.onnx").string());
     ASSERT_TRUE(graph.ok()) << graph.error().message;
