@@ -1,0 +1,405 @@
+#include "MainWindow.h"
+
+#include "views/DiffView.h"
+#include "views/GraphView.h"
+#include "views/InspectorWidget.h"
+#include "views/MemoryView.h"
+#include "views/PassListModel.h"
+#include "views/SelectionModel.h"
+#include "views/TimelineView.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCheckBox>
+#include <QDockWidget>
+#include <QFile>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableView>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+namespace sextant::app {
+
+namespace {
+
+enum Tab { GraphTab, DiffTab, MemoryTab, TimelineTab };
+
+QTableView* makeTable(QAbstractItemModel* model, QWidget* parent) {
+    auto* view = new QTableView(parent);
+    view->setModel(model);
+    view->setSelectionBehavior(QAbstractItemView::SelectRows);
+    view->setSelectionMode(QAbstractItemView::SingleSelection);
+    view->verticalHeader()->hide();
+    view->verticalHeader()->setDefaultSectionSize(22);
+    view->setShowGrid(false);
+    view->setAlternatingRowColors(true);
+    view->horizontalHeader()->setHighlightSections(false);
+    return view;
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+    setWindowTitle(tr("Sextant"));
+    m_worker = new views::CompileWorker(this);
+    m_selection = new views::SelectionModel(this);
+    buildUi();
+    buildMenus();
+
+    connect(m_worker, &views::CompileWorker::started, this, &MainWindow::onStarted);
+    connect(m_worker, &views::CompileWorker::progress, this, &MainWindow::onProgress);
+    connect(m_worker, &views::CompileWorker::finished, this, &MainWindow::onFinished);
+    connect(m_worker, &views::CompileWorker::failed, this, &MainWindow::onFailed);
+    connect(m_worker, &views::CompileWorker::cancelled, this, &MainWindow::onCancelled);
+    connect(m_selection, &views::SelectionModel::nodeSelected, this, &MainWindow::onNodeSelected);
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::buildUi() {
+    // Central tabs.
+    m_tabs = new QTabWidget(this);
+    m_tabs->setDocumentMode(true);
+
+    auto* graphPage = new QWidget;
+    auto* graphLayout = new QVBoxLayout(graphPage);
+    graphLayout->setContentsMargins(0, 0, 0, 0);
+    m_graph = new views::GraphView(graphPage);
+    auto* fit = new QToolButton(graphPage);
+    fit->setText(tr("Fit"));
+    fit->setToolTip(tr("Fit the graph into the view (wheel zooms, drag pans)"));
+    auto* legend = new QLabel(
+        tr("<span style='color:#3b6fb6'>■</span> cube &nbsp; <span style='color:#3c8c4a'>■</span> vector &nbsp; "
+           "<span style='color:#c87628'>■</span> DMA &nbsp; <span style='color:#808080'>■</span> host &nbsp; "
+           "<span style='color:#a88a2c'>■</span> graph input/output"),
+        graphPage);
+    auto* graphBar = new QHBoxLayout;
+    graphBar->setContentsMargins(6, 2, 6, 2);
+    graphBar->addWidget(fit);
+    graphBar->addWidget(legend);
+    graphBar->addStretch();
+    graphLayout->addLayout(graphBar);
+    graphLayout->addWidget(m_graph, 1);
+    connect(fit, &QToolButton::clicked, m_graph, &views::GraphView::fitToView);
+    connect(m_graph, &views::GraphView::nodeClicked, m_selection, &views::SelectionModel::select);
+    m_tabs->addTab(graphPage, tr("Graph"));
+
+    auto* diffPage = new QWidget;
+    auto* diffLayout = new QVBoxLayout(diffPage);
+    diffLayout->setContentsMargins(0, 0, 0, 0);
+    m_diff = new views::DiffView(diffPage);
+    m_fullDiff = new QCheckBox(tr("Show every line"), diffPage);
+    auto* diffBar = new QHBoxLayout;
+    diffBar->setContentsMargins(6, 2, 6, 2);
+    diffBar->addWidget(m_fullDiff);
+    diffBar->addStretch();
+    diffLayout->addLayout(diffBar);
+    diffLayout->addWidget(m_diff, 1);
+    connect(m_fullDiff, &QCheckBox::toggled, this, [this](bool on) { m_diff->setContextLines(on ? -1 : 4); });
+    m_tabs->addTab(diffPage, tr("IR diff"));
+
+    auto* memPage = new QWidget;
+    auto* memLayout = new QVBoxLayout(memPage);
+    memLayout->setContentsMargins(6, 4, 6, 4);
+    m_memorySummary = new QLabel(tr("no run yet"), memPage);
+    m_memorySummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_showWeights = new QCheckBox(tr("Show weights"), memPage);
+    auto* memBar = new QHBoxLayout;
+    memBar->addWidget(m_memorySummary, 1);
+    memBar->addWidget(m_showWeights);
+    memLayout->addLayout(memBar);
+    m_memory = new views::MemoryView(memPage);
+    memLayout->addWidget(m_memory, 1);
+    connect(m_showWeights, &QCheckBox::toggled, this, [this](bool on) { m_memory->setShown(on, true, true); });
+    connect(m_memory, &views::MemoryView::bufferClicked, this,
+            [this](int, const QString& node) { m_selection->select(node); });
+    m_tabs->addTab(memPage, tr("Memory"));
+
+    auto* tlPage = new QWidget;
+    auto* tlLayout = new QVBoxLayout(tlPage);
+    tlLayout->setContentsMargins(6, 4, 6, 4);
+    m_timelineSummary = new QLabel(tr("no run yet"), tlPage);
+    tlLayout->addWidget(m_timelineSummary);
+    m_timeline = new views::TimelineView;
+    auto* scroll = new QScrollArea(tlPage);
+    scroll->setWidget(m_timeline);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    tlLayout->addWidget(scroll, 1);
+    connect(m_timeline, &views::TimelineView::taskClicked, this, &MainWindow::onTaskClicked);
+    m_tabs->addTab(tlPage, tr("Timeline"));
+    setCentralWidget(m_tabs);
+
+    // Pipeline panel (left): passes above rule counters.
+    m_passModel = new views::PassListModel(this);
+    m_ruleModel = new views::RuleStatsModel(this);
+    auto* pipeline = new QSplitter(Qt::Vertical);
+    m_passView = makeTable(m_passModel, pipeline);
+    m_passView->horizontalHeader()->setSectionResizeMode(views::PassListModel::PassColumn, QHeaderView::Stretch);
+    for (int c = 1; c < views::PassListModel::ColumnCount; ++c)
+        m_passView->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    m_ruleView = makeTable(m_ruleModel, pipeline);
+    m_ruleView->setSelectionMode(QAbstractItemView::NoSelection);
+    m_ruleView->horizontalHeader()->setSectionResizeMode(views::RuleStatsModel::RuleColumn, QHeaderView::Stretch);
+    for (int c = 1; c < views::RuleStatsModel::ColumnCount; ++c)
+        m_ruleView->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    pipeline->addWidget(m_passView);
+    pipeline->addWidget(m_ruleView);
+    pipeline->setStretchFactor(0, 3);
+    pipeline->setStretchFactor(1, 2);
+    connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
+            [this](const QModelIndex& current) {
+                if (current.isValid() && current.row() != m_currentPass)
+                    selectPass(current.row());
+            });
+    connect(m_ruleModel, &views::RuleStatsModel::disabledChanged, this, &MainWindow::recompile);
+    auto* pipelineDock = new QDockWidget(tr("Pipeline"), this);
+    pipelineDock->setObjectName("pipeline");
+    pipelineDock->setWidget(pipeline);
+    pipelineDock->setMinimumWidth(300);
+    addDockWidget(Qt::LeftDockWidgetArea, pipelineDock);
+
+    // Inspector (right) and log (bottom).
+    m_inspector = new views::InspectorWidget(this);
+    auto* inspectorDock = new QDockWidget(tr("Inspector"), this);
+    inspectorDock->setObjectName("inspector");
+    inspectorDock->setWidget(m_inspector);
+    inspectorDock->setMinimumWidth(300);
+    addDockWidget(Qt::RightDockWidgetArea, inspectorDock);
+
+    m_log = new QPlainTextEdit(this);
+    m_log->setReadOnly(true);
+    m_log->setMaximumBlockCount(5000);
+    m_log->setFont(QFont(QStringLiteral("monospace"), 9));
+    auto* logDock = new QDockWidget(tr("Log"), this);
+    logDock->setObjectName("log");
+    logDock->setWidget(m_log);
+    addDockWidget(Qt::BottomDockWidgetArea, logDock);
+    resizeDocks({logDock}, {130}, Qt::Vertical);
+    resizeDocks({pipelineDock, inspectorDock}, {320, 330}, Qt::Horizontal);
+
+    // Status bar: stage, progress, cancel.
+    m_status = new QLabel(tr("ready"), this);
+    m_progress = new QProgressBar(this);
+    m_progress->setRange(0, 100);
+    m_progress->setMaximumWidth(220);
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    statusBar()->addWidget(m_status, 1);
+    statusBar()->addPermanentWidget(m_progress);
+    statusBar()->addPermanentWidget(m_cancel);
+    connect(m_cancel, &QPushButton::clicked, m_worker, &views::CompileWorker::cancel);
+    setBusy(false);
+}
+
+void MainWindow::buildMenus() {
+    QMenu* file = menuBar()->addMenu(tr("&File"));
+    QAction* open = file->addAction(tr("&Open model…"), this, &MainWindow::openDialog);
+    open->setShortcut(QKeySequence::Open);
+    QAction* again = file->addAction(tr("&Recompile"), this, &MainWindow::recompile);
+    again->setShortcut(QKeySequence(Qt::Key_F5));
+    file->addAction(tr("&Save profile database as…"), this, &MainWindow::saveProfileAs);
+    file->addSeparator();
+    QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows);
+    quit->setShortcut(QKeySequence::Quit);
+
+    QMenu* view = menuBar()->addMenu(tr("&View"));
+    view->addAction(tr("&Fit graph"), m_graph, &views::GraphView::fitToView);
+    view->addAction(tr("Fit &timeline"), m_timeline, &views::TimelineView::fitAll);
+    view->addSeparator();
+    for (QDockWidget* dock : findChildren<QDockWidget*>())
+        view->addAction(dock->toggleViewAction());
+}
+
+void MainWindow::openModel(const QString& path) {
+    m_modelPath = path;
+    views::CompileRequest request;
+    request.modelPath = path.toStdString();
+    request.pipeline.disabled = m_ruleModel->disabledRules();
+    m_worker->start(std::move(request));
+}
+
+void MainWindow::recompile() {
+    if (!m_modelPath.isEmpty())
+        openModel(m_modelPath);
+}
+
+void MainWindow::openDialog() {
+    const QString dir = m_modelPath.isEmpty() ? QString() : QFileInfo(m_modelPath).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
+    if (!path.isEmpty())
+        openModel(path);
+}
+
+void MainWindow::saveProfileAs() {
+    if (!m_snapshot)
+        return;
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save profile database"), QStringLiteral("profile.db"),
+                                                      tr("SQLite databases (*.db)"));
+    if (path.isEmpty())
+        return;
+    QFile::remove(path);
+    if (!QFile::copy(QString::fromStdString(m_snapshot->profilePath), path))
+        onFailed(tr("could not write '%1'").arg(path));
+    else
+        log(tr("profile saved to %1").arg(path));
+}
+
+void MainWindow::log(const QString& line) { m_log->appendPlainText(line); }
+
+void MainWindow::setBusy(bool busy) {
+    m_progress->setVisible(busy);
+    m_cancel->setVisible(busy);
+    m_cancel->setEnabled(busy);
+}
+
+void MainWindow::onStarted(const QString& path) {
+    setBusy(true);
+    m_progress->setValue(0);
+    m_status->setText(tr("compiling %1").arg(QFileInfo(path).fileName()));
+    log(tr("— compiling %1").arg(path));
+}
+
+void MainWindow::onProgress(int percent, const QString& stage) {
+    m_progress->setValue(percent);
+    m_status->setText(stage);
+}
+
+void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapshot) {
+    setBusy(false);
+    m_snapshot = std::move(snapshot);
+    m_lastError.clear();
+    for (const std::string& line : m_snapshot->log)
+        log(QString::fromStdString(line));
+    setWindowTitle(tr("Sextant — %1").arg(QFileInfo(QString::fromStdString(m_snapshot->modelPath)).fileName()));
+
+    m_passModel->setRows(views::passRows(m_snapshot->pipeline));
+    m_ruleModel->setStats(m_snapshot->pipeline.stats);
+    const double clock = m_snapshot->program.target.clockGhz;
+    m_timeline->setModel(std::shared_ptr<const views::TimelineModel>(m_snapshot, &m_snapshot->timeline), clock);
+    m_memory->setMap(std::shared_ptr<const views::MemoryMapData>(m_snapshot, &m_snapshot->memory));
+    m_memory->setShown(m_showWeights->isChecked(), true, true);
+    m_memorySummary->setText(views::memorySummary(m_snapshot->memory));
+    const auto& lanes = m_snapshot->timeline.lanes();
+    int cores = 0;
+    for (size_t i = 0; i < lanes.size(); ++i)
+        if (i == 0 || lanes[i].core != lanes[i - 1].core)
+            ++cores;
+    m_timelineSummary->setText(tr("%1 Tasks on %2 of %3 cores · %4 cycles (%5 µs) · from %6")
+                                   .arg(m_snapshot->timeline.tasks().size())
+                                   .arg(cores)
+                                   .arg(m_snapshot->program.target.numCores)
+                                   .arg(m_snapshot->sim.totalCycles)
+                                   .arg(m_snapshot->program.target.cyclesToMicros(m_snapshot->sim.totalCycles), 0, 'f', 2)
+                                   .arg(QString::fromStdString(m_snapshot->profilePath)));
+
+    // Show the final graph: Tasks name its nodes, so cross-selection works there.
+    m_currentPass = -1;
+    selectPass(static_cast<int>(m_snapshot->pipeline.snapshots.size()) - 1);
+    // Keep the selection if the node survived; otherwise clear it.
+    const QString node = m_selection->selectedNode();
+    onNodeSelected(node);
+    m_status->setText(tr("compiled %1: %2 passes, %3 Tasks, %4 cycles")
+                          .arg(QFileInfo(QString::fromStdString(m_snapshot->modelPath)).fileName())
+                          .arg(m_snapshot->pipeline.snapshots.size() - 1)
+                          .arg(m_snapshot->program.tasks.size())
+                          .arg(m_snapshot->sim.totalCycles));
+    emit compileFinished();
+}
+
+void MainWindow::onFailed(const QString& error) {
+    setBusy(false);
+    m_lastError = error;
+    m_status->setText(tr("error: %1").arg(error));
+    log(tr("error: %1").arg(error));
+    if (!m_quietErrors) {
+        auto* box = new QMessageBox(QMessageBox::Critical, tr("Sextant"), error, QMessageBox::Ok, this);
+        box->setAttribute(Qt::WA_DeleteOnClose);
+        box->open(); // window-modal and asynchronous: the event loop (and the window) keep running
+    }
+    emit compileFailed(error);
+}
+
+void MainWindow::onCancelled() {
+    setBusy(false);
+    m_status->setText(tr("cancelled"));
+    log(tr("cancelled"));
+    emit compileFailed(tr("cancelled"));
+}
+
+void MainWindow::selectPass(int row) {
+    if (!m_snapshot || row < 0 || row >= static_cast<int>(m_snapshot->pipeline.snapshots.size()))
+        return;
+    m_currentPass = row;
+    const auto& snaps = m_snapshot->pipeline.snapshots;
+    if (row < static_cast<int>(m_snapshot->layouts.size()))
+        m_graph->setGraphLayout(m_snapshot->layouts[static_cast<size_t>(row)]);
+    const passes::Snapshot& after = snaps[static_cast<size_t>(row)];
+    const passes::Snapshot& before = snaps[static_cast<size_t>(row > 0 ? row - 1 : 0)];
+    m_diff->setTexts(before.text, after.text, QString::fromStdString(before.passId), QString::fromStdString(after.passId));
+    m_tabs->setTabText(DiffTab, row == 0 ? tr("IR diff") : tr("IR diff (+%1 −%2)").arg(m_diff->addedLines()).arg(m_diff->removedLines()));
+    m_inspector->setContext(m_snapshot, row);
+    m_inspector->showNode(m_selection->selectedNode());
+    m_graph->selectNode(m_selection->selectedNode());
+    const QModelIndex index = m_passModel->index(row, 0);
+    if (m_passView->currentIndex().row() != row)
+        m_passView->setCurrentIndex(index);
+}
+
+bool MainWindow::selectPassById(const QString& passId) {
+    if (!m_snapshot)
+        return false;
+    const auto& snaps = m_snapshot->pipeline.snapshots;
+    for (size_t i = 0; i < snaps.size(); ++i) {
+        if (QString::fromStdString(snaps[i].passId) == passId) {
+            selectPass(static_cast<int>(i));
+            return true;
+        }
+    }
+    return false;
+}
+
+bool MainWindow::showTab(const QString& name) {
+    const QString n = name.toLower();
+    const int tab = n == "graph" ? GraphTab : n == "diff" ? DiffTab : n == "memory" ? MemoryTab : n == "timeline" ? TimelineTab : -1;
+    if (tab < 0)
+        return false;
+    m_tabs->setCurrentIndex(tab);
+    return true;
+}
+
+void MainWindow::selectNode(const QString& node) { m_selection->select(node); }
+
+void MainWindow::onNodeSelected(const QString& node) {
+    m_graph->selectNode(node);
+    m_timeline->highlightNode(node);
+    m_memory->highlightNode(node);
+    m_inspector->showNode(node);
+}
+
+void MainWindow::onTaskClicked(int taskIndex) {
+    if (!m_snapshot)
+        return;
+    const auto& tasks = m_snapshot->timeline.tasks();
+    if (taskIndex < 0 || taskIndex >= static_cast<int>(tasks.size()) || tasks[static_cast<size_t>(taskIndex)].nodes.empty())
+        return;
+    // Tasks execute nodes of the final graph: show that graph so the selection is visible.
+    const int last = static_cast<int>(m_snapshot->pipeline.snapshots.size()) - 1;
+    if (m_currentPass != last)
+        selectPass(last);
+    m_selection->select(QString::fromStdString(tasks[static_cast<size_t>(taskIndex)].nodes.front()));
+}
+
+} // namespace sextant::app

@@ -1,0 +1,115 @@
+#pragma once
+
+#include "views/CompileWorker.h"
+
+#include <QMainWindow>
+
+#include <memory>
+
+class QCheckBox;
+class QLabel;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+class QTableView;
+class QTabWidget;
+
+namespace sextant::views {
+class DiffView;
+class GraphView;
+class InspectorWidget;
+class MemoryView;
+class PassListModel;
+class RuleStatsModel;
+class SelectionModel;
+class TimelineView;
+} // namespace sextant::views
+
+namespace sextant::app {
+
+/// The Sextant main window: pipeline panel (passes, rule counters) on the left, central tabs
+/// Graph / IR diff / Memory / Timeline, inspector and log docks, and a status bar with progress
+/// and Cancel. It wires the worker's snapshots into the views and links them through one
+/// SelectionModel; it never compiles on the GUI thread.
+class MainWindow : public QMainWindow {
+    Q_OBJECT
+public:
+    explicit MainWindow(QWidget* parent = nullptr);
+    ~MainWindow() override;
+
+    /// Compiles and simulates `path` in the background; the views update when it finishes.
+    void openModel(const QString& path);
+    /// Recompiles the current model with the rule switches of the pipeline panel.
+    void recompile();
+
+    /// Shows the graph after snapshot `row` (0 = input) and its diff against the one before.
+    void selectPass(int row);
+    /// Selects a pass by id; false if no snapshot has it.
+    bool selectPassById(const QString& passId);
+    /// Raises a central tab by name: "graph", "diff", "memory", "timeline". False if unknown.
+    bool showTab(const QString& name);
+    /// Selects an IR node everywhere (as if clicked).
+    void selectNode(const QString& node);
+
+    std::shared_ptr<const views::CompileSnapshot> snapshot() const { return m_snapshot; }
+    const QString& lastError() const { return m_lastError; }
+    int currentPass() const { return m_currentPass; }
+    views::GraphView* graphView() const { return m_graph; }
+    views::DiffView* diffView() const { return m_diff; }
+    views::TimelineView* timelineView() const { return m_timeline; }
+    views::MemoryView* memoryView() const { return m_memory; }
+    views::SelectionModel* selection() const { return m_selection; }
+    views::PassListModel* passModel() const { return m_passModel; }
+    /// When true (tests, --screenshot) errors go to the log and lastError only, no dialog.
+    void setQuietErrors(bool quiet) { m_quietErrors = quiet; }
+
+signals:
+    /// A compile finished and every view shows it.
+    void compileFinished();
+    /// A compile failed (or was cancelled) with this one-line message.
+    void compileFailed(const QString& error);
+
+private:
+    void buildUi();
+    void buildMenus();
+    void onStarted(const QString& path);
+    void onProgress(int percent, const QString& stage);
+    void onFinished(std::shared_ptr<const views::CompileSnapshot> snapshot);
+    void onFailed(const QString& error);
+    void onCancelled();
+    void onNodeSelected(const QString& node);
+    void onTaskClicked(int taskIndex);
+    void openDialog();
+    void saveProfileAs();
+    void log(const QString& line);
+    void setBusy(bool busy);
+
+    views::CompileWorker* m_worker = nullptr;
+    views::SelectionModel* m_selection = nullptr;
+    std::shared_ptr<const views::CompileSnapshot> m_snapshot;
+    QString m_modelPath;
+    QString m_lastError;
+    int m_currentPass = -1;
+    bool m_quietErrors = false;
+
+    QTabWidget* m_tabs = nullptr;
+    views::GraphView* m_graph = nullptr;
+    views::DiffView* m_diff = nullptr;
+    QCheckBox* m_fullDiff = nullptr;
+    views::MemoryView* m_memory = nullptr;
+    QLabel* m_memorySummary = nullptr;
+    QCheckBox* m_showWeights = nullptr;
+    views::TimelineView* m_timeline = nullptr;
+    QLabel* m_timelineSummary = nullptr;
+    views::InspectorWidget* m_inspector = nullptr;
+    QPlainTextEdit* m_log = nullptr;
+    QTableView* m_passView = nullptr;
+    views::PassListModel* m_passModel = nullptr;
+    QTableView* m_ruleView = nullptr;
+    views::RuleStatsModel* m_ruleModel = nullptr;
+    QLabel* m_status = nullptr;
+    QProgressBar* m_progress = nullptr;
+    QPushButton* m_cancel = nullptr;
+};
+
+} // namespace sextant::app

@@ -1,0 +1,89 @@
+// sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
+// [--select NODE]` opens the model (the sample by default), compiles and simulates it off the GUI
+// thread, and shows the result; --screenshot saves the window once the first compile finished
+// and quits (how docs/ screenshots and GUI smoke checks are made).
+#include "MainWindow.h"
+
+#include <QApplication>
+#include <QCommandLineParser>
+#include <QFileInfo>
+#include <QTimer>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QApplication::setApplicationName(QStringLiteral("sextant"));
+    QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QStringLiteral("Sextant: graph compiler and NPU simulator workbench"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("model"), QStringLiteral("ONNX model to open (default: the sample)"));
+    const QCommandLineOption screenshot(QStringLiteral("screenshot"),
+                                        QStringLiteral("Save the window to FILE.png after the first compile, then quit."),
+                                        QStringLiteral("FILE"));
+    const QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Tab to show: graph, diff, memory, timeline."),
+                                 QStringLiteral("NAME"));
+    const QCommandLineOption pass(QStringLiteral("pass"), QStringLiteral("Pipeline snapshot to show (pass id)."),
+                                  QStringLiteral("ID"));
+    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("IR node to select."),
+                                    QStringLiteral("NODE"));
+    const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1560x960."),
+                                  QStringLiteral("WxH"));
+    parser.addOptions({screenshot, tab, pass, select, size});
+    parser.process(app);
+
+    const QStringList args = parser.positionalArguments();
+    const QString model = args.isEmpty() ? QStringLiteral(SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx") : args.first();
+
+    sextant::app::MainWindow window;
+    int w = 1560, h = 960;
+    if (parser.isSet(size)) {
+        const QStringList parts = parser.value(size).split('x');
+        if (parts.size() == 2) {
+            w = parts[0].toInt();
+            h = parts[1].toInt();
+        }
+    }
+    window.resize(w, h);
+    const bool shot = parser.isSet(screenshot);
+    window.setQuietErrors(shot);
+
+    auto applyOptions = [&] {
+        if (parser.isSet(pass) && !window.selectPassById(parser.value(pass)))
+            std::fprintf(stderr, "warning: no pass '%s' in the pipeline\n", qPrintable(parser.value(pass)));
+        if (parser.isSet(select))
+            window.selectNode(parser.value(select));
+        if (parser.isSet(tab) && !window.showTab(parser.value(tab)))
+            std::fprintf(stderr, "warning: unknown tab '%s'\n", qPrintable(parser.value(tab)));
+    };
+    int exitCode = 0;
+    QObject::connect(&window, &sextant::app::MainWindow::compileFinished, &window, [&] {
+        applyOptions();
+        if (!shot)
+            return;
+        // Let the views lay themselves out and paint once before grabbing.
+        QTimer::singleShot(400, &window, [&] {
+            const QString file = parser.value(screenshot);
+            if (!window.grab().save(file)) {
+                std::fprintf(stderr, "error: could not write screenshot '%s'\n", qPrintable(file));
+                exitCode = 2;
+            }
+            app.quit();
+        });
+    }, Qt::SingleShotConnection);
+    QObject::connect(&window, &sextant::app::MainWindow::compileFailed, &window, [&](const QString& error) {
+        if (!shot)
+            return;
+        std::fprintf(stderr, "error: %s\n", qPrintable(error));
+        exitCode = 1;
+        app.quit();
+    });
+
+    window.show();
+    window.openModel(QFileInfo(model).absoluteFilePath());
+    const int rc = app.exec();
+    return exitCode != 0 ? exitCode : rc;
+}

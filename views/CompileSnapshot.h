@@ -1,0 +1,45 @@
+#pragma once
+
+#include "GraphLayout.h"
+#include "MemoryMap.h"
+#include "TimelineModel.h"
+#include "core/backend/Program.h"
+#include "core/backend/Target.h"
+#include "core/passes/PassManager.h"
+#include "core/sim/Simulator.h"
+#include "profiler/ProfileReader.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace sextant::views {
+
+/// What to compile and how.
+struct CompileRequest {
+    std::string modelPath;             ///< an .onnx file
+    passes::PipelineConfig pipeline;   ///< pass and rule switches
+    backend::Target target = backend::defaultTarget();
+    /// Where to write the profile database (SQLite). Required: the timeline and memory tabs read it.
+    std::string profilePath;
+};
+
+/// Everything one compile-and-simulate run produced, ready for the views. Built once by the
+/// worker, then shared read-only (std::shared_ptr<const CompileSnapshot>) with every view, so
+/// views never call the compiler and never see a half-updated state.
+struct CompileSnapshot {
+    std::string modelPath;
+    passes::PipelineResult pipeline;          ///< snapshots [0] = "input", one per pass
+    backend::Program program;
+    sim::SimResult sim;
+    std::string profilePath;                  ///< the SQLite database the run was written to
+    std::string inputsSource;                 ///< where the inputs came from, for the log
+    /// One layout per pipeline snapshot (a pass that changed nothing shares its predecessor's).
+    std::vector<std::shared_ptr<const GraphLayoutResult>> layouts;
+    TimelineModel timeline;                   ///< Tasks read back from the profile database
+    std::vector<profiler::NodeRow> profileNodes; ///< compiled nodes with provenance, from the database
+    MemoryMapData memory;
+    std::vector<std::string> log;             ///< human-readable lines: stages, accuracy, latency
+};
+
+} // namespace sextant::views

@@ -1,0 +1,237 @@
+#include "CompileWorker.h"
+
+#include "core/frontend/OnnxImporter.h"
+#include "core/frontend/TensorProtoIO.h"
+#include "core/runtime/Compare.h"
+#include "core/runtime/Compiler.h"
+#include "core/runtime/InputGenerator.h"
+#include "core/runtime/ReferenceExecutor.h"
+#include "profiler/ProfileDb.h"
+
+#include <QtConcurrent/QtConcurrentRun>
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+
+namespace sextant::views {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// Inputs for the model: onnx test data next to it when there is some (`<dir>/<stem>/input_N.pb`
+/// as the samples have it, or `<dir>/test_data/<stem>/test_data_set_0/` as the ORT examples do),
+/// otherwise deterministic generated values. `source` says which, for the log.
+Expected<std::vector<ir::Tensor>> findInputs(const std::string& modelPath, const ir::Graph& graph,
+                                             std::string& source) {
+    const fs::path model(modelPath);
+    const fs::path dir = model.parent_path();
+    const std::string stem = model.stem().string();
+    for (const fs::path& candidate : {dir / stem, dir / "test_data" / stem / "test_data_set_0"}) {
+        std::error_code ec;
+        if (!fs::exists(candidate / "input_0.pb", ec))
+            continue;
+        SX_ASSIGN(auto inputs, frontend::loadTestDataSet(candidate.string(), "input"));
+        source = candidate.string();
+        return inputs;
+    }
+    source = "generated (deterministic, seed 1)";
+    return runtime::generateInputs(graph, 1);
+}
+
+std::string formatCycles(uint64_t cycles, const backend::Target& target) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "%llu cycles (%.2f us at %.3g GHz)", static_cast<unsigned long long>(cycles),
+                  target.cyclesToMicros(cycles), target.clockGhz);
+    return buf;
+}
+
+Status checkCancel(const std::atomic<bool>* cancel) {
+    if (cancel && cancel->load())
+        return makeError(ErrorKind::Cancelled, "cancelled");
+    return {};
+}
+
+} // namespace
+
+Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileRequest& request,
+                                                              const std::atomic<bool>* cancel,
+                                                              const CompileProgress& progress) {
+    auto report = [&](int percent, const std::string& stage) {
+        if (progress)
+            progress(percent, stage);
+    };
+    auto snap = std::make_shared<CompileSnapshot>();
+    snap->modelPath = request.modelPath;
+    snap->profilePath = request.profilePath;
+    if (request.profilePath.empty())
+        return makeError(ErrorKind::Invalid, "no profile database path given");
+
+    // 1. Import.
+    report(0, "importing " + request.modelPath);
+    SX_ASSIGN(std::unique_ptr<ir::Graph> graph, frontend::importOnnx(request.modelPath));
+    snap->log.push_back("imported " + request.modelPath + ": " + std::to_string(graph->numNodes()) + " nodes");
+    SX_TRY(checkCancel(cancel));
+
+    // 2. Passes and lowering.
+    runtime::CompileOptions options;
+    options.target = request.target;
+    options.pipeline = request.pipeline;
+    auto onPass = [&](int done, int total, const std::string& passId) {
+        report(5 + (total > 0 ? 40 * done / total : 0), "pass " + passId);
+    };
+    SX_ASSIGN(runtime::CompileResult compiled, runtime::compileGraph(*graph, options, cancel, onPass));
+    snap->pipeline = std::move(compiled.pipeline);
+    snap->program = std::move(compiled.program);
+    snap->log.push_back("compiled for " + snap->program.target.name + ": " + std::to_string(snap->program.tasks.size()) +
+                        " tasks, DRAM arena " + std::to_string(snap->program.memory.dramPeak) + " B (lower bound " +
+                        std::to_string(snap->program.memory.dramLowerBound) + " B)");
+    SX_TRY(checkCancel(cancel));
+
+    // 3. Simulate on the inputs that come with the model (or generated ones).
+    report(45, "simulating");
+    SX_ASSIGN(std::vector<ir::Tensor> inputs, findInputs(request.modelPath, *graph, snap->inputsSource));
+    snap->log.push_back("inputs: " + snap->inputsSource);
+    SX_ASSIGN(snap->sim, sim::simulate(snap->program, inputs));
+    snap->log.push_back("simulated latency: " + formatCycles(snap->sim.totalCycles, snap->program.target));
+    SX_TRY(checkCancel(cancel));
+
+    // 4. Accuracy against the float64 reference of the imported graph.
+    report(58, "float64 reference");
+    std::vector<std::pair<std::string, double>> metrics;
+    if (auto reference = runtime::runReference(*graph, inputs, ir::DType::F64); reference.ok()) {
+        for (size_t i = 0; i < reference->size() && i < snap->sim.outputs.size(); ++i) {
+            const std::string name = i < graph->outputs().size() ? graph->outputs()[i]->name() : std::to_string(i);
+            const runtime::TensorComparison c =
+                runtime::compareTensors(name, snap->sim.outputs[i], (*reference)[i], 1e-4, 1e-3);
+            snap->log.push_back("npu vs float64 reference: " + runtime::formatComparison(c));
+            metrics.emplace_back("cosine:" + name, c.cosine);
+        }
+    } else {
+        snap->log.push_back("float64 reference failed: " + reference.error().message);
+    }
+    SX_TRY(checkCancel(cancel));
+
+    // 5. Profile database, then read it back: the timeline shows what the database holds.
+    report(65, "writing profile");
+    profiler::RunInfo info;
+    info.model = request.modelPath;
+    info.metrics = std::move(metrics);
+    SX_TRY(profiler::writeProfile(request.profilePath, snap->program, snap->sim, info));
+    SX_ASSIGN(profiler::ProfileReader reader, profiler::ProfileReader::open(request.profilePath));
+    SX_ASSIGN(std::vector<profiler::TaskRow> rows, reader.tasks());
+    SX_ASSIGN(snap->profileNodes, reader.nodes());
+    std::vector<TimelineTask> tasks;
+    tasks.reserve(rows.size());
+    for (profiler::TaskRow& r : rows) {
+        TimelineTask t;
+        t.task = r.id;
+        t.core = r.core;
+        t.unit = r.unit;
+        t.ready = r.ready;
+        t.start = r.start;
+        t.end = r.end;
+        t.name = std::move(r.name);
+        t.kernel = std::move(r.kernel);
+        t.nodes = std::move(r.nodes);
+        tasks.push_back(std::move(t));
+    }
+    snap->timeline.setTasks(std::move(tasks));
+    snap->memory = buildMemoryMap(snap->program, snap->timeline);
+    snap->log.push_back("profile: " + request.profilePath + " (" + std::to_string(rows.size()) + " tasks)");
+    SX_TRY(checkCancel(cancel));
+
+    // 6. Layout every snapshot; a pass that changed nothing shares the previous layout.
+    const size_t n = snap->pipeline.snapshots.size();
+    for (size_t i = 0; i < n; ++i) {
+        const passes::Snapshot& s = snap->pipeline.snapshots[i];
+        report(72 + static_cast<int>(28 * i / std::max<size_t>(n, 1)), "layout after " + s.passId);
+        if (i > 0 && !s.changed && !snap->layouts.empty()) {
+            snap->layouts.push_back(snap->layouts.back());
+            continue;
+        }
+        if (!s.graph)
+            return makeError(ErrorKind::Invalid, "snapshot '" + s.passId + "' has no graph", s.passId);
+        SX_ASSIGN(GraphLayoutResult layout, layoutGraph(*s.graph));
+        snap->layouts.push_back(std::make_shared<const GraphLayoutResult>(std::move(layout)));
+        SX_TRY(checkCancel(cancel));
+    }
+    report(100, "done");
+    return std::shared_ptr<const CompileSnapshot>(std::move(snap));
+}
+
+CompileWorker::CompileWorker(QObject* parent) : QObject(parent) {
+    qRegisterMetaType<std::shared_ptr<const CompileSnapshot>>();
+    connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, &CompileWorker::onDone);
+}
+
+CompileWorker::~CompileWorker() {
+    m_pending.reset();
+    if (m_cancel)
+        m_cancel->store(true);
+    m_watcher.waitForFinished();
+}
+
+void CompileWorker::start(CompileRequest request) {
+    if (isRunning()) {
+        m_pending = std::move(request);
+        cancel();
+        return;
+    }
+    launch(std::move(request));
+}
+
+void CompileWorker::cancel() {
+    if (m_cancel)
+        m_cancel->store(true);
+}
+
+void CompileWorker::launch(CompileRequest request) {
+    if (request.profilePath.empty()) {
+        const QString name = QStringLiteral("run-%1.db").arg(++m_runCounter);
+        request.profilePath = m_tempDir.isValid() ? m_tempDir.filePath(name).toStdString() : name.toStdString();
+    }
+    m_cancel = std::make_shared<std::atomic<bool>>(false);
+    emit started(QString::fromStdString(request.modelPath));
+    // The pool thread reports progress through queued calls on this object; Qt drops them if the
+    // worker is gone, and the destructor waits for the thread, so `this` never dangles.
+    auto cancelFlag = m_cancel;
+    QPointer<CompileWorker> self(this);
+    m_watcher.setFuture(QtConcurrent::run([request = std::move(request), cancelFlag, self]() -> Outcome {
+        auto onProgress = [&](int percent, const std::string& stage) {
+            const QString text = QString::fromStdString(stage);
+            QMetaObject::invokeMethod(self, [self, percent, text] {
+                if (self)
+                    emit self->progress(percent, text);
+            }, Qt::QueuedConnection);
+        };
+        Outcome out;
+        auto result = compileModel(request, cancelFlag.get(), onProgress);
+        if (result.ok()) {
+            out.snapshot = std::move(result).value();
+            return out;
+        }
+        out.cancelled = result.error().kind == ErrorKind::Cancelled;
+        out.error = QString::fromStdString(result.error().message);
+        return out;
+    }));
+}
+
+void CompileWorker::onDone() {
+    const Outcome out = m_watcher.result();
+    if (m_pending) {
+        CompileRequest next = std::move(*m_pending);
+        m_pending.reset();
+        launch(std::move(next));
+        return; // the superseded run's result is dropped
+    }
+    if (out.snapshot)
+        emit finished(out.snapshot);
+    else if (out.cancelled)
+        emit cancelled();
+    else
+        emit failed(out.error);
+}
+
+} // namespace sextant::views

@@ -1,0 +1,75 @@
+#pragma once
+
+#include "CompileSnapshot.h"
+#include "core/ir/Error.h"
+
+#include <QFutureWatcher>
+#include <QObject>
+#include <QTemporaryDir>
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace sextant::views {
+
+/// Progress callback of compileModel: overall percent (0..100) and the stage being worked on.
+using CompileProgress = std::function<void(int percent, const std::string& stage)>;
+
+/// The whole walk for the GUI, on the calling thread: import → pass pipeline (snapshots) → lower →
+/// simulate → float64 reference comparison → write the profile database → read Tasks and nodes
+/// back from it → memory map → Graphviz layout of every snapshot. `cancel` is polled between
+/// stages (and inside the pipeline); a cancelled run returns ErrorKind::Cancelled.
+Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileRequest& request,
+                                                              const std::atomic<bool>* cancel = nullptr,
+                                                              const CompileProgress& progress = {});
+
+/// Runs compileModel on a pool thread (never on the GUI thread) and reports back on the GUI
+/// thread with signals carrying a complete snapshot. One run at a time: starting while a run is
+/// going cancels it and starts the new one as soon as it has stopped.
+class CompileWorker : public QObject {
+    Q_OBJECT
+public:
+    explicit CompileWorker(QObject* parent = nullptr);
+    /// Cancels a running compile and waits for its thread to stop.
+    ~CompileWorker() override;
+
+    /// Starts compiling. If `request.profilePath` is empty, the database goes to a temporary
+    /// folder owned by the worker (removed when it is destroyed).
+    void start(CompileRequest request);
+    bool isRunning() const { return m_watcher.isRunning(); }
+
+public slots:
+    /// Asks the running compile to stop at its next check; cancelled() follows.
+    void cancel();
+
+signals:
+    void started(const QString& modelPath);
+    void progress(int percent, const QString& stage);
+    /// A run completed; the snapshot is immutable and may be kept by any view.
+    void finished(std::shared_ptr<const sextant::views::CompileSnapshot> snapshot);
+    /// A run failed with a one-line error (bad model, unsupported op, simulator error, ...).
+    void failed(const QString& error);
+    void cancelled();
+
+private:
+    struct Outcome {
+        std::shared_ptr<const CompileSnapshot> snapshot;
+        QString error;
+        bool cancelled = false;
+    };
+    void launch(CompileRequest request);
+    void onDone();
+
+    QFutureWatcher<Outcome> m_watcher;
+    std::shared_ptr<std::atomic<bool>> m_cancel;
+    std::optional<CompileRequest> m_pending;
+    QTemporaryDir m_tempDir;
+    int m_runCounter = 0;
+};
+
+} // namespace sextant::views
+
+Q_DECLARE_METATYPE(std::shared_ptr<const sextant::views::CompileSnapshot>)

@@ -1,0 +1,243 @@
+#include "GraphView.h"
+
+#include <QFontMetricsF>
+#include <QGraphicsItem>
+#include <QGraphicsScene>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QPainterPath>
+#include <QScrollBar>
+#include <QWheelEvent>
+#include <QtMath>
+
+#include <cmath>
+
+namespace sextant::views {
+
+namespace {
+
+struct Palette {
+    QColor fill;
+    QColor border;
+};
+
+Palette paletteFor(const LayoutNode& n) {
+    if (n.kind != LayoutNodeKind::Op)
+        return {QColor(0xfb, 0xf3, 0xd5), QColor(0xa8, 0x8a, 0x2c)};
+    switch (n.cost) {
+    case ir::CostClass::Cube: return {QColor(0xd6, 0xe4, 0xfb), QColor(0x3b, 0x6f, 0xb6)};
+    case ir::CostClass::Vector: return {QColor(0xd9, 0xf0, 0xdb), QColor(0x3c, 0x8c, 0x4a)};
+    case ir::CostClass::DmaOnly: return {QColor(0xfc, 0xe4, 0xcb), QColor(0xc8, 0x76, 0x28)};
+    case ir::CostClass::Host: return {QColor(0xe8, 0xe8, 0xe8), QColor(0x80, 0x80, 0x80)};
+    }
+    return {Qt::white, Qt::black};
+}
+
+} // namespace
+
+/// One node box. Paints itself (cheaper than a group of text items for thousands of nodes).
+class GraphNodeItem : public QGraphicsItem {
+public:
+    explicit GraphNodeItem(const LayoutNode& node) : m_node(node) {
+        setPos(node.x, node.y);
+        setToolTip(QString::fromStdString(node.name + "\n" + node.op + "  " + node.typeText));
+        setAcceptHoverEvents(false);
+        setZValue(1);
+    }
+    const LayoutNode& node() const { return m_node; }
+    void setSelectedNode(bool on) {
+        if (m_selectedNode == on)
+            return;
+        m_selectedNode = on;
+        setZValue(on ? 2 : 1);
+        update();
+    }
+    QRectF boundingRect() const override {
+        return QRectF(-m_node.w / 2 - 3, -m_node.h / 2 - 3, m_node.w + 6, m_node.h + 6);
+    }
+    void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override {
+        const Palette pal = paletteFor(m_node);
+        const QRectF box(-m_node.w / 2, -m_node.h / 2, m_node.w, m_node.h);
+        p->setRenderHint(QPainter::Antialiasing);
+        QPen pen(m_selectedNode ? QColor(0xe6, 0x8a, 0x00) : pal.border, m_selectedNode ? 3.0 : 1.2);
+        p->setPen(pen);
+        p->setBrush(m_selectedNode ? pal.fill.lighter(104) : pal.fill);
+        const double radius = m_node.kind == LayoutNodeKind::Op ? 6.0 : m_node.h / 2;
+        p->drawRoundedRect(box, radius, radius);
+
+        QFont f = p->font();
+        f.setPointSizeF(8.5);
+        QFont bold = f;
+        bold.setBold(true);
+        const QRectF inner = box.adjusted(6, 3, -6, -3);
+        const QColor textColor(0x20, 0x20, 0x20);
+        if (m_node.kind == LayoutNodeKind::Op) {
+            const double lh = inner.height() / 3;
+            p->setFont(bold);
+            p->setPen(textColor);
+            p->drawText(QRectF(inner.left(), inner.top(), inner.width(), lh), Qt::AlignCenter,
+                        QString::fromStdString(m_node.op));
+            p->setFont(f);
+            p->drawText(QRectF(inner.left(), inner.top() + lh, inner.width(), lh), Qt::AlignCenter,
+                        QString::fromStdString(m_node.shortName));
+            p->setPen(QColor(0x60, 0x60, 0x60));
+            p->drawText(QRectF(inner.left(), inner.top() + 2 * lh, inner.width(), lh), Qt::AlignCenter,
+                        QString::fromStdString(m_node.typeText));
+            return;
+        }
+        const double lh = inner.height() / 2;
+        p->setFont(bold);
+        p->setPen(textColor);
+        p->drawText(QRectF(inner.left(), inner.top(), inner.width(), lh), Qt::AlignCenter,
+                    QString::fromStdString(m_node.shortName));
+        p->setFont(f);
+        p->setPen(QColor(0x60, 0x60, 0x60));
+        p->drawText(QRectF(inner.left(), inner.top() + lh, inner.width(), lh), Qt::AlignCenter,
+                    QString::fromStdString(m_node.typeText));
+    }
+
+private:
+    LayoutNode m_node;
+    bool m_selectedNode = false;
+};
+
+GraphView::GraphView(QWidget* parent) : QGraphicsView(parent) {
+    setScene(new QGraphicsScene(this));
+    setRenderHints(QPainter::Antialiasing | QPainter::TextAntialiasing);
+    setDragMode(QGraphicsView::ScrollHandDrag);
+    setTransformationAnchor(QGraphicsView::AnchorUnderMouse);
+    setResizeAnchor(QGraphicsView::AnchorViewCenter);
+    setBackgroundBrush(QColor(0xfa, 0xfa, 0xfa));
+    setViewportUpdateMode(QGraphicsView::SmartViewportUpdate);
+}
+
+void GraphView::setGraphLayout(std::shared_ptr<const GraphLayoutResult> layout) {
+    m_layout = std::move(layout);
+    m_items.clear();
+    scene()->clear();
+    if (!m_layout)
+        return;
+    const QPen edgePen(QColor(0x70, 0x70, 0x78), 1.2);
+    for (const LayoutEdge& e : m_layout->edges) {
+        if (e.points.empty())
+            continue;
+        QPainterPath path(QPointF(e.points[0].x, e.points[0].y));
+        for (size_t k = 1; k + 2 < e.points.size(); k += 3)
+            path.cubicTo(QPointF(e.points[k].x, e.points[k].y), QPointF(e.points[k + 1].x, e.points[k + 1].y),
+                         QPointF(e.points[k + 2].x, e.points[k + 2].y));
+        auto* item = scene()->addPath(path, edgePen);
+        item->setToolTip(QString::fromStdString(e.value));
+        item->setZValue(0);
+        if (!e.hasArrow)
+            continue;
+        // Arrow head: a triangle from the spline's end to the tip Graphviz reserved for it.
+        const QPointF tip(e.arrowTip.x, e.arrowTip.y);
+        const QPointF base(e.points.back().x, e.points.back().y);
+        QPointF dir = tip - base;
+        const double len = std::hypot(dir.x(), dir.y());
+        if (len < 1e-6)
+            continue;
+        dir /= len;
+        const QPointF normal(-dir.y(), dir.x());
+        QPolygonF head;
+        head << tip << base + normal * 3.5 << base - normal * 3.5;
+        auto* arrow = scene()->addPolygon(head, QPen(Qt::NoPen), QBrush(edgePen.color()));
+        arrow->setZValue(0);
+    }
+    for (const LayoutNode& n : m_layout->nodes) {
+        auto* item = new GraphNodeItem(n);
+        scene()->addItem(item);
+        m_items.insert(QString::fromStdString(n.name), item);
+    }
+    scene()->setSceneRect(QRectF(-20, -20, m_layout->width + 40, m_layout->height + 40));
+    if (auto* item = m_items.value(m_selected))
+        item->setSelectedNode(true);
+    fitToView();
+}
+
+void GraphView::selectNode(const QString& node) {
+    if (auto* old = m_items.value(m_selected))
+        old->setSelectedNode(false);
+    m_selected = node;
+    auto* item = m_items.value(node);
+    if (!item)
+        return;
+    item->setSelectedNode(true);
+    ensureVisible(item, 40, 40);
+}
+
+double GraphView::zoom() const { return transform().m11(); }
+
+QPointF GraphView::nodeCenter(const QString& name) const {
+    auto* item = m_items.value(name);
+    return item ? item->pos() : QPointF();
+}
+
+void GraphView::fitToView() {
+    if (!m_layout)
+        return;
+    if (!isVisible() || viewport()->width() < 10) {
+        m_fitPending = true; // fit once the widget has a real size
+        return;
+    }
+    m_fitPending = false;
+    const QRectF r = scene()->sceneRect();
+    const double sx = viewport()->width() / r.width();
+    const double sy = viewport()->height() / r.height();
+    // Fit the width when the graph is tall (a long chain reads best at a legible scale, scrolled);
+    // never zoom in beyond 1:1 and never shrink text below legibility unless the graph is wide.
+    double s = std::min(1.0, std::min(sx, sy));
+    if (s < 0.55)
+        s = std::min(1.0, std::max(sx * 0.98, 0.55));
+    resetTransform();
+    scale(s, s);
+    centerOn(r.center().x(), r.top());
+    if (auto* item = m_items.value(m_selected))
+        ensureVisible(item, 40, 40);
+}
+
+void GraphView::zoomBy(double factor) {
+    const double z = zoom() * factor;
+    if (z < 0.02 || z > 8.0)
+        return;
+    scale(factor, factor);
+}
+
+void GraphView::wheelEvent(QWheelEvent* event) {
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps == 0.0) {
+        QGraphicsView::wheelEvent(event);
+        return;
+    }
+    zoomBy(std::pow(1.15, steps));
+    event->accept();
+}
+
+void GraphView::mousePressEvent(QMouseEvent* event) {
+    m_pressPos = event->pos();
+    QGraphicsView::mousePressEvent(event);
+}
+
+void GraphView::mouseReleaseEvent(QMouseEvent* event) {
+    QGraphicsView::mouseReleaseEvent(event);
+    if (event->button() != Qt::LeftButton || (event->pos() - m_pressPos).manhattanLength() > 4)
+        return; // a drag (pan), not a click
+    for (QGraphicsItem* item : items(event->pos())) {
+        if (auto* node = dynamic_cast<GraphNodeItem*>(item)) {
+            const QString name = QString::fromStdString(node->node().name);
+            selectNode(name);
+            emit nodeClicked(name);
+            return;
+        }
+    }
+    selectNode(QString());
+    emit nodeClicked(QString());
+}
+
+void GraphView::resizeEvent(QResizeEvent* event) {
+    QGraphicsView::resizeEvent(event);
+    if (m_fitPending)
+        fitToView();
+}
+
+} // namespace sextant::views

@@ -1,0 +1,98 @@
+#include "MemoryMap.h"
+
+#include <algorithm>
+#include <map>
+
+namespace sextant::views {
+
+std::vector<const MemoryBlock*> MemoryMapData::select(bool weights, bool io, bool intermediates) const {
+    std::vector<const MemoryBlock*> out;
+    for (const MemoryBlock& b : blocks) {
+        switch (b.kind) {
+        case backend::BufferKind::Weight:
+            if (weights)
+                out.push_back(&b);
+            break;
+        case backend::BufferKind::Input:
+        case backend::BufferKind::Output:
+            if (io)
+                out.push_back(&b);
+            break;
+        case backend::BufferKind::Intermediate:
+            if (intermediates)
+                out.push_back(&b);
+            break;
+        }
+    }
+    return out;
+}
+
+MemoryMapData buildMemoryMap(const backend::Program& program, const TimelineModel& timeline) {
+    MemoryMapData map;
+    map.totalCycles = timeline.totalCycles();
+    map.arenaPeak = program.memory.dramPeak;
+    map.lowerBound = program.memory.dramLowerBound;
+    map.weightBytes = program.memory.weightBytes;
+    map.ioBytes = program.memory.ioBytes;
+
+    // Task id -> simulated [start, end) and its nodes.
+    std::map<int, const TimelineTask*> times;
+    for (const TimelineTask& t : timeline.tasks())
+        times[t.task] = &t;
+    // Buffer id -> writer and reader Task ids, from the Program (the trace has no buffer lists).
+    std::map<int, std::vector<int>> writers, readers;
+    for (const backend::Task& t : program.tasks) {
+        for (int b : t.outputs)
+            writers[b].push_back(t.id);
+        for (int b : t.inputs)
+            readers[b].push_back(t.id);
+    }
+
+    std::vector<const backend::Buffer*> buffers;
+    for (const backend::Buffer& b : program.buffers)
+        if (b.level == backend::MemLevel::Dram)
+            buffers.push_back(&b);
+    std::sort(buffers.begin(), buffers.end(), [](auto* a, auto* b) { return a->id < b->id; });
+
+    for (const backend::Buffer* b : buffers) {
+        MemoryBlock block;
+        block.buffer = b->id;
+        block.value = b->value;
+        block.kind = b->kind;
+        block.offset = b->offset;
+        block.size = b->size;
+        const bool hostWrites = b->kind == backend::BufferKind::Input || b->kind == backend::BufferKind::Weight;
+        const bool hostReads = b->kind == backend::BufferKind::Output || b->kind == backend::BufferKind::Weight;
+        uint64_t t0 = hostWrites ? 0 : map.totalCycles;
+        uint64_t t1 = hostReads ? map.totalCycles : 0;
+        auto addNodes = [&](const TimelineTask* t) {
+            for (const std::string& n : t->nodes)
+                if (std::find(block.nodes.begin(), block.nodes.end(), n) == block.nodes.end())
+                    block.nodes.push_back(n);
+        };
+        for (int id : writers[b->id]) {
+            auto it = times.find(id);
+            if (it == times.end())
+                continue;
+            t0 = std::min(t0, it->second->start);
+            t1 = std::max(t1, it->second->end);
+            addNodes(it->second);
+        }
+        for (int id : readers[b->id]) {
+            auto it = times.find(id);
+            if (it == times.end())
+                continue;
+            t0 = std::min(t0, it->second->start);
+            t1 = std::max(t1, it->second->end);
+            addNodes(it->second);
+        }
+        if (t1 < t0) // never touched by a Task: show it as a sliver at the start
+            t1 = t0;
+        block.t0 = t0;
+        block.t1 = t1;
+        map.blocks.push_back(std::move(block));
+    }
+    return map;
+}
+
+} // namespace sextant::views

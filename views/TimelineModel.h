@@ -1,0 +1,77 @@
+#pragma once
+
+#include "TimelineCoords.h"
+#include "core/backend/Program.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sextant::views {
+
+/// One Task as the timeline shows it (read from the profile database).
+struct TimelineTask {
+    int task = 0;                   ///< Task id in the Program
+    int core = 0;
+    backend::UnitKind unit = backend::UnitKind::Vector;
+    uint64_t ready = 0;             ///< cycle at which its dependencies were satisfied
+    uint64_t start = 0;             ///< cycles
+    uint64_t end = 0;               ///< cycles, exclusive
+    std::string name;
+    std::string kernel;
+    std::vector<std::string> nodes; ///< IR node names it executes
+};
+
+/// A horizontal lane: one unit of one core. Its tasks are indices into TimelineModel::tasks(),
+/// sorted by start time.
+struct TimelineLane {
+    int core = 0;
+    backend::UnitKind unit = backend::UnitKind::Vector;
+    std::string label; ///< "core 0 · cube"
+    std::vector<int> items;
+    std::vector<uint64_t> endPrefixMax; ///< max end over items[0..i]: monotonic, for binary search
+};
+
+/// One rectangle to paint. `count` > 1 means several Tasks narrower than the merge threshold were
+/// folded into this one item (Tracy's level of detail); then `task` is -1.
+struct TimelineDrawItem {
+    int lane = 0;
+    double x0 = 0.0;
+    double x1 = 0.0;
+    int count = 1;
+    int task = -1; ///< index into TimelineModel::tasks() when count == 1
+};
+
+/// The timeline's data, grouped into lanes, and the preprocessing step that turns the visible part
+/// into a compact draw list. No Qt: the widget only paints what buildDrawList returns.
+class TimelineModel {
+public:
+    /// Replaces the data. Lanes are created for each (core, unit) pair that has Tasks, ordered by
+    /// core then unit; within a lane Tasks are ordered by (start, task id).
+    void setTasks(std::vector<TimelineTask> tasks);
+
+    const std::vector<TimelineTask>& tasks() const { return m_tasks; }
+    const std::vector<TimelineLane>& lanes() const { return m_lanes; }
+    /// Latest end time over all Tasks (0 when empty).
+    uint64_t totalCycles() const { return m_totalCycles; }
+    /// Lane index of the Task at `taskIndex`.
+    int laneOf(int taskIndex) const;
+    /// Indices of the Tasks that execute IR node `node`, in Task id order.
+    std::vector<int> tasksOfNode(const std::string& node) const;
+    /// Index of the Task with id `taskId`, or -1.
+    int indexOfTask(int taskId) const;
+
+    /// Builds the draw list for a view `widthPx` wide under `coords`: Tasks entirely outside the
+    /// view are dropped, and consecutive Tasks of a lane narrower than `mergePx` whose gaps are
+    /// also under `mergePx` are folded into one item carrying their count.
+    std::vector<TimelineDrawItem> buildDrawList(const TimelineCoords& coords, double widthPx,
+                                                double mergePx = 3.0) const;
+
+private:
+    std::vector<TimelineTask> m_tasks;
+    std::vector<TimelineLane> m_lanes;
+    std::vector<int> m_laneOfTask;
+    uint64_t m_totalCycles = 0;
+};
+
+} // namespace sextant::views

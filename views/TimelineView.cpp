@@ -1,0 +1,309 @@
+#include "TimelineView.h"
+
+#include <QHelpEvent>
+#include <QMouseEvent>
+#include <QPainter>
+#include <QToolTip>
+#include <QWheelEvent>
+
+#include <cmath>
+
+namespace sextant::views {
+
+namespace {
+
+constexpr double kGutter = 118.0;   // lane labels
+constexpr double kAxisHeight = 26.0;
+constexpr double kLaneHeight = 24.0;
+constexpr double kLaneGap = 3.0;
+constexpr double kCoreGap = 6.0;    // extra space between cores
+
+QColor unitColor(backend::UnitKind u) {
+    switch (u) {
+    case backend::UnitKind::Cube: return QColor(0x5b, 0x8d, 0xd6);
+    case backend::UnitKind::Vector: return QColor(0x5c, 0xb0, 0x6a);
+    case backend::UnitKind::Dma: return QColor(0xe0, 0x96, 0x4a);
+    }
+    return Qt::gray;
+}
+
+/// "950", "12.5k", "3.2M" cycles.
+QString shortCycles(double c) {
+    const double a = std::abs(c);
+    if (a >= 1e9) return QString::number(c / 1e9, 'g', 4) + "G";
+    if (a >= 1e6) return QString::number(c / 1e6, 'g', 4) + "M";
+    if (a >= 1e4) return QString::number(c / 1e3, 'g', 4) + "k";
+    return QString::number(c, 'g', 6);
+}
+
+/// A 1-2-5 step so ticks are at least `minPx` apart.
+double niceStep(double cyclesPerPixel, double minPx) {
+    const double raw = cyclesPerPixel * minPx;
+    const double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
+    for (double m : {1.0, 2.0, 5.0, 10.0})
+        if (m * p >= raw)
+            return m * p;
+    return 10 * p;
+}
+
+} // namespace
+
+TimelineView::TimelineView(QWidget* parent) : QWidget(parent) {
+    setMouseTracking(true);
+    setMinimumHeight(120);
+    setAutoFillBackground(true);
+    setBackgroundRole(QPalette::Base);
+}
+
+void TimelineView::setModel(std::shared_ptr<const TimelineModel> model, double clockGhz) {
+    m_model = std::move(model);
+    m_clockGhz = clockGhz > 0 ? clockGhz : 1.0;
+    m_highlight.clear();
+    fitAll();
+    updateGeometry();
+    update();
+}
+
+double TimelineView::dataWidth() const { return std::max(10.0, width() - kGutter - 8.0); }
+
+double TimelineView::laneTop(int lane) const {
+    if (!m_model)
+        return kAxisHeight;
+    double y = kAxisHeight + 4.0;
+    const auto& lanes = m_model->lanes();
+    for (int i = 0; i < lane && i < static_cast<int>(lanes.size()); ++i) {
+        y += kLaneHeight + kLaneGap;
+        if (i + 1 < static_cast<int>(lanes.size()) && lanes[i + 1].core != lanes[i].core)
+            y += kCoreGap;
+    }
+    return y;
+}
+
+int TimelineView::laneAt(double y) const {
+    if (!m_model)
+        return -1;
+    for (int i = 0; i < static_cast<int>(m_model->lanes().size()); ++i) {
+        const double top = laneTop(i);
+        if (y >= top && y < top + kLaneHeight)
+            return i;
+    }
+    return -1;
+}
+
+void TimelineView::fitAll() {
+    if (!m_model || width() < 50) {
+        m_fitPending = true;
+        return;
+    }
+    m_fitPending = false;
+    m_coords.fit(0.0, static_cast<double>(std::max<uint64_t>(m_model->totalCycles(), 1)), dataWidth(), 6.0);
+    update();
+}
+
+void TimelineView::highlightNode(const QString& node) {
+    m_highlight.clear();
+    if (m_model && !node.isEmpty())
+        for (int i : m_model->tasksOfNode(node.toStdString()))
+            m_highlight.insert(i);
+    if (!m_highlight.empty())
+        ensureTaskVisible(*m_highlight.begin());
+    update();
+}
+
+void TimelineView::ensureTaskVisible(int taskIndex) {
+    if (!m_model || taskIndex < 0 || taskIndex >= static_cast<int>(m_model->tasks().size()))
+        return;
+    const TimelineTask& t = m_model->tasks()[taskIndex];
+    const double x0 = m_coords.mapTimeToX(static_cast<double>(t.start));
+    const double x1 = m_coords.mapTimeToX(static_cast<double>(t.end));
+    if (x1 >= 0 && x0 <= dataWidth())
+        return;
+    m_coords.panByPixels(dataWidth() / 2 - (x0 + x1) / 2);
+}
+
+QRectF TimelineView::taskRect(int taskIndex) const {
+    if (!m_model || taskIndex < 0 || taskIndex >= static_cast<int>(m_model->tasks().size()))
+        return {};
+    const TimelineTask& t = m_model->tasks()[taskIndex];
+    const double x0 = kGutter + m_coords.mapTimeToX(static_cast<double>(t.start));
+    const double x1 = kGutter + m_coords.mapTimeToX(static_cast<double>(t.end));
+    const double top = laneTop(m_model->laneOf(taskIndex));
+    return QRectF(x0, top, std::max(1.0, x1 - x0), kLaneHeight);
+}
+
+int TimelineView::taskAt(const QPoint& pos) const {
+    if (!m_model || pos.x() < kGutter)
+        return -1;
+    const int lane = laneAt(pos.y());
+    if (lane < 0)
+        return -1;
+    const double x = pos.x() - kGutter;
+    for (const TimelineDrawItem& item : m_model->buildDrawList(m_coords, dataWidth())) {
+        if (item.lane != lane)
+            continue;
+        if (x >= item.x0 - 1 && x <= item.x1 + 1)
+            return item.count == 1 ? item.task : -1;
+    }
+    return -1;
+}
+
+void TimelineView::paintEvent(QPaintEvent*) {
+    QPainter p(this);
+    p.fillRect(rect(), palette().color(QPalette::Base));
+    const QColor textColor(0x30, 0x30, 0x30);
+    if (!m_model || m_model->tasks().empty()) {
+        p.setPen(QColor(0x80, 0x80, 0x80));
+        p.drawText(rect(), Qt::AlignCenter, tr("no Tasks yet: open a model to compile and simulate it"));
+        return;
+    }
+    const double w = dataWidth();
+    const auto& lanes = m_model->lanes();
+
+    // Lane backgrounds and labels; cores alternate shades so a core's units read as a group.
+    QFont labelFont = font();
+    labelFont.setPointSizeF(8.5);
+    p.setFont(labelFont);
+    for (int i = 0; i < static_cast<int>(lanes.size()); ++i) {
+        const double top = laneTop(i);
+        const QColor bg = lanes[i].core % 2 == 0 ? QColor(0xf4, 0xf6, 0xf9) : QColor(0xfb, 0xfb, 0xfd);
+        p.fillRect(QRectF(0, top, width(), kLaneHeight), bg);
+        p.setPen(textColor);
+        p.drawText(QRectF(6, top, kGutter - 10, kLaneHeight), Qt::AlignVCenter | Qt::AlignLeft,
+                   QString::fromStdString(lanes[i].label));
+    }
+
+    // Time axis: ticks in cycles, with microseconds at the target clock.
+    const double step = niceStep(m_coords.cyclesPerPixel, 90.0);
+    const double tFirst = std::ceil(m_coords.mapXToTime(0) / step) * step;
+    const double bottom = laneTop(static_cast<int>(lanes.size()) - 1) + kLaneHeight;
+    p.setPen(QColor(0xc8, 0xc8, 0xd0));
+    p.drawLine(QPointF(kGutter, kAxisHeight), QPointF(kGutter + w, kAxisHeight));
+    for (double t = tFirst; m_coords.mapTimeToX(t) <= w; t += step) {
+        const double x = kGutter + m_coords.mapTimeToX(t);
+        p.setPen(QColor(0xe2, 0xe2, 0xe8));
+        p.drawLine(QPointF(x, kAxisHeight), QPointF(x, bottom));
+        p.setPen(QColor(0x55, 0x55, 0x60));
+        const double us = t / (m_clockGhz * 1000.0);
+        p.drawText(QRectF(x + 3, 2, 120, kAxisHeight - 4), Qt::AlignLeft | Qt::AlignVCenter,
+                   tr("%1 cyc · %2 µs").arg(shortCycles(t)).arg(QString::number(us, 'g', 4)));
+    }
+    p.setPen(textColor);
+    p.drawText(QRectF(6, 2, kGutter - 10, kAxisHeight - 4), Qt::AlignLeft | Qt::AlignVCenter,
+               tr("total %1 cyc").arg(shortCycles(static_cast<double>(m_model->totalCycles()))));
+
+    // Tasks from the draw list, clipped to the data area.
+    p.setClipRect(QRectF(kGutter, kAxisHeight, w + 8, height()));
+    QFont taskFont = font();
+    taskFont.setPointSizeF(8);
+    p.setFont(taskFont);
+    const QFontMetricsF fm(taskFont);
+    for (const TimelineDrawItem& item : m_model->buildDrawList(m_coords, w)) {
+        const double top = laneTop(item.lane) + 2;
+        const QRectF r(kGutter + item.x0, top, std::max(1.0, item.x1 - item.x0), kLaneHeight - 4);
+        if (item.count > 1) {
+            p.fillRect(r, QBrush(QColor(0x90, 0x90, 0x98), Qt::Dense4Pattern));
+            if (r.width() > 28) {
+                p.setPen(QColor(0x20, 0x20, 0x20));
+                p.drawText(r, Qt::AlignCenter, QString::number(item.count));
+            }
+            continue;
+        }
+        const TimelineTask& t = m_model->tasks()[item.task];
+        const bool hi = m_highlight.count(item.task) != 0;
+        p.fillRect(r, unitColor(t.unit));
+        if (hi) {
+            p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
+            p.drawRect(r.adjusted(-1, -1, 1, 1));
+        } else if (r.width() > 4) {
+            p.setPen(QPen(unitColor(t.unit).darker(140), 1));
+            p.drawRect(r);
+        }
+        if (r.width() > 26) {
+            p.setPen(Qt::white);
+            const QString label = fm.elidedText(QString::fromStdString(t.kernel + " " + t.name), Qt::ElideRight,
+                                                r.width() - 6);
+            p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
+        }
+    }
+}
+
+void TimelineView::wheelEvent(QWheelEvent* event) {
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps == 0.0 || !m_model)
+        return;
+    m_coords.zoomAt(event->position().x() - kGutter, std::pow(1.25, steps));
+    update();
+    event->accept();
+}
+
+void TimelineView::mousePressEvent(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton)
+        return;
+    m_pressPos = event->pos();
+    m_lastDragPos = event->pos();
+    m_dragging = true;
+}
+
+void TimelineView::mouseMoveEvent(QMouseEvent* event) {
+    if (!m_dragging)
+        return;
+    m_coords.panByPixels(event->pos().x() - m_lastDragPos.x());
+    m_lastDragPos = event->pos();
+    setCursor(Qt::ClosedHandCursor);
+    update();
+}
+
+void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton)
+        return;
+    m_dragging = false;
+    unsetCursor();
+    if ((event->pos() - m_pressPos).manhattanLength() > 4)
+        return; // a pan, not a click
+    const int task = taskAt(event->pos());
+    if (task >= 0)
+        emit taskClicked(task);
+}
+
+void TimelineView::mouseDoubleClickEvent(QMouseEvent*) { fitAll(); }
+
+void TimelineView::resizeEvent(QResizeEvent* event) {
+    QWidget::resizeEvent(event);
+    if (m_fitPending)
+        fitAll();
+}
+
+bool TimelineView::event(QEvent* event) {
+    if (event->type() != QEvent::ToolTip)
+        return QWidget::event(event);
+    auto* help = static_cast<QHelpEvent*>(event);
+    const int task = taskAt(help->pos());
+    if (task < 0 || !m_model) {
+        QToolTip::hideText();
+        event->ignore();
+        return true;
+    }
+    const TimelineTask& t = m_model->tasks()[task];
+    QStringList nodes;
+    for (const std::string& n : t.nodes)
+        nodes << QString::fromStdString(n);
+    const double us = static_cast<double>(t.end - t.start) / (m_clockGhz * 1000.0);
+    QToolTip::showText(help->globalPos(),
+                       tr("<b>%1</b> (task %2, %3)<br>core %4 · %5<br>start %6 · end %7 cyc<br>"
+                          "duration %8 cyc (%9 µs)<br>waited %10 cyc for dispatch/events<br>nodes: %11")
+                           .arg(QString::fromStdString(t.name).toHtmlEscaped())
+                           .arg(t.task)
+                           .arg(QString::fromStdString(t.kernel).toHtmlEscaped())
+                           .arg(t.core)
+                           .arg(QString::fromStdString(m_model->lanes()[m_model->laneOf(task)].label))
+                           .arg(t.start)
+                           .arg(t.end)
+                           .arg(t.end - t.start)
+                           .arg(us, 0, 'f', 3)
+                           .arg(t.start > t.ready ? t.start - t.ready : 0)
+                           .arg(nodes.join(", ").toHtmlEscaped()),
+                       this);
+    return true;
+}
+
+} // namespace sextant::views

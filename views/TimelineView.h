@@ -1,0 +1,68 @@
+#pragma once
+
+#include "TimelineCoords.h"
+#include "TimelineModel.h"
+
+#include <QWidget>
+
+#include <memory>
+#include <set>
+
+namespace sextant::views {
+
+/// The Task timeline: one lane per (core, unit), a time axis in cycles and microseconds, Task
+/// rectangles labelled by kernel when wide enough. Wheel zooms under the mouse, dragging pans,
+/// double-click fits. Painting consumes TimelineModel::buildDrawList, so Tasks narrower than
+/// 3 px fold into one item with a count.
+class TimelineView : public QWidget {
+    Q_OBJECT
+public:
+    explicit TimelineView(QWidget* parent = nullptr);
+
+    /// Shows new data (shared, immutable) and fits the whole run into view.
+    void setModel(std::shared_ptr<const TimelineModel> model, double clockGhz);
+    const TimelineModel* model() const { return m_model.get(); }
+    /// Outlines the Tasks that execute IR node `node` (empty clears); brings the first into view.
+    void highlightNode(const QString& node);
+    /// Task indices currently outlined.
+    const std::set<int>& highlighted() const { return m_highlight; }
+    const TimelineCoords& coords() const { return m_coords; }
+    /// Index of the Task drawn under widget position `pos`, or -1 (also -1 for folded items).
+    int taskAt(const QPoint& pos) const;
+    /// Widget rectangle of the Task at `taskIndex` under the current zoom (for tests and tooltips).
+    QRectF taskRect(int taskIndex) const;
+
+public slots:
+    void fitAll();
+
+signals:
+    /// The user clicked Task `taskIndex` (an index into model()->tasks()).
+    void taskClicked(int taskIndex);
+
+protected:
+    void paintEvent(QPaintEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
+    void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void resizeEvent(QResizeEvent* event) override;
+    bool event(QEvent* event) override;
+
+private:
+    double dataWidth() const;
+    double laneTop(int lane) const;
+    int laneAt(double y) const;
+    void ensureTaskVisible(int taskIndex);
+
+    std::shared_ptr<const TimelineModel> m_model;
+    double m_clockGhz = 1.0;
+    TimelineCoords m_coords;
+    std::set<int> m_highlight;
+    QPoint m_pressPos;
+    QPoint m_lastDragPos;
+    bool m_dragging = false;
+    bool m_fitPending = true;
+};
+
+} // namespace sextant::views
