@@ -263,9 +263,7 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
     case K::Mul:
     case K::Div:
     case K::Relu: return elementwiseModel(n, t, 1, SIZE_MAX, false);
-    case K::Transpose:
-        // A transposed tile gathers strided input: split only the outermost output dim.
-        return elementwiseModel(n, t, 0, 1, true);
+    case K::Transpose: // the DMA engine gathers a transposed tile with strided reads
     case K::Reshape:
     case K::Flatten:
     case K::Concat:

@@ -1,0 +1,38 @@
+#include "Compiler.h"
+
+#include "core/backend/Lower.h"
+
+namespace sextant::runtime {
+
+Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOptions& options,
+                                     const std::atomic<bool>* cancel,
+                                     std::function<void(int, int, const std::string&)> progress) {
+    CompileResult result;
+    // The pipeline's passes plus one step for lowering, so a progress bar reaches 100% only
+    // when the Program exists.
+    int total = 0;
+    auto passProgress = [&](int done, int passes, const std::string& passId) {
+        total = passes + 1;
+        if (progress)
+            progress(done, total, passId);
+    };
+    SX_ASSIGN(result.pipeline, passes::runPipeline(graph, options.pipeline, cancel, passProgress));
+    if (cancel && cancel->load())
+        return makeError(ErrorKind::Cancelled, "compilation cancelled before lowering");
+    if (!result.pipeline.graph)
+        return makeError(ErrorKind::Verify, "the pass pipeline produced no graph");
+    std::shared_ptr<const ir::Graph> finalGraph = result.pipeline.graph;
+    SX_ASSIGN(result.program, backend::lower(finalGraph, options.target));
+    for (const passes::Snapshot& s : result.pipeline.snapshots)
+        if (s.passId != "input")
+            result.program.pipeline.push_back(s.passId);
+    result.program.disabledRules.assign(options.pipeline.disabled.begin(), options.pipeline.disabled.end());
+    if (progress) {
+        if (total == 0)
+            total = 1;
+        progress(total, total, "lower");
+    }
+    return result;
+}
+
+} // namespace sextant::runtime

@@ -1,0 +1,125 @@
+#include "core/backend/Artifact.h"
+#include "core/backend/EventAllocator.h"
+#include "core/backend/MemoryPlanner.h"
+#include "core/frontend/OnnxImporter.h"
+#include "core/runtime/Compiler.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+using namespace sextant;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string mnistPath() { return std::string(SEXTANT_SHARED_DIR) + "/models/ort-examples/mnist.onnx"; }
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+Expected<runtime::CompileResult> compileFile(const std::string& path, const runtime::CompileOptions& options = {}) {
+    SX_ASSIGN(std::unique_ptr<ir::Graph> g, frontend::importOnnx(path));
+    return runtime::compileGraph(*g, options);
+}
+
+void expectSound(const backend::Program& p) {
+    Status e = backend::checkEvents(p);
+    EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message);
+    Status h = backend::checkHazards(p);
+    EXPECT_TRUE(h.ok()) << (h.ok() ? "" : h.error().message);
+    EXPECT_GE(p.memory.dramPeak, p.memory.dramLowerBound);
+}
+
+} // namespace
+
+TEST(Compiler, MnistCompilesToASoundProgramAndADeterministicArtifact) {
+    if (!fs::exists(mnistPath()))
+        GTEST_SKIP() << SEXTANT_SHARED_DIR << " not found: skipping the mnist compile";
+    int lastDone = -1, lastTotal = -1;
+    std::string lastStep;
+    Expected<std::unique_ptr<ir::Graph>> g = frontend::importOnnx(mnistPath());
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    Expected<runtime::CompileResult> r =
+        runtime::compileGraph(**g, {}, nullptr, [&](int done, int total, const std::string& step) {
+            lastDone = done;
+            lastTotal = total;
+            lastStep = step;
+        });
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const backend::Program& p = r->program;
+    // Fusion ran before lowering: one Task per node of the final graph, none per original Conv+Add.
+    EXPECT_EQ(p.tasks.size(), r->pipeline.graph->numNodes());
+    EXPECT_LT(p.tasks.size(), (*g)->numNodes());
+    EXPECT_FALSE(p.pipeline.empty());
+    EXPECT_EQ(lastStep, "lower");
+    EXPECT_EQ(lastDone, lastTotal);
+    expectSound(p);
+
+    std::string a = (fs::path(::testing::TempDir()) / "sextant_mnist_a").string();
+    std::string b = (fs::path(::testing::TempDir()) / "sextant_mnist_b").string();
+    fs::remove_all(a);
+    fs::remove_all(b);
+    ASSERT_TRUE(backend::writeArtifact(p, a).ok());
+    Expected<runtime::CompileResult> again = compileFile(mnistPath());
+    ASSERT_TRUE(again.ok());
+    ASSERT_TRUE(backend::writeArtifact(again->program, b).ok());
+    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin"})
+        EXPECT_EQ(slurp(fs::path(a) / f), slurp(fs::path(b) / f)) << f << " differs between two compilations";
+    Expected<backend::Program> back = backend::readArtifact(a);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->tasks.size(), p.tasks.size());
+}
+
+TEST(Compiler, DisabledRulesAndBisectLimitReachTheProgram) {
+    if (!fs::exists(mnistPath()))
+        GTEST_SKIP() << SEXTANT_SHARED_DIR << " not found: skipping the mnist compile";
+    Expected<runtime::CompileResult> full = compileFile(mnistPath());
+    ASSERT_TRUE(full.ok()) << full.error().message;
+    runtime::CompileOptions none;
+    none.pipeline.bisectLimit = 0;
+    Expected<runtime::CompileResult> unfused = compileFile(mnistPath(), none);
+    ASSERT_TRUE(unfused.ok()) << unfused.error().message;
+    // No rule applications: more Tasks than with fusion, and still a sound program.
+    EXPECT_GT(unfused->program.tasks.size(), full->program.tasks.size());
+    expectSound(unfused->program);
+    if (!full->pipeline.applications.empty()) {
+        runtime::CompileOptions off;
+        off.pipeline.disabled.insert(full->pipeline.applications.front().rule);
+        Expected<runtime::CompileResult> r = compileFile(mnistPath(), off);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        EXPECT_EQ(r->program.disabledRules, std::vector<std::string>{full->pipeline.applications.front().rule});
+    }
+}
+
+TEST(Compiler, SampleResidualCnnCompiles) {
+    std::string path = std::string(SEXTANT_SOURCE_DIR) + "/samples/residual_cnn.onnx";
+    if (!fs::exists(path))
+        GTEST_SKIP() << path << " not found: skipping the sample compile";
+    Expected<runtime::CompileResult> r = compileFile(path);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    expectSound(r->program);
+    bool sawCube = false;
+    for (const backend::Task& t : r->program.tasks)
+        sawCube |= t.unit == backend::UnitKind::Cube;
+    EXPECT_TRUE(sawCube);
+}
+
+TEST(Compiler, UnknownDisabledIdIsAnError) {
+    ir::Graph g("tiny");
+    ir::Value* x = *g.addInput("x", ir::TensorType::of(ir::DType::F32, {1, 4}));
+    ir::Node* r = *g.addNode(ir::OpKind::Relu, "relu", {x}, {"y"});
+    g.setOutputs({r->output()});
+    ASSERT_TRUE(g.inferTypes().ok());
+    runtime::CompileOptions o;
+    o.pipeline.disabled.insert("no-such-rule");
+    Expected<runtime::CompileResult> res = runtime::compileGraph(g, o);
+    ASSERT_FALSE(res.ok());
+    EXPECT_NE(res.error().message.find("no-such-rule"), std::string::npos) << res.error().message;
+}
