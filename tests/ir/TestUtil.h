@@ -5,12 +5,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <vector>
 
 namespace sextant::ir::test {
 
-/// A graph of one node: float tensors become graph inputs, integer tensors constants.
+/// A default-constructed Tensor stands for an omitted optional input.
+inline bool isOmitted(const Tensor& t) { return t.rank() == 0 && t.numel() == 0; }
+
+/// A graph of one node: float tensors become graph inputs (unless listed in `constants`),
+/// integer tensors constants.
 struct OneNode {
     std::unique_ptr<Graph> graph;
     Node* node = nullptr;
@@ -18,15 +23,16 @@ struct OneNode {
 };
 
 inline OneNode makeOneNode(OpKind kind, const std::vector<Tensor>& ins, AttributeMap attrs,
-                           int numOutputs = 1) {
+                           int numOutputs = 1, std::vector<size_t> constants = {}) {
     OneNode one;
     one.graph = std::make_unique<Graph>("t");
     std::vector<Value*> vals;
     for (size_t i = 0; i < ins.size(); ++i) {
         std::string name = "in" + std::to_string(i);
-        if (!ins[i].valid()) {
+        const bool asConstant = std::find(constants.begin(), constants.end(), i) != constants.end();
+        if (isOmitted(ins[i])) {
             vals.push_back(nullptr);
-        } else if (isFloat(ins[i].dtype())) {
+        } else if (isFloat(ins[i].dtype()) && !asConstant) {
             vals.push_back(one.graph->addInput(name, ins[i].type()).value());
             one.feeds.push_back(ins[i]);
         } else {
@@ -44,8 +50,9 @@ inline OneNode makeOneNode(OpKind kind, const std::vector<Tensor>& ins, Attribut
 
 /// Infers types and runs the one-node graph; fails the test on any error.
 inline std::vector<Tensor> runOne(OpKind kind, const std::vector<Tensor>& ins, AttributeMap attrs = {},
-                                  int numOutputs = 1, DType compute = DType::F64) {
-    OneNode one = makeOneNode(kind, ins, std::move(attrs), numOutputs);
+                                  int numOutputs = 1, DType compute = DType::F64,
+                                  std::vector<size_t> constants = {}) {
+    OneNode one = makeOneNode(kind, ins, std::move(attrs), numOutputs, std::move(constants));
     Status st = one.graph->inferTypes();
     EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
     if (!st.ok())

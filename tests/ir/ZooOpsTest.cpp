@@ -125,3 +125,42 @@ TEST(ZooOps, PowSqrtAndReduceMean) {
     ASSERT_EQ(all.size(), 1u);
     expectValues(all[0], {}, {3.5});
 }
+
+TEST(ZooOps, ConvTransposeStridesPadsGroups) {
+    Tensor x = f64({1, 1, 2, 2}, {1, 2, 3, 4});
+    Tensor w = f64({1, 1, 2, 2}, {1, 1, 1, 1});
+    auto s2 = runOne(OpKind::ConvTranspose, {x, w}, {{"strides", std::vector<int64_t>{2, 2}}});
+    ASSERT_EQ(s2.size(), 1u);
+    expectValues(s2[0], {1, 1, 4, 4}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+    auto s1 = runOne(OpKind::ConvTranspose, {x, w});
+    ASSERT_EQ(s1.size(), 1u);
+    expectValues(s1[0], {1, 1, 3, 3}, {1, 3, 2, 4, 10, 6, 3, 7, 4});
+    auto padded = runOne(OpKind::ConvTranspose, {x, w}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ASSERT_EQ(padded.size(), 1u);
+    expectValues(padded[0], {1, 1, 1, 1}, {10});
+    auto grouped = runOne(OpKind::ConvTranspose,
+                          {f64({1, 2, 1, 1}, {1, 2}), f64({2, 1, 1, 1}, {3, 4}), f64({2}, {1, 1})},
+                          {{"group", int64_t{2}}});
+    ASSERT_EQ(grouped.size(), 1u);
+    expectValues(grouped[0], {1, 2, 1, 1}, {4, 9});
+}
+
+TEST(ZooOps, ResizeNearestAndLinear) {
+    Tensor x = f64({1, 1, 2, 2}, {1, 2, 3, 4});
+    auto nn = runOne(OpKind::Resize, {x, Tensor(), f64({4}, {1, 1, 2, 2})},
+                     {{"mode", std::string("nearest")}, {"coordinate_transformation_mode", std::string("asymmetric")},
+                      {"nearest_mode", std::string("floor")}},
+                     1, DType::F64, {2});
+    ASSERT_EQ(nn.size(), 1u);
+    expectValues(nn[0], {1, 1, 4, 4}, {1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 4, 4, 3, 3, 4, 4});
+    Tensor row = f64({1, 1, 1, 2}, {0, 4});
+    auto half = runOne(OpKind::Resize, {row, Tensor(), f64({4}, {1, 1, 1, 2})}, {{"mode", std::string("linear")}},
+                       1, DType::F64, {2});
+    ASSERT_EQ(half.size(), 1u);
+    expectValues(half[0], {1, 1, 1, 4}, {0, 1, 3, 4});
+    auto corners = runOne(OpKind::Resize, {row, Tensor(), Tensor(), i64({4}, {1, 1, 1, 3})},
+                          {{"mode", std::string("linear")},
+                           {"coordinate_transformation_mode", std::string("align_corners")}});
+    ASSERT_EQ(corners.size(), 1u);
+    expectValues(corners[0], {1, 1, 1, 3}, {0, 2, 4});
+}

@@ -219,3 +219,221 @@ Expected<std::vector<Tensor>> runConv(const Node& n, std::span<const Tensor> inp
 }
 
 } // namespace sextant::ir
+
+// ---- ConvTranspose: X [N, C, in...], W [C, M/group, k...] -> Y [N, M, out...], computed as
+// W^T X per group (GEMM) followed by col2im accumulation.
+
+namespace sextant::ir {
+
+namespace {
+
+using ops::opError;
+using ops::Shape;
+
+struct TransposeGeometry {
+    std::vector<int64_t> kernel, strides, dilations, padsBegin, padsEnd;
+    Shape outSpatial;
+};
+
+Expected<TransposeGeometry> transposeGeometry(const Node& n, const Shape& in, const std::vector<int64_t>& kernel) {
+    const size_t r = in.size();
+    SX_TRY(ops::verifyWindowAttrs(n, static_cast<int64_t>(r), false));
+    SX_TRY(ops::checkIntsAttr(n, "output_padding", static_cast<int64_t>(r), 0));
+    SX_TRY(ops::checkIntsAttr(n, "output_shape", -1, 0));
+    TransposeGeometry g;
+    g.kernel = kernel;
+    g.strides = n.attrInts("strides", std::vector<int64_t>(r, 1));
+    g.dilations = n.attrInts("dilations", std::vector<int64_t>(r, 1));
+    std::vector<int64_t> pads = n.attrInts("pads", std::vector<int64_t>(2 * r, 0));
+    std::vector<int64_t> outPad = n.attrInts("output_padding", std::vector<int64_t>(r, 0));
+    std::vector<int64_t> outShape = n.attrInts("output_shape");
+    if (outShape.size() == r + 2)
+        outShape.erase(outShape.begin(), outShape.begin() + 2);
+    if (!outShape.empty() && outShape.size() != r)
+        return opError(n, "output_shape has " + std::to_string(outShape.size()) + " entries for " +
+                              std::to_string(r) + " spatial dims");
+    const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+    g.padsBegin.assign(r, 0);
+    g.padsEnd.assign(r, 0);
+    g.outSpatial.assign(r, ops::unknownDim());
+    for (size_t i = 0; i < r; ++i) {
+        const int64_t effK = (kernel[i] - 1) * g.dilations[i] + 1;
+        if (!in[i].isKnown())
+            continue;
+        const int64_t full = g.strides[i] * (in[i].value - 1) + outPad[i] + effK;
+        int64_t target = -1;
+        if (!outShape.empty())
+            target = outShape[i];
+        else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
+            target = in[i].value * g.strides[i];
+        if (target >= 0) {
+            const int64_t total = std::max<int64_t>(0, full - target);
+            // Same split as onnxruntime: SAME_UPPER puts the odd pad at the head.
+            g.padsBegin[i] = autoPad == "SAME_UPPER" ? total - total / 2 : total / 2;
+            g.padsEnd[i] = total - g.padsBegin[i];
+        } else if (autoPad == "NOTSET") {
+            g.padsBegin[i] = pads[i];
+            g.padsEnd[i] = pads[i + r];
+        }
+        const int64_t out = full - g.padsBegin[i] - g.padsEnd[i];
+        if (out <= 0)
+            return opError(n, "transposed convolution output extent " + std::to_string(out) +
+                                  " in spatial dim " + std::to_string(i) + " is not positive");
+        g.outSpatial[i] = Dim::known(out);
+    }
+    return g;
+}
+
+Expected<Shape> convTransposeShape(const Node& n, const Shape& x, const Shape& w, const Shape* b,
+                                   TransposeGeometry* geomOut) {
+    if (x.size() < 3)
+        return opError(n, "conv-transpose input must have rank >= 3 (N, C, spatial...), got " + ops::shapeStr(x));
+    if (w.size() != x.size())
+        return opError(n, "conv-transpose weight " + ops::shapeStr(w) + " must have the same rank as the input " +
+                              ops::shapeStr(x));
+    const size_t r = x.size() - 2;
+    const int64_t group = n.attrInt("group", 1);
+    if (group < 1)
+        return opError(n, "group must be >= 1");
+    std::vector<int64_t> kernel(r);
+    std::vector<int64_t> attrKernel = n.attrInts("kernel_shape");
+    for (size_t i = 0; i < r; ++i) {
+        if (w[2 + i].isKnown())
+            kernel[i] = w[2 + i].value;
+        else if (attrKernel.size() == r)
+            kernel[i] = attrKernel[i];
+        else
+            return opError(n, "conv-transpose kernel extent is unknown in spatial dim " + std::to_string(i));
+    }
+    if (x[1].isKnown() && w[0].isKnown() && x[1].value != w[0].value)
+        return opError(n, "conv-transpose input has " + std::to_string(x[1].value) +
+                              " channels but the weight expects " + std::to_string(w[0].value));
+    if (w[0].isKnown() && w[0].value % group != 0)
+        return opError(n, "conv-transpose weight has " + std::to_string(w[0].value) +
+                              " input channels, not divisible by group " + std::to_string(group));
+    Dim m = w[1].isKnown() ? Dim::known(w[1].value * group) : ops::unknownDim();
+    if (b) {
+        if (b->size() != 1)
+            return opError(n, "conv-transpose bias must be 1-D, got " + ops::shapeStr(*b));
+        if ((*b)[0].isKnown() && m.isKnown() && (*b)[0].value != m.value)
+            return opError(n, "conv-transpose bias has " + std::to_string((*b)[0].value) + " entries for " +
+                                  std::to_string(m.value) + " output channels");
+    }
+    SX_ASSIGN(TransposeGeometry g, transposeGeometry(n, Shape(x.begin() + 2, x.end()), kernel));
+    Shape out{x[0], m};
+    out.insert(out.end(), g.outSpatial.begin(), g.outSpatial.end());
+    if (geomOut)
+        *geomOut = std::move(g);
+    return out;
+}
+
+/// Adds each column entry (one row per (channel, kernel offset), one column per input position)
+/// into the output position it lands on.
+template <typename T>
+void col2im(const T* col, int64_t channels, const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+            const TransposeGeometry& g, T* y) {
+    const size_t r = in.size();
+    const int64_t kk = product(g.kernel), ii = product(in), oo = product(out);
+    std::vector<int64_t> outStride(r, 1);
+    for (int64_t d = static_cast<int64_t>(r) - 2; d >= 0; --d)
+        outStride[static_cast<size_t>(d)] = outStride[static_cast<size_t>(d) + 1] * out[static_cast<size_t>(d) + 1];
+    std::vector<int64_t> kidx(r), iidx(r);
+    for (int64_t c = 0; c < channels; ++c)
+        for (int64_t k = 0; k < kk; ++k) {
+            for (int64_t d = static_cast<int64_t>(r) - 1, rem = k; d >= 0; --d) {
+                kidx[static_cast<size_t>(d)] = rem % g.kernel[static_cast<size_t>(d)];
+                rem /= g.kernel[static_cast<size_t>(d)];
+            }
+            const T* row = col + (c * kk + k) * ii;
+            T* yc = y + c * oo;
+            for (int64_t i = 0; i < ii; ++i) {
+                for (int64_t d = static_cast<int64_t>(r) - 1, rem = i; d >= 0; --d) {
+                    iidx[static_cast<size_t>(d)] = rem % in[static_cast<size_t>(d)];
+                    rem /= in[static_cast<size_t>(d)];
+                }
+                int64_t offset = 0;
+                bool inside = true;
+                for (size_t d = 0; d < r && inside; ++d) {
+                    int64_t pos = iidx[d] * g.strides[d] - g.padsBegin[d] + kidx[d] * g.dilations[d];
+                    inside = pos >= 0 && pos < out[d];
+                    offset += pos * outStride[d];
+                }
+                if (inside)
+                    yc[offset] += row[i];
+            }
+        }
+}
+
+template <typename T>
+Tensor convTransposeImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, const std::vector<int64_t>& outShape,
+                         const TransposeGeometry& g, int64_t group) {
+    const auto& xs = xt.shape();
+    const int64_t batch = xs[0], c = xs[1], m = outShape[1];
+    const std::vector<int64_t> in(xs.begin() + 2, xs.end()), out(outShape.begin() + 2, outShape.end());
+    const int64_t cg = c / group, mg = m / group, kk = product(g.kernel), ii = product(in), oo = product(out);
+    Tensor yt(dtypeOf<T>(), outShape);
+    const T* x = xt.data<T>();
+    const T* w = wt.data<T>();
+    T* y = yt.mutableData<T>();
+    std::vector<T> col(static_cast<size_t>(mg * kk * ii));
+    for (int64_t nb = 0; nb < batch; ++nb)
+        for (int64_t gi = 0; gi < group; ++gi) {
+            // col [mg*kk, ii] = W_g^T [mg*kk, cg] * X_g [cg, ii]
+            ops::gemm(true, false, mg * kk, ii, cg, T(1), w + gi * cg * mg * kk, mg * kk, x + (nb * c + gi * cg) * ii,
+                      ii, T(0), col.data(), ii);
+            col2im(col.data(), mg, in, out, g, y + (nb * m + gi * mg) * oo);
+        }
+    if (bt)
+        for (int64_t nb = 0; nb < batch; ++nb)
+            for (int64_t mi = 0; mi < m; ++mi) {
+                T* p = y + (nb * m + mi) * oo;
+                const T bias = bt->data<T>()[mi];
+                for (int64_t i = 0; i < oo; ++i)
+                    p[i] += bias;
+            }
+    return yt;
+}
+
+} // namespace
+
+Status verifyConvTranspose(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "group", 1, std::numeric_limits<int32_t>::max()));
+    int64_t r = -1;
+    if (const TensorType* w = ops::inputType(n, 1); w && w->rank() >= 3)
+        r = static_cast<int64_t>(w->rank()) - 2;
+    SX_TRY(ops::verifyWindowAttrs(n, r, false));
+    SX_TRY(ops::checkIntsAttr(n, "output_padding", r, 0));
+    for (size_t i = 0; i < 3; ++i)
+        SX_TRY(ops::requireFloatInput(n, i, "conv-transpose operand"));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferConvTranspose(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    const TensorType* w = ops::inputType(n, 1);
+    const TensorType* b = ops::inputType(n, 2);
+    if (w->dtype != x->dtype || (b && b->dtype != x->dtype))
+        return opError(n, "conv-transpose inputs have mixed dtypes");
+    TensorType t;
+    t.dtype = x->dtype;
+    SX_ASSIGN(t.shape, convTransposeShape(n, x->shape, w->shape, b ? &b->shape : nullptr, nullptr));
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runConvTranspose(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    const Tensor& w = inputs[1];
+    const Tensor* b = n.input(2) && inputs.size() > 2 ? &inputs[2] : nullptr;
+    if (w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()))
+        return opError(n, "conv-transpose inputs have mixed dtypes");
+    Shape bs = b ? ops::shapeOf(*b) : Shape{};
+    TransposeGeometry g;
+    SX_ASSIGN(Shape out, convTransposeShape(n, ops::shapeOf(x), ops::shapeOf(w), b ? &bs : nullptr, &g));
+    const int64_t group = n.attrInt("group", 1);
+    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        return std::vector<Tensor>{convTransposeImpl<decltype(tag)>(x, w, b, ops::extents(out), g, group)};
+    });
+}
+
+} // namespace sextant::ir
