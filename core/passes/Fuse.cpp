@@ -117,9 +117,10 @@ public:
 
 // ---- fuse-conv-bias-act
 
-/// Why `bias` cannot be a per-channel bias for an NC... conv output `outDims` (empty if it can):
-/// right-aligned, every dim but the channel dim must be 1.
-std::string perChannelReason(const std::vector<int64_t>& bias, const std::vector<int64_t>& outDims) {
+/// Why constant `what` of shape `bias` cannot act per channel on an NC... conv output `outDims`
+/// (empty if it can): right-aligned, every dim but the channel dim must be 1.
+std::string perChannelReason(const std::string& what, const std::vector<int64_t>& bias,
+                             const std::vector<int64_t>& outDims) {
     const size_t r = outDims.size();
     bool ok = r >= 2 && bias.size() <= r;
     for (size_t j = 0; ok && j < r; ++j) {
@@ -129,9 +130,80 @@ std::string perChannelReason(const std::vector<int64_t>& bias, const std::vector
     }
     if (ok)
         return {};
-    return "add bias of shape " + shapeStr(bias) + " is not per-channel for conv output " +
+    return what + " of shape " + shapeStr(bias) + " is not per-channel for conv output " +
            shapeStr(outDims);
 }
+
+// ---- fuse-conv-scale
+
+/// Folds a per-channel constant scale into the Conv feeding it: Conv(x, W, b) * s ==
+/// Conv(x, W * s, b * s). Together with fuse-conv-bias-act this absorbs the BatchNormalization
+/// + Mul + Add (scale/shift) chains that some exporters emit.
+class FuseConvScale : public RewriteRule {
+public:
+    std::string id() const override { return "fuse-conv-scale"; }
+    std::string summary() const override {
+        return "fold a following Mul by a per-channel constant into the Conv's weights and bias";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv}; }
+
+    Match match(const ir::Node& conv) const override {
+        const ir::Value* out = conv.output(0);
+        if (!hasUserOfKind(out, {OpKind::Mul}))
+            return Match::none();
+        if (useCount(out) != 1)
+            return Match::rejected(usersReason("conv", out));
+        const ir::Node* mul = out->users()[0];
+        const ir::Value* other = otherOperand(*mul, out);
+        if (!other)
+            return Match::none();
+        const ir::Tensor* s = constantOf(other);
+        if (!s)
+            return Match::rejected("mul operand '" + other->name() + "' is not a constant");
+        if (!out->type().isStatic())
+            return Match::rejected("conv output shape is not known");
+        std::string why = perChannelReason("mul scale", s->shape(), out->type().dims());
+        if (!why.empty())
+            return Match::rejected(why);
+        if (s->dtype() != out->type().dtype)
+            return Match::rejected("mul scale '" + other->name() + "' has another dtype than the conv");
+        const ir::Tensor* w = constantOf(conv.input(1));
+        if (!w)
+            return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a constant");
+        if (w->rank() < 3 || w->shape()[0] != out->type().dims()[1])
+            return Match::rejected("conv weight '" + conv.input(1)->name() + "' has an unexpected shape");
+        if (conv.input(2) && !constantOf(conv.input(2)))
+            return Match::rejected("conv bias '" + conv.input(2)->name() + "' is not a constant");
+        return Match::matched();
+    }
+
+    Status apply(ir::Graph& g, ir::Node& conv, const std::string& createdBy) const override {
+        ir::Node* mul = conv.output(0)->users()[0];
+        const ir::Tensor& s = *constantOf(otherOperand(*mul, conv.output(0)));
+        const ir::Tensor& w = *constantOf(conv.input(1));
+        const ir::Tensor* b = constantOf(conv.input(2));
+        const int64_t m = w.shape()[0];
+        const int64_t perChannel = w.numel() / m;
+        auto scale = [&](int64_t c) { return s.at(s.numel() == 1 ? 0 : c); };
+        ir::Tensor w2(w.dtype(), w.shape());
+        for (int64_t i = 0; i < w.numel(); ++i)
+            w2.set(i, w.at(i) * scale(i / perChannel));
+        std::vector<ir::Value*> inputs{conv.input(0)};
+        SX_ASSIGN(ir::Value * wv, addDerivedConstant(g, conv.name() + "_scaled_w", std::move(w2)));
+        inputs.push_back(wv);
+        if (b) {
+            ir::Tensor b2(b->dtype(), b->shape());
+            for (int64_t c = 0; c < b->numel(); ++c)
+                b2.set(c, b->at(c) * scale(c));
+            SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_scaled_b", std::move(b2)));
+            inputs.push_back(bv);
+        }
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, {&conv, mul}, OpKind::Conv, std::move(inputs),
+                                                 conv.attrs(), createdBy));
+        (void)fused;
+        return {};
+    }
+};
 
 /// Conv [+ Add(per-channel constant)] [+ Relu] -> sextant.FusedConv.
 class FuseConvBiasAct : public RewriteRule {
@@ -166,7 +238,7 @@ public:
                 return Match::rejected("add operand '" + other->name() + "' is not a constant");
             if (!out->type().isStatic())
                 return Match::rejected("conv output shape is not known");
-            std::string why = perChannelReason(c->shape(), out->type().dims());
+            std::string why = perChannelReason("add bias", c->shape(), out->type().dims());
             if (!why.empty())
                 return Match::rejected(why);
             if (c->dtype() != out->type().dtype)
@@ -356,6 +428,8 @@ std::unique_ptr<Pass> makeFusePass() {
     std::vector<std::unique_ptr<RewriteRule>> rules;
     // Conv+BN first: the Conv it leaves behind is then offered to the bias/activation rule.
     rules.push_back(std::make_unique<FuseConvBn>());
+    // Then scales, so that the bias/activation rule sees Conv -> Add -> Relu.
+    rules.push_back(std::make_unique<FuseConvScale>());
     rules.push_back(std::make_unique<FuseConvBiasAct>());
     rules.push_back(std::make_unique<FuseGemmBiasAct>());
     return std::make_unique<PatternRewritePass>(

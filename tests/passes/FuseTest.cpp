@@ -253,3 +253,38 @@ TEST(FuseGemmBiasAct, RejectsBatchedMatMul) {
     EXPECT_EQ(s.applied, 0);
     EXPECT_EQ(s.reasons.count("matmul operand 'x' has rank 3; FusedGemm needs 2-D operands"), 1u);
 }
+
+TEST(FuseConvScale, BatchNormMulAddReluChainBecomesOneFusedConv) {
+    // The shape of onnx "light" densenet/inception blocks: Conv -> BN -> Mul(s) -> Add(t) -> Relu.
+    for (auto scaleShape : {std::vector<int64_t>{5, 1, 1}, std::vector<int64_t>{1}}) {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 3, 6, 6});
+        ir::Value* c = b.node(OpKind::Conv, "conv",
+                              {x, b.constant("w", randomTensor({5, 3, 3, 3}, 91)),
+                               b.constant("cb", randomTensor({5}, 92))});
+        ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
+                               {c, b.constant("g", randomTensor({5}, 93, 0.5, 1.5)),
+                                b.constant("be", randomTensor({5}, 94)),
+                                b.constant("m", randomTensor({5}, 95)),
+                                b.constant("v", randomTensor({5}, 96, 0.2, 2.0))});
+        ir::Value* m = b.node(OpKind::Mul, "mul", {bn, b.constant("s", randomTensor(scaleShape, 97))});
+        ir::Value* a = b.node(OpKind::Add, "add", {m, b.constant("t", randomTensor({5, 1, 1}, 98))});
+        ir::Value* r = b.node(OpKind::Relu, "relu", {a});
+        auto g = b.finish({r});
+        auto before = runF64(*g);
+        PipelineResult res = pipeline(*g);
+        EXPECT_EQ(stats(res, "fuse-conv-bn").applied, 1);
+        EXPECT_EQ(stats(res, "fuse-conv-scale").applied, 1);
+        EXPECT_EQ(stats(res, "fuse-conv-bias-act").applied, 1);
+        ASSERT_EQ(res.graph->numNodes(), 1u) << res.snapshots.back().text;
+        EXPECT_EQ(res.graph->nodes()[0]->provenance().origins,
+                  (std::vector<std::string>{"add", "bn", "conv", "mul", "relu"}));
+        expectSameOutputs(before, runF64(*res.graph));
+
+        PipelineConfig cfg;
+        cfg.disabled = {"fuse-conv-scale"};
+        PipelineResult off = pipeline(*g, cfg);
+        EXPECT_EQ(countKind(*off.graph, OpKind::Mul), 1);
+        expectSameOutputs(before, runF64(*off.graph));
+    }
+}
