@@ -315,3 +315,37 @@ TEST(Interpreter, EvaluateNodeNamesTheNodeOnBadInputs) {
     ASSERT_FALSE(r2.ok());
     EXPECT_NE(r2.error().message.find("conv/W:0"), std::string::npos) << r2.error().message;
 }
+
+TEST(Parser, SurvivesCorruptedText) {
+    // Deterministic mutations of a valid text: every result is a graph or an error, never a crash,
+    // and whatever parses prints back to text that parses to the same print.
+    auto g = buildSample();
+    const std::string text = printGraph(*g);
+    auto weights = weightsOf(*g);
+    std::mt19937 rng(1234);
+    const std::string alphabet = "%@\"\\[](){}:,=-.0123456789eaf_ \n/x";
+    int parsed = 0;
+    for (int iter = 0; iter < 3000; ++iter) {
+        std::string t = text;
+        int edits = 1 + static_cast<int>(rng() % 3);
+        for (int e = 0; e < edits; ++e) {
+            size_t pos = rng() % t.size();
+            switch (rng() % 3) {
+            case 0: t.erase(pos, 1 + rng() % 4); break;
+            case 1: t.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+            default: t[pos] = alphabet[rng() % alphabet.size()]; break;
+            }
+        }
+        auto r = parseGraph(t, &weights);
+        if (!r.ok()) {
+            EXPECT_FALSE(r.error().message.empty());
+            continue;
+        }
+        ++parsed;
+        std::string again = printGraph(**r);
+        auto r2 = parseGraph(again, &weights);
+        ASSERT_TRUE(r2.ok()) << r2.error().message << "\n" << again;
+        EXPECT_EQ(printGraph(**r2), again);
+    }
+    EXPECT_GT(parsed, 0);
+}

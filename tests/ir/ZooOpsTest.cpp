@@ -164,3 +164,18 @@ TEST(ZooOps, ResizeNearestAndLinear) {
     ASSERT_EQ(corners.size(), 1u);
     expectValues(corners[0], {1, 1, 1, 3}, {0, 2, 4});
 }
+
+TEST(ZooOps, HugeOutputsAreAnErrorNotACrash) {
+    OneNode big = makeOneNode(OpKind::ConstantOfShape, {i64({3}, {100000, 100000, 1000})}, {});
+    ASSERT_TRUE(big.graph->inferTypes().ok());
+    auto r = interpret(*big.graph, big.feeds, KernelContext{});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("too large"), std::string::npos) << r.error().message;
+
+    OneNode pads = makeOneNode(OpKind::Conv, {f64({1, 1, 2, 2}, {1, 2, 3, 4}), f64({1, 1, 1, 1}, {1})},
+                               {{"pads", std::vector<int64_t>{1000000, 1000000, 1000000, 1000000}}});
+    ASSERT_TRUE(pads.graph->inferTypes().ok());
+    auto c = interpret(*pads.graph, pads.feeds, KernelContext{});
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().message.find("node 'n' (Conv): output"), std::string::npos) << c.error().message;
+}

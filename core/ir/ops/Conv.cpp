@@ -198,6 +198,8 @@ Expected<Tensor> convForward(const Node& n, std::span<const Tensor> inputs) {
     WindowGeometry g;
     SX_ASSIGN(Shape out, convOutputShape(n, shapeOf(x), shapeOf(w), b ? &bs : nullptr, &g));
     const int64_t group = n.attrInt("group", 1);
+    SX_TRY(checkAllocation(n, extents(out)));
+    SX_TRY(checkAllocation(n, {w.shape()[1], product(g.kernel), product(extents(Shape(out.begin() + 2, out.end())))}));
     auto run = [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
         return std::vector<Tensor>{convImpl<T>(x, w, b, extents(out), g, group)};
@@ -431,6 +433,8 @@ Expected<std::vector<Tensor>> runConvTranspose(const Node& n, std::span<const Te
     TransposeGeometry g;
     SX_ASSIGN(Shape out, convTransposeShape(n, ops::shapeOf(x), ops::shapeOf(w), b ? &bs : nullptr, &g));
     const int64_t group = n.attrInt("group", 1);
+    SX_TRY(ops::checkAllocation(n, ops::extents(out)));
+    SX_TRY(ops::checkAllocation(n, {w.shape()[1], product(g.kernel), product(std::vector<int64_t>(x.shape().begin() + 2, x.shape().end()))}));
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         return std::vector<Tensor>{convTransposeImpl<decltype(tag)>(x, w, b, ops::extents(out), g, group)};
     });

@@ -56,6 +56,7 @@ Expected<std::vector<Tensor>> runBinary(BinOp op, const Node& n, std::span<const
                               " and " + std::string(dtypeName(b.dtype())));
     SX_ASSIGN(ops::Shape outShape, ops::broadcastShapes(n, ops::shapeOf(a), ops::shapeOf(b)));
     const std::vector<int64_t> out = ops::extents(outShape);
+    SX_TRY(ops::checkAllocation(n, out));
     auto integerDivByZero = [&]() {
         if (op != BinOp::Div)
             return false;
@@ -181,6 +182,7 @@ Expected<std::vector<Tensor>> runSum(const Node& n, std::span<const Tensor> inpu
         SX_ASSIGN(shape, ops::broadcastShapes(n, shape, ops::shapeOf(inputs[i])));
     }
     const std::vector<int64_t> out = ops::extents(shape);
+    SX_TRY(ops::checkAllocation(n, out));
     return ops::dispatchFloat(n, inputs[0].dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
         Tensor y(dtypeOf<T>(), out);
@@ -333,6 +335,7 @@ Expected<std::vector<Tensor>> runPow(const Node& n, std::span<const Tensor> inpu
     const Tensor b = inputs[1].castTo(a.dtype()); // ONNX allows an integer exponent
     SX_ASSIGN(ops::Shape shape, ops::broadcastShapes(n, ops::shapeOf(a), ops::shapeOf(b)));
     const std::vector<int64_t> out = ops::extents(shape);
+    SX_TRY(ops::checkAllocation(n, out));
     return ops::dispatchFloat(n, a.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
         Tensor y(dtypeOf<T>(), out);

@@ -154,6 +154,7 @@ Expected<Tensor> gemmForward(const Node& n, std::span<const Tensor> inputs) {
     SX_ASSIGN(Shape outShape, gemmOutputShape(n, shapeOf(at), shapeOf(bt), ct ? &cs : nullptr));
     const bool transA = n.attrInt("transA", 0) != 0, transB = n.attrInt("transB", 0) != 0;
     const double alpha = n.attrFloat("alpha", 1.0), beta = n.attrFloat("beta", 1.0);
+    SX_TRY(checkAllocation(n, extents(outShape)));
     auto run = [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
         const std::vector<int64_t> out = extents(outShape);
@@ -206,6 +207,7 @@ Expected<std::vector<Tensor>> runMatMul(const Node& n, std::span<const Tensor> i
     if (a.dtype() != b.dtype())
         return ops::opError(n, "matmul inputs have mixed dtypes");
     SX_ASSIGN(auto s, ops::matmulShapes(n, ops::shapeOf(a), ops::shapeOf(b)));
+    SX_TRY(ops::checkAllocation(n, ops::extents(s.out)));
     return ops::dispatchFloat(n, a.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         return std::vector<Tensor>{ops::matmulImpl<decltype(tag)>(a, b, s)};
     });

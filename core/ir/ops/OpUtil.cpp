@@ -15,6 +15,15 @@ Shape shapeOf(const Tensor& t) {
     return s;
 }
 
+namespace {
+Shape shapeOfDims(const std::vector<int64_t>& dims) {
+    Shape s;
+    for (int64_t d : dims)
+        s.push_back(Dim::known(d));
+    return s;
+}
+} // namespace
+
 std::vector<int64_t> extents(const Shape& s) {
     std::vector<int64_t> out;
     out.reserve(s.size());
@@ -262,6 +271,20 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
     cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
                 static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
                 static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+}
+
+Status checkAllocation(const Node& n, const std::vector<int64_t>& dims) {
+    int64_t total = 1;
+    for (int64_t d : dims) {
+        if (d < 0)
+            return opError(n, "output extent " + std::to_string(d) + " is negative");
+        if (d != 0 && total > kMaxKernelElements / d)
+            return opError(n, "output " + shapeStr(shapeOfDims(dims)) + " is too large to compute");
+        total *= d;
+    }
+    if (total > kMaxKernelElements)
+        return opError(n, "output " + shapeStr(shapeOfDims(dims)) + " is too large to compute");
+    return {};
 }
 
 Status checkKernelInputs(const Node& n, std::span<const Tensor> inputs) {

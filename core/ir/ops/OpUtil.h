@@ -187,6 +187,12 @@ void broadcastCopy(const T* src, const std::vector<int64_t>& srcShape,
     broadcastBinary(src, s, src, s, dstShape, dst, [](T x, T) { return x; });
 }
 
+/// Largest tensor a reference kernel will allocate, in elements; bigger requests are an error
+/// (a corrupt model asking for 10^12 elements must not abort the process with bad_alloc).
+inline constexpr int64_t kMaxKernelElements = int64_t{1} << 31;
+/// Checks that `dims` are non-negative and their product fits kMaxKernelElements.
+Status checkAllocation(const Node& n, const std::vector<int64_t>& dims);
+
 /// Checks that a kernel got the input tensors its node declares (omitted optionals may be invalid).
 Status checkKernelInputs(const Node& n, std::span<const Tensor> inputs);
 

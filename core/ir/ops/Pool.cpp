@@ -170,6 +170,7 @@ Expected<std::vector<Tensor>> runPool(const Node& n, std::span<const Tensor> inp
     const Tensor& x = inputs[0];
     ops::WindowGeometry g;
     SX_ASSIGN(Shape out, poolShape(n, ops::shapeOf(x), &g));
+    SX_TRY(ops::checkAllocation(n, ops::extents(out)));
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         return poolImpl<decltype(tag)>(n, x, ops::extents(out), g, isMax);
     });

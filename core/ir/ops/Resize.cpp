@@ -147,6 +147,7 @@ Expected<std::vector<Tensor>> runResize(const Node& n, std::span<const Tensor> i
     std::vector<double> scales;
     SX_ASSIGN(Shape outShape, resizeShape(n, ops::shapeOf(x), r, &scales));
     const std::vector<int64_t> out = ops::extents(outShape);
+    SX_TRY(ops::checkAllocation(n, out));
     const std::vector<int64_t>& in = x.shape();
     const size_t rank = in.size();
     // Opset 10 Resize behaves as asymmetric + floor for nearest.

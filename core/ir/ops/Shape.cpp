@@ -721,6 +721,7 @@ Expected<std::vector<Tensor>> runGather(const Node& n, std::span<const Tensor> i
         outer *= x.shape()[static_cast<size_t>(d)];
     for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d)
         inner *= x.shape()[d];
+    SX_TRY(ops::checkAllocation(n, outShape));
     Tensor y(x.dtype(), outShape);
     const size_t chunk = static_cast<size_t>(inner) * dtypeSize(x.dtype());
     for (int64_t j = 0; j < idx.numel(); ++j) {
@@ -816,9 +817,7 @@ Expected<std::vector<Tensor>> runConstantOfShape(const Node& n, std::span<const 
     SX_TRY(ops::checkKernelInputs(n, inputs));
     SX_ASSIGN(Tensor value, fillValue(n));
     SX_ASSIGN(std::vector<int64_t> dims, integerValues(n, inputs[0], "constant-of-shape input"));
-    for (int64_t d : dims)
-        if (d < 0)
-            return opError(n, "constant-of-shape extent " + std::to_string(d) + " is negative");
+    SX_TRY(ops::checkAllocation(n, dims));
     Tensor y(value.dtype(), dims);
     const size_t esz = dtypeSize(value.dtype());
     for (int64_t i = 0; i < y.numel(); ++i)
