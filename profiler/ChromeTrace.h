@@ -9,8 +9,9 @@
 namespace sextant::profiler {
 
 /// The run as Chrome Trace Event JSON (opens in Perfetto / chrome://tracing): one complete ("X")
-/// event per Task with pid = core and tid = unit, timestamps in microseconds at the target clock
-/// of 1 cycle = 1 ns, and a flow ("s"/"f") pair per dependency. Deterministic for a given database.
+/// event per Task with pid = core and tid = unit (0 cube, 1 vector, 2 dma), timestamps in
+/// microseconds at the run's clock (metric clock_ghz), and a flow ("s"/"f") pair per dependency.
+/// Deterministic for a given database.
 Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run = -1);
 
 /// Reads `dbPath` and writes its trace to `jsonPath`.

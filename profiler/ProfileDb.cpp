@@ -1,0 +1,289 @@
+#include "ProfileDb.h"
+
+#include "Sqlite.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+
+namespace sextant::profiler {
+
+namespace {
+
+const char* kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS schema_version(version INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS strings(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS runs(id INTEGER PRIMARY KEY, model INTEGER NOT NULL, target INTEGER NOT NULL,
+  pipeline INTEGER NOT NULL, created INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS nodes(run INTEGER NOT NULL, name INTEGER NOT NULL, op INTEGER NOT NULL,
+  origins INTEGER NOT NULL, created_by INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS tasks(run INTEGER NOT NULL, id INTEGER NOT NULL, name INTEGER NOT NULL,
+  kernel INTEGER NOT NULL, core INTEGER NOT NULL, unit INTEGER NOT NULL, start INTEGER NOT NULL,
+  "end" INTEGER NOT NULL, ready INTEGER NOT NULL, flops INTEGER NOT NULL, dma_bytes INTEGER NOT NULL,
+  nodes INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS task_nodes(run INTEGER NOT NULL, task INTEGER NOT NULL, node INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS deps(run INTEGER NOT NULL, src INTEGER NOT NULL, dst INTEGER NOT NULL,
+  event INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS buffers(run INTEGER NOT NULL, id INTEGER NOT NULL, value INTEGER NOT NULL,
+  level INTEGER NOT NULL, core INTEGER NOT NULL, "offset" INTEGER NOT NULL, size INTEGER NOT NULL,
+  first_task INTEGER NOT NULL, last_task INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS metrics(run INTEGER NOT NULL, key INTEGER NOT NULL, value REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS tasks_by_lane ON tasks(run, core, start);
+CREATE INDEX IF NOT EXISTS task_nodes_by_task ON task_nodes(run, task);
+)sql";
+
+std::string unitText(backend::UnitKind u) {
+    switch (u) {
+    case backend::UnitKind::Cube: return "cube";
+    case backend::UnitKind::Vector: return "vector";
+    case backend::UnitKind::Dma: return "dma";
+    }
+    return "vector";
+}
+
+std::string levelText(backend::MemLevel l) {
+    switch (l) {
+    case backend::MemLevel::Dram: return "dram";
+    case backend::MemLevel::Sram: return "sram";
+    }
+    return "dram";
+}
+
+std::string joinComma(const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v)
+        s += (s.empty() ? "" : ",") + x;
+    return s;
+}
+
+struct DbCloser {
+    void operator()(sqlite3* db) const { sqlite3_close(db); }
+};
+
+/// Interns strings through the strings table, caching ids for the length of one write.
+class Interner {
+public:
+    static Expected<Interner> create(sqlite3* db) {
+        Interner in;
+        SX_ASSIGN(in.m_insert, Statement::prepare(db, "INSERT OR IGNORE INTO strings(text) VALUES(?1)"));
+        SX_ASSIGN(in.m_select, Statement::prepare(db, "SELECT id FROM strings WHERE text = ?1"));
+        return in;
+    }
+    Expected<int64_t> id(const std::string& text) {
+        if (auto it = m_cache.find(text); it != m_cache.end())
+            return it->second;
+        m_insert.bind(1, text);
+        SX_TRY(m_insert.run());
+        m_select.bind(1, text);
+        SX_ASSIGN(bool row, m_select.step());
+        if (!row)
+            return makeError(ErrorKind::Io, "sqlite: interned string vanished");
+        int64_t v = m_select.int64(0);
+        m_select.reset();
+        m_cache.emplace(text, v);
+        return v;
+    }
+
+private:
+    Statement m_insert, m_select;
+    std::map<std::string, int64_t> m_cache;
+};
+
+/// The event carrying the dependency src -> dst across cores, or -1.
+int eventFor(const backend::Program& p, const backend::Task& src, const backend::Task& dst) {
+    for (int e : dst.waitEvents)
+        if (std::find(src.recordEvents.begin(), src.recordEvents.end(), e) != src.recordEvents.end())
+            return e;
+    return -1;
+}
+
+Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::SimResult& result,
+                           const RunInfo& info) {
+    SX_TRY(execSql(db, kSchema));
+    {
+        SX_ASSIGN(Statement q, Statement::prepare(db, "SELECT version FROM schema_version"));
+        SX_ASSIGN(bool row, q.step());
+        if (!row) {
+            SX_TRY(execSql(db, "INSERT INTO schema_version(version) VALUES(" +
+                                   std::to_string(kProfileSchemaVersion) + ")"));
+        } else if (q.int64(0) != kProfileSchemaVersion) {
+            return makeError(ErrorKind::Invalid, "it has schema version " + std::to_string(q.int64(0)) +
+                                                     ", this build writes " +
+                                                     std::to_string(kProfileSchemaVersion));
+        }
+    }
+    SX_ASSIGN(Interner strings, Interner::create(db));
+
+    std::string pipeline = info.pipeline.empty() ? joinComma(p.pipeline) : info.pipeline;
+    int64_t created = info.created ? *info.created
+                                   : std::chrono::duration_cast<std::chrono::seconds>(
+                                         std::chrono::system_clock::now().time_since_epoch())
+                                         .count();
+    int64_t run = 0;
+    {
+        SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO runs(model, target, pipeline, created) "
+                                                        "VALUES(?1, ?2, ?3, ?4)"));
+        SX_ASSIGN(int64_t model, strings.id(info.model.empty() ? p.modelName : info.model));
+        SX_ASSIGN(int64_t target, strings.id(p.target.name));
+        SX_ASSIGN(int64_t pipe, strings.id(pipeline));
+        ins.bind(1, model);
+        ins.bind(2, target);
+        ins.bind(3, pipe);
+        ins.bind(4, created);
+        SX_TRY(ins.run());
+        run = sqlite3_last_insert_rowid(db);
+    }
+
+    if (p.graph) {
+        SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO nodes(run, name, op, origins, created_by) "
+                                                        "VALUES(?1, ?2, ?3, ?4, ?5)"));
+        for (const ir::Node* n : p.graph->nodes()) {
+            nlohmann::json origins = n->provenance().origins;
+            SX_ASSIGN(int64_t name, strings.id(n->name()));
+            SX_ASSIGN(int64_t op, strings.id(ir::qualifiedOpName(n->kind())));
+            SX_ASSIGN(int64_t org, strings.id(origins.dump()));
+            SX_ASSIGN(int64_t by, strings.id(n->provenance().createdBy));
+            ins.bind(1, run);
+            ins.bind(2, name);
+            ins.bind(3, op);
+            ins.bind(4, org);
+            ins.bind(5, by);
+            SX_TRY(ins.run());
+        }
+    }
+
+    {
+        SX_ASSIGN(Statement ins,
+                  Statement::prepare(db, "INSERT INTO tasks(run, id, name, kernel, core, unit, start, \"end\", "
+                                         "ready, flops, dma_bytes, nodes) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                                         "?8, ?9, ?10, ?11, ?12)"));
+        SX_ASSIGN(Statement insNode,
+                  Statement::prepare(db, "INSERT INTO task_nodes(run, task, node) VALUES(?1, ?2, ?3)"));
+        for (size_t i = 0; i < p.tasks.size(); ++i) {
+            const backend::Task& t = p.tasks[i];
+            sim::TraceRecord rec;
+            if (i < result.trace.size())
+                rec = result.trace[i];
+            nlohmann::json nodes = t.nodes;
+            SX_ASSIGN(int64_t name, strings.id(t.name));
+            SX_ASSIGN(int64_t kernel, strings.id(t.kernel));
+            SX_ASSIGN(int64_t unit, strings.id(unitText(t.unit)));
+            SX_ASSIGN(int64_t nodeList, strings.id(nodes.dump()));
+            ins.bind(1, run);
+            ins.bind(2, static_cast<int64_t>(t.id));
+            ins.bind(3, name);
+            ins.bind(4, kernel);
+            ins.bind(5, static_cast<int64_t>(t.core));
+            ins.bind(6, unit);
+            ins.bind(7, static_cast<int64_t>(rec.start));
+            ins.bind(8, static_cast<int64_t>(rec.end));
+            ins.bind(9, static_cast<int64_t>(rec.ready));
+            ins.bind(10, static_cast<int64_t>(t.flops));
+            ins.bind(11, static_cast<int64_t>(t.dmaBytes));
+            ins.bind(12, nodeList);
+            SX_TRY(ins.run());
+            for (const std::string& n : t.nodes) {
+                SX_ASSIGN(int64_t node, strings.id(n));
+                insNode.bind(1, run);
+                insNode.bind(2, static_cast<int64_t>(t.id));
+                insNode.bind(3, node);
+                SX_TRY(insNode.run());
+            }
+        }
+    }
+
+    {
+        std::map<int, size_t> byId;
+        for (size_t i = 0; i < p.tasks.size(); ++i)
+            byId.emplace(p.tasks[i].id, i);
+        SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO deps(run, src, dst, event) VALUES(?1, ?2, ?3, ?4)"));
+        for (const backend::Task& t : p.tasks) {
+            for (int d : t.deps) {
+                auto it = byId.find(d);
+                int event = it == byId.end() ? -1 : eventFor(p, p.tasks[it->second], t);
+                ins.bind(1, run);
+                ins.bind(2, static_cast<int64_t>(d));
+                ins.bind(3, static_cast<int64_t>(t.id));
+                ins.bind(4, static_cast<int64_t>(event));
+                SX_TRY(ins.run());
+            }
+        }
+    }
+
+    {
+        SX_ASSIGN(Statement ins,
+                  Statement::prepare(db, "INSERT INTO buffers(run, id, value, level, core, \"offset\", size, "
+                                         "first_task, last_task) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+        for (const backend::Buffer& b : p.buffers) {
+            SX_ASSIGN(int64_t value, strings.id(b.value));
+            SX_ASSIGN(int64_t level, strings.id(levelText(b.level)));
+            ins.bind(1, run);
+            ins.bind(2, static_cast<int64_t>(b.id));
+            ins.bind(3, value);
+            ins.bind(4, level);
+            ins.bind(5, static_cast<int64_t>(b.core));
+            ins.bind(6, static_cast<int64_t>(b.offset));
+            ins.bind(7, static_cast<int64_t>(b.size));
+            ins.bind(8, static_cast<int64_t>(b.firstTask));
+            ins.bind(9, static_cast<int64_t>(b.lastTask));
+            SX_TRY(ins.run());
+        }
+    }
+
+    {
+        std::vector<std::pair<std::string, double>> metrics = {
+            {"total_cycles", static_cast<double>(result.totalCycles)},
+            {"clock_ghz", p.target.clockGhz},
+            {"num_cores", static_cast<double>(p.target.numCores)},
+            {"num_tasks", static_cast<double>(p.tasks.size())},
+            {"num_events", static_cast<double>(p.events.size())},
+            {"dram_peak", static_cast<double>(p.memory.dramPeak)},
+            {"dram_lower_bound", static_cast<double>(p.memory.dramLowerBound)},
+            {"weight_bytes", static_cast<double>(p.memory.weightBytes)},
+            {"io_bytes", static_cast<double>(p.memory.ioBytes)},
+        };
+        metrics.insert(metrics.end(), info.metrics.begin(), info.metrics.end());
+        SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO metrics(run, key, value) VALUES(?1, ?2, ?3)"));
+        for (const auto& [key, value] : metrics) {
+            SX_ASSIGN(int64_t k, strings.id(key));
+            ins.bind(1, run);
+            ins.bind(2, k);
+            ins.bind(3, value);
+            SX_TRY(ins.run());
+        }
+    }
+    return run;
+}
+
+} // namespace
+
+Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program& program,
+                               const sim::SimResult& result, const RunInfo& info) {
+    sqlite3* raw = nullptr;
+    int rc = sqlite3_open_v2(dbPath.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    std::unique_ptr<sqlite3, DbCloser> db(raw);
+    if (rc != SQLITE_OK)
+        return makeError(ErrorKind::Io, "cannot open profile '" + dbPath + "': " +
+                                            (raw ? sqlite3_errmsg(raw) : "out of memory"));
+    sqlite3_busy_timeout(raw, 5000);
+    auto fail = [&](const Error& e) {
+        return makeError(ErrorKind::Io, "cannot write profile '" + dbPath + "': " + e.message);
+    };
+    if (Status s = execSql(raw, "PRAGMA journal_mode=WAL"); !s.ok())
+        return fail(s.error());
+    if (Status s = execSql(raw, "BEGIN IMMEDIATE"); !s.ok())
+        return fail(s.error());
+    Expected<int64_t> run = writeAll(raw, program, result, info);
+    if (!run.ok()) {
+        (void)execSql(raw, "ROLLBACK");
+        return fail(run.error());
+    }
+    if (Status s = execSql(raw, "COMMIT"); !s.ok())
+        return fail(s.error());
+    return run;
+}
+
+} // namespace sextant::profiler

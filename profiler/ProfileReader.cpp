@@ -1,0 +1,243 @@
+#include "ProfileReader.h"
+
+#include "ProfileDb.h"
+#include "Sqlite.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <utility>
+
+namespace sextant::profiler {
+
+namespace {
+
+std::vector<std::string> parseNameList(const std::string& text) {
+    std::vector<std::string> out;
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_array())
+        return out;
+    for (const auto& e : j)
+        if (e.is_string())
+            out.push_back(e.get<std::string>());
+    return out;
+}
+
+backend::UnitKind parseUnit(const std::string& s) {
+    if (s == "cube")
+        return backend::UnitKind::Cube;
+    if (s == "dma")
+        return backend::UnitKind::Dma;
+    return backend::UnitKind::Vector;
+}
+
+} // namespace
+
+ProfileReader::ProfileReader(ProfileReader&& o) noexcept
+    : m_path(std::move(o.m_path)), m_db(std::exchange(o.m_db, nullptr)) {}
+
+ProfileReader& ProfileReader::operator=(ProfileReader&& o) noexcept {
+    if (this != &o) {
+        sqlite3_close(m_db);
+        m_path = std::move(o.m_path);
+        m_db = std::exchange(o.m_db, nullptr);
+    }
+    return *this;
+}
+
+ProfileReader::~ProfileReader() { sqlite3_close(m_db); }
+
+Expected<ProfileReader> ProfileReader::open(const std::string& path) {
+    ProfileReader r;
+    r.m_path = path;
+    int rc = sqlite3_open_v2(path.c_str(), &r.m_db, SQLITE_OPEN_READONLY, nullptr);
+    if (rc != SQLITE_OK)
+        return makeError(ErrorKind::Io, "cannot open profile '" + path + "': " +
+                                            (r.m_db ? sqlite3_errmsg(r.m_db) : "out of memory"));
+    sqlite3_busy_timeout(r.m_db, 5000);
+    // The first query is where SQLite notices a file that is not a database.
+    auto master = Statement::prepare(r.m_db, "SELECT name FROM sqlite_master WHERE type = 'table'");
+    if (!master.ok())
+        return makeError(ErrorKind::Parse, "'" + path + "' is not a profile database (" +
+                                               master.error().message + ")");
+    std::vector<std::string> tables;
+    while (true) {
+        auto row = master->step();
+        if (!row.ok())
+            return makeError(ErrorKind::Parse, "'" + path + "' is not a profile database (" +
+                                                   row.error().message + ")");
+        if (!*row)
+            break;
+        tables.push_back(master->text(0));
+    }
+    auto has = [&](const std::string& t) { return std::find(tables.begin(), tables.end(), t) != tables.end(); };
+    if (!has("schema_version"))
+        return makeError(ErrorKind::Parse, "'" + path + "' is not a profile database (no schema_version table)");
+    SX_ASSIGN(Statement q, Statement::prepare(r.m_db, "SELECT version FROM schema_version"));
+    SX_ASSIGN(bool row, q.step());
+    if (!row)
+        return makeError(ErrorKind::Parse, "profile '" + path + "' has an empty schema_version table");
+    if (q.int64(0) != kProfileSchemaVersion)
+        return makeError(ErrorKind::Unsupported, "profile '" + path + "' has schema version " +
+                                                     std::to_string(q.int64(0)) + ", this build reads " +
+                                                     std::to_string(kProfileSchemaVersion));
+    for (const char* t : kProfileTables)
+        if (!has(t))
+            return makeError(ErrorKind::Parse, "profile '" + path + "' is missing table '" + t + "'");
+    return r;
+}
+
+Expected<std::vector<RunRow>> ProfileReader::runs() const {
+    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT r.id, m.text, t.text, p.text, r.created FROM runs r "
+                                                    "JOIN strings m ON m.id = r.model JOIN strings t ON t.id = "
+                                                    "r.target JOIN strings p ON p.id = r.pipeline ORDER BY r.id"));
+    std::vector<RunRow> out;
+    while (true) {
+        SX_ASSIGN(bool row, q.step());
+        if (!row)
+            break;
+        out.push_back(RunRow{q.int64(0), q.text(1), q.text(2), q.text(3), q.int64(4)});
+    }
+    return out;
+}
+
+Expected<int64_t> ProfileReader::latestRun() const {
+    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT max(id) FROM runs"));
+    SX_ASSIGN(bool row, q.step());
+    if (!row || q.text(0).empty()) // max() of no rows is NULL
+        return makeError(ErrorKind::Invalid, "profile '" + m_path + "' holds no runs");
+    return q.int64(0);
+}
+
+Expected<int64_t> ProfileReader::resolve(int64_t run) const {
+    if (run < 0)
+        return latestRun();
+    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT count(*) FROM runs WHERE id = ?1"));
+    q.bind(1, run);
+    SX_ASSIGN(bool row, q.step());
+    if (!row || q.int64(0) == 0)
+        return makeError(ErrorKind::Invalid, "profile '" + m_path + "' has no run " + std::to_string(run));
+    return run;
+}
+
+Expected<std::vector<NodeRow>> ProfileReader::nodes(int64_t run) const {
+    SX_ASSIGN(int64_t id, resolve(run));
+    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT n.text, o.text, g.text, c.text FROM nodes x "
+                                                    "JOIN strings n ON n.id = x.name JOIN strings o ON o.id = x.op "
+                                                    "JOIN strings g ON g.id = x.origins JOIN strings c ON c.id = "
+                                                    "x.created_by WHERE x.run = ?1 ORDER BY x.rowid"));
+    q.bind(1, id);
+    std::vector<NodeRow> out;
+    while (true) {
+        SX_ASSIGN(bool row, q.step());
+        if (!row)
+            break;
+        out.push_back(NodeRow{q.text(0), q.text(1), parseNameList(q.text(2)), q.text(3)});
+    }
+    return out;
+}
+
+Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std::string& where, int core,
+                                                         uint64_t t0, uint64_t t1) const {
+    SX_ASSIGN(Statement q,
+              Statement::prepare(m_db, "SELECT x.id, n.text, k.text, x.core, u.text, x.start, x.\"end\", x.ready, "
+                                       "x.flops, x.dma_bytes, l.text FROM tasks x JOIN strings n ON n.id = x.name "
+                                       "JOIN strings k ON k.id = x.kernel JOIN strings u ON u.id = x.unit "
+                                       "JOIN strings l ON l.id = x.nodes WHERE x.run = ?1" +
+                                           where + " ORDER BY x.start, x.id"));
+    q.bind(1, run);
+    if (!where.empty()) {
+        q.bind(2, static_cast<int64_t>(core));
+        q.bind(3, static_cast<int64_t>(t0));
+        q.bind(4, static_cast<int64_t>(t1));
+    }
+    std::vector<TaskRow> out;
+    while (true) {
+        SX_ASSIGN(bool row, q.step());
+        if (!row)
+            break;
+        TaskRow t;
+        t.id = static_cast<int>(q.int64(0));
+        t.name = q.text(1);
+        t.kernel = q.text(2);
+        t.core = static_cast<int>(q.int64(3));
+        t.unit = parseUnit(q.text(4));
+        t.start = static_cast<uint64_t>(q.int64(5));
+        t.end = static_cast<uint64_t>(q.int64(6));
+        t.ready = static_cast<uint64_t>(q.int64(7));
+        t.flops = static_cast<uint64_t>(q.int64(8));
+        t.dmaBytes = static_cast<uint64_t>(q.int64(9));
+        t.nodes = parseNameList(q.text(10));
+        out.push_back(std::move(t));
+    }
+    return out;
+}
+
+Expected<std::vector<TaskRow>> ProfileReader::tasks(int64_t run) const {
+    SX_ASSIGN(int64_t id, resolve(run));
+    return queryTasks(id, "", 0, 0, 0);
+}
+
+Expected<std::vector<TaskRow>> ProfileReader::tasksInRange(int64_t run, int core, uint64_t t0, uint64_t t1) const {
+    SX_ASSIGN(int64_t id, resolve(run));
+    // start < t1 uses the (run, core, start) index; end > t0 filters the few rows left.
+    return queryTasks(id, " AND x.core = ?2 AND x.start < ?4 AND x.\"end\" > ?3", core, t0, t1);
+}
+
+Expected<std::vector<DepRow>> ProfileReader::deps(int64_t run) const {
+    SX_ASSIGN(int64_t id, resolve(run));
+    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT src, dst, event FROM deps WHERE run = ?1 "
+                                                    "ORDER BY dst, src"));
+    q.bind(1, id);
+    std::vector<DepRow> out;
+    while (true) {
+        SX_ASSIGN(bool row, q.step());
+        if (!row)
+            break;
+        out.push_back(DepRow{static_cast<int>(q.int64(0)), static_cast<int>(q.int64(1)), static_cast<int>(q.int64(2))});
+    }
+    return out;
+}
+
+Expected<std::vector<BufferRow>> ProfileReader::buffers(int64_t run) const {
+    SX_ASSIGN(int64_t id, resolve(run));
+    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT b.id, v.text, l.text, b.core, b.\"offset\", b.size, "
+                                                    "b.first_task, b.last_task FROM buffers b JOIN strings v ON "
+                                                    "v.id = b.value JOIN strings l ON l.id = b.level "
+                                                    "WHERE b.run = ?1 ORDER BY b.id"));
+    q.bind(1, id);
+    std::vector<BufferRow> out;
+    while (true) {
+        SX_ASSIGN(bool row, q.step());
+        if (!row)
+            break;
+        BufferRow b;
+        b.id = static_cast<int>(q.int64(0));
+        b.value = q.text(1);
+        b.level = q.text(2) == "sram" ? backend::MemLevel::Sram : backend::MemLevel::Dram;
+        b.core = static_cast<int>(q.int64(3));
+        b.offset = static_cast<uint64_t>(q.int64(4));
+        b.size = static_cast<uint64_t>(q.int64(5));
+        b.firstTask = static_cast<int>(q.int64(6));
+        b.lastTask = static_cast<int>(q.int64(7));
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+Expected<std::vector<MetricRow>> ProfileReader::metrics(int64_t run) const {
+    SX_ASSIGN(int64_t id, resolve(run));
+    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT k.text, m.value FROM metrics m JOIN strings k ON "
+                                                    "k.id = m.key WHERE m.run = ?1 ORDER BY m.rowid"));
+    q.bind(1, id);
+    std::vector<MetricRow> out;
+    while (true) {
+        SX_ASSIGN(bool row, q.step());
+        if (!row)
+            break;
+        out.push_back(MetricRow{q.text(0), q.real(1)});
+    }
+    return out;
+}
+
+} // namespace sextant::profiler
