@@ -1,0 +1,87 @@
+#include "GraphDiff.h"
+
+#include "core/ir/Printer.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace sextant::passes {
+
+namespace {
+std::string constantLine(const ir::Value* v) {
+    return ir::printType(v->type()) + " " + v->constant()->digest();
+}
+} // namespace
+
+std::vector<NodeChange> diffGraphs(const ir::Graph& before, const ir::Graph& after) {
+    std::vector<NodeChange> out;
+    std::vector<const ir::Node*> gone;
+    for (const ir::Node* n : before.nodes()) {
+        const ir::Node* m = after.findNode(n->name());
+        if (!m) {
+            out.push_back({NodeChange::Kind::Removed, n->name(), false, ir::printNode(*n), {}, {}});
+            gone.push_back(n);
+        }
+    }
+    for (const ir::Node* n : after.nodes()) {
+        const ir::Node* old = before.findNode(n->name());
+        std::string line = ir::printNode(*n);
+        if (old) {
+            std::string oldLine = ir::printNode(*old);
+            if (oldLine != line)
+                out.push_back({NodeChange::Kind::Changed, n->name(), false, oldLine, line, {}});
+            if (oldLine == line || old->provenance().origins == n->provenance().origins)
+                continue;
+        }
+        // A new node, or one that took over a name and more origins (a fused anchor): list the
+        // nodes of `before` it absorbed, found through shared ONNX origins.
+        std::set<std::string> origins(n->provenance().origins.begin(), n->provenance().origins.end());
+        std::vector<std::string> replaces;
+        for (const ir::Node* b : before.nodes()) {
+            if (b->name() == n->name())
+                continue;
+            const ir::Node* survivor = after.findNode(b->name());
+            if (survivor && survivor->provenance().origins == b->provenance().origins)
+                continue;
+            for (const std::string& o : b->provenance().origins)
+                if (origins.count(o)) {
+                    replaces.push_back(b->name());
+                    break;
+                }
+        }
+        if (!old)
+            out.push_back({NodeChange::Kind::Added, n->name(), false, {}, line, std::move(replaces)});
+        else
+            out.back().replaces = std::move(replaces);
+    }
+    for (const ir::Value* c : before.constants()) {
+        const ir::Value* d = after.findValue(c->name());
+        if (!d || !d->isConstant())
+            out.push_back({NodeChange::Kind::Removed, c->name(), true, constantLine(c), {}, {}});
+    }
+    for (const ir::Value* c : after.constants()) {
+        const ir::Value* d = before.findValue(c->name());
+        if (!d || !d->isConstant()) {
+            out.push_back({NodeChange::Kind::Added, c->name(), true, {}, constantLine(c), {}});
+            continue;
+        }
+        std::string a = constantLine(d), b = constantLine(c);
+        if (a != b)
+            out.push_back({NodeChange::Kind::Changed, c->name(), true, a, b, {}});
+    }
+    return out;
+}
+
+std::string summarizeChanges(const std::vector<NodeChange>& changes) {
+    int n[2][3] = {{0, 0, 0}, {0, 0, 0}};
+    for (const NodeChange& c : changes)
+        ++n[c.isConstant ? 1 : 0][static_cast<int>(c.kind)];
+    auto part = [&](int k, const char* what) {
+        return "+" + std::to_string(n[k][0]) + " -" + std::to_string(n[k][1]) + " ~" +
+               std::to_string(n[k][2]) + " " + what;
+    };
+    return part(0, "nodes") + ", " + part(1, "constants");
+}
+
+} // namespace sextant::passes
