@@ -68,6 +68,9 @@ Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::span<const Ten
         return nodeError(node, ErrorKind::Invalid,
                          "expected " + std::to_string(node.numInputs()) + " input tensors, got " +
                              std::to_string(inputs.size()));
+    // Attribute checks are cheap and keep a malformed attribute from being silently defaulted.
+    if (Status st = info.verify(node); !st.ok())
+        return nodeError(node, st.error().kind, st.error().message);
     std::vector<Tensor> cast;
     cast.reserve(inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {

@@ -15,8 +15,9 @@ namespace sextant::ir {
 /// Runs one node's reference kernel. Float inputs (f16, bf16, f32, f64) are converted to
 /// `ctx.compute` first; integer and bool inputs pass unchanged; float outputs come back in
 /// `ctx.compute`. `inputs` has one entry per node input (an omitted optional input may be a
-/// default-constructed Tensor). Wrong input counts, missing data or mismatching types give an
-/// Error whose message and subject name the node.
+/// default-constructed Tensor). The op's verifier runs first, so malformed attributes are
+/// reported rather than defaulted. Wrong input counts, missing data, mismatching types or an
+/// output too large to allocate give an Error whose message and subject name the node.
 Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::span<const Tensor> inputs,
                                            const KernelContext& ctx);
 
