@@ -23,6 +23,31 @@ bool hasUserOfKind(const ir::Value* v, std::initializer_list<OpKind> kinds) {
     return false;
 }
 
+/// True when the first `count` inputs of `n` are present (a malformed graph may omit them).
+bool hasInputs(const ir::Node& n, size_t count) {
+    if (n.numInputs() < count)
+        return false;
+    for (size_t i = 0; i < count; ++i)
+        if (!n.input(i))
+            return false;
+    return true;
+}
+
+/// Why the optional bias of `conv` cannot be folded (empty when absent or a constant of
+/// `channels` elements).
+std::string convBiasReason(const ir::Node& conv, int64_t channels) {
+    const ir::Value* b = conv.input(2);
+    if (!b)
+        return {};
+    const ir::Tensor* t = constantOf(b);
+    if (!t)
+        return "conv bias '" + b->name() + "' is not a constant";
+    if (t->numel() != channels)
+        return "conv bias '" + b->name() + "' has " + std::to_string(t->numel()) +
+               " elements for " + std::to_string(channels) + " output channels";
+    return {};
+}
+
 /// The operand of binary `node` that is not `v` (nullptr when both are `v`).
 ir::Value* otherOperand(const ir::Node& node, const ir::Value* v) {
     if (node.numInputs() != 2)
@@ -48,7 +73,7 @@ public:
 
     Match match(const ir::Node& conv) const override {
         const ir::Value* out = conv.output(0);
-        if (!hasUserOfKind(out, {OpKind::BatchNormalization}))
+        if (!hasInputs(conv, 2) || !hasUserOfKind(out, {OpKind::BatchNormalization}))
             return Match::none();
         if (useCount(out) != 1)
             return Match::rejected(usersReason("conv", out));
@@ -65,9 +90,9 @@ public:
         if (!ir::isFloat(w->dtype()) || w->rank() < 3)
             return Match::rejected("conv weight '" + conv.input(1)->name() +
                                    "' is not a float tensor of rank >= 3");
-        if (conv.input(2) && !constantOf(conv.input(2)))
-            return Match::rejected("conv bias '" + conv.input(2)->name() + "' is not a constant");
         const int64_t m = w->shape()[0];
+        if (std::string why = convBiasReason(conv, m); !why.empty())
+            return Match::rejected(why);
         for (size_t i = 1; i <= 4; ++i) {
             const ir::Value* p = bn->input(i);
             if (!p)
@@ -149,7 +174,7 @@ public:
 
     Match match(const ir::Node& conv) const override {
         const ir::Value* out = conv.output(0);
-        if (!hasUserOfKind(out, {OpKind::Mul}))
+        if (!hasInputs(conv, 2) || !hasUserOfKind(out, {OpKind::Mul}))
             return Match::none();
         if (useCount(out) != 1)
             return Match::rejected(usersReason("conv", out));
@@ -171,9 +196,10 @@ public:
         if (!w)
             return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a constant");
         if (w->rank() < 3 || w->shape()[0] != out->type().dims()[1])
-            return Match::rejected("conv weight '" + conv.input(1)->name() + "' has an unexpected shape");
-        if (conv.input(2) && !constantOf(conv.input(2)))
-            return Match::rejected("conv bias '" + conv.input(2)->name() + "' is not a constant");
+            return Match::rejected("conv weight '" + conv.input(1)->name() +
+                                   "' has an unexpected shape");
+        if (std::string why = convBiasReason(conv, w->shape()[0]); !why.empty())
+            return Match::rejected(why);
         return Match::matched();
     }
 
@@ -224,7 +250,7 @@ public:
     /// The chain to fuse, or the reason it cannot be (Rejected), or NoMatch.
     static Match plan(const ir::Node& conv, Plan& p) {
         const ir::Value* out = conv.output(0);
-        if (!hasUserOfKind(out, {OpKind::Add, OpKind::Relu}))
+        if (!hasInputs(conv, 2) || !hasUserOfKind(out, {OpKind::Add, OpKind::Relu}))
             return Match::none();
         if (useCount(out) != 1)
             return Match::rejected(usersReason("conv", out));
@@ -246,9 +272,8 @@ public:
                                        std::string(ir::dtypeName(c->dtype())) +
                                        " but the conv output is " +
                                        std::string(ir::dtypeName(out->type().dtype)));
-            if (conv.input(2) && !constantOf(conv.input(2)))
-                return Match::rejected("conv bias '" + conv.input(2)->name() +
-                                       "' is not a constant");
+            if (std::string why = convBiasReason(conv, out->type().dims()[1]); !why.empty())
+                return Match::rejected(why);
             p.add = u;
             p.bias = other;
             ir::Node* next = singleUser(u->output(0));
@@ -336,7 +361,7 @@ public:
         const bool isGemm = n.kind() == OpKind::Gemm;
         const char* what = isGemm ? "gemm" : "matmul";
         const ir::Value* out = n.output(0);
-        if (!hasUserOfKind(out, {OpKind::Add, OpKind::Relu}))
+        if (!hasInputs(n, 2) || !hasUserOfKind(out, {OpKind::Add, OpKind::Relu}))
             return Match::none();
         if (useCount(out) != 1)
             return Match::rejected(usersReason(what, out));
