@@ -7,13 +7,13 @@
 //     8  u32     version (1)
 //    12  u32     task count N
 //    16  u32     header bytes (64)
-//    20  u32     descriptor alignment (64)
+//    20  u32     descriptor alignment A: the target's descriptor_align, at least 64
 //    24  u64     file bytes
 //    32  u64     offset of the descriptor offset table (64)
 //    40  24 bytes zero
-//   offset table at 64: N x u64 descriptor offsets, zero-padded to a multiple of 64
-//   descriptor i at its offset (a multiple of 64), Task ids in order:
-//     0  u32 task id             4  u32 descriptor bytes (a multiple of 64)
+//   offset table at 64: N x u64 descriptor offsets, zero-padded to a multiple of A
+//   descriptor i at its offset (a multiple of A), Task ids in order:
+//     0  u32 task id             4  u32 descriptor bytes (a multiple of A)
 //     8  u16 core               10  u8 unit (0 cube, 1 vector, 2 dma)
 //    11  u8  flags (bit 0: double-buffered)
 //    12  u32 kernel index (into the manifest's "kernels" list)
@@ -48,7 +48,6 @@ using nlohmann::json;
 namespace {
 
 constexpr uint64_t kHeaderBytes = 64;
-constexpr uint64_t kDescAlign = 64;
 constexpr uint64_t kDescFixed = 64;
 constexpr uint64_t kBufferRef = 24;
 constexpr uint64_t kEventRef = 8;
@@ -92,10 +91,13 @@ std::vector<std::string> kernelTable(const Program& p) {
     return {k.begin(), k.end()};
 }
 
-uint64_t descriptorBytes(const Task& t) {
+/// Descriptor alignment: the target's, at least 64 bytes (the fixed part's size).
+uint64_t descAlign(const Program& p) { return std::max<uint64_t>(p.target.descriptorAlign, 64); }
+
+uint64_t descriptorBytes(const Task& t, uint64_t align) {
     return alignUp(kDescFixed + kBufferRef * (t.inputs.size() + t.outputs.size()) +
                        kEventRef * (t.waitEvents.size() + t.recordEvents.size()) + 8 * t.tiling.tileShape.size(),
-                   kDescAlign);
+                   align);
 }
 
 uint64_t tensorBytes(const ir::TensorType& t) {
@@ -175,19 +177,19 @@ std::string fnv1a64Hex(const std::vector<uint8_t>& bytes) {
 
 std::vector<uint8_t> encodeTasks(const Program& p) {
     const uint64_t n = p.tasks.size();
-    const uint64_t tableBytes = alignUp(8 * n, kDescAlign);
-    uint64_t size = kHeaderBytes + tableBytes;
+    const uint64_t align = descAlign(p);
+    uint64_t size = alignUp(kHeaderBytes + 8 * n, align);
     std::vector<uint64_t> offsets;
     for (const Task& t : p.tasks) {
         offsets.push_back(size);
-        size += descriptorBytes(t);
+        size += descriptorBytes(t, align);
     }
     std::vector<uint8_t> out(size, 0);
     std::memcpy(out.data(), kTasksMagic, 8);
     putU(out, 8, kTasksVersion, 4);
     putU(out, 12, n, 4);
     putU(out, 16, kHeaderBytes, 4);
-    putU(out, 20, kDescAlign, 4);
+    putU(out, 20, align, 4);
     putU(out, 24, size, 8);
     putU(out, 32, kHeaderBytes, 8);
     for (uint64_t i = 0; i < n; ++i)
@@ -197,7 +199,7 @@ std::vector<uint8_t> encodeTasks(const Program& p) {
         const Task& t = p.tasks[i];
         uint64_t o = offsets[i];
         putU(out, o + 0, static_cast<uint64_t>(t.id), 4);
-        putU(out, o + 4, descriptorBytes(t), 4);
+        putU(out, o + 4, descriptorBytes(t, align), 4);
         putU(out, o + 8, static_cast<uint64_t>(t.core), 2);
         putU(out, o + 10, static_cast<uint64_t>(t.unit), 1);
         putU(out, o + 11, t.tiling.doubleBuffered ? 1 : 0, 1);
@@ -502,22 +504,23 @@ Status checkTasksBin(const std::vector<uint8_t>& bin, const Program& p, const st
     uint64_t n = getU(bin, 12, 4);
     if (n != p.tasks.size())
         return bad("holds " + std::to_string(n) + " tasks, manifest has " + std::to_string(p.tasks.size()));
-    if (getU(bin, 16, 4) != kHeaderBytes || getU(bin, 20, 4) != kDescAlign)
-        return bad("unexpected header size or descriptor alignment");
+    const uint64_t align = descAlign(p);
+    if (getU(bin, 16, 4) != kHeaderBytes || getU(bin, 20, 4) != align)
+        return bad("unexpected header size or descriptor alignment (expected " + std::to_string(align) + ")");
     if (getU(bin, 24, 8) != bin.size())
         return bad("header says " + std::to_string(getU(bin, 24, 8)) + " bytes, file has " + std::to_string(bin.size()));
     uint64_t table = getU(bin, 32, 8);
     if (table != kHeaderBytes || table + 8 * n > bin.size())
         return bad("descriptor table out of bounds");
-    uint64_t prevEnd = table + alignUp(8 * n, kDescAlign);
+    uint64_t prevEnd = alignUp(table + 8 * n, align);
     for (uint64_t i = 0; i < n; ++i) {
         const Task& t = p.tasks[i];
         std::string label = "descriptor " + std::to_string(i);
         uint64_t o = getU(bin, table + 8 * i, 8);
-        if (o % kDescAlign != 0 || o < prevEnd || o + kDescFixed > bin.size())
+        if (o % align != 0 || o < prevEnd || o + kDescFixed > bin.size())
             return bad(label + " offset " + std::to_string(o) + " is misaligned or out of bounds");
         uint64_t size = getU(bin, o + 4, 4);
-        if (size != descriptorBytes(t) || o + size > bin.size())
+        if (size != descriptorBytes(t, align) || o + size > bin.size())
             return bad(label + " size " + std::to_string(size) + " disagrees with the manifest or runs past the end");
         prevEnd = o + size;
         uint64_t kernel = getU(bin, o + 12, 4);

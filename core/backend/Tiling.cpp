@@ -245,7 +245,10 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
     case K::FusedGemm: return gemmModel(n, t);
     case K::MaxPool:
     case K::AveragePool:
-    case K::GlobalAveragePool: return poolModel(n, t);
+    case K::GlobalAveragePool:
+        if (n.output(0)->type().rank() < 3 || n.input(0)->type().rank() != n.output(0)->type().rank())
+            return makeError(ErrorKind::Invalid, "node '" + n.name() + "': pooling needs N, C and spatial dims", n.name());
+        return poolModel(n, t);
     case K::Softmax: {
         int64_t rank = static_cast<int64_t>(n.output(0)->type().rank());
         int64_t axis = n.attrInt("axis", -1);
