@@ -288,3 +288,42 @@ TEST(FuseConvScale, BatchNormMulAddReluChainBecomesOneFusedConv) {
         expectSameOutputs(before, runF64(*off.graph));
     }
 }
+
+TEST(FuseRobustness, MalformedGraphsAreRejectedNotCrashedOn) {
+    // A conv bias with the wrong number of elements, verification off: the rule must say why.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 2, 4, 4});
+        ir::Value* c = b.node(OpKind::Conv, "conv",
+                              {x, b.constant("w", randomTensor({3, 2, 1, 1}, 1)),
+                               b.constant("cb", randomTensor({2}, 2))});
+        ir::Value* r = b.node(OpKind::Add, "add", {c, b.constant("bias", randomTensor({1, 3, 1, 1}, 3))});
+        b.g->setOutputs({r});
+        (void)b.g->inferTypes(); // may or may not complain about the bias; either way we go on
+        PipelineConfig cfg;
+        cfg.verifyEach = false;
+        cfg.disabled = {"infer-shapes"};
+        auto res = runPipeline(*b.g, cfg);
+        if (res.ok())
+            EXPECT_EQ(stats(*res, "fuse-conv-bias-act").applied, 0);
+    }
+    // A Conv with its weight omitted: infer-shapes fails and names the node.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 2, 4, 4});
+        ir::Value* c = b.node(OpKind::Conv, "conv", {x, nullptr});
+        ir::Value* r = b.node(OpKind::Relu, "relu", {c});
+        b.g->setOutputs({r});
+        PipelineConfig cfg;
+        cfg.verifyEach = false;
+        auto res = runPipeline(*b.g, cfg);
+        ASSERT_FALSE(res.ok());
+        EXPECT_EQ(res.error().subject, "infer-shapes");
+        EXPECT_NE(res.error().message.find("conv"), std::string::npos) << res.error().message;
+        // With inference disabled the fusion rules still must not touch the broken node.
+        cfg.disabled = {"infer-shapes"};
+        auto res2 = runPipeline(*b.g, cfg);
+        if (res2.ok())
+            EXPECT_EQ(stats(*res2, "fuse-conv-bias-act").applied, 0);
+    }
+}
