@@ -195,6 +195,8 @@ INSTANTIATE_TEST_SUITE_P(
                       RealModel{"blazeface/face_detection_front_128x128_barracuda", ir::DType::F32},
                       RealModel{"blazeface/face_detection_back_256x256_barracuda", ir::DType::F64},
                       RealModel{"paddleocr/ch_ppocr_mobile_v2.0_cls_infer", ir::DType::F64},
+                      RealModel{"paddleocr/ch_PP-OCRv4_det_infer", ir::DType::F64},
+                      RealModel{"paddleocr/ch_PP-OCRv4_rec_infer", ir::DType::F64},
                       RealModel{"onnx-light/light_squeezenet", ir::DType::F64},
                       RealModel{"onnx-light/light_shufflenet", ir::DType::F64},
                       RealModel{"onnx-light/light_densenet121", ir::DType::F64}),
