@@ -2,7 +2,6 @@
 
 #include "core/ir/Printer.h"
 
-#include <algorithm>
 #include <map>
 #include <set>
 
@@ -16,12 +15,15 @@ std::string constantLine(const ir::Value* v) {
 
 std::vector<NodeChange> diffGraphs(const ir::Graph& before, const ir::Graph& after) {
     std::vector<NodeChange> out;
-    std::vector<const ir::Node*> gone;
-    for (const ir::Node* n : before.nodes()) {
+    const std::vector<ir::Node*> beforeNodes = before.nodes();
+    std::map<std::string, std::vector<size_t>> byOrigin; // ONNX origin -> nodes of `before`
+    for (size_t i = 0; i < beforeNodes.size(); ++i)
+        for (const std::string& o : beforeNodes[i]->provenance().origins)
+            byOrigin[o].push_back(i);
+    for (const ir::Node* n : beforeNodes) {
         const ir::Node* m = after.findNode(n->name());
         if (!m) {
             out.push_back({NodeChange::Kind::Removed, n->name(), false, ir::printNode(*n), {}, {}});
-            gone.push_back(n);
         }
     }
     for (const ir::Node* n : after.nodes()) {
@@ -36,19 +38,21 @@ std::vector<NodeChange> diffGraphs(const ir::Graph& before, const ir::Graph& aft
         }
         // A new node, or one that took over a name and more origins (a fused anchor): list the
         // nodes of `before` it absorbed, found through shared ONNX origins.
-        std::set<std::string> origins(n->provenance().origins.begin(), n->provenance().origins.end());
+        std::set<size_t> hits; // indices into beforeNodes, so the result keeps `before` order
+        for (const std::string& o : n->provenance().origins) {
+            auto it = byOrigin.find(o);
+            if (it != byOrigin.end())
+                hits.insert(it->second.begin(), it->second.end());
+        }
         std::vector<std::string> replaces;
-        for (const ir::Node* b : before.nodes()) {
+        for (size_t i : hits) {
+            const ir::Node* b = beforeNodes[i];
             if (b->name() == n->name())
                 continue;
             const ir::Node* survivor = after.findNode(b->name());
             if (survivor && survivor->provenance().origins == b->provenance().origins)
                 continue;
-            for (const std::string& o : b->provenance().origins)
-                if (origins.count(o)) {
-                    replaces.push_back(b->name());
-                    break;
-                }
+            replaces.push_back(b->name());
         }
         if (!old)
             out.push_back({NodeChange::Kind::Added, n->name(), false, {}, line, std::move(replaces)});
@@ -66,6 +70,11 @@ std::vector<NodeChange> diffGraphs(const ir::Graph& before, const ir::Graph& aft
             out.push_back({NodeChange::Kind::Added, c->name(), true, {}, constantLine(c), {}});
             continue;
         }
+        // Snapshots share constant storage, so an untouched constant is the same bytes.
+        const ir::Tensor& x = *d->constant();
+        const ir::Tensor& y = *c->constant();
+        if (x.bytes() == y.bytes() && x.dtype() == y.dtype() && x.shape() == y.shape())
+            continue;
         std::string a = constantLine(d), b = constantLine(c);
         if (a != b)
             out.push_back({NodeChange::Kind::Changed, c->name(), true, a, b, {}});
