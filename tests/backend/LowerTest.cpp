@@ -260,3 +260,41 @@ TEST(Lower, UnshapedInputIsAClearError) {
     EXPECT_NE(p.error().message.find("'relu'"), std::string::npos) << p.error().message;
     EXPECT_NE(p.error().message.find("non-static"), std::string::npos) << p.error().message;
 }
+
+TEST(Lower, CostModelFollowsTheDocumentedFormula) {
+    // MatMul [32,64] x [64,48] on npu-a, one tile:
+    //   cube: ceil(32/16) * ceil(48/16) * ceil(64/16) = 24 cycles
+    //   DMA:  (32*64*2 + 64*48*2 f16 inputs + 32*48*4 f32 output) = 16384 B / 64 B/cycle + 400 = 656
+    //   single tile, no overlap: 24 + 656 = 680
+    auto g = std::make_shared<ir::Graph>("mm");
+    ir::Value* a = *g->addInput("a", TensorType::of(DType::F32, {32, 64}));
+    ir::Value* b = *g->addConstant("b", filled({64, 48}, 0.01f));
+    ir::Node* mm = *g->addNode(OpKind::MatMul, "mm", {a, b}, {"y"});
+    g->setOutputs({mm->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const Task& t = p->tasks.at(0);
+    EXPECT_EQ(t.unit, UnitKind::Cube);
+    EXPECT_EQ(t.tiling.numTiles, 1);
+    EXPECT_EQ(t.estCycles, 680u);
+    EXPECT_EQ(t.flops, 2ull * 32 * 48 * 64);
+    EXPECT_EQ(t.dmaBytes, 16384u);
+    // The schedule adds the dispatch overhead.
+    EXPECT_EQ(p->estCycles, 680u + defaultTarget().dispatchCycles);
+}
+
+TEST(Lower, LongChainsStayFastAndReuseMemory) {
+    // 1500 elementwise nodes in a chain: memory reuse keeps the arena at two buffers.
+    auto g = std::make_shared<ir::Graph>("chain");
+    ir::Value* v = *g->addInput("x", TensorType::of(DType::F32, {1, 64, 16, 16}));
+    for (int i = 0; i < 1500; ++i)
+        v = (*g->addNode(OpKind::Relu, "r" + std::to_string(i), {v}, {"v" + std::to_string(i)}))->output();
+    g->setOutputs({v});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_EQ(p->tasks.size(), 1500u);
+    EXPECT_EQ(p->memory.dramPeak, 2u * 64 * 16 * 16 * 4);
+    EXPECT_EQ(p->memory.dramPeak, p->memory.dramLowerBound);
+}
