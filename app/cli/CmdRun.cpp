@@ -1,0 +1,330 @@
+// sextant-cli run MODEL.onnx|ARTIFACT_DIR [options]
+// Runs a model on the float64/float32 reference executor (--reference) or, by default, compiles it
+// and runs it on the simulated NPU; compares the outputs with onnxruntime's (--expected) and/or
+// with the float64 reference of the original graph (--compare-reference); can write the run to a
+// profile database.
+#include "Commands.h"
+
+#include "core/backend/Target.h"
+#include "core/frontend/OnnxImporter.h"
+#include "core/frontend/TensorProtoIO.h"
+#include "core/passes/PassManager.h"
+#include "core/runtime/Compare.h"
+#include "core/runtime/Compiler.h"
+#include "core/runtime/InputGenerator.h"
+#include "core/runtime/ReferenceExecutor.h"
+#include "core/runtime/Session.h"
+#include "profiler/ProfileDb.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace sextant::cli {
+
+namespace {
+
+const char* kRunUsage =
+    "usage: sextant-cli run MODEL.onnx|ARTIFACT_DIR [options]\n"
+    "\n"
+    "Compiles the model and runs it on the simulated NPU (or loads a compiled artifact directory),\n"
+    "or with --reference runs it on the reference executor.\n"
+    "  --inputs DIR          read input_0.pb, input_1.pb, ... (default: generated deterministic inputs)\n"
+    "  --expected DIR        compare the outputs with output_0.pb, ... (e.g. onnxruntime's)\n"
+    "  --reference           run the imported graph on the reference executor (float64), not the NPU\n"
+    "  --float32             with --reference: compute in float32\n"
+    "  --compare-reference   compare the simulated outputs with the float64 reference of the model\n"
+    "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile database\n"
+    "  --mode strict|async   strict: one Task at a time in issue order; async (default): as the\n"
+    "                        planned events allow\n"
+    "  --target FILE         target description (default: the built-in npu-a)\n"
+    "  --disable ID          switch off a pass or rule by id (repeatable)\n"
+    "  --atol A, --rtol R    tolerance |got - expected| <= A + R*|expected| (default 1e-4 and 1e-3\n"
+    "                        for --reference; 1e-2 and 1e-2 for the NPU, whose cube unit reads f16)\n"
+    "Exit status: 0 all comparisons pass, 1 a comparison failed, 2 bad input.\n";
+
+struct RunArgs {
+    std::string model;
+    std::string inputsDir, expectedDir, profilePath, targetPath;
+    bool reference = false, float32 = false, compareReference = false;
+    runtime::RunMode mode = runtime::RunMode::GraphAsync;
+    passes::PipelineConfig pipeline;
+    std::optional<double> atol, rtol;
+};
+
+/// Parses a non-negative number; nullopt when `s` is not one.
+std::optional<double> parseTolerance(const std::string& s) {
+    try {
+        size_t used = 0;
+        double v = std::stod(s, &used);
+        if (used != s.size() || !(v >= 0))
+            return std::nullopt;
+        return v;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+/// Returns an empty string on success, else the error message.
+std::string parseArgs(Args args, RunArgs& out, bool& help) {
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&](std::string& into) -> bool {
+            if (i + 1 >= args.size())
+                return false;
+            into = args[++i];
+            return true;
+        };
+        std::string v;
+        if (a == "-h" || a == "--help") {
+            help = true;
+            return {};
+        }
+        if (a == "--inputs") {
+            if (!value(out.inputsDir))
+                return "run: --inputs needs a directory";
+        } else if (a == "--expected") {
+            if (!value(out.expectedDir))
+                return "run: --expected needs a directory";
+        } else if (a == "--profile") {
+            if (!value(out.profilePath))
+                return "run: --profile needs a file";
+        } else if (a == "--target") {
+            if (!value(out.targetPath))
+                return "run: --target needs a file";
+        } else if (a == "--disable") {
+            if (!value(v))
+                return "run: --disable needs a pass or rule id";
+            out.pipeline.disabled.insert(v);
+        } else if (a == "--mode") {
+            if (!value(v))
+                return "run: --mode needs 'strict' or 'async'";
+            auto m = runtime::parseRunMode(v);
+            if (!m)
+                return "run: unknown mode '" + v + "' (expected 'strict' or 'async')";
+            out.mode = *m;
+        } else if (a == "--atol" || a == "--rtol") {
+            if (!value(v))
+                return "run: " + a + " needs a number";
+            auto t = parseTolerance(v);
+            if (!t)
+                return "run: " + a + " '" + v + "' is not a non-negative number";
+            (a == "--atol" ? out.atol : out.rtol) = *t;
+        } else if (a == "--reference") {
+            out.reference = true;
+        } else if (a == "--float32") {
+            out.float32 = true;
+        } else if (a == "--compare-reference") {
+            out.compareReference = true;
+        } else if (!a.empty() && a[0] == '-') {
+            return "run: unknown option '" + a + "' (see 'sextant-cli run --help')";
+        } else if (out.model.empty()) {
+            out.model = a;
+        } else {
+            return "run: more than one model given ('" + out.model + "' and '" + a + "')";
+        }
+    }
+    if (out.model.empty())
+        return "run: no model given (usage: sextant-cli run MODEL.onnx|ARTIFACT_DIR [options])";
+    if (out.float32 && !out.reference)
+        return "run: --float32 only applies to --reference";
+    if (out.reference && (out.compareReference || !out.profilePath.empty()))
+        return "run: --reference runs no NPU program, so --compare-reference and --profile do not apply";
+    return {};
+}
+
+std::string dimsText(const ir::Tensor& t) { return t.type().str(); }
+
+int64_t argmax(const ir::Tensor& t) {
+    int64_t best = -1;
+    for (int64_t i = 0; i < t.numel(); ++i)
+        if (best < 0 || t.at(i) > t.at(best))
+            best = i;
+    return best;
+}
+
+/// Prints one comparison line per output; returns false if any failed. `names` are the outputs'
+/// names (from the model); `metrics` collects cosine and max_abs per output for the profile.
+bool compareAll(const std::string& heading, const std::vector<std::string>& names,
+                const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& expected, double atol,
+                double rtol, std::vector<std::pair<std::string, double>>* metrics, const std::string& tag) {
+    std::cout << heading << "\n";
+    bool ok = true;
+    for (size_t i = 0; i < got.size(); ++i) {
+        std::string name = i < names.size() ? names[i] : "output_" + std::to_string(i);
+        runtime::TensorComparison c = runtime::compareTensors(name, got[i], expected[i], atol, rtol);
+        std::cout << runtime::formatComparison(c) << "\n";
+        ok = ok && c.pass;
+        if (metrics) {
+            metrics->emplace_back(tag + "_cosine:" + name, c.cosine);
+            metrics->emplace_back(tag + "_max_abs:" + name, c.maxAbs);
+        }
+    }
+    return ok;
+}
+
+Expected<std::vector<ir::Tensor>> loadInputs(const RunArgs& a, const ir::Graph& graph) {
+    if (!a.inputsDir.empty())
+        return frontend::loadTestDataSet(a.inputsDir, "input");
+    std::cout << "inputs: generated (deterministic uniform values in [-1, 1); give real ones with --inputs DIR)\n";
+    return runtime::generateInputs(graph);
+}
+
+Expected<std::vector<ir::Tensor>> loadExpected(const RunArgs& a, size_t outputs) {
+    SX_ASSIGN(std::vector<ir::Tensor> expected, frontend::loadTestDataSet(a.expectedDir, "output"));
+    if (expected.size() != outputs)
+        return makeError(ErrorKind::Invalid, "'" + a.expectedDir + "' holds " + std::to_string(expected.size()) +
+                                                 " expected output(s) but the model has " + std::to_string(outputs));
+    return expected;
+}
+
+std::vector<std::string> outputNames(const ir::Graph& g) {
+    std::vector<std::string> names;
+    for (const ir::Value* v : g.outputs())
+        names.push_back(v->name());
+    return names;
+}
+
+int runReferenceMode(const RunArgs& a) {
+    Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(a.model);
+    if (!graph.ok())
+        return fail(graph.error().message);
+    Expected<std::vector<ir::Tensor>> inputs = loadInputs(a, **graph);
+    if (!inputs.ok())
+        return fail(inputs.error().message);
+    ir::DType compute = a.float32 ? ir::DType::F32 : ir::DType::F64;
+    Expected<std::vector<ir::Tensor>> outputs = runtime::runReference(**graph, *inputs, compute);
+    if (!outputs.ok())
+        return fail(outputs.error().message);
+    std::vector<std::string> names = outputNames(**graph);
+    if (a.expectedDir.empty()) {
+        std::cout << "reference (" << (a.float32 ? "float32" : "float64") << ") outputs:\n";
+        for (size_t i = 0; i < outputs->size(); ++i)
+            std::cout << "output '" << names[i] << "': " << dimsText((*outputs)[i]) << " argmax "
+                      << argmax((*outputs)[i]) << "\n";
+        return 0;
+    }
+    Expected<std::vector<ir::Tensor>> expected = loadExpected(a, outputs->size());
+    if (!expected.ok())
+        return fail(expected.error().message);
+    bool ok = compareAll(std::string("reference (") + (a.float32 ? "float32" : "float64") + ") vs expected:", names,
+                         *outputs, *expected, a.atol.value_or(1e-4), a.rtol.value_or(1e-3), nullptr, "");
+    return ok ? 0 : 1;
+}
+
+int coresUsed(const backend::Program& p) {
+    std::set<int> cores;
+    for (const backend::Task& t : p.tasks)
+        cores.insert(t.core);
+    return static_cast<int>(cores.size());
+}
+
+int runSimulatedMode(const RunArgs& a) {
+    std::error_code ec;
+    bool isArtifact = std::filesystem::is_directory(a.model, ec);
+    std::unique_ptr<ir::Graph> original;
+    std::optional<runtime::Session> session;
+    if (isArtifact) {
+        if (!a.targetPath.empty() || !a.pipeline.disabled.empty())
+            return fail("run: '" + a.model + "' is a compiled artifact: --target and --disable apply when compiling");
+        Expected<runtime::Session> s = runtime::Session::fromArtifact(a.model);
+        if (!s.ok())
+            return fail(s.error().message);
+        session.emplace(std::move(*s));
+    } else {
+        runtime::CompileOptions options;
+        options.pipeline = a.pipeline;
+        if (!a.targetPath.empty()) {
+            Expected<backend::Target> t = backend::loadTarget(a.targetPath);
+            if (!t.ok())
+                return fail(t.error().message);
+            options.target = *t;
+        }
+        Status valid = passes::validateConfig(options.pipeline);
+        if (!valid.ok())
+            return fail(valid.error().message);
+        Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(a.model);
+        if (!graph.ok())
+            return fail(graph.error().message);
+        original = std::move(*graph);
+        Expected<runtime::CompileResult> compiled = runtime::compileGraph(*original, options);
+        if (!compiled.ok())
+            return fail(compiled.error().message);
+        session.emplace(std::move(compiled->program));
+    }
+    const backend::Program& program = session->program();
+    // The reference runs the model as imported; an artifact only carries its compiled graph.
+    const ir::Graph& referenceGraph = original ? *original : *program.graph;
+
+    Expected<std::vector<ir::Tensor>> inputs = loadInputs(a, referenceGraph);
+    if (!inputs.ok())
+        return fail(inputs.error().message);
+    Expected<sim::SimResult> result = session->run(*inputs, a.mode);
+    if (!result.ok())
+        return fail(result.error().message);
+
+    std::printf("simulated '%s' on %s (%s mode): %zu tasks on %d of %d cores\n", program.modelName.c_str(),
+                program.target.name.c_str(), std::string(runtime::runModeName(a.mode)).c_str(), program.tasks.size(),
+                coresUsed(program), program.target.numCores);
+    std::fflush(stdout);
+    std::vector<std::string> names = outputNames(referenceGraph);
+    double atol = a.atol.value_or(1e-2), rtol = a.rtol.value_or(1e-2);
+    bool ok = true;
+    std::vector<std::pair<std::string, double>> metrics;
+    if (a.compareReference) {
+        Expected<std::vector<ir::Tensor>> ref = runtime::runReference(referenceGraph, *inputs, ir::DType::F64);
+        if (!ref.ok())
+            return fail(ref.error().message);
+        if (ref->size() != result->outputs.size())
+            return fail("run: the reference has " + std::to_string(ref->size()) + " outputs, the program " +
+                        std::to_string(result->outputs.size()));
+        std::string heading = original ? "npu vs reference (float64, original graph):"
+                                       : "npu vs reference (float64, the artifact's compiled graph):";
+        ok = compareAll(heading, names, result->outputs, *ref, atol, rtol, &metrics, "reference") && ok;
+    }
+    if (!a.expectedDir.empty()) {
+        Expected<std::vector<ir::Tensor>> expected = loadExpected(a, result->outputs.size());
+        if (!expected.ok())
+            return fail(expected.error().message);
+        ok = compareAll("npu vs expected:", names, result->outputs, *expected, atol, rtol, &metrics, "expected") && ok;
+    }
+    if (!a.compareReference && a.expectedDir.empty())
+        for (size_t i = 0; i < result->outputs.size(); ++i)
+            std::cout << "output '" << (i < names.size() ? names[i] : "output_" + std::to_string(i))
+                      << "': " << dimsText(result->outputs[i]) << " argmax " << argmax(result->outputs[i]) << "\n";
+    std::printf("latency: %llu cycles (%.2f us at %g GHz)\n", static_cast<unsigned long long>(result->totalCycles),
+                program.target.cyclesToMicros(result->totalCycles), program.target.clockGhz);
+    std::fflush(stdout);
+
+    if (!a.profilePath.empty()) {
+        profiler::RunInfo info;
+        info.model = a.model;
+        info.metrics = std::move(metrics);
+        Expected<int64_t> run = profiler::writeProfile(a.profilePath, program, *result, info);
+        if (!run.ok())
+            return fail(run.error().message);
+        std::cout << "profile: wrote run " << *run << " to " << a.profilePath << "\n";
+    }
+    return ok ? 0 : 1;
+}
+
+} // namespace
+
+int cmdRun(Args args) {
+    RunArgs a;
+    bool help = false;
+    std::string err = parseArgs(args, a, help);
+    if (help) {
+        std::cout << kRunUsage;
+        return 0;
+    }
+    if (!err.empty())
+        return fail(err);
+    return a.reference ? runReferenceMode(a) : runSimulatedMode(a);
+}
+
+} // namespace sextant::cli
