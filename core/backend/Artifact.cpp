@@ -283,7 +283,7 @@ Status writeArtifact(const Program& p, const std::string& dir) {
     m["version"] = kArtifactVersion;
     m["model"] = p.modelName;
     m["target"] = json::parse(targetToJson(p.target));
-    m["pipeline"] = json{{"passes", p.pipeline}, {"disabled", p.disabledRules}};
+    m["pipeline"] = json{{"passes", p.pipeline}, {"disabled", p.disabledRules}, {"bisect_limit", p.bisectLimit}};
     m["est_cycles"] = p.estCycles;
     m["kernels"] = kernelTable(p);
     json mem;
@@ -592,6 +592,9 @@ Expected<Program> readArtifact(const std::string& dir) {
     SX_ASSIGN(const json* pipeline, m.get(doc, "pipeline", ""));
     SX_ASSIGN(p.pipeline, m.strings(*pipeline, "passes", "pipeline"));
     SX_ASSIGN(p.disabledRules, m.strings(*pipeline, "disabled", "pipeline"));
+    SX_ASSIGN(p.bisectLimit, m.i64(*pipeline, "bisect_limit", "pipeline"));
+    if (p.bisectLimit < -1)
+        return m.err("pipeline.bisect_limit", "must be -1 or more");
     SX_ASSIGN(p.estCycles, m.u64(doc, "est_cycles", ""));
     SX_ASSIGN(std::vector<std::string> kernels, m.strings(doc, "kernels", ""));
 

@@ -116,6 +116,7 @@ struct Program {
     std::vector<int> outputBuffers;   ///< one per graph output, in order
     std::vector<std::string> pipeline;      ///< pass ids that ran, in order
     std::vector<std::string> disabledRules; ///< rule/pass ids switched off
+    int64_t bisectLimit = -1;               ///< the pipeline's rule-application limit (-1: none)
     uint64_t estCycles = 0;                 ///< makespan of the list schedule (cycles)
 };
 

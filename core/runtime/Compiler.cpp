@@ -27,6 +27,7 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
         if (s.passId != "input")
             result.program.pipeline.push_back(s.passId);
     result.program.disabledRules.assign(options.pipeline.disabled.begin(), options.pipeline.disabled.end());
+    result.program.bisectLimit = options.pipeline.bisectLimit;
     if (progress) {
         if (total == 0)
             total = 1;

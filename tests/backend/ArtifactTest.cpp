@@ -43,6 +43,7 @@ Program compiled() {
     Program prog = std::move(p).value();
     prog.pipeline = {"fold-constants", "fuse-conv-bias-relu"};
     prog.disabledRules = {"fuse-conv-bn"};
+    prog.bisectLimit = 7;
     return prog;
 }
 
@@ -96,6 +97,7 @@ TEST(Artifact, RoundTripRebuildsTheProgram) {
     EXPECT_EQ(targetToJson(back->target), targetToJson(p.target));
     EXPECT_EQ(back->pipeline, p.pipeline);
     EXPECT_EQ(back->disabledRules, p.disabledRules);
+    EXPECT_EQ(back->bisectLimit, 7);
     ASSERT_EQ(back->tasks.size(), p.tasks.size());
     for (size_t i = 0; i < p.tasks.size(); ++i) {
         const Task& a = p.tasks[i];

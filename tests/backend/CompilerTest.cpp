@@ -88,6 +88,7 @@ TEST(Compiler, DisabledRulesAndBisectLimitReachTheProgram) {
     ASSERT_TRUE(unfused.ok()) << unfused.error().message;
     // No rule applications: more Tasks than with fusion, and still a sound program.
     EXPECT_GT(unfused->program.tasks.size(), full->program.tasks.size());
+    EXPECT_EQ(unfused->program.bisectLimit, 0);
     expectSound(unfused->program);
     if (!full->pipeline.applications.empty()) {
         runtime::CompileOptions off;
