@@ -179,3 +179,22 @@ TEST(ZooOps, HugeOutputsAreAnErrorNotACrash) {
     ASSERT_FALSE(c.ok());
     EXPECT_NE(c.error().message.find("node 'n' (Conv): output"), std::string::npos) << c.error().message;
 }
+
+TEST(ZooOps, PadModesAndCropping) {
+    Tensor x = f64({1, 3}, {1, 2, 3});
+    auto c = runOne(OpKind::Pad, {x, i64({4}, {0, 2, 0, 1})}, {{"mode", std::string("constant")}});
+    ASSERT_EQ(c.size(), 1u);
+    expectValues(c[0], {1, 6}, {0, 0, 1, 2, 3, 0});
+    auto v = runOne(OpKind::Pad, {x, i64({4}, {0, 1, 0, 0}), f64({}, {9})}, {}, 1, DType::F64, {2});
+    ASSERT_EQ(v.size(), 1u);
+    expectValues(v[0], {1, 4}, {9, 1, 2, 3});
+    auto r = runOne(OpKind::Pad, {x, i64({4}, {0, 2, 0, 2})}, {{"mode", std::string("reflect")}});
+    ASSERT_EQ(r.size(), 1u);
+    expectValues(r[0], {1, 7}, {3, 2, 1, 2, 3, 2, 1});
+    auto e = runOne(OpKind::Pad, {x}, {{"mode", std::string("edge")}, {"pads", std::vector<int64_t>{1, 1, 0, 0}}});
+    ASSERT_EQ(e.size(), 1u);
+    expectValues(e[0], {2, 4}, {1, 1, 2, 3, 1, 1, 2, 3});
+    auto crop = runOne(OpKind::Pad, {x, i64({4}, {0, -1, 0, 0})});
+    ASSERT_EQ(crop.size(), 1u);
+    expectValues(crop[0], {1, 2}, {2, 3});
+}

@@ -826,3 +826,153 @@ Expected<std::vector<Tensor>> runConstantOfShape(const Node& n, std::span<const 
 }
 
 } // namespace sextant::ir
+
+// ---- Pad: attributes pads/value before opset 11, inputs pads/constant_value[/axes] after.
+
+namespace sextant::ir {
+
+namespace {
+
+/// Begin/end pads per dim (2 * rank, ONNX order); nullopt when the pads input is not constant.
+Expected<std::optional<std::vector<int64_t>>> padAmounts(const Node& n, size_t rank, std::span<const Tensor> runtime) {
+    std::vector<int64_t> pads;
+    if (n.input(1)) {
+        if (runtime.size() > 1) {
+            SX_ASSIGN(pads, integerValues(n, runtime[1], "pads"));
+        } else {
+            SX_ASSIGN(auto c, constantInts(n, 1, "pads"));
+            if (!c)
+                return std::optional<std::vector<int64_t>>{};
+            pads = std::move(*c);
+        }
+    } else {
+        pads = n.attrInts("pads");
+    }
+    std::vector<int64_t> axes;
+    if (n.input(3)) {
+        if (runtime.size() > 3) {
+            SX_ASSIGN(axes, integerValues(n, runtime[3], "pad axes"));
+        } else {
+            SX_ASSIGN(auto c, constantInts(n, 3, "pad axes"));
+            if (!c)
+                return std::optional<std::vector<int64_t>>{};
+            axes = std::move(*c);
+        }
+    } else {
+        for (size_t i = 0; i < rank; ++i)
+            axes.push_back(static_cast<int64_t>(i));
+    }
+    if (pads.size() != 2 * axes.size())
+        return opError(n, "pads has " + std::to_string(pads.size()) + " entries, expected " +
+                              std::to_string(2 * axes.size()));
+    std::vector<int64_t> full(2 * rank, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+        SX_ASSIGN(int64_t a, ops::normaliseAxis(n, axes[i], static_cast<int64_t>(rank), "pad axis"));
+        full[static_cast<size_t>(a)] = pads[i];
+        full[static_cast<size_t>(a) + rank] = pads[i + axes.size()];
+    }
+    return std::optional<std::vector<int64_t>>{full};
+}
+
+} // namespace
+
+Status verifyPad(const Node& n) {
+    SX_TRY(ops::checkStringAttr(n, "mode", {"constant", "reflect", "edge"}));
+    SX_TRY(ops::checkIntsAttr(n, "pads", -1, std::numeric_limits<int64_t>::min()));
+    SX_TRY(ops::checkFloatAttr(n, "value"));
+    if (!n.input(1) && !n.hasAttr("pads"))
+        return opError(n, "pad needs pads (attribute or input 1)");
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferPad(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    SX_ASSIGN(auto pads, padAmounts(n, x->rank(), {}));
+    TensorType t;
+    t.dtype = x->dtype;
+    t.shape = x->shape;
+    for (size_t i = 0; i < x->rank(); ++i) {
+        Dim& d = t.shape[i];
+        if (!pads || !d.isKnown()) {
+            if (!pads || (*pads)[i] != 0 || (*pads)[i + x->rank()] != 0)
+                d = ops::unknownDim();
+            continue;
+        }
+        int64_t v = d.value + (*pads)[i] + (*pads)[i + x->rank()];
+        if (v < 0)
+            return opError(n, "padding makes dim " + std::to_string(i) + " negative");
+        d = Dim::known(v);
+    }
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runPad(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    const size_t r = x.rank();
+    SX_ASSIGN(auto pads, padAmounts(n, r, inputs));
+    const std::string mode = n.attrString("mode", "constant");
+    std::vector<int64_t> out(r);
+    for (size_t i = 0; i < r; ++i) {
+        out[i] = x.shape()[i] + (*pads)[i] + (*pads)[i + r];
+        if (out[i] < 0)
+            return opError(n, "padding makes dim " + std::to_string(i) + " negative");
+        if (mode != "constant" && x.shape()[i] == 0 && out[i] > 0)
+            return opError(n, "cannot " + mode + "-pad an empty dim");
+    }
+    SX_TRY(ops::checkAllocation(n, out));
+    // Source index per dim and output index; -1 reads the constant.
+    std::vector<std::vector<int64_t>> src(r);
+    for (size_t d = 0; d < r; ++d) {
+        const int64_t len = x.shape()[d];
+        for (int64_t o = 0; o < out[d]; ++o) {
+            int64_t s = o - (*pads)[d];
+            if (s < 0 || s >= len) {
+                if (mode == "edge") {
+                    s = std::clamp<int64_t>(s, 0, len - 1);
+                } else if (mode == "reflect") {
+                    if (len == 1) {
+                        s = 0;
+                    } else {
+                        const int64_t period = 2 * (len - 1);
+                        s = ((s % period) + period) % period;
+                        if (s >= len)
+                            s = period - s;
+                    }
+                } else {
+                    s = -1;
+                }
+            }
+            src[d].push_back(s);
+        }
+    }
+    Tensor y(x.dtype(), out);
+    Tensor fill(x.dtype(), {});
+    double value = n.attrFloat("value", 0.0);
+    if (n.input(2) && inputs.size() > 2 && inputs[2].numel() > 0)
+        value = inputs[2].at(0);
+    fill.set(0, value);
+    const size_t esz = dtypeSize(x.dtype());
+    std::vector<int64_t> inStride(r, 1);
+    for (int64_t d = static_cast<int64_t>(r) - 2; d >= 0; --d)
+        inStride[static_cast<size_t>(d)] = inStride[static_cast<size_t>(d) + 1] * x.shape()[static_cast<size_t>(d) + 1];
+    std::vector<int64_t> idx(r, 0);
+    for (int64_t o = 0; o < y.numel(); ++o) {
+        int64_t offset = 0;
+        bool constant = false;
+        for (int64_t d = static_cast<int64_t>(r) - 1, rem = o; d >= 0; --d) {
+            const size_t du = static_cast<size_t>(d);
+            const int64_t s = src[du][static_cast<size_t>(rem % out[du])];
+            rem /= out[du];
+            if (s < 0)
+                constant = true;
+            else
+                offset += s * inStride[du];
+        }
+        std::memcpy(y.mutableBytes() + static_cast<size_t>(o) * esz,
+                    constant ? fill.bytes() : x.bytes() + static_cast<size_t>(offset) * esz, esz);
+    }
+    return std::vector<Tensor>{y};
+}
+
+} // namespace sextant::ir
