@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# CLI end-to-end checks of `sextant-cli run` and `export-trace`, as a user would type them.
+# usage: cli_run.sh CASE SEXTANT_CLI SHARED_DIR SOURCE_DIR WORK_DIR
+# Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
+set -u
+case_name=$1 cli=$2 shared=$3 src=$4 work=$5
+mkdir -p "$work"
+out="$work/$case_name.out"
+err="$work/$case_name.err"
+
+fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; exit 1; }
+# expect_line REGEX: some line of stdout matches the extended regex.
+expect_line() { grep -Eq -- "$1" "$out" || fail "no output line matches: $1"; }
+
+case $case_name in
+mnist)
+    model="$shared/models/ort-examples/mnist.onnx"
+    data="$shared/models/ort-examples/test_data/mnist/test_data_set_0"
+    if [ ! -f "$model" ]; then echo "../shared not found: skipping the mnist CLI test"; exit 77; fi
+    "$cli" run "$model" --inputs "$data" --compare-reference --profile "$work/mnist.db" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    expect_line "^npu vs reference \(float64, original graph\):$"
+    expect_line "^output 'Plus214_Output_0': max_abs [0-9.e+-]+ max_rel [0-9.e+-]+ cosine (1\.000000|0\.999[0-9]*) argmax 7/7 PASS$"
+    expect_line "^latency: [1-9][0-9]* cycles \([0-9]+\.[0-9]{2} us at 1 GHz\)$"
+    expect_line "^profile: wrote run [0-9]+ to "
+    [ -s "$err" ] && fail "unexpected stderr"
+    "$cli" export-trace "$work/mnist.db" -o "$work/mnist.json" >"$out" 2>"$err" || fail "export-trace failed"
+    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); x=[e for e in d['traceEvents'] if e['ph']=='X']; sys.exit(0 if x else 1)" \
+        "$work/mnist.json" 2>>"$err" || fail "trace JSON has no Task slices or is not JSON"
+    ;;
+mnist-reference)
+    model="$shared/models/ort-examples/mnist.onnx"
+    data="$shared/models/ort-examples/test_data/mnist/test_data_set_0"
+    if [ ! -f "$model" ]; then echo "../shared not found: skipping the mnist reference CLI test"; exit 77; fi
+    "$cli" run "$model" --reference --inputs "$data" --expected "$data" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    expect_line "^output 'Plus214_Output_0': max_abs [0-9.e+-]+ max_rel [0-9.e+-]+ cosine 1\.000000 argmax 7/7 PASS$"
+    # An impossible tolerance turns the same run into a FAIL with exit code 1.
+    "$cli" run "$model" --reference --float32 --inputs "$data" --expected "$data" --atol 0 --rtol 0 >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 1 ] || fail "exit code $rc with zero tolerance, expected 1"
+    expect_line "FAIL"
+    ;;
+sample)
+    "$cli" run "$src/samples/residual_cnn.onnx" --inputs "$src/samples/residual_cnn" \
+        --expected "$src/samples/residual_cnn" --compare-reference --mode strict >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    expect_line "^simulated 'residual_cnn' on npu-a \(strict mode\)"
+    expect_line "^npu vs expected:$"
+    expect_line "^output 'probs': .* cosine (1\.000000|0\.999[0-9]*) .* PASS$"
+    expect_line "^latency: [1-9][0-9]* cycles"
+    ;;
+bad-input)
+    # Each bad input: exit code 2 and exactly one "error: ..." line, no crash.
+    check() {
+        "$@" >"$out" 2>"$err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "exit code $rc for: $*"
+        [ "$(wc -l <"$err")" -eq 1 ] || fail "expected one stderr line for: $*"
+        grep -q "^error: " "$err" || fail "no 'error: ' line for: $*"
+    }
+    printf 'not an onnx model' >"$work/junk.onnx"
+    printf 'not a database either, but long enough to look like a header of something' >"$work/junk.db"
+    check "$cli" run "$work/missing.onnx"
+    check "$cli" run "$work/junk.onnx"
+    check "$cli" run "$src/samples/residual_cnn.onnx" --mode fast
+    check "$cli" run "$src/samples/residual_cnn.onnx" --inputs "$work"
+    check "$cli" run "$src/samples/residual_cnn.onnx" --atol -1
+    check "$cli" run "$work"
+    check "$cli" export-trace "$work/junk.db" -o "$work/x.json"
+    check "$cli" export-trace "$work/missing.db" -o "$work/x.json"
+    ;;
+*)
+    echo "unknown case $case_name"; exit 1 ;;
+esac
+echo "PASS: $case_name"
