@@ -102,4 +102,27 @@ std::string formatComparison(const TensorComparison& c) {
            std::to_string(c.firstMismatch) + ")";
 }
 
+ValueDrift compareValues(const ir::Graph& graph, const std::map<std::string, ir::Tensor>& got,
+                         const std::map<std::string, ir::Tensor>& expected, double atol,
+                         double rtol) {
+    ValueDrift drift;
+    auto visit = [&](const ir::Value* v) {
+        auto g = got.find(v->name());
+        auto e = expected.find(v->name());
+        if (g == got.end() || e == expected.end())
+            return;
+        drift.values.push_back(compareTensors(v->name(), g->second, e->second, atol, rtol));
+        if (drift.firstFailing < 0 && !drift.values.back().pass) {
+            drift.firstFailing = static_cast<int>(drift.values.size()) - 1;
+            drift.firstFailingNode = v->producer() ? v->producer()->name() : std::string();
+        }
+    };
+    for (const ir::Value* in : graph.inputs())
+        visit(in);
+    for (const ir::Node* n : graph.nodes())
+        for (const ir::Value* out : n->outputs())
+            visit(out);
+    return drift;
+}
+
 } // namespace sextant::runtime

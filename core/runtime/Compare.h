@@ -3,10 +3,13 @@
 // Numeric comparison of a computed tensor against an expected one (onnxruntime output, float64
 // reference), with the error statistics accuracy work needs.
 
+#include "core/ir/Graph.h"
 #include "core/ir/Tensor.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace sextant::runtime {
 
@@ -41,5 +44,21 @@ TensorComparison compareTensors(const std::string& name, const ir::Tensor& got,
 /// (argmax got/expected), or `output 'NAME': FAIL (<problem>)` when the tensors could not be
 /// compared. A FAIL line also says how many elements are out of tolerance.
 std::string formatComparison(const TensorComparison& comparison);
+
+/// Value-by-value comparison of two runs of one graph (e.g. float32 against float64 reference,
+/// or a compiled run's intermediates against the reference), in the order the graph computes them.
+struct ValueDrift {
+    std::vector<TensorComparison> values; ///< graph inputs, then node outputs in node order
+    int firstFailing = -1;                ///< index into `values` of the first failure, -1 if none
+    std::string firstFailingNode;         ///< the node that computed it ("" for a graph input)
+};
+
+/// Compares every value of `graph` present in both maps (keyed by value name, as
+/// runReference's `values` fills them) and finds the first, in computation order, outside
+/// atol + rtol*|expected|: where the numbers started to drift. Values missing from either map are
+/// skipped.
+ValueDrift compareValues(const ir::Graph& graph, const std::map<std::string, ir::Tensor>& got,
+                         const std::map<std::string, ir::Tensor>& expected, double atol,
+                         double rtol);
 
 } // namespace sextant::runtime

@@ -89,3 +89,50 @@ TEST(Compare, MixedFloatDTypes) {
 
 } // namespace
 } // namespace sextant::runtime
+
+#include "core/frontend/OnnxImporter.h"
+#include "core/frontend/TensorProtoIO.h"
+#include "core/runtime/ReferenceExecutor.h"
+
+#include <filesystem>
+
+namespace sextant::runtime {
+namespace {
+
+const std::filesystem::path kSample = std::filesystem::path(SEXTANT_SOURCE_DIR) / "samples";
+
+TEST(CompareValues, FindsWhereTheNumbersStartToDrift) {
+    auto graph = frontend::importOnnx((kSample / "residual_cnn.onnx").string());
+    ASSERT_TRUE(graph.ok()) << graph.error().message;
+    auto inputs = frontend::loadTestDataSet((kSample / "residual_cnn").string(), "input");
+    ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+    std::map<std::string, ir::Tensor> f64, f32;
+    ASSERT_TRUE(runReference(**graph, *inputs, ir::DType::F64, &f64).ok());
+    ASSERT_TRUE(runReference(**graph, *inputs, ir::DType::F32, &f32).ok());
+
+    // Every computed value is compared, in computation order, starting with the input.
+    ValueDrift loose = compareValues(**graph, f32, f64, 1e-4, 1e-3);
+    ASSERT_EQ(loose.values.size(), 1 + (*graph)->numNodes());
+    EXPECT_EQ(loose.values.front().name, "image");
+    EXPECT_EQ(loose.values.back().name, "probs");
+    EXPECT_EQ(loose.firstFailing, -1) << formatComparison(loose.values[loose.firstFailing]);
+
+    // float32 rounding shows first in the first convolution; the cast input is exact.
+    ValueDrift tight = compareValues(**graph, f32, f64, 0, 1e-12);
+    EXPECT_TRUE(tight.values.front().pass);
+    EXPECT_EQ(tight.firstFailingNode, "block1_conv");
+
+    // A corrupted intermediate is found by the node that made it.
+    std::map<std::string, ir::Tensor> broken = f64;
+    ir::Tensor bad = broken.at("block2_bn_out").clone();
+    bad.set(5, bad.at(5) + 1.0);
+    broken["block2_bn_out"] = bad;
+    ValueDrift found = compareValues(**graph, broken, f64, 1e-4, 1e-3);
+    EXPECT_EQ(found.firstFailingNode, "block2_bn");
+    ASSERT_GE(found.firstFailing, 0);
+    EXPECT_EQ(found.values[found.firstFailing].name, "block2_bn_out");
+    EXPECT_EQ(found.values[found.firstFailing].firstMismatch, 5);
+}
+
+} // namespace
+} // namespace sextant::runtime
