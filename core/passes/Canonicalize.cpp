@@ -21,7 +21,7 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
 };
@@ -50,7 +50,7 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
 };
@@ -74,7 +74,7 @@ public:
         std::string why = cannotForward(n.output(0), n.input(1 - k));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
         int k = neutralOperand(n);
         return forwardAndErase(g, &n, n.output(0), n.input(1 - k));
     }
@@ -152,7 +152,7 @@ public:
             return Match::none();
         return Match::matched();
     }
-    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
         ir::Node* inner = n.input(0)->producer();
         g.setInput(&n, 0, inner->input(0));
         if (useCount(inner->output(0)) == 0)

@@ -101,7 +101,7 @@ public:
         return Match::matched();
     }
 
-    Status apply(ir::Graph& g, ir::Node& n, const std::string&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
         auto it = m_cache.find(n.name());
         std::vector<ir::Tensor> values;
         if (it != m_cache.end()) {
@@ -122,6 +122,8 @@ public:
             g.replaceAllUsesWith(out, c);
             folded.push_back(c);
         }
+        for (const std::string& name : names)
+            rc.noteConstant(name, {&n});
         SX_TRY(g.eraseNode(&n));
         // The constant takes the folded value's name, so users' lines in the IR do not change.
         for (size_t i = 0; i < folded.size(); ++i)

@@ -109,7 +109,7 @@ public:
         return Match::matched();
     }
 
-    Status apply(ir::Graph& g, ir::Node& conv, const std::string& createdBy) const override {
+    Status apply(ir::Graph& g, ir::Node& conv, RewriteContext& rc) const override {
         ir::Node* bn = conv.output(0)->users()[0];
         const ir::Tensor& w = *constantOf(conv.input(1));
         const ir::Tensor* b = constantOf(conv.input(2));
@@ -133,8 +133,10 @@ public:
 
         SX_ASSIGN(ir::Value * wv, addDerivedConstant(g, conv.name() + "_bn_w", std::move(w2)));
         SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_bn_b", std::move(b2)));
+        rc.noteConstant(wv->name(), {&conv, bn});
+        rc.noteConstant(bv->name(), {&conv, bn});
         SX_ASSIGN(ir::Node * fused, replaceChain(g, {&conv, bn}, OpKind::Conv,
-                                                 {conv.input(0), wv, bv}, conv.attrs(), createdBy));
+                                                 {conv.input(0), wv, bv}, conv.attrs(), rc.createdBy()));
         (void)fused;
         return {};
     }
@@ -203,7 +205,7 @@ public:
         return Match::matched();
     }
 
-    Status apply(ir::Graph& g, ir::Node& conv, const std::string& createdBy) const override {
+    Status apply(ir::Graph& g, ir::Node& conv, RewriteContext& rc) const override {
         ir::Node* mul = conv.output(0)->users()[0];
         const ir::Tensor& s = *constantOf(otherOperand(*mul, conv.output(0)));
         const ir::Tensor& w = *constantOf(conv.input(1));
@@ -216,16 +218,18 @@ public:
             w2.set(i, w.at(i) * scale(i / perChannel));
         std::vector<ir::Value*> inputs{conv.input(0)};
         SX_ASSIGN(ir::Value * wv, addDerivedConstant(g, conv.name() + "_scaled_w", std::move(w2)));
+        rc.noteConstant(wv->name(), {&conv, mul});
         inputs.push_back(wv);
         if (b) {
             ir::Tensor b2(b->dtype(), b->shape());
             for (int64_t c = 0; c < b->numel(); ++c)
                 b2.set(c, b->at(c) * scale(c));
             SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_scaled_b", std::move(b2)));
+            rc.noteConstant(bv->name(), {&conv, mul});
             inputs.push_back(bv);
         }
         SX_ASSIGN(ir::Node * fused, replaceChain(g, {&conv, mul}, OpKind::Conv, std::move(inputs),
-                                                 conv.attrs(), createdBy));
+                                                 conv.attrs(), rc.createdBy()));
         (void)fused;
         return {};
     }
@@ -293,7 +297,7 @@ public:
         return plan(conv, p);
     }
 
-    Status apply(ir::Graph& g, ir::Node& conv, const std::string& createdBy) const override {
+    Status apply(ir::Graph& g, ir::Node& conv, RewriteContext& rc) const override {
         Plan p;
         if (plan(conv, p).kind != Match::Kind::Matched)
             return makeError(ErrorKind::Verify, "pattern no longer matches", conv.name());
@@ -309,6 +313,7 @@ public:
             for (int64_t c = 0; c < channels; ++c)
                 bias.set(c, (own ? own->at(c) : 0.0) + add.at(add.numel() == 1 ? 0 : c));
             SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_bias", std::move(bias)));
+            rc.noteConstant(bv->name(), {&conv, p.add});
             inputs.push_back(bv);
         } else if (conv.input(2)) {
             inputs.push_back(conv.input(2));
@@ -318,7 +323,7 @@ public:
         ir::AttributeMap attrs = conv.attrs();
         attrs["activation"] = std::string(p.relu ? "Relu" : "");
         SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::FusedConv, std::move(inputs),
-                                                 std::move(attrs), createdBy));
+                                                 std::move(attrs), rc.createdBy()));
         (void)fused;
         return {};
     }
@@ -415,7 +420,7 @@ public:
         return plan(n, p);
     }
 
-    Status apply(ir::Graph& g, ir::Node& n, const std::string& createdBy) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
         Plan p;
         if (plan(n, p).kind != Match::Kind::Matched)
             return makeError(ErrorKind::Verify, "pattern no longer matches", n.name());
@@ -441,7 +446,7 @@ public:
             chain.push_back(p.relu);
         attrs["activation"] = std::string(p.relu ? "Relu" : "");
         SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::FusedGemm, std::move(inputs),
-                                                 std::move(attrs), createdBy));
+                                                 std::move(attrs), rc.createdBy()));
         (void)fused;
         return {};
     }

@@ -44,6 +44,10 @@ void PassContext::reject(const std::string& rule, const std::string& node,
     m_rejections.push_back(RuleRejection{rule, node, m_pass, reason});
 }
 
+void PassContext::noteConstant(const std::string& name, ir::Provenance provenance) {
+    m_constants[name] = std::move(provenance);
+}
+
 void PassContext::exportTo(PipelineResult& result, const std::vector<std::string>& ruleOrder) const {
     result.stats.clear();
     for (const std::string& id : ruleOrder) {
@@ -55,6 +59,7 @@ void PassContext::exportTo(PipelineResult& result, const std::vector<std::string
     result.applications = m_applications;
     result.skipped = m_skipped;
     result.rejections = m_rejections;
+    result.constantProvenance = m_constants;
 }
 
 } // namespace sextant::passes

@@ -34,6 +34,10 @@ public:
     /// The same (rule, node, reason) is counted once per pass run, however often it is seen.
     void reject(const std::string& rule, const std::string& node, const std::string& reason);
 
+    /// Records where a constant created by a rewrite came from (see
+    /// PipelineResult::constantProvenance). A later note for the same name replaces it.
+    void noteConstant(const std::string& name, ir::Provenance provenance);
+
     /// How many applications have happened so far (the last seq handed out).
     int applicationCount() const { return m_seq; }
 
@@ -50,6 +54,7 @@ private:
     std::vector<RuleApplication> m_applications;
     std::vector<RuleApplication> m_skipped;
     std::vector<RuleRejection> m_rejections;
+    std::map<std::string, ir::Provenance> m_constants;
     std::set<std::tuple<std::string, std::string, std::string, std::string>> m_seenRejections;
     std::set<std::tuple<std::string, std::string, std::string>> m_seenSkips;
 };

@@ -74,6 +74,11 @@ struct PipelineResult {
     std::vector<RuleApplication> applications;   ///< applied ones, in seq order
     std::vector<RuleApplication> skipped;        ///< matched but cut by the bisect limit
     std::vector<RuleRejection> rejections;       ///< in the order they were found
+    /// Where constants created by rewrites came from (folded values, fused weights and biases):
+    /// value name -> ONNX origins + "<pass>/<rule>". Imported constants are not listed (they are
+    /// the model's own initializers); a constant a later pass removed keeps its entry, since
+    /// earlier snapshots still show it.
+    std::map<std::string, ir::Provenance> constantProvenance;
 };
 
 /// Describes a pass for listings (`sextant-cli rules`, the GUI pipeline panel).

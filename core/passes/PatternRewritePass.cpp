@@ -1,5 +1,6 @@
 #include "PassContext.h"
 #include "RewriteRule.h"
+#include "RewriteUtil.h"
 
 #include <algorithm>
 
@@ -14,6 +15,10 @@ bool targets(const RewriteRule& rule, ir::OpKind kind) {
     return t.empty() || std::find(t.begin(), t.end(), kind) != t.end();
 }
 } // namespace
+
+void RewriteContext::noteConstant(const std::string& name, const std::vector<const ir::Node*>& from) {
+    m_pass.noteConstant(name, ir::Provenance{unionOrigins(from), m_createdBy});
+}
 
 PatternRewritePass::PatternRewritePass(std::string id, std::string summary,
                                        std::vector<std::unique_ptr<RewriteRule>> rules)
@@ -51,7 +56,8 @@ Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
                 }
                 if (!ctx.requestApplication(rule->id(), name))
                     continue;
-                Status s = rule->apply(graph, *node, m_id + "/" + rule->id());
+                RewriteContext rc(m_id + "/" + rule->id(), ctx);
+                Status s = rule->apply(graph, *node, rc);
                 if (!s.ok()) {
                     Error e = s.takeError();
                     e.message = "rule '" + rule->id() + "' at node '" + name + "': " + e.message;

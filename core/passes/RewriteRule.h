@@ -11,6 +11,25 @@
 
 namespace sextant::passes {
 
+class PassContext;
+
+/// What a rule's apply() gets besides the graph: the provenance tag for the nodes it creates,
+/// and a place to record where the constants it creates came from (an ir::Value has no
+/// provenance of its own; PipelineResult::constantProvenance collects these).
+class RewriteContext {
+public:
+    RewriteContext(std::string createdBy, PassContext& pass)
+        : m_createdBy(std::move(createdBy)), m_pass(pass) {}
+    /// "<pass-id>/<rule-id>", for Provenance::createdBy of new nodes.
+    const std::string& createdBy() const { return m_createdBy; }
+    /// Records that constant `name` was computed from `from` (the union of their origins).
+    void noteConstant(const std::string& name, const std::vector<const ir::Node*>& from);
+
+private:
+    std::string m_createdBy;
+    PassContext& m_pass;
+};
+
 /// The outcome of RewriteRule::match on one node.
 struct Match {
     enum class Kind { NoMatch, Matched, Rejected };
@@ -37,9 +56,10 @@ public:
     /// Cheap check, no graph changes. Rejected (with a reason) when the node looks like this
     /// rule's pattern but some condition fails, NoMatch when it is simply not the pattern.
     virtual Match match(const ir::Node& anchor) const = 0;
-    /// Rewrites the graph around `anchor`, which match() accepted. `createdBy` is the string to
-    /// store in new nodes' provenance. An error here is an internal failure of the rule.
-    virtual Status apply(ir::Graph& graph, ir::Node& anchor, const std::string& createdBy) const = 0;
+    /// Rewrites the graph around `anchor`, which match() accepted. New nodes get
+    /// `rc.createdBy()` in their provenance; new constants are reported with rc.noteConstant.
+    /// An error here is an internal failure of the rule.
+    virtual Status apply(ir::Graph& graph, ir::Node& anchor, RewriteContext& rc) const = 0;
 };
 
 /// A pass that drives a list of rules over the graph to a fixed point: every node, in graph

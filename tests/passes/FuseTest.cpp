@@ -50,6 +50,9 @@ TEST(FuseConvBn, FoldsBatchNormThenFusesReluAndKeepsResults) {
     EXPECT_EQ(n->attrInt("group", 0), 2);
     EXPECT_EQ(n->provenance().origins, (std::vector<std::string>{"bn1", "conv1", "relu1"}));
     EXPECT_EQ(n->provenance().createdBy, "fuse/fuse-conv-bias-act");
+    ASSERT_EQ(r.constantProvenance.count("conv1_bn_w"), 1u);
+    EXPECT_EQ(r.constantProvenance["conv1_bn_w"].origins, (std::vector<std::string>{"bn1", "conv1"}));
+    EXPECT_EQ(r.constantProvenance["conv1_bn_w"].createdBy, "fuse/fuse-conv-bn");
     // The model's output keeps its name.
     EXPECT_EQ(r.graph->outputs()[0]->name(), "relu1_out");
     expectSameOutputs(before, runF64(*r.graph));

@@ -55,6 +55,15 @@ TEST(Models, MnistFusesAndMatchesOnnxRuntime) {
     EXPECT_EQ(countKind(*r.graph, OpKind::Add), 0);
     EXPECT_EQ(countKind(*r.graph, OpKind::Relu), 0);
     EXPECT_EQ(r.graph->outputs()[0]->name(), (*g)->outputs()[0]->name());
+    // Constants made by passes say where they came from.
+    ASSERT_EQ(r.constantProvenance.count("Parameter193_reshape1"), 1u);
+    EXPECT_EQ(r.constantProvenance["Parameter193_reshape1"].origins,
+              (std::vector<std::string>{"Times212_reshape1"}));
+    EXPECT_EQ(r.constantProvenance["Parameter193_reshape1"].createdBy,
+              "fold-constants/fold-constant-node");
+    ASSERT_EQ(r.constantProvenance.count("Convolution28_bias"), 1u);
+    EXPECT_EQ(r.constantProvenance["Convolution28_bias"].origins,
+              (std::vector<std::string>{"Convolution28", "Plus30"}));
 
     auto before = interpretF64(**g, *inputs);
     auto after = interpretF64(*r.graph, *inputs);
