@@ -86,9 +86,10 @@ void expectValidProgram(const Program& p, const ir::Graph& g) {
         }
         for (int b : t.inputs) {
             int writer = p.buffers[b].firstTask;
-            if (p.buffers[b].kind == BufferKind::Intermediate || p.buffers[b].kind == BufferKind::Output)
+            if (p.buffers[b].kind == BufferKind::Intermediate || p.buffers[b].kind == BufferKind::Output) {
                 EXPECT_NE(std::find(t.deps.begin(), t.deps.end(), writer), t.deps.end())
                     << t.name << " reads " << p.buffers[b].value << " without depending on its writer";
+            }
         }
         EXPECT_GT(t.estCycles, 0u);
         EXPECT_LE(t.tiling.sramBytes, p.target.sramBytes) << t.name;
@@ -112,12 +113,15 @@ TEST(Lower, ResidualGraphGivesAValidProgram) {
     expectValidProgram(*p, *g);
     // Units follow the op cost classes.
     for (const Task& t : p->tasks) {
-        if (t.kernel == "Conv" || t.kernel == "Gemm")
+        if (t.kernel == "Conv" || t.kernel == "Gemm") {
             EXPECT_EQ(t.unit, UnitKind::Cube) << t.name;
-        if (t.kernel == "Relu" || t.kernel == "Add" || t.kernel == "Softmax")
+        }
+        if (t.kernel == "Relu" || t.kernel == "Add" || t.kernel == "Softmax") {
             EXPECT_EQ(t.unit, UnitKind::Vector) << t.name;
-        if (t.kernel == "Flatten")
+        }
+        if (t.kernel == "Flatten") {
             EXPECT_EQ(t.unit, UnitKind::Dma) << t.name;
+        }
     }
     // Intermediates reuse memory: the arena is smaller than the sum of the intermediates.
     uint64_t sum = 0;
@@ -139,9 +143,11 @@ TEST(Lower, ParallelBranchesUseSeveralCoresWithEvents) {
     EXPECT_GE(cores.size(), 3u);
     EXPECT_FALSE(p->events.empty());
     // A dependent chain (conv -> relu) stays on one core: the event would cost more than waiting.
-    for (const Task& t : p->tasks)
-        if (t.kernel == "Relu")
+    for (const Task& t : p->tasks) {
+        if (t.kernel == "Relu") {
             EXPECT_EQ(t.core, p->tasks[t.deps.at(0)].core) << t.name;
+        }
+    }
 }
 
 TEST(Lower, BigConvIsTiledToFitSram) {

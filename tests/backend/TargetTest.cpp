@@ -3,20 +3,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-#include <sstream>
+#include <functional>
 
 using namespace sextant;
 using namespace sextant::backend;
 
 namespace {
-
-std::string readFile(const std::string& path) {
-    std::ifstream in(path);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::string defaultJsonWith(const std::function<void(nlohmann::json&)>& edit) {
     nlohmann::json j = nlohmann::json::parse(targetToJson(defaultTarget()));
