@@ -185,17 +185,28 @@ void MemoryView::paintEvent(QPaintEvent*) {
             arenaBase = std::min(arenaBase, b.offset);
     if (arenaBase != UINT64_MAX && m_intermediates) {
         const double span = static_cast<double>(m_addrHi - m_addrLo);
-        auto line = [&](uint64_t bytes, const QColor& color, const QString& label) {
+        auto line = [&](uint64_t bytes, const QColor& color, const QString& label, bool above) {
             const uint64_t addr = arenaBase + bytes;
             if (addr < m_addrLo || addr > m_addrHi)
                 return;
             const double y = plot.bottom() - plot.height() * static_cast<double>(addr - m_addrLo) / span;
             p.setPen(QPen(color, 1.5, Qt::DashLine));
             p.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
-            p.drawText(QRectF(plot.right() - 260, y - 16, 256, 14), Qt::AlignRight | Qt::AlignVCenter, label);
+            const double textW = fm.horizontalAdvance(label) + 10;
+            QRectF box(plot.right() - textW - 4, above ? y - 17 : y + 3, textW, 14);
+            if (box.top() < plot.top())
+                box.moveTop(y + 3);
+            p.fillRect(box, QColor(255, 255, 255, 220));
+            p.setPen(color);
+            p.drawText(box, Qt::AlignCenter, label);
         };
-        line(m_map->lowerBound, QColor(0x2e, 0x8b, 0x57), tr("lower bound %1").arg(formatBytes(m_map->lowerBound)));
-        line(m_map->arenaPeak, QColor(0xc0, 0x39, 0x2b), tr("arena peak %1").arg(formatBytes(m_map->arenaPeak)));
+        if (m_map->lowerBound == m_map->arenaPeak) {
+            line(m_map->arenaPeak, QColor(0x2e, 0x8b, 0x57),
+                 tr("arena peak = lower bound = %1").arg(formatBytes(m_map->arenaPeak)), true);
+        } else {
+            line(m_map->lowerBound, QColor(0x2e, 0x8b, 0x57), tr("lower bound %1").arg(formatBytes(m_map->lowerBound)), false);
+            line(m_map->arenaPeak, QColor(0xc0, 0x39, 0x2b), tr("arena peak %1").arg(formatBytes(m_map->arenaPeak)), true);
+        }
     }
     p.setPen(QColor(0xb0, 0xb0, 0xb8));
     p.setBrush(Qt::NoBrush);

@@ -59,6 +59,8 @@ void TimelineView::setModel(std::shared_ptr<const TimelineModel> model, double c
     m_model = std::move(model);
     m_clockGhz = clockGhz > 0 ? clockGhz : 1.0;
     m_highlight.clear();
+    const int lanes = m_model ? static_cast<int>(m_model->lanes().size()) : 0;
+    setMinimumHeight(lanes > 0 ? static_cast<int>(laneTop(lanes - 1) + kLaneHeight + 12) : 120);
     fitAll();
     updateGeometry();
     update();
@@ -91,11 +93,9 @@ int TimelineView::laneAt(double y) const {
 }
 
 void TimelineView::fitAll() {
-    if (!m_model || width() < 50) {
-        m_fitPending = true;
+    m_autoFit = true;
+    if (!m_model)
         return;
-    }
-    m_fitPending = false;
     m_coords.fit(0.0, static_cast<double>(std::max<uint64_t>(m_model->totalCycles(), 1)), dataWidth(), 6.0);
     update();
 }
@@ -118,6 +118,7 @@ void TimelineView::ensureTaskVisible(int taskIndex) {
     const double x1 = m_coords.mapTimeToX(static_cast<double>(t.end));
     if (x1 >= 0 && x0 <= dataWidth())
         return;
+    m_autoFit = false;
     m_coords.panByPixels(dataWidth() / 2 - (x0 + x1) / 2);
 }
 
@@ -232,6 +233,7 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
     if (steps == 0.0 || !m_model)
         return;
     m_coords.zoomAt(event->position().x() - kGutter, std::pow(1.25, steps));
+    m_autoFit = false;
     update();
     event->accept();
 }
@@ -248,6 +250,8 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
     if (!m_dragging)
         return;
     m_coords.panByPixels(event->pos().x() - m_lastDragPos.x());
+    if (event->pos() != m_lastDragPos)
+        m_autoFit = false;
     m_lastDragPos = event->pos();
     setCursor(Qt::ClosedHandCursor);
     update();
@@ -269,7 +273,7 @@ void TimelineView::mouseDoubleClickEvent(QMouseEvent*) { fitAll(); }
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);
-    if (m_fitPending)
+    if (m_autoFit)
         fitAll();
 }
 

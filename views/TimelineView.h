@@ -62,7 +62,7 @@ private:
     QPoint m_pressPos;
     QPoint m_lastDragPos;
     bool m_dragging = false;
-    bool m_fitPending = true;
+    bool m_autoFit = true; ///< keep the whole run fitted on resize until the user zooms or pans
 };
 
 } // namespace sextant::views

@@ -169,7 +169,7 @@ void MainWindow::buildUi() {
     auto* pipelineDock = new QDockWidget(tr("Pipeline"), this);
     pipelineDock->setObjectName("pipeline");
     pipelineDock->setWidget(pipeline);
-    pipelineDock->setMinimumWidth(300);
+    pipelineDock->setMinimumWidth(360);
     addDockWidget(Qt::LeftDockWidgetArea, pipelineDock);
 
     // Inspector (right) and log (bottom).
@@ -189,7 +189,7 @@ void MainWindow::buildUi() {
     logDock->setWidget(m_log);
     addDockWidget(Qt::BottomDockWidgetArea, logDock);
     resizeDocks({logDock}, {130}, Qt::Vertical);
-    resizeDocks({pipelineDock, inspectorDock}, {320, 330}, Qt::Horizontal);
+    resizeDocks({pipelineDock, inspectorDock}, {360, 330}, Qt::Horizontal);
 
     // Status bar: stage, progress, cancel.
     m_status = new QLabel(tr("ready"), this);

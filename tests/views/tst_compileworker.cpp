@@ -1,0 +1,136 @@
+// The GUI's walk (import → passes → lower → simulate → profile → layout), synchronously and on
+// the worker thread, on the sample model and (when ../shared exists) on mnist.
+#include "views/CompileWorker.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <filesystem>
+
+using namespace sextant;
+using namespace sextant::views;
+
+namespace {
+
+const char* kSample = SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx";
+
+bool logHas(const CompileSnapshot& s, const std::string& needle) {
+    return std::any_of(s.log.begin(), s.log.end(), [&](const std::string& l) { return l.find(needle) != std::string::npos; });
+}
+
+} // namespace
+
+class TestCompileWorker : public QObject {
+    Q_OBJECT
+private slots:
+    void sampleGoesTheWholeWay() {
+        QTemporaryDir dir;
+        CompileRequest req;
+        req.modelPath = kSample;
+        req.profilePath = dir.filePath("run.db").toStdString();
+        std::vector<int> percents;
+        auto result = compileModel(req, nullptr, [&](int p, const std::string&) { percents.push_back(p); });
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        const CompileSnapshot& s = **result;
+        QVERIFY(s.pipeline.snapshots.size() >= 2);
+        QCOMPARE(s.layouts.size(), s.pipeline.snapshots.size());
+        for (size_t i = 0; i < s.layouts.size(); ++i) {
+            QVERIFY(s.layouts[i]);
+            // every node of the snapshot's graph has a box
+            for (const ir::Node* n : s.pipeline.snapshots[i].graph->nodes())
+                QVERIFY2(s.layouts[i]->findNode(n->name()) >= 0, n->name().c_str());
+        }
+        // The timeline is what the database holds: one item per Task of the Program.
+        QCOMPARE(s.timeline.tasks().size(), s.program.tasks.size());
+        QVERIFY(s.timeline.totalCycles() > 0);
+        QCOMPARE(s.timeline.totalCycles(), s.sim.totalCycles);
+        QVERIFY(std::filesystem::exists(req.profilePath));
+        QVERIFY(!s.memory.blocks.empty());
+        for (const MemoryBlock& b : s.memory.blocks)
+            QVERIFY(b.t0 <= b.t1 && b.t1 <= s.sim.totalCycles);
+        // Progress only goes forward and ends at 100.
+        QVERIFY(!percents.empty());
+        QVERIFY(std::is_sorted(percents.begin(), percents.end()));
+        QCOMPARE(percents.back(), 100);
+        QVERIFY(logHas(s, "PASS"));
+        QVERIFY(logHas(s, "simulated latency"));
+    }
+
+    void mnistMatchesTheReference() {
+        const std::string model = SEXTANT_SHARED_DIR "/models/ort-examples/mnist.onnx";
+        if (!std::filesystem::exists(model))
+            QSKIP("../shared not found: skipping the mnist GUI walk");
+        QTemporaryDir dir;
+        CompileRequest req;
+        req.modelPath = model;
+        req.profilePath = dir.filePath("mnist.db").toStdString();
+        auto result = compileModel(req);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        QVERIFY((*result)->inputsSource.find("test_data_set_0") != std::string::npos);
+        QVERIFY2(logHas(**result, "argmax 7/7"), "mnist's simulated argmax is not 7");
+    }
+
+    void presetCancelStops() {
+        QTemporaryDir dir;
+        CompileRequest req;
+        req.modelPath = kSample;
+        req.profilePath = dir.filePath("run.db").toStdString();
+        std::atomic<bool> cancel{true};
+        auto result = compileModel(req, &cancel);
+        QVERIFY(!result.ok());
+        QCOMPARE(result.error().kind, ErrorKind::Cancelled);
+    }
+
+    void missingModelIsAnError() {
+        QTemporaryDir dir;
+        CompileRequest req;
+        req.modelPath = dir.filePath("nope.onnx").toStdString();
+        req.profilePath = dir.filePath("run.db").toStdString();
+        auto result = compileModel(req);
+        QVERIFY(!result.ok());
+        QVERIFY2(result.error().message.find("nope.onnx") != std::string::npos, result.error().message.c_str());
+    }
+
+    void workerReportsOnTheGuiThread() {
+        CompileWorker worker;
+        QSignalSpy finished(&worker, &CompileWorker::finished);
+        QSignalSpy failed(&worker, &CompileWorker::failed);
+        QSignalSpy progress(&worker, &CompileWorker::progress);
+        CompileRequest req;
+        req.modelPath = kSample;
+        worker.start(req);
+        QVERIFY(worker.isRunning());
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 180000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().first().toString()));
+        QVERIFY(progress.count() > 0);
+        auto snap = finished.first().first().value<std::shared_ptr<const CompileSnapshot>>();
+        QVERIFY(snap);
+        QVERIFY(!snap->profilePath.empty());
+        QVERIFY(std::filesystem::exists(snap->profilePath)); // in the worker's temp folder
+    }
+
+    void badModelFailsThroughTheWorker() {
+        QTemporaryDir dir;
+        const QString path = dir.filePath("garbage.onnx");
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("this is not a protobuf \x01\x02\x03 at all");
+        f.close();
+        CompileWorker worker;
+        QSignalSpy finished(&worker, &CompileWorker::finished);
+        QSignalSpy failed(&worker, &CompileWorker::failed);
+        CompileRequest req;
+        req.modelPath = path.toStdString();
+        worker.start(req);
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 60000);
+        QCOMPARE(failed.count(), 1);
+        const QString error = failed.first().first().toString();
+        QVERIFY(!error.isEmpty());
+        QVERIFY(!error.contains('\n')); // one line
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCompileWorker)
+#include "tst_compileworker.moc"

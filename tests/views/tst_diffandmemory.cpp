@@ -1,0 +1,123 @@
+// The IR diff tab's counts and folding, and the memory map's lifetimes from simulated times.
+#include "views/DiffView.h"
+#include "views/MemoryMap.h"
+#include "views/MemoryView.h"
+
+#include <QTextBlock>
+#include <QtTest>
+
+using namespace sextant;
+using namespace sextant::views;
+
+class TestDiffAndMemory : public QObject {
+    Q_OBJECT
+private slots:
+    void diffCountsAndColours() {
+        DiffView view;
+        std::string before, after;
+        for (int i = 0; i < 40; ++i)
+            before += "line " + std::to_string(i) + "\n";
+        after = before;
+        after.replace(after.find("line 20\n"), 8, "line twenty\nline 20.5\n");
+        view.setTexts(before, after, "a", "b");
+        QCOMPARE(view.addedLines(), 2);
+        QCOMPARE(view.removedLines(), 1);
+        const QString text = view.toPlainText();
+        QVERIFY(text.contains("+ line twenty"));
+        QVERIFY(text.contains("- line 20"));
+        QVERIFY(text.contains("unchanged lines")); // far context is folded
+        QVERIFY(!text.contains("line 2\n"));
+        view.setContextLines(-1);
+        QVERIFY(!view.toPlainText().contains("unchanged lines"));
+        QVERIFY(view.toPlainText().contains("line 2\n"));
+        // Added lines sit on a green background, removed ones on red.
+        bool green = false, red = false;
+        for (QTextBlock b = view.document()->begin(); b.isValid(); b = b.next()) {
+            const QColor bg = b.blockFormat().background().color();
+            if (b.text().contains("+ line twenty"))
+                green = bg.green() > bg.red();
+            if (b.text().contains("- line 20") && !b.text().contains("20.5"))
+                red = bg.red() > bg.green();
+        }
+        QVERIFY(green);
+        QVERIFY(red);
+    }
+
+    void unchangedPassSaysSo() {
+        DiffView view;
+        view.setTexts("a\nb\n", "a\nb\n", "fuse", "dce");
+        QCOMPARE(view.addedLines(), 0);
+        QCOMPARE(view.removedLines(), 0);
+        QVERIFY(view.toPlainText().contains("dce left the graph unchanged"));
+    }
+
+    void memoryLifetimesComeFromTheTrace() {
+        // Two Tasks on two cores: t0 writes buffer 1 (read by t1); t1 writes output buffer 2.
+        backend::Program p;
+        auto buf = [](int id, backend::BufferKind kind, uint64_t off, uint64_t size) {
+            backend::Buffer b;
+            b.id = id;
+            b.value = "v" + std::to_string(id);
+            b.kind = kind;
+            b.offset = off;
+            b.size = size;
+            return b;
+        };
+        p.buffers = {buf(0, backend::BufferKind::Input, 0, 64), buf(1, backend::BufferKind::Intermediate, 128, 256),
+                     buf(2, backend::BufferKind::Output, 64, 64), buf(3, backend::BufferKind::Weight, 512, 64)};
+        backend::Task t0;
+        t0.id = 0;
+        t0.inputs = {0, 3};
+        t0.outputs = {1};
+        backend::Task t1;
+        t1.id = 1;
+        t1.core = 1;
+        t1.inputs = {1};
+        t1.outputs = {2};
+        p.tasks = {t0, t1};
+        p.memory.dramPeak = 256;
+        p.memory.dramLowerBound = 256;
+        TimelineModel tl;
+        TimelineTask a;
+        a.task = 0;
+        a.start = 100;
+        a.end = 400;
+        a.nodes = {"conv"};
+        TimelineTask b;
+        b.task = 1;
+        b.core = 1;
+        b.start = 600;
+        b.end = 900;
+        b.nodes = {"relu"};
+        tl.setTasks({a, b});
+        const MemoryMapData map = buildMemoryMap(p, tl);
+        QCOMPARE(map.blocks.size(), size_t(4));
+        QCOMPARE(map.totalCycles, uint64_t(900));
+        const MemoryBlock& in = map.blocks[0];
+        QCOMPARE(in.t0, uint64_t(0));   // host-written before the run
+        QCOMPARE(in.t1, uint64_t(400)); // last reader t0 ends
+        const MemoryBlock& mid = map.blocks[1];
+        QCOMPARE(mid.t0, uint64_t(100)); // writer's start
+        QCOMPARE(mid.t1, uint64_t(900)); // reader's end (another core)
+        QCOMPARE(mid.nodes, (std::vector<std::string>{"conv", "relu"}));
+        const MemoryBlock& out = map.blocks[2];
+        QCOMPARE(out.t0, uint64_t(600));
+        QCOMPARE(out.t1, uint64_t(900)); // read by the host at the end
+        QCOMPARE(map.blocks[3].t0, uint64_t(0));
+        QCOMPARE(map.blocks[3].t1, uint64_t(900)); // weights live the whole run
+        QCOMPARE(map.select(false, true, true).size(), size_t(3));
+        QCOMPARE(map.select(true, false, false).size(), size_t(1));
+
+        MemoryView view;
+        view.resize(600, 400);
+        view.setMap(std::make_shared<MemoryMapData>(map));
+        QCOMPARE(view.shownCount(), 3);
+        const QRectF r = view.blockRect(map.blocks[1]);
+        QVERIFY(view.blockAt(r.center().toPoint()));
+        QCOMPARE(view.blockAt(r.center().toPoint())->buffer, 1);
+        QVERIFY(memorySummary(map).contains("lower bound 256 B"));
+    }
+};
+
+QTEST_MAIN(TestDiffAndMemory)
+#include "tst_diffandmemory.moc"

@@ -1,0 +1,114 @@
+// Smoke test of the whole window on the sample: it compiles off the GUI thread, every tab gets
+// data, and selection flows between the timeline, the graph and the inspector.
+#include "MainWindow.h"
+#include "views/DiffView.h"
+#include "views/GraphView.h"
+#include "views/MemoryView.h"
+#include "views/PassListModel.h"
+#include "views/SelectionModel.h"
+#include "views/TimelineView.h"
+
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using sextant::app::MainWindow;
+
+class TestMainWindow : public QObject {
+    Q_OBJECT
+private:
+    static bool compile(MainWindow& w, const QString& path) {
+        QSignalSpy done(&w, &MainWindow::compileFinished);
+        QSignalSpy failed(&w, &MainWindow::compileFailed);
+        w.openModel(path);
+        return QTest::qWaitFor([&] { return done.count() + failed.count() > 0; }, 180000) && failed.isEmpty();
+    }
+
+private slots:
+    void opensTheSample() {
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.resize(1400, 900);
+        w.show();
+        QVERIFY2(compile(w, SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx"), qPrintable(w.lastError()));
+        QVERIFY(w.lastError().isEmpty());
+        auto snap = w.snapshot();
+        QVERIFY(snap);
+
+        // Pass list: input first, final pass selected, graph shows the final layout.
+        QVERIFY(w.passModel()->rowCount() >= 2);
+        QCOMPARE(w.passModel()->index(0, 0).data().toString(), QStringLiteral("input"));
+        QCOMPARE(w.currentPass(), w.passModel()->rowCount() - 1);
+        QVERIFY(w.graphView()->graphLayout());
+        QCOMPARE(w.graphView()->graphLayout()->nodes.size(), snap->layouts.back()->nodes.size());
+
+        // Choosing the pass that fused shows a diff with additions and removals.
+        int changed = -1;
+        for (int i = 1; i < w.passModel()->rowCount(); ++i)
+            if (w.passModel()->rows()[static_cast<size_t>(i)].changed)
+                changed = i;
+        QVERIFY(changed > 0);
+        w.selectPass(changed);
+        QVERIFY(w.diffView()->addedLines() > 0 || w.diffView()->removedLines() > 0);
+        QCOMPARE(w.graphView()->graphLayout(), snap->layouts[static_cast<size_t>(changed)].get());
+
+        // Timeline → graph: clicking a Task selects its node and shows the final graph.
+        QVERIFY(w.showTab("timeline"));
+        QApplication::processEvents();
+        auto* tl = w.timelineView();
+        QVERIFY(tl->model() && !tl->model()->tasks().empty());
+        int taskIndex = -1;
+        for (int i = 0; i < static_cast<int>(tl->model()->tasks().size()); ++i)
+            if (!tl->model()->tasks()[static_cast<size_t>(i)].nodes.empty() && tl->taskRect(i).width() >= 4) {
+                taskIndex = i;
+                break;
+            }
+        QVERIFY2(taskIndex >= 0, "no Task wide enough to click");
+        const QPoint center = tl->taskRect(taskIndex).center().toPoint();
+        QCOMPARE(tl->taskAt(center), taskIndex);
+        QTest::mouseClick(tl, Qt::LeftButton, {}, center);
+        const QString node = QString::fromStdString(tl->model()->tasks()[static_cast<size_t>(taskIndex)].nodes.front());
+        QCOMPARE(w.selection()->selectedNode(), node);
+        QCOMPARE(w.graphView()->selectedNode(), node);
+        QCOMPARE(w.currentPass(), w.passModel()->rowCount() - 1);
+        QVERIFY(tl->highlighted().count(taskIndex));
+
+        // Graph → timeline: selecting another node moves the highlight to its Tasks.
+        QString other;
+        for (const auto& t : tl->model()->tasks())
+            if (!t.nodes.empty() && QString::fromStdString(t.nodes.front()) != node)
+                other = QString::fromStdString(t.nodes.front());
+        QVERIFY(!other.isEmpty());
+        w.selectNode(other);
+        QCOMPARE(w.graphView()->selectedNode(), other);
+        QVERIFY(!tl->highlighted().empty());
+        QVERIFY(!tl->highlighted().count(taskIndex));
+
+        // Memory tab has buffers to draw.
+        QVERIFY(w.showTab("memory"));
+        QVERIFY(w.memoryView()->shownCount() > 0);
+        QVERIFY(!w.showTab("nonsense"));
+    }
+
+    void badModelKeepsTheWindowUsable() {
+        QTemporaryDir dir;
+        const QString bad = dir.filePath("broken.onnx");
+        QFile f(bad);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write("\x08\x07garbage");
+        f.close();
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.show();
+        QVERIFY(!compile(w, bad));
+        QVERIFY(!w.lastError().isEmpty());
+        QVERIFY(!w.snapshot());
+        // The next model still opens.
+        QVERIFY2(compile(w, SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx"), qPrintable(w.lastError()));
+        QVERIFY(w.lastError().isEmpty());
+        QVERIFY(w.snapshot());
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

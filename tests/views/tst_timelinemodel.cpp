@@ -1,0 +1,112 @@
+// Lanes and the level-of-detail draw list: what the timeline paints.
+#include "views/TimelineModel.h"
+
+#include <QtTest>
+
+using namespace sextant::views;
+using sextant::backend::UnitKind;
+
+namespace {
+
+TimelineTask task(int id, int core, UnitKind unit, uint64_t start, uint64_t end, std::vector<std::string> nodes = {}) {
+    TimelineTask t;
+    t.task = id;
+    t.core = core;
+    t.unit = unit;
+    t.ready = start;
+    t.start = start;
+    t.end = end;
+    t.name = "t" + std::to_string(id);
+    t.kernel = "K";
+    t.nodes = std::move(nodes);
+    return t;
+}
+
+} // namespace
+
+class TestTimelineModel : public QObject {
+    Q_OBJECT
+private slots:
+    void lanesGroupByCoreThenUnit() {
+        TimelineModel m;
+        m.setTasks({task(0, 1, UnitKind::Vector, 0, 10), task(1, 0, UnitKind::Cube, 5, 20),
+                    task(2, 0, UnitKind::Vector, 20, 30), task(3, 1, UnitKind::Vector, 10, 40)});
+        QCOMPARE(m.lanes().size(), size_t(3));
+        QCOMPARE(m.lanes()[0].core, 0);
+        QCOMPARE(m.lanes()[0].unit, UnitKind::Cube);
+        QCOMPARE(m.lanes()[1].unit, UnitKind::Vector);
+        QCOMPARE(m.lanes()[2].core, 1);
+        QCOMPARE(m.lanes()[2].items, (std::vector<int>{0, 3}));
+        QCOMPARE(QString::fromStdString(m.lanes()[2].label), QStringLiteral("core 1 \u00b7 vector"));
+        QCOMPARE(m.totalCycles(), uint64_t(40));
+        QCOMPARE(m.laneOf(3), 2);
+    }
+
+    void tasksOfNodeFindsEveryTaskRunningIt() {
+        TimelineModel m;
+        m.setTasks({task(7, 0, UnitKind::Cube, 0, 10, {"conv1", "relu1"}), task(3, 1, UnitKind::Cube, 0, 10, {"conv1"}),
+                    task(5, 0, UnitKind::Vector, 10, 20, {"add"})});
+        const std::vector<int> hits = m.tasksOfNode("conv1");
+        QCOMPARE(hits.size(), size_t(2));
+        QCOMPARE(m.tasks()[hits[0]].task, 3); // ordered by Task id
+        QCOMPARE(m.tasks()[hits[1]].task, 7);
+        QVERIFY(m.tasksOfNode("nope").empty());
+        QCOMPARE(m.indexOfTask(5), 2);
+        QCOMPARE(m.indexOfTask(99), -1);
+    }
+
+    void wideTasksAreDrawnOneByOne() {
+        TimelineModel m;
+        m.setTasks({task(0, 0, UnitKind::Cube, 0, 100), task(1, 0, UnitKind::Cube, 100, 300)});
+        TimelineCoords c{0.0, 1.0};
+        const auto items = m.buildDrawList(c, 1000.0);
+        QCOMPARE(items.size(), size_t(2));
+        QCOMPARE(items[0].count, 1);
+        QCOMPARE(items[0].x0, 0.0);
+        QCOMPARE(items[0].x1, 100.0);
+        QCOMPARE(items[1].task, 1);
+    }
+
+    void tinyNeighboursMergeIntoOneItem() {
+        // 1000 Tasks of 10 cycles back to back, viewed at 100 cycles per pixel: each is 0.1 px.
+        std::vector<TimelineTask> tasks;
+        for (int i = 0; i < 1000; ++i)
+            tasks.push_back(task(i, 0, UnitKind::Vector, static_cast<uint64_t>(i) * 10, static_cast<uint64_t>(i) * 10 + 10));
+        // and one wide Task after a gap
+        tasks.push_back(task(1000, 0, UnitKind::Vector, 50000, 90000));
+        TimelineModel m;
+        m.setTasks(tasks);
+        TimelineCoords c{0.0, 100.0};
+        const auto items = m.buildDrawList(c, 1000.0, 3.0);
+        QCOMPARE(items.size(), size_t(2));
+        QCOMPARE(items[0].count, 1000);
+        QCOMPARE(items[0].task, -1); // a folded item names no single Task
+        QCOMPARE(items[1].count, 1);
+        QCOMPARE(items[1].task, 1000);
+    }
+
+    void tinyTasksFarApartStaySeparate() {
+        TimelineModel m;
+        m.setTasks({task(0, 0, UnitKind::Dma, 0, 1), task(1, 0, UnitKind::Dma, 1000, 1001)});
+        TimelineCoords c{0.0, 10.0}; // 0.1 px wide, 100 px apart
+        const auto items = m.buildDrawList(c, 1000.0, 3.0);
+        QCOMPARE(items.size(), size_t(2));
+        QCOMPARE(items[0].count, 1);
+        QCOMPARE(items[0].task, 0);
+        QVERIFY(items[0].x1 - items[0].x0 >= 1.0); // still visible
+    }
+
+    void tasksOutsideTheViewAreCulled() {
+        TimelineModel m;
+        m.setTasks({task(0, 0, UnitKind::Cube, 0, 100), task(1, 0, UnitKind::Cube, 200, 300),
+                    task(2, 0, UnitKind::Cube, 5000, 6000)});
+        TimelineCoords c{150.0, 1.0}; // shows [150, 650)
+        const auto items = m.buildDrawList(c, 500.0);
+        QCOMPARE(items.size(), size_t(1));
+        QCOMPARE(items[0].task, 1);
+        QCOMPARE(items[0].x0, 50.0);
+    }
+};
+
+QTEST_APPLESS_MAIN(TestTimelineModel)
+#include "tst_timelinemodel.moc"
