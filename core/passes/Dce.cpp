@@ -38,6 +38,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Pass> makeDcePass() { return std::make_unique<Dce>(); }
+std::unique_ptr<Pass> makeDcePass() {
+    return std::make_unique<Dce>();
+}
 
 } // namespace sextant::passes

@@ -47,7 +47,8 @@ bool onlyFeedsWeights(const ir::Value* v) {
 
 /// Why a result of `numel` elements and `dtype` may not be folded (empty if it may).
 std::string sizeReason(const ir::Node& n, const ir::Value* out, int64_t numel, ir::DType dtype) {
-    if (n.info().cost == ir::CostClass::DmaOnly || !ir::isFloat(dtype) || numel <= kMaxFoldedElements)
+    if (n.info().cost == ir::CostClass::DmaOnly || !ir::isFloat(dtype) ||
+        numel <= kMaxFoldedElements)
         return {};
     if (onlyFeedsWeights(out) && numel <= kMaxFoldedWeightElements)
         return {};

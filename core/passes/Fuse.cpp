@@ -135,8 +135,9 @@ public:
         SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_bn_b", std::move(b2)));
         rc.noteConstant(wv->name(), {&conv, bn});
         rc.noteConstant(bv->name(), {&conv, bn});
-        SX_ASSIGN(ir::Node * fused, replaceChain(g, {&conv, bn}, OpKind::Conv,
-                                                 {conv.input(0), wv, bv}, conv.attrs(), rc.createdBy()));
+        SX_ASSIGN(ir::Node * fused,
+                  replaceChain(g, {&conv, bn}, OpKind::Conv, {conv.input(0), wv, bv}, conv.attrs(),
+                               rc.createdBy()));
         (void)fused;
         return {};
     }
@@ -193,7 +194,8 @@ public:
         if (!why.empty())
             return Match::rejected(why);
         if (s->dtype() != out->type().dtype)
-            return Match::rejected("mul scale '" + other->name() + "' has another dtype than the conv");
+            return Match::rejected("mul scale '" + other->name() +
+                                   "' has another dtype than the conv");
         const ir::Tensor* w = constantOf(conv.input(1));
         if (!w)
             return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a constant");
@@ -224,7 +226,8 @@ public:
             ir::Tensor b2(b->dtype(), b->shape());
             for (int64_t c = 0; c < b->numel(); ++c)
                 b2.set(c, b->at(c) * scale(c));
-            SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_scaled_b", std::move(b2)));
+            SX_ASSIGN(ir::Value * bv,
+                      addDerivedConstant(g, conv.name() + "_scaled_b", std::move(b2)));
             rc.noteConstant(bv->name(), {&conv, mul});
             inputs.push_back(bv);
         }
@@ -312,7 +315,8 @@ public:
             ir::Tensor bias(outType.dtype, {channels});
             for (int64_t c = 0; c < channels; ++c)
                 bias.set(c, (own ? own->at(c) : 0.0) + add.at(add.numel() == 1 ? 0 : c));
-            SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_bias", std::move(bias)));
+            SX_ASSIGN(ir::Value * bv,
+                      addDerivedConstant(g, conv.name() + "_bias", std::move(bias)));
             rc.noteConstant(bv->name(), {&conv, p.add});
             inputs.push_back(bv);
         } else if (conv.input(2)) {
@@ -380,8 +384,8 @@ public:
                     return Match::rejected("matmul operand '" + n.input(i)->name() +
                                            "' has an unknown shape");
                 if (t.rank() != 2)
-                    return Match::rejected("matmul operand '" + n.input(i)->name() +
-                                           "' has rank " + std::to_string(t.rank()) +
+                    return Match::rejected("matmul operand '" + n.input(i)->name() + "' has rank " +
+                                           std::to_string(t.rank()) +
                                            "; FusedGemm needs 2-D operands");
             }
         }
@@ -396,14 +400,16 @@ public:
                 return Match::rejected("gemm already has a bias input '" + n.input(2)->name() +
                                        "'");
             if (!out->type().isStatic() || out->type().rank() != 2)
-                return Match::rejected(std::string(what) + " output shape is not a known 2-D shape");
+                return Match::rejected(std::string(what) +
+                                       " output shape is not a known 2-D shape");
             std::string why = gemmBiasReason(c->shape(), out->type().dims());
             if (!why.empty())
                 return Match::rejected(why);
             if (c->dtype() != out->type().dtype)
                 return Match::rejected("add bias '" + other->name() + "' is " +
                                        std::string(ir::dtypeName(c->dtype())) + " but the " + what +
-                                       " output is " + std::string(ir::dtypeName(out->type().dtype)));
+                                       " output is " +
+                                       std::string(ir::dtypeName(out->type().dtype)));
             p.add = u;
             p.bias = other;
             ir::Node* next = singleUser(u->output(0));

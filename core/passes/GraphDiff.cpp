@@ -55,7 +55,8 @@ std::vector<NodeChange> diffGraphs(const ir::Graph& before, const ir::Graph& aft
             replaces.push_back(b->name());
         }
         if (!old)
-            out.push_back({NodeChange::Kind::Added, n->name(), false, {}, line, std::move(replaces)});
+            out.push_back(
+                {NodeChange::Kind::Added, n->name(), false, {}, line, std::move(replaces)});
         else
             out.back().replaces = std::move(replaces);
     }

@@ -11,7 +11,7 @@ namespace sextant::passes {
 struct NodeChange {
     enum class Kind { Added, Removed, Changed };
     Kind kind = Kind::Changed;
-    std::string node;   ///< node name (stable across passes), or constant name for constants
+    std::string node; ///< node name (stable across passes), or constant name for constants
     bool isConstant = false;
     std::string before; ///< the printed line before (empty for Added)
     std::string after;  ///< the printed line after (empty for Removed)

@@ -27,6 +27,8 @@ public:
 
 } // namespace
 
-std::unique_ptr<Pass> makeInferShapesPass() { return std::make_unique<InferShapes>(); }
+std::unique_ptr<Pass> makeInferShapesPass() {
+    return std::make_unique<InferShapes>();
+}
 
 } // namespace sextant::passes

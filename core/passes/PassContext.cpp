@@ -48,7 +48,8 @@ void PassContext::noteConstant(const std::string& name, ir::Provenance provenanc
     m_constants[name] = std::move(provenance);
 }
 
-void PassContext::exportTo(PipelineResult& result, const std::vector<std::string>& ruleOrder) const {
+void PassContext::exportTo(PipelineResult& result,
+                           const std::vector<std::string>& ruleOrder) const {
     result.stats.clear();
     for (const std::string& id : ruleOrder) {
         auto it = m_stats.find(id);

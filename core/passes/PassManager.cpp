@@ -22,7 +22,9 @@ std::vector<PassInfo> listPasses() {
     return out;
 }
 
-std::vector<RuleInfo> listRules() { return rulesOf(defaultPipeline()); }
+std::vector<RuleInfo> listRules() {
+    return rulesOf(defaultPipeline());
+}
 
 namespace {
 
@@ -35,7 +37,8 @@ std::vector<RuleInfo> rulesOf(const std::vector<std::unique_ptr<Pass>>& passes) 
     return out;
 }
 
-Status validateAgainst(const PipelineConfig& config, const std::vector<std::unique_ptr<Pass>>& passes) {
+Status validateAgainst(const PipelineConfig& config,
+                       const std::vector<std::unique_ptr<Pass>>& passes) {
     std::vector<RuleInfo> rules = rulesOf(passes);
     auto isPass = [&](const std::string& id) {
         for (const auto& p : passes)
@@ -51,18 +54,16 @@ Status validateAgainst(const PipelineConfig& config, const std::vector<std::uniq
     };
     for (const std::string& id : config.disabled)
         if (!isPass(id) && !isRule(id))
-            return makeError(ErrorKind::Invalid,
-                             "unknown pass or rule id '" + id +
-                                 "' (see 'sextant-cli rules' for the list)",
-                             id);
+            return makeError(
+                ErrorKind::Invalid,
+                "unknown pass or rule id '" + id + "' (see 'sextant-cli rules' for the list)", id);
     if (!config.stopAfter.empty() && !isPass(config.stopAfter))
         return makeError(ErrorKind::Invalid,
                          "unknown pass id '" + config.stopAfter + "' in stop-after",
                          config.stopAfter);
     if (config.bisectLimit < -1)
-        return makeError(ErrorKind::Invalid,
-                         "bisect limit must be >= 0 (or -1 for none), got " +
-                             std::to_string(config.bisectLimit));
+        return makeError(ErrorKind::Invalid, "bisect limit must be >= 0 (or -1 for none), got " +
+                                                 std::to_string(config.bisectLimit));
     return {};
 }
 
@@ -114,9 +115,8 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
             return e;
         }
     }
-    result.snapshots.push_back(
-        Snapshot{"input", std::shared_ptr<const ir::Graph>(graph->clone()), ir::printGraph(*graph),
-                 false, 0.0});
+    result.snapshots.push_back(Snapshot{"input", std::shared_ptr<const ir::Graph>(graph->clone()),
+                                        ir::printGraph(*graph), false, 0.0});
 
     int done = 0;
     for (Pass* pass : plan) {
@@ -127,7 +127,8 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
         auto t0 = std::chrono::steady_clock::now();
         Expected<bool> ran = pass->run(*graph, ctx);
         double millis =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
         ctx.exportTo(result, ruleOrder);
         if (!ran.ok()) {
             Error e = ran.takeError();

@@ -19,7 +19,8 @@ class Pass;
 /// How to run the pipeline. A plain value (no global flags) so the CLI, the GUI and tests can
 /// build one, store it in an artifact and re-run exactly the same compilation.
 struct PipelineConfig {
-    /// Pass ids and rule ids that must not run. Disabled beats everything; an unknown id is an error.
+    /// Pass ids and rule ids that must not run. Disabled beats everything; an unknown id is an
+    /// error.
     std::set<std::string> disabled;
     /// Let only the first N rule applications happen (counted across all passes, in pipeline
     /// order); later matches are recorded as skipped. -1 means no limit.
@@ -32,11 +33,11 @@ struct PipelineConfig {
 
 /// The graph after one pass, as the GUI's pass stepper shows it.
 struct Snapshot {
-    std::string passId;                      ///< "input" for the first snapshot
-    std::shared_ptr<const ir::Graph> graph;  ///< constants share storage with every other snapshot
-    std::string text;                        ///< ir::printGraph of `graph`
-    bool changed = false;                    ///< text differs from the previous snapshot's
-    double millis = 0;                       ///< wall time of the pass (0 for "input")
+    std::string passId;                     ///< "input" for the first snapshot
+    std::shared_ptr<const ir::Graph> graph; ///< constants share storage with every other snapshot
+    std::string text;                       ///< ir::printGraph of `graph`
+    bool changed = false;                   ///< text differs from the previous snapshot's
+    double millis = 0;                      ///< wall time of the pass (0 for "input")
 };
 
 /// Why a rule that matched a node's op did not apply there.
@@ -68,12 +69,12 @@ struct RuleApplication {
 
 /// Everything a pipeline run produced.
 struct PipelineResult {
-    std::vector<Snapshot> snapshots;             ///< [0] is "input", then one per pass that ran
-    std::shared_ptr<ir::Graph> graph;            ///< the final graph
-    std::vector<RuleStats> stats;                ///< one per rule, in listRules() order
-    std::vector<RuleApplication> applications;   ///< applied ones, in seq order
-    std::vector<RuleApplication> skipped;        ///< matched but cut by the bisect limit
-    std::vector<RuleRejection> rejections;       ///< in the order they were found
+    std::vector<Snapshot> snapshots;           ///< [0] is "input", then one per pass that ran
+    std::shared_ptr<ir::Graph> graph;          ///< the final graph
+    std::vector<RuleStats> stats;              ///< one per rule, in listRules() order
+    std::vector<RuleApplication> applications; ///< applied ones, in seq order
+    std::vector<RuleApplication> skipped;      ///< matched but cut by the bisect limit
+    std::vector<RuleRejection> rejections;     ///< in the order they were found
     /// Where constants created by rewrites came from (folded values, fused weights and biases):
     /// value name -> ONNX origins + "<pass>/<rule>". Imported constants are not listed (they are
     /// the model's own initializers); a constant a later pass removed keeps its entry, since
@@ -101,28 +102,27 @@ struct RuleInfo {
 /// Errors: an unknown id in `disabled` or `stopAfter` (subject = that id), a pass failing or
 /// leaving a graph the verifier rejects (subject = the pass id), cancellation (Cancelled).
 /// Use runPipelineInto to keep the snapshots taken before a failure.
-Expected<PipelineResult> runPipeline(const ir::Graph& input, const PipelineConfig& config,
-                                     const std::atomic<bool>* cancel = nullptr,
-                                     std::function<void(int done, int total,
-                                                        const std::string& passId)>
-                                         progress = {});
+Expected<PipelineResult>
+runPipeline(const ir::Graph& input, const PipelineConfig& config,
+            const std::atomic<bool>* cancel = nullptr,
+            std::function<void(int done, int total, const std::string& passId)> progress = {});
 
 /// Like runPipeline, but fills `result` as it goes, so that on an error `result` still holds the
 /// snapshots (and rule records) of every pass that completed before it; `result.graph` is then
 /// the graph as the failing pass left it (for a crash-reproducer style look).
-Status runPipelineInto(const ir::Graph& input, const PipelineConfig& config, PipelineResult& result,
-                       const std::atomic<bool>* cancel = nullptr,
-                       std::function<void(int done, int total, const std::string& passId)>
-                           progress = {});
+Status
+runPipelineInto(const ir::Graph& input, const PipelineConfig& config, PipelineResult& result,
+                const std::atomic<bool>* cancel = nullptr,
+                std::function<void(int done, int total, const std::string& passId)> progress = {});
 
 /// runPipelineInto over an explicit pass list instead of the default pipeline: same
 /// instrumentation, same config checks (ids are checked against these passes and their rules).
 /// For tests, tools that build their own pipelines, and later the backend phases.
-Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<Pass>>& passes,
-                     const PipelineConfig& config, PipelineResult& result,
-                     const std::atomic<bool>* cancel = nullptr,
-                     std::function<void(int done, int total, const std::string& passId)>
-                         progress = {});
+Status
+runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<Pass>>& passes,
+              const PipelineConfig& config, PipelineResult& result,
+              const std::atomic<bool>* cancel = nullptr,
+              std::function<void(int done, int total, const std::string& passId)> progress = {});
 
 /// The passes of the default pipeline, in the order they run.
 std::vector<PassInfo> listPasses();

@@ -16,7 +16,8 @@ bool targets(const RewriteRule& rule, ir::OpKind kind) {
 }
 } // namespace
 
-void RewriteContext::noteConstant(const std::string& name, const std::vector<const ir::Node*>& from) {
+void RewriteContext::noteConstant(const std::string& name,
+                                  const std::vector<const ir::Node*>& from) {
     m_pass.noteConstant(name, ir::Provenance{unionOrigins(from), m_createdBy});
 }
 

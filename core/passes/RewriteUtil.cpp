@@ -15,7 +15,9 @@ ir::Node* singleUser(const ir::Value* v) {
     return v->users()[0];
 }
 
-const ir::Tensor* constantOf(const ir::Value* v) { return v ? v->constant() : nullptr; }
+const ir::Tensor* constantOf(const ir::Value* v) {
+    return v ? v->constant() : nullptr;
+}
 
 bool allEqual(const ir::Tensor& t, double value) {
     for (int64_t i = 0; i < t.numel(); ++i)

@@ -152,8 +152,8 @@ std::vector<DiffLine> diffLines(const std::string& a, const std::string& b) {
     size_t p = 0;
     while (p < ops.size()) {
         if (ops[p] == Op::Same) {
-            out.push_back({DiffLine::Kind::Same, la[i], static_cast<int>(i + 1),
-                           static_cast<int>(j + 1)});
+            out.push_back(
+                {DiffLine::Kind::Same, la[i], static_cast<int>(i + 1), static_cast<int>(j + 1)});
             ++i;
             ++j;
             ++p;

@@ -52,7 +52,8 @@ TEST(Canonicalize, KeepsMulByOneThatBroadcasts) {
     auto g = b.finish({m});
     PipelineResult r = pipeline(*g);
     EXPECT_EQ(stats(r, "remove-mul-one").applied, 0);
-    EXPECT_EQ(stats(r, "remove-mul-one").reasons.count("constant 'ones' broadcasts [3] to [2,3]"), 1u);
+    EXPECT_EQ(stats(r, "remove-mul-one").reasons.count("constant 'ones' broadcasts [3] to [2,3]"),
+              1u);
     EXPECT_EQ(r.graph->numNodes(), 1u);
 }
 
@@ -85,9 +86,9 @@ TEST(FoldConstants, ReshapedWeightFoldsThenMatMulFuses) {
     // The mnist pattern: a weight reaches MatMul through a Reshape of a constant.
     Builder b;
     ir::Value* x = b.input("x", {1, 12});
-    ir::Value* w = b.node(OpKind::Reshape, "wshape",
-                          {b.constant("w", randomTensor({3, 4, 5}, 201)),
-                           b.constant("ws", shapeTensor({12, 5}))});
+    ir::Value* w = b.node(
+        OpKind::Reshape, "wshape",
+        {b.constant("w", randomTensor({3, 4, 5}, 201)), b.constant("ws", shapeTensor({12, 5}))});
     ir::Value* m = b.node(OpKind::MatMul, "mm", {x, w});
     ir::Value* a = b.node(OpKind::Add, "add", {m, b.constant("bias", randomTensor({1, 5}, 202))});
     auto g = b.finish({a});
@@ -126,8 +127,8 @@ TEST(FoldConstants, FoldsF32InF32AndKeepsDtype) {
 TEST(FoldConstants, DisabledRuleLeavesNodes) {
     Builder b;
     ir::Value* x = b.input("x", {2});
-    ir::Value* k = b.node(OpKind::Mul, "k", {b.constant("c1", filled({2}, 3.0)),
-                                             b.constant("c2", filled({2}, 2.0))});
+    ir::Value* k = b.node(OpKind::Mul, "k",
+                          {b.constant("c1", filled({2}, 3.0)), b.constant("c2", filled({2}, 2.0))});
     ir::Value* y = b.node(OpKind::Add, "y", {x, k});
     auto g = b.finish({y});
     PipelineConfig cfg;
@@ -158,15 +159,16 @@ TEST(FoldConstants, LargeGeneratedWeightsFoldOnlyWhenTheyAreWeights) {
     // 90,000-element activation-side constant is not.
     Builder b;
     ir::Value* x = b.input("x", {1, 32, 8, 8});
-    ir::Value* w = b.node(OpKind::ConstantOfShape, "wgen", {b.constant("ws", shapeTensor({64, 32, 6, 6}))},
-                          {{"value", ir::Tensor::fromVector<double>({1}, {0.01})}});
+    ir::Value* w =
+        b.node(OpKind::ConstantOfShape, "wgen", {b.constant("ws", shapeTensor({64, 32, 6, 6}))},
+               {{"value", ir::Tensor::fromVector<double>({1}, {0.01})}});
     ir::Value* c = b.node(OpKind::Conv, "conv", {x, w});
-    ir::Value* big = b.node(OpKind::ConstantOfShape, "biggen",
-                            {b.constant("bs", shapeTensor({1, 64, 3, 3}))},
-                            {{"value", ir::Tensor::fromVector<double>({1}, {0.5})}});
-    ir::Value* huge = b.node(OpKind::ConstantOfShape, "hugegen",
-                             {b.constant("hs", shapeTensor({300, 300}))},
-                             {{"value", ir::Tensor::fromVector<double>({1}, {0.5})}});
+    ir::Value* big =
+        b.node(OpKind::ConstantOfShape, "biggen", {b.constant("bs", shapeTensor({1, 64, 3, 3}))},
+               {{"value", ir::Tensor::fromVector<double>({1}, {0.5})}});
+    ir::Value* huge =
+        b.node(OpKind::ConstantOfShape, "hugegen", {b.constant("hs", shapeTensor({300, 300}))},
+               {{"value", ir::Tensor::fromVector<double>({1}, {0.5})}});
     ir::Value* a = b.node(OpKind::Add, "add", {c, big});
     ir::Value* h = b.node(OpKind::Add, "hadd", {b.input("y", {300, 300}), huge});
     auto g = b.finish({a, h});
@@ -175,7 +177,8 @@ TEST(FoldConstants, LargeGeneratedWeightsFoldOnlyWhenTheyAreWeights) {
     EXPECT_EQ(r.graph->findNode("wgen"), nullptr);
     EXPECT_EQ(r.graph->findNode("biggen"), nullptr) << "small constants always fold";
     ASSERT_NE(r.graph->findNode("hugegen"), nullptr);
-    EXPECT_EQ(stats(r, "fold-constant-node").reasons.count("output has 90000 elements (more than 65536)"),
-              1u);
+    EXPECT_EQ(
+        stats(r, "fold-constant-node").reasons.count("output has 90000 elements (more than 65536)"),
+        1u);
     expectSameOutputs(before, runF64(*r.graph));
 }

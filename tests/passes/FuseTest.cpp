@@ -27,8 +27,8 @@ std::unique_ptr<ir::Graph> convBnRelu() {
     ir::Value* beta = b.constant("beta", randomTensor({6}, 4));
     ir::Value* mean = b.constant("mean", randomTensor({6}, 5));
     ir::Value* var = b.constant("var", randomTensor({6}, 6, 0.1, 3.0));
-    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn1", {c, gamma, beta, mean, var},
-                           {{"epsilon", 1e-3}});
+    ir::Value* bn =
+        b.node(OpKind::BatchNormalization, "bn1", {c, gamma, beta, mean, var}, {{"epsilon", 1e-3}});
     ir::Value* r = b.node(OpKind::Relu, "relu1", {bn});
     return b.finish({r});
 }
@@ -51,7 +51,8 @@ TEST(FuseConvBn, FoldsBatchNormThenFusesReluAndKeepsResults) {
     EXPECT_EQ(n->provenance().origins, (std::vector<std::string>{"bn1", "conv1", "relu1"}));
     EXPECT_EQ(n->provenance().createdBy, "fuse/fuse-conv-bias-act");
     ASSERT_EQ(r.constantProvenance.count("conv1_bn_w"), 1u);
-    EXPECT_EQ(r.constantProvenance["conv1_bn_w"].origins, (std::vector<std::string>{"bn1", "conv1"}));
+    EXPECT_EQ(r.constantProvenance["conv1_bn_w"].origins,
+              (std::vector<std::string>{"bn1", "conv1"}));
     EXPECT_EQ(r.constantProvenance["conv1_bn_w"].createdBy, "fuse/fuse-conv-bn");
     // The model's output keeps its name.
     EXPECT_EQ(r.graph->outputs()[0]->name(), "relu1_out");
@@ -62,12 +63,13 @@ TEST(FuseConvBn, ConvWithoutBiasStillFolds) {
     Builder b;
     ir::Value* x = b.input("x", {2, 3, 5, 4});
     ir::Value* w = b.constant("w", randomTensor({5, 3, 1, 3}, 11));
-    ir::Value* c = b.node(OpKind::Conv, "conv", {x, w}, {{"pads", std::vector<int64_t>{0, 1, 0, 1}}});
-    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
-                           {c, b.constant("g", randomTensor({5}, 12, 0.5, 1.5)),
-                            b.constant("be", randomTensor({5}, 13)),
-                            b.constant("m", randomTensor({5}, 14)),
-                            b.constant("v", randomTensor({5}, 15, 0.2, 2.0))});
+    ir::Value* c =
+        b.node(OpKind::Conv, "conv", {x, w}, {{"pads", std::vector<int64_t>{0, 1, 0, 1}}});
+    ir::Value* bn =
+        b.node(OpKind::BatchNormalization, "bn",
+               {c, b.constant("g", randomTensor({5}, 12, 0.5, 1.5)),
+                b.constant("be", randomTensor({5}, 13)), b.constant("m", randomTensor({5}, 14)),
+                b.constant("v", randomTensor({5}, 15, 0.2, 2.0))});
     auto g = b.finish({bn});
     auto before = runF64(*g);
     PipelineResult r = pipeline(*g);
@@ -92,13 +94,14 @@ TEST(FuseConvBn, DisabledByIdLeavesBatchNorm) {
 TEST(FuseConvBn, RejectedWhenConvOutputHasTwoUsers) {
     Builder b;
     ir::Value* x = b.input("x", {1, 2, 4, 4});
-    ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({3, 2, 3, 3}, 21))},
-                          {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
-                           {c, b.constant("g", randomTensor({3}, 22, 0.5, 1.5)),
-                            b.constant("be", randomTensor({3}, 23)),
-                            b.constant("m", randomTensor({3}, 24)),
-                            b.constant("v", randomTensor({3}, 25, 0.2, 2.0))});
+    ir::Value* c =
+        b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({3, 2, 3, 3}, 21))},
+               {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Value* bn =
+        b.node(OpKind::BatchNormalization, "bn",
+               {c, b.constant("g", randomTensor({3}, 22, 0.5, 1.5)),
+                b.constant("be", randomTensor({3}, 23)), b.constant("m", randomTensor({3}, 24)),
+                b.constant("v", randomTensor({3}, 25, 0.2, 2.0))});
     ir::Value* other = b.node(OpKind::Sigmoid, "side", {c});
     auto g = b.finish({bn, other});
     auto before = runF64(*g);
@@ -151,10 +154,13 @@ TEST(FuseConvBiasAct, FusesPerChannelBiasAndRelu) {
 TEST(FuseConvBiasAct, ReluOnlyAndBiasOnly) {
     Builder b;
     ir::Value* x = b.input("x", {1, 2, 5, 5});
-    ir::Value* c1 = b.node(OpKind::Conv, "c1", {x, b.constant("w1", randomTensor({2, 2, 3, 3}, 41))});
+    ir::Value* c1 =
+        b.node(OpKind::Conv, "c1", {x, b.constant("w1", randomTensor({2, 2, 3, 3}, 41))});
     ir::Value* r1 = b.node(OpKind::Relu, "r1", {c1});
-    ir::Value* c2 = b.node(OpKind::Conv, "c2", {r1, b.constant("w2", randomTensor({3, 2, 1, 1}, 42))});
-    ir::Value* a2 = b.node(OpKind::Add, "a2", {b.constant("b2", randomTensor({1, 3, 1, 1}, 43)), c2});
+    ir::Value* c2 =
+        b.node(OpKind::Conv, "c2", {r1, b.constant("w2", randomTensor({3, 2, 1, 1}, 42))});
+    ir::Value* a2 =
+        b.node(OpKind::Add, "a2", {b.constant("b2", randomTensor({1, 3, 1, 1}, 43)), c2});
     auto g = b.finish({a2});
     auto before = runF64(*g);
     PipelineResult r = pipeline(*g);
@@ -185,8 +191,9 @@ TEST(FuseConvBiasAct, RejectsBiasAlongTheLastAxis) {
 TEST(FuseConvBiasAct, RejectsNonConstantAddOperand) {
     Builder b;
     ir::Value* x = b.input("x", {1, 2, 4, 4});
-    ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({2, 2, 3, 3}, 51))},
-                          {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Value* c =
+        b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({2, 2, 3, 3}, 51))},
+               {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
     ir::Value* a = b.node(OpKind::Add, "skip", {c, x});
     ir::Value* r = b.node(OpKind::Relu, "relu", {a});
     auto g = b.finish({r});
@@ -208,7 +215,8 @@ TEST(FuseConvBiasAct, DisabledByIdLeavesGraphUnchanged) {
 }
 
 TEST(FuseGemmBiasAct, MatMulAddReluBecomesFusedGemm) {
-    for (auto shape : {std::vector<int64_t>{4}, std::vector<int64_t>{1, 4}, std::vector<int64_t>{3, 4}}) {
+    for (auto shape :
+         {std::vector<int64_t>{4}, std::vector<int64_t>{1, 4}, std::vector<int64_t>{3, 4}}) {
         Builder b;
         ir::Value* x = b.input("x", {3, 5});
         ir::Value* m = b.node(OpKind::MatMul, "mm", {x, b.constant("w", randomTensor({5, 4}, 61))});
@@ -231,10 +239,10 @@ TEST(FuseGemmBiasAct, MatMulAddReluBecomesFusedGemm) {
 TEST(FuseGemmBiasAct, GemmWithTransposeAndRelu) {
     Builder b;
     ir::Value* x = b.input("x", {2, 6});
-    ir::Value* gm = b.node(OpKind::Gemm, "fc",
-                           {x, b.constant("w", randomTensor({3, 6}, 71)),
-                            b.constant("c", randomTensor({3}, 72))},
-                           {{"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}});
+    ir::Value* gm = b.node(
+        OpKind::Gemm, "fc",
+        {x, b.constant("w", randomTensor({3, 6}, 71)), b.constant("c", randomTensor({3}, 72))},
+        {{"transB", int64_t{1}}, {"alpha", 0.5}, {"beta", 2.0}});
     ir::Value* r = b.node(OpKind::Relu, "relu", {gm});
     auto g = b.finish({r});
     auto before = runF64(*g);
@@ -265,13 +273,15 @@ TEST(FuseConvScale, BatchNormMulAddReluChainBecomesOneFusedConv) {
         ir::Value* c = b.node(OpKind::Conv, "conv",
                               {x, b.constant("w", randomTensor({5, 3, 3, 3}, 91)),
                                b.constant("cb", randomTensor({5}, 92))});
-        ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
-                               {c, b.constant("g", randomTensor({5}, 93, 0.5, 1.5)),
-                                b.constant("be", randomTensor({5}, 94)),
-                                b.constant("m", randomTensor({5}, 95)),
-                                b.constant("v", randomTensor({5}, 96, 0.2, 2.0))});
-        ir::Value* m = b.node(OpKind::Mul, "mul", {bn, b.constant("s", randomTensor(scaleShape, 97))});
-        ir::Value* a = b.node(OpKind::Add, "add", {m, b.constant("t", randomTensor({5, 1, 1}, 98))});
+        ir::Value* bn =
+            b.node(OpKind::BatchNormalization, "bn",
+                   {c, b.constant("g", randomTensor({5}, 93, 0.5, 1.5)),
+                    b.constant("be", randomTensor({5}, 94)), b.constant("m", randomTensor({5}, 95)),
+                    b.constant("v", randomTensor({5}, 96, 0.2, 2.0))});
+        ir::Value* m =
+            b.node(OpKind::Mul, "mul", {bn, b.constant("s", randomTensor(scaleShape, 97))});
+        ir::Value* a =
+            b.node(OpKind::Add, "add", {m, b.constant("t", randomTensor({5, 1, 1}, 98))});
         ir::Value* r = b.node(OpKind::Relu, "relu", {a});
         auto g = b.finish({r});
         auto before = runF64(*g);
@@ -300,7 +310,8 @@ TEST(FuseRobustness, MalformedGraphsAreRejectedNotCrashedOn) {
         ir::Value* c = b.node(OpKind::Conv, "conv",
                               {x, b.constant("w", randomTensor({3, 2, 1, 1}, 1)),
                                b.constant("cb", randomTensor({2}, 2))});
-        ir::Value* r = b.node(OpKind::Add, "add", {c, b.constant("bias", randomTensor({1, 3, 1, 1}, 3))});
+        ir::Value* r =
+            b.node(OpKind::Add, "add", {c, b.constant("bias", randomTensor({1, 3, 1, 1}, 3))});
         b.g->setOutputs({r});
         (void)b.g->inferTypes(); // may or may not complain about the bias; either way we go on
         PipelineConfig cfg;

@@ -12,8 +12,10 @@ using ir::OpKind;
 TEST(GraphDiff, FusionShowsChangedAnchorAndRemovedNodes) {
     Builder b;
     ir::Value* x = b.input("x", {1, 2, 5, 5});
-    ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({3, 2, 3, 3}, 1))});
-    ir::Value* a = b.node(OpKind::Add, "add", {c, b.constant("bias", randomTensor({1, 3, 1, 1}, 2))});
+    ir::Value* c =
+        b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({3, 2, 3, 3}, 1))});
+    ir::Value* a =
+        b.node(OpKind::Add, "add", {c, b.constant("bias", randomTensor({1, 3, 1, 1}, 2))});
     ir::Value* r = b.node(OpKind::Relu, "relu", {a});
     ir::Value* s = b.node(OpKind::Sigmoid, "sig", {r});
     auto g = b.finish({s});

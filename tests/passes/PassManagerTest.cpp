@@ -139,11 +139,10 @@ TEST(PassManager, CancelStopsBetweenPassesAndKeepsEarlierSnapshots) {
     auto g = threeStages();
     std::atomic<bool> cancel{false};
     PipelineResult partial;
-    Status s = runPipelineInto(*g, {}, partial, &cancel,
-                               [&](int done, int, const std::string&) {
-                                   if (done == 2)
-                                       cancel = true;
-                               });
+    Status s = runPipelineInto(*g, {}, partial, &cancel, [&](int done, int, const std::string&) {
+        if (done == 2)
+            cancel = true;
+    });
     ASSERT_FALSE(s.ok());
     EXPECT_EQ(s.error().kind, ErrorKind::Cancelled);
     EXPECT_EQ(partial.snapshots.size(), 3u); // input + two passes

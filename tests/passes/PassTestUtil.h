@@ -15,7 +15,8 @@
 namespace sextant::passes::test {
 
 /// Deterministic pseudo-random doubles in [lo, hi).
-inline std::vector<double> randomValues(size_t n, unsigned seed, double lo = -1.0, double hi = 1.0) {
+inline std::vector<double> randomValues(size_t n, unsigned seed, double lo = -1.0,
+                                        double hi = 1.0) {
     std::mt19937 gen(seed);
     std::vector<double> v(n);
     for (double& x : v)
@@ -41,8 +42,8 @@ struct Builder {
     }
     ir::Value* node(ir::OpKind kind, const std::string& name, std::vector<ir::Value*> inputs,
                     ir::AttributeMap attrs = {}) {
-        ir::Node* n = g->addNode(kind, name, std::move(inputs), {name + "_out"}, std::move(attrs))
-                          .value();
+        ir::Node* n =
+            g->addNode(kind, name, std::move(inputs), {name + "_out"}, std::move(attrs)).value();
         n->mutableProvenance() = ir::Provenance{{name}, "import"};
         return n->output(0);
     }
