@@ -41,6 +41,8 @@ const char* kRunUsage =
     "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile database\n"
     "  --mode strict|async   strict: one Task at a time in issue order; async (default): as the\n"
     "                        planned events allow\n"
+    "  --check-races         stop with an error naming both Tasks when a Task reads data its producer\n"
+    "                        has not finished or that another buffer overwrote (debugging plans/events)\n"
     "  --target FILE         target description (default: the built-in npu-a)\n"
     "  --disable ID          switch off a pass or rule by id (repeatable)\n"
     "  --atol A, --rtol R    tolerance |got - expected| <= A + R*|expected| (default 1e-4 and 1e-3\n"
@@ -50,7 +52,7 @@ const char* kRunUsage =
 struct RunArgs {
     std::string model;
     std::string inputsDir, expectedDir, profilePath, targetPath;
-    bool reference = false, float32 = false, compareReference = false;
+    bool reference = false, float32 = false, compareReference = false, checkRaces = false;
     runtime::RunMode mode = runtime::RunMode::GraphAsync;
     passes::PipelineConfig pipeline;
     std::optional<double> atol, rtol;
@@ -118,6 +120,8 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
             out.reference = true;
         } else if (a == "--float32") {
             out.float32 = true;
+        } else if (a == "--check-races") {
+            out.checkRaces = true;
         } else if (a == "--compare-reference") {
             out.compareReference = true;
         } else if (!a.empty() && a[0] == '-') {
@@ -132,8 +136,9 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         return "run: no model given (usage: sextant-cli run MODEL.onnx|ARTIFACT_DIR [options])";
     if (out.float32 && !out.reference)
         return "run: --float32 only applies to --reference";
-    if (out.reference && (out.compareReference || !out.profilePath.empty()))
-        return "run: --reference runs no NPU program, so --compare-reference and --profile do not apply";
+    if (out.reference && (out.compareReference || out.checkRaces || !out.profilePath.empty()))
+        return "run: --reference runs no NPU program, so --compare-reference, --check-races and --profile do "
+               "not apply";
     return {};
 }
 
@@ -263,7 +268,7 @@ int runSimulatedMode(const RunArgs& a) {
     Expected<std::vector<ir::Tensor>> inputs = loadInputs(a, referenceGraph);
     if (!inputs.ok())
         return fail(inputs.error().message);
-    Expected<sim::SimResult> result = session->run(*inputs, a.mode);
+    Expected<sim::SimResult> result = session->run(*inputs, a.mode, a.checkRaces);
     if (!result.ok())
         return fail(result.error().message);
 

@@ -50,7 +50,7 @@ Status Session::checkInputs(std::span<const ir::Tensor> inputs) const {
     return {};
 }
 
-Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMode mode) const {
+Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMode mode, bool checkRaces) const {
     SX_TRY(checkInputs(inputs));
     std::vector<ir::Tensor> converted;
     converted.reserve(inputs.size());
@@ -59,6 +59,7 @@ Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMod
         converted.push_back(inputs[i].castTo(formal[i]->type().dtype));
     sim::SimOptions options;
     options.strict = mode == RunMode::Strict;
+    options.checkRaces = checkRaces;
     return sim::simulate(m_program, converted, options);
 }
 

@@ -37,8 +37,10 @@ public:
     Status checkInputs(std::span<const ir::Tensor> inputs) const;
 
     /// Runs the Program once on fresh device memory. Float inputs are converted to the planned
-    /// element type. Outputs come back in SimResult::outputs, one per graph output.
-    Expected<sim::SimResult> run(std::span<const ir::Tensor> inputs, RunMode mode = RunMode::GraphAsync) const;
+    /// element type. Outputs come back in SimResult::outputs, one per graph output. `checkRaces`
+    /// turns on the simulator's race checker (sim::SimOptions::checkRaces).
+    Expected<sim::SimResult> run(std::span<const ir::Tensor> inputs, RunMode mode = RunMode::GraphAsync,
+                                 bool checkRaces = false) const;
 
 private:
     backend::Program m_program;

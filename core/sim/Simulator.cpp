@@ -47,6 +47,8 @@ struct TaskState {
     uint64_t start = 0;
     uint64_t end = 0;
     std::vector<std::pair<size_t, ir::Tensor>> pendingWrites; ///< buffer index, value
+    std::vector<size_t> reads;  ///< buffer indices read (for the race checker)
+    std::vector<size_t> writes; ///< buffer indices written
 };
 
 /// The whole state of one run; simulate() builds one and calls run().
@@ -66,7 +68,8 @@ private:
     Status endTask(size_t index, uint64_t now);
     Status execute(size_t index);
     Expected<ir::Tensor> readInput(const Task& task, const ir::Node& node, const ir::Value& v,
-                                   const std::map<std::string, ir::Tensor>& local);
+                                   const std::map<std::string, ir::Tensor>& local, std::vector<size_t>& reads);
+    Status checkRaces(size_t index, uint64_t now) const;
     std::vector<size_t> outputBuffersFor(const Task& task, const std::string& value) const;
     std::string watchdogDump(uint64_t now) const;
     uint64_t computeCycles(const Task& t) const;
@@ -94,6 +97,12 @@ private:
     std::vector<TraceRecord> m_trace;
     std::priority_queue<Item, std::vector<Item>, std::greater<Item>> m_queue;
     std::vector<size_t> m_running; ///< started, not ended
+    std::map<int, size_t> m_taskById;
+    /// Race checker only: per buffer, whether its bytes still hold what was last stored for it, and
+    /// if not, the buffer whose write overwrote them.
+    std::vector<bool> m_intact;
+    std::vector<size_t> m_clobberedBy;
+    void noteWrite(size_t buffer);
     size_t m_finished = 0;
 };
 
@@ -154,8 +163,11 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
                                  task.name);
         for (int e : task.recordEvents)
             m_recorders[e].push_back(i);
+        m_taskById.emplace(task.id, i);
         m_queues[static_cast<size_t>(task.core)].push_back(i);
     }
+    m_intact.assign(m_p.buffers.size(), false);
+    m_clobberedBy.assign(m_p.buffers.size(), 0);
     SX_TRY(loadWeights());
     return loadInputs(inputs);
 }
@@ -169,6 +181,7 @@ Status Machine::loadWeights() {
         if (b.kind != backend::BufferKind::Weight && b.firstTask >= 0)
             continue; // a value some Task computes, not a weight
         SX_TRY(m_mem.write(b, *v->constant()));
+        noteWrite(index);
     }
     return {};
 }
@@ -188,6 +201,7 @@ Status Machine::loadInputs(std::span<const ir::Tensor> inputs) {
             return makeError(ErrorKind::Invalid, "input " + std::to_string(i) + " '" + b.value + "': expected " +
                                                      b.type.str() + ", got " + inputs[i].type().str());
         SX_TRY(m_mem.write(b, inputs[i]));
+        noteWrite(it->second);
     }
     return {};
 }
@@ -248,7 +262,8 @@ std::vector<size_t> Machine::outputBuffersFor(const Task& task, const std::strin
 }
 
 Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, const ir::Value& v,
-                                        const std::map<std::string, ir::Tensor>& local) {
+                                        const std::map<std::string, ir::Tensor>& local,
+                                        std::vector<size_t>& reads) {
     if (auto it = local.find(v.name()); it != local.end())
         return it->second;
     const Buffer* chosen = nullptr;
@@ -273,6 +288,7 @@ Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, 
                              "' has no planned buffer",
                          task.name);
     }
+    reads.push_back(static_cast<size_t>(chosen - m_p.buffers.data()));
     SX_ASSIGN(ir::Tensor t, m_mem.read(*chosen));
     if (v.type().isStatic() && v.type().numel() == t.numel() && v.type().dims() != t.shape())
         t = t.reshaped(v.type().dims());
@@ -300,7 +316,7 @@ Status Machine::execute(size_t index) {
                 args.emplace_back();
                 continue;
             }
-            SX_ASSIGN(ir::Tensor t, readInput(task, *node, *v, local));
+            SX_ASSIGN(ir::Tensor t, readInput(task, *node, *v, local, st.reads));
             if (ir::isFloat(t.dtype())) {
                 // The cube unit reads data and weights as f16; the bias joins the f32 accumulator.
                 t = cube && i < 2 ? t.castTo(ir::DType::F16).castTo(ir::DType::F32) : t.castTo(ir::DType::F32);
@@ -316,7 +332,10 @@ Status Machine::execute(size_t index) {
         for (size_t i = 0; i < outs.size() && i < node->numOutputs(); ++i) {
             const std::string& name = node->output(i)->name();
             for (size_t b : outputBuffersFor(task, name))
+            {
                 st.pendingWrites.emplace_back(b, outs[i]);
+                st.writes.push_back(b);
+            }
             local[name] = std::move(outs[i]);
         }
     }
@@ -335,8 +354,16 @@ Status Machine::startTask(size_t index, uint64_t now) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
     st.started = true;
-    if (m_opt.functional)
+    if (m_opt.functional) {
         SX_TRY(execute(index));
+    } else {
+        for (int b : task.inputs)
+            st.reads.push_back(m_bufferById.at(b));
+        for (int b : task.outputs)
+            st.writes.push_back(m_bufferById.at(b));
+    }
+    if (m_opt.checkRaces)
+        SX_TRY(checkRaces(index, now));
     const backend::Target& tg = m_p.target;
     int sharers = task.dmaBytes > 0 ? 1 : 0;
     for (size_t r : m_running)
@@ -369,6 +396,80 @@ Status Machine::startTask(size_t index, uint64_t now) {
     return {};
 }
 
+namespace {
+
+bool overlaps(const Buffer& a, const Buffer& b) {
+    if (a.level != b.level || (a.level == backend::MemLevel::Sram && a.core != b.core))
+        return false;
+    return a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+}
+
+std::string bufferLabel(const Buffer& b) { return "buffer " + std::to_string(b.id) + " ('" + b.value + "')"; }
+
+} // namespace
+
+void Machine::noteWrite(size_t buffer) {
+    if (!m_opt.checkRaces)
+        return;
+    for (size_t other = 0; other < m_p.buffers.size(); ++other) {
+        if (other == buffer || !overlaps(m_p.buffers[other], m_p.buffers[buffer]))
+            continue;
+        m_intact[other] = false;
+        m_clobberedBy[other] = buffer;
+    }
+    m_intact[buffer] = true;
+}
+
+Status Machine::checkRaces(size_t index, uint64_t now) const {
+    const Task& task = m_p.tasks[index];
+    const TaskState& st = m_state[index];
+    auto race = [&](const std::string& what) {
+        return makeError(ErrorKind::Runtime,
+                         "race: " + taskLabel(task) + " (core " + std::to_string(task.core) + ") at cycle " +
+                             std::to_string(now) + " " + what,
+                         task.name);
+    };
+    for (size_t b : st.reads) {
+        const Buffer& buf = m_p.buffers[b];
+        // Reading a value whose producer has not finished: a missing wait.
+        auto producer = m_taskById.find(buf.firstTask);
+        if (buf.firstTask != task.id && producer != m_taskById.end() && !m_state[producer->second].ended) {
+            const Task& p = m_p.tasks[producer->second];
+            return race("reads " + bufferLabel(buf) + " before its producer " + taskLabel(p) + " (core " +
+                        std::to_string(p.core) + ") ended: a missing event wait?");
+        }
+        // Reading bytes another buffer's write replaced: two live buffers share addresses.
+        if (!m_intact[b]) {
+            const Buffer& by = m_p.buffers[m_clobberedBy[b]];
+            return race("reads " + bufferLabel(buf) + " but its bytes were overwritten by " + bufferLabel(by) +
+                        ": the memory plan overlaps two live buffers");
+        }
+    }
+    // Touching addresses a running Task writes, or writing what it reads: overlapping live buffers.
+    for (size_t r : m_running) {
+        if (r == index)
+            continue;
+        const TaskState& other = m_state[r];
+        auto clash = [&](const std::vector<size_t>& mine, const std::vector<size_t>& theirs, const char* verb,
+                         const char* theirVerb) -> std::optional<Error> {
+            for (size_t a : mine)
+                for (size_t b : theirs)
+                    if (overlaps(m_p.buffers[a], m_p.buffers[b]))
+                        return race(std::string(verb) + " " + bufferLabel(m_p.buffers[a]) + " which overlaps " +
+                                    bufferLabel(m_p.buffers[b]) + " that running " + taskLabel(m_p.tasks[r]) + " " +
+                                    theirVerb);
+            return std::nullopt;
+        };
+        if (auto e = clash(st.reads, other.writes, "reads", "writes"))
+            return *e;
+        if (auto e = clash(st.writes, other.writes, "writes", "writes"))
+            return *e;
+        if (auto e = clash(st.writes, other.reads, "writes", "reads"))
+            return *e;
+    }
+    return {};
+}
+
 Status Machine::endTask(size_t index, uint64_t now) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
@@ -376,6 +477,7 @@ Status Machine::endTask(size_t index, uint64_t now) {
         Status s = m_mem.write(m_p.buffers[b], value);
         if (!s.ok())
             return makeError(ErrorKind::Runtime, taskLabel(task) + ": " + s.error().message, task.name);
+        noteWrite(b);
     }
     st.pendingWrites.clear();
     st.ended = true;

@@ -39,6 +39,11 @@ struct SimOptions {
     /// Compute the Tasks' numbers (read/compute/write the memory images). Off: timing only, and
     /// SimResult::outputs holds whatever the output buffers contain (zeros).
     bool functional = true;
+    /// Debug check: fail with a "race: ..." error naming both Tasks when a Task starts while the
+    /// producer of a buffer it reads has not ended (a missing event wait), or while a running Task
+    /// writes addresses it touches or reads addresses it writes (overlapping live buffers). Off by
+    /// default: hardware does not check either, it computes wrong numbers.
+    bool checkRaces = false;
 };
 
 /// Runs a Program on the discrete-event model of its target (DESIGN §7).

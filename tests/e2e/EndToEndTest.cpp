@@ -158,3 +158,41 @@ TEST(EndToEnd, ProfileLinksEveryTaskToGraphNodesWithProvenance) {
     EXPECT_EQ(reader->buffers()->size(), e.compiled.program.buffers.size());
     fs::remove(db);
 }
+
+TEST(EndToEnd, MultiCoreUltrafaceHasNoRacesAndMatchesTheReference) {
+    std::string model = mnistDir() + "/ultraface_version-RFB-320.onnx";
+    std::string data = mnistDir() + "/test_data/ultraface_version-RFB-320/test_data_set_0";
+    if (!fs::exists(model))
+        GTEST_SKIP() << "../shared not found: skipping the ultraface multi-core test";
+    auto graph = frontend::importOnnx(model);
+    ASSERT_TRUE(graph.ok()) << graph.error().message;
+    auto compiled = runtime::compileGraph(**graph, runtime::CompileOptions{});
+    ASSERT_TRUE(compiled.ok()) << compiled.error().message;
+    const backend::Program& p = compiled->program;
+    std::set<int> cores;
+    for (const auto& t : p.tasks)
+        cores.insert(t.core);
+    // The point of this test: Tasks on several cores synchronised by events.
+    ASSERT_GT(cores.size(), 1u);
+    ASSERT_FALSE(p.events.empty());
+    auto inputs = frontend::loadTestDataSet(data, "input");
+    ASSERT_TRUE(inputs.ok()) << inputs.error().message;
+    runtime::Session session(p);
+    auto result = session.run(*inputs, runtime::RunMode::GraphAsync, /*checkRaces=*/true);
+    ASSERT_TRUE(result.ok()) << result.error().message;
+    auto ref = runtime::runReference(**graph, *inputs, ir::DType::F64);
+    ASSERT_TRUE(ref.ok()) << ref.error().message;
+    ASSERT_EQ(ref->size(), result->outputs.size());
+    for (size_t i = 0; i < ref->size(); ++i) {
+        auto c = runtime::compareTensors((*graph)->outputs()[i]->name(), result->outputs[i], (*ref)[i], 1e-2, 1e-2);
+        EXPECT_GE(c.cosine, 0.999) << runtime::formatComparison(c);
+        EXPECT_EQ(c.argmaxGot, c.argmaxExpected) << runtime::formatComparison(c);
+    }
+    // Several cores really overlapped in time.
+    bool overlap = false;
+    for (size_t i = 0; i < result->trace.size() && !overlap; ++i)
+        for (size_t j = i + 1; j < result->trace.size() && !overlap; ++j)
+            overlap = result->trace[i].core != result->trace[j].core &&
+                      result->trace[i].start < result->trace[j].end && result->trace[j].start < result->trace[i].end;
+    EXPECT_TRUE(overlap);
+}

@@ -282,3 +282,42 @@ TEST(MemoryImage, RoundTripsAndRoundsToTheBufferType) {
     for (int64_t i = 0; i < s.input.numel(); ++i)
         EXPECT_FLOAT_EQ(static_cast<float>(back->at(i)), ir::roundToHalf(static_cast<float>(s.input.at(i))));
 }
+
+TEST(SimulatorRaceChecker, NamesTheMissingWait) {
+    Sample s = makeSample();
+    s.program.tasks[3].waitEvents.clear();
+    sim::SimOptions opt;
+    opt.checkRaces = true;
+    auto r = simulateSample(s, opt);
+    ASSERT_FALSE(r.ok());
+    const std::string& m = r.error().message;
+    EXPECT_NE(m.find("race: task 3 'add' (core 1)"), std::string::npos) << m;
+    EXPECT_NE(m.find("reads buffer 5 ('r') before its producer task 1 'relu' (core 0) ended"), std::string::npos) << m;
+}
+
+TEST(SimulatorRaceChecker, NamesOverlappingLiveBuffers) {
+    Sample s = makeSample();
+    s.program.buffers[6].offset = s.program.buffers[5].offset; // s on top of r
+    sim::SimOptions opt;
+    opt.checkRaces = true;
+    auto r = simulateSample(s, opt);
+    ASSERT_FALSE(r.ok());
+    const std::string& m = r.error().message;
+    EXPECT_NE(m.find("race: task 3 'add'"), std::string::npos) << m;
+    EXPECT_NE(m.find("reads buffer 6 ('s') but its bytes were overwritten by buffer 5 ('r')"), std::string::npos)
+        << m;
+}
+
+TEST(SimulatorRaceChecker, AcceptsACorrectPlanWithAddressReuse) {
+    Sample s = makeSample();
+    // y may reuse c's addresses: c is dead once task 1 has read it, and task 3 runs after task 1.
+    s.program.buffers[3].offset = s.program.buffers[4].offset;
+    sim::SimOptions opt;
+    opt.checkRaces = true;
+    auto checked = simulateSample(s, opt);
+    ASSERT_TRUE(checked.ok()) << checked.error().message;
+    auto plain = simulateSample(s);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_TRUE(checked->outputs[0].identical(plain->outputs[0]));
+    EXPECT_LT(maxAbsDiff(checked->outputs[0], reference(s)), 2e-2);
+}
