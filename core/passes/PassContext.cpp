@@ -48,6 +48,11 @@ void PassContext::noteConstant(const std::string& name, ir::Provenance provenanc
     m_constants[name] = std::move(provenance);
 }
 
+const ir::Provenance* PassContext::constantProvenance(const std::string& name) const {
+    auto it = m_constants.find(name);
+    return it == m_constants.end() ? nullptr : &it->second;
+}
+
 void PassContext::exportTo(PipelineResult& result,
                            const std::vector<std::string>& ruleOrder) const {
     result.stats.clear();

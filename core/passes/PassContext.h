@@ -37,6 +37,8 @@ public:
     /// Records where a constant created by a rewrite came from (see
     /// PipelineResult::constantProvenance). A later note for the same name replaces it.
     void noteConstant(const std::string& name, ir::Provenance provenance);
+    /// The provenance noted for constant `name`, or nullptr (imported constants have none).
+    const ir::Provenance* constantProvenance(const std::string& name) const;
 
     /// How many applications have happened so far (the last seq handed out).
     int applicationCount() const { return m_seq; }

@@ -3,6 +3,7 @@
 #include "RewriteUtil.h"
 
 #include <algorithm>
+#include <set>
 
 namespace sextant::passes {
 
@@ -18,7 +19,14 @@ bool targets(const RewriteRule& rule, ir::OpKind kind) {
 
 void RewriteContext::noteConstant(const std::string& name,
                                   const std::vector<const ir::Node*>& from) {
-    m_pass.noteConstant(name, ir::Provenance{unionOrigins(from), m_createdBy});
+    std::vector<std::string> origins = unionOrigins(from);
+    std::set<std::string> all(origins.begin(), origins.end());
+    for (const ir::Node* n : from)
+        for (const ir::Value* in : n->inputs())
+            if (in && in->isConstant())
+                if (const ir::Provenance* p = m_pass.constantProvenance(in->name()))
+                    all.insert(p->origins.begin(), p->origins.end());
+    m_pass.noteConstant(name, ir::Provenance{{all.begin(), all.end()}, m_createdBy});
 }
 
 PatternRewritePass::PatternRewritePass(std::string id, std::string summary,

@@ -22,7 +22,8 @@ public:
         : m_createdBy(std::move(createdBy)), m_pass(pass) {}
     /// "<pass-id>/<rule-id>", for Provenance::createdBy of new nodes.
     const std::string& createdBy() const { return m_createdBy; }
-    /// Records that constant `name` was computed from `from` (the union of their origins).
+    /// Records that constant `name` was computed from `from`: the union of their origins and of
+    /// the origins noted for constants they read (so a weight folded twice keeps both sources).
     void noteConstant(const std::string& name, const std::vector<const ir::Node*>& from);
 
 private:

@@ -182,3 +182,19 @@ TEST(FoldConstants, LargeGeneratedWeightsFoldOnlyWhenTheyAreWeights) {
         1u);
     expectSameOutputs(before, runF64(*r.graph));
 }
+
+TEST(FoldConstants, ProvenanceOfAConstantFoldedTwiceNamesBothNodes) {
+    Builder b;
+    ir::Value* x = b.input("x", {4});
+    ir::Value* k1 =
+        b.node(OpKind::Mul, "k1",
+               {b.constant("c1", filled({4}, 3.0)), b.constant("c2", filled({4}, 2.0))});
+    ir::Value* k2 = b.node(OpKind::Add, "k2", {k1, b.constant("c3", filled({4}, 1.0))});
+    ir::Value* y = b.node(OpKind::Add, "y", {x, k2});
+    auto g = b.finish({y});
+    PipelineResult r = pipeline(*g);
+    ASSERT_EQ(r.graph->numNodes(), 1u);
+    ASSERT_EQ(r.constantProvenance.count("k2_out"), 1u);
+    EXPECT_EQ(r.constantProvenance["k2_out"].origins, (std::vector<std::string>{"k1", "k2"}));
+    EXPECT_EQ(r.graph->nodes()[0]->input(1)->constant()->at(0), 7.0);
+}
