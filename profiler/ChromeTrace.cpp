@@ -12,18 +12,24 @@ namespace {
 
 int unitLane(backend::UnitKind u) {
     switch (u) {
-    case backend::UnitKind::Cube: return 0;
-    case backend::UnitKind::Vector: return 1;
-    case backend::UnitKind::Dma: return 2;
+    case backend::UnitKind::Cube:
+        return 0;
+    case backend::UnitKind::Vector:
+        return 1;
+    case backend::UnitKind::Dma:
+        return 2;
     }
     return 1;
 }
 
 const char* unitLabel(backend::UnitKind u) {
     switch (u) {
-    case backend::UnitKind::Cube: return "cube";
-    case backend::UnitKind::Vector: return "vector";
-    case backend::UnitKind::Dma: return "dma";
+    case backend::UnitKind::Cube:
+        return "cube";
+    case backend::UnitKind::Vector:
+        return "vector";
+    case backend::UnitKind::Dma:
+        return "dma";
     }
     return "vector";
 }
@@ -40,7 +46,9 @@ Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run) 
     for (const MetricRow& m : metrics)
         if (m.key == "clock_ghz" && m.value > 0)
             clockGhz = m.value;
-    auto micros = [clockGhz](uint64_t cycles) { return static_cast<double>(cycles) / (clockGhz * 1000.0); };
+    auto micros = [clockGhz](uint64_t cycles) {
+        return static_cast<double>(cycles) / (clockGhz * 1000.0);
+    };
 
     nlohmann::json events = nlohmann::json::array();
     // Name the lanes: a process per core, a thread per unit that ran something.
@@ -51,12 +59,19 @@ Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run) 
     for (const auto& [core, lane] : lanes)
         cores.insert(core);
     for (int core : cores)
-        events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", core}, {"tid", 0},
+        events.push_back({{"ph", "M"},
+                          {"name", "process_name"},
+                          {"pid", core},
+                          {"tid", 0},
                           {"args", {{"name", "core " + std::to_string(core)}}}});
     for (const auto& [core, lane] : lanes) {
-        backend::UnitKind u = lane == 0 ? backend::UnitKind::Cube
-                                        : lane == 1 ? backend::UnitKind::Vector : backend::UnitKind::Dma;
-        events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", core}, {"tid", lane},
+        backend::UnitKind u = lane == 0   ? backend::UnitKind::Cube
+                              : lane == 1 ? backend::UnitKind::Vector
+                                          : backend::UnitKind::Dma;
+        events.push_back({{"ph", "M"},
+                          {"name", "thread_name"},
+                          {"pid", core},
+                          {"tid", lane},
                           {"args", {{"name", unitLabel(u)}}}});
     }
 
@@ -89,12 +104,24 @@ Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run) 
         const TaskRow& t = *dst->second;
         ++flowId;
         std::string name = d.event >= 0 ? "event " + std::to_string(d.event) : "dep";
-        // The start sits inside the producer's slice (just before its end) so viewers bind it there.
+        // The start sits inside the producer's slice (just before its end) so viewers bind it
+        // there.
         uint64_t at = s.end > s.start ? s.end - 1 : s.start;
-        events.push_back({{"ph", "s"}, {"id", flowId}, {"name", name}, {"cat", "dep"}, {"pid", s.core},
-                          {"tid", unitLane(s.unit)}, {"ts", micros(at)}});
-        events.push_back({{"ph", "f"}, {"bp", "e"}, {"id", flowId}, {"name", name}, {"cat", "dep"},
-                          {"pid", t.core}, {"tid", unitLane(t.unit)}, {"ts", micros(t.start)}});
+        events.push_back({{"ph", "s"},
+                          {"id", flowId},
+                          {"name", name},
+                          {"cat", "dep"},
+                          {"pid", s.core},
+                          {"tid", unitLane(s.unit)},
+                          {"ts", micros(at)}});
+        events.push_back({{"ph", "f"},
+                          {"bp", "e"},
+                          {"id", flowId},
+                          {"name", name},
+                          {"cat", "dep"},
+                          {"pid", t.core},
+                          {"tid", unitLane(t.unit)},
+                          {"ts", micros(t.start)}});
     }
 
     nlohmann::json doc;
@@ -102,7 +129,8 @@ Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run) 
     doc["displayTimeUnit"] = "ns";
     for (const RunRow& r : runs)
         if (r.id == id)
-            doc["otherData"] = {{"model", r.model}, {"target", r.target}, {"pipeline", r.pipeline}, {"run", r.id}};
+            doc["otherData"] = {
+                {"model", r.model}, {"target", r.target}, {"pipeline", r.pipeline}, {"run", r.id}};
     return doc.dump(1) + "\n";
 }
 

@@ -37,17 +37,22 @@ CREATE INDEX IF NOT EXISTS task_nodes_by_task ON task_nodes(run, task);
 
 std::string unitText(backend::UnitKind u) {
     switch (u) {
-    case backend::UnitKind::Cube: return "cube";
-    case backend::UnitKind::Vector: return "vector";
-    case backend::UnitKind::Dma: return "dma";
+    case backend::UnitKind::Cube:
+        return "cube";
+    case backend::UnitKind::Vector:
+        return "vector";
+    case backend::UnitKind::Dma:
+        return "dma";
     }
     return "vector";
 }
 
 std::string levelText(backend::MemLevel l) {
     switch (l) {
-    case backend::MemLevel::Dram: return "dram";
-    case backend::MemLevel::Sram: return "sram";
+    case backend::MemLevel::Dram:
+        return "dram";
+    case backend::MemLevel::Sram:
+        return "sram";
     }
     return "dram";
 }
@@ -68,7 +73,8 @@ class Interner {
 public:
     static Expected<Interner> create(sqlite3* db) {
         Interner in;
-        SX_ASSIGN(in.m_insert, Statement::prepare(db, "INSERT OR IGNORE INTO strings(text) VALUES(?1)"));
+        SX_ASSIGN(in.m_insert,
+                  Statement::prepare(db, "INSERT OR IGNORE INTO strings(text) VALUES(?1)"));
         SX_ASSIGN(in.m_select, Statement::prepare(db, "SELECT id FROM strings WHERE text = ?1"));
         return in;
     }
@@ -95,7 +101,8 @@ private:
 /// The event carrying the dependency src -> dst across cores, or -1.
 int eventFor(const backend::Program& p, const backend::Task& src, const backend::Task& dst) {
     for (int e : dst.waitEvents)
-        if (std::find(src.recordEvents.begin(), src.recordEvents.end(), e) != src.recordEvents.end())
+        if (std::find(src.recordEvents.begin(), src.recordEvents.end(), e) !=
+            src.recordEvents.end())
             return e;
     return -1;
 }
@@ -110,9 +117,9 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             SX_TRY(execSql(db, "INSERT INTO schema_version(version) VALUES(" +
                                    std::to_string(kProfileSchemaVersion) + ")"));
         } else if (q.int64(0) != kProfileSchemaVersion) {
-            return makeError(ErrorKind::Invalid, "it has schema version " + std::to_string(q.int64(0)) +
-                                                     ", this build writes " +
-                                                     std::to_string(kProfileSchemaVersion));
+            return makeError(ErrorKind::Invalid,
+                             "it has schema version " + std::to_string(q.int64(0)) +
+                                 ", this build writes " + std::to_string(kProfileSchemaVersion));
         }
     }
     SX_ASSIGN(Interner strings, Interner::create(db));
@@ -124,8 +131,9 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
                                          .count();
     int64_t run = 0;
     {
-        SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO runs(model, target, pipeline, created) "
-                                                        "VALUES(?1, ?2, ?3, ?4)"));
+        SX_ASSIGN(Statement ins,
+                  Statement::prepare(db, "INSERT INTO runs(model, target, pipeline, created) "
+                                         "VALUES(?1, ?2, ?3, ?4)"));
         SX_ASSIGN(int64_t model, strings.id(info.model.empty() ? p.modelName : info.model));
         SX_ASSIGN(int64_t target, strings.id(p.target.name));
         SX_ASSIGN(int64_t pipe, strings.id(pipeline));
@@ -138,8 +146,9 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
     }
 
     if (p.graph) {
-        SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO nodes(run, name, op, origins, created_by) "
-                                                        "VALUES(?1, ?2, ?3, ?4, ?5)"));
+        SX_ASSIGN(Statement ins,
+                  Statement::prepare(db, "INSERT INTO nodes(run, name, op, origins, created_by) "
+                                         "VALUES(?1, ?2, ?3, ?4, ?5)"));
         for (const ir::Node* n : p.graph->nodes()) {
             nlohmann::json origins = n->provenance().origins;
             SX_ASSIGN(int64_t name, strings.id(n->name()));
@@ -157,11 +166,13 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
 
     {
         SX_ASSIGN(Statement ins,
-                  Statement::prepare(db, "INSERT INTO tasks(run, id, name, kernel, core, unit, start, \"end\", "
-                                         "ready, flops, dma_bytes, nodes) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                                         "?8, ?9, ?10, ?11, ?12)"));
-        SX_ASSIGN(Statement insNode,
-                  Statement::prepare(db, "INSERT INTO task_nodes(run, task, node) VALUES(?1, ?2, ?3)"));
+                  Statement::prepare(
+                      db, "INSERT INTO tasks(run, id, name, kernel, core, unit, start, \"end\", "
+                          "ready, flops, dma_bytes, nodes) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                          "?8, ?9, ?10, ?11, ?12)"));
+        SX_ASSIGN(
+            Statement insNode,
+            Statement::prepare(db, "INSERT INTO task_nodes(run, task, node) VALUES(?1, ?2, ?3)"));
         for (size_t i = 0; i < p.tasks.size(); ++i) {
             const backend::Task& t = p.tasks[i];
             sim::TraceRecord rec;
@@ -199,7 +210,9 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
         std::map<int, size_t> byId;
         for (size_t i = 0; i < p.tasks.size(); ++i)
             byId.emplace(p.tasks[i].id, i);
-        SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO deps(run, src, dst, event) VALUES(?1, ?2, ?3, ?4)"));
+        SX_ASSIGN(Statement ins,
+                  Statement::prepare(
+                      db, "INSERT INTO deps(run, src, dst, event) VALUES(?1, ?2, ?3, ?4)"));
         for (const backend::Task& t : p.tasks) {
             for (int d : t.deps) {
                 auto it = byId.find(d);
@@ -215,8 +228,9 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
 
     {
         SX_ASSIGN(Statement ins,
-                  Statement::prepare(db, "INSERT INTO buffers(run, id, value, level, core, \"offset\", size, "
-                                         "first_task, last_task) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+                  Statement::prepare(
+                      db, "INSERT INTO buffers(run, id, value, level, core, \"offset\", size, "
+                          "first_task, last_task) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
         for (const backend::Buffer& b : p.buffers) {
             SX_ASSIGN(int64_t value, strings.id(b.value));
             SX_ASSIGN(int64_t level, strings.id(levelText(b.level)));
@@ -246,7 +260,9 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             {"io_bytes", static_cast<double>(p.memory.ioBytes)},
         };
         metrics.insert(metrics.end(), info.metrics.begin(), info.metrics.end());
-        SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO metrics(run, key, value) VALUES(?1, ?2, ?3)"));
+        SX_ASSIGN(
+            Statement ins,
+            Statement::prepare(db, "INSERT INTO metrics(run, key, value) VALUES(?1, ?2, ?3)"));
         for (const auto& [key, value] : metrics) {
             SX_ASSIGN(int64_t k, strings.id(key));
             ins.bind(1, run);
@@ -263,11 +279,12 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
 Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program& program,
                                const sim::SimResult& result, const RunInfo& info) {
     sqlite3* raw = nullptr;
-    int rc = sqlite3_open_v2(dbPath.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    int rc =
+        sqlite3_open_v2(dbPath.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
     std::unique_ptr<sqlite3, DbCloser> db(raw);
     if (rc != SQLITE_OK)
-        return makeError(ErrorKind::Io, "cannot open profile '" + dbPath + "': " +
-                                            (raw ? sqlite3_errmsg(raw) : "out of memory"));
+        return makeError(ErrorKind::Io, "cannot open profile '" + dbPath +
+                                            "': " + (raw ? sqlite3_errmsg(raw) : "out of memory"));
     sqlite3_busy_timeout(raw, 5000);
     auto fail = [&](const Error& e) {
         return makeError(ErrorKind::Io, "cannot write profile '" + dbPath + "': " + e.message);

@@ -19,8 +19,8 @@ inline constexpr int kProfileSchemaVersion = 1;
 struct RunInfo {
     std::string model;    ///< model path or name as the user gave it
     std::string pipeline; ///< pass ids that ran, comma-separated; empty: taken from the Program
-    /// Unix seconds of the run. Unset: now. Tests pin it so the file is reproducible; it is the only
-    /// column that is not a function of the Program and the trace.
+    /// Unix seconds of the run. Unset: now. Tests pin it so the file is reproducible; it is the
+    /// only column that is not a function of the Program and the trace.
     std::optional<int64_t> created;
     /// Extra per-run numbers (e.g. accuracy figures); written with the built-in ones
     /// (total_cycles, dram_peak, dram_lower_bound, ...), in the given order.

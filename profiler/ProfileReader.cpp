@@ -45,7 +45,9 @@ ProfileReader& ProfileReader::operator=(ProfileReader&& o) noexcept {
     return *this;
 }
 
-ProfileReader::~ProfileReader() { sqlite3_close(m_db); }
+ProfileReader::~ProfileReader() {
+    sqlite3_close(m_db);
+}
 
 Expected<ProfileReader> ProfileReader::open(const std::string& path) {
     ProfileReader r;
@@ -70,27 +72,33 @@ Expected<ProfileReader> ProfileReader::open(const std::string& path) {
             break;
         tables.push_back(master->text(0));
     }
-    auto has = [&](const std::string& t) { return std::find(tables.begin(), tables.end(), t) != tables.end(); };
+    auto has = [&](const std::string& t) {
+        return std::find(tables.begin(), tables.end(), t) != tables.end();
+    };
     if (!has("schema_version"))
-        return makeError(ErrorKind::Parse, "'" + path + "' is not a profile database (no schema_version table)");
+        return makeError(ErrorKind::Parse,
+                         "'" + path + "' is not a profile database (no schema_version table)");
     SX_ASSIGN(Statement q, Statement::prepare(r.m_db, "SELECT version FROM schema_version"));
     SX_ASSIGN(bool row, q.step());
     if (!row)
-        return makeError(ErrorKind::Parse, "profile '" + path + "' has an empty schema_version table");
+        return makeError(ErrorKind::Parse,
+                         "profile '" + path + "' has an empty schema_version table");
     if (q.int64(0) != kProfileSchemaVersion)
-        return makeError(ErrorKind::Unsupported, "profile '" + path + "' has schema version " +
-                                                     std::to_string(q.int64(0)) + ", this build reads " +
-                                                     std::to_string(kProfileSchemaVersion));
+        return makeError(ErrorKind::Unsupported,
+                         "profile '" + path + "' has schema version " + std::to_string(q.int64(0)) +
+                             ", this build reads " + std::to_string(kProfileSchemaVersion));
     for (const char* t : kProfileTables)
         if (!has(t))
-            return makeError(ErrorKind::Parse, "profile '" + path + "' is missing table '" + t + "'");
+            return makeError(ErrorKind::Parse,
+                             "profile '" + path + "' is missing table '" + t + "'");
     return r;
 }
 
 Expected<std::vector<RunRow>> ProfileReader::runs() const {
-    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT r.id, m.text, t.text, p.text, r.created FROM runs r "
-                                                    "JOIN strings m ON m.id = r.model JOIN strings t ON t.id = "
-                                                    "r.target JOIN strings p ON p.id = r.pipeline ORDER BY r.id"));
+    SX_ASSIGN(Statement q, Statement::prepare(
+                               m_db, "SELECT r.id, m.text, t.text, p.text, r.created FROM runs r "
+                                     "JOIN strings m ON m.id = r.model JOIN strings t ON t.id = "
+                                     "r.target JOIN strings p ON p.id = r.pipeline ORDER BY r.id"));
     std::vector<RunRow> out;
     while (true) {
         SX_ASSIGN(bool row, q.step());
@@ -116,16 +124,19 @@ Expected<int64_t> ProfileReader::resolve(int64_t run) const {
     q.bind(1, run);
     SX_ASSIGN(bool row, q.step());
     if (!row || q.int64(0) == 0)
-        return makeError(ErrorKind::Invalid, "profile '" + m_path + "' has no run " + std::to_string(run));
+        return makeError(ErrorKind::Invalid,
+                         "profile '" + m_path + "' has no run " + std::to_string(run));
     return run;
 }
 
 Expected<std::vector<NodeRow>> ProfileReader::nodes(int64_t run) const {
     SX_ASSIGN(int64_t id, resolve(run));
-    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT n.text, o.text, g.text, c.text FROM nodes x "
-                                                    "JOIN strings n ON n.id = x.name JOIN strings o ON o.id = x.op "
-                                                    "JOIN strings g ON g.id = x.origins JOIN strings c ON c.id = "
-                                                    "x.created_by WHERE x.run = ?1 ORDER BY x.rowid"));
+    SX_ASSIGN(Statement q,
+              Statement::prepare(m_db,
+                                 "SELECT n.text, o.text, g.text, c.text FROM nodes x "
+                                 "JOIN strings n ON n.id = x.name JOIN strings o ON o.id = x.op "
+                                 "JOIN strings g ON g.id = x.origins JOIN strings c ON c.id = "
+                                 "x.created_by WHERE x.run = ?1 ORDER BY x.rowid"));
     q.bind(1, id);
     std::vector<NodeRow> out;
     while (true) {
@@ -137,14 +148,15 @@ Expected<std::vector<NodeRow>> ProfileReader::nodes(int64_t run) const {
     return out;
 }
 
-Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std::string& where, int core,
-                                                         uint64_t t0, uint64_t t1) const {
+Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std::string& where,
+                                                         int core, uint64_t t0, uint64_t t1) const {
     SX_ASSIGN(Statement q,
-              Statement::prepare(m_db, "SELECT x.id, n.text, k.text, x.core, u.text, x.start, x.\"end\", x.ready, "
-                                       "x.flops, x.dma_bytes, l.text FROM tasks x JOIN strings n ON n.id = x.name "
-                                       "JOIN strings k ON k.id = x.kernel JOIN strings u ON u.id = x.unit "
-                                       "JOIN strings l ON l.id = x.nodes WHERE x.run = ?1" +
-                                           where + " ORDER BY x.start, x.id"));
+              Statement::prepare(
+                  m_db, "SELECT x.id, n.text, k.text, x.core, u.text, x.start, x.\"end\", x.ready, "
+                        "x.flops, x.dma_bytes, l.text FROM tasks x JOIN strings n ON n.id = x.name "
+                        "JOIN strings k ON k.id = x.kernel JOIN strings u ON u.id = x.unit "
+                        "JOIN strings l ON l.id = x.nodes WHERE x.run = ?1" +
+                            where + " ORDER BY x.start, x.id"));
     q.bind(1, run);
     if (!where.empty()) {
         q.bind(2, static_cast<int64_t>(core));
@@ -178,7 +190,8 @@ Expected<std::vector<TaskRow>> ProfileReader::tasks(int64_t run) const {
     return queryTasks(id, "", 0, 0, 0);
 }
 
-Expected<std::vector<TaskRow>> ProfileReader::tasksInRange(int64_t run, int core, uint64_t t0, uint64_t t1) const {
+Expected<std::vector<TaskRow>> ProfileReader::tasksInRange(int64_t run, int core, uint64_t t0,
+                                                           uint64_t t1) const {
     SX_ASSIGN(int64_t id, resolve(run));
     // start < t1 uses the (run, core, start) index; end > t0 filters the few rows left.
     return queryTasks(id, " AND x.core = ?2 AND x.start < ?4 AND x.\"end\" > ?3", core, t0, t1);
@@ -186,25 +199,28 @@ Expected<std::vector<TaskRow>> ProfileReader::tasksInRange(int64_t run, int core
 
 Expected<std::vector<DepRow>> ProfileReader::deps(int64_t run) const {
     SX_ASSIGN(int64_t id, resolve(run));
-    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT src, dst, event FROM deps WHERE run = ?1 "
-                                                    "ORDER BY dst, src"));
+    SX_ASSIGN(Statement q,
+              Statement::prepare(m_db, "SELECT src, dst, event FROM deps WHERE run = ?1 "
+                                       "ORDER BY dst, src"));
     q.bind(1, id);
     std::vector<DepRow> out;
     while (true) {
         SX_ASSIGN(bool row, q.step());
         if (!row)
             break;
-        out.push_back(DepRow{static_cast<int>(q.int64(0)), static_cast<int>(q.int64(1)), static_cast<int>(q.int64(2))});
+        out.push_back(DepRow{static_cast<int>(q.int64(0)), static_cast<int>(q.int64(1)),
+                             static_cast<int>(q.int64(2))});
     }
     return out;
 }
 
 Expected<std::vector<BufferRow>> ProfileReader::buffers(int64_t run) const {
     SX_ASSIGN(int64_t id, resolve(run));
-    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT b.id, v.text, l.text, b.core, b.\"offset\", b.size, "
-                                                    "b.first_task, b.last_task FROM buffers b JOIN strings v ON "
-                                                    "v.id = b.value JOIN strings l ON l.id = b.level "
-                                                    "WHERE b.run = ?1 ORDER BY b.id"));
+    SX_ASSIGN(Statement q,
+              Statement::prepare(m_db, "SELECT b.id, v.text, l.text, b.core, b.\"offset\", b.size, "
+                                       "b.first_task, b.last_task FROM buffers b JOIN strings v ON "
+                                       "v.id = b.value JOIN strings l ON l.id = b.level "
+                                       "WHERE b.run = ?1 ORDER BY b.id"));
     q.bind(1, id);
     std::vector<BufferRow> out;
     while (true) {
@@ -227,8 +243,9 @@ Expected<std::vector<BufferRow>> ProfileReader::buffers(int64_t run) const {
 
 Expected<std::vector<MetricRow>> ProfileReader::metrics(int64_t run) const {
     SX_ASSIGN(int64_t id, resolve(run));
-    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT k.text, m.value FROM metrics m JOIN strings k ON "
-                                                    "k.id = m.key WHERE m.run = ?1 ORDER BY m.rowid"));
+    SX_ASSIGN(Statement q,
+              Statement::prepare(m_db, "SELECT k.text, m.value FROM metrics m JOIN strings k ON "
+                                       "k.id = m.key WHERE m.run = ?1 ORDER BY m.rowid"));
     q.bind(1, id);
     std::vector<MetricRow> out;
     while (true) {

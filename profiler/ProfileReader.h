@@ -85,7 +85,8 @@ public:
     Expected<std::vector<NodeRow>> nodes(int64_t run = -1) const;
     Expected<std::vector<TaskRow>> tasks(int64_t run = -1) const;
     /// Tasks on `core` that overlap [t0, t1): the timeline's query when zoomed in (indexed).
-    Expected<std::vector<TaskRow>> tasksInRange(int64_t run, int core, uint64_t t0, uint64_t t1) const;
+    Expected<std::vector<TaskRow>> tasksInRange(int64_t run, int core, uint64_t t0,
+                                                uint64_t t1) const;
     Expected<std::vector<DepRow>> deps(int64_t run = -1) const;
     Expected<std::vector<BufferRow>> buffers(int64_t run = -1) const;
     Expected<std::vector<MetricRow>> metrics(int64_t run = -1) const;
@@ -93,8 +94,8 @@ public:
 private:
     ProfileReader() = default;
     Expected<int64_t> resolve(int64_t run) const;
-    Expected<std::vector<TaskRow>> queryTasks(int64_t run, const std::string& where, int core, uint64_t t0,
-                                              uint64_t t1) const;
+    Expected<std::vector<TaskRow>> queryTasks(int64_t run, const std::string& where, int core,
+                                              uint64_t t0, uint64_t t1) const;
 
     std::string m_path;
     sqlite3* m_db = nullptr;

@@ -8,9 +8,11 @@ const char* const kProfileTables[9] = {"schema_version", "strings", "runs",    "
 Expected<Statement> Statement::prepare(sqlite3* db, std::string_view sql) {
     Statement s;
     s.m_db = db;
-    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &s.m_stmt, nullptr) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &s.m_stmt, nullptr) !=
+        SQLITE_OK) {
         std::string head(sql.substr(0, std::min<size_t>(sql.size(), 40)));
-        return makeError(ErrorKind::Io, "sqlite: " + std::string(sqlite3_errmsg(db)) + " (in '" + head + "')");
+        return makeError(ErrorKind::Io,
+                         "sqlite: " + std::string(sqlite3_errmsg(db)) + " (in '" + head + "')");
     }
     return s;
 }

@@ -49,7 +49,8 @@ public:
     double real(int col) const { return sqlite3_column_double(m_stmt, col); }
     std::string text(int col) const {
         const unsigned char* p = sqlite3_column_text(m_stmt, col);
-        return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(m_stmt, col)))
+        return p ? std::string(reinterpret_cast<const char*>(p),
+                               static_cast<size_t>(sqlite3_column_bytes(m_stmt, col)))
                  : std::string();
     }
 

@@ -47,15 +47,18 @@ int cmdExportTrace(Args args) {
                 return fail("export-trace: --run '" + v + "' is not a run id (1, 2, ...)");
             }
         } else if (!a.empty() && a[0] == '-') {
-            return fail("export-trace: unknown option '" + a + "' (see 'sextant-cli export-trace --help')");
+            return fail("export-trace: unknown option '" + a +
+                        "' (see 'sextant-cli export-trace --help')");
         } else if (db.empty()) {
             db = a;
         } else {
-            return fail("export-trace: more than one database given ('" + db + "' and '" + a + "')");
+            return fail("export-trace: more than one database given ('" + db + "' and '" + a +
+                        "')");
         }
     }
     if (db.empty())
-        return fail("export-trace: no profile database given (usage: sextant-cli export-trace DB -o FILE.json)");
+        return fail("export-trace: no profile database given (usage: sextant-cli export-trace DB "
+                    "-o FILE.json)");
     if (out.empty())
         return fail("export-trace: no output file given (-o FILE.json)");
     Status s = profiler::exportChromeTrace(db, out, run);

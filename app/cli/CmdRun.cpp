@@ -31,22 +31,31 @@ namespace {
 const char* kRunUsage =
     "usage: sextant-cli run MODEL.onnx|ARTIFACT_DIR [options]\n"
     "\n"
-    "Compiles the model and runs it on the simulated NPU (or loads a compiled artifact directory),\n"
+    "Compiles the model and runs it on the simulated NPU (or loads a compiled artifact "
+    "directory),\n"
     "or with --reference runs it on the reference executor.\n"
-    "  --inputs DIR          read input_0.pb, input_1.pb, ... (default: generated deterministic inputs)\n"
+    "  --inputs DIR          read input_0.pb, input_1.pb, ... (default: generated deterministic "
+    "inputs)\n"
     "  --expected DIR        compare the outputs with output_0.pb, ... (e.g. onnxruntime's)\n"
-    "  --reference           run the imported graph on the reference executor (float64), not the NPU\n"
+    "  --reference           run the imported graph on the reference executor (float64), not the "
+    "NPU\n"
     "  --float32             with --reference: compute in float32\n"
-    "  --compare-reference   compare the simulated outputs with the float64 reference of the model\n"
-    "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile database\n"
+    "  --compare-reference   compare the simulated outputs with the float64 reference of the "
+    "model\n"
+    "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile "
+    "database\n"
     "  --mode strict|async   strict: one Task at a time in issue order; async (default): as the\n"
     "                        planned events allow\n"
-    "  --check-races         stop with an error naming both Tasks when a Task reads data its producer\n"
-    "                        has not finished or that another buffer overwrote (debugging plans/events)\n"
+    "  --check-races         stop with an error naming both Tasks when a Task reads data its "
+    "producer\n"
+    "                        has not finished or that another buffer overwrote (debugging "
+    "plans/events)\n"
     "  --target FILE         target description (default: the built-in npu-a)\n"
     "  --disable ID          switch off a pass or rule by id (repeatable)\n"
-    "  --atol A, --rtol R    tolerance |got - expected| <= A + R*|expected| (default 1e-4 and 1e-3\n"
-    "                        for --reference; 1e-2 and 1e-2 for the NPU, whose cube unit reads f16)\n"
+    "  --atol A, --rtol R    tolerance |got - expected| <= A + R*|expected| (default 1e-4 and "
+    "1e-3\n"
+    "                        for --reference; 1e-2 and 1e-2 for the NPU, whose cube unit reads "
+    "f16)\n"
     "Exit status: 0 all comparisons pass, 1 a comparison failed, 2 bad input.\n";
 
 struct RunArgs {
@@ -137,12 +146,15 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
     if (out.float32 && !out.reference)
         return "run: --float32 only applies to --reference";
     if (out.reference && (out.compareReference || out.checkRaces || !out.profilePath.empty()))
-        return "run: --reference runs no NPU program, so --compare-reference, --check-races and --profile do "
+        return "run: --reference runs no NPU program, so --compare-reference, --check-races and "
+               "--profile do "
                "not apply";
     return {};
 }
 
-std::string dimsText(const ir::Tensor& t) { return t.type().str(); }
+std::string dimsText(const ir::Tensor& t) {
+    return t.type().str();
+}
 
 int64_t argmax(const ir::Tensor& t) {
     int64_t best = -1;
@@ -155,13 +167,15 @@ int64_t argmax(const ir::Tensor& t) {
 /// Prints one comparison line per output; returns false if any failed. `names` are the outputs'
 /// names (from the model); `metrics` collects cosine and max_abs per output for the profile.
 bool compareAll(const std::string& heading, const std::vector<std::string>& names,
-                const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& expected, double atol,
-                double rtol, std::vector<std::pair<std::string, double>>* metrics, const std::string& tag) {
+                const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& expected,
+                double atol, double rtol, std::vector<std::pair<std::string, double>>* metrics,
+                const std::string& tag) {
     std::cout << heading << "\n";
     bool ok = true;
     for (size_t i = 0; i < got.size(); ++i) {
         std::string name = i < names.size() ? names[i] : "output_" + std::to_string(i);
-        runtime::TensorComparison c = runtime::compareTensors(name, got[i], expected[i], atol, rtol);
+        runtime::TensorComparison c =
+            runtime::compareTensors(name, got[i], expected[i], atol, rtol);
         std::cout << runtime::formatComparison(c) << "\n";
         ok = ok && c.pass;
         if (metrics) {
@@ -175,15 +189,17 @@ bool compareAll(const std::string& heading, const std::vector<std::string>& name
 Expected<std::vector<ir::Tensor>> loadInputs(const RunArgs& a, const ir::Graph& graph) {
     if (!a.inputsDir.empty())
         return frontend::loadTestDataSet(a.inputsDir, "input");
-    std::cout << "inputs: generated (deterministic uniform values in [-1, 1); give real ones with --inputs DIR)\n";
+    std::cout << "inputs: generated (deterministic uniform values in [-1, 1); give real ones with "
+                 "--inputs DIR)\n";
     return runtime::generateInputs(graph);
 }
 
 Expected<std::vector<ir::Tensor>> loadExpected(const RunArgs& a, size_t outputs) {
     SX_ASSIGN(std::vector<ir::Tensor> expected, frontend::loadTestDataSet(a.expectedDir, "output"));
     if (expected.size() != outputs)
-        return makeError(ErrorKind::Invalid, "'" + a.expectedDir + "' holds " + std::to_string(expected.size()) +
-                                                 " expected output(s) but the model has " + std::to_string(outputs));
+        return makeError(ErrorKind::Invalid,
+                         "'" + a.expectedDir + "' holds " + std::to_string(expected.size()) +
+                             " expected output(s) but the model has " + std::to_string(outputs));
     return expected;
 }
 
@@ -216,8 +232,9 @@ int runReferenceMode(const RunArgs& a) {
     Expected<std::vector<ir::Tensor>> expected = loadExpected(a, outputs->size());
     if (!expected.ok())
         return fail(expected.error().message);
-    bool ok = compareAll(std::string("reference (") + (a.float32 ? "float32" : "float64") + ") vs expected:", names,
-                         *outputs, *expected, a.atol.value_or(1e-4), a.rtol.value_or(1e-3), nullptr, "");
+    bool ok = compareAll(
+        std::string("reference (") + (a.float32 ? "float32" : "float64") + ") vs expected:", names,
+        *outputs, *expected, a.atol.value_or(1e-4), a.rtol.value_or(1e-3), nullptr, "");
     return ok ? 0 : 1;
 }
 
@@ -235,7 +252,8 @@ int runSimulatedMode(const RunArgs& a) {
     std::optional<runtime::Session> session;
     if (isArtifact) {
         if (!a.targetPath.empty() || !a.pipeline.disabled.empty())
-            return fail("run: '" + a.model + "' is a compiled artifact: --target and --disable apply when compiling");
+            return fail("run: '" + a.model +
+                        "' is a compiled artifact: --target and --disable apply when compiling");
         Expected<runtime::Session> s = runtime::Session::fromArtifact(a.model);
         if (!s.ok())
             return fail(s.error().message);
@@ -272,8 +290,9 @@ int runSimulatedMode(const RunArgs& a) {
     if (!result.ok())
         return fail(result.error().message);
 
-    std::printf("simulated '%s' on %s (%s mode): %zu tasks on %d of %d cores\n", program.modelName.c_str(),
-                program.target.name.c_str(), std::string(runtime::runModeName(a.mode)).c_str(), program.tasks.size(),
+    std::printf("simulated '%s' on %s (%s mode): %zu tasks on %d of %d cores\n",
+                program.modelName.c_str(), program.target.name.c_str(),
+                std::string(runtime::runModeName(a.mode)).c_str(), program.tasks.size(),
                 coresUsed(program), program.target.numCores);
     std::fflush(stdout);
     std::vector<std::string> names = outputNames(referenceGraph);
@@ -281,27 +300,34 @@ int runSimulatedMode(const RunArgs& a) {
     bool ok = true;
     std::vector<std::pair<std::string, double>> metrics;
     if (a.compareReference) {
-        Expected<std::vector<ir::Tensor>> ref = runtime::runReference(referenceGraph, *inputs, ir::DType::F64);
+        Expected<std::vector<ir::Tensor>> ref =
+            runtime::runReference(referenceGraph, *inputs, ir::DType::F64);
         if (!ref.ok())
             return fail(ref.error().message);
         if (ref->size() != result->outputs.size())
-            return fail("run: the reference has " + std::to_string(ref->size()) + " outputs, the program " +
-                        std::to_string(result->outputs.size()));
-        std::string heading = original ? "npu vs reference (float64, original graph):"
-                                       : "npu vs reference (float64, the artifact's compiled graph):";
-        ok = compareAll(heading, names, result->outputs, *ref, atol, rtol, &metrics, "reference") && ok;
+            return fail("run: the reference has " + std::to_string(ref->size()) +
+                        " outputs, the program " + std::to_string(result->outputs.size()));
+        std::string heading = original
+                                  ? "npu vs reference (float64, original graph):"
+                                  : "npu vs reference (float64, the artifact's compiled graph):";
+        ok = compareAll(heading, names, result->outputs, *ref, atol, rtol, &metrics, "reference") &&
+             ok;
     }
     if (!a.expectedDir.empty()) {
         Expected<std::vector<ir::Tensor>> expected = loadExpected(a, result->outputs.size());
         if (!expected.ok())
             return fail(expected.error().message);
-        ok = compareAll("npu vs expected:", names, result->outputs, *expected, atol, rtol, &metrics, "expected") && ok;
+        ok = compareAll("npu vs expected:", names, result->outputs, *expected, atol, rtol, &metrics,
+                        "expected") &&
+             ok;
     }
     if (!a.compareReference && a.expectedDir.empty())
         for (size_t i = 0; i < result->outputs.size(); ++i)
             std::cout << "output '" << (i < names.size() ? names[i] : "output_" + std::to_string(i))
-                      << "': " << dimsText(result->outputs[i]) << " argmax " << argmax(result->outputs[i]) << "\n";
-    std::printf("latency: %llu cycles (%.2f us at %g GHz)\n", static_cast<unsigned long long>(result->totalCycles),
+                      << "': " << dimsText(result->outputs[i]) << " argmax "
+                      << argmax(result->outputs[i]) << "\n";
+    std::printf("latency: %llu cycles (%.2f us at %g GHz)\n",
+                static_cast<unsigned long long>(result->totalCycles),
                 program.target.cyclesToMicros(result->totalCycles), program.target.clockGhz);
     std::fflush(stdout);
 

@@ -32,8 +32,8 @@ Expected<std::vector<ir::Tensor>> generateInputs(const ir::Graph& graph, uint64_
         const ir::TensorType& type = inputs[i]->type();
         if (!type.isStatic())
             return makeError(ErrorKind::Unsupported,
-                             "input '" + inputs[i]->name() + "' has a non-static shape " + type.str() +
-                                 "; give its values with --inputs",
+                             "input '" + inputs[i]->name() + "' has a non-static shape " +
+                                 type.str() + "; give its values with --inputs",
                              inputs[i]->name());
         Stream rng(seed * 0x100000001b3ull + i + 1);
         ir::Tensor t(type.dtype, type.dims());

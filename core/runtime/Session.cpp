@@ -9,8 +9,10 @@ namespace sextant::runtime {
 
 std::string_view runModeName(RunMode mode) {
     switch (mode) {
-    case RunMode::Strict: return "strict";
-    case RunMode::GraphAsync: return "async";
+    case RunMode::Strict:
+        return "strict";
+    case RunMode::GraphAsync:
+        return "async";
     }
     return "async";
 }
@@ -41,16 +43,18 @@ Status Session::checkInputs(std::span<const ir::Tensor> inputs) const {
     for (size_t i = 0; i < inputs.size(); ++i) {
         const ir::TensorType& want = formal[i]->type();
         const ir::Tensor& got = inputs[i];
-        std::string what = "input " + std::to_string(i) + " '" + formal[i]->name() + "': expected " +
-                           want.str() + ", got " + got.type().str();
-        bool dtypeOk = got.dtype() == want.dtype || (ir::isFloat(got.dtype()) && ir::isFloat(want.dtype));
+        std::string what = "input " + std::to_string(i) + " '" + formal[i]->name() +
+                           "': expected " + want.str() + ", got " + got.type().str();
+        bool dtypeOk =
+            got.dtype() == want.dtype || (ir::isFloat(got.dtype()) && ir::isFloat(want.dtype));
         if (!dtypeOk || !want.isStatic() || want.dims() != got.shape())
             return makeError(ErrorKind::Invalid, what, formal[i]->name());
     }
     return {};
 }
 
-Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMode mode, bool checkRaces) const {
+Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMode mode,
+                                      bool checkRaces) const {
     SX_TRY(checkInputs(inputs));
     std::vector<ir::Tensor> converted;
     converted.reserve(inputs.size());

@@ -39,8 +39,8 @@ public:
     /// Runs the Program once on fresh device memory. Float inputs are converted to the planned
     /// element type. Outputs come back in SimResult::outputs, one per graph output. `checkRaces`
     /// turns on the simulator's race checker (sim::SimOptions::checkRaces).
-    Expected<sim::SimResult> run(std::span<const ir::Tensor> inputs, RunMode mode = RunMode::GraphAsync,
-                                 bool checkRaces = false) const;
+    Expected<sim::SimResult> run(std::span<const ir::Tensor> inputs,
+                                 RunMode mode = RunMode::GraphAsync, bool checkRaces = false) const;
 
 private:
     backend::Program m_program;

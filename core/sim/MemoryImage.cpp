@@ -9,9 +9,8 @@ namespace sextant::sim {
 namespace {
 
 std::string describe(const backend::Buffer& b) {
-    std::string where = b.level == backend::MemLevel::Dram
-                            ? "dram"
-                            : "sram of core " + std::to_string(b.core);
+    std::string where =
+        b.level == backend::MemLevel::Dram ? "dram" : "sram of core " + std::to_string(b.core);
     return "buffer " + std::to_string(b.id) + " ('" + b.value + "', " + where + " offset " +
            std::to_string(b.offset) + " size " + std::to_string(b.size) + ")";
 }
@@ -52,8 +51,8 @@ Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program) {
         }
         if (b.core < 0 || b.core >= t.numCores)
             return makeError(ErrorKind::Runtime,
-                             describe(b) + " names core " + std::to_string(b.core) + " but the target has " +
-                                 std::to_string(t.numCores));
+                             describe(b) + " names core " + std::to_string(b.core) +
+                                 " but the target has " + std::to_string(t.numCores));
         if (end > t.sramBytes)
             return makeError(ErrorKind::Runtime, describe(b) + " ends past the core's " +
                                                      std::to_string(t.sramBytes) +
@@ -80,7 +79,8 @@ Expected<std::byte*> MemoryImage::locate(const backend::Buffer& buffer, uint64_t
         mem = &m_dram;
     } else {
         if (buffer.core < 0 || static_cast<size_t>(buffer.core) >= m_sram.size())
-            return makeError(ErrorKind::Runtime, describe(buffer) + " names a core that does not exist");
+            return makeError(ErrorKind::Runtime,
+                             describe(buffer) + " names a core that does not exist");
         mem = &m_sram[static_cast<size_t>(buffer.core)];
     }
     if (bytes > buffer.size || buffer.offset > mem->size() || bytes > mem->size() - buffer.offset)
@@ -92,9 +92,11 @@ Expected<std::byte*> MemoryImage::locate(const backend::Buffer& buffer, uint64_t
 Expected<ir::Tensor> MemoryImage::read(const backend::Buffer& buffer) const {
     int64_t bytes = payloadBytes(buffer);
     if (bytes < 0)
-        return makeError(ErrorKind::Runtime, describe(buffer) + " has a non-static type " + buffer.type.str());
+        return makeError(ErrorKind::Runtime,
+                         describe(buffer) + " has a non-static type " + buffer.type.str());
     // locate() only hands out a pointer; reading through it does not change the image.
-    SX_ASSIGN(std::byte * p, const_cast<MemoryImage*>(this)->locate(buffer, static_cast<uint64_t>(bytes)));
+    SX_ASSIGN(std::byte * p,
+              const_cast<MemoryImage*>(this)->locate(buffer, static_cast<uint64_t>(bytes)));
     return ir::Tensor::copyOf(buffer.type.dtype, buffer.type.dims(),
                               std::span<const std::byte>(p, static_cast<size_t>(bytes)));
 }
@@ -102,7 +104,8 @@ Expected<ir::Tensor> MemoryImage::read(const backend::Buffer& buffer) const {
 Status MemoryImage::write(const backend::Buffer& buffer, const ir::Tensor& value) {
     int64_t bytes = payloadBytes(buffer);
     if (bytes < 0)
-        return makeError(ErrorKind::Runtime, describe(buffer) + " has a non-static type " + buffer.type.str());
+        return makeError(ErrorKind::Runtime,
+                         describe(buffer) + " has a non-static type " + buffer.type.str());
     if (value.numel() != buffer.type.numel())
         return makeError(ErrorKind::Runtime, describe(buffer) + " holds " + buffer.type.str() +
                                                  " but was given " + value.type().str());

@@ -21,7 +21,9 @@ using backend::Program;
 using backend::Task;
 using backend::UnitKind;
 
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : (a + b - 1) / b; }
+uint64_t ceilDiv(uint64_t a, uint64_t b) {
+    return b == 0 ? a : (a + b - 1) / b;
+}
 
 std::string taskLabel(const Task& t) {
     return "task " + std::to_string(t.id) + " '" + t.name + "'";
@@ -68,7 +70,8 @@ private:
     Status endTask(size_t index, uint64_t now);
     Status execute(size_t index);
     Expected<ir::Tensor> readInput(const Task& task, const ir::Node& node, const ir::Value& v,
-                                   const std::map<std::string, ir::Tensor>& local, std::vector<size_t>& reads);
+                                   const std::map<std::string, ir::Tensor>& local,
+                                   std::vector<size_t>& reads);
     Status checkRaces(size_t index, uint64_t now) const;
     std::vector<size_t> outputBuffersFor(const Task& task, const std::string& value) const;
     std::string watchdogDump(uint64_t now) const;
@@ -130,7 +133,8 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
     for (size_t i = 0; i < m_p.buffers.size(); ++i) {
         const Buffer& b = m_p.buffers[i];
         if (!m_bufferById.emplace(b.id, i).second)
-            return makeError(ErrorKind::Invalid, "buffer id " + std::to_string(b.id) + " is used twice");
+            return makeError(ErrorKind::Invalid,
+                             "buffer id " + std::to_string(b.id) + " is used twice");
     }
     // Buffers of a value in id order, so lookups are deterministic whatever the vector order.
     std::vector<size_t> byId;
@@ -155,11 +159,13 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
                              task.name);
         for (int b : task.inputs)
             if (!m_bufferById.count(b))
-                return makeError(ErrorKind::Invalid, taskLabel(task) + " reads unknown buffer " + std::to_string(b),
+                return makeError(ErrorKind::Invalid,
+                                 taskLabel(task) + " reads unknown buffer " + std::to_string(b),
                                  task.name);
         for (int b : task.outputs)
             if (!m_bufferById.count(b))
-                return makeError(ErrorKind::Invalid, taskLabel(task) + " writes unknown buffer " + std::to_string(b),
+                return makeError(ErrorKind::Invalid,
+                                 taskLabel(task) + " writes unknown buffer " + std::to_string(b),
                                  task.name);
         for (int e : task.recordEvents)
             m_recorders[e].push_back(i);
@@ -189,17 +195,20 @@ Status Machine::loadWeights() {
 Status Machine::loadInputs(std::span<const ir::Tensor> inputs) {
     if (inputs.size() != m_p.inputBuffers.size())
         return makeError(ErrorKind::Invalid, "program '" + m_p.modelName + "' takes " +
-                                                 std::to_string(m_p.inputBuffers.size()) + " inputs, got " +
-                                                 std::to_string(inputs.size()));
+                                                 std::to_string(m_p.inputBuffers.size()) +
+                                                 " inputs, got " + std::to_string(inputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i) {
         auto it = m_bufferById.find(m_p.inputBuffers[i]);
         if (it == m_bufferById.end())
-            return makeError(ErrorKind::Invalid, "input " + std::to_string(i) + " names unknown buffer " +
+            return makeError(ErrorKind::Invalid, "input " + std::to_string(i) +
+                                                     " names unknown buffer " +
                                                      std::to_string(m_p.inputBuffers[i]));
         const Buffer& b = m_p.buffers[it->second];
-        if (inputs[i].numel() != b.type.numel() || (isFloat(inputs[i].dtype()) != isFloat(b.type.dtype)))
-            return makeError(ErrorKind::Invalid, "input " + std::to_string(i) + " '" + b.value + "': expected " +
-                                                     b.type.str() + ", got " + inputs[i].type().str());
+        if (inputs[i].numel() != b.type.numel() ||
+            (isFloat(inputs[i].dtype()) != isFloat(b.type.dtype)))
+            return makeError(ErrorKind::Invalid, "input " + std::to_string(i) + " '" + b.value +
+                                                     "': expected " + b.type.str() + ", got " +
+                                                     inputs[i].type().str());
         SX_TRY(m_mem.write(b, inputs[i]));
         noteWrite(it->second);
     }
@@ -254,7 +263,8 @@ std::vector<size_t> Machine::outputBuffersFor(const Task& task, const std::strin
         return out;
     for (size_t index : it->second) {
         const Buffer& b = m_p.buffers[index];
-        bool listed = std::find(task.outputs.begin(), task.outputs.end(), b.id) != task.outputs.end();
+        bool listed =
+            std::find(task.outputs.begin(), task.outputs.end(), b.id) != task.outputs.end();
         if (listed || b.firstTask == task.id)
             out.push_back(index);
     }
@@ -305,7 +315,8 @@ Status Machine::execute(size_t index) {
         const ir::Node* node = m_p.graph->findNode(nodeName);
         if (!node)
             return makeError(ErrorKind::Runtime,
-                             taskLabel(task) + " executes node '" + nodeName + "' which is not in the graph",
+                             taskLabel(task) + " executes node '" + nodeName +
+                                 "' which is not in the graph",
                              task.name);
         bool cube = task.unit == UnitKind::Cube && node->info().cost == ir::CostClass::Cube;
         std::vector<ir::Tensor> args;
@@ -319,20 +330,21 @@ Status Machine::execute(size_t index) {
             SX_ASSIGN(ir::Tensor t, readInput(task, *node, *v, local, st.reads));
             if (ir::isFloat(t.dtype())) {
                 // The cube unit reads data and weights as f16; the bias joins the f32 accumulator.
-                t = cube && i < 2 ? t.castTo(ir::DType::F16).castTo(ir::DType::F32) : t.castTo(ir::DType::F32);
+                t = cube && i < 2 ? t.castTo(ir::DType::F16).castTo(ir::DType::F32)
+                                  : t.castTo(ir::DType::F32);
             }
             args.push_back(std::move(t));
         }
         auto results = ir::evaluateNode(*node, args, ctx);
         if (!results.ok())
             return makeError(ErrorKind::Runtime,
-                             taskLabel(task) + ": node '" + nodeName + "': " + results.error().message,
+                             taskLabel(task) + ": node '" + nodeName +
+                                 "': " + results.error().message,
                              task.name);
         std::vector<ir::Tensor>& outs = results.value();
         for (size_t i = 0; i < outs.size() && i < node->numOutputs(); ++i) {
             const std::string& name = node->output(i)->name();
-            for (size_t b : outputBuffersFor(task, name))
-            {
+            for (size_t b : outputBuffersFor(task, name)) {
                 st.pendingWrites.emplace_back(b, outs[i]);
                 st.writes.push_back(b);
             }
@@ -343,8 +355,8 @@ Status Machine::execute(size_t index) {
         const Buffer& buf = m_p.buffers[m_bufferById.at(b)];
         if (!local.count(buf.value))
             return makeError(ErrorKind::Runtime,
-                             taskLabel(task) + " lists output buffer " + std::to_string(b) + " ('" + buf.value +
-                                 "') but none of its nodes computes it",
+                             taskLabel(task) + " lists output buffer " + std::to_string(b) + " ('" +
+                                 buf.value + "') but none of its nodes computes it",
                              task.name);
     }
     return {};
@@ -369,7 +381,8 @@ Status Machine::startTask(size_t index, uint64_t now) {
     for (size_t r : m_running)
         if (m_p.tasks[r].dmaBytes > 0)
             ++sharers;
-    uint64_t rate = std::min<uint64_t>(tg.dmaBytesPerCycle, tg.dramBytesPerCycle / std::max(sharers, 1));
+    uint64_t rate =
+        std::min<uint64_t>(tg.dmaBytesPerCycle, tg.dramBytesPerCycle / std::max(sharers, 1));
     rate = std::max<uint64_t>(rate, 1);
     uint64_t compute = computeCycles(task);
     uint64_t dma = ceilDiv(task.dmaBytes, rate);
@@ -379,7 +392,8 @@ Status Machine::startTask(size_t index, uint64_t now) {
         body = std::max(compute, dma) + std::min(compute, dma) / static_cast<uint64_t>(tiles);
     else
         body = compute + dma;
-    uint64_t duration = std::max<uint64_t>(1, body + (task.dmaBytes > 0 ? tg.dramLatencyCycles : 0));
+    uint64_t duration =
+        std::max<uint64_t>(1, body + (task.dmaBytes > 0 ? tg.dramLatencyCycles : 0));
     st.end = now + duration;
     TraceRecord& rec = m_trace[index];
     rec.task = task.id;
@@ -404,7 +418,9 @@ bool overlaps(const Buffer& a, const Buffer& b) {
     return a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 }
 
-std::string bufferLabel(const Buffer& b) { return "buffer " + std::to_string(b.id) + " ('" + b.value + "')"; }
+std::string bufferLabel(const Buffer& b) {
+    return "buffer " + std::to_string(b.id) + " ('" + b.value + "')";
+}
 
 } // namespace
 
@@ -425,24 +441,25 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
     const TaskState& st = m_state[index];
     auto race = [&](const std::string& what) {
         return makeError(ErrorKind::Runtime,
-                         "race: " + taskLabel(task) + " (core " + std::to_string(task.core) + ") at cycle " +
-                             std::to_string(now) + " " + what,
+                         "race: " + taskLabel(task) + " (core " + std::to_string(task.core) +
+                             ") at cycle " + std::to_string(now) + " " + what,
                          task.name);
     };
     for (size_t b : st.reads) {
         const Buffer& buf = m_p.buffers[b];
         // Reading a value whose producer has not finished: a missing wait.
         auto producer = m_taskById.find(buf.firstTask);
-        if (buf.firstTask != task.id && producer != m_taskById.end() && !m_state[producer->second].ended) {
+        if (buf.firstTask != task.id && producer != m_taskById.end() &&
+            !m_state[producer->second].ended) {
             const Task& p = m_p.tasks[producer->second];
-            return race("reads " + bufferLabel(buf) + " before its producer " + taskLabel(p) + " (core " +
-                        std::to_string(p.core) + ") ended: a missing event wait?");
+            return race("reads " + bufferLabel(buf) + " before its producer " + taskLabel(p) +
+                        " (core " + std::to_string(p.core) + ") ended: a missing event wait?");
         }
         // Reading bytes another buffer's write replaced: two live buffers share addresses.
         if (!m_intact[b]) {
             const Buffer& by = m_p.buffers[m_clobberedBy[b]];
-            return race("reads " + bufferLabel(buf) + " but its bytes were overwritten by " + bufferLabel(by) +
-                        ": the memory plan overlaps two live buffers");
+            return race("reads " + bufferLabel(buf) + " but its bytes were overwritten by " +
+                        bufferLabel(by) + ": the memory plan overlaps two live buffers");
         }
     }
     // Touching addresses a running Task writes, or writing what it reads: overlapping live buffers.
@@ -450,14 +467,14 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
         if (r == index)
             continue;
         const TaskState& other = m_state[r];
-        auto clash = [&](const std::vector<size_t>& mine, const std::vector<size_t>& theirs, const char* verb,
-                         const char* theirVerb) -> std::optional<Error> {
+        auto clash = [&](const std::vector<size_t>& mine, const std::vector<size_t>& theirs,
+                         const char* verb, const char* theirVerb) -> std::optional<Error> {
             for (size_t a : mine)
                 for (size_t b : theirs)
                     if (overlaps(m_p.buffers[a], m_p.buffers[b]))
-                        return race(std::string(verb) + " " + bufferLabel(m_p.buffers[a]) + " which overlaps " +
-                                    bufferLabel(m_p.buffers[b]) + " that running " + taskLabel(m_p.tasks[r]) + " " +
-                                    theirVerb);
+                        return race(std::string(verb) + " " + bufferLabel(m_p.buffers[a]) +
+                                    " which overlaps " + bufferLabel(m_p.buffers[b]) +
+                                    " that running " + taskLabel(m_p.tasks[r]) + " " + theirVerb);
             return std::nullopt;
         };
         if (auto e = clash(st.reads, other.writes, "reads", "writes"))
@@ -476,7 +493,8 @@ Status Machine::endTask(size_t index, uint64_t now) {
     for (auto& [b, value] : st.pendingWrites) {
         Status s = m_mem.write(m_p.buffers[b], value);
         if (!s.ok())
-            return makeError(ErrorKind::Runtime, taskLabel(task) + ": " + s.error().message, task.name);
+            return makeError(ErrorKind::Runtime, taskLabel(task) + ": " + s.error().message,
+                             task.name);
         noteWrite(b);
     }
     st.pendingWrites.clear();
@@ -503,7 +521,8 @@ std::string Machine::watchdogDump(uint64_t now) const {
             const Task& task = m_p.tasks[index];
             s += "; " + taskLabel(task) + " on core " + std::to_string(c);
             if (k != m_head[c]) {
-                s += " is queued behind task " + std::to_string(m_p.tasks[m_queues[c][m_head[c]]].id);
+                s += " is queued behind task " +
+                     std::to_string(m_p.tasks[m_queues[c][m_head[c]]].id);
                 continue;
             }
             bool any = false;
@@ -512,8 +531,8 @@ std::string Machine::watchdogDump(uint64_t now) const {
                     continue;
                 any = true;
                 auto [slotCore, slot] = slotOf(e);
-                s += " waits on event " + std::to_string(e) + " (slot " + std::to_string(slot) + " of core " +
-                     std::to_string(slotCore) + ")";
+                s += " waits on event " + std::to_string(e) + " (slot " + std::to_string(slot) +
+                     " of core " + std::to_string(slotCore) + ")";
                 auto rec = m_recorders.find(e);
                 if (rec == m_recorders.end()) {
                     s += " which no task records";
@@ -523,7 +542,8 @@ std::string Machine::watchdogDump(uint64_t now) const {
                 } else {
                     s += " recorded by";
                     for (size_t r : rec->second)
-                        s += " " + taskLabel(m_p.tasks[r]) + (m_state[r].started ? " (running)" : " (not run)");
+                        s += " " + taskLabel(m_p.tasks[r]) +
+                             (m_state[r].started ? " (running)" : " (not run)");
                 }
             }
             if (m_opt.strict && index > 0 && !m_state[index - 1].ended) {
@@ -536,8 +556,9 @@ std::string Machine::watchdogDump(uint64_t now) const {
     }
     std::string slots;
     for (const auto& [key, held] : m_slots)
-        slots += (slots.empty() ? "" : ", ") + std::string("core ") + std::to_string(key.first) + " slot " +
-                 std::to_string(key.second) + " holds event " + std::to_string(held.first);
+        slots += (slots.empty() ? "" : ", ") + std::string("core ") + std::to_string(key.first) +
+                 " slot " + std::to_string(key.second) + " holds event " +
+                 std::to_string(held.first);
     s += "; event slots: " + (slots.empty() ? std::string("none recorded") : slots);
     return s;
 }
@@ -569,7 +590,8 @@ Expected<SimResult> Machine::run() {
     for (size_t i = 0; i < m_p.outputBuffers.size(); ++i) {
         auto it = m_bufferById.find(m_p.outputBuffers[i]);
         if (it == m_bufferById.end())
-            return makeError(ErrorKind::Invalid, "output " + std::to_string(i) + " names unknown buffer " +
+            return makeError(ErrorKind::Invalid, "output " + std::to_string(i) +
+                                                     " names unknown buffer " +
                                                      std::to_string(m_p.outputBuffers[i]));
         SX_ASSIGN(ir::Tensor t, m_mem.read(m_p.buffers[it->second]));
         if (i < graphOutputs.size()) {

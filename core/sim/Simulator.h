@@ -13,12 +13,13 @@ namespace sextant::sim {
 
 /// When one Task ran on the simulated NPU. All times are in cycles from the start of the run.
 struct TraceRecord {
-    int task = 0;                                  ///< Task id (Program::tasks[i].id)
+    int task = 0; ///< Task id (Program::tasks[i].id)
     int core = 0;
     backend::UnitKind unit = backend::UnitKind::Vector;
-    uint64_t ready = 0; ///< every event it waits on had arrived (and, in strict mode, its predecessor ended)
-    uint64_t start = 0; ///< it began: ready and its core free and dispatched
-    uint64_t end = 0;   ///< its outputs were written and its events recorded
+    uint64_t ready =
+        0; ///< every event it waits on had arrived (and, in strict mode, its predecessor ended)
+    uint64_t start = 0;         ///< it began: ready and its core free and dispatched
+    uint64_t end = 0;           ///< its outputs were written and its events recorded
     uint64_t computeCycles = 0; ///< cycles its unit was busy
     uint64_t dmaCycles = 0;     ///< cycles its DMA engine needed at the bandwidth it got
     int dmaSharers = 1;         ///< Tasks (itself included) whose DMA shared DRAM when it started
@@ -26,15 +27,16 @@ struct TraceRecord {
 
 /// The result of simulating a Program once.
 struct SimResult {
-    std::vector<TraceRecord> trace; ///< one record per Task, in Program::tasks order
-    uint64_t totalCycles = 0;       ///< end of the last Task
+    std::vector<TraceRecord> trace;  ///< one record per Task, in Program::tasks order
+    uint64_t totalCycles = 0;        ///< end of the last Task
     std::vector<ir::Tensor> outputs; ///< read back from the output buffers, one per graph output
 };
 
 /// Knobs of one simulation.
 struct SimOptions {
-    /// Strict sync: every Task also waits for the previous Task of Program::tasks to end (one global
-    /// order across cores, for debugging races). Default: graph-async (only the planned syncs).
+    /// Strict sync: every Task also waits for the previous Task of Program::tasks to end (one
+    /// global order across cores, for debugging races). Default: graph-async (only the planned
+    /// syncs).
     bool strict = false;
     /// Compute the Tasks' numbers (read/compute/write the memory images). Off: timing only, and
     /// SimResult::outputs holds whatever the output buffers contain (zeros).
@@ -62,8 +64,8 @@ struct SimOptions {
 /// Integer constants without a buffer (shape operands) are taken as descriptor parameters.
 ///
 /// Errors: inputs that do not fit their buffers (Invalid), a plan that does not fit its target or a
-/// node that fails (Runtime), and a deadlock, reported by the watchdog with every blocked Task and the
-/// event it waits on (Runtime).
+/// node that fails (Runtime), and a deadlock, reported by the watchdog with every blocked Task and
+/// the event it waits on (Runtime).
 Expected<SimResult> simulate(const backend::Program& program, std::span<const ir::Tensor> inputs,
                              const SimOptions& options = {});
 

@@ -66,7 +66,9 @@ EndToEnd runEndToEnd(const std::string& model, const std::string& dataDir, bool&
     return e;
 }
 
-std::string mnistDir() { return std::string(SEXTANT_SHARED_DIR) + "/models/ort-examples"; }
+std::string mnistDir() {
+    return std::string(SEXTANT_SHARED_DIR) + "/models/ort-examples";
+}
 
 } // namespace
 
@@ -77,8 +79,8 @@ TEST(EndToEnd, MnistOnTheSimulatedNpuMatchesTheFloat64Reference) {
     bool ok = false;
     EndToEnd e = runEndToEnd(mnistDir() + "/mnist.onnx", data, ok);
     ASSERT_TRUE(ok);
-    runtime::TensorComparison c =
-        runtime::compareTensors("Plus214_Output_0", e.simulated.outputs[0], e.reference[0], 1e-2, 1e-2);
+    runtime::TensorComparison c = runtime::compareTensors(
+        "Plus214_Output_0", e.simulated.outputs[0], e.reference[0], 1e-2, 1e-2);
     EXPECT_GE(c.cosine, 0.999) << runtime::formatComparison(c);
     EXPECT_EQ(c.argmaxGot, 7) << runtime::formatComparison(c);
     EXPECT_EQ(c.argmaxExpected, 7);
@@ -89,7 +91,8 @@ TEST(EndToEnd, MnistOnTheSimulatedNpuMatchesTheFloat64Reference) {
     // onnxruntime's output agrees too.
     auto ort = frontend::loadTestDataSet(data, "output");
     ASSERT_TRUE(ort.ok()) << ort.error().message;
-    runtime::TensorComparison vsOrt = runtime::compareTensors("ort", e.simulated.outputs[0], (*ort)[0], 1e-2, 1e-2);
+    runtime::TensorComparison vsOrt =
+        runtime::compareTensors("ort", e.simulated.outputs[0], (*ort)[0], 1e-2, 1e-2);
     EXPECT_GE(vsOrt.cosine, 0.999) << runtime::formatComparison(vsOrt);
     EXPECT_EQ(vsOrt.argmaxGot, 7);
 
@@ -114,7 +117,8 @@ TEST(EndToEnd, ResidualCnnSampleOnTheSimulatedNpu) {
     bool ok = false;
     EndToEnd e = runEndToEnd(dir + "/residual_cnn.onnx", dir + "/residual_cnn", ok);
     ASSERT_TRUE(ok);
-    runtime::TensorComparison c = runtime::compareTensors("probs", e.simulated.outputs[0], e.reference[0], 1e-2, 1e-2);
+    runtime::TensorComparison c =
+        runtime::compareTensors("probs", e.simulated.outputs[0], e.reference[0], 1e-2, 1e-2);
     EXPECT_GE(c.cosine, 0.999) << runtime::formatComparison(c);
     EXPECT_EQ(c.argmaxGot, c.argmaxExpected) << runtime::formatComparison(c);
     EXPECT_TRUE(c.pass) << runtime::formatComparison(c);
@@ -184,7 +188,8 @@ TEST(EndToEnd, MultiCoreUltrafaceHasNoRacesAndMatchesTheReference) {
     ASSERT_TRUE(ref.ok()) << ref.error().message;
     ASSERT_EQ(ref->size(), result->outputs.size());
     for (size_t i = 0; i < ref->size(); ++i) {
-        auto c = runtime::compareTensors((*graph)->outputs()[i]->name(), result->outputs[i], (*ref)[i], 1e-2, 1e-2);
+        auto c = runtime::compareTensors((*graph)->outputs()[i]->name(), result->outputs[i],
+                                         (*ref)[i], 1e-2, 1e-2);
         EXPECT_GE(c.cosine, 0.999) << runtime::formatComparison(c);
         EXPECT_EQ(c.argmaxGot, c.argmaxExpected) << runtime::formatComparison(c);
     }
@@ -193,6 +198,7 @@ TEST(EndToEnd, MultiCoreUltrafaceHasNoRacesAndMatchesTheReference) {
     for (size_t i = 0; i < result->trace.size() && !overlap; ++i)
         for (size_t j = i + 1; j < result->trace.size() && !overlap; ++j)
             overlap = result->trace[i].core != result->trace[j].core &&
-                      result->trace[i].start < result->trace[j].end && result->trace[j].start < result->trace[i].end;
+                      result->trace[i].start < result->trace[j].end &&
+                      result->trace[j].start < result->trace[i].end;
     EXPECT_TRUE(overlap);
 }

@@ -1,10 +1,10 @@
-// Profile database: a simulated run written to SQLite reads back exactly, several runs share a file,
-// bad files give clear errors, and the Chrome trace export is well-formed and deterministic.
+// Profile database: a simulated run written to SQLite reads back exactly, several runs share a
+// file, bad files give clear errors, and the Chrome trace export is well-formed and deterministic.
+#include "profiler/ProfileDb.h"
 #include "core/backend/Lower.h"
 #include "core/runtime/InputGenerator.h"
 #include "core/runtime/Session.h"
 #include "profiler/ChromeTrace.h"
-#include "profiler/ProfileDb.h"
 #include "profiler/ProfileReader.h"
 
 #include <gtest/gtest.h>
@@ -62,7 +62,8 @@ class ProfileDbTest : public ::testing::Test {
 protected:
     void SetUp() override {
         m_dir = fs::temp_directory_path() /
-                ("sextant-profile-" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+                ("sextant-profile-" +
+                 std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
                  "-" + std::to_string(::getpid()));
         fs::remove_all(m_dir);
         fs::create_directories(m_dir);
@@ -79,7 +80,8 @@ protected:
     static void execOn(const std::string& db, const std::string& sql) {
         sqlite3* h = nullptr;
         ASSERT_EQ(sqlite3_open(db.c_str(), &h), SQLITE_OK);
-        ASSERT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << sqlite3_errmsg(h);
+        ASSERT_EQ(sqlite3_exec(h, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK)
+            << sqlite3_errmsg(h);
         sqlite3_close(h);
     }
     fs::path m_dir;
@@ -215,10 +217,12 @@ TEST_F(ProfileDbTest, BadFilesGiveClearErrors) {
     EXPECT_NE(missing.error().message.find("missing.db"), std::string::npos);
 
     std::string junk = path("junk.db");
-    std::ofstream(junk) << "this is not a database, just some text that is long enough to have a header....";
+    std::ofstream(junk)
+        << "this is not a database, just some text that is long enough to have a header....";
     auto notDb = profiler::ProfileReader::open(junk);
     ASSERT_FALSE(notDb.ok());
-    EXPECT_NE(notDb.error().message.find("is not a profile database"), std::string::npos) << notDb.error().message;
+    EXPECT_NE(notDb.error().message.find("is not a profile database"), std::string::npos)
+        << notDb.error().message;
     // Writing into it must fail too, not corrupt it further.
     SimulatedRun run = simulateSmallModel();
     EXPECT_FALSE(profiler::writeProfile(junk, run.program, run.result, info()).ok());
@@ -242,7 +246,8 @@ TEST_F(ProfileDbTest, BadFilesGiveClearErrors) {
     execOn(partial, "DROP TABLE buffers");
     auto p = profiler::ProfileReader::open(partial);
     ASSERT_FALSE(p.ok());
-    EXPECT_NE(p.error().message.find("missing table 'buffers'"), std::string::npos) << p.error().message;
+    EXPECT_NE(p.error().message.find("missing table 'buffers'"), std::string::npos)
+        << p.error().message;
 }
 
 TEST_F(ProfileDbTest, ChromeTraceIsWellFormedAndDeterministic) {
@@ -253,7 +258,8 @@ TEST_F(ProfileDbTest, ChromeTraceIsWellFormedAndDeterministic) {
     ASSERT_TRUE(profiler::exportChromeTrace(db, out1).ok());
     ASSERT_TRUE(profiler::exportChromeTrace(db, out2).ok());
     std::ifstream f1(out1), f2(out2);
-    std::string s1((std::istreambuf_iterator<char>(f1)), {}), s2((std::istreambuf_iterator<char>(f2)), {});
+    std::string s1((std::istreambuf_iterator<char>(f1)), {}),
+        s2((std::istreambuf_iterator<char>(f2)), {});
     EXPECT_EQ(s1, s2);
     auto doc = nlohmann::json::parse(s1, nullptr, false);
     ASSERT_FALSE(doc.is_discarded());
@@ -262,7 +268,8 @@ TEST_F(ProfileDbTest, ChromeTraceIsWellFormedAndDeterministic) {
         std::string ph = e["ph"];
         if (ph == "X") {
             ++complete;
-            EXPECT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("pid") && e.contains("tid"));
+            EXPECT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("pid") &&
+                        e.contains("tid"));
             EXPECT_GT(e["dur"].get<double>(), 0.0);
         }
         flowStarts += ph == "s";

@@ -1,10 +1,10 @@
 // Session: a lowered Program runs on the simulated device in both run modes, inputs are checked,
 // and an artifact written to disk runs the same as the Program in memory.
+#include "core/runtime/Session.h"
 #include "core/backend/Artifact.h"
 #include "core/backend/Lower.h"
 #include "core/ir/Interpreter.h"
 #include "core/runtime/InputGenerator.h"
-#include "core/runtime/Session.h"
 
 #include <gtest/gtest.h>
 
@@ -103,19 +103,22 @@ TEST(Session, ChecksInputs) {
     std::vector<ir::Tensor> none;
     auto r0 = s.run(none);
     ASSERT_FALSE(r0.ok());
-    EXPECT_NE(r0.error().message.find("takes 1 input(s), got 0"), std::string::npos) << r0.error().message;
+    EXPECT_NE(r0.error().message.find("takes 1 input(s), got 0"), std::string::npos)
+        << r0.error().message;
 
     std::vector<ir::Tensor> wrong{ir::Tensor(ir::DType::F32, {1, 3, 8, 9})};
     auto r1 = s.run(wrong);
     ASSERT_FALSE(r1.ok());
-    EXPECT_NE(r1.error().message.find("input 0 'x': expected f32[1,3,8,8], got f32[1,3,8,9]"), std::string::npos)
+    EXPECT_NE(r1.error().message.find("input 0 'x': expected f32[1,3,8,8], got f32[1,3,8,9]"),
+              std::string::npos)
         << r1.error().message;
 
     std::vector<ir::Tensor> ints{ir::Tensor(ir::DType::I64, {1, 3, 8, 8})};
     EXPECT_FALSE(s.run(ints).ok());
 
     // A float64 input of the right shape is converted, not rejected.
-    std::vector<ir::Tensor> f64{runtime::generateInputs(*s.program().graph).value()[0].castTo(ir::DType::F64)};
+    std::vector<ir::Tensor> f64{
+        runtime::generateInputs(*s.program().graph).value()[0].castTo(ir::DType::F64)};
     EXPECT_TRUE(s.run(f64).ok());
 }
 
@@ -128,7 +131,8 @@ TEST(Session, RunModeNames) {
 
 TEST(Session, ArtifactRunsLikeTheProgramInMemory) {
     runtime::Session s = lowered();
-    auto dir = std::filesystem::temp_directory_path() / ("sextant-session-test-" + std::to_string(::getpid()));
+    auto dir = std::filesystem::temp_directory_path() /
+               ("sextant-session-test-" + std::to_string(::getpid()));
     std::filesystem::remove_all(dir);
     ASSERT_TRUE(backend::writeArtifact(s.program(), dir.string()).ok());
     auto loaded = runtime::Session::fromArtifact(dir.string());

@@ -1,10 +1,10 @@
 // The simulator on a hand-built Program: it must compute what the reference interpreter computes
 // (within f16 rounding), and it must really read the planned addresses: a corrupted plan or a
 // dropped event wait gives wrong numbers or a watchdog error.
+#include "core/sim/Simulator.h"
 #include "core/ir/Half.h"
 #include "core/ir/Interpreter.h"
 #include "core/sim/MemoryImage.h"
-#include "core/sim/Simulator.h"
 
 #include <gtest/gtest.h>
 
@@ -57,8 +57,8 @@ Sample makeSample() {
     p.modelName = "sample";
     p.target = backend::Target{};
     p.graph = g;
-    auto buf = [&](int id, const std::string& value, BufferKind kind, uint64_t offset, uint64_t size,
-                   int first, int last) {
+    auto buf = [&](int id, const std::string& value, BufferKind kind, uint64_t offset,
+                   uint64_t size, int first, int last) {
         Buffer bb;
         bb.id = id;
         bb.value = value;
@@ -280,7 +280,8 @@ TEST(MemoryImage, RoundTripsAndRoundsToTheBufferType) {
     ASSERT_TRUE(back.ok());
     EXPECT_EQ(back->dtype(), ir::DType::F16);
     for (int64_t i = 0; i < s.input.numel(); ++i)
-        EXPECT_FLOAT_EQ(static_cast<float>(back->at(i)), ir::roundToHalf(static_cast<float>(s.input.at(i))));
+        EXPECT_FLOAT_EQ(static_cast<float>(back->at(i)),
+                        ir::roundToHalf(static_cast<float>(s.input.at(i))));
 }
 
 TEST(SimulatorRaceChecker, NamesTheMissingWait) {
@@ -292,7 +293,9 @@ TEST(SimulatorRaceChecker, NamesTheMissingWait) {
     ASSERT_FALSE(r.ok());
     const std::string& m = r.error().message;
     EXPECT_NE(m.find("race: task 3 'add' (core 1)"), std::string::npos) << m;
-    EXPECT_NE(m.find("reads buffer 5 ('r') before its producer task 1 'relu' (core 0) ended"), std::string::npos) << m;
+    EXPECT_NE(m.find("reads buffer 5 ('r') before its producer task 1 'relu' (core 0) ended"),
+              std::string::npos)
+        << m;
 }
 
 TEST(SimulatorRaceChecker, NamesOverlappingLiveBuffers) {
@@ -304,7 +307,8 @@ TEST(SimulatorRaceChecker, NamesOverlappingLiveBuffers) {
     ASSERT_FALSE(r.ok());
     const std::string& m = r.error().message;
     EXPECT_NE(m.find("race: task 3 'add'"), std::string::npos) << m;
-    EXPECT_NE(m.find("reads buffer 6 ('s') but its bytes were overwritten by buffer 5 ('r')"), std::string::npos)
+    EXPECT_NE(m.find("reads buffer 6 ('s') but its bytes were overwritten by buffer 5 ('r')"),
+              std::string::npos)
         << m;
 }
 
