@@ -26,8 +26,9 @@ mnist)
     expect_line "^profile: wrote run [0-9]+ to "
     [ -s "$err" ] && fail "unexpected stderr"
     "$cli" export-trace "$work/mnist.db" -o "$work/mnist.json" >"$out" 2>"$err" || fail "export-trace failed"
-    python3 -c "import json,sys; d=json.load(open(sys.argv[1])); x=[e for e in d['traceEvents'] if e['ph']=='X']; sys.exit(0 if x else 1)" \
-        "$work/mnist.json" 2>>"$err" || fail "trace JSON has no Task slices or is not JSON"
+    # (test_profiler parses the JSON; here: the file has the Task slices of this run)
+    grep -q '"ph": "X"' "$work/mnist.json" || fail "trace has no Task slices"
+    grep -q '"traceEvents"' "$work/mnist.json" || fail "trace has no traceEvents"
     ;;
 mnist-reference)
     model="$shared/models/ort-examples/mnist.onnx"
