@@ -137,7 +137,7 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
         t.nodes = std::move(r.nodes);
         tasks.push_back(std::move(t));
     }
-    snap->timeline.setTasks(std::move(tasks));
+    snap->timeline.setTasks(std::move(tasks), snap->program.target.numCores);
     snap->memory = buildMemoryMap(snap->program, snap->timeline);
     snap->log.push_back("profile: " + request.profilePath + " (" + std::to_string(rows.size()) + " tasks)");
     SX_TRY(checkCancel(cancel));

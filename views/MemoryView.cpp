@@ -119,7 +119,7 @@ QRectF MemoryView::blockRect(const MemoryBlock& b) const {
     // Address grows upwards, like a stack of allocations.
     const double y1 = plot.bottom() - plot.height() * static_cast<double>(b.offset - m_addrLo) / span;
     const double y0 = plot.bottom() - plot.height() * static_cast<double>(b.offset + b.size - m_addrLo) / span;
-    return QRectF(x0, y0, std::max(2.0, x1 - x0), std::max(1.5, y1 - y0));
+    return QRectF(x0, y0, std::max(2.0, x1 - x0), std::max(3.0, y1 - y0));
 }
 
 const MemoryBlock* MemoryView::blockAt(const QPoint& pos) const {
@@ -157,7 +157,10 @@ void MemoryView::paintEvent(QPaintEvent*) {
                    QStringLiteral("0x%1").arg(addr, 0, 16));
         const double t = frac * static_cast<double>(m_map->totalCycles);
         const double x = plot.left() + plot.width() * frac;
-        p.drawText(QRectF(x - 60, plot.bottom() + 4, 120, 16), Qt::AlignCenter,
+        const QRectF box = i == 0 ? QRectF(x, plot.bottom() + 4, 120, 16)
+                         : i == 4 ? QRectF(x - 120, plot.bottom() + 4, 120, 16)
+                                  : QRectF(x - 60, plot.bottom() + 4, 120, 16);
+        p.drawText(box, (i == 0 ? Qt::AlignLeft : i == 4 ? Qt::AlignRight : Qt::AlignHCenter) | Qt::AlignVCenter,
                    tr("%1 cyc").arg(static_cast<qulonglong>(t)));
     }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <utility>
 
 namespace sextant::views {
@@ -19,7 +20,7 @@ const char* unitLabel(backend::UnitKind unit) {
 
 } // namespace
 
-void TimelineModel::setTasks(std::vector<TimelineTask> tasks) {
+void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
     m_tasks = std::move(tasks);
     m_lanes.clear();
     m_laneOfTask.assign(m_tasks.size(), -1);
@@ -31,6 +32,12 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks) {
         byLane[{t.core, static_cast<int>(t.unit)}].push_back(static_cast<int>(i));
         m_totalCycles = std::max(m_totalCycles, t.end);
     }
+    std::set<int> busyCores;
+    for (const auto& [key, items] : byLane)
+        busyCores.insert(key.first);
+    for (int core = 0; core < numCores; ++core)
+        if (!busyCores.count(core))
+            byLane[{core, -1}]; // an idle core: one empty lane
     for (auto& [key, items] : byLane) {
         std::sort(items.begin(), items.end(), [&](int a, int b) {
             const TimelineTask& ta = m_tasks[a];
@@ -39,8 +46,8 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks) {
         });
         TimelineLane lane;
         lane.core = key.first;
-        lane.unit = static_cast<backend::UnitKind>(key.second);
-        lane.label = "core " + std::to_string(key.first) + " \u00b7 " + unitLabel(lane.unit);
+        lane.unit = key.second < 0 ? backend::UnitKind::Vector : static_cast<backend::UnitKind>(key.second);
+        lane.label = "core " + std::to_string(key.first) + " \u00b7 " + (key.second < 0 ? "idle" : unitLabel(lane.unit));
         lane.items = std::move(items);
         uint64_t maxEnd = 0;
         for (int i : lane.items) {

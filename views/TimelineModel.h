@@ -27,7 +27,7 @@ struct TimelineTask {
 struct TimelineLane {
     int core = 0;
     backend::UnitKind unit = backend::UnitKind::Vector;
-    std::string label; ///< "core 0 · cube"
+    std::string label; ///< "core 0 · cube", or "core 3 · idle" for a core without Tasks
     std::vector<int> items;
     std::vector<uint64_t> endPrefixMax; ///< max end over items[0..i]: monotonic, for binary search
 };
@@ -47,8 +47,9 @@ struct TimelineDrawItem {
 class TimelineModel {
 public:
     /// Replaces the data. Lanes are created for each (core, unit) pair that has Tasks, ordered by
-    /// core then unit; within a lane Tasks are ordered by (start, task id).
-    void setTasks(std::vector<TimelineTask> tasks);
+    /// core then unit; within a lane Tasks are ordered by (start, task id). Cores below `numCores`
+    /// that ran nothing still get one empty lane, so idle cores are visible as such.
+    void setTasks(std::vector<TimelineTask> tasks, int numCores = 0);
 
     const std::vector<TimelineTask>& tasks() const { return m_tasks; }
     const std::vector<TimelineLane>& lanes() const { return m_lanes; }

@@ -185,8 +185,10 @@ void TimelineView::paintEvent(QPaintEvent*) {
         p.drawLine(QPointF(x, kAxisHeight), QPointF(x, bottom));
         p.setPen(QColor(0x55, 0x55, 0x60));
         const double us = t / (m_clockGhz * 1000.0);
-        p.drawText(QRectF(x + 3, 2, 120, kAxisHeight - 4), Qt::AlignLeft | Qt::AlignVCenter,
-                   tr("%1 cyc · %2 µs").arg(shortCycles(t)).arg(QString::number(us, 'g', 4)));
+        const QString label = tr("%1 cyc · %2 µs").arg(shortCycles(t)).arg(QString::number(us, 'g', 4));
+        if (x + 3 + p.fontMetrics().horizontalAdvance(label) > kGutter + w + 8)
+            continue; // would be clipped at the right edge
+        p.drawText(QRectF(x + 3, 2, 120, kAxisHeight - 4), Qt::AlignLeft | Qt::AlignVCenter, label);
     }
     p.setPen(textColor);
     p.drawText(QRectF(6, 2, kGutter - 10, kAxisHeight - 4), Qt::AlignLeft | Qt::AlignVCenter,

@@ -42,6 +42,18 @@ private slots:
         QCOMPARE(m.laneOf(3), 2);
     }
 
+    void idleCoresGetAnEmptyLane() {
+        TimelineModel m;
+        m.setTasks({task(0, 1, UnitKind::Cube, 0, 10), task(1, 1, UnitKind::Dma, 10, 20)}, 3);
+        QCOMPARE(m.lanes().size(), size_t(4)); // core 0 idle, core 1 cube + dma, core 2 idle
+        QCOMPARE(QString::fromStdString(m.lanes()[0].label), QStringLiteral("core 0 \u00b7 idle"));
+        QVERIFY(m.lanes()[0].items.empty());
+        QCOMPARE(m.lanes()[1].core, 1);
+        QCOMPARE(QString::fromStdString(m.lanes()[3].label), QStringLiteral("core 2 \u00b7 idle"));
+        TimelineCoords c{0.0, 1.0};
+        QCOMPARE(m.buildDrawList(c, 100.0).size(), size_t(2));
+    }
+
     void tasksOfNodeFindsEveryTaskRunningIt() {
         TimelineModel m;
         m.setTasks({task(7, 0, UnitKind::Cube, 0, 10, {"conv1", "relu1"}), task(3, 1, UnitKind::Cube, 0, 10, {"conv1"}),
