@@ -19,8 +19,9 @@ inline constexpr int64_t kMaxOnnxOpset = 21;
 ///
 /// Initializers and Constant nodes become graph constants (weights are moved out of the parsed
 /// protobuf, never copied again); graph inputs that are initializers are constants, not inputs;
-/// node lists out of order are sorted; nodes with empty or duplicate names get stable unique names
-/// (`<OpType>_<index in file>`), recorded as their provenance origin. Types are inferred at the end.
+/// node lists out of order are sorted (stably). Unnamed nodes are named `<OpType>_<index in file>`
+/// and a repeated name gets `_1`, `_2`, ...; that name is the node's provenance origin. Each node
+/// is then verified and its output types inferred, in order; symbolic input dims stay symbolic.
 /// Errors name the file, node, attribute or tensor concerned; an op missing from the op table is
 /// `unsupported op 'Foo' (opset 13) at node 'bar'`. Never crashes on bad input.
 Expected<std::unique_ptr<ir::Graph>> importOnnx(const std::string& path);
