@@ -13,6 +13,23 @@
 namespace sextant::profiler {
 
 /// Version of the database layout written by writeProfile; readers refuse any other.
+///
+/// Layout (version 1). Text columns hold ids into `strings(id, text)`; times are cycles.
+///   schema_version(version)
+///   runs(id, model, target, pipeline, created)            created: unix seconds
+///   nodes(run, name, op, origins, created_by)             origins: JSON array of ONNX node names
+///   tasks(run, id, name, kernel, core, unit, start, "end", ready, flops, dma_bytes, nodes)
+///                                                         unit: "cube" | "vector" | "dma";
+///                                                         nodes: JSON array of IR node names
+///   task_nodes(run, task, node)                           the same, one row per node
+///   deps(run, src, dst, event)                            event: -1 for a same-core dependency
+///   buffers(run, id, value, level, core, "offset", size, first_task, last_task)
+///                                                         level: "dram" | "sram"
+///   metrics(run, key, value)                              total_cycles, clock_ghz, num_cores,
+///                                                         num_tasks, num_events, dram_peak,
+///                                                         dram_lower_bound, weight_bytes,
+///                                                         io_bytes, then RunInfo::metrics
+/// Indexes: tasks(run, core, start) for lane/time-window queries, task_nodes(run, task).
 inline constexpr int kProfileSchemaVersion = 1;
 
 /// What a run was, beyond the Program and its trace.
