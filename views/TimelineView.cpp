@@ -36,6 +36,16 @@ QString shortCycles(double c) {
     return QString::number(c, 'g', 6);
 }
 
+/// "850 ns", "12.5 µs", "3.2 ms", "1.05 s" from microseconds.
+QString shortTime(double us) {
+    const double a = std::abs(us);
+    if (a == 0.0) return QStringLiteral("0 µs");
+    if (a < 1.0) return QString::number(us * 1000.0, 'g', 3) + QStringLiteral(" ns");
+    if (a < 1000.0) return QString::number(us, 'g', 4) + QStringLiteral(" µs");
+    if (a < 1e6) return QString::number(us / 1000.0, 'g', 4) + QStringLiteral(" ms");
+    return QString::number(us / 1e6, 'g', 4) + QStringLiteral(" s");
+}
+
 /// A 1-2-5 step so ticks are at least `minPx` apart.
 double niceStep(double cyclesPerPixel, double minPx) {
     const double raw = cyclesPerPixel * minPx;
@@ -185,7 +195,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
         p.drawLine(QPointF(x, kAxisHeight), QPointF(x, bottom));
         p.setPen(QColor(0x55, 0x55, 0x60));
         const double us = t / (m_clockGhz * 1000.0);
-        const QString label = tr("%1 cyc · %2 µs").arg(shortCycles(t)).arg(QString::number(us, 'g', 4));
+        const QString label = tr("%1 cyc · %2").arg(shortCycles(t), shortTime(us));
         if (x + 3 + p.fontMetrics().horizontalAdvance(label) > kGutter + w + 8)
             continue; // would be clipped at the right edge
         p.drawText(QRectF(x + 3, 2, 120, kAxisHeight - 4), Qt::AlignLeft | Qt::AlignVCenter, label);
