@@ -306,7 +306,7 @@ bool TimelineView::event(QEvent* event) {
     const double us = static_cast<double>(t.end - t.start) / (m_clockGhz * 1000.0);
     QToolTip::showText(help->globalPos(),
                        tr("<b>%1</b> (task %2, %3)<br>core %4 · %5<br>start %6 · end %7 cyc<br>"
-                          "duration %8 cyc (%9 µs)<br>waited %10 cyc for dispatch/events<br>nodes: %11")
+                          "duration %8 cyc (%9 µs)<br>events ready at %10 cyc<br>nodes: %11")
                            .arg(QString::fromStdString(t.name).toHtmlEscaped())
                            .arg(t.task)
                            .arg(QString::fromStdString(t.kernel).toHtmlEscaped())
@@ -316,7 +316,7 @@ bool TimelineView::event(QEvent* event) {
                            .arg(t.end)
                            .arg(t.end - t.start)
                            .arg(us, 0, 'f', 3)
-                           .arg(t.start > t.ready ? t.start - t.ready : 0)
+                           .arg(t.ready)
                            .arg(nodes.join(", ").toHtmlEscaped()),
                        this);
     return true;

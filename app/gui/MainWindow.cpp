@@ -116,6 +116,7 @@ void MainWindow::buildUi() {
     memLayout->setContentsMargins(6, 4, 6, 4);
     m_memorySummary = new QLabel(tr("no run yet"), memPage);
     m_memorySummary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_memorySummary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     m_showWeights = new QCheckBox(tr("Show weights"), memPage);
     auto* memBar = new QHBoxLayout;
     memBar->addWidget(m_memorySummary, 1);
@@ -132,7 +133,15 @@ void MainWindow::buildUi() {
     auto* tlLayout = new QVBoxLayout(tlPage);
     tlLayout->setContentsMargins(6, 4, 6, 4);
     m_timelineSummary = new QLabel(tr("no run yet"), tlPage);
+    auto* tlLegend = new QLabel(
+        tr("<span style='color:#5b8dd6'>■</span> cube &nbsp; <span style='color:#5cb06a'>■</span> vector &nbsp; "
+           "<span style='color:#e0964a'>■</span> DMA &nbsp; <span style='color:#909098'>▨</span> folded Tasks "
+           "(zoom in) &nbsp; <span style='color:#888'>wheel: zoom · drag: pan · double-click: fit</span>"),
+        tlPage);
+    m_timelineSummary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    tlLegend->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     tlLayout->addWidget(m_timelineSummary);
+    tlLayout->addWidget(tlLegend);
     m_timeline = new views::TimelineView;
     auto* scroll = new QScrollArea(tlPage);
     scroll->setWidget(m_timeline);
@@ -295,7 +304,7 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
     const auto& lanes = m_snapshot->timeline.lanes();
     int cores = 0;
     for (size_t i = 0; i < lanes.size(); ++i)
-        if (i == 0 || lanes[i].core != lanes[i - 1].core)
+        if (!lanes[i].items.empty() && (i == 0 || lanes[i].core != lanes[i - 1].core || lanes[i - 1].items.empty()))
             ++cores;
     m_timelineSummary->setText(tr("%1 Tasks on %2 of %3 cores · %4 cycles (%5 µs) · from %6")
                                    .arg(m_snapshot->timeline.tasks().size())
