@@ -111,6 +111,30 @@ private slots:
         QVERIFY(std::filesystem::exists(snap->profilePath)); // in the worker's temp folder
     }
 
+    void startingAgainSupersedesTheRunningCompile() {
+        const std::string mnist = SEXTANT_SHARED_DIR "/models/ort-examples/mnist.onnx";
+        if (!std::filesystem::exists(mnist))
+            QSKIP("../shared not found: skipping the superseding compile test");
+        CompileWorker worker;
+        QSignalSpy finished(&worker, &CompileWorker::finished);
+        QSignalSpy failed(&worker, &CompileWorker::failed);
+        QSignalSpy cancelled(&worker, &CompileWorker::cancelled);
+        CompileRequest first;
+        first.modelPath = kSample;
+        CompileRequest second;
+        second.modelPath = mnist;
+        worker.start(first);
+        worker.start(second); // the user opened another model before the first finished
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 180000);
+        QTest::qWait(50);
+        QCOMPARE(failed.count(), 0);
+        QCOMPARE(cancelled.count(), 0); // the superseded run is dropped silently
+        QCOMPARE(finished.count(), 1);
+        auto snap = finished.first().first().value<std::shared_ptr<const CompileSnapshot>>();
+        QCOMPARE(snap->modelPath, mnist); // only the latest request reaches the views
+        QVERIFY(!worker.isRunning());
+    }
+
     void badModelFailsThroughTheWorker() {
         QTemporaryDir dir;
         const QString path = dir.filePath("garbage.onnx");
