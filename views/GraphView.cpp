@@ -234,6 +234,12 @@ void GraphView::mouseReleaseEvent(QMouseEvent* event) {
     emit nodeClicked(QString());
 }
 
+void GraphView::showEvent(QShowEvent* event) {
+    QGraphicsView::showEvent(event);
+    if (m_fitPending)
+        fitToView(); // a layout that arrived while the Graph tab was hidden
+}
+
 void GraphView::resizeEvent(QResizeEvent* event) {
     QGraphicsView::resizeEvent(event);
     if (m_fitPending)
