@@ -17,6 +17,7 @@ mnist)
     model="$shared/models/ort-examples/mnist.onnx"
     data="$shared/models/ort-examples/test_data/mnist/test_data_set_0"
     if [ ! -f "$model" ]; then echo "../shared not found: skipping the mnist CLI test"; exit 77; fi
+    rm -f "$work/mnist.db"
     "$cli" run "$model" --inputs "$data" --compare-reference --profile "$work/mnist.db" >"$out" 2>"$err"
     rc=$?
     [ $rc -eq 0 ] || fail "exit code $rc"
@@ -29,6 +30,11 @@ mnist)
     # (test_profiler parses the JSON; here: the file has the Task slices of this run)
     grep -q '"ph": "X"' "$work/mnist.json" || fail "trace has no Task slices"
     grep -q '"traceEvents"' "$work/mnist.json" || fail "trace has no traceEvents"
+    # Determinism across processes: a second run gives the same trace, byte for byte.
+    rm -f "$work/again.db"
+    "$cli" run "$model" --inputs "$data" --profile "$work/again.db" >"$out" 2>"$err" || fail "second run failed"
+    "$cli" export-trace "$work/again.db" -o "$work/again.json" >"$out" 2>"$err" || fail "second export failed"
+    cmp -s "$work/mnist.json" "$work/again.json" || fail "two runs gave different traces"
     ;;
 mnist-reference)
     model="$shared/models/ort-examples/mnist.onnx"
