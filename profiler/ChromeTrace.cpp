@@ -22,18 +22,6 @@ int unitLane(backend::UnitKind u) {
     return 1;
 }
 
-const char* unitLabel(backend::UnitKind u) {
-    switch (u) {
-    case backend::UnitKind::Cube:
-        return "cube";
-    case backend::UnitKind::Vector:
-        return "vector";
-    case backend::UnitKind::Dma:
-        return "dma";
-    }
-    return "vector";
-}
-
 } // namespace
 
 Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run) {
@@ -72,7 +60,7 @@ Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run) 
                           {"name", "thread_name"},
                           {"pid", core},
                           {"tid", lane},
-                          {"args", {{"name", unitLabel(u)}}}});
+                          {"args", {{"name", std::string(backend::unitName(u))}}}});
     }
 
     std::map<int, const TaskRow*> byId;

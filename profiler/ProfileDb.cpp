@@ -35,18 +35,6 @@ CREATE INDEX IF NOT EXISTS tasks_by_lane ON tasks(run, core, start);
 CREATE INDEX IF NOT EXISTS task_nodes_by_task ON task_nodes(run, task);
 )sql";
 
-std::string unitText(backend::UnitKind u) {
-    switch (u) {
-    case backend::UnitKind::Cube:
-        return "cube";
-    case backend::UnitKind::Vector:
-        return "vector";
-    case backend::UnitKind::Dma:
-        return "dma";
-    }
-    return "vector";
-}
-
 std::string levelText(backend::MemLevel l) {
     switch (l) {
     case backend::MemLevel::Dram:
@@ -181,7 +169,7 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             nlohmann::json nodes = t.nodes;
             SX_ASSIGN(int64_t name, strings.id(t.name));
             SX_ASSIGN(int64_t kernel, strings.id(t.kernel));
-            SX_ASSIGN(int64_t unit, strings.id(unitText(t.unit)));
+            SX_ASSIGN(int64_t unit, strings.id(std::string(backend::unitName(t.unit))));
             SX_ASSIGN(int64_t nodeList, strings.id(nodes.dump()));
             ins.bind(1, run);
             ins.bind(2, static_cast<int64_t>(t.id));

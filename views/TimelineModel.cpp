@@ -7,19 +7,6 @@
 
 namespace sextant::views {
 
-namespace {
-
-const char* unitLabel(backend::UnitKind unit) {
-    switch (unit) {
-    case backend::UnitKind::Cube: return "cube";
-    case backend::UnitKind::Vector: return "vector";
-    case backend::UnitKind::Dma: return "dma";
-    }
-    return "unit";
-}
-
-} // namespace
-
 void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
     m_tasks = std::move(tasks);
     m_lanes.clear();
@@ -47,7 +34,7 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
         TimelineLane lane;
         lane.core = key.first;
         lane.unit = key.second < 0 ? backend::UnitKind::Vector : static_cast<backend::UnitKind>(key.second);
-        lane.label = "core " + std::to_string(key.first) + " \u00b7 " + (key.second < 0 ? "idle" : unitLabel(lane.unit));
+        lane.label = "core " + std::to_string(key.first) + " \u00b7 " + (key.second < 0 ? "idle" : std::string(backend::unitName(lane.unit)));
         lane.items = std::move(items);
         uint64_t maxEnd = 0;
         for (int i : lane.items) {

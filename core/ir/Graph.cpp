@@ -264,6 +264,17 @@ Status Graph::renameValue(Value* v, const std::string& newName) {
     return {};
 }
 
+Status Graph::renameNode(Node* n, const std::string& newName) {
+    if (n->m_name == newName)
+        return {};
+    if (m_nodeIndex.count(newName))
+        return makeError(ErrorKind::Invalid, "duplicate node name '" + newName + "'", newName);
+    m_nodeIndex.erase(n->m_name);
+    n->m_name = newName;
+    m_nodeIndex[newName] = n;
+    return {};
+}
+
 Status Graph::topoSort() {
     // Kahn's algorithm; among ready nodes, the one earliest in the current order goes first,
     // so an already-sorted graph keeps its order exactly.

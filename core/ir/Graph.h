@@ -146,6 +146,8 @@ public:
     void removeUnusedConstants();
     /// Renames a value (keeps the name index in step). Fails if the name is taken.
     Status renameValue(Value* v, const std::string& newName);
+    /// Renames a node (keeps the name index in step). Fails if the name is taken.
+    Status renameNode(Node* n, const std::string& newName);
 
     /// Restores a topological order, keeping the current relative order where possible.
     /// Fails with the names involved if the graph has a cycle.

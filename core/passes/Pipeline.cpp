@@ -5,7 +5,7 @@ namespace sextant::passes {
 std::vector<std::unique_ptr<Pass>> defaultPipeline() {
     std::vector<std::unique_ptr<Pass>> p;
     // First, so that every later pass can rely on known dtypes and shapes (the importer may leave
-    // symbolic or placeholder types; rules that check broadcasting need concrete ones).
+    // symbolic or not-yet-inferred types; rules that check broadcasting need concrete ones).
     p.push_back(makeInferShapesPass());
     // Before folding and fusion: removing Identity/Dropout and x*1 exposes the Conv->Add->Relu
     // and constant-only chains the later passes look for, and merging Reshape chains lets a

@@ -91,17 +91,19 @@ Expected<ir::Node*> replaceChain(ir::Graph& graph, const std::vector<ir::Node*>&
             break;
         }
 
-    // Park the result's uses on a placeholder so the chain can be erased and its names reused.
-    SX_ASSIGN(ir::Value * placeholder,
-              graph.addConstant(graph.uniqueName("__sextant_placeholder"), ir::Tensor()));
-    graph.replaceAllUsesWith(result, placeholder);
-    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-        SX_TRY(graph.eraseNode(*it));
+    // The fused node is built under temporary names, takes over the result's uses, and then
+    // inherits the chain's names once the chain is gone, so the IR text does not churn.
     SX_ASSIGN(ir::Node * fused,
-              graph.addNode(kind, name, std::move(inputs), {resultName}, std::move(attrs), before));
+              graph.addNode(kind, graph.uniqueName(name + ".fused"), std::move(inputs),
+                            {graph.uniqueName(resultName + ".fused")}, std::move(attrs), before));
     fused->output(0)->setType(resultType);
     fused->mutableProvenance() = std::move(prov);
-    graph.replaceAllUsesWith(placeholder, fused->output(0));
+    graph.replaceAllUsesWith(result, fused->output(0));
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it)
+        SX_TRY(graph.eraseNode(*it));
+    SX_TRY(graph.renameNode(fused, name));
+    SX_TRY(graph.renameValue(fused->output(0), resultName));
+    // Weights only the chain used (e.g. the BatchNormalization's) go with it.
     graph.removeUnusedConstants();
     return fused;
 }

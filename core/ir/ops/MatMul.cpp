@@ -237,13 +237,8 @@ Expected<std::vector<TensorType>> inferFusedGemm(const Node& n) { return ops::in
 
 Expected<std::vector<Tensor>> runFusedGemm(const Node& n, std::span<const Tensor> inputs,
                                            const KernelContext&) {
-    SX_ASSIGN(ops::Activation act, ops::readActivation(n));
     SX_ASSIGN(Tensor y, ops::gemmForward(n, inputs));
-    if (y.dtype() == DType::F64)
-        ops::applyActivation(act, y.mutableData<double>(), y.numel());
-    else
-        ops::applyActivation(act, y.mutableData<float>(), y.numel());
-    return std::vector<Tensor>{std::move(y)};
+    return ops::withActivation(n, std::move(y));
 }
 
 } // namespace sextant::ir

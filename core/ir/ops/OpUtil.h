@@ -115,6 +115,17 @@ template <typename T> void applyActivation(const Activation& a, T* data, int64_t
     }
 }
 
+/// Applies the node's fused activation to a freshly computed f64 or f32 output and wraps it as the
+/// kernel's result (FusedConv, FusedGemm).
+inline Expected<std::vector<Tensor>> withActivation(const Node& n, Tensor y) {
+    SX_ASSIGN(Activation act, readActivation(n));
+    if (y.dtype() == DType::F64)
+        applyActivation(act, y.mutableData<double>(), y.numel());
+    else
+        applyActivation(act, y.mutableData<float>(), y.numel());
+    return std::vector<Tensor>{std::move(y)};
+}
+
 /// Row-major C = alpha * op(A) * op(B) + beta * C through OpenBLAS.
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
           int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc);
