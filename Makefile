@@ -3,7 +3,7 @@ BUILD ?= build
 BUILD_TYPE ?= RelWithDebInfo
 SAMPLE ?= samples/residual_cnn.onnx
 
-.PHONY: all deps configure build test run bench clean
+.PHONY: all deps configure build test run clean
 
 all: build
 
@@ -23,9 +23,6 @@ test: build
 
 run: build
 	$(BUILD)/app/sextant $(SAMPLE)
-
-bench: build
-	./bench/run.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)
