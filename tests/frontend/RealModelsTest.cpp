@@ -79,7 +79,7 @@ INSTANTIATE_TEST_SUITE_P(
         return name;
     });
 
-// The silero models need ops (Equal, If with subgraphs, LSTM) the op table does not have yet:
+// The silero models need ops (If with subgraphs, LSTM) the op table does not have yet:
 // the import must say which, in the documented form, not crash or half-import.
 TEST(ImportsSharedModel, SileroFailsWithTheUnsupportedOpNamed) {
     const fs::path model = sharedModels() / "silero-vad" / "silero_vad_v5.onnx";

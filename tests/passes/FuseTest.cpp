@@ -318,8 +318,9 @@ TEST(FuseRobustness, MalformedGraphsAreRejectedNotCrashedOn) {
         cfg.verifyEach = false;
         cfg.disabled = {"infer-shapes"};
         auto res = runPipeline(*b.g, cfg);
-        if (res.ok())
+        if (res.ok()) {
             EXPECT_EQ(stats(*res, "fuse-conv-bias-act").applied, 0);
+        }
     }
     // A Conv with its weight omitted: infer-shapes fails and names the node.
     {
@@ -337,7 +338,8 @@ TEST(FuseRobustness, MalformedGraphsAreRejectedNotCrashedOn) {
         // With inference disabled the fusion rules still must not touch the broken node.
         cfg.disabled = {"infer-shapes"};
         auto res2 = runPipeline(*b.g, cfg);
-        if (res2.ok())
+        if (res2.ok()) {
             EXPECT_EQ(stats(*res2, "fuse-conv-bias-act").applied, 0);
+        }
     }
 }
