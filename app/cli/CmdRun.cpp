@@ -10,6 +10,7 @@
 #include "core/frontend/TensorProtoIO.h"
 #include "core/passes/PassManager.h"
 #include "core/runtime/Compare.h"
+#include "core/runtime/CtcDecode.h"
 #include "core/runtime/Compiler.h"
 #include "core/runtime/InputGenerator.h"
 #include "core/runtime/ReferenceExecutor.h"
@@ -56,11 +57,13 @@ const char* kRunUsage =
     "1e-3\n"
     "                        for --reference; 1e-2 and 1e-2 for the NPU, whose cube unit reads "
     "f16)\n"
+    "  --ctc-keys FILE       decode output 0 as CTC scores with this character list (one per line,\n"
+    "                        PaddleOCR style) and print the text it reads\n"
     "Exit status: 0 all comparisons pass, 1 a comparison failed, 2 bad input.\n";
 
 struct RunArgs {
     std::string model;
-    std::string inputsDir, expectedDir, profilePath, targetPath;
+    std::string inputsDir, expectedDir, profilePath, targetPath, ctcKeys;
     bool reference = false, float32 = false, compareReference = false, checkRaces = false;
     runtime::RunMode mode = runtime::RunMode::GraphAsync;
     passes::PipelineConfig pipeline;
@@ -125,6 +128,9 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
             if (!t)
                 return "run: " + a + " '" + v + "' is not a non-negative number";
             (a == "--atol" ? out.atol : out.rtol) = *t;
+        } else if (a == "--ctc-keys") {
+            if (!value(out.ctcKeys))
+                return "run: --ctc-keys needs a character list file";
         } else if (a == "--reference") {
             out.reference = true;
         } else if (a == "--float32") {
@@ -210,6 +216,29 @@ std::vector<std::string> outputNames(const ir::Graph& g) {
     return names;
 }
 
+/// With --ctc-keys: prints the text output 0 reads as CTC scores. Returns false on bad input.
+bool printCtcText(const RunArgs& a, const std::vector<ir::Tensor>& outputs) {
+    if (a.ctcKeys.empty())
+        return true;
+    Expected<std::vector<std::string>> alphabet = runtime::loadCtcAlphabet(a.ctcKeys);
+    if (!alphabet.ok()) {
+        fail(alphabet.error().message);
+        return false;
+    }
+    if (outputs.empty()) {
+        fail("run: --ctc-keys needs an output to decode");
+        return false;
+    }
+    Expected<std::vector<std::string>> texts = runtime::ctcGreedyDecode(outputs[0], *alphabet);
+    if (!texts.ok()) {
+        fail("run: --ctc-keys: " + texts.error().message);
+        return false;
+    }
+    for (const std::string& t : *texts)
+        std::cout << "text: \"" << t << "\"\n";
+    return true;
+}
+
 int runReferenceMode(const RunArgs& a) {
     Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(a.model);
     if (!graph.ok())
@@ -222,6 +251,8 @@ int runReferenceMode(const RunArgs& a) {
     if (!outputs.ok())
         return fail(outputs.error().message);
     std::vector<std::string> names = outputNames(**graph);
+    if (!printCtcText(a, *outputs))
+        return 2;
     if (a.expectedDir.empty()) {
         std::cout << "reference (" << (a.float32 ? "float32" : "float64") << ") outputs:\n";
         for (size_t i = 0; i < outputs->size(); ++i)
@@ -326,6 +357,8 @@ int runSimulatedMode(const RunArgs& a) {
             std::cout << "output '" << (i < names.size() ? names[i] : "output_" + std::to_string(i))
                       << "': " << dimsText(result->outputs[i]) << " argmax "
                       << argmax(result->outputs[i]) << "\n";
+    if (!printCtcText(a, result->outputs))
+        return 2;
     std::printf("latency: %llu cycles (%.2f us at %g GHz)\n",
                 static_cast<unsigned long long>(result->totalCycles),
                 program.target.cyclesToMicros(result->totalCycles), program.target.clockGhz);
