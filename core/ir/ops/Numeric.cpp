@@ -264,43 +264,6 @@ Expected<std::vector<Tensor>> runMax(const Node& n, std::span<const Tensor> inpu
 
 // ---- ReduceMax
 
-namespace {
-
-/// Which input dims ReduceMax reduces; nullopt when the axes input is not a constant (inference).
-/// `axesInput` is the runtime axes tensor in a kernel, nullptr during inference.
-Expected<std::optional<std::vector<bool>>> maxAxes(const Node& n, size_t rank, const Tensor* axesInput) {
-    std::vector<int64_t> axes;
-    if (n.input(1)) {
-        const Tensor* t = axesInput ? axesInput : n.input(1)->constant();
-        if (!t)
-            return std::optional<std::vector<bool>>{};
-        if (t->dtype() != DType::I64 || t->rank() > 1)
-            return opError(n, "reduce axes must be a 1-D i64 tensor, got " + t->type().str());
-        axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->numel());
-    } else {
-        axes = n.attrInts("axes");
-    }
-    std::vector<bool> reduced(rank, axes.empty() && n.attrInt("noop_with_empty_axes", 0) == 0);
-    for (int64_t a : axes) {
-        SX_ASSIGN(int64_t ax, ops::normaliseAxis(n, a, static_cast<int64_t>(rank), "reduce axis"));
-        reduced[static_cast<size_t>(ax)] = true;
-    }
-    return std::optional<std::vector<bool>>{reduced};
-}
-
-ops::Shape maxShape(const ops::Shape& in, const std::vector<bool>& reduced, bool keepDims) {
-    ops::Shape out;
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (!reduced[i])
-            out.push_back(in[i]);
-        else if (keepDims)
-            out.push_back(Dim::known(1));
-    }
-    return out;
-}
-
-} // namespace
-
 Status verifyReduceMax(const Node& n) {
     SX_TRY(ops::checkIntsAttr(n, "axes", -1, std::numeric_limits<int64_t>::min()));
     SX_TRY(ops::checkIntAttr(n, "keepdims", 0, 1));
@@ -316,12 +279,12 @@ Expected<std::vector<TensorType>> inferReduceMax(const Node& n) {
     const TensorType* x = ops::inputType(n, 0);
     if (!x)
         return opError(n, "needs an input");
-    SX_ASSIGN(auto reduced, maxAxes(n, x->rank(), nullptr));
+    SX_ASSIGN(auto reduced, ops::reducedAxes(n, x->rank(), nullptr));
     if (!reduced)
         return opError(n, "reduce axes '" + n.input(1)->name() + "' are not a constant", ErrorKind::Unsupported);
     TensorType t;
     t.dtype = x->dtype;
-    t.shape = maxShape(x->shape, *reduced, n.attrInt("keepdims", 1) != 0);
+    t.shape = ops::reducedShape(x->shape, *reduced, n.attrInt("keepdims", 1) != 0);
     return std::vector<TensorType>{t};
 }
 
@@ -329,12 +292,12 @@ Expected<std::vector<TensorType>> inferReduceMax(const Node& n) {
 Expected<std::vector<Tensor>> runReduceMax(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
     SX_TRY(ops::checkKernelInputs(n, inputs));
     const Tensor& x = inputs[0];
-    SX_ASSIGN(auto reduced, maxAxes(n, x.rank(), n.input(1) ? &inputs[1] : nullptr));
+    SX_ASSIGN(auto reduced, ops::reducedAxes(n, x.rank(), n.input(1) ? &inputs[1] : nullptr));
     if (!reduced)
         return opError(n, "reduce axes have no data");
-    const std::vector<int64_t> keep = ops::extents(maxShape(ops::shapeOf(x), *reduced, true));
+    const std::vector<int64_t> keep = ops::extents(ops::reducedShape(ops::shapeOf(x), *reduced, true));
     const std::vector<int64_t> out =
-        ops::extents(maxShape(ops::shapeOf(x), *reduced, n.attrInt("keepdims", 1) != 0));
+        ops::extents(ops::reducedShape(ops::shapeOf(x), *reduced, n.attrInt("keepdims", 1) != 0));
     SX_TRY(ops::checkAllocation(n, out));
     return dispatchNumeric(n, x.dtype(), true, [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);

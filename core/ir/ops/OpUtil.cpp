@@ -297,4 +297,45 @@ Status checkKernelInputs(const Node& n, std::span<const Tensor> inputs) {
     return {};
 }
 
+// Which input dims are reduced; nullopt when the axes input is not a constant (inference only).
+Expected<std::optional<std::vector<bool>>> reducedAxes(const Node& n, size_t rank, const Tensor* axesInput) {
+    std::vector<int64_t> axes;
+    bool given = false;
+    if (n.input(1)) {
+        const Tensor* t = axesInput ? axesInput : n.input(1)->constant();
+        if (!t)
+            return std::optional<std::vector<bool>>{};
+        if (t->dtype() != DType::I64 || t->rank() > 1)
+            return opError(n, "reduce axes must be a 1-D i64 tensor, got " + t->type().str());
+        for (int64_t i = 0; i < t->numel(); ++i)
+            axes.push_back(t->data<int64_t>()[i]);
+        given = true;
+    } else if (n.hasAttr("axes")) {
+        axes = n.attrInts("axes");
+        given = true;
+    }
+    std::vector<bool> reduced(rank, false);
+    if (!given || axes.empty()) {
+        if (n.attrInt("noop_with_empty_axes", 0) == 0)
+            reduced.assign(rank, true);
+        return std::optional<std::vector<bool>>{reduced};
+    }
+    for (int64_t a : axes) {
+        SX_ASSIGN(int64_t ax, normaliseAxis(n, a, static_cast<int64_t>(rank), "reduce axis"));
+        reduced[static_cast<size_t>(ax)] = true;
+    }
+    return std::optional<std::vector<bool>>{reduced};
+}
+
+Shape reducedShape(const Shape& in, const std::vector<bool>& reduced, bool keepDims) {
+    Shape out;
+    for (size_t i = 0; i < in.size(); ++i) {
+        if (!reduced[i])
+            out.push_back(in[i]);
+        else if (keepDims)
+            out.push_back(Dim::known(1));
+    }
+    return out;
+}
+
 } // namespace sextant::ir::ops

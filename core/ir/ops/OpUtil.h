@@ -67,6 +67,14 @@ Expected<WindowGeometry> windowGeometry(const Node& n, const Shape& inSpatial,
 /// (-1 when not yet known).
 Status verifyWindowAttrs(const Node& n, int64_t spatialRank, bool allowCeil);
 
+/// Which input dims a reduction (ReduceMean, ReduceMax) reduces: axes from input 1 (opset 18+,
+/// `axesInput` overrides its constant at run time) or the "axes" attribute; none given means all
+/// unless noop_with_empty_axes. nullopt when the axes input is not a constant (inference only).
+Expected<std::optional<std::vector<bool>>> reducedAxes(const Node& n, size_t rank,
+                                                       const Tensor* axesInput);
+/// The shape after reducing `reduced` dims of `in`, keeping them as 1 when keepDims.
+Shape reducedShape(const Shape& in, const std::vector<bool>& reduced, bool keepDims);
+
 /// A fused elementwise activation (FusedConv, FusedGemm).
 struct Activation {
     enum class Kind { None, Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish };

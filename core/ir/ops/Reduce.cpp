@@ -6,50 +6,6 @@ namespace sextant::ir {
 
 using ops::opError;
 
-namespace {
-
-/// Which input dims are reduced; nullopt when the axes input is not a constant (inference only).
-Expected<std::optional<std::vector<bool>>> reducedAxes(const Node& n, size_t rank, const Tensor* axesInput) {
-    std::vector<int64_t> axes;
-    bool given = false;
-    if (n.input(1)) {
-        const Tensor* t = axesInput ? axesInput : n.input(1)->constant();
-        if (!t)
-            return std::optional<std::vector<bool>>{};
-        if (t->dtype() != DType::I64)
-            return opError(n, "reduce axes must be i64");
-        for (int64_t i = 0; i < t->numel(); ++i)
-            axes.push_back(t->data<int64_t>()[i]);
-        given = true;
-    } else if (n.hasAttr("axes")) {
-        axes = n.attrInts("axes");
-        given = true;
-    }
-    std::vector<bool> reduced(rank, false);
-    if (!given || axes.empty()) {
-        if (n.attrInt("noop_with_empty_axes", 0) == 0)
-            reduced.assign(rank, true);
-        return std::optional<std::vector<bool>>{reduced};
-    }
-    for (int64_t a : axes) {
-        SX_ASSIGN(int64_t ax, ops::normaliseAxis(n, a, static_cast<int64_t>(rank), "reduce axis"));
-        reduced[static_cast<size_t>(ax)] = true;
-    }
-    return std::optional<std::vector<bool>>{reduced};
-}
-
-ops::Shape reducedShape(const ops::Shape& in, const std::vector<bool>& reduced, bool keepDims) {
-    ops::Shape out;
-    for (size_t i = 0; i < in.size(); ++i) {
-        if (!reduced[i])
-            out.push_back(in[i]);
-        else if (keepDims)
-            out.push_back(Dim::known(1));
-    }
-    return out;
-}
-
-} // namespace
 
 Status verifyReduceMean(const Node& n) {
     SX_TRY(ops::checkIntsAttr(n, "axes", -1, std::numeric_limits<int64_t>::min()));
@@ -60,21 +16,21 @@ Status verifyReduceMean(const Node& n) {
 
 Expected<std::vector<TensorType>> inferReduceMean(const Node& n) {
     const TensorType* x = ops::inputType(n, 0);
-    SX_ASSIGN(auto reduced, reducedAxes(n, x->rank(), nullptr));
+    SX_ASSIGN(auto reduced, ops::reducedAxes(n, x->rank(), nullptr));
     if (!reduced)
         return opError(n, "reduce axes '" + n.input(1)->name() + "' are not a constant", ErrorKind::Unsupported);
     TensorType t;
     t.dtype = x->dtype;
-    t.shape = reducedShape(x->shape, *reduced, n.attrInt("keepdims", 1) != 0);
+    t.shape = ops::reducedShape(x->shape, *reduced, n.attrInt("keepdims", 1) != 0);
     return std::vector<TensorType>{t};
 }
 
 Expected<std::vector<Tensor>> runReduceMean(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
     SX_TRY(ops::checkKernelInputs(n, inputs));
     const Tensor& x = inputs[0];
-    SX_ASSIGN(auto reduced, reducedAxes(n, x.rank(), n.input(1) ? &inputs[1] : nullptr));
-    const std::vector<int64_t> keep = ops::extents(reducedShape(ops::shapeOf(x), *reduced, true));
-    const std::vector<int64_t> out = ops::extents(reducedShape(ops::shapeOf(x), *reduced, n.attrInt("keepdims", 1) != 0));
+    SX_ASSIGN(auto reduced, ops::reducedAxes(n, x.rank(), n.input(1) ? &inputs[1] : nullptr));
+    const std::vector<int64_t> keep = ops::extents(ops::reducedShape(ops::shapeOf(x), *reduced, true));
+    const std::vector<int64_t> out = ops::extents(ops::reducedShape(ops::shapeOf(x), *reduced, n.attrInt("keepdims", 1) != 0));
     const int64_t count = product(keep) == 0 ? 0 : x.numel() / product(keep);
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
