@@ -155,21 +155,7 @@ Status verifySum(const Node& n) {
 }
 
 Expected<std::vector<TensorType>> inferSum(const Node& n) {
-    const TensorType* first = ops::inputType(n, 0);
-    if (!first)
-        return opError(n, "sum input 0 is missing");
-    TensorType t = *first;
-    t.layout = LayoutKind::Any;
-    for (size_t i = 1; i < n.numInputs(); ++i) {
-        const TensorType* in = ops::inputType(n, i);
-        if (!in)
-            return opError(n, "sum input " + std::to_string(i) + " is missing");
-        if (in->dtype != t.dtype)
-            return opError(n, "sum inputs have different dtypes " + std::string(dtypeName(t.dtype)) +
-                                  " and " + std::string(dtypeName(in->dtype)));
-        SX_ASSIGN(t.shape, ops::broadcastShapes(n, t.shape, in->shape));
-    }
-    return std::vector<TensorType>{t};
+    return ops::inferVariadicBroadcast(n, "sum");
 }
 
 Expected<std::vector<Tensor>> runSum(const Node& n, std::span<const Tensor> inputs,

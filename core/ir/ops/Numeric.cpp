@@ -215,22 +215,7 @@ Status verifyMax(const Node& n) {
 }
 
 Expected<std::vector<TensorType>> inferMax(const Node& n) {
-    const TensorType* first = ops::inputType(n, 0);
-    if (!first)
-        return opError(n, "max input 0 is missing");
-    TensorType t;
-    t.dtype = first->dtype;
-    t.shape = first->shape;
-    for (size_t i = 1; i < n.numInputs(); ++i) {
-        const TensorType* in = ops::inputType(n, i);
-        if (!in)
-            return opError(n, "max input " + std::to_string(i) + " is missing");
-        if (in->dtype != t.dtype)
-            return opError(n, "max inputs have different dtypes " + std::string(dtypeName(t.dtype)) +
-                                  " and " + std::string(dtypeName(in->dtype)));
-        SX_ASSIGN(t.shape, ops::broadcastShapes(n, t.shape, in->shape));
-    }
-    return std::vector<TensorType>{t};
+    return ops::inferVariadicBroadcast(n, "max");
 }
 
 Expected<std::vector<Tensor>> runMax(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
@@ -275,18 +260,7 @@ Status verifyReduceMax(const Node& n) {
     return {};
 }
 
-Expected<std::vector<TensorType>> inferReduceMax(const Node& n) {
-    const TensorType* x = ops::inputType(n, 0);
-    if (!x)
-        return opError(n, "needs an input");
-    SX_ASSIGN(auto reduced, ops::reducedAxes(n, x->rank(), nullptr));
-    if (!reduced)
-        return opError(n, "reduce axes '" + n.input(1)->name() + "' are not a constant", ErrorKind::Unsupported);
-    TensorType t;
-    t.dtype = x->dtype;
-    t.shape = ops::reducedShape(x->shape, *reduced, n.attrInt("keepdims", 1) != 0);
-    return std::vector<TensorType>{t};
-}
+Expected<std::vector<TensorType>> inferReduceMax(const Node& n) { return ops::inferReduction(n); }
 
 /// An empty reduction gives the lowest value of the type (-inf for floats), as ONNX opset 18 says.
 Expected<std::vector<Tensor>> runReduceMax(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {

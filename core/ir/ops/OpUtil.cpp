@@ -338,4 +338,38 @@ Shape reducedShape(const Shape& in, const std::vector<bool>& reduced, bool keepD
     return out;
 }
 
+Expected<std::vector<TensorType>> inferReduction(const Node& n) {
+    const TensorType* x = inputType(n, 0);
+    if (!x)
+        return opError(n, "reduce input is missing");
+    SX_ASSIGN(auto reduced, reducedAxes(n, x->rank(), nullptr));
+    if (!reduced)
+        return opError(n, "reduce axes '" + n.input(1)->name() + "' are not a constant",
+                       ErrorKind::Unsupported);
+    TensorType t;
+    t.dtype = x->dtype;
+    t.shape = reducedShape(x->shape, *reduced, n.attrInt("keepdims", 1) != 0);
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<TensorType>> inferVariadicBroadcast(const Node& n, const char* what) {
+    const TensorType* first = inputType(n, 0);
+    if (!first)
+        return opError(n, std::string(what) + " input 0 is missing");
+    TensorType t;
+    t.dtype = first->dtype;
+    t.shape = first->shape;
+    for (size_t i = 1; i < n.numInputs(); ++i) {
+        const TensorType* in = inputType(n, i);
+        if (!in)
+            return opError(n, std::string(what) + " input " + std::to_string(i) + " is missing");
+        if (in->dtype != t.dtype)
+            return opError(n, std::string(what) + " inputs have different dtypes " +
+                                  std::string(dtypeName(t.dtype)) + " and " +
+                                  std::string(dtypeName(in->dtype)));
+        SX_ASSIGN(t.shape, broadcastShapes(n, t.shape, in->shape));
+    }
+    return std::vector<TensorType>{t};
+}
+
 } // namespace sextant::ir::ops

@@ -75,6 +75,12 @@ Expected<std::optional<std::vector<bool>>> reducedAxes(const Node& n, size_t ran
 /// The shape after reducing `reduced` dims of `in`, keeping them as 1 when keepDims.
 Shape reducedShape(const Shape& in, const std::vector<bool>& reduced, bool keepDims);
 
+/// Shape inference of a reduction: the input's dtype over reducedShape of its shape.
+Expected<std::vector<TensorType>> inferReduction(const Node& n);
+/// Shape inference of a variadic elementwise op (Sum, Max): all inputs one dtype, broadcast
+/// shapes. `what` names the op in errors ("sum", "max").
+Expected<std::vector<TensorType>> inferVariadicBroadcast(const Node& n, const char* what);
+
 /// A fused elementwise activation (FusedConv, FusedGemm).
 struct Activation {
     enum class Kind { None, Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish };

@@ -14,16 +14,7 @@ Status verifyReduceMean(const Node& n) {
     return ops::requireFloatInput(n, 0, "reduce input");
 }
 
-Expected<std::vector<TensorType>> inferReduceMean(const Node& n) {
-    const TensorType* x = ops::inputType(n, 0);
-    SX_ASSIGN(auto reduced, ops::reducedAxes(n, x->rank(), nullptr));
-    if (!reduced)
-        return opError(n, "reduce axes '" + n.input(1)->name() + "' are not a constant", ErrorKind::Unsupported);
-    TensorType t;
-    t.dtype = x->dtype;
-    t.shape = ops::reducedShape(x->shape, *reduced, n.attrInt("keepdims", 1) != 0);
-    return std::vector<TensorType>{t};
-}
+Expected<std::vector<TensorType>> inferReduceMean(const Node& n) { return ops::inferReduction(n); }
 
 Expected<std::vector<Tensor>> runReduceMean(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
     SX_TRY(ops::checkKernelInputs(n, inputs));
