@@ -11,6 +11,8 @@ pkgs=(
   nlohmann-json3-dev
   libopenblas-dev
   libgtest-dev libbenchmark-dev
+  python3-onnx python3-numpy
+  clang libclang-rt-dev
   xvfb xauth fonts-dejavu-core
 )
 missing=()
