@@ -87,6 +87,41 @@ TensorComparison compareTensors(const std::string& name, const ir::Tensor& got,
     return c;
 }
 
+bool isProbabilityLike(const ir::Value& output) {
+    const ir::Value* v = &output;
+    while (const ir::Node* p = v->producer()) {
+        switch (p->kind()) {
+        case ir::OpKind::Softmax:
+        case ir::OpKind::Sigmoid:
+        case ir::OpKind::HardSigmoid:
+            return true;
+        case ir::OpKind::Reshape:
+        case ir::OpKind::Flatten:
+        case ir::OpKind::Squeeze:
+        case ir::OpKind::Unsqueeze:
+        case ir::OpKind::Transpose:
+        case ir::OpKind::Identity:
+            if (!p->input(0))
+                return false;
+            v = p->input(0);
+            continue;
+        default:
+            return false;
+        }
+    }
+    return false;
+}
+
+double outputAtol(const ir::Value& output, const ir::Tensor& expected, double base) {
+    if (isProbabilityLike(output) || !expected.valid())
+        return base;
+    double maxAbs = 0;
+    for (double x : expected.toDoubles())
+        if (std::isfinite(x))
+            maxAbs = std::max(maxAbs, std::fabs(x));
+    return base * maxAbs;
+}
+
 std::string formatComparison(const TensorComparison& c) {
     if (!c.problem.empty())
         return "output '" + c.name + "': FAIL (" + c.problem + ")";

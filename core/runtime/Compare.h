@@ -40,6 +40,21 @@ inline constexpr double kRelFloor = 1e-12;
 TensorComparison compareTensors(const std::string& name, const ir::Tensor& got,
                                 const ir::Tensor& expected, double atol, double rtol);
 
+/// Base of the default absolute tolerance against onnxruntime (shared/models/INVENTORY.md).
+inline constexpr double kOutputAtol = 1e-4;
+/// Default relative tolerance against onnxruntime (shared/models/INVENTORY.md).
+inline constexpr double kOutputRtol = 1e-3;
+
+/// Whether a graph output is probability-like: computed by Softmax, Sigmoid or HardSigmoid,
+/// possibly through ops that only move data (Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
+/// Identity). Such outputs live in [0, 1], so an absolute tolerance needs no scaling.
+bool isProbabilityLike(const ir::Value& output);
+
+/// The absolute tolerance a model output is held to against onnxruntime, following
+/// shared/models/INVENTORY.md: `base` for a probability-like output, `base` * max|expected| for an
+/// unbounded one (a logit of 26 cannot be matched to 1e-4 by any other float32 framework either).
+double outputAtol(const ir::Value& output, const ir::Tensor& expected, double base = kOutputAtol);
+
 /// One line: `output 'NAME': max_abs 1.2e-06 max_rel 3.4e-05 cosine 0.999999 argmax 7/7 PASS`
 /// (argmax got/expected), or `output 'NAME': FAIL (<problem>)` when the tensors could not be
 /// compared. A FAIL line also says how many elements are out of tolerance.

@@ -1,0 +1,321 @@
+#include "Specialize.h"
+
+#include "Interpreter.h"
+#include "OpRegistry.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+#include <variant>
+
+namespace sextant::ir {
+
+namespace {
+
+/// Shape arithmetic results larger than this stay computed at run time (they are data, not shape).
+constexpr int64_t kMaxFoldedElements = 4096;
+/// A specialised input may not hold more elements than a kernel could allocate.
+constexpr int64_t kMaxInputElements = int64_t{1} << 31;
+
+std::string shapeText(const std::vector<int64_t>& dims) {
+    std::string s = "[";
+    for (size_t i = 0; i < dims.size(); ++i)
+        s += (i ? "," : "") + std::to_string(dims[i]);
+    return s + "]";
+}
+
+std::string joinInputNames(const Graph& g) {
+    std::string s;
+    for (const Value* v : g.inputs())
+        s += (s.empty() ? "'" : ", '") + v->name() + "'";
+    return s.empty() ? "none" : s;
+}
+
+bool hasSubgraph(const Node& n) {
+    for (const auto& [name, attr] : n.attrs())
+        if (std::holds_alternative<std::shared_ptr<const Graph>>(attr))
+            return true;
+    return false;
+}
+
+/// The value of Shape(x) for a static x, following the opset-15 start/end attributes.
+Tensor shapeOfStatic(const Node& n, const std::vector<int64_t>& dims) {
+    const int64_t rank = static_cast<int64_t>(dims.size());
+    int64_t start = n.attrInt("start", 0), end = n.attrInt("end", rank);
+    if (start < 0)
+        start += rank;
+    if (end < 0)
+        end += rank;
+    start = std::clamp<int64_t>(start, 0, rank);
+    end = std::clamp<int64_t>(end, start, rank);
+    return Tensor::fromVector<int64_t>({end - start},
+                                       std::vector<int64_t>(dims.begin() + start, dims.begin() + end));
+}
+
+/// Infers `n`'s output types and stores them (as Graph::inferTypes does for one node).
+Status inferNode(Node& n) {
+    auto types = n.info().infer(n);
+    if (!types.ok()) {
+        Error e = types.takeError();
+        if (e.subject.empty())
+            e.subject = n.name();
+        e.message = "node '" + n.name() + "' (" + qualifiedOpName(n.kind()) + "): " + e.message;
+        return e;
+    }
+    if (types->size() < n.numOutputs())
+        return makeError(ErrorKind::Verify,
+                         "shape inference of node '" + n.name() + "' gave too few outputs", n.name());
+    for (size_t i = 0; i < n.numOutputs(); ++i) {
+        TensorType t = (*types)[i];
+        if (t.layout == LayoutKind::Any)
+            t.layout = n.output(i)->type().layout;
+        n.output(i)->setType(std::move(t));
+    }
+    return {};
+}
+
+/// Evaluates `n` at compile time when it is shape arithmetic that specialisation made computable:
+/// Shape/Size of a static tensor, or a node whose inputs are all constants and at least one of
+/// them was folded by this specialisation. Returns no values when `n` must stay.
+Expected<std::vector<Tensor>> tryEvaluate(const Node& n, const std::set<const Value*>& derived) {
+    std::vector<Tensor> none;
+    for (const Value* out : n.outputs())
+        if (out->isGraphOutput())
+            return none;
+    if (n.kind() == OpKind::Shape || n.kind() == OpKind::Size) {
+        const Value* x = n.input(0);
+        if (!x || !x->type().isStatic())
+            return none;
+        std::vector<int64_t> dims = x->type().dims();
+        if (n.kind() == OpKind::Shape)
+            return std::vector<Tensor>{shapeOfStatic(n, dims)};
+        return std::vector<Tensor>{Tensor::fromVector<int64_t>({}, {product(dims)})};
+    }
+    if (n.numInputs() == 0 || hasSubgraph(n))
+        return none;
+    bool fedByShape = false;
+    for (const Value* in : n.inputs()) {
+        if (in && !in->isConstant())
+            return none;
+        fedByShape = fedByShape || (in && derived.count(in));
+    }
+    if (!fedByShape)
+        return none;
+    for (const Value* out : n.outputs())
+        if (!out->type().isStatic() || out->type().numel() > kMaxFoldedElements)
+            return none;
+    KernelContext ctx;
+    ctx.compute = DType::F64;
+    std::vector<Tensor> inputs;
+    for (const Value* in : n.inputs())
+        inputs.push_back(in ? *in->constant() : Tensor());
+    SX_ASSIGN(std::vector<Tensor> outs, evaluateNode(n, inputs, ctx));
+    if (outs.size() < n.numOutputs())
+        return makeError(ErrorKind::Verify, "node '" + n.name() + "' computed too few outputs",
+                         n.name());
+    // Float results come back in f64: give them the dtype the node declares.
+    for (size_t i = 0; i < n.numOutputs(); ++i) {
+        DType declared = n.output(i)->type().dtype;
+        if (isFloat(outs[i].dtype()) && outs[i].dtype() != declared)
+            outs[i] = outs[i].castTo(declared);
+    }
+    outs.resize(n.numOutputs());
+    return outs;
+}
+
+/// Replaces `n` by constants holding `values`, under the names of its outputs.
+Status replaceByConstants(Graph& g, Node& n, std::vector<Tensor> values,
+                          std::set<const Value*>& derived) {
+    std::vector<std::string> names;
+    std::vector<Value*> constants;
+    for (size_t i = 0; i < n.numOutputs(); ++i) {
+        Value* out = n.output(i);
+        names.push_back(out->name());
+        SX_ASSIGN(Value * c, g.addConstant(g.uniqueName(out->name() + "__specialized"),
+                                           std::move(values[i])));
+        g.replaceAllUsesWith(out, c);
+        constants.push_back(c);
+    }
+    SX_TRY(g.eraseNode(&n));
+    for (size_t i = 0; i < constants.size(); ++i) {
+        SX_TRY(g.renameValue(constants[i], names[i]));
+        derived.insert(constants[i]);
+    }
+    return {};
+}
+
+/// Describes where an unresolved value comes from, for error messages.
+std::string origin(const Value& v) {
+    if (v.isGraphInput())
+        return "a graph input: give its shape too";
+    if (const Node* p = v.producer())
+        return "output of node '" + p->name() + "' (" + qualifiedOpName(p->kind()) + ")";
+    return "a constant";
+}
+
+std::string dimName(const Dim& d) {
+    return d.symbol.empty() || d.symbol == "?" ? std::string("an unnamed dim")
+                                               : "dim '" + d.symbol + "'";
+}
+
+} // namespace
+
+Expected<std::pair<std::string, std::vector<int64_t>>> parseShapeSpec(std::string_view spec) {
+    const std::string text(spec);
+    const size_t eq = spec.rfind('=');
+    if (eq == std::string_view::npos || eq == 0)
+        return makeError(ErrorKind::Parse, "shape '" + text +
+                                               "' is not NAME=DIMS (e.g. x=1x3x48x320)");
+    std::pair<std::string, std::vector<int64_t>> out;
+    out.first = text.substr(0, eq);
+    std::string_view dims = spec.substr(eq + 1);
+    while (!dims.empty()) {
+        const size_t x = dims.find('x');
+        std::string_view part = dims.substr(0, x);
+        int64_t v = -1;
+        auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+        if (part.empty() || ec != std::errc() || ptr != part.data() + part.size() || v < 0)
+            return makeError(ErrorKind::Parse, "shape '" + text + "': dim '" + std::string(part) +
+                                                   "' is not a non-negative number");
+        out.second.push_back(v);
+        if (x == std::string_view::npos)
+            break;
+        dims = dims.substr(x + 1);
+        if (dims.empty())
+            return makeError(ErrorKind::Parse, "shape '" + text + "' ends with 'x'");
+    }
+    return out;
+}
+
+std::string formatShapeSpec(const std::vector<int64_t>& dims) {
+    std::string s;
+    for (size_t i = 0; i < dims.size(); ++i)
+        s += (i ? "x" : "") + std::to_string(dims[i]);
+    return s;
+}
+
+Status specializeInputs(Graph& graph, const InputShapes& shapes, std::vector<std::string>* folded) {
+    // 1. Check every request and bind the symbols it fixes.
+    std::map<std::string, int64_t> bound; // symbol -> extent
+    std::map<std::string, std::string> boundBy; // symbol -> input that bound it
+    for (const auto& [name, dims] : shapes) {
+        const Value* in = graph.findValue(name);
+        if (!in || !in->isGraphInput())
+            return makeError(ErrorKind::Invalid, "cannot specialise '" + name +
+                                                     "': the graph has no input of that name "
+                                                     "(inputs: " + joinInputNames(graph) + ")");
+        const TensorType& t = in->type();
+        if (dims.size() != t.rank())
+            return makeError(ErrorKind::Invalid,
+                             "input '" + name + "' has rank " + std::to_string(t.rank()) + " (" +
+                                 t.str() + ") but the shape " + shapeText(dims) + " has rank " +
+                                 std::to_string(dims.size()));
+        int64_t total = 1;
+        for (size_t i = 0; i < dims.size(); ++i) {
+            const int64_t d = dims[i];
+            if (d < 0)
+                return makeError(ErrorKind::Invalid, "input '" + name + "': dim " +
+                                                         std::to_string(i) + " is negative");
+            if (d != 0 && total > kMaxInputElements / d)
+                return makeError(ErrorKind::Invalid, "input '" + name + "': shape " +
+                                                         shapeText(dims) + " is too large");
+            total *= d;
+            const Dim& decl = t.shape[i];
+            if (decl.isKnown()) {
+                if (decl.value != d)
+                    return makeError(ErrorKind::Invalid,
+                                     "input '" + name + "' dim " + std::to_string(i) +
+                                         " is fixed to " + std::to_string(decl.value) +
+                                         " by the model (" + t.str() + ") but the shape " +
+                                         shapeText(dims) + " gives " + std::to_string(d));
+                continue;
+            }
+            if (decl.symbol.empty() || decl.symbol == "?")
+                continue; // an unnamed unknown dim binds nothing
+            auto [it, inserted] = bound.emplace(decl.symbol, d);
+            if (!inserted && it->second != d)
+                return makeError(ErrorKind::Invalid,
+                                 "dim '" + decl.symbol + "' is " + std::to_string(it->second) +
+                                     " in input '" + boundBy[decl.symbol] + "' but " +
+                                     std::to_string(d) + " in input '" + name + "'");
+            boundBy.emplace(decl.symbol, name);
+        }
+    }
+
+    // 2. Give the inputs their types: the requested dims, or the bound symbols' extents.
+    for (Value* in : graph.inputs()) {
+        TensorType t = in->type();
+        auto req = shapes.find(in->name());
+        for (size_t i = 0; i < t.rank(); ++i) {
+            if (req != shapes.end()) {
+                t.shape[i] = Dim::known(req->second[i]);
+                continue;
+            }
+            auto b = bound.find(t.shape[i].symbol);
+            if (!t.shape[i].isKnown() && b != bound.end())
+                t.shape[i] = Dim::known(b->second);
+        }
+        in->setType(std::move(t));
+    }
+
+    // 3. Re-infer in node order, folding the shape arithmetic that became computable.
+    std::set<const Value*> derived; // constants this specialisation created
+    for (Node* n : graph.nodes()) {
+        SX_TRY(inferNode(*n));
+        SX_ASSIGN(std::vector<Tensor> values, tryEvaluate(*n, derived));
+        if (values.empty())
+            continue;
+        const std::string name = n->name();
+        SX_TRY(replaceByConstants(graph, *n, std::move(values), derived));
+        if (folded)
+            folded->push_back(name);
+    }
+
+    // 4. Every dim must now be known: inputs first, then node outputs in node order.
+    for (const Value* in : graph.inputs())
+        for (const Dim& d : in->type().shape)
+            if (!d.isKnown())
+                return makeError(ErrorKind::Invalid, "cannot resolve " + dimName(d) +
+                                                         " of tensor '" + in->name() + "' (" +
+                                                         origin(*in) + ")");
+    for (const Node* n : graph.nodes())
+        for (const Value* out : n->outputs())
+            for (const Dim& d : out->type().shape)
+                if (!d.isKnown())
+                    return makeError(ErrorKind::Invalid,
+                                     "cannot resolve " + dimName(d) + " of tensor '" + out->name() +
+                                         "' (" + origin(*out) + ") after specialising the inputs",
+                                     n->name());
+    return {};
+}
+
+std::vector<const Value*> symbolicInputs(const Graph& graph) {
+    std::vector<const Value*> out;
+    for (const Value* in : graph.inputs())
+        if (!in->type().isStatic())
+            out.push_back(in);
+    return out;
+}
+
+Status requireStaticInputs(const Graph& graph) {
+    std::vector<const Value*> symbolic = symbolicInputs(graph);
+    if (symbolic.empty())
+        return {};
+    const Value* in = symbolic.front();
+    std::string example;
+    for (size_t i = 0; i < in->type().rank(); ++i) {
+        const Dim& d = in->type().shape[i];
+        example += (i ? "x" : "") + (d.isKnown() ? std::to_string(d.value) : std::string("N"));
+    }
+    std::string more;
+    if (symbolic.size() > 1)
+        more = " (and likewise for " + std::to_string(symbolic.size() - 1) + " more input" +
+               (symbolic.size() > 2 ? "s" : "") + ")";
+    return makeError(ErrorKind::Invalid, "input '" + in->name() + "' has symbolic dims " +
+                                             in->type().str() +
+                                             ": give it a concrete shape with --shape " +
+                                             in->name() + "=" + example +
+                                             " (N: a number per symbolic dim)" + more);
+}
+
+} // namespace sextant::ir
