@@ -1,7 +1,9 @@
 #include "OnnxImporter.h"
 
+#include "ExternalData.h"
 #include "OnnxTensor.h"
 #include "ProtoFile.h"
+#include "SizeLimits.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -461,7 +463,10 @@ Status Importer::addOutputs() {
 Expected<std::unique_ptr<ir::Graph>> importOnnx(const std::string& path) {
     onnx::ModelProto model;
     SX_TRY(parseProtoFile(path, "model", model));
-    return Importer(model, path).run();
+    SX_TRY(loadExternalData(model, path));
+    SX_ASSIGN(std::unique_ptr<ir::Graph> graph, Importer(model, path).run());
+    SX_TRY(checkTensorSizes(*graph));
+    return graph;
 }
 
 } // namespace sextant::frontend

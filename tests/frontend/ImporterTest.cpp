@@ -289,7 +289,7 @@ TEST(OnnxImporter, GraphAttributesAreUnsupported) {
               "attribute 'body' of node 'r' has type GRAPH, which is not supported yet");
 }
 
-TEST(OnnxImporter, ExternalDataIsNotSupportedYet) {
+TEST(OnnxImporter, ExternalDataFileMissingIsAnError) {
     auto m = emptyModel({1, 4});
     auto* w = m.mutable_graph()->add_initializer();
     w->set_name("big_weight");
@@ -305,9 +305,12 @@ TEST(OnnxImporter, ExternalDataIsNotSupportedYet) {
     writeModel(m, path);
     auto g = importOnnx(path.string());
     ASSERT_FALSE(g.ok());
-    EXPECT_EQ(g.error().kind, ErrorKind::Unsupported);
-    EXPECT_EQ(g.error().message,
-              "initializer 'big_weight' uses external data, which is not supported yet");
+    // External data itself is supported (BadModelsTest.cpp); a missing side file is an I/O error
+    // naming the tensor and the file.
+    EXPECT_EQ(g.error().kind, ErrorKind::Io);
+    EXPECT_EQ(g.error().message, "initializer 'big_weight': cannot open external data file '" +
+                                     (path.parent_path() / "weights.bin").string() +
+                                     "': No such file or directory");
 }
 
 TEST(OnnxImporter, UndefinedInputAndMissingOutputAreErrors) {
