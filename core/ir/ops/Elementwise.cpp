@@ -39,10 +39,10 @@ template <typename T> Tensor binaryImpl(BinOp op, const Tensor& at, const Tensor
     const T* b = bt.data<T>();
     T* y = yt.mutableData<T>();
     switch (op) {
-    case BinOp::Add: ops::broadcastBinary(a, sa, b, sb, out, y, [](T x, T z) { return x + z; }); break;
-    case BinOp::Sub: ops::broadcastBinary(a, sa, b, sb, out, y, [](T x, T z) { return x - z; }); break;
-    case BinOp::Mul: ops::broadcastBinary(a, sa, b, sb, out, y, [](T x, T z) { return x * z; }); break;
-    case BinOp::Div: ops::broadcastBinary(a, sa, b, sb, out, y, [](T x, T z) { return x / z; }); break;
+    case BinOp::Add: ops::broadcastBinary(a, sa, b, sb, out, y, [](T x, T z) { return static_cast<T>(x + z); }); break;
+    case BinOp::Sub: ops::broadcastBinary(a, sa, b, sb, out, y, [](T x, T z) { return static_cast<T>(x - z); }); break;
+    case BinOp::Mul: ops::broadcastBinary(a, sa, b, sb, out, y, [](T x, T z) { return static_cast<T>(x * z); }); break;
+    case BinOp::Div: ops::broadcastBinary(a, sa, b, sb, out, y, [](T x, T z) { return static_cast<T>(x / z); }); break;
     }
     return yt;
 }
@@ -76,10 +76,16 @@ Expected<std::vector<Tensor>> runBinary(BinOp op, const Node& n, std::span<const
         if (integerDivByZero())
             return opError(n, "integer division by zero");
         return std::vector<Tensor>{binaryImpl<int32_t>(op, a, b, out)};
+    case DType::I8:
+        if (integerDivByZero())
+            return opError(n, "integer division by zero");
+        return std::vector<Tensor>{binaryImpl<int8_t>(op, a, b, out)};
+    case DType::U8: // wraps modulo 256, as numpy and onnxruntime do
+        if (integerDivByZero())
+            return opError(n, "integer division by zero");
+        return std::vector<Tensor>{binaryImpl<uint8_t>(op, a, b, out)};
     case DType::F16:
     case DType::BF16:
-    case DType::I8:
-    case DType::U8:
     case DType::Bool: break;
     }
     return opError(n, "reference kernel does not handle " + std::string(dtypeName(a.dtype())),
@@ -223,7 +229,8 @@ Expected<std::vector<Tensor>> runHardSigmoid(const Node& n, std::span<const Tens
 Status verifyClip(const Node& n) {
     SX_TRY(ops::checkFloatAttr(n, "min"));
     SX_TRY(ops::checkFloatAttr(n, "max"));
-    SX_TRY(ops::requireFloatInput(n, 0, "clip input"));
+    if (const TensorType* x = ops::inputType(n, 0); x && x->dtype == DType::Bool)
+        return opError(n, "clip input must be numeric, got bool");
     for (size_t i = 1; i < 3; ++i)
         if (const TensorType* b = ops::inputType(n, i); b && b->numel() != 1 && b->isStatic())
             return opError(n, "clip bound " + std::to_string(i) + " must be a scalar, got " + b->str());
@@ -242,9 +249,20 @@ Expected<std::vector<Tensor>> runClip(const Node& n, std::span<const Tensor> inp
             return opError(n, "clip bound " + std::to_string(i) + " must be a scalar");
         (i == 1 ? lo : hi) = inputs[i].at(0);
     }
-    return runUnaryFloat(n, inputs, [lo, hi](auto v) {
-        using T = decltype(v);
-        return v < static_cast<T>(lo) ? static_cast<T>(lo) : (v > static_cast<T>(hi) ? static_cast<T>(hi) : v);
+    const Tensor& x = inputs[0];
+    return ops::dispatchNumeric(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        // Bounds beyond T's range (the infinite defaults, for integers) do not clamp.
+        const double tLow = static_cast<double>(std::numeric_limits<T>::lowest());
+        const double tHigh = static_cast<double>(std::numeric_limits<T>::max());
+        const T low = lo <= tLow ? std::numeric_limits<T>::lowest() : static_cast<T>(lo);
+        const T high = hi >= tHigh ? std::numeric_limits<T>::max() : static_cast<T>(hi);
+        Tensor y(dtypeOf<T>(), x.shape());
+        const T* src = x.data<T>();
+        T* dst = y.mutableData<T>();
+        for (int64_t i = 0; i < x.numel(); ++i)
+            dst[i] = src[i] < low ? low : (src[i] > high ? high : src[i]);
+        return std::vector<Tensor>{y};
     });
 }
 
@@ -304,7 +322,12 @@ Expected<std::vector<Tensor>> runCast(const Node& n, std::span<const Tensor> inp
 
 namespace sextant::ir {
 
-Status verifyPow(const Node& n) { return ops::requireFloatInput(n, 0, "pow base"); }
+Status verifyPow(const Node& n) {
+    for (size_t i = 0; i < 2; ++i)
+        if (const TensorType* t = ops::inputType(n, i); t && t->dtype == DType::Bool)
+            return opError(n, std::string(i == 0 ? "pow base" : "pow exponent") + " must be numeric, got bool");
+    return {};
+}
 
 Expected<std::vector<TensorType>> inferPow(const Node& n) {
     const TensorType* a = ops::inputType(n, 0);
@@ -318,10 +341,20 @@ Expected<std::vector<TensorType>> inferPow(const Node& n) {
 Expected<std::vector<Tensor>> runPow(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
     SX_TRY(ops::checkKernelInputs(n, inputs));
     const Tensor& a = inputs[0];
-    const Tensor b = inputs[1].castTo(a.dtype()); // ONNX allows an integer exponent
-    SX_ASSIGN(ops::Shape shape, ops::broadcastShapes(n, ops::shapeOf(a), ops::shapeOf(b)));
+    SX_ASSIGN(ops::Shape shape, ops::broadcastShapes(n, ops::shapeOf(a), ops::shapeOf(inputs[1])));
     const std::vector<int64_t> out = ops::extents(shape);
     SX_TRY(ops::checkAllocation(n, out));
+    if (isInteger(a.dtype())) {
+        // Integer base: computed in double, truncated back to the base's type (numpy's
+        // power(x, y).astype(x.dtype), which onnx's expected values use); any exponent type.
+        const Tensor ad = a.castTo(DType::F64), bd = inputs[1].castTo(DType::F64);
+        Tensor yd(DType::F64, out);
+        ops::broadcastBinary(ad.data<double>(), ops::broadcastStrides(a.shape(), out), bd.data<double>(),
+                             ops::broadcastStrides(bd.shape(), out), out, yd.mutableData<double>(),
+                             [](double x, double e) { return std::trunc(std::pow(x, e)); });
+        return std::vector<Tensor>{yd.castTo(a.dtype())};
+    }
+    const Tensor b = inputs[1].castTo(a.dtype()); // ONNX allows an integer exponent
     return ops::dispatchFloat(n, a.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
         Tensor y(dtypeOf<T>(), out);

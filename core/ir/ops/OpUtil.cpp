@@ -68,8 +68,9 @@ Expected<Shape> broadcastShapes(const Node& n, const Shape& a, const Shape& b) {
 
 Expected<int64_t> normaliseAxis(const Node& n, int64_t axis, int64_t rank, const char* what,
                                 bool inclusive) {
+    // Inclusive axes (Flatten) range over [-rank, rank]: -1 still means rank - 1, not rank.
     int64_t limit = inclusive ? rank + 1 : rank;
-    int64_t a = axis < 0 ? axis + limit : axis;
+    int64_t a = axis < 0 ? axis + rank : axis;
     if (a < 0 || a >= limit)
         return opError(n, std::string(what) + " " + std::to_string(axis) +
                               " is out of range for rank " + std::to_string(rank));

@@ -38,7 +38,8 @@ std::string shapeStr(const Shape& s);
 
 /// Numpy broadcasting of two shapes; symbolic dims propagate where the result is determined.
 Expected<Shape> broadcastShapes(const Node& n, const Shape& a, const Shape& b);
-/// Normalises a possibly negative axis into [0, rank) (or [0, rank] when `inclusive`).
+/// Normalises a possibly negative axis into [0, rank) (or [0, rank] when `inclusive`); a
+/// negative axis counts from the end either way (-1 is rank - 1).
 Expected<int64_t> normaliseAxis(const Node& n, int64_t axis, int64_t rank, const char* what,
                                 bool inclusive = false);
 
@@ -154,6 +155,23 @@ Expected<std::vector<Tensor>> dispatchFloat(const Node& n, DType dtype, Fn&& fn)
     if (dtype == DType::F32)
         return fn(float{});
     return opError(n, "reference kernel needs f32 or f64 data, got " + std::string(dtypeName(dtype)),
+                   ErrorKind::Unsupported);
+}
+
+/// Calls `fn(T{})` with T = double, float, int64_t, int32_t, int8_t or uint8_t according to
+/// `dtype` (the numeric dtypes kernels compute on directly); f16/bf16/bool are an error.
+template <typename Fn>
+Expected<std::vector<Tensor>> dispatchNumeric(const Node& n, DType dtype, Fn&& fn) {
+    switch (dtype) {
+    case DType::F64: return fn(double{});
+    case DType::F32: return fn(float{});
+    case DType::I64: return fn(int64_t{});
+    case DType::I32: return fn(int32_t{});
+    case DType::I8: return fn(int8_t{});
+    case DType::U8: return fn(uint8_t{});
+    default: break;
+    }
+    return opError(n, "reference kernel does not handle " + std::string(dtypeName(dtype)),
                    ErrorKind::Unsupported);
 }
 

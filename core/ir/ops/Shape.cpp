@@ -440,6 +440,16 @@ Expected<std::optional<std::vector<int64_t>>> axesOf(const Node& n, std::span<co
     return std::optional<std::vector<int64_t>>{};
 }
 
+/// The number of axes in a non-constant axes input (input 1), from its static 1-D type.
+Expected<size_t> runtimeAxesCount(const Node& n, const std::string& op) {
+    const TensorType* a = ops::inputType(n, 1);
+    if (!a || a->rank() != 1 || !a->shape[0].isKnown())
+        return opError(n, op + " axes '" + n.input(1)->name() +
+                              "' are not a constant and their count is unknown",
+                       ErrorKind::Unsupported);
+    return static_cast<size_t>(a->shape[0].value);
+}
+
 Expected<Shape> unsqueezeShape(const Node& n, const Shape& in, const std::vector<int64_t>& axes) {
     const int64_t outRank = static_cast<int64_t>(in.size() + axes.size());
     std::vector<bool> inserted(static_cast<size_t>(outRank), false);
@@ -588,11 +598,14 @@ Status verifyUnsqueeze(const Node& n) {
 Expected<std::vector<TensorType>> inferUnsqueeze(const Node& n) {
     const TensorType* x = ops::inputType(n, 0);
     SX_ASSIGN(auto axes, axesOf(n, {}));
-    if (!axes)
-        return opError(n, "unsqueeze axes '" + n.input(1)->name() + "' are not a constant",
-                       ErrorKind::Unsupported);
     TensorType t;
     t.dtype = x->dtype;
+    if (!axes) {
+        // Axes computed at run time: the rank still follows from their count.
+        SX_ASSIGN(size_t count, runtimeAxesCount(n, "unsqueeze"));
+        t.shape.assign(x->rank() + count, ops::unknownDim());
+        return std::vector<TensorType>{t};
+    }
     SX_ASSIGN(t.shape, unsqueezeShape(n, x->shape, *axes));
     return std::vector<TensorType>{t};
 }
@@ -615,11 +628,17 @@ Status verifySqueeze(const Node& n) {
 Expected<std::vector<TensorType>> inferSqueeze(const Node& n) {
     const TensorType* x = ops::inputType(n, 0);
     SX_ASSIGN(auto axes, axesOf(n, {}));
-    if (!axes && n.input(1))
-        return opError(n, "squeeze axes '" + n.input(1)->name() + "' are not a constant",
-                       ErrorKind::Unsupported);
     TensorType t;
     t.dtype = x->dtype;
+    if (!axes && n.input(1)) {
+        // Axes computed at run time: each removes one dim (ONNX forbids repeats).
+        SX_ASSIGN(size_t count, runtimeAxesCount(n, "squeeze"));
+        if (count > x->rank())
+            return opError(n, "squeeze axes '" + n.input(1)->name() + "' has " + std::to_string(count) +
+                                  " entries for an input of rank " + std::to_string(x->rank()));
+        t.shape.assign(x->rank() - count, ops::unknownDim());
+        return std::vector<TensorType>{t};
+    }
     SX_ASSIGN(t.shape, squeezeShape(n, x->shape, axes));
     return std::vector<TensorType>{t};
 }
