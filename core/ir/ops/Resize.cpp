@@ -1,8 +1,11 @@
-// Resize (opsets 10-17): nearest and n-linear modes with the ONNX coordinate transformation
-// and nearest rounding modes. Cubic and tf_crop_and_resize are reported as unsupported.
+// Resize (opsets 10-17): nearest, n-linear and cubic modes with every ONNX coordinate
+// transformation (tf_crop_and_resize with its roi and extrapolation_value included) and nearest
+// rounding mode. Nearest and linear without tf_crop_and_resize take the two-tap path; cubic and
+// tf_crop_and_resize take a general separable-taps path following onnx's reference resize.
 
 #include "OpUtil.h"
 
+#include <array>
 #include <cmath>
 
 namespace sextant::ir {
@@ -83,14 +86,22 @@ Expected<Shape> resizeShape(const Node& n, const Shape& in, const ResizeInputs& 
     return out;
 }
 
-/// Maps an output coordinate to an input coordinate.
+/// The resized length the coordinate transformations divide by: scale * inLen, which the ONNX
+/// spec (and onnx's reference) use unfloored; the integer output length when they agree.
+double resizedLength(double scale, int64_t inLen, int64_t outLen) {
+    const double len = scale * static_cast<double>(inLen);
+    return std::abs(len - static_cast<double>(outLen)) < 1e-6 ? static_cast<double>(outLen) : len;
+}
+
+/// Maps an output coordinate to an input coordinate (not for tf_crop_and_resize, which needs the roi).
 double sourceCoord(const std::string& mode, double x, double scale, int64_t inLen, int64_t outLen) {
+    const double lenResized = resizedLength(scale, inLen, outLen);
     if (mode == "asymmetric")
         return x / scale;
     if (mode == "align_corners")
-        return outLen == 1 ? 0.0 : x * static_cast<double>(inLen - 1) / static_cast<double>(outLen - 1);
+        return lenResized == 1.0 ? 0.0 : x * static_cast<double>(inLen - 1) / (lenResized - 1.0);
     if (mode == "pytorch_half_pixel")
-        return outLen > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+        return lenResized > 1.0 ? (x + 0.5) / scale - 0.5 : -0.5;
     if (mode == "tf_half_pixel_for_nn")
         return (x + 0.5) / scale;
     return (x + 0.5) / scale - 0.5; // half_pixel
@@ -110,12 +121,145 @@ int64_t nearestIndex(const std::string& mode, double x, int64_t inLen) {
     return std::clamp<int64_t>(i, 0, inLen - 1);
 }
 
+/// Cubic convolution weights of the four taps at distances 1 + r, r, 1 - r, 2 - r (Keys, with
+/// coefficient a; onnx's cubic_coeffs).
+std::array<double, 4> cubicCoeffs(double r, double a) {
+    const double r1 = r + 1, s = 1 - r, s1 = s + 1;
+    return {((a * r1 - 5 * a) * r1 + 8 * a) * r1 - 4 * a, ((a + 2) * r - (a + 3)) * r * r + 1,
+            ((a + 2) * s - (a + 3)) * s * s + 1, ((a * s1 - 5 * a) * s1 + 8 * a) * s1 - 4 * a};
+}
+
+/// The input elements (and weights) one output position reads along one dim.
+struct DimTaps {
+    std::vector<int64_t> index;
+    std::vector<double> weight;
+    bool outside = false; ///< tf_crop_and_resize: the position maps outside the input
+};
+
+/// Cubic and tf_crop_and_resize resizing: separable taps per dim, summed over their product.
+Expected<std::vector<Tensor>> resizeByTaps(const Node& n, std::span<const Tensor> inputs,
+                                           const std::vector<int64_t>& out,
+                                           const std::vector<double>& scales, const std::string& coord,
+                                           const std::string& nearest, const std::string& mode) {
+    const Tensor& x = inputs[0];
+    const std::vector<int64_t>& in = x.shape();
+    const size_t rank = in.size();
+    std::vector<double> roi;
+    if (coord == "tf_crop_and_resize") {
+        if (n.numInputs() < 2 || !n.input(1) || inputs.size() < 2 ||
+            inputs[1].numel() != static_cast<int64_t>(2 * rank))
+            return opError(n, "tf_crop_and_resize needs a roi input with " + std::to_string(2 * rank) +
+                                  " entries (starts, then ends)");
+        roi = inputs[1].toDoubles();
+    }
+    const double a = n.attrFloat("cubic_coeff_a", -0.75);
+    const bool excludeOutside = n.attrInt("exclude_outside", 0) != 0;
+    const double extrapolation = n.attrFloat("extrapolation_value", 0.0);
+    std::vector<std::vector<DimTaps>> taps(rank);
+    for (size_t d = 0; d < rank; ++d) {
+        taps[d].resize(static_cast<size_t>(out[d]));
+        const int64_t len = in[d];
+        const double lenResized = resizedLength(scales[d], len, out[d]);
+        for (int64_t o = 0; o < out[d]; ++o) {
+            DimTaps& t = taps[d][static_cast<size_t>(o)];
+            double src;
+            if (coord == "tf_crop_and_resize") {
+                const double start = roi[d], end = roi[d + rank];
+                src = lenResized == 1.0 ? (end - start) * static_cast<double>(len - 1) / 2
+                                        : static_cast<double>(o) * (end - start) * static_cast<double>(len - 1) /
+                                              (lenResized - 1.0);
+                src += start * static_cast<double>(len - 1);
+                if (src < 0 || src > static_cast<double>(len - 1)) {
+                    t.outside = true;
+                    continue;
+                }
+            } else {
+                src = sourceCoord(coord, static_cast<double>(o), scales[d], len, out[d]);
+            }
+            if (mode == "nearest") {
+                t.index = {nearestIndex(nearest, src, len)};
+                t.weight = {1.0};
+                continue;
+            }
+            // Taps start left of src; an integral src counts as ratio 1 of the previous cell.
+            const double first = std::ceil(src) - (mode == "cubic" ? 2 : 1);
+            const double r = src - (first + (mode == "cubic" ? 1 : 0));
+            std::vector<double> w;
+            if (mode == "cubic") {
+                auto c = cubicCoeffs(r, a);
+                w.assign(c.begin(), c.end());
+            } else {
+                w = {1 - r, r};
+            }
+            double sum = 0;
+            for (size_t k = 0; k < w.size(); ++k) {
+                const int64_t i = static_cast<int64_t>(first) + static_cast<int64_t>(k);
+                if (excludeOutside && (i < 0 || i >= len))
+                    w[k] = 0;
+                sum += w[k];
+                t.index.push_back(std::clamp<int64_t>(i, 0, len - 1)); // edge padding
+            }
+            if (excludeOutside && sum != 0)
+                for (double& v : w)
+                    v /= sum;
+            t.weight = std::move(w);
+        }
+    }
+    std::vector<int64_t> inStride(rank, 1);
+    for (size_t d = rank; d-- > 1;)
+        inStride[d - 1] = inStride[d] * in[d];
+    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        Tensor yt(dtypeOf<T>(), out);
+        const T* src = x.data<T>();
+        T* y = yt.mutableData<T>();
+        std::vector<int64_t> idx(rank, 0);
+        std::vector<size_t> k(rank, 0);
+        std::vector<const DimTaps*> cur(rank);
+        for (int64_t o = 0; o < yt.numel(); ++o) {
+            bool outside = false;
+            for (size_t d = rank, rem = static_cast<size_t>(o); d-- > 0;) {
+                cur[d] = &taps[d][rem % static_cast<size_t>(out[d])];
+                rem /= static_cast<size_t>(out[d]);
+                outside = outside || cur[d]->outside;
+            }
+            if (outside) {
+                y[o] = static_cast<T>(extrapolation);
+                continue;
+            }
+            // Odometer over the tap product.
+            std::fill(k.begin(), k.end(), 0);
+            double acc = 0;
+            while (true) {
+                double w = 1;
+                int64_t offset = 0;
+                for (size_t d = 0; d < rank; ++d) {
+                    w *= cur[d]->weight[k[d]];
+                    offset += cur[d]->index[k[d]] * inStride[d];
+                }
+                if (w != 0)
+                    acc += w * static_cast<double>(src[offset]);
+                size_t d = rank;
+                while (d-- > 0 && ++k[d] == cur[d]->index.size())
+                    k[d] = 0;
+                if (d == static_cast<size_t>(-1))
+                    break;
+            }
+            y[o] = static_cast<T>(acc);
+        }
+        return std::vector<Tensor>{yt};
+    });
+}
+
 } // namespace
 
 Status verifyResize(const Node& n) {
-    SX_TRY(ops::checkStringAttr(n, "mode", {"nearest", "linear"}));
+    SX_TRY(ops::checkStringAttr(n, "mode", {"nearest", "linear", "cubic"}));
     SX_TRY(ops::checkStringAttr(n, "coordinate_transformation_mode",
-                                {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn"}));
+                                {"half_pixel", "asymmetric", "align_corners", "pytorch_half_pixel", "tf_half_pixel_for_nn",
+                                 "tf_crop_and_resize"}));
+    SX_TRY(ops::checkFloatAttr(n, "cubic_coeff_a"));
+    SX_TRY(ops::checkFloatAttr(n, "extrapolation_value"));
     SX_TRY(ops::checkStringAttr(n, "nearest_mode", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
     if (n.hasAttr("axes") || n.attrInt("antialias", 0) != 0 || n.hasAttr("keep_aspect_ratio_policy"))
         return opError(n, "resize axes / antialias / keep_aspect_ratio_policy (opset 18+) are not supported",
@@ -158,6 +302,8 @@ Expected<std::vector<Tensor>> runResize(const Node& n, std::span<const Tensor> i
     for (size_t d = 0; d < rank; ++d)
         if (in[d] == 0 && out[d] > 0)
             return opError(n, "cannot resize an empty dim to " + std::to_string(out[d]));
+    if (n.attrString("mode", "nearest") == "cubic" || coord == "tf_crop_and_resize")
+        return resizeByTaps(n, inputs, out, scales, coord, nearest, n.attrString("mode", "nearest"));
     // Per dim and output index: two source taps and the weight of the second.
     std::vector<std::vector<int64_t>> lo(rank), hi(rank);
     std::vector<std::vector<double>> frac(rank);
