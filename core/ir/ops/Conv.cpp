@@ -269,10 +269,17 @@ Expected<TransposeGeometry> transposeGeometry(const Node& n, const Shape& in, co
         else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
             target = in[i].value * g.strides[i];
         if (target >= 0) {
-            const int64_t total = std::max<int64_t>(0, full - target);
-            // Same split as onnxruntime: SAME_UPPER puts the odd pad at the head.
-            g.padsBegin[i] = autoPad == "SAME_UPPER" ? total - total / 2 : total / 2;
-            g.padsEnd[i] = total - g.padsBegin[i];
+            const int64_t total = full - target;
+            if (total < 0) {
+                // A larger output_shape than the full transposed extent: the extra positions at the
+                // end get no contribution (like output_padding), as onnx's reference computes.
+                g.padsBegin[i] = 0;
+                g.padsEnd[i] = total;
+            } else {
+                // SAME_UPPER puts the odd pad at the end, SAME_LOWER at the head (as for Conv).
+                g.padsBegin[i] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+                g.padsEnd[i] = total - g.padsBegin[i];
+            }
         } else if (autoPad == "NOTSET") {
             g.padsBegin[i] = pads[i];
             g.padsEnd[i] = pads[i + r];

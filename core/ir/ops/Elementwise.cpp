@@ -2,6 +2,8 @@
 
 #include "OpUtil.h"
 
+#include <type_traits>
+
 namespace sextant::ir {
 namespace {
 
@@ -252,11 +254,18 @@ Expected<std::vector<Tensor>> runClip(const Node& n, std::span<const Tensor> inp
     const Tensor& x = inputs[0];
     return ops::dispatchNumeric(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        // Bounds beyond T's range (the infinite defaults, for integers) do not clamp.
-        const double tLow = static_cast<double>(std::numeric_limits<T>::lowest());
-        const double tHigh = static_cast<double>(std::numeric_limits<T>::max());
-        const T low = lo <= tLow ? std::numeric_limits<T>::lowest() : static_cast<T>(lo);
-        const T high = hi >= tHigh ? std::numeric_limits<T>::max() : static_cast<T>(hi);
+        // Integer bounds beyond T's range (the infinite defaults) do not clamp; float bounds are
+        // used as they are, so infinite inputs stay infinite under the default bounds.
+        T low, high;
+        if constexpr (std::is_floating_point_v<T>) {
+            low = static_cast<T>(lo);
+            high = static_cast<T>(hi);
+        } else {
+            const double tLow = static_cast<double>(std::numeric_limits<T>::lowest());
+            const double tHigh = static_cast<double>(std::numeric_limits<T>::max());
+            low = lo <= tLow ? std::numeric_limits<T>::lowest() : static_cast<T>(lo);
+            high = hi >= tHigh ? std::numeric_limits<T>::max() : static_cast<T>(hi);
+        }
         Tensor y(dtypeOf<T>(), x.shape());
         const T* src = x.data<T>();
         T* dst = y.mutableData<T>();

@@ -12,7 +12,10 @@ using ops::opError;
 using ops::Shape;
 
 Status verifyPool(const Node& n, bool isMax) {
-    SX_TRY(ops::requireFloatInput(n, 0, "pool input"));
+    // MaxPool also takes i8/u8 (opset 12); averaging stays float-only.
+    const TensorType* in = ops::inputType(n, 0);
+    if (!(isMax && in && (in->dtype == DType::I8 || in->dtype == DType::U8)))
+        SX_TRY(ops::requireFloatInput(n, 0, "pool input"));
     if (!n.hasAttr("kernel_shape"))
         return opError(n, "attribute 'kernel_shape' is required");
     int64_t r = static_cast<int64_t>(n.attrInts("kernel_shape").size());
@@ -22,7 +25,7 @@ Status verifyPool(const Node& n, bool isMax) {
                               x->str() + " has " + std::to_string(x->rank() - 2) + " spatial dims");
     SX_TRY(ops::verifyWindowAttrs(n, r, true));
     if (isMax) {
-        SX_TRY(ops::checkIntAttr(n, "storage_order", 0, 0));
+        SX_TRY(ops::checkIntAttr(n, "storage_order", 0, 1));
     } else {
         SX_TRY(ops::checkIntAttr(n, "count_include_pad", 0, 1));
         if (n.hasAttr("dilations"))
@@ -96,6 +99,21 @@ WindowTaps windowTaps(const ops::WindowGeometry& g, const std::vector<int64_t>& 
     return t;
 }
 
+/// The column-major offset of the element at row-major offset `offset` in a tensor of shape `dims`.
+int64_t columnMajorOffset(int64_t offset, const std::vector<int64_t>& dims) {
+    int64_t result = 0, stride = 1;
+    std::vector<int64_t> coord(dims.size());
+    for (size_t d = dims.size(); d-- > 0;) {
+        coord[d] = offset % dims[d];
+        offset /= dims[d];
+    }
+    for (size_t d = 0; d < dims.size(); ++d) {
+        result += coord[d] * stride;
+        stride *= dims[d];
+    }
+    return result;
+}
+
 template <typename T>
 std::vector<Tensor> poolImpl(const Node& n, const Tensor& xt, const std::vector<int64_t>& outShape,
                              const ops::WindowGeometry& g, bool isMax) {
@@ -105,6 +123,8 @@ std::vector<Tensor> poolImpl(const Node& n, const Tensor& xt, const std::vector<
     const int64_t planes = xs[0] * xs[1], ii = product(in), oo = product(out);
     const bool includePad = n.attrInt("count_include_pad", 0) != 0;
     const bool wantIndices = isMax && n.numOutputs() > 1;
+    // storage_order 1: Indices count positions within a plane in column-major order.
+    const bool columnMajor = n.attrInt("storage_order", 0) == 1;
     Tensor yt(dtypeOf<T>(), outShape);
     Tensor it = wantIndices ? Tensor(DType::I64, outShape) : Tensor();
     WindowTaps taps = windowTaps(g, in, out);
@@ -152,7 +172,8 @@ std::vector<Tensor> poolImpl(const Node& n, const Tensor& xt, const std::vector<
             if (isMax) {
                 y[p * oo + o] = best;
                 if (indices)
-                    indices[p * oo + o] = bestAt < 0 ? -1 : p * ii + bestAt;
+                    indices[p * oo + o] =
+                        bestAt < 0 ? -1 : p * ii + (columnMajor ? columnMajorOffset(bestAt, in) : bestAt);
             } else {
                 int64_t divisor = includePad ? padded : taps_;
                 y[p * oo + o] = divisor > 0 ? sum / static_cast<T>(divisor) : T(0);
@@ -171,9 +192,10 @@ Expected<std::vector<Tensor>> runPool(const Node& n, std::span<const Tensor> inp
     ops::WindowGeometry g;
     SX_ASSIGN(Shape out, poolShape(n, ops::shapeOf(x), &g));
     SX_TRY(ops::checkAllocation(n, ops::extents(out)));
-    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+    auto run = [&](auto tag) -> Expected<std::vector<Tensor>> {
         return poolImpl<decltype(tag)>(n, x, ops::extents(out), g, isMax);
-    });
+    };
+    return isMax ? ops::dispatchNumeric(n, x.dtype(), run) : ops::dispatchFloat(n, x.dtype(), run);
 }
 
 } // namespace
