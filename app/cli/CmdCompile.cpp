@@ -4,6 +4,7 @@
 // artifact directory. Prints a short summary; --print-changed prints a unified IR diff for every
 // pass that changed the graph.
 #include "Commands.h"
+#include "ShapeOption.h"
 
 #include "core/backend/Artifact.h"
 #include "core/backend/Target.h"
@@ -36,7 +37,9 @@ const char* kCompileUsage =
     "  --bisect-limit N    let only the first N rule applications happen\n"
     "  --print-changed     print a unified IR diff after each pass that changed the graph\n"
     "  --stats             print rule counters and per-Task figures\n"
-    "  --report FILE.json  write the summary, rule counters and Task table as JSON\n";
+    "  --report FILE.json  write the summary, rule counters and Task table as JSON\n"
+    "  --shape NAME=DIMS   give input NAME concrete dims, e.g. x=1x3x48x320 (repeatable; needed\n"
+    "                      for models with symbolic input dims)\n";
 
 std::string kib(uint64_t bytes) {
     char buf[64];
@@ -171,6 +174,7 @@ int cmdCompile(Args args) {
     std::string model, outDir, targetPath, reportPath;
     passes::PipelineConfig pipeline;
     bool printChangedFlag = false, stats = false;
+    ir::InputShapes shapes;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&](std::string& into) -> bool {
@@ -206,6 +210,12 @@ int cmdCompile(Args args) {
             } catch (const std::exception&) {
                 return fail("compile: --bisect-limit '" + n + "' is not a number >= -1");
             }
+        } else if (a == "--shape") {
+            std::string spec;
+            if (!value(spec))
+                return fail("compile: --shape needs NAME=DIMS (e.g. x=1x3x48x320)");
+            if (std::string err = addShapeOption("compile", spec, shapes); !err.empty())
+                return fail(err);
         } else if (a == "--print-changed") {
             printChangedFlag = true;
         } else if (a == "--stats") {
@@ -238,6 +248,8 @@ int cmdCompile(Args args) {
     Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(model);
     if (!graph.ok())
         return fail(graph.error().message);
+    if (Status s = applyShapeOptions(**graph, shapes, /*requireStatic=*/true); !s.ok())
+        return fail("compile: " + s.error().message);
     Expected<runtime::CompileResult> result = runtime::compileGraph(**graph, options);
     if (!result.ok())
         return fail(result.error().message);

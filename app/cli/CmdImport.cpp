@@ -1,6 +1,7 @@
 // sextant-cli import MODEL [--summary]: imports an ONNX model and prints its textual IR, or a
 // summary (inputs and outputs with types, node count per op type, weight bytes).
 #include "Commands.h"
+#include "ShapeOption.h"
 
 #include "core/frontend/OnnxImporter.h"
 #include "core/ir/Graph.h"
@@ -16,10 +17,12 @@ namespace sextant::cli {
 namespace {
 
 const char* kImportUsage =
-    "usage: sextant-cli import MODEL [--summary]\n"
+    "usage: sextant-cli import MODEL [--summary] [--shape NAME=DIMS]...\n"
     "\n"
     "Imports an ONNX model and prints its textual IR.\n"
-    "  --summary   print inputs/outputs, node count per op type and weight bytes instead\n";
+    "  --summary          print inputs/outputs, node count per op type and weight bytes instead\n"
+    "  --shape NAME=DIMS  give input NAME concrete dims (e.g. x=1x3x48x320, repeatable) and\n"
+    "                     resolve the graph's symbolic dims\n";
 
 std::string humanBytes(size_t bytes) {
     char buf[64];
@@ -60,13 +63,20 @@ void printSummary(const std::string& path, const ir::Graph& g) {
 int cmdImport(Args args) {
     std::string model;
     bool summary = false;
-    for (const std::string& a : args) {
+    ir::InputShapes shapes;
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
         if (a == "-h" || a == "--help") {
             std::cout << kImportUsage;
             return 0;
         }
         if (a == "--summary") {
             summary = true;
+        } else if (a == "--shape") {
+            if (i + 1 >= args.size())
+                return fail("import: --shape needs NAME=DIMS (e.g. x=1x3x48x320)");
+            if (std::string err = addShapeOption("import", args[++i], shapes); !err.empty())
+                return fail(err);
         } else if (!a.empty() && a[0] == '-') {
             return fail("import: unknown option '" + a + "' (see 'sextant-cli import --help')");
         } else if (model.empty()) {
@@ -81,6 +91,8 @@ int cmdImport(Args args) {
     auto graph = frontend::importOnnx(model);
     if (!graph.ok())
         return fail(graph.error().str());
+    if (Status s = applyShapeOptions(**graph, shapes, /*requireStatic=*/false); !s.ok())
+        return fail("import: " + s.error().message);
     if (summary)
         printSummary(model, **graph);
     else

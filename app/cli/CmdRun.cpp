@@ -4,6 +4,7 @@
 // with the float64 reference of the original graph (--compare-reference); can write the run to a
 // profile database.
 #include "Commands.h"
+#include "ShapeOption.h"
 
 #include "core/backend/Target.h"
 #include "core/frontend/OnnxImporter.h"
@@ -53,10 +54,12 @@ const char* kRunUsage =
     "plans/events)\n"
     "  --target FILE         target description (default: the built-in npu-a)\n"
     "  --disable ID          switch off a pass or rule by id (repeatable)\n"
-    "  --atol A, --rtol R    tolerance |got - expected| <= A + R*|expected| (default 1e-4 and "
-    "1e-3\n"
-    "                        for --reference; 1e-2 and 1e-2 for the NPU, whose cube unit reads "
-    "f16)\n"
+    "  --atol A, --rtol R    tolerance |got - expected| <= A + R*|expected| (default for\n"
+    "                        --reference: rtol 1e-3, atol 1e-4 for probability outputs and\n"
+    "                        1e-4*max|expected| for unbounded ones; 1e-2 and 1e-2 for the NPU,\n"
+    "                        whose cube unit reads f16)\n"
+    "  --shape NAME=DIMS     give input NAME concrete dims, e.g. x=1x3x48x320 (repeatable); a model\n"
+    "                        with symbolic input dims compiled without it takes the --inputs shapes\n"
     "  --ctc-keys FILE       decode output 0 as CTC scores with this character list (one per line,\n"
     "                        PaddleOCR style) and print the text it reads\n"
     "Exit status: 0 all comparisons pass, 1 a comparison failed, 2 bad input.\n";
@@ -68,6 +71,7 @@ struct RunArgs {
     runtime::RunMode mode = runtime::RunMode::GraphAsync;
     passes::PipelineConfig pipeline;
     std::optional<double> atol, rtol;
+    ir::InputShapes shapes;
 };
 
 /// Parses a non-negative number; nullopt when `s` is not one.
@@ -128,6 +132,11 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
             if (!t)
                 return "run: " + a + " '" + v + "' is not a non-negative number";
             (a == "--atol" ? out.atol : out.rtol) = *t;
+        } else if (a == "--shape") {
+            if (!value(v))
+                return "run: --shape needs NAME=DIMS (e.g. x=1x3x48x320)";
+            if (std::string err = addShapeOption("run", v, out.shapes); !err.empty())
+                return err;
         } else if (a == "--ctc-keys") {
             if (!value(out.ctcKeys))
                 return "run: --ctc-keys needs a character list file";
@@ -171,17 +180,18 @@ int64_t argmax(const ir::Tensor& t) {
 }
 
 /// Prints one comparison line per output; returns false if any failed. `names` are the outputs'
-/// names (from the model); `metrics` collects cosine and max_abs per output for the profile.
+/// names (from the model); `atols` the absolute tolerance per output; `metrics` collects cosine
+/// and max_abs per output for the profile.
 bool compareAll(const std::string& heading, const std::vector<std::string>& names,
                 const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& expected,
-                double atol, double rtol, std::vector<std::pair<std::string, double>>* metrics,
-                const std::string& tag) {
+                const std::vector<double>& atols, double rtol,
+                std::vector<std::pair<std::string, double>>* metrics, const std::string& tag) {
     std::cout << heading << "\n";
     bool ok = true;
     for (size_t i = 0; i < got.size(); ++i) {
         std::string name = i < names.size() ? names[i] : "output_" + std::to_string(i);
         runtime::TensorComparison c =
-            runtime::compareTensors(name, got[i], expected[i], atol, rtol);
+            runtime::compareTensors(name, got[i], expected[i], atols[i], rtol);
         std::cout << runtime::formatComparison(c) << "\n";
         ok = ok && c.pass;
         if (metrics) {
@@ -243,6 +253,8 @@ int runReferenceMode(const RunArgs& a) {
     Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(a.model);
     if (!graph.ok())
         return fail(graph.error().message);
+    if (Status s = applyShapeOptions(**graph, a.shapes, /*requireStatic=*/false); !s.ok())
+        return fail("run: " + s.error().message);
     Expected<std::vector<ir::Tensor>> inputs = loadInputs(a, **graph);
     if (!inputs.ok())
         return fail(inputs.error().message);
@@ -263,10 +275,33 @@ int runReferenceMode(const RunArgs& a) {
     Expected<std::vector<ir::Tensor>> expected = loadExpected(a, outputs->size());
     if (!expected.ok())
         return fail(expected.error().message);
+    // Default tolerances follow shared/models/INVENTORY.md: rtol 1e-3; atol 1e-4 for
+    // probability-like outputs, 1e-4 * max|expected| for unbounded ones.
+    std::vector<double> atols;
+    for (size_t i = 0; i < outputs->size(); ++i)
+        atols.push_back(a.atol ? *a.atol
+                               : runtime::outputAtol(*(*graph)->outputs()[i], (*expected)[i]));
     bool ok = compareAll(
         std::string("reference (") + (a.float32 ? "float32" : "float64") + ") vs expected:", names,
-        *outputs, *expected, a.atol.value_or(1e-4), a.rtol.value_or(1e-3), nullptr, "");
+        *outputs, *expected, atols, a.rtol.value_or(runtime::kOutputRtol), nullptr, "");
     return ok ? 0 : 1;
+}
+
+/// Gives a model with symbolic input dims concrete ones before it is compiled: the --shape
+/// options, else the shapes of the --inputs tensors; without either, an error saying which input
+/// needs --shape.
+Status specializeForRun(const RunArgs& a, ir::Graph& graph) {
+    if (!a.shapes.empty() || ir::symbolicInputs(graph).empty() || a.inputsDir.empty())
+        return applyShapeOptions(graph, a.shapes, /*requireStatic=*/true);
+    SX_ASSIGN(std::vector<ir::Tensor> inputs, frontend::loadTestDataSet(a.inputsDir, "input"));
+    if (inputs.size() != graph.inputs().size())
+        return makeError(ErrorKind::Invalid,
+                         "'" + a.inputsDir + "' holds " + std::to_string(inputs.size()) +
+                             " input(s) but the model has " + std::to_string(graph.inputs().size()));
+    ir::InputShapes shapes;
+    for (size_t i = 0; i < inputs.size(); ++i)
+        shapes[graph.inputs()[i]->name()] = inputs[i].shape();
+    return ir::specializeInputs(graph, shapes);
 }
 
 int coresUsed(const backend::Program& p) {
@@ -282,9 +317,10 @@ int runSimulatedMode(const RunArgs& a) {
     std::unique_ptr<ir::Graph> original;
     std::optional<runtime::Session> session;
     if (isArtifact) {
-        if (!a.targetPath.empty() || !a.pipeline.disabled.empty())
+        if (!a.targetPath.empty() || !a.pipeline.disabled.empty() || !a.shapes.empty())
             return fail("run: '" + a.model +
-                        "' is a compiled artifact: --target and --disable apply when compiling");
+                        "' is a compiled artifact: --target, --disable and --shape apply when "
+                        "compiling");
         Expected<runtime::Session> s = runtime::Session::fromArtifact(a.model);
         if (!s.ok())
             return fail(s.error().message);
@@ -305,6 +341,9 @@ int runSimulatedMode(const RunArgs& a) {
         if (!graph.ok())
             return fail(graph.error().message);
         original = std::move(*graph);
+        Status specialized = specializeForRun(a, *original);
+        if (!specialized.ok())
+            return fail("run: " + specialized.error().message);
         Expected<runtime::CompileResult> compiled = runtime::compileGraph(*original, options);
         if (!compiled.ok())
             return fail(compiled.error().message);
@@ -341,14 +380,17 @@ int runSimulatedMode(const RunArgs& a) {
         std::string heading = original
                                   ? "npu vs reference (float64, original graph):"
                                   : "npu vs reference (float64, the artifact's compiled graph):";
-        ok = compareAll(heading, names, result->outputs, *ref, atol, rtol, &metrics, "reference") &&
+        ok = compareAll(heading, names, result->outputs, *ref,
+                        std::vector<double>(result->outputs.size(), atol), rtol, &metrics,
+                        "reference") &&
              ok;
     }
     if (!a.expectedDir.empty()) {
         Expected<std::vector<ir::Tensor>> expected = loadExpected(a, result->outputs.size());
         if (!expected.ok())
             return fail(expected.error().message);
-        ok = compareAll("npu vs expected:", names, result->outputs, *expected, atol, rtol, &metrics,
+        ok = compareAll("npu vs expected:", names, result->outputs, *expected,
+                        std::vector<double>(result->outputs.size(), atol), rtol, &metrics,
                         "expected") &&
              ok;
     }

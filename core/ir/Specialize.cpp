@@ -75,8 +75,10 @@ Status inferNode(Node& n) {
 }
 
 /// Evaluates `n` at compile time when it is shape arithmetic that specialisation made computable:
-/// Shape/Size of a static tensor, or a node whose inputs are all constants and at least one of
-/// them was folded by this specialisation. Returns no values when `n` must stay.
+/// Shape/Size of a static tensor, or a node with small outputs whose inputs are all constants and
+/// which either was fed by a value this specialisation folded or computes integers only (the
+/// Cast(const) operands exporters put next to a Shape in a Concat). Returns no values when `n`
+/// must stay.
 Expected<std::vector<Tensor>> tryEvaluate(const Node& n, const std::set<const Value*>& derived) {
     std::vector<Tensor> none;
     for (const Value* out : n.outputs())
@@ -99,11 +101,14 @@ Expected<std::vector<Tensor>> tryEvaluate(const Node& n, const std::set<const Va
             return none;
         fedByShape = fedByShape || (in && derived.count(in));
     }
-    if (!fedByShape)
-        return none;
-    for (const Value* out : n.outputs())
+    bool integerOnly = true;
+    for (const Value* out : n.outputs()) {
         if (!out->type().isStatic() || out->type().numel() > kMaxFoldedElements)
             return none;
+        integerOnly = integerOnly && !isFloat(out->type().dtype);
+    }
+    if (!fedByShape && !integerOnly)
+        return none;
     KernelContext ctx;
     ctx.compute = DType::F64;
     std::vector<Tensor> inputs;

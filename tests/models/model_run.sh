@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Real models through the real sextant-cli, as a user would type the commands.
+# usage: model_run.sh CASE MODEL COMPUTE SEXTANT_CLI SHARED_DIR WORK_DIR
+#   CASE reference: MODEL is <folder>/<stem> under SHARED_DIR/models, COMPUTE f64 or f32;
+#   other CASEs (--shape checks) ignore MODEL and COMPUTE.
+# Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
+set -u
+case_name=$1 model=$2 compute=$3 cli=$4 shared=$5 work=$6
+models="$shared/models"
+tag="$case_name"
+[ "$case_name" = reference ] && tag="$(basename "$model").$compute"
+mkdir -p "$work"
+out="$work/$tag.out"
+err="$work/$tag.err"
+: >"$out"
+: >"$err"
+
+fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; exit 1; }
+# expect_line REGEX: some line of stdout matches the extended regex.
+expect_line() { grep -Eq -- "$1" "$out" || fail "no output line matches: $1"; }
+# expect_error REGEX: exit code 2 and exactly one stderr line "error: ..." matching REGEX.
+expect_error() {
+    local rc=$1 regex=$2
+    [ "$rc" -eq 2 ] || fail "exit code $rc, expected 2 (bad input)"
+    [ "$(wc -l <"$err")" -eq 1 ] || fail "expected exactly one stderr line"
+    grep -Eq -- "^error: $regex" "$err" || fail "stderr does not match: error: $regex"
+}
+need() { [ -f "$1" ] || { echo "../shared not found: skipping $tag ($1 missing)"; exit 77; }; }
+
+rec="$models/paddleocr/ch_PP-OCRv4_rec_infer.onnx"
+rec_data="$models/paddleocr/test_data/ch_PP-OCRv4_rec_infer/test_data_set_0"
+det="$models/paddleocr/ch_PP-OCRv4_det_infer.onnx"
+cls="$models/paddleocr/ch_ppocr_mobile_v2.0_cls_infer.onnx"
+cls_data="$models/paddleocr/test_data/ch_ppocr_mobile_v2.0_cls_infer/test_data_set_0"
+
+case $case_name in
+reference)
+    file="$models/$model.onnx"
+    data="$models/$(dirname "$model")/test_data/$(basename "$model")/test_data_set_0"
+    need "$file"
+    args=(run "$file" --reference --inputs "$data" --expected "$data")
+    heading="reference \(float64\) vs expected:"
+    if [ "$compute" = f32 ]; then
+        args+=(--float32)
+        heading="reference \(float32\) vs expected:"
+    fi
+    # What a user reads: the recogniser's text, the digit mnist sees.
+    case $(basename "$model") in
+    ch_PP-OCRv4_rec_infer) args+=(--ctc-keys "$models/paddleocr/ppocr_keys_v1.txt") ;;
+    esac
+    "$cli" "${args[@]}" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    [ -s "$err" ] && fail "unexpected stderr"
+    expect_line "^$heading$"
+    # One PASS line per expected output, no FAIL.
+    outputs=$(ls "$data" | grep -c '^output_[0-9]*\.pb$')
+    passes=$(grep -Ec "^output '.*': max_abs [0-9.e+-]+ max_rel [0-9.e+-]+ cosine [0-9.]+ argmax -?[0-9]+/-?[0-9]+ PASS$" "$out")
+    [ "$passes" -eq "$outputs" ] || fail "$passes PASS lines for $outputs outputs"
+    grep -q FAIL "$out" && fail "a comparison failed"
+    case $(basename "$model") in
+    mnist) expect_line "^output 'Plus214_Output_0': .* argmax 7/7 PASS$" ;;
+    ch_PP-OCRv4_rec_infer) expect_line '^text: "Hello NPU 2026"$' ;;
+    esac
+    ;;
+shape-errors)
+    # A model with symbolic input dims: compile says which input needs --shape, and each bad
+    # --shape gets one clear error line (exit 2).
+    need "$rec"
+    "$cli" compile "$rec" >"$out" 2>"$err"
+    expect_error $? "compile: input 'x' has symbolic dims f32\[p2o\.DynamicDimension\.0,3,48,p2o\.DynamicDimension\.1\]: give it a concrete shape with --shape x=Nx3x48xN"
+    "$cli" compile "$rec" --shape y=1x3x48x320 >"$out" 2>"$err"
+    expect_error $? "compile: cannot specialise 'y': the graph has no input of that name \(inputs: 'x'\)$"
+    "$cli" compile "$rec" --shape x=1x3x48 >"$out" 2>"$err"
+    expect_error $? "compile: input 'x' has rank 4 .* but the shape \[1,3,48\] has rank 3$"
+    "$cli" compile "$rec" --shape x=1x3x32x320 >"$out" 2>"$err"
+    expect_error $? "compile: input 'x' dim 2 is fixed to 48 by the model .* gives 32$"
+    "$cli" compile "$rec" --shape x=1x3x48x >"$out" 2>"$err"
+    expect_error $? "compile: --shape: shape 'x=1x3x48x' ends with 'x'$"
+    "$cli" compile "$rec" --shape x=1x3x48x320 --shape x=1x3x48x100 >"$out" 2>"$err"
+    expect_error $? "compile: --shape given twice for input 'x'$"
+    "$cli" import "$rec" --shape x=1x3x48x-5 >"$out" 2>"$err"
+    expect_error $? "import: --shape: shape 'x=1x3x48x-5': dim '-5' is not a non-negative number$"
+    "$cli" run "$rec" >"$out" 2>"$err"
+    expect_error $? "run: input 'x' has symbolic dims .*--shape x=Nx3x48xN"
+    ;;
+rec-import)
+    # Specialised, every symbolic dim resolves: the recogniser reads 40 time steps of 6625 classes.
+    need "$rec"
+    "$cli" import "$rec" --summary --shape x=1x3x48x320 >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    expect_line "^  x: f32\[1,3,48,320\]$"
+    expect_line "^  softmax_11\.tmp_0: f32\[1,40,6625\]$"
+    "$cli" import "$rec" --shape x=1x3x48x320 >"$out" 2>"$err" || fail "import to text failed"
+    grep -q 'DynamicDimension' "$out" && fail "a symbolic dim survived specialisation"
+    grep -Eq '\[[^]]*\?' "$out" && fail "an unknown dim survived specialisation"
+    ;;
+rec-compile)
+    need "$rec"
+    "$cli" compile "$rec" --shape x=1x3x48x320 >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    expect_line "^compiled '.*' for npu-a: [1-9][0-9]* tasks on [1-9] of [0-9]+ cores"
+    ;;
+rec-npu)
+    # The specialised recogniser on the simulated NPU still reads the text. (Its f16 cube unit
+    # puts a few probabilities just outside the 1e-2 tolerance, so the exit code may be 1.)
+    need "$rec"
+    "$cli" run "$rec" --shape x=1x3x48x320 --inputs "$rec_data" --compare-reference \
+        --ctc-keys "$models/paddleocr/ppocr_keys_v1.txt" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "exit code $rc"
+    expect_line "^simulated '.*' on npu-a \(async mode\): [1-9][0-9]* tasks"
+    expect_line "^output 'softmax_11\.tmp_0': .* cosine (1\.000000|0\.9999[0-9]*) argmax [0-9]+/[0-9]+ "
+    expect_line '^text: "Hello NPU 2026"$'
+    ;;
+det-compile)
+    # Specialised to its test image, the detector's output is a full-size map. Compiling it either
+    # works or stops at a backend limit that names the node, never at an unresolved dim.
+    need "$det"
+    "$cli" import "$det" --summary --shape x=1x3x320x320 >"$out" 2>"$err" || fail "import failed"
+    expect_line "^  sigmoid_0\.tmp_0: f32\[1,1,320,320\]$"
+    "$cli" compile "$det" --shape x=1x3x320x320 >"$out" 2>"$err"
+    rc=$?
+    if [ $rc -ne 0 ]; then
+        expect_error $rc "node '[^']+'"
+        grep -q "cannot resolve\|symbolic" "$err" && fail "specialisation left a dim unresolved"
+    fi
+    ;;
+cls-npu)
+    # Without --shape, run takes the symbolic dims from the --inputs tensors (1x3x48x192).
+    need "$cls"
+    "$cli" run "$cls" --inputs "$cls_data" --compare-reference --expected "$cls_data" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    expect_line "^npu vs expected:$"
+    expect_line "^output 'softmax_0\.tmp_0': .* PASS$"
+    ;;
+*)
+    echo "unknown case $case_name"; exit 1 ;;
+esac
+echo "PASS: $tag"
