@@ -128,6 +128,17 @@ det-compile)
         grep -q "cannot resolve\|symbolic" "$err" && fail "specialisation left a dim unresolved"
     fi
     ;;
+det-npu)
+    # The detector specialised to a small image runs on the simulated NPU and matches the
+    # float64 reference of the original (symbolic) graph. (At 320x320 its Resize and ConvTranspose
+    # need more SRAM than one tile of npu-a holds: see det-compile.)
+    need "$det"
+    "$cli" run "$det" --shape x=1x3x64x64 --compare-reference >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    expect_line "^npu vs reference \(float64, original graph\):$"
+    expect_line "^output 'sigmoid_0\.tmp_0': .* PASS$"
+    ;;
 cls-npu)
     # Without --shape, run takes the symbolic dims from the --inputs tensors (1x3x48x192).
     need "$cls"
