@@ -40,9 +40,17 @@ Expected<Shape> reshapeTarget(const Node& n, const Shape& in, const std::vector<
     int64_t inKnown = 1, outKnown = 1;
     std::vector<std::string> inSyms, outSyms;
     bool unnamed = false;
+    // A hostile model may declare extents whose product overflows int64: say so, do not wrap.
+    auto multiply = [&](int64_t& acc, int64_t v, const Shape& shape) -> Status {
+        if (__builtin_mul_overflow(acc, v, &acc))
+            return opError(n, "cannot reshape " + ops::shapeStr(in) + " to " + ops::shapeStr(out) +
+                                  ": the element count of " + ops::shapeStr(shape) +
+                                  " overflows int64");
+        return {};
+    };
     for (const Dim& d : in) {
         if (d.isKnown())
-            inKnown *= d.value;
+            SX_TRY(multiply(inKnown, d.value, in));
         else if (d.symbol == "?")
             unnamed = true;
         else
@@ -53,7 +61,7 @@ Expected<Shape> reshapeTarget(const Node& n, const Shape& in, const std::vector<
             continue;
         const Dim& d = out[i];
         if (d.isKnown())
-            outKnown *= d.value;
+            SX_TRY(multiply(outKnown, d.value, out));
         else if (d.symbol == "?")
             unnamed = true;
         else

@@ -1,0 +1,13 @@
+# SEXTANT_FUZZ=ON builds the libFuzzer targets in fuzz/ with clang, and instruments every library
+# they link (only ir and frontend get built: `ninja importer_fuzzer`) with ASan + UBSan, so a
+# memory error or undefined behaviour anywhere on the import path is a finding.
+# scripts/fuzz-importer.sh configures a build folder this way; normal builds leave it OFF.
+option(SEXTANT_FUZZ "Build the libFuzzer targets with ASan+UBSan (needs clang)" OFF)
+if(SEXTANT_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "SEXTANT_FUZZ=ON needs clang (configure with -DCMAKE_CXX_COMPILER=clang++)")
+  endif()
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+                      -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Fuzzes the ONNX importer with libFuzzer under ASan + UBSan, then replays the checked-in corpus.
+#
+#   scripts/fuzz-importer.sh [SECONDS]      (default 60)
+#
+# Configures FUZZ_BUILD_DIR (default build-fuzz/) with clang and -DSEXTANT_FUZZ=ON, builds only
+# importer_fuzzer (ir + frontend), seeds a working corpus from tests/data/bad, tests/fuzz-corpus,
+# samples/ and the small real models in ../shared/models, fuzzes for SECONDS, then runs every file
+# of tests/fuzz-corpus and tests/data/bad once more. Exits 0 when nothing was found, 1 on a finding
+# (the crashing input is in FUZZ_BUILD_DIR/findings/: copy it into tests/fuzz-corpus/ once fixed),
+# 77 when clang or its libFuzzer runtime is missing (ctest reports that as skipped).
+set -euo pipefail
+seconds=${1:-60}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
+shared=${SEXTANT_SHARED_DIR:-$root/../shared}
+jobs=${FUZZ_JOBS:-2}
+
+if ! command -v clang++ >/dev/null 2>&1; then
+    echo "clang++ not found: skipping the importer fuzzer (scripts/install-deps.sh installs clang)"
+    exit 77
+fi
+probe=$(mktemp -d)
+trap 'rm -rf "$probe"' EXIT
+echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
+    >"$probe/probe.cpp"
+if ! clang++ -fsanitize=fuzzer,address,undefined "$probe/probe.cpp" -o "$probe/probe" 2>"$probe/err"; then
+    echo "clang++ cannot link a libFuzzer binary (libclang-rt-dev missing?): skipping the importer fuzzer"
+    cat "$probe/err"
+    exit 77
+fi
+
+launcher=()
+if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
+if [ ! -f "$build/build.ninja" ]; then
+    cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" -DSEXTANT_FUZZ=ON \
+        -DSEXTANT_BUILD_GUI=OFF -DSEXTANT_BUILD_TESTS=OFF -DSEXTANT_BUILD_BENCH=OFF >"$build.configure.log" 2>&1 \
+        || { cat "$build.configure.log"; echo "fuzz: configure failed"; exit 1; }
+fi
+ninja -C "$build" -j"$jobs" importer_fuzzer >"$build/ninja.log" 2>&1 \
+    || { tail -50 "$build/ninja.log"; echo "fuzz: build failed"; exit 1; }
+fuzzer=$build/fuzz/importer_fuzzer
+
+# Working corpus: kept between runs in the build folder, seeded afresh each time.
+corpus=$build/corpus
+findings=$build/findings
+mkdir -p "$corpus" "$findings"
+seeds=("$root"/tests/data/bad/*.onnx "$root"/samples/*.onnx)
+if compgen -G "$root/tests/fuzz-corpus/*" >/dev/null; then seeds+=("$root"/tests/fuzz-corpus/*); fi
+if [ -d "$shared/models" ]; then
+    while IFS= read -r f; do seeds+=("$f"); done \
+        < <(find "$shared/models" -name '*.onnx' -size -64k | sort)
+fi
+cp -f "${seeds[@]}" "$corpus/"
+
+# Dictionary: the op names of the op table and common attribute / external-data keys, so mutations
+# can turn one op into another instead of only flipping bytes.
+dict=$build/onnx.dict
+{
+    sed -n 's/^SEXTANT_OP([A-Za-z0-9_]*, *"[^"]*", *"\([A-Za-z0-9_]*\)".*/"\1"/p' "$root/core/ir/OpTable.def"
+    for w in axis axes strides pads kernel_shape dilations group perm to mode value keepdims \
+        auto_pad allowzero alpha beta epsilon split starts ends location offset length ai.onnx; do
+        echo "\"$w\""
+    done
+} | sort -u >"$dict"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+status=0
+echo "fuzz: fuzzing the importer for ${seconds}s (corpus $corpus)"
+"$fuzzer" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+    -dict="$dict" -artifact_prefix="$findings/" -print_final_stats=1 >"$build/fuzz.log" 2>&1 || status=$?
+if [ $status -ne 0 ]; then
+    tail -60 "$build/fuzz.log"
+    echo "fuzz: FINDING (exit $status); inputs in $findings/"
+    exit 1
+fi
+grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$build/fuzz.log" || true
+
+# Replay: every checked-in input once, each must pass under the sanitizers.
+replay=("$root"/tests/data/bad/*.onnx)
+if compgen -G "$root/tests/fuzz-corpus/*" >/dev/null; then replay+=("$root"/tests/fuzz-corpus/*); fi
+if ! "$fuzzer" -runs=1 "${replay[@]}" >"$build/replay.log" 2>&1; then
+    tail -60 "$build/replay.log"
+    echo "fuzz: FINDING while replaying the checked-in corpus"
+    exit 1
+fi
+echo "fuzz: no findings; replayed ${#replay[@]} checked-in inputs"
