@@ -92,6 +92,7 @@ Expected<Value*> Graph::addConstant(const std::string& name, Tensor data) {
     Value* v = newValue(name);
     v->m_type = data.type();
     v->m_constant = std::move(data);
+    queueForCleanup(v);
     return v;
 }
 
@@ -128,8 +129,10 @@ Expected<Node*> Graph::addNode(OpKind kind, const std::string& name, std::vector
 }
 
 void Graph::setOutputs(std::vector<Value*> outputs) {
-    for (Value* v : m_outputs)
+    for (Value* v : m_outputs) {
         v->m_isOutput = false;
+        queueForCleanup(v);
+    }
     m_outputs = std::move(outputs);
     for (Value* v : m_outputs)
         v->m_isOutput = true;
@@ -186,6 +189,15 @@ void Graph::dropUse(Value* v, Node* user) {
     auto it = std::find(v->m_users.begin(), v->m_users.end(), user);
     if (it != v->m_users.end())
         v->m_users.erase(it);
+    if (v->m_users.empty())
+        queueForCleanup(v);
+}
+
+void Graph::queueForCleanup(Value* v) {
+    if (!v->isConstant() || v->m_queuedForCleanup)
+        return;
+    v->m_queuedForCleanup = true;
+    m_cleanupCandidates.push_back(v);
 }
 
 void Graph::setInput(Node* node, size_t index, Value* v) {
@@ -209,6 +221,7 @@ void Graph::replaceAllUsesWith(Value* from, Value* to) {
                 to->m_users.push_back(u);
             }
     from->m_users.clear();
+    queueForCleanup(from);
     for (Value*& o : m_outputs)
         if (o == from) {
             o = to;
@@ -240,13 +253,17 @@ Status Graph::eraseNode(Node* node) {
 }
 
 void Graph::removeUnusedConstants() {
-    for (auto it = m_values.begin(); it != m_values.end();) {
-        Value* v = it->get();
+    // Only constants queued since the last call can have become unused (a constant is queued
+    // when it is created, loses a use, or stops being a graph output). Which ones are removed does
+    // not depend on the queue's order, and removal keeps the order of the other values.
+    std::vector<Value*> candidates;
+    candidates.swap(m_cleanupCandidates);
+    for (Value* v : candidates) {
+        v->m_queuedForCleanup = false;
         if (v->isConstant() && v->m_users.empty() && !v->m_isOutput) {
-            m_valueIndex.erase(v->m_name);
-            it = m_values.erase(it);
-        } else {
-            ++it;
+            auto it = m_valueIndex.find(v->m_name);
+            m_values.erase(it->second);
+            m_valueIndex.erase(it);
         }
     }
 }
@@ -396,6 +413,10 @@ std::unique_ptr<Graph> Graph::clone() const {
     for (Value* o : m_outputs)
         outs.push_back(map.at(o));
     g->setOutputs(std::move(outs));
+    // Constants are copied without addConstant: list the unused ones as addConstant would have.
+    for (const auto& vp : g->m_values)
+        if (vp->m_users.empty())
+            g->queueForCleanup(vp.get());
     return g;
 }
 

@@ -46,6 +46,7 @@ private:
     std::optional<Tensor> m_constant;
     bool m_isInput = false;
     bool m_isOutput = false;
+    bool m_queuedForCleanup = false; ///< listed in Graph::m_cleanupCandidates
 };
 
 /// Where a node came from: the original ONNX node names it covers and the pass/rule that made it.
@@ -161,6 +162,11 @@ public:
 private:
     Value* newValue(const std::string& name);
     void dropUse(Value* v, Node* user);
+    /// Lists a constant that has (or may have) lost its last use, so that removeUnusedConstants
+    /// looks at the constants that could have become unused, not at every value of the graph:
+    /// rewrites call it once per fusion, and a scan of the whole graph each time made the pass
+    /// pipeline quadratic in the graph size.
+    void queueForCleanup(Value* v);
 
     std::string m_name;
     std::list<std::unique_ptr<Node>> m_nodes;
@@ -169,6 +175,9 @@ private:
     std::unordered_map<std::string, Node*> m_nodeIndex;
     std::vector<Value*> m_inputs;
     std::vector<Value*> m_outputs;
+    /// Constants that were unused, or lost a use or their graph-output mark, since the last
+    /// removeUnusedConstants (each listed once; see queueForCleanup).
+    std::vector<Value*> m_cleanupCandidates;
 };
 
 } // namespace sextant::ir

@@ -80,16 +80,10 @@ Expected<ir::Node*> replaceChain(ir::Graph& graph, const std::vector<ir::Node*>&
     ir::Provenance prov{unionOrigins(constChain), createdBy};
 
     // The new node goes where the chain's last node is: its inputs come from outside the chain
-    // (so they are defined earlier) and the result's users all come later.
-    std::vector<ir::Node*> order = graph.nodes();
-    auto lastPos = std::find(order.begin(), order.end(), chain.back());
-    ir::Node* before = nullptr;
-    for (auto it = lastPos == order.end() ? order.end() : std::next(lastPos); it != order.end();
-         ++it)
-        if (std::find(chain.begin(), chain.end(), *it) == chain.end()) {
-            before = *it;
-            break;
-        }
+    // (so they are defined earlier) and the result's users all come later. Inserting it just
+    // before that node leaves, once the chain is erased, the same order as inserting it just
+    // after, and needs no walk over the whole graph (one per fusion made the pipeline quadratic).
+    ir::Node* before = chain.back();
 
     // The fused node is built under temporary names, takes over the result's uses, and then
     // inherits the chain's names once the chain is gone, so the IR text does not churn.
