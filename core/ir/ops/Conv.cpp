@@ -90,6 +90,18 @@ Expected<std::vector<TensorType>> inferConvLike(const Node& n) {
 
 namespace {
 
+/// Index range [lo, hi) of output positions whose input position o*stride + shift lies in
+/// [0, extent): the columns a kernel tap reads without touching padding.
+inline void validRange(int64_t outExtent, int64_t stride, int64_t shift, int64_t extent,
+                       int64_t& lo, int64_t& hi) {
+    // o*stride + shift >= 0  <=>  o >= ceil(-shift / stride)
+    lo = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
+    // o*stride + shift <= extent - 1  <=>  o <= floor((extent - 1 - shift) / stride)
+    const int64_t last = extent - 1 - shift;
+    hi = last < 0 ? 0 : std::min(outExtent, last / stride + 1);
+    lo = std::min(lo, hi);
+}
+
 /// Copies the receptive fields of one group of input channels into `col`, one row per
 /// (channel, kernel offset), one column per output position; padding reads as zero.
 template <typename T>
@@ -113,6 +125,9 @@ void im2col(const T* x, int64_t channels, const std::vector<int64_t>& in,
             T* row = col + (c * kk + k) * oo;
             const int64_t sLast = g.strides[r - 1];
             const int64_t shiftLast = kidx[r - 1] * g.dilations[r - 1] - g.padsBegin[r - 1];
+            // Output columns of this tap that read inside the row; the rest read padding.
+            int64_t lo = 0, hi = 0;
+            validRange(outLast, sLast, shiftLast, inLast, lo, hi);
             for (int64_t o = 0; o < outer; ++o) {
                 for (int64_t d = static_cast<int64_t>(r) - 2, rem = o; d >= 0; --d) {
                     oidx[d] = rem % out[d];
@@ -134,9 +149,60 @@ void im2col(const T* x, int64_t channels, const std::vector<int64_t>& in,
                     continue;
                 }
                 const T* src = xc + offset;
-                for (int64_t ol = 0; ol < outLast; ++ol) {
-                    int64_t pos = ol * sLast + shiftLast;
-                    dst[ol] = (pos >= 0 && pos < inLast) ? src[pos] : T(0);
+                std::fill(dst, dst + lo, T(0));
+                if (sLast == 1 && hi > lo)
+                    std::copy(src + lo + shiftLast, src + hi + shiftLast, dst + lo);
+                else
+                    for (int64_t ol = lo; ol < hi; ++ol)
+                        dst[ol] = src[ol * sLast + shiftLast];
+                std::fill(dst + hi, dst + outLast, T(0));
+            }
+        }
+    }
+}
+
+/// 2-D convolution of one input channel by `mg` filters (depthwise when mg == 1): a direct
+/// loop, each kernel tap added over whole output rows, which the compiler vectorises when the
+/// stride is 1. The im2col + GEMM path would call BLAS with a single output row per channel,
+/// which is mostly overhead. Summation order is fixed (taps in row-major order), so results are
+/// the same on every run.
+template <typename T>
+void depthwise2d(const T* x, int64_t ih, int64_t iw, const T* w, int64_t mg, const WindowGeometry& g,
+                 int64_t oh, int64_t ow, T* y) {
+    const int64_t kh = g.kernel[0], kw = g.kernel[1];
+    const int64_t sh = g.strides[0], sw = g.strides[1];
+    const int64_t dh = g.dilations[0], dw = g.dilations[1];
+    const int64_t ph = g.padsBegin[0], pw = g.padsBegin[1];
+    // Valid output column range of each horizontal tap: computed once per call.
+    std::vector<int64_t> colLo(static_cast<size_t>(kw)), colHi(static_cast<size_t>(kw));
+    for (int64_t kx = 0; kx < kw; ++kx)
+        validRange(ow, sw, kx * dw - pw, iw, colLo[static_cast<size_t>(kx)], colHi[static_cast<size_t>(kx)]);
+    for (int64_t f = 0; f < mg; ++f) {
+        const T* wf = w + f * kh * kw;
+        T* yf = y + f * oh * ow;
+        std::fill(yf, yf + oh * ow, T(0));
+        for (int64_t oy = 0; oy < oh; ++oy) {
+            T* yrow = yf + oy * ow;
+            for (int64_t ky = 0; ky < kh; ++ky) {
+                const int64_t iy = oy * sh - ph + ky * dh;
+                if (iy < 0 || iy >= ih)
+                    continue;
+                const T* xrow = x + iy * iw;
+                for (int64_t kx = 0; kx < kw; ++kx) {
+                    const T wv = wf[ky * kw + kx];
+                    const int64_t lo = colLo[static_cast<size_t>(kx)], hi = colHi[static_cast<size_t>(kx)];
+                    const int64_t shift = kx * dw - pw;
+                    if (sw == 1) {
+                        if (hi > lo) {
+                            const T* src = xrow + lo + shift; // inside the row for lo..hi
+                            T* dst = yrow + lo;
+                            for (int64_t i = 0; i < hi - lo; ++i)
+                                dst[i] += wv * src[i];
+                        }
+                    } else {
+                        for (int64_t ox = lo; ox < hi; ++ox)
+                            yrow[ox] += wv * xrow[ox * sw + shift];
+                    }
                 }
             }
         }
@@ -161,18 +227,26 @@ Tensor convImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, const std:
     for (size_t d = 0; d < r; ++d)
         pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.padsBegin[d] == 0 &&
                     g.padsEnd[d] == 0;
-    std::vector<T> col(pointwise ? 0 : static_cast<size_t>(cg * kk * oo));
-    for (int64_t nb = 0; nb < batch; ++nb)
-        for (int64_t gi = 0; gi < group; ++gi) {
-            const T* xg = x + (nb * c + gi * cg) * ii;
-            const T* cols = xg;
-            if (!pointwise) {
-                im2col(xg, cg, in, out, g, col.data());
-                cols = col.data();
+    if (r == 2 && cg == 1) {
+        // Depthwise (or channel-multiplier) convolution: one input channel per group.
+        for (int64_t nb = 0; nb < batch; ++nb)
+            for (int64_t gi = 0; gi < group; ++gi)
+                depthwise2d(x + (nb * c + gi) * ii, in[0], in[1], w + gi * mg * kk, mg, g, out[0], out[1],
+                            y + (nb * m + gi * mg) * oo);
+    } else {
+        std::vector<T> col(pointwise ? 0 : static_cast<size_t>(cg * kk * oo));
+        for (int64_t nb = 0; nb < batch; ++nb)
+            for (int64_t gi = 0; gi < group; ++gi) {
+                const T* xg = x + (nb * c + gi * cg) * ii;
+                const T* cols = xg;
+                if (!pointwise) {
+                    im2col(xg, cg, in, out, g, col.data());
+                    cols = col.data();
+                }
+                ops::gemm(false, false, mg, oo, cg * kk, T(1), w + gi * mg * cg * kk, cg * kk, cols, oo,
+                          T(0), y + (nb * m + gi * mg) * oo, oo);
             }
-            ops::gemm(false, false, mg, oo, cg * kk, T(1), w + gi * mg * cg * kk, cg * kk, cols, oo,
-                      T(0), y + (nb * m + gi * mg) * oo, oo);
-        }
+    }
     if (bt) {
         const T* b = bt->data<T>();
         for (int64_t nb = 0; nb < batch; ++nb)
@@ -355,20 +429,32 @@ void col2im(const T* col, int64_t channels, const std::vector<int64_t>& in, cons
             }
             const T* row = col + (c * kk + k) * ii;
             T* yc = y + c * oo;
-            for (int64_t i = 0; i < ii; ++i) {
-                for (int64_t d = static_cast<int64_t>(r) - 1, rem = i; d >= 0; --d) {
+            // Per kernel offset each input position lands on a different output position, so
+            // the order within a row does not change any sum: walk rows of the last dim with the
+            // range that lands inside, instead of decomposing every index.
+            const int64_t inLast = in[r - 1], sLast = g.strides[r - 1];
+            const int64_t shiftLast = kidx[r - 1] * g.dilations[r - 1] - g.padsBegin[r - 1];
+            int64_t lo = 0, hi = 0;
+            ops::validRange(inLast, sLast, shiftLast, out[r - 1], lo, hi);
+            const int64_t outer = inLast == 0 ? 0 : ii / inLast;
+            for (int64_t o = 0; o < outer; ++o) {
+                for (int64_t d = static_cast<int64_t>(r) - 2, rem = o; d >= 0; --d) {
                     iidx[static_cast<size_t>(d)] = rem % in[static_cast<size_t>(d)];
                     rem /= in[static_cast<size_t>(d)];
                 }
                 int64_t offset = 0;
                 bool inside = true;
-                for (size_t d = 0; d < r && inside; ++d) {
+                for (size_t d = 0; d + 1 < r && inside; ++d) {
                     int64_t pos = iidx[d] * g.strides[d] - g.padsBegin[d] + kidx[d] * g.dilations[d];
                     inside = pos >= 0 && pos < out[d];
                     offset += pos * outStride[d];
                 }
-                if (inside)
-                    yc[offset] += row[i];
+                if (!inside)
+                    continue;
+                const T* src = row + o * inLast;
+                T* dst = yc + offset;
+                for (int64_t il = lo; il < hi; ++il)
+                    dst[il * sLast + shiftLast] += src[il];
             }
         }
 }

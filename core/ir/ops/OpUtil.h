@@ -206,8 +206,25 @@ void broadcastBinary(const TA* a, const std::vector<int64_t>& strideA, const TB*
     std::vector<int64_t> idx(r, 0);
     int64_t offA = 0, offB = 0;
     for (int64_t o = 0; o < total; o += last) {
-        for (int64_t i = 0; i < last; ++i)
-            out[o + i] = f(a[offA + i * sa], b[offB + i * sb]);
+        // The common layouts get loops the compiler can vectorise (same operations, same order).
+        const TA* pa = a + offA;
+        const TB* pb = b + offB;
+        TO* po = out + o;
+        if (sa == 1 && sb == 1) {
+            for (int64_t i = 0; i < last; ++i)
+                po[i] = f(pa[i], pb[i]);
+        } else if (sa == 1 && sb == 0) {
+            const TB vb = pb[0];
+            for (int64_t i = 0; i < last; ++i)
+                po[i] = f(pa[i], vb);
+        } else if (sa == 0 && sb == 1) {
+            const TA va = pa[0];
+            for (int64_t i = 0; i < last; ++i)
+                po[i] = f(va, pb[i]);
+        } else {
+            for (int64_t i = 0; i < last; ++i)
+                po[i] = f(pa[i * sa], pb[i * sb]);
+        }
         // Advance the odometer over all but the last dim.
         for (size_t d = r - 1; d-- > 0;) {
             ++idx[d];

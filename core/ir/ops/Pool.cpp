@@ -136,6 +136,7 @@ std::vector<Tensor> poolImpl(const Node& n, const Tensor& xt, const std::vector<
     int64_t* indices = wantIndices ? it.mutableData<int64_t>() : nullptr;
     std::vector<int64_t> oidx(r), kidx(r);
     std::vector<const std::vector<int64_t>*> lists(r);
+    std::vector<int64_t> offsets;
     for (int64_t o = 0; o < oo; ++o) {
         for (int64_t d = static_cast<int64_t>(r) - 1, rem = o; d >= 0; --d) {
             oidx[d] = rem % out[d];
@@ -147,18 +148,24 @@ std::vector<Tensor> poolImpl(const Node& n, const Tensor& xt, const std::vector<
             taps_ *= static_cast<int64_t>(lists[d]->size());
             padded *= taps.padded[d][static_cast<size_t>(oidx[d])];
         }
+        // The window's input offsets are the same for every plane: decompose them once.
+        offsets.resize(static_cast<size_t>(taps_));
+        for (int64_t k = 0; k < taps_; ++k) {
+            int64_t offset = 0;
+            for (int64_t d = static_cast<int64_t>(r) - 1, rem = k; d >= 0; --d) {
+                int64_t sz = static_cast<int64_t>(lists[d]->size());
+                offset += (*lists[d])[static_cast<size_t>(rem % sz)] * inStride[d];
+                rem /= sz;
+            }
+            offsets[static_cast<size_t>(k)] = offset;
+        }
         for (int64_t p = 0; p < planes; ++p) {
             const T* xp = x + p * ii;
             T best = -std::numeric_limits<T>::infinity();
             int64_t bestAt = -1;
             T sum = 0;
             for (int64_t k = 0; k < taps_; ++k) {
-                int64_t offset = 0;
-                for (int64_t d = static_cast<int64_t>(r) - 1, rem = k; d >= 0; --d) {
-                    int64_t sz = static_cast<int64_t>(lists[d]->size());
-                    offset += (*lists[d])[static_cast<size_t>(rem % sz)] * inStride[d];
-                    rem /= sz;
-                }
+                const int64_t offset = offsets[static_cast<size_t>(k)];
                 T v = xp[offset];
                 if (isMax) {
                     if (v > best || bestAt < 0) {

@@ -332,6 +332,35 @@ Expected<std::vector<Tensor>> runResize(const Node& n, std::span<const Tensor> i
         Tensor yt(dtypeOf<T>(), out);
         const T* src = x.data<T>();
         T* y = yt.mutableData<T>();
+        if (!linear && rank > 0 && yt.numel() > 0) {
+            // Nearest: every output element is one input element. Walk the output rows with an
+            // odometer over the outer dims and a precomputed source offset per position, instead of
+            // decomposing every output index (PaddleOCR det spends a fifth of its time here).
+            std::vector<std::vector<int64_t>> off(rank);
+            for (size_t d = 0; d < rank; ++d) {
+                off[d].resize(lo[d].size());
+                for (size_t o = 0; o < lo[d].size(); ++o)
+                    off[d][o] = lo[d][o] * inStride[d];
+            }
+            const int64_t last = out[rank - 1];
+            const int64_t* lastOff = off[rank - 1].data();
+            std::vector<int64_t> idx(rank, 0);
+            for (int64_t o = 0; o < yt.numel(); o += last) {
+                int64_t base = 0;
+                for (size_t d = 0; d + 1 < rank; ++d)
+                    base += off[d][static_cast<size_t>(idx[d])];
+                const T* s = src + base;
+                T* dst = y + o;
+                for (int64_t i = 0; i < last; ++i)
+                    dst[i] = static_cast<T>(static_cast<double>(s[lastOff[i]]));
+                for (size_t d = rank - 1; d-- > 0;) {
+                    if (++idx[d] < out[d])
+                        break;
+                    idx[d] = 0;
+                }
+            }
+            return std::vector<Tensor>{yt};
+        }
         std::vector<int64_t> idx(rank, 0);
         const int64_t taps = linear ? (int64_t{1} << rank) : 1;
         for (int64_t o = 0; o < yt.numel(); ++o) {
