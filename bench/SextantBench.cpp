@@ -168,15 +168,26 @@ void importPeakRss(benchmark::State& state, ModelSpec m) {
 
 void runO2(benchmark::State& state, const ir::Graph& g) {
     passes::PipelineConfig config; // the default pipeline is O2
+    std::map<std::string, double> passMillis;
+    size_t finalNodes = 0;
     for (auto _ : state) {
         auto r = passes::runPipeline(g, config);
         if (!r.ok()) {
             state.SkipWithError(("pipeline failed: " + r.error().message).c_str());
             return;
         }
+        for (const passes::Snapshot& s : r.value().snapshots)
+            if (s.passId != "input")
+                passMillis[s.passId] += s.millis;
+        finalNodes = r.value().graph->numNodes();
         benchmark::DoNotOptimize(r.value().graph.get());
     }
     state.counters["nodes"] = static_cast<double>(g.numNodes());
+    state.counters["nodes_after"] = static_cast<double>(finalNodes);
+    // Wall time inside each pass, per pipeline run (the rest is verifying, printing and
+    // snapshotting between passes).
+    for (const auto& [id, ms] : passMillis)
+        state.counters["ms_" + id] = ms / static_cast<double>(state.iterations());
 }
 
 void pipelineModel(benchmark::State& state, ModelSpec m) {

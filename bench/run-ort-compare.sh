@@ -52,25 +52,30 @@ done
 /usr/bin/python3 - "$out" "$ROUNDS" <<'EOF'
 import json, statistics, sys, os
 out, rounds = sys.argv[1], int(sys.argv[2])
-ort, ours = {}, {}
+ort, ours, ortCpu, oursCpu = {}, {}, {}, {}
 for r in range(1, rounds + 1):
     with open(os.path.join(out, f"ort_{r}.jsonl")) as f:
         for line in f:
             d = json.loads(line)
             if "samples_ms" in d:
                 ort.setdefault(d["model"], []).extend(d["samples_ms"])
+                ortCpu.setdefault(d["model"], []).extend(d["cpu_samples_ms"])
     with open(os.path.join(out, f"ours_{r}.json")) as f:
         d = json.load(f)
     for b in d["benchmarks"]:
         if b.get("run_type") != "iteration" or b.get("error_occurred"):
             continue
-        model = b["run_name"].split("/", 1)[1]
+        model = b["run_name"].split("/")[1]  # "Reference/<model>/real_time"
         ours.setdefault(model, []).append(b["real_time"])  # ms per run (Unit ms)
-print(f"{'model':<16} {'sextant f32 ms':>15} {'ort ms':>10} {'ours/ort':>9}  samples (ours, ort)")
+        oursCpu.setdefault(model, []).append(b["cpu_time"])
+med = statistics.median
+print(f"{'model':<16} {'ours wall ms':>12} {'ort wall ms':>11} {'ratio':>6}   {'ours cpu ms':>11} {'ort cpu ms':>10} {'ratio':>6}  samples (ours, ort)")
 for model in ("paddleocr_det", "paddleocr_rec", "blazeface_back"):
     if model not in ours or model not in ort:
-        print(f"{model:<16} {'skipped':>15}")
+        print(f"{model:<16} skipped")
         continue
-    a, b = statistics.median(ours[model]), statistics.median(ort[model])
-    print(f"{model:<16} {a:15.1f} {b:10.1f} {a / b:9.2f}  ({len(ours[model])}, {len(ort[model])})")
+    a, b = med(ours[model]), med(ort[model])
+    ac, bc = med(oursCpu[model]), med(ortCpu[model])
+    print(f"{model:<16} {a:12.1f} {b:11.1f} {a / b:6.2f}   {ac:11.1f} {bc:10.1f} {ac / bc:6.2f}  ({len(ours[model])}, {len(ort[model])})")
+print("ratio = ours/ort (medians); target <= 3. CPU time is the steadier figure on a loaded machine.")
 EOF

@@ -5,7 +5,10 @@
 //   node bench-ort.js MODELS_DIR [--runs N] [--warmup N] [--model ID]...
 //
 // Prints one JSON object per model on stdout:
-//   {"model":"paddleocr_det","runs":N,"median_ms":..,"mean_ms":..,"min_ms":..,"samples_ms":[..]}
+//   {"model":"paddleocr_det","runs":N,"median_ms":..,"mean_ms":..,"min_ms":..,"samples_ms":[..],
+//    "median_cpu_ms":..,"cpu_samples_ms":[..]}
+// Wall time (hrtime) and CPU time (process.cpuUsage, user + system) of each session.run: on a
+// shared machine the CPU time is the steadier figure.
 // Inputs are read straight from the ONNX TensorProto files (a small protobuf reader below: only
 // the fields a test-data tensor uses).
 'use strict';
@@ -160,10 +163,14 @@ async function main() {
     session.inputNames.forEach((n, i) => { feeds[n] = loaded[i].tensor; });
     for (let i = 0; i < warmup; ++i) await session.run(feeds);
     const samples = [];
+    const cpuSamples = [];
     for (let i = 0; i < runs; ++i) {
+      const c0 = process.cpuUsage();
       const t0 = process.hrtime.bigint();
       await session.run(feeds);
       samples.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      const c = process.cpuUsage(c0);
+      cpuSamples.push((c.user + c.system) / 1e3);
     }
     await session.release();
     console.log(JSON.stringify({
@@ -173,6 +180,8 @@ async function main() {
       mean_ms: samples.reduce((a, b) => a + b, 0) / samples.length,
       min_ms: Math.min(...samples),
       samples_ms: samples.map((x) => Math.round(x * 1000) / 1000),
+      median_cpu_ms: median(cpuSamples),
+      cpu_samples_ms: cpuSamples.map((x) => Math.round(x * 1000) / 1000),
     }));
   }
 }
