@@ -22,10 +22,65 @@ std::string normaliseDomain(const std::string& domain) {
     return domain == "ai.onnx" ? std::string() : domain;
 }
 
+bool isGraphAttribute(const AttributeProto& a) {
+    return a.type() == AttributeProto::GRAPH || (a.type() == AttributeProto::UNDEFINED && a.has_g());
+}
+
+/// Appends to `out` (once each, in first-use order) the names `g` reads but does not define:
+/// node inputs and graph outputs that are neither its initializers, inputs nor node outputs,
+/// including those read by subgraphs nested inside it.
+void collectFreeNames(const onnx::GraphProto& g, std::vector<std::string>& out, std::set<std::string>& seen) {
+    std::set<std::string> defined;
+    for (const onnx::TensorProto& t : g.initializer())
+        defined.insert(t.name());
+    for (const onnx::ValueInfoProto& v : g.input())
+        defined.insert(v.name());
+    for (const onnx::NodeProto& n : g.node())
+        for (const std::string& o : n.output())
+            defined.insert(o);
+    auto use = [&](const std::string& name) {
+        if (!name.empty() && !defined.count(name) && seen.insert(name).second)
+            out.push_back(name);
+    };
+    for (const onnx::NodeProto& n : g.node()) {
+        for (const std::string& in : n.input())
+            use(in);
+        for (const AttributeProto& a : n.attribute()) {
+            std::vector<std::string> inner;
+            std::set<std::string> innerSeen;
+            if (isGraphAttribute(a))
+                collectFreeNames(a.g(), inner, innerSeen);
+            for (const onnx::GraphProto& sub : a.graphs())
+                collectFreeNames(sub, inner, innerSeen);
+            for (const std::string& name : inner)
+                use(name);
+        }
+    }
+    for (const onnx::ValueInfoProto& o : g.output())
+        use(o.name());
+}
+
+/// The outer-scope names a node's subgraphs read, in first-use order over its graph attributes.
+std::vector<std::string> capturedNames(const onnx::NodeProto& node) {
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    for (const AttributeProto& a : node.attribute())
+        if (isGraphAttribute(a))
+            collectFreeNames(a.g(), out, seen);
+    return out;
+}
+
 /// Turns one ONNX ModelProto into a Graph. Holds the lookup tables the steps share.
 class Importer {
 public:
     Importer(onnx::ModelProto& model, std::string path) : m_model(model), m_path(std::move(path)) {}
+
+    /// An importer for a subgraph (an If branch) of the graph `parent` imports: `captured` are
+    /// the outer values the subgraph reads, which become its graph inputs, in order.
+    Importer(const Importer& parent, onnx::GraphProto& graph, std::string name,
+             std::vector<std::pair<std::string, ir::TensorType>> captured)
+        : m_model(parent.m_model), m_path(parent.m_path), m_opsets(parent.m_opsets), m_subgraph(&graph),
+          m_subgraphName(std::move(name)), m_captured(std::move(captured)) {}
 
     Expected<std::unique_ptr<ir::Graph>> run();
 
@@ -41,6 +96,7 @@ private:
     Expected<ir::TensorType> convertType(const onnx::ValueInfoProto& info, const char* role);
     Status addOutputs();
     Status verifyAndInfer();
+    Status importBranches(ir::Node* n);
 
     int64_t opsetOf(const std::string& domain) const {
         auto it = m_opsets.find(normaliseDomain(domain));
@@ -62,9 +118,38 @@ private:
     std::set<std::string> m_initializerNames;
     std::vector<std::string> m_nodeNames;         ///< unique name per ONNX node, by file index
     std::set<std::string> m_onnxValueNames;       ///< every value name the file mentions
+    onnx::GraphProto* m_subgraph = nullptr;       ///< set when importing a subgraph
+    std::string m_subgraphName;
+    std::vector<std::pair<std::string, ir::TensorType>> m_captured;
+    /// Graph attributes of If nodes, imported once the node's captured inputs have types.
+    std::map<std::string, std::vector<std::pair<std::string, onnx::GraphProto*>>> m_pendingBranches;
 };
 
 Expected<std::unique_ptr<ir::Graph>> Importer::run() {
+    if (m_subgraph) {
+        m_onnx = m_subgraph;
+        m_graph = std::make_unique<ir::Graph>(m_subgraphName);
+        if (m_onnx->input_size() > 0)
+            return makeError(ErrorKind::Invalid,
+                             "subgraph '" + m_subgraphName + "' declares " + std::to_string(m_onnx->input_size()) +
+                                 " inputs; If branches take none",
+                             m_subgraphName);
+        if (m_onnx->sparse_initializer_size() > 0)
+            return makeError(ErrorKind::Unsupported,
+                             "subgraph '" + m_subgraphName + "' has a sparse initializer, which is not supported",
+                             m_subgraphName);
+        SX_TRY(addInitializers());
+        for (const auto& [name, type] : m_captured)
+            SX_TRY(m_graph->addInput(name, type));
+        SX_TRY(nameNodes());
+        SX_ASSIGN(std::vector<int> order, sortNodes());
+        for (int index : order)
+            SX_TRY(addNode(index));
+        SX_TRY(addOutputs());
+        SX_TRY(m_graph->topoSort());
+        SX_TRY(verifyAndInfer());
+        return std::move(m_graph);
+    }
     if (!m_model.has_graph())
         return makeError(ErrorKind::Parse, "model '" + m_path + "' has no graph");
     m_onnx = m_model.mutable_graph();
@@ -222,7 +307,10 @@ Expected<std::vector<int>> Importer::sortNodes() {
     std::vector<int> pending(count, 0);
     std::vector<std::vector<int>> dependents(count);
     for (int i = 0; i < count; ++i) {
-        for (const std::string& in : m_onnx->node(i).input()) {
+        std::vector<std::string> reads(m_onnx->node(i).input().begin(), m_onnx->node(i).input().end());
+        for (std::string& name : capturedNames(m_onnx->node(i)))
+            reads.push_back(std::move(name));
+        for (const std::string& in : reads) {
             if (in.empty() || m_graph->findValue(in))
                 continue;
             auto it = producer.find(in);
@@ -395,10 +483,27 @@ Status Importer::addNode(int index) {
     }
 
     ir::AttributeMap attrs;
+    std::vector<std::pair<std::string, onnx::GraphProto*>> branches;
     for (AttributeProto& a : *node.mutable_attribute()) {
         if (a.name().empty())
             return makeError(ErrorKind::Invalid, nodeError(index) + " has an unnamed attribute",
                              name);
+        if (isGraphAttribute(a)) {
+            if (*kind != ir::OpKind::If)
+                return makeError(ErrorKind::Unsupported,
+                                 nodeError(index) + " has graph attribute '" + a.name() +
+                                     "'; subgraphs are supported on If only",
+                                 name);
+            if (a.name() != "then_branch" && a.name() != "else_branch")
+                return makeError(ErrorKind::Invalid,
+                                 nodeError(index) + " has unknown graph attribute '" + a.name() + "'", name);
+            for (const auto& [other, proto] : branches)
+                if (other == a.name())
+                    return makeError(ErrorKind::Invalid,
+                                     nodeError(index) + " has attribute '" + a.name() + "' twice", name);
+            branches.emplace_back(a.name(), a.mutable_g());
+            continue;
+        }
         SX_ASSIGN(ir::Attribute value, convertAttribute(a, name));
         if (!attrs.emplace(a.name(), std::move(value)).second)
             return makeError(ErrorKind::Invalid,
@@ -407,6 +512,17 @@ Status Importer::addNode(int index) {
     // Softmax changed meaning at opset 13 (axis default and 2-D coercion); the kernel needs it.
     if (*kind == ir::OpKind::Softmax)
         attrs["_opset"] = opsetOf(domain);
+
+    // Subgraphs are isolated from above: the outer values they read become explicit inputs.
+    for (const std::string& captured : capturedNames(node)) {
+        ir::Value* v = m_graph->findValue(captured);
+        if (!v)
+            return makeError(ErrorKind::Invalid,
+                             nodeError(index) + " has a subgraph that uses undefined value '" + captured + "'", name);
+        inputs.push_back(v);
+    }
+    if (!branches.empty())
+        m_pendingBranches[name] = std::move(branches);
 
     SX_ASSIGN(ir::Node * n, m_graph->addNode(*kind, name, std::move(inputs), outputs,
                                              std::move(attrs)));
@@ -425,6 +541,7 @@ Status Importer::verifyAndInfer() {
             e.subject = n->name();
             return e;
         };
+        SX_TRY(importBranches(n));
         Status verified = n->info().verify(*n);
         if (!verified.ok())
             return describe(verified.takeError());
@@ -438,6 +555,29 @@ Status Importer::verifyAndInfer() {
         for (size_t i = 0; i < n->numOutputs(); ++i)
             n->output(i)->setType((*types)[i]);
     }
+    return {};
+}
+
+Status Importer::importBranches(ir::Node* n) {
+    auto it = m_pendingBranches.find(n->name());
+    if (it == m_pendingBranches.end())
+        return {};
+    // Inputs after the condition are the captured values, now typed.
+    std::vector<std::pair<std::string, ir::TensorType>> captured;
+    for (size_t i = 1; i < n->numInputs(); ++i)
+        captured.emplace_back(n->input(i)->name(), n->input(i)->type());
+    for (auto& [attrName, proto] : it->second) {
+        std::string graphName = proto->name().empty() ? n->name() + "." + attrName : proto->name();
+        Importer sub(*this, *proto, graphName, captured);
+        auto g = sub.run();
+        if (!g.ok()) {
+            Error e = g.takeError();
+            e.message = "in " + attrName + " of node '" + n->name() + "': " + e.message;
+            return e;
+        }
+        n->setAttr(attrName, std::shared_ptr<const ir::Graph>(std::move(g).value()));
+    }
+    m_pendingBranches.erase(it);
     return {};
 }
 

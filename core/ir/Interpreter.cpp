@@ -49,6 +49,37 @@ std::string typeMismatch(const Tensor& t, const TensorType& declared,
     return {};
 }
 
+bool hasSubgraphs(const Graph& graph) {
+    for (const Node* n : graph.nodes())
+        for (const auto& [name, a] : n->attrs())
+            if (std::holds_alternative<std::shared_ptr<const Graph>>(a))
+                return true;
+    return false;
+}
+
+/// A copy of `graph` whose inputs take the concrete shapes of `inputs` and whose node types are
+/// re-inferred from them; nullptr when the declared input types already are those shapes, or when
+/// re-inference fails (the original graph then runs and reports any mismatch itself).
+std::unique_ptr<Graph> specialisedCopy(const Graph& graph, std::span<const Tensor> inputs) {
+    bool exact = true;
+    for (size_t i = 0; i < inputs.size() && exact; ++i) {
+        const TensorType& t = graph.inputs()[i]->type();
+        exact = t.isStatic() && t.dims() == inputs[i].shape();
+    }
+    if (exact)
+        return nullptr;
+    std::unique_ptr<Graph> copy = graph.clone();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+        Value* v = copy->inputs()[i];
+        TensorType t = TensorType::of(v->type().dtype, inputs[i].shape());
+        t.layout = v->type().layout;
+        v->setType(std::move(t));
+    }
+    if (!copy->inferTypes().ok())
+        return nullptr;
+    return copy;
+}
+
 } // namespace
 
 Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::span<const Tensor> inputs,
@@ -118,6 +149,16 @@ Expected<std::vector<Tensor>> interpret(const Graph& graph, std::span<const Tens
                          "graph '" + graph.name() + "' takes " + std::to_string(graphInputs.size()) +
                              " inputs, got " + std::to_string(inputs.size()),
                          graph.name());
+    // A graph with control flow may have types that depend on its input shapes (an If whose
+    // branches differ in rank, chosen by a shape test): run a copy re-inferred from the shapes given.
+    if (hasSubgraphs(graph)) {
+        bool valid = true;
+        for (const Tensor& t : inputs)
+            valid = valid && t.valid();
+        if (valid)
+            if (std::unique_ptr<Graph> copy = specialisedCopy(graph, inputs))
+                return interpret(*copy, inputs, ctx, values);
+    }
     KernelContext inner = ctx;
     if (!inner.runSubgraph)
         inner.runSubgraph = [&inner](const Graph& g, std::span<const Tensor> ins) {

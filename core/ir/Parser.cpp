@@ -29,6 +29,27 @@ public:
         : m_text(text), m_weights(weights) {}
 
     Expected<std::unique_ptr<Graph>> parse() {
+        SX_ASSIGN(std::unique_ptr<Graph> graph, parseGraphText());
+        skipSpace();
+        if (!atEnd())
+            return error("expected end of text after the graph");
+        return graph;
+    }
+
+private:
+    /// "graph @name(...) -> (...) { ... return ... }": the top-level graph or a subgraph
+    /// attribute. A subgraph sees only its own values (isolated from above).
+    Expected<std::unique_ptr<Graph>> parseGraphText() {
+        if (++m_depth > kMaxDepth)
+            return error("subgraphs nested more than " + std::to_string(kMaxDepth) + " deep");
+        std::unique_ptr<Graph> outer = std::move(m_graph);
+        auto g = parseGraphBody();
+        m_graph = std::move(outer);
+        --m_depth;
+        return g;
+    }
+
+    Expected<std::unique_ptr<Graph>> parseGraphBody() {
         SX_TRY(expectWord("graph"));
         SX_TRY(expect('@'));
         SX_ASSIGN(std::string name, parseName("a graph name"));
@@ -92,14 +113,10 @@ public:
                                                  printType(outputs[i].second) + " but defined as " +
                                                  printType(results[i]->type()));
         SX_TRY(expect('}'));
-        skipSpace();
-        if (!atEnd())
-            return error("expected end of text after the graph");
         m_graph->setOutputs(std::move(results));
         return std::move(m_graph);
     }
 
-private:
     // ---- position and errors
 
     size_t position() {
@@ -452,10 +469,10 @@ private:
             SX_ASSIGN(Tensor t, parseData(type, typeAt));
             return Attribute{t};
         }
-        if (lookingAtWord("subgraph"))
-            return makeError(ErrorKind::Unsupported,
-                             errorAt(at, "subgraph attributes are not supported by the textual form")
-                                 .message);
+        if (lookingAtWord("graph")) {
+            SX_ASSIGN(std::unique_ptr<Graph> g, parseGraphText());
+            return Attribute{std::shared_ptr<const Graph>(std::move(g))};
+        }
         if (c == '[') {
             ++m_pos;
             skipSpace();
@@ -638,8 +655,10 @@ private:
         return {};
     }
 
+    static constexpr int kMaxDepth = 64;
     std::string_view m_text;
     size_t m_pos = 0;
+    int m_depth = 0;
     const std::map<std::string, Tensor>* m_weights;
     std::unique_ptr<Graph> m_graph;
 };

@@ -120,7 +120,10 @@ void appendData(std::string& out, const Tensor& t) {
     out += ']';
 }
 
-void appendAttribute(std::string& out, const Attribute& a) {
+void appendGraph(std::string& out, const Graph& graph, const std::string& indent);
+
+/// `indent` is the indentation of the line the attribute sits on (a subgraph's body goes deeper).
+void appendAttribute(std::string& out, const Attribute& a, const std::string& indent) {
     if (auto* i = std::get_if<int64_t>(&a)) {
         out += std::to_string(*i);
     } else if (auto* d = std::get_if<double>(&a)) {
@@ -152,10 +155,56 @@ void appendAttribute(std::string& out, const Attribute& a) {
         out += "tensor<" + printType(t->type()) + ">";
         appendData(out, *t);
     } else if (auto* g = std::get_if<std::shared_ptr<const Graph>>(&a)) {
-        out += "subgraph<";
-        appendName(out, *g ? (*g)->name() : std::string());
-        out += '>';
+        if (*g)
+            appendGraph(out, **g, indent + "  ");
+        else
+            out += "graph none";
     }
+}
+
+std::string printNodeAt(const Node& node, const std::string& indent);
+
+/// "graph @name(inputs) -> (outputs) {", one statement per line at `indent` + 2 spaces, and the
+/// closing brace at `indent` (no newline after it).
+void appendGraph(std::string& out, const Graph& graph, const std::string& indent) {
+    out += "graph @";
+    appendName(out, graph.name());
+    out += '(';
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+        if (i)
+            out += ", ";
+        appendValueRef(out, graph.inputs()[i]);
+        out += ": " + printType(graph.inputs()[i]->type());
+    }
+    out += ") -> (";
+    for (size_t i = 0; i < graph.outputs().size(); ++i) {
+        if (i)
+            out += ", ";
+        appendValueRef(out, graph.outputs()[i]);
+        out += ": " + printType(graph.outputs()[i]->type());
+    }
+    out += ") {\n";
+    const std::string inner = indent + "  ";
+    for (const Value* c : graph.constants()) {
+        out += inner;
+        appendValueRef(out, c);
+        const Tensor& t = *c->constant();
+        out += " = const " + printType(c->type()) + " ";
+        if (t.numel() > kInlineConstantLimit) {
+            out += "digest(\"" + t.digest() + "\")";
+        } else {
+            appendData(out, t);
+        }
+        out += '\n';
+    }
+    for (const Node* n : graph.nodes())
+        out += inner + printNodeAt(*n, inner) + "\n";
+    out += inner + "return";
+    for (size_t i = 0; i < graph.outputs().size(); ++i) {
+        out += i ? ", " : " ";
+        appendValueRef(out, graph.outputs()[i]);
+    }
+    out += "\n" + indent + "}";
 }
 
 } // namespace
@@ -176,7 +225,11 @@ std::string printType(const TensorType& type) {
     return out;
 }
 
-std::string printNode(const Node& node) {
+std::string printNode(const Node& node) { return printNodeAt(node, "  "); }
+
+namespace {
+
+std::string printNodeAt(const Node& node, const std::string& indent) {
     std::string out;
     for (size_t i = 0; i < node.numOutputs(); ++i) {
         if (i)
@@ -200,7 +253,7 @@ std::string printNode(const Node& node) {
             first = false;
             appendName(out, name);
             out += " = ";
-            appendAttribute(out, value);
+            appendAttribute(out, value, indent);
         }
         out += '}';
     }
@@ -223,45 +276,12 @@ std::string printNode(const Node& node) {
     return out;
 }
 
+} // namespace
+
 std::string printGraph(const Graph& graph) {
-    std::string out = "graph @";
-    appendName(out, graph.name());
-    out += '(';
-    for (size_t i = 0; i < graph.inputs().size(); ++i) {
-        if (i)
-            out += ", ";
-        appendValueRef(out, graph.inputs()[i]);
-        out += ": " + printType(graph.inputs()[i]->type());
-    }
-    out += ") -> (";
-    for (size_t i = 0; i < graph.outputs().size(); ++i) {
-        if (i)
-            out += ", ";
-        appendValueRef(out, graph.outputs()[i]);
-        out += ": " + printType(graph.outputs()[i]->type());
-    }
-    out += ") {\n";
-    for (const Value* c : graph.constants()) {
-        out += "  ";
-        appendValueRef(out, c);
-        const Tensor& t = *c->constant();
-        out += " = const " + printType(c->type()) + " ";
-        if (t.numel() > kInlineConstantLimit) {
-            out += "digest(\"" + t.digest() + "\")";
-        } else {
-            appendData(out, t);
-        }
-        out += '\n';
-    }
-    for (const Node* n : graph.nodes())
-        out += "  " + printNode(*n) + "\n";
-    out += "  return";
-    for (size_t i = 0; i < graph.outputs().size(); ++i) {
-        out += i ? ", " : " ";
-        appendValueRef(out, graph.outputs()[i]);
-    }
-    out += "\n}\n";
-    return out;
+    std::string out;
+    appendGraph(out, graph, "");
+    return out + "\n";
 }
 
 } // namespace sextant::ir

@@ -20,9 +20,25 @@ namespace sextant::ir {
 /// inline. Attributes are sorted by name, floats print in shortest round-trip form, an omitted
 /// optional input prints as `none`, and names that are not [A-Za-z0-9_.]+ are quoted and escaped.
 /// parseGraph (Parser.h) reads this back exactly.
+///
+/// A subgraph attribute (If's then_branch / else_branch) prints as a nested graph in the same
+/// syntax, its statements two spaces deeper than the line it starts on and its closing brace one
+/// step in from them; the node's remaining attributes and its `@name` follow the brace:
+///
+///       %y: f32[2] = If(%c, %a) {else_branch = graph @else(%a: f32[2]) -> (%n: f32[2]) {
+///           %n: f32[2] = Neg(%a) @neg
+///           return %n
+///         }, then_branch = graph @then(%a: f32[2]) -> (%a: f32[2]) {
+///           return %a
+///         }} @if0
+///
+/// A subgraph is isolated from above: it names only its own inputs, constants and node outputs;
+/// the outer values it reads are passed as explicit inputs of the node (for If, after the
+/// condition, in the order of the branch's inputs).
 std::string printGraph(const Graph& graph);
 
-/// One node's line (without indentation or newline), as printGraph writes it.
+/// One node's text as printGraph writes it, without leading indentation or trailing newline (a
+/// node with subgraph attributes spans several lines, indented as at the top level).
 std::string printNode(const Node& node);
 
 /// A type as the printer writes it: "f32[1,N,28,28]", with "@NHWC" when a layout is set.

@@ -92,6 +92,33 @@ Status verifyGraph(const Graph& graph) {
         if (types->size() < static_cast<size_t>(nout))
             return nodeError(*n, "shape inference gave " + std::to_string(types->size()) + " types for " +
                                      std::to_string(nout) + " outputs");
+        // Subgraphs are verified as graphs of their own; their inputs bind to the node's inputs
+        // after the first (If: after the condition), positionally.
+        for (const auto& [attrName, a] : n->attrs()) {
+            auto* sub = std::get_if<std::shared_ptr<const Graph>>(&a);
+            if (!sub)
+                continue;
+            if (!*sub)
+                return nodeError(*n, "graph attribute '" + attrName + "' is empty");
+            const Graph& body = **sub;
+            if (body.inputs().size() + 1 != n->numInputs())
+                return nodeError(*n, "subgraph '" + attrName + "' takes " + std::to_string(body.inputs().size()) +
+                                         " inputs but the node passes " + std::to_string(nin - 1) +
+                                         " captured values");
+            if (body.outputs().size() != static_cast<size_t>(nout))
+                return nodeError(*n, "subgraph '" + attrName + "' has " + std::to_string(body.outputs().size()) +
+                                         " outputs but the node has " + std::to_string(nout));
+            for (size_t i = 0; i < body.inputs().size(); ++i) {
+                const Value* outer = n->input(i + 1);
+                const Value* formal = body.inputs()[i];
+                if (outer && !compatible(outer->type(), formal->type()))
+                    return nodeError(*n, "subgraph '" + attrName + "' input '" + formal->name() + "' is " +
+                                             printType(formal->type()) + " but the node passes '" + outer->name() +
+                                             "' of type " + printType(outer->type()));
+            }
+            if (Status st = verifyGraph(body); !st.ok())
+                return nodeError(*n, "in subgraph '" + attrName + "': " + st.error().message);
+        }
         for (int i = 0; i < nout; ++i) {
             const Value* o = n->output(static_cast<size_t>(i));
             const TensorType& inferred = (*types)[static_cast<size_t>(i)];

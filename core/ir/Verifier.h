@@ -10,7 +10,9 @@ namespace sextant::ir {
 /// and output counts match the op table; required inputs are present; each op's own verifier
 /// accepts its attributes; and each node's output types agree with re-running shape inference
 /// (dtype, rank, and every dim known on both sides). Graph outputs must be defined values of the
-/// graph. Errors are ErrorKind::Verify, name the node and carry it as the subject.
+/// graph. Subgraph attributes (If branches) are verified recursively: each must take one input
+/// per node input after the first, with compatible types, and give one output per node output.
+/// Errors are ErrorKind::Verify, name the node and carry it as the subject.
 Status verifyGraph(const Graph& graph);
 
 } // namespace sextant::ir
