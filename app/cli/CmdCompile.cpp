@@ -1,14 +1,17 @@
-// sextant-cli compile MODEL [-o DIR] [--target FILE] [--disable ID]... [--bisect-limit N]
-//                           [--print-changed] [--stats] [--report FILE.json]
+// sextant-cli compile MODEL [-o DIR] [--target FILE] [-O0..-O3] [--disable ID]...
+//                           [--fusion-switch FILE.json] [--bisect-limit N] [--print-changed]
+//                           [--list-applications] [--stats] [--report FILE.json]
 // Imports an ONNX model, runs the pass pipeline, lowers it for a target and (with -o) writes the
 // artifact directory. Prints a short summary; --print-changed prints a unified IR diff for every
 // pass that changed the graph.
 #include "Commands.h"
+#include "PipelineOptions.h"
 #include "ShapeOption.h"
 
 #include "core/backend/Artifact.h"
 #include "core/backend/Target.h"
 #include "core/frontend/OnnxImporter.h"
+#include "core/passes/GreyOps.h"
 #include "core/passes/PassManager.h"
 #include "core/passes/TextDiff.h"
 #include "core/runtime/Compiler.h"
@@ -33,10 +36,11 @@ const char* kCompileUsage =
     "Imports an ONNX model, runs the pass pipeline and lowers it to NPU Tasks.\n"
     "  -o DIR              write the artifact (manifest.json, tasks.bin, weights.bin) to DIR\n"
     "  --target FILE       target description (default: the built-in npu-a)\n"
-    "  --disable ID        switch off a pass or rule by id (repeatable; see 'sextant-cli rules')\n"
-    "  --bisect-limit N    let only the first N rule applications happen\n"
+    "%s"
     "  --print-changed     print a unified IR diff after each pass that changed the graph\n"
-    "  --stats             print rule counters and per-Task figures\n"
+    "  --list-applications print every rule application: seq, rule, pass, anchor node (and the\n"
+    "                      matches --bisect-limit cut)\n"
+    "  --stats             print pass times, rule counters, grey-op counts and per-Task figures\n"
     "  --report FILE.json  write the summary, rule counters and Task table as JSON\n"
     "  --shape NAME=DIMS   give input NAME concrete dims, e.g. x=1x3x48x320 (repeatable; needed\n"
     "                      for models with symbolic input dims)\n";
@@ -90,13 +94,60 @@ void printChanged(const passes::PipelineResult& r) {
     }
 }
 
+void printApplications(const passes::PipelineResult& r) {
+    std::cout << "rule applications (seq rule pass anchor):\n";
+    for (const passes::RuleApplication& a : r.applications) {
+        char line[512];
+        std::snprintf(line, sizeof line, "  %5d %-28s %-15s %s\n", a.seq, a.rule.c_str(), a.pass.c_str(),
+                      a.node.c_str());
+        std::cout << line;
+    }
+    if (r.skipped.empty())
+        return;
+    std::cout << "cut by --bisect-limit (rule pass anchor):\n";
+    for (const passes::RuleApplication& a : r.skipped) {
+        char line[512];
+        std::snprintf(line, sizeof line, "      - %-28s %-15s %s (cut)\n", a.rule.c_str(), a.pass.c_str(),
+                      a.node.c_str());
+        std::cout << line;
+    }
+}
+
+/// Grey-op counts of the input and final graphs.
+std::pair<passes::GreyOpCounts, passes::GreyOpCounts> greyOps(const passes::PipelineResult& r) {
+    passes::GreyOpCounts before, after;
+    if (!r.snapshots.empty() && r.snapshots.front().graph)
+        before = passes::countGreyOps(*r.snapshots.front().graph);
+    if (r.graph)
+        after = passes::countGreyOps(*r.graph);
+    return {before, after};
+}
+
 void printStats(const runtime::CompileResult& r) {
-    std::cout << "rules (matched / applied / rejected / skipped):\n";
+    std::cout << "passes (ms, changed):\n";
+    for (size_t i = 1; i < r.pipeline.snapshots.size(); ++i) {
+        const passes::Snapshot& s = r.pipeline.snapshots[i];
+        char line[256];
+        std::snprintf(line, sizeof line, "  %-16s %9.3f ms  %s\n", s.passId.c_str(), s.millis,
+                      s.changed ? "changed" : "-");
+        std::cout << line;
+    }
+    auto [before, after] = greyOps(r.pipeline);
+    char grey[512];
+    std::snprintf(grey, sizeof grey,
+                  "grey ops (before -> after): transpose %d -> %d, copy/cast-only %d -> %d, layout "
+                  "conversions %d -> %d\n",
+                  before.transposes, after.transposes, before.copyOrCast, after.copyOrCast,
+                  before.layoutConversions, after.layoutConversions);
+    std::cout << grey;
+    std::cout << "rules (matched / applied / rejected / skipped, ms):\n";
     for (const passes::RuleStats& s : r.pipeline.stats) {
         if (s.matched == 0 && s.rejected == 0)
             continue;
+        char ms[32];
+        std::snprintf(ms, sizeof ms, "%.3f ms", s.millis);
         std::cout << "  " << s.rule << ": " << s.matched << " / " << s.applied << " / " << s.rejected << " / "
-                  << s.skipped << "\n";
+                  << s.skipped << ", " << ms << "\n";
         // The most frequent reasons first (ties by text), at most five per rule.
         std::vector<std::pair<int64_t, std::string>> reasons;
         for (const auto& [reason, count] : s.reasons)
@@ -119,7 +170,8 @@ void printStats(const runtime::CompileResult& r) {
     }
 }
 
-nlohmann::json reportJson(const runtime::CompileResult& r, const std::string& model) {
+nlohmann::json reportJson(const runtime::CompileResult& r, const std::string& model,
+                          const passes::PipelineConfig& config) {
     using nlohmann::json;
     const backend::Program& p = r.program;
     json j;
@@ -139,17 +191,32 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const std::string& mo
     json passList = json::array();
     for (const passes::Snapshot& s : r.pipeline.snapshots)
         if (s.passId != "input")
-            passList.push_back(json{{"id", s.passId}, {"changed", s.changed}});
+            passList.push_back(json{{"id", s.passId}, {"changed", s.changed}, {"millis", s.millis}});
     j["passes"] = passList;
+    auto [before, after] = greyOps(r.pipeline);
+    auto greyJson = [](const passes::GreyOpCounts& c) {
+        return json{{"transpose", c.transposes},
+                    {"copy_or_cast", c.copyOrCast},
+                    {"layout_conversion", c.layoutConversions}};
+    };
+    j["grey_ops"] = json{{"before", greyJson(before)}, {"after", greyJson(after)}};
     j["disabled"] = p.disabledRules;
+    j["opt_level"] = config.optLevel;
+    j["switched_on"] = config.enabled;
     json rules = json::array();
     for (const passes::RuleStats& s : r.pipeline.stats)
         rules.push_back(json{{"rule", s.rule},
                              {"matched", s.matched},
                              {"applied", s.applied},
                              {"rejected", s.rejected},
-                             {"skipped", s.skipped}});
+                             {"skipped", s.skipped},
+                             {"millis", s.millis},
+                             {"reasons", s.reasons}});
     j["rules"] = rules;
+    json apps = json::array();
+    for (const passes::RuleApplication& a : r.pipeline.applications)
+        apps.push_back(json{{"seq", a.seq}, {"rule", a.rule}, {"pass", a.pass}, {"node", a.node}});
+    j["applications"] = apps;
     json tasks = json::array();
     for (const backend::Task& t : p.tasks)
         tasks.push_back(json{{"id", t.id},
@@ -172,8 +239,8 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const std::string& mo
 
 int cmdCompile(Args args) {
     std::string model, outDir, targetPath, reportPath;
-    passes::PipelineConfig pipeline;
-    bool printChangedFlag = false, stats = false;
+    PipelineOptions pipelineOptions;
+    bool printChangedFlag = false, stats = false, listApplicationsFlag = false;
     ir::InputShapes shapes;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
@@ -184,8 +251,13 @@ int cmdCompile(Args args) {
             return true;
         };
         if (a == "-h" || a == "--help") {
-            std::cout << kCompileUsage;
+            std::printf(kCompileUsage, kPipelineOptionsUsage);
             return 0;
+        }
+        if (std::string err; parsePipelineOption("compile", args, i, pipelineOptions, err)) {
+            if (!err.empty())
+                return fail(err);
+            continue;
         }
         if (a == "-o" || a == "--output") {
             if (!value(outDir))
@@ -193,23 +265,6 @@ int cmdCompile(Args args) {
         } else if (a == "--target") {
             if (!value(targetPath))
                 return fail("compile: --target needs a file");
-        } else if (a == "--disable") {
-            std::string id;
-            if (!value(id))
-                return fail("compile: --disable needs a pass or rule id");
-            pipeline.disabled.insert(id);
-        } else if (a == "--bisect-limit") {
-            std::string n;
-            if (!value(n))
-                return fail("compile: --bisect-limit needs a number");
-            try {
-                size_t used = 0;
-                pipeline.bisectLimit = std::stoll(n, &used);
-                if (used != n.size() || pipeline.bisectLimit < -1)
-                    throw std::invalid_argument(n);
-            } catch (const std::exception&) {
-                return fail("compile: --bisect-limit '" + n + "' is not a number >= -1");
-            }
         } else if (a == "--shape") {
             std::string spec;
             if (!value(spec))
@@ -218,6 +273,8 @@ int cmdCompile(Args args) {
                 return fail(err);
         } else if (a == "--print-changed") {
             printChangedFlag = true;
+        } else if (a == "--list-applications") {
+            listApplicationsFlag = true;
         } else if (a == "--stats") {
             stats = true;
         } else if (a == "--report") {
@@ -234,17 +291,16 @@ int cmdCompile(Args args) {
     if (model.empty())
         return fail("compile: no model given (usage: sextant-cli compile MODEL [-o DIR] ...)");
 
+    if (std::string err = finishPipelineOptions("compile", pipelineOptions); !err.empty())
+        return fail(err);
     runtime::CompileOptions options;
-    options.pipeline = pipeline;
+    options.pipeline = pipelineOptions.config;
     if (!targetPath.empty()) {
         Expected<backend::Target> t = backend::loadTarget(targetPath);
         if (!t.ok())
             return fail(t.error().message);
         options.target = *t;
     }
-    Status valid = passes::validateConfig(options.pipeline);
-    if (!valid.ok())
-        return fail(valid.error().message);
     Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(model);
     if (!graph.ok())
         return fail(graph.error().message);
@@ -255,6 +311,8 @@ int cmdCompile(Args args) {
         return fail(result.error().message);
     if (printChangedFlag)
         printChanged(result->pipeline);
+    if (listApplicationsFlag)
+        printApplications(result->pipeline);
     if (!outDir.empty()) {
         Status w = backend::writeArtifact(result->program, outDir);
         if (!w.ok())
@@ -267,7 +325,7 @@ int cmdCompile(Args args) {
         std::ofstream out(reportPath, std::ios::binary | std::ios::trunc);
         if (!out)
             return fail(reportPath + ": cannot open for writing");
-        out << reportJson(*result, model).dump(2) << "\n";
+        out << reportJson(*result, model, options.pipeline).dump(2) << "\n";
         if (!out)
             return fail(reportPath + ": write failed");
     }

@@ -4,6 +4,7 @@
 // with the float64 reference of the original graph (--compare-reference); can write the run to a
 // profile database.
 #include "Commands.h"
+#include "PipelineOptions.h"
 #include "ShapeOption.h"
 
 #include "core/backend/Target.h"
@@ -40,7 +41,8 @@ const char* kRunUsage =
     "inputs)\n"
     "  --expected DIR        compare the outputs with output_0.pb, ... (e.g. onnxruntime's)\n"
     "  --reference           run the imported graph on the reference executor (float64), not the "
-    "NPU\n"
+    "NPU;\n"
+    "                        with a pipeline option below (e.g. -O2), the optimised graph\n"
     "  --float32             with --reference: compute in float32\n"
     "  --compare-reference   compare the simulated outputs with the float64 reference of the "
     "model\n"
@@ -53,7 +55,8 @@ const char* kRunUsage =
     "                        has not finished or that another buffer overwrote (debugging "
     "plans/events)\n"
     "  --target FILE         target description (default: the built-in npu-a)\n"
-    "  --disable ID          switch off a pass or rule by id (repeatable)\n"
+    "Pipeline options (compiling, or --reference on the optimised graph):\n"
+    "%s"
     "  --atol A, --rtol R    tolerance |got - expected| <= A + R*|expected| (default for\n"
     "                        --reference: rtol 1e-3, atol 1e-4 for probability outputs and\n"
     "                        1e-4*max|expected| for unbounded ones; 1e-2 and 1e-2 for the NPU,\n"
@@ -69,7 +72,7 @@ struct RunArgs {
     std::string inputsDir, expectedDir, profilePath, targetPath, ctcKeys;
     bool reference = false, float32 = false, compareReference = false, checkRaces = false;
     runtime::RunMode mode = runtime::RunMode::GraphAsync;
-    passes::PipelineConfig pipeline;
+    PipelineOptions pipeline;
     std::optional<double> atol, rtol;
     ir::InputShapes shapes;
 };
@@ -114,10 +117,9 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         } else if (a == "--target") {
             if (!value(out.targetPath))
                 return "run: --target needs a file";
-        } else if (a == "--disable") {
-            if (!value(v))
-                return "run: --disable needs a pass or rule id";
-            out.pipeline.disabled.insert(v);
+        } else if (std::string err; parsePipelineOption("run", args, i, out.pipeline, err)) {
+            if (!err.empty())
+                return err;
         } else if (a == "--mode") {
             if (!value(v))
                 return "run: --mode needs 'strict' or 'async'";
@@ -160,6 +162,8 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         return "run: no model given (usage: sextant-cli run MODEL.onnx|ARTIFACT_DIR [options])";
     if (out.float32 && !out.reference)
         return "run: --float32 only applies to --reference";
+    if (std::string err = finishPipelineOptions("run", out.pipeline); !err.empty())
+        return err;
     if (out.reference && (out.compareReference || out.checkRaces || !out.profilePath.empty()))
         return "run: --reference runs no NPU program, so --compare-reference, --check-races and "
                "--profile do "
@@ -255,6 +259,19 @@ int runReferenceMode(const RunArgs& a) {
         return fail(graph.error().message);
     if (Status s = applyShapeOptions(**graph, a.shapes, /*requireStatic=*/false); !s.ok())
         return fail("run: " + s.error().message);
+    if (a.pipeline.any) {
+        // -O/--disable/--fusion-switch/--bisect-limit with --reference: run the optimised graph,
+        // so a rule that changes the numbers shows up without the NPU in the way.
+        const size_t before = (*graph)->numNodes();
+        Expected<passes::PipelineResult> optimised = passes::runPipeline(**graph, a.pipeline.config);
+        if (!optimised.ok())
+            return fail("run: " + optimised.error().message);
+        std::unique_ptr<ir::Graph> g = optimised->graph->clone();
+        *graph = std::move(g);
+        std::cout << "reference graph: optimised at -O" << a.pipeline.config.optLevel << " (" << before
+                  << " -> " << (*graph)->numNodes() << " nodes, " << optimised->applications.size()
+                  << " rule applications)\n";
+    }
     Expected<std::vector<ir::Tensor>> inputs = loadInputs(a, **graph);
     if (!inputs.ok())
         return fail(inputs.error().message);
@@ -317,7 +334,7 @@ int runSimulatedMode(const RunArgs& a) {
     std::unique_ptr<ir::Graph> original;
     std::optional<runtime::Session> session;
     if (isArtifact) {
-        if (!a.targetPath.empty() || !a.pipeline.disabled.empty() || !a.shapes.empty())
+        if (!a.targetPath.empty() || !!a.pipeline.any || !a.shapes.empty())
             return fail("run: '" + a.model +
                         "' is a compiled artifact: --target, --disable and --shape apply when "
                         "compiling");
@@ -327,16 +344,13 @@ int runSimulatedMode(const RunArgs& a) {
         session.emplace(std::move(*s));
     } else {
         runtime::CompileOptions options;
-        options.pipeline = a.pipeline;
+        options.pipeline = a.pipeline.config;
         if (!a.targetPath.empty()) {
             Expected<backend::Target> t = backend::loadTarget(a.targetPath);
             if (!t.ok())
                 return fail(t.error().message);
             options.target = *t;
         }
-        Status valid = passes::validateConfig(options.pipeline);
-        if (!valid.ok())
-            return fail(valid.error().message);
         Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(a.model);
         if (!graph.ok())
             return fail(graph.error().message);
@@ -425,7 +439,7 @@ int cmdRun(Args args) {
     bool help = false;
     std::string err = parseArgs(args, a, help);
     if (help) {
-        std::cout << kRunUsage;
+        std::printf(kRunUsage, kPipelineOptionsUsage);
         return 0;
     }
     if (!err.empty())

@@ -161,6 +161,173 @@ public:
     }
 };
 
+/// Cast to the dtype the input already has does nothing.
+class RemoveNoOpCast : public RewriteRule {
+public:
+    std::string id() const override { return "remove-noop-cast"; }
+    std::string summary() const override { return "remove Cast nodes to the dtype their input already has"; }
+    std::vector<OpKind> targets() const override { return {OpKind::Cast}; }
+    Match match(const ir::Node& n) const override {
+        const ir::Value* in = n.input(0);
+        if (!in || in->type().dtype != n.output(0)->type().dtype)
+            return Match::none();
+        std::string why = cannotForward(n.output(0), n.input(0));
+        return why.empty() ? Match::matched() : Match::rejected(why);
+    }
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
+        return forwardAndErase(g, &n, n.output(0), n.input(0));
+    }
+};
+
+bool isShapeOnly(OpKind k) {
+    return k == OpKind::Reshape || k == OpKind::Squeeze || k == OpKind::Unsqueeze ||
+           k == OpKind::Flatten;
+}
+
+/// The nodes [inner, anchor] when inner's result is used by anchor only (so both can be replaced
+/// and inner's provenance goes to the replacement), else [anchor].
+std::vector<ir::Node*> chainOf(ir::Node* inner, ir::Node& anchor) {
+    if (singleUser(inner->output(0)) == &anchor)
+        return {inner, &anchor};
+    return {&anchor};
+}
+
+/// Squeeze/Unsqueeze/Reshape/Flatten feeding another of them: one Reshape to the final shape.
+class MergeShapeChain : public RewriteRule {
+public:
+    std::string id() const override { return "merge-shape-chain"; }
+    std::string summary() const override {
+        return "replace a Squeeze/Unsqueeze/Reshape/Flatten of another by one Reshape to the final "
+               "static shape";
+    }
+    std::vector<OpKind> targets() const override {
+        return {OpKind::Reshape, OpKind::Squeeze, OpKind::Unsqueeze, OpKind::Flatten};
+    }
+    Match match(const ir::Node& n) const override {
+        const ir::Value* in = n.input(0);
+        if (!in || !in->producer() || !isShapeOnly(in->producer()->kind()))
+            return Match::none();
+        // Reshape of Reshape is merge-reshape-chain's, which also handles -1 and dynamic dims.
+        if (n.kind() == OpKind::Reshape && in->producer()->kind() == OpKind::Reshape)
+            return Match::none();
+        if (!in->producer()->input(0))
+            return Match::none();
+        if (!n.output(0)->type().isStatic())
+            return Match::rejected("shape of '" + n.output(0)->name() + "' is not static");
+        return Match::matched();
+    }
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+        ir::Node* inner = n.input(0)->producer();
+        ir::Value* x = inner->input(0);
+        const std::vector<int64_t> dims = n.output(0)->type().dims();
+        ir::Tensor shape(ir::DType::I64, {static_cast<int64_t>(dims.size())});
+        for (size_t i = 0; i < dims.size(); ++i)
+            shape.set(static_cast<int64_t>(i), static_cast<double>(dims[i]));
+        SX_ASSIGN(ir::Value * shapeConst, addDerivedConstant(g, n.name() + "_shape", shape));
+        rc.noteConstant(shapeConst->name(), {&n});
+        SX_ASSIGN(ir::Node * r, replaceChain(g, chainOf(inner, n), OpKind::Reshape,
+                                             {x, shapeConst}, {}, rc.createdBy()));
+        (void)r;
+        return {};
+    }
+};
+
+/// The permutation a Transpose applies (default: reverse), or empty when unknown.
+std::vector<int64_t> permOf(const ir::Node& t) {
+    std::vector<int64_t> perm = t.attrInts("perm");
+    if (!perm.empty())
+        return perm;
+    const ir::Value* in = t.input(0);
+    if (!in || in->type().rank() == 0)
+        return {};
+    for (int64_t i = static_cast<int64_t>(in->type().rank()) - 1; i >= 0; --i)
+        perm.push_back(i);
+    return perm;
+}
+
+bool isIdentityPerm(const std::vector<int64_t>& perm) {
+    for (size_t i = 0; i < perm.size(); ++i)
+        if (perm[static_cast<size_t>(i)] != static_cast<int64_t>(i))
+            return false;
+    return true;
+}
+
+/// Transpose(Transpose(x, p1), p2) == Transpose(x, p1[p2[k]]); nothing at all when that is the
+/// identity (an inverse pair).
+class MergeTransposes : public RewriteRule {
+public:
+    std::string id() const override { return "merge-transposes"; }
+    std::string summary() const override {
+        return "compose a Transpose of a Transpose into one, or cancel an inverse pair";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Transpose}; }
+    Match match(const ir::Node& n) const override {
+        const ir::Value* in = n.input(0);
+        if (!in || !in->producer() || in->producer()->kind() != OpKind::Transpose ||
+            !in->producer()->input(0))
+            return Match::none();
+        std::vector<int64_t> p1 = permOf(*in->producer()), p2 = permOf(n);
+        if (p1.empty() || p1.size() != p2.size())
+            return Match::rejected("permutation ranks are unknown or differ");
+        if (isIdentityPerm(compose(p1, p2))) {
+            std::string why = cannotForward(n.output(0), in->producer()->input(0));
+            if (!why.empty())
+                return Match::rejected(why);
+        }
+        return Match::matched();
+    }
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+        ir::Node* inner = n.input(0)->producer();
+        ir::Value* x = inner->input(0);
+        std::vector<int64_t> perm = compose(permOf(*inner), permOf(n));
+        if (isIdentityPerm(perm)) {
+            SX_TRY(forwardAndErase(g, &n, n.output(0), x));
+            if (useCount(inner->output(0)) == 0)
+                SX_TRY(g.eraseNode(inner));
+            return {};
+        }
+        ir::AttributeMap attrs;
+        attrs["perm"] = perm;
+        SX_ASSIGN(ir::Node * t, replaceChain(g, chainOf(inner, n), OpKind::Transpose, {x},
+                                             std::move(attrs), rc.createdBy()));
+        (void)t;
+        return {};
+    }
+
+private:
+    static std::vector<int64_t> compose(const std::vector<int64_t>& p1,
+                                        const std::vector<int64_t>& p2) {
+        std::vector<int64_t> c(p2.size());
+        for (size_t k = 0; k < p2.size(); ++k) {
+            int64_t j = p2[k];
+            if (j < 0 || j >= static_cast<int64_t>(p1.size()))
+                return {};
+            c[k] = p1[static_cast<size_t>(j)];
+        }
+        return c;
+    }
+};
+
+/// Transpose with the identity permutation.
+class RemoveIdentityTranspose : public RewriteRule {
+public:
+    std::string id() const override { return "remove-identity-transpose"; }
+    std::string summary() const override { return "remove Transpose nodes whose permutation is the identity"; }
+    std::vector<OpKind> targets() const override { return {OpKind::Transpose}; }
+    Match match(const ir::Node& n) const override {
+        if (!n.input(0))
+            return Match::none();
+        std::vector<int64_t> perm = permOf(n);
+        if (perm.empty() || !isIdentityPerm(perm))
+            return Match::none();
+        std::string why = cannotForward(n.output(0), n.input(0));
+        return why.empty() ? Match::matched() : Match::rejected(why);
+    }
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
+        return forwardAndErase(g, &n, n.output(0), n.input(0));
+    }
+};
+
 } // namespace
 
 std::unique_ptr<Pass> makeCanonicalizePass() {
@@ -170,8 +337,14 @@ std::unique_ptr<Pass> makeCanonicalizePass() {
     rules.push_back(std::make_unique<RemoveMulOne>());
     rules.push_back(std::make_unique<RemoveAddZero>());
     rules.push_back(std::make_unique<MergeReshapeChain>());
+    rules.push_back(std::make_unique<RemoveNoOpCast>());
+    rules.push_back(std::make_unique<MergeShapeChain>());
+    rules.push_back(std::make_unique<MergeTransposes>());
+    rules.push_back(std::make_unique<RemoveIdentityTranspose>());
     return std::make_unique<PatternRewritePass>(
-        "canonicalize", "remove no-op nodes (Identity, Dropout, x*1, x+0) and merge Reshape chains",
+        "canonicalize",
+        "remove no-op nodes (Identity, Dropout, x*1, x+0, same-dtype Cast, identity Transpose), "
+        "merge Reshape/Squeeze/Unsqueeze/Flatten chains and Transpose pairs",
         std::move(rules));
 }
 

@@ -2,12 +2,20 @@
 
 namespace sextant::passes {
 
-PassContext::PassContext(const PipelineConfig& config) : m_config(config) {}
+PassContext::PassContext(const PipelineConfig& config, std::map<std::string, int> levels)
+    : m_config(config), m_levels(std::move(levels)) {}
 
 bool PassContext::isEnabled(const std::string& id) const {
-    // Disabled beats everything; there is no opt level or "required" pass yet, and when there is
-    // it goes below this line.
-    return m_config.disabled.count(id) == 0;
+    if (m_config.disabled.count(id))
+        return false;
+    if (m_config.enabled.count(id))
+        return true;
+    auto it = m_levels.find(id);
+    return it == m_levels.end() || it->second <= m_config.optLevel;
+}
+
+void PassContext::addRuleTime(const std::string& rule, double millis) {
+    statsFor(rule).millis += millis;
 }
 
 RuleStats& PassContext::statsFor(const std::string& rule) {

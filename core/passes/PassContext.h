@@ -15,12 +15,18 @@ namespace sextant::passes {
 /// config themselves, so the rule for "does this run" lives in exactly one place (isEnabled).
 class PassContext {
 public:
-    explicit PassContext(const PipelineConfig& config);
+    /// `levels` maps pass and rule ids to the lowest optimisation level they run at (ids not
+    /// in it run at every level).
+    explicit PassContext(const PipelineConfig& config, std::map<std::string, int> levels = {});
 
     const PipelineConfig& config() const { return m_config; }
 
-    /// Whether the pass or rule with this id may run. Disabled beats everything.
+    /// Whether the pass or rule with this id may run: disabled beats switched on, switched on
+    /// beats the optimisation level. The only place that decides; everything else asks.
     bool isEnabled(const std::string& id) const;
+
+    /// Adds wall time spent in `rule` (its match and apply calls) to its statistics.
+    void addRuleTime(const std::string& rule, double millis);
 
     /// The pass now running (set by the pass manager); recorded with applications.
     const std::string& currentPass() const { return m_pass; }
@@ -50,6 +56,7 @@ private:
     RuleStats& statsFor(const std::string& rule);
 
     const PipelineConfig& m_config;
+    std::map<std::string, int> m_levels;
     std::string m_pass;
     int m_seq = 0;
     std::map<std::string, RuleStats> m_stats;

@@ -7,18 +7,44 @@
 #include "core/ir/Printer.h"
 #include "core/ir/Verifier.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace sextant::passes {
 
 namespace {
-std::vector<RuleInfo> rulesOf(const std::vector<std::unique_ptr<Pass>>& passes);
+
+/// The gate a rule has on its own, inside its pass: accuracy-trading rules need O3.
+int ownRuleLevel(const RuleDescription& r) {
+    return r.tradesAccuracy ? 3 : 0;
+}
+
+std::vector<RuleInfo> rulesOf(const std::vector<std::unique_ptr<Pass>>& passes) {
+    std::vector<RuleInfo> out;
+    for (const auto& p : passes)
+        for (const RuleDescription& r : p->describeRules())
+            out.push_back(RuleInfo{r.id, r.summary, p->id(), r.tradesAccuracy,
+                                   std::max(p->minLevel(), ownRuleLevel(r))});
+    return out;
+}
+
+/// Pass id -> its level, rule id -> its own gate (the pass's gate applies separately).
+std::map<std::string, int> levelsOf(const std::vector<std::unique_ptr<Pass>>& passes) {
+    std::map<std::string, int> levels;
+    for (const auto& p : passes) {
+        levels[p->id()] = p->minLevel();
+        for (const RuleDescription& r : p->describeRules())
+            levels[r.id] = ownRuleLevel(r);
+    }
+    return levels;
+}
+
 } // namespace
 
 std::vector<PassInfo> listPasses() {
     std::vector<PassInfo> out;
     for (const auto& p : defaultPipeline())
-        out.push_back(PassInfo{p->id(), p->summary(), p->ruleIds()});
+        out.push_back(PassInfo{p->id(), p->summary(), p->ruleIds(), p->minLevel()});
     return out;
 }
 
@@ -27,43 +53,104 @@ std::vector<RuleInfo> listRules() {
 }
 
 namespace {
-
-std::vector<RuleInfo> rulesOf(const std::vector<std::unique_ptr<Pass>>& passes) {
-    std::vector<RuleInfo> out;
-    for (const auto& p : passes)
-        if (const auto* rw = dynamic_cast<const PatternRewritePass*>(p.get()))
-            for (const auto& r : rw->rules())
-                out.push_back(RuleInfo{r->id(), r->summary(), p->id()});
-    return out;
+size_t editDistance(const std::string& a, const std::string& b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j)
+        row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diag = up;
+        }
+    }
+    return row[b.size()];
 }
+} // namespace
+
+std::string closestId(const std::string& id, const std::vector<std::string>& candidates) {
+    std::string best;
+    size_t bestDist = 0;
+    for (const std::string& c : candidates) {
+        size_t d = editDistance(id, c);
+        if (best.empty() || d < bestDist) {
+            best = c;
+            bestDist = d;
+        }
+    }
+    return best;
+}
+
+namespace {
 
 Status validateAgainst(const PipelineConfig& config,
                        const std::vector<std::unique_ptr<Pass>>& passes) {
     std::vector<RuleInfo> rules = rulesOf(passes);
+    std::vector<std::string> allIds;
+    for (const auto& p : passes)
+        allIds.push_back(p->id());
+    for (const RuleInfo& r : rules)
+        allIds.push_back(r.id);
     auto isPass = [&](const std::string& id) {
         for (const auto& p : passes)
             if (p->id() == id)
                 return true;
         return false;
     };
-    auto isRule = [&](const std::string& id) {
+    auto ruleInfo = [&](const std::string& id) -> const RuleInfo* {
         for (const RuleInfo& r : rules)
             if (r.id == id)
-                return true;
-        return false;
+                return &r;
+        return nullptr;
     };
+    auto unknown = [&](const std::string& id, const std::string& where) {
+        return makeError(ErrorKind::Invalid,
+                         "unknown pass or rule id '" + id + "'" + where + " (did you mean '" +
+                             closestId(id, allIds) + "'? see 'sextant-cli rules' for the list)",
+                         id);
+    };
+    if (config.optLevel < 0 || config.optLevel > 3)
+        return makeError(ErrorKind::Invalid, "optimisation level must be 0..3, got " +
+                                                 std::to_string(config.optLevel));
     for (const std::string& id : config.disabled)
-        if (!isPass(id) && !isRule(id))
-            return makeError(
-                ErrorKind::Invalid,
-                "unknown pass or rule id '" + id + "' (see 'sextant-cli rules' for the list)", id);
+        if (!isPass(id) && !ruleInfo(id))
+            return unknown(id, " in the disabled ids");
+    for (const std::string& id : config.enabled) {
+        if (!isPass(id) && !ruleInfo(id))
+            return unknown(id, " in the switched-on ids");
+        if (config.disabled.count(id))
+            return makeError(ErrorKind::Invalid,
+                             "'" + id + "' is both disabled and switched on", id);
+    }
     if (!config.stopAfter.empty() && !isPass(config.stopAfter))
         return makeError(ErrorKind::Invalid,
-                         "unknown pass id '" + config.stopAfter + "' in stop-after",
+                         "unknown pass id '" + config.stopAfter + "' in stop-after (did you mean '" +
+                             closestId(config.stopAfter, allIds) + "'?)",
                          config.stopAfter);
     if (config.bisectLimit < -1)
         return makeError(ErrorKind::Invalid, "bisect limit must be >= 0 (or -1 for none), got " +
                                                  std::to_string(config.bisectLimit));
+    // A rule switched on must have a pass that runs, or the switch silently does nothing.
+    PassContext probe(config, levelsOf(passes));
+    for (const std::string& id : config.enabled) {
+        const RuleInfo* r = ruleInfo(id);
+        if (!r || probe.isEnabled(r->pass))
+            continue;
+        int passLevel = 0;
+        for (const auto& p : passes)
+            if (p->id() == r->pass)
+                passLevel = p->minLevel();
+        const std::string why = config.disabled.count(r->pass)
+                                    ? "is disabled"
+                                    : "does not run at -O" + std::to_string(config.optLevel) +
+                                          " (it needs -O" + std::to_string(passLevel) +
+                                          " or the pass switched on too)";
+        return makeError(ErrorKind::Invalid,
+                         "rule '" + id + "' is switched on but its pass '" + r->pass + "' " + why,
+                         id);
+    }
     return {};
 }
 
@@ -91,9 +178,10 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
         for (const std::string& r : p->ruleIds())
             ruleOrder.push_back(r);
     // Which passes will run: up to stop-after, minus the disabled ones.
+    std::map<std::string, int> levels = levelsOf(passes);
     std::vector<Pass*> plan;
     for (const auto& p : passes) {
-        PassContext probe(config);
+        PassContext probe(config, levels);
         if (probe.isEnabled(p->id()))
             plan.push_back(p.get());
         if (p->id() == config.stopAfter)
@@ -103,7 +191,7 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
 
     std::shared_ptr<ir::Graph> graph(input.clone());
     result.graph = graph;
-    PassContext ctx(config);
+    PassContext ctx(config, levels);
     ctx.exportTo(result, ruleOrder);
 
     if (config.verifyEach) {
@@ -148,8 +236,12 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
         }
         std::string text = ir::printGraph(*graph);
         const bool changed = text != result.snapshots.back().text;
-        result.snapshots.push_back(Snapshot{id, std::shared_ptr<const ir::Graph>(graph->clone()),
-                                            std::move(text), changed, millis});
+        // A pass that changed nothing shares the previous snapshot's graph instead of cloning.
+        std::shared_ptr<const ir::Graph> snapshotGraph =
+            changed ? std::shared_ptr<const ir::Graph>(graph->clone())
+                    : result.snapshots.back().graph;
+        result.snapshots.push_back(
+            Snapshot{id, std::move(snapshotGraph), std::move(text), changed, millis});
         ++done;
         if (progress)
             progress(done, total, id);

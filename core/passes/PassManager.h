@@ -19,9 +19,17 @@ class Pass;
 /// How to run the pipeline. A plain value (no global flags) so the CLI, the GUI and tests can
 /// build one, store it in an artifact and re-run exactly the same compilation.
 struct PipelineConfig {
+    /// Optimisation level 0..3 (TVM's opt_level, LLVM's -O): O0 infer-shapes only, O1 adds the
+    /// clean-ups (canonicalize, fold-constants, dce), O2 (default) adds cse, layout and fusion,
+    /// O3 adds the rules that trade accuracy for speed (RuleInfo::tradesAccuracy).
+    int optLevel = 2;
     /// Pass ids and rule ids that must not run. Disabled beats everything; an unknown id is an
     /// error.
     std::set<std::string> disabled;
+    /// Pass ids and rule ids switched on whatever the level (a fusion switch file's "on").
+    /// Enabled beats the level; an id both disabled and enabled is an error, and so is a rule
+    /// switched on whose pass does not run.
+    std::set<std::string> enabled;
     /// Let only the first N rule applications happen (counted across all passes, in pipeline
     /// order); later matches are recorded as skipped. -1 means no limit.
     int64_t bisectLimit = -1;
@@ -34,7 +42,9 @@ struct PipelineConfig {
 /// The graph after one pass, as the GUI's pass stepper shows it.
 struct Snapshot {
     std::string passId;                     ///< "input" for the first snapshot
-    std::shared_ptr<const ir::Graph> graph; ///< constants share storage with every other snapshot
+    /// Constants share storage with every other snapshot; a pass that changed nothing shares the
+    /// previous snapshot's graph object.
+    std::shared_ptr<const ir::Graph> graph;
     std::string text;                       ///< ir::printGraph of `graph`
     bool changed = false;                   ///< text differs from the previous snapshot's
     double millis = 0;                      ///< wall time of the pass (0 for "input")
@@ -56,6 +66,7 @@ struct RuleStats {
     int64_t skipped = 0;  ///< matched but not applied because of the bisect limit
     int64_t rejected = 0; ///< the rule looked at a node of its op kinds but could not apply
     std::map<std::string, int64_t> reasons; ///< rejection reason -> count
+    double millis = 0; ///< wall time in the rule's match and apply calls
 };
 
 /// One rule application, numbered globally across the pipeline (1, 2, 3, ...). A bisect limit of
@@ -87,6 +98,7 @@ struct PassInfo {
     std::string id;
     std::string summary;
     std::vector<std::string> rules; ///< ids of the rules a pattern-rewrite pass drives
+    int minLevel = 1;               ///< the lowest optimisation level it runs at
 };
 
 /// Describes a rewrite rule for listings.
@@ -94,6 +106,10 @@ struct RuleInfo {
     std::string id;
     std::string summary;
     std::string pass; ///< the pass that drives it
+    /// The rule changes numerics beyond rounding (softmax without max-subtraction, f16 folding):
+    /// it runs only at O3 or when switched on, and its summary says so.
+    bool tradesAccuracy = false;
+    int minLevel = 1; ///< its pass's level, or 3 when it trades accuracy
 };
 
 /// Runs the default pipeline on a copy of `input` (constants shared, never copied).
@@ -128,6 +144,9 @@ runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<Pass>>& 
 std::vector<PassInfo> listPasses();
 /// Every rewrite rule, grouped by pass in pipeline order.
 std::vector<RuleInfo> listRules();
+/// The id among `candidates` closest to `id` by edit distance (first of equals; empty when there
+/// are no candidates), for "did you mean" hints.
+std::string closestId(const std::string& id, const std::vector<std::string>& candidates);
 /// Checks that every id in `config` names a pass or a rule; the error names the first unknown one.
 Status validateConfig(const PipelineConfig& config);
 

@@ -17,6 +17,9 @@ std::unique_ptr<Pass> makeFoldConstantsPass();
 std::unique_ptr<Pass> makeInferShapesPass();
 /// `fuse`: Conv+BatchNormalization folding and Conv/MatMul/Gemm + bias + activation fusion.
 std::unique_ptr<Pass> makeFusePass();
+/// `cse`: merges equal constants (by content) and nodes with the same op, attributes and inputs
+/// (rules cse-constant and cse-node; the earliest survives, provenance is the union).
+std::unique_ptr<Pass> makeCsePass();
 /// `dce`: removes nodes whose results nobody uses, then unused constants.
 std::unique_ptr<Pass> makeDcePass();
 

@@ -3,6 +3,7 @@
 #include "RewriteUtil.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 namespace sextant::passes {
@@ -15,6 +16,23 @@ bool targets(const RewriteRule& rule, ir::OpKind kind) {
     std::vector<ir::OpKind> t = rule.targets();
     return t.empty() || std::find(t.begin(), t.end(), kind) != t.end();
 }
+
+/// Adds the time since construction to a rule's statistics when it goes out of scope.
+class RuleTimer {
+public:
+    RuleTimer(PassContext& ctx, const std::string& rule)
+        : m_ctx(ctx), m_rule(rule), m_start(std::chrono::steady_clock::now()) {}
+    ~RuleTimer() {
+        m_ctx.addRuleTime(m_rule, std::chrono::duration<double, std::milli>(
+                                      std::chrono::steady_clock::now() - m_start)
+                                      .count());
+    }
+
+private:
+    PassContext& m_ctx;
+    const std::string& m_rule;
+    std::chrono::steady_clock::time_point m_start;
+};
 } // namespace
 
 void RewriteContext::noteConstant(const std::string& name,
@@ -33,11 +51,11 @@ PatternRewritePass::PatternRewritePass(std::string id, std::string summary,
                                        std::vector<std::unique_ptr<RewriteRule>> rules)
     : m_id(std::move(id)), m_summary(std::move(summary)), m_rules(std::move(rules)) {}
 
-std::vector<std::string> PatternRewritePass::ruleIds() const {
-    std::vector<std::string> ids;
+std::vector<RuleDescription> PatternRewritePass::describeRules() const {
+    std::vector<RuleDescription> out;
     for (const auto& r : m_rules)
-        ids.push_back(r->id());
-    return ids;
+        out.push_back(RuleDescription{r->id(), r->summary(), r->tradesAccuracy()});
+    return out;
 }
 
 Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
@@ -56,6 +74,8 @@ Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
                     break;
                 if (!targets(*rule, node->kind()) || !ctx.isEnabled(rule->id()))
                     continue;
+                const std::string ruleId = rule->id();
+                RuleTimer timer(ctx, ruleId);
                 Match m = rule->match(*node);
                 if (m.kind == Match::Kind::NoMatch)
                     continue;

@@ -54,6 +54,10 @@ public:
     virtual std::string summary() const = 0;
     /// The op kinds an anchor may have; empty means every op.
     virtual std::vector<ir::OpKind> targets() const = 0;
+    /// True for rules that change numerics beyond rounding (e.g. softmax without
+    /// max-subtraction, BatchNorm folded in f16). They run only at -O3 (or when a fusion switch
+    /// turns them on), and their summary() must say what they trade.
+    virtual bool tradesAccuracy() const { return false; }
     /// Cheap check, no graph changes. Rejected (with a reason) when the node looks like this
     /// rule's pattern but some condition fails, NoMatch when it is simply not the pattern.
     virtual Match match(const ir::Node& anchor) const = 0;
@@ -72,7 +76,7 @@ public:
 
     std::string id() const override { return m_id; }
     std::string summary() const override { return m_summary; }
-    std::vector<std::string> ruleIds() const override;
+    std::vector<RuleDescription> describeRules() const override;
     const std::vector<std::unique_ptr<RewriteRule>>& rules() const { return m_rules; }
     Expected<bool> run(ir::Graph& graph, PassContext& ctx) override;
 

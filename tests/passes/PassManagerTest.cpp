@@ -36,7 +36,7 @@ TEST(PassManager, ListsPassesInPipelineOrderAndRulesWithUniqueIds) {
     for (const PassInfo& p : listPasses())
         ids.push_back(p.id);
     EXPECT_EQ(ids, (std::vector<std::string>{"infer-shapes", "canonicalize", "fold-constants",
-                                             "fuse", "dce"}));
+                                             "cse", "fuse", "dce"}));
     std::set<std::string> all(ids.begin(), ids.end());
     for (const RuleInfo& r : listRules()) {
         EXPECT_FALSE(r.summary.empty()) << r.id;

@@ -1,0 +1,71 @@
+#include "GreyOps.h"
+
+namespace sextant::passes {
+
+namespace {
+
+bool isCopyOrCast(ir::OpKind k) {
+    switch (k) {
+    case ir::OpKind::Identity:
+    case ir::OpKind::Dropout:
+    case ir::OpKind::Cast:
+    case ir::OpKind::Reshape:
+    case ir::OpKind::Flatten:
+    case ir::OpKind::Squeeze:
+    case ir::OpKind::Unsqueeze:
+        return true;
+    default:
+        return false;
+    }
+}
+
+std::vector<int64_t> permOf(const ir::Node& t) {
+    std::vector<int64_t> perm = t.attrInts("perm");
+    if (!perm.empty() || !t.input(0))
+        return perm;
+    for (int64_t i = static_cast<int64_t>(t.input(0)->type().rank()) - 1; i >= 0; --i)
+        perm.push_back(i);
+    return perm;
+}
+
+} // namespace
+
+GreyOpCounts countGreyOps(const ir::Graph& graph) {
+    GreyOpCounts c;
+    for (const ir::Node* n : graph.nodes()) {
+        if (n->kind() == ir::OpKind::Transpose)
+            ++c.transposes;
+        else if (isCopyOrCast(n->kind()))
+            ++c.copyOrCast;
+        const ir::Value* in = n->input(0);
+        const ir::LayoutKind out = n->numOutputs() ? n->output(0)->type().layout
+                                                   : ir::LayoutKind::Any;
+        if (in && out != ir::LayoutKind::Any && in->type().layout != ir::LayoutKind::Any &&
+            out != in->type().layout)
+            ++c.layoutConversions;
+    }
+    return c;
+}
+
+std::vector<std::string> inverseTransposePairs(const ir::Graph& graph) {
+    std::vector<std::string> pairs;
+    for (const ir::Node* n : graph.nodes()) {
+        if (n->kind() != ir::OpKind::Transpose || !n->input(0))
+            continue;
+        const ir::Node* inner = n->input(0)->producer();
+        if (!inner || inner->kind() != ir::OpKind::Transpose)
+            continue;
+        std::vector<int64_t> p1 = permOf(*inner), p2 = permOf(*n);
+        if (p1.empty() || p1.size() != p2.size())
+            continue;
+        bool identity = true;
+        for (size_t k = 0; k < p2.size() && identity; ++k)
+            identity = p2[k] >= 0 && p2[k] < static_cast<int64_t>(p1.size()) &&
+                       p1[static_cast<size_t>(p2[k])] == static_cast<int64_t>(k);
+        if (identity)
+            pairs.push_back(inner->name() + " -> " + n->name());
+    }
+    return pairs;
+}
+
+} // namespace sextant::passes

@@ -1,0 +1,96 @@
+#include "SnapshotMemory.h"
+
+#include <string>
+#include <variant>
+
+namespace sextant::passes {
+
+namespace {
+
+// Rough per-allocation costs of the containers Graph uses (libstdc++, 64-bit).
+constexpr size_t kListNode = 16 + sizeof(void*) * 2;    // std::list node holding a unique_ptr
+constexpr size_t kHashEntry = 16 + sizeof(std::string) + sizeof(void*) * 3; // unordered_map node
+constexpr size_t kMapNode = 32;                         // std::map node header
+
+size_t stringBytes(const std::string& s) {
+    // Short strings live inside the object (SSO); longer ones own a heap block.
+    return s.capacity() > 15 ? s.capacity() + 1 : 0;
+}
+
+void addTensor(const ir::Tensor& t, MemoryFootprint& fp, std::set<const void*>& seen) {
+    fp.structureBytes += t.shape().capacity() * sizeof(int64_t);
+    if (t.bytes() && seen.insert(t.bytes()).second)
+        fp.tensorBytes += t.byteSize();
+}
+
+void addAttribute(const ir::Attribute& a, MemoryFootprint& fp, std::set<const void*>& seen) {
+    std::visit(
+        [&](const auto& v) {
+            using T = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<T, std::string>)
+                fp.structureBytes += stringBytes(v);
+            else if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
+                               std::is_same_v<T, std::vector<double>>)
+                fp.structureBytes += v.capacity() * sizeof(typename T::value_type);
+            else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+                fp.structureBytes += v.capacity() * sizeof(std::string);
+                for (const std::string& s : v)
+                    fp.structureBytes += stringBytes(s);
+            } else if constexpr (std::is_same_v<T, ir::Tensor>)
+                addTensor(v, fp, seen);
+            else if constexpr (std::is_same_v<T, std::shared_ptr<const ir::Graph>>) {
+                if (v && seen.insert(v.get()).second)
+                    addGraphFootprint(*v, fp, seen);
+            }
+        },
+        a);
+}
+
+} // namespace
+
+void addGraphFootprint(const ir::Graph& graph, MemoryFootprint& fp,
+                       std::set<const void*>& seenBuffers) {
+    fp.structureBytes += sizeof(ir::Graph) + stringBytes(graph.name());
+    for (const ir::Node* n : graph.nodes()) {
+        fp.structureBytes += sizeof(ir::Node) + kListNode + kHashEntry + stringBytes(n->name());
+        fp.structureBytes += (n->inputs().capacity() + n->outputs().capacity()) * sizeof(void*);
+        for (const auto& [key, value] : n->attrs()) {
+            fp.structureBytes += kMapNode + sizeof(key) + sizeof(value) + stringBytes(key);
+            addAttribute(value, fp, seenBuffers);
+        }
+        const ir::Provenance& p = n->provenance();
+        fp.structureBytes += p.origins.capacity() * sizeof(std::string) + stringBytes(p.createdBy);
+        for (const std::string& o : p.origins)
+            fp.structureBytes += stringBytes(o);
+    }
+    for (const ir::Value* v : graph.values()) {
+        fp.structureBytes += sizeof(ir::Value) + kListNode + kHashEntry + stringBytes(v->name());
+        fp.structureBytes += v->type().shape.capacity() * sizeof(ir::Dim);
+        for (const ir::Dim& d : v->type().shape)
+            fp.structureBytes += stringBytes(d.symbol);
+        fp.structureBytes += v->users().capacity() * sizeof(void*);
+        if (const ir::Tensor* t = v->constant())
+            addTensor(*t, fp, seenBuffers);
+    }
+    fp.structureBytes += (graph.inputs().capacity() + graph.outputs().capacity()) * sizeof(void*);
+}
+
+MemoryFootprint graphFootprint(const ir::Graph& graph) {
+    MemoryFootprint fp;
+    std::set<const void*> seen;
+    addGraphFootprint(graph, fp, seen);
+    return fp;
+}
+
+MemoryFootprint snapshotsFootprint(const std::vector<Snapshot>& snapshots) {
+    MemoryFootprint fp;
+    std::set<const void*> seen;
+    for (const Snapshot& s : snapshots) {
+        fp.textBytes += s.text.capacity();
+        if (s.graph && seen.insert(s.graph.get()).second)
+            addGraphFootprint(*s.graph, fp, seen);
+    }
+    return fp;
+}
+
+} // namespace sextant::passes
