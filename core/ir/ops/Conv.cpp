@@ -161,6 +161,26 @@ void im2col(const T* x, int64_t channels, const std::vector<int64_t>& in,
     }
 }
 
+/// dst[i] += w * src[i] for i in [0, n): the inner loop of the depthwise convolution. GCC builds
+/// it for AVX-512, AVX2 and baseline x86-64 and picks one at load time (function multi-versioning),
+/// so the portable binary still uses wide vectors where the CPU has them. ISO C++ mode does not
+/// contract a*b+c into FMA, so every version rounds the same way and results stay bit-identical
+/// across machines.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+#define SEXTANT_VECTOR_CLONES \
+    __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#else
+#define SEXTANT_VECTOR_CLONES
+#endif
+SEXTANT_VECTOR_CLONES void axpyRow(float* __restrict dst, const float* __restrict src, float w, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+        dst[i] += w * src[i];
+}
+SEXTANT_VECTOR_CLONES void axpyRow(double* __restrict dst, const double* __restrict src, double w, int64_t n) {
+    for (int64_t i = 0; i < n; ++i)
+        dst[i] += w * src[i];
+}
+
 /// 2-D convolution of one input channel by `mg` filters (depthwise when mg == 1): a direct
 /// loop, each kernel tap added over whole output rows, which the compiler vectorises when the
 /// stride is 1. The im2col + GEMM path would call BLAS with a single output row per channel,
@@ -179,8 +199,7 @@ void depthwise2d(const T* x, int64_t ih, int64_t iw, const T* w, int64_t mg, con
         validRange(ow, sw, kx * dw - pw, iw, colLo[static_cast<size_t>(kx)], colHi[static_cast<size_t>(kx)]);
     for (int64_t f = 0; f < mg; ++f) {
         const T* wf = w + f * kh * kw;
-        T* yf = y + f * oh * ow;
-        std::fill(yf, yf + oh * ow, T(0));
+        T* yf = y + f * oh * ow; // zero already: a fresh tensor
         for (int64_t oy = 0; oy < oh; ++oy) {
             T* yrow = yf + oy * ow;
             for (int64_t ky = 0; ky < kh; ++ky) {
@@ -193,12 +212,8 @@ void depthwise2d(const T* x, int64_t ih, int64_t iw, const T* w, int64_t mg, con
                     const int64_t lo = colLo[static_cast<size_t>(kx)], hi = colHi[static_cast<size_t>(kx)];
                     const int64_t shift = kx * dw - pw;
                     if (sw == 1) {
-                        if (hi > lo) {
-                            const T* src = xrow + lo + shift; // inside the row for lo..hi
-                            T* dst = yrow + lo;
-                            for (int64_t i = 0; i < hi - lo; ++i)
-                                dst[i] += wv * src[i];
-                        }
+                        if (hi > lo)
+                            axpyRow(yrow + lo, xrow + lo + shift, wv, hi - lo); // inside the row
                     } else {
                         for (int64_t ox = lo; ox < hi; ++ox)
                             yrow[ox] += wv * xrow[ox * sw + shift];

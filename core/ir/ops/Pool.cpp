@@ -136,54 +136,71 @@ std::vector<Tensor> poolImpl(const Node& n, const Tensor& xt, const std::vector<
     int64_t* indices = wantIndices ? it.mutableData<int64_t>() : nullptr;
     std::vector<int64_t> oidx(r), kidx(r);
     std::vector<const std::vector<int64_t>*> lists(r);
-    std::vector<int64_t> offsets;
-    for (int64_t o = 0; o < oo; ++o) {
-        for (int64_t d = static_cast<int64_t>(r) - 1, rem = o; d >= 0; --d) {
-            oidx[d] = rem % out[d];
-            rem /= out[d];
-        }
-        int64_t taps_ = 1, padded = 1;
-        for (size_t d = 0; d < r; ++d) {
-            lists[d] = &taps.inside[d][static_cast<size_t>(oidx[d])];
-            taps_ *= static_cast<int64_t>(lists[d]->size());
-            padded *= taps.padded[d][static_cast<size_t>(oidx[d])];
-        }
-        // The window's input offsets are the same for every plane: decompose them once.
-        offsets.resize(static_cast<size_t>(taps_));
-        for (int64_t k = 0; k < taps_; ++k) {
-            int64_t offset = 0;
-            for (int64_t d = static_cast<int64_t>(r) - 1, rem = k; d >= 0; --d) {
-                int64_t sz = static_cast<int64_t>(lists[d]->size());
-                offset += (*lists[d])[static_cast<size_t>(rem % sz)] * inStride[d];
-                rem /= sz;
+    // Output positions are taken in blocks: the window offsets of a block are decomposed once
+    // (they are the same for every plane), then each plane walks the block, so reads stay within
+    // one plane at a time. Per output the taps are visited in the same order as always.
+    constexpr int64_t kBlock = 1024;
+    std::vector<int64_t> offsets, start, count, paddedCount;
+    for (int64_t o0 = 0; o0 < oo; o0 += kBlock) {
+        const int64_t o1 = std::min(oo, o0 + kBlock);
+        offsets.clear();
+        start.clear();
+        count.clear();
+        paddedCount.clear();
+        for (int64_t o = o0; o < o1; ++o) {
+            for (int64_t d = static_cast<int64_t>(r) - 1, rem = o; d >= 0; --d) {
+                oidx[d] = rem % out[d];
+                rem /= out[d];
             }
-            offsets[static_cast<size_t>(k)] = offset;
+            int64_t taps_ = 1, padded = 1;
+            for (size_t d = 0; d < r; ++d) {
+                lists[d] = &taps.inside[d][static_cast<size_t>(oidx[d])];
+                taps_ *= static_cast<int64_t>(lists[d]->size());
+                padded *= taps.padded[d][static_cast<size_t>(oidx[d])];
+            }
+            start.push_back(static_cast<int64_t>(offsets.size()));
+            count.push_back(taps_);
+            paddedCount.push_back(padded);
+            for (int64_t k = 0; k < taps_; ++k) {
+                int64_t offset = 0;
+                for (int64_t d = static_cast<int64_t>(r) - 1, rem = k; d >= 0; --d) {
+                    int64_t sz = static_cast<int64_t>(lists[d]->size());
+                    offset += (*lists[d])[static_cast<size_t>(rem % sz)] * inStride[d];
+                    rem /= sz;
+                }
+                offsets.push_back(offset);
+            }
         }
         for (int64_t p = 0; p < planes; ++p) {
             const T* xp = x + p * ii;
-            T best = -std::numeric_limits<T>::infinity();
-            int64_t bestAt = -1;
-            T sum = 0;
-            for (int64_t k = 0; k < taps_; ++k) {
-                const int64_t offset = offsets[static_cast<size_t>(k)];
-                T v = xp[offset];
-                if (isMax) {
-                    if (v > best || bestAt < 0) {
-                        best = v;
-                        bestAt = offset;
+            for (int64_t o = o0; o < o1; ++o) {
+                const size_t b = static_cast<size_t>(o - o0);
+                const int64_t* offs = offsets.data() + start[b];
+                const int64_t taps_ = count[b];
+                T best = -std::numeric_limits<T>::infinity();
+                int64_t bestAt = -1;
+                T sum = 0;
+                for (int64_t k = 0; k < taps_; ++k) {
+                    const int64_t offset = offs[k];
+                    T v = xp[offset];
+                    if (isMax) {
+                        if (v > best || bestAt < 0) {
+                            best = v;
+                            bestAt = offset;
+                        }
+                    } else {
+                        sum += v;
                     }
-                } else {
-                    sum += v;
                 }
-            }
-            if (isMax) {
-                y[p * oo + o] = best;
-                if (indices)
-                    indices[p * oo + o] =
-                        bestAt < 0 ? -1 : p * ii + (columnMajor ? columnMajorOffset(bestAt, in) : bestAt);
-            } else {
-                int64_t divisor = includePad ? padded : taps_;
-                y[p * oo + o] = divisor > 0 ? sum / static_cast<T>(divisor) : T(0);
+                if (isMax) {
+                    y[p * oo + o] = best;
+                    if (indices)
+                        indices[p * oo + o] =
+                            bestAt < 0 ? -1 : p * ii + (columnMajor ? columnMajorOffset(bestAt, in) : bestAt);
+                } else {
+                    int64_t divisor = includePad ? paddedCount[b] : taps_;
+                    y[p * oo + o] = divisor > 0 ? sum / static_cast<T>(divisor) : T(0);
+                }
             }
         }
     }
