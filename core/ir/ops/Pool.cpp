@@ -177,6 +177,17 @@ std::vector<Tensor> poolImpl(const Node& n, const Tensor& xt, const std::vector<
                 const size_t b = static_cast<size_t>(o - o0);
                 const int64_t* offs = offsets.data() + start[b];
                 const int64_t taps_ = count[b];
+                if (isMax && !indices) {
+                    // Values only: a select per tap instead of a data-dependent branch (the
+                    // first tap is always taken, as below, so a NaN there is kept the same way).
+                    T best = taps_ > 0 ? xp[offs[0]] : -std::numeric_limits<T>::infinity();
+                    for (int64_t k = 1; k < taps_; ++k) {
+                        const T v = xp[offs[k]];
+                        best = v > best ? v : best;
+                    }
+                    y[p * oo + o] = best;
+                    continue;
+                }
                 T best = -std::numeric_limits<T>::infinity();
                 int64_t bestAt = -1;
                 T sum = 0;
