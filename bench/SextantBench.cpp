@@ -219,6 +219,9 @@ void pipelineSynthetic(benchmark::State& state) {
 int main(int argc, char** argv) {
     // The baseline is onnxruntime with one intra-op thread: compare like with like.
     openblas_set_num_threads(1);
+    // OpenBLAS picks its kernels by CPU model at load time (OPENBLAS_CORETYPE overrides it); on
+    // some virtual machines it falls back to old SSE kernels, so record which ones ran.
+    benchmark::AddCustomContext("openblas_core", openblas_get_corename());
     for (const ModelSpec& m : kModels)
         benchmark::RegisterBenchmark((std::string("Reference/") + m.id).c_str(), referenceF32, m)
             ->Unit(benchmark::kMillisecond)
