@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # Fuzzes the ONNX importer with libFuzzer under ASan + UBSan, then replays the checked-in corpus.
 #
-#   scripts/fuzz-importer.sh [SECONDS]      (default 60)
+#   scripts/fuzz-importer.sh [SECONDS] [TARGET]     (default 60 s, importer_fuzzer)
 #
-# Configures FUZZ_BUILD_DIR (default build-fuzz/) with clang and -DSEXTANT_FUZZ=ON, builds only
-# importer_fuzzer (ir + frontend), seeds a working corpus from tests/data/bad, tests/fuzz-corpus,
-# samples/ and the small real models in ../shared/models, fuzzes for SECONDS, then runs every file
-# of tests/fuzz-corpus and tests/data/bad once more. Exits 0 when nothing was found, 1 on a finding
+# TARGET is importer_fuzzer (import, verify, infer, print, parse back) or reference_fuzzer (import,
+# then run small static models on the float64 reference executor, as `run --reference` does).
+# Configures FUZZ_BUILD_DIR (default build-fuzz/) with clang and -DSEXTANT_FUZZ=ON, builds only the
+# fuzzers (ir + frontend), seeds a working corpus from tests/data/bad, tests/fuzz-corpus,
+# samples/ and the small real models in ../shared/models, fuzzes TARGET for SECONDS, then runs
+# every file of tests/fuzz-corpus and tests/data/bad once more through both fuzzers. Exits 0 when nothing was found, 1 on a finding
 # (the crashing input is in FUZZ_BUILD_DIR/findings/: copy it into tests/fuzz-corpus/ once fixed),
 # 77 when clang or its libFuzzer runtime is missing (ctest reports that as skipped).
 set -euo pipefail
 seconds=${1:-60}
+target=${2:-importer_fuzzer}
+case $target in importer_fuzzer|reference_fuzzer) ;; *) echo "fuzz: unknown target '$target'"; exit 2;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 shared=${SEXTANT_SHARED_DIR:-$root/../shared}
@@ -38,12 +42,12 @@ if [ ! -f "$build/build.ninja" ]; then
         -DSEXTANT_BUILD_GUI=OFF -DSEXTANT_BUILD_TESTS=OFF -DSEXTANT_BUILD_BENCH=OFF >"$build.configure.log" 2>&1 \
         || { cat "$build.configure.log"; echo "fuzz: configure failed"; exit 1; }
 fi
-ninja -C "$build" -j"$jobs" importer_fuzzer >"$build/ninja.log" 2>&1 \
+ninja -C "$build" -j"$jobs" importer_fuzzer reference_fuzzer >"$build/ninja.log" 2>&1 \
     || { tail -50 "$build/ninja.log"; echo "fuzz: build failed"; exit 1; }
-fuzzer=$build/fuzz/importer_fuzzer
+fuzzer=$build/fuzz/$target
 
 # Working corpus: kept between runs in the build folder, seeded afresh each time.
-corpus=$build/corpus
+corpus=$build/corpus-$target
 findings=$build/findings
 mkdir -p "$corpus" "$findings"
 seeds=("$root"/tests/data/bad/*.onnx "$root"/samples/*.onnx)
@@ -68,7 +72,7 @@ dict=$build/onnx.dict
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 status=0
-echo "fuzz: fuzzing the importer for ${seconds}s (corpus $corpus)"
+echo "fuzz: running $target for ${seconds}s (corpus $corpus)"
 "$fuzzer" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -dict="$dict" -artifact_prefix="$findings/" -print_final_stats=1 >"$build/fuzz.log" 2>&1 || status=$?
 if [ $status -ne 0 ]; then
@@ -81,9 +85,11 @@ grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$build/fuzz.log" || tr
 # Replay: every checked-in input once, each must pass under the sanitizers.
 replay=("$root"/tests/data/bad/*.onnx)
 if compgen -G "$root/tests/fuzz-corpus/*" >/dev/null; then replay+=("$root"/tests/fuzz-corpus/*); fi
-if ! "$fuzzer" -runs=1 "${replay[@]}" >"$build/replay.log" 2>&1; then
-    tail -60 "$build/replay.log"
-    echo "fuzz: FINDING while replaying the checked-in corpus"
-    exit 1
-fi
-echo "fuzz: no findings; replayed ${#replay[@]} checked-in inputs"
+for f in importer_fuzzer reference_fuzzer; do
+    if ! "$build/fuzz/$f" -runs=1 "${replay[@]}" >"$build/replay-$f.log" 2>&1; then
+        tail -60 "$build/replay-$f.log"
+        echo "fuzz: FINDING while replaying the checked-in corpus through $f"
+        exit 1
+    fi
+done
+echo "fuzz: no findings; replayed ${#replay[@]} checked-in inputs through both fuzzers"

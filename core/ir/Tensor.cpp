@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <new>
 
 namespace sextant::ir {
@@ -75,16 +76,33 @@ double Tensor::at(int64_t i) const {
     return 0.0;
 }
 
+namespace {
+
+/// double → integer without undefined behaviour: NaN becomes 0 and values outside the type's
+/// range saturate at its limits (an inf from a division by zero, say, or a huge Cast input).
+template <typename T> T saturatingCast(double v) {
+    if (std::isnan(v))
+        return 0;
+    // The upper limit as a double may round up past the maximum (2^63 for int64): compare with >=.
+    if (v >= static_cast<double>(std::numeric_limits<T>::max()))
+        return std::numeric_limits<T>::max();
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest()))
+        return std::numeric_limits<T>::lowest();
+    return static_cast<T>(v);
+}
+
+} // namespace
+
 void Tensor::set(int64_t i, double v) {
     switch (m_dtype) {
     case DType::F64: mutableData<double>()[i] = v; return;
     case DType::F32: mutableData<float>()[i] = static_cast<float>(v); return;
     case DType::F16: mutableData<uint16_t>()[i] = floatToHalf(static_cast<float>(v)); return;
     case DType::BF16: mutableData<uint16_t>()[i] = floatToBf16(static_cast<float>(v)); return;
-    case DType::I64: mutableData<int64_t>()[i] = static_cast<int64_t>(v); return;
-    case DType::I32: mutableData<int32_t>()[i] = static_cast<int32_t>(v); return;
-    case DType::I8: mutableData<int8_t>()[i] = static_cast<int8_t>(v); return;
-    case DType::U8: mutableData<uint8_t>()[i] = static_cast<uint8_t>(v); return;
+    case DType::I64: mutableData<int64_t>()[i] = saturatingCast<int64_t>(v); return;
+    case DType::I32: mutableData<int32_t>()[i] = saturatingCast<int32_t>(v); return;
+    case DType::I8: mutableData<int8_t>()[i] = saturatingCast<int8_t>(v); return;
+    case DType::U8: mutableData<uint8_t>()[i] = saturatingCast<uint8_t>(v); return;
     case DType::Bool: mutableData<uint8_t>()[i] = v != 0.0 ? 1 : 0; return;
     }
 }
