@@ -207,11 +207,19 @@ TEST(FuseConvBiasAct, RejectsNonConstantAddOperand) {
 
 TEST(FuseConvBiasAct, DisabledByIdLeavesGraphUnchanged) {
     auto g = convAddRelu({1, 4, 1, 1});
+    auto before = runF64(*g);
     PipelineConfig cfg;
     cfg.disabled = {"fuse-conv-bias-act"};
     PipelineResult r = pipeline(*g, cfg);
-    EXPECT_EQ(r.snapshots.front().text, r.snapshots.back().text);
     EXPECT_EQ(stats(r, "fuse-conv-bias-act").matched, 0);
+    EXPECT_EQ(countKind(*r.graph, OpKind::FusedConv), 0);
+    // What the conv rule leaves, the elementwise-group rule takes (Add + Relu in one kernel).
+    EXPECT_EQ(stats(r, "fuse-elementwise-chain").applied, 1);
+    expectSameOutputs(before, runF64(*r.graph));
+    // With that one off too, nothing changes.
+    cfg.disabled.insert("fuse-elementwise-chain");
+    PipelineResult r2 = pipeline(*g, cfg);
+    EXPECT_EQ(r2.snapshots.front().text, r2.snapshots.back().text);
 }
 
 TEST(FuseGemmBiasAct, MatMulAddReluBecomesFusedGemm) {
@@ -253,16 +261,35 @@ TEST(FuseGemmBiasAct, GemmWithTransposeAndRelu) {
     expectSameOutputs(before, runF64(*res.graph));
 }
 
-TEST(FuseGemmBiasAct, RejectsBatchedMatMul) {
-    Builder b;
-    ir::Value* x = b.input("x", {2, 3, 5});
-    ir::Value* m = b.node(OpKind::MatMul, "mm", {x, b.constant("w", randomTensor({5, 4}, 81))});
-    ir::Value* r = b.node(OpKind::Relu, "relu", {m});
-    auto g = b.finish({r});
-    PipelineResult res = pipeline(*g);
-    const RuleStats& s = stats(res, "fuse-gemm-bias-act");
-    EXPECT_EQ(s.applied, 0);
-    EXPECT_EQ(s.reasons.count("matmul operand 'x' has rank 3; FusedGemm needs 2-D operands"), 1u);
+TEST(FuseGemmBiasAct, BatchedAFusesButBatchedBIsRejected) {
+    // [2,3,5] x [5,4]: FusedGemm takes a batched A (the Linear layers of transformers).
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {2, 3, 5});
+        ir::Value* m = b.node(OpKind::MatMul, "mm", {x, b.constant("w", randomTensor({5, 4}, 81))});
+        ir::Value* r = b.node(OpKind::Relu, "relu", {m});
+        auto g = b.finish({r});
+        auto before = runF64(*g);
+        PipelineResult res = pipeline(*g);
+        EXPECT_EQ(stats(res, "fuse-gemm-bias-act").applied, 1);
+        ASSERT_EQ(res.graph->numNodes(), 1u);
+        EXPECT_EQ(res.graph->nodes()[0]->kind(), OpKind::FusedGemm);
+        expectSameOutputs(before, runF64(*res.graph));
+    }
+    // [2,3,5] x [2,5,4]: B is batched, a gemm cannot read it.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {2, 3, 5});
+        ir::Value* w = b.input("w", {2, 5, 4});
+        ir::Value* m = b.node(OpKind::MatMul, "mm", {x, w});
+        ir::Value* r = b.node(OpKind::Relu, "relu", {m});
+        auto g = b.finish({r});
+        PipelineResult res = pipeline(*g);
+        const RuleStats& s = stats(res, "fuse-gemm-bias-act");
+        EXPECT_EQ(s.applied, 0);
+        EXPECT_EQ(s.reasons.count("matmul operand 'w' has rank 3; a gemm needs a 2-D B"), 1u);
+        EXPECT_EQ(countKind(*res.graph, OpKind::MatMul), 1);
+    }
 }
 
 TEST(FuseConvScale, BatchNormMulAddReluChainBecomesOneFusedConv) {
@@ -295,7 +322,8 @@ TEST(FuseConvScale, BatchNormMulAddReluChainBecomesOneFusedConv) {
         expectSameOutputs(before, runF64(*res.graph));
 
         PipelineConfig cfg;
-        cfg.disabled = {"fuse-conv-scale"};
+        // (the elementwise-group rule would take the Mul -> Add -> Relu that is left)
+        cfg.disabled = {"fuse-conv-scale", "fuse-elementwise-chain"};
         PipelineResult off = pipeline(*g, cfg);
         EXPECT_EQ(countKind(*off.graph, OpKind::Mul), 1);
         expectSameOutputs(before, runF64(*off.graph));

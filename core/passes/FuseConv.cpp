@@ -1,0 +1,466 @@
+// Convolution fusions: BatchNormalization and per-channel scale folding, bias + activation into
+// sextant.FusedConv, zero Pad folded into the Conv's pads, and the accuracy-trading f16 BN fold.
+#include "FuseUtil.h"
+
+#include "core/ir/Half.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace sextant::passes::fuse {
+
+namespace {
+
+using ir::OpKind;
+
+/// Why the optional bias of `conv` cannot be folded (empty when absent or a constant of
+/// `channels` elements).
+std::string convBiasReason(const ir::Node& conv, int64_t channels) {
+    const ir::Value* b = conv.input(2);
+    if (!b)
+        return {};
+    const ir::Tensor* t = constantOf(b);
+    if (!t)
+        return "conv bias '" + b->name() + "' is not a constant";
+    if (t->numel() != channels)
+        return "conv bias '" + b->name() + "' has " + std::to_string(t->numel()) +
+               " elements for " + std::to_string(channels) + " output channels";
+    return {};
+}
+
+/// Why constant `what` of shape `bias` cannot act per channel on an NC... conv output `outDims`
+/// (empty if it can): right-aligned, every dim but the channel dim must be 1.
+std::string perChannelReason(const std::string& what, const std::vector<int64_t>& bias,
+                             const std::vector<int64_t>& outDims) {
+    const size_t r = outDims.size();
+    bool ok = r >= 2 && bias.size() <= r;
+    for (size_t j = 0; ok && j < r; ++j) {
+        size_t lead = r - bias.size();
+        int64_t bj = j >= lead ? bias[j - lead] : 1;
+        ok = j == 1 ? (bj == 1 || bj == outDims[1]) : bj == 1;
+    }
+    if (ok)
+        return {};
+    return what + " of shape " + shapeStr(bias) + " is not per-channel for conv output " +
+           shapeStr(outDims);
+}
+
+/// A Conv, or a FusedConv that has no activation yet (so it can still take a bias and one).
+bool isOpenConv(const ir::Node& n) {
+    if (n.kind() == OpKind::Conv)
+        return true;
+    return n.kind() == OpKind::FusedConv && n.attrString("activation", "").empty();
+}
+
+// ---- fuse-conv-bn, fuse-conv-bn-f16
+
+/// Folds an inference BatchNormalization into the Conv feeding it:
+/// W'[m] = W[m] * s[m], b'[m] = (b[m] - mean[m]) * s[m] + beta[m], s = gamma / sqrt(var + eps).
+/// The f16 variant rounds the folded weights and bias to f16 (what a cube unit storing f16
+/// weights would get if the fold happened after the cast): faster to load, less accurate.
+class FuseConvBn : public FusionRule {
+public:
+    explicit FuseConvBn(bool f16) : m_f16(f16) {}
+    std::string id() const override { return m_f16 ? "fuse-conv-bn-f16" : "fuse-conv-bn"; }
+    std::string summary() const override {
+        return m_f16 ? "O3, trades accuracy: fold BatchNormalization into the Conv with the folded "
+                       "weights and bias rounded to f16"
+                     : "fold an inference BatchNormalization into the preceding Conv's weights "
+                       "and bias";
+    }
+    bool tradesAccuracy() const override { return m_f16; }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv}; }
+
+    Match matchHere(const ir::Node& conv) const override {
+        ir::Node* bn = nullptr;
+        if (!hasInputs(conv, 2))
+            return Match::none();
+        Match m = soleUserOfKind(conv.output(0), {OpKind::BatchNormalization}, "conv", bn);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        if (bn->input(0) != conv.output(0))
+            return Match::none();
+        if (bn->attrInt("training_mode", 0) != 0)
+            return Match::rejected("batchnorm '" + bn->name() + "' is in training mode");
+        if (bn->attrInt("spatial", 1) == 0)
+            return Match::rejected("batchnorm '" + bn->name() + "' has spatial=0");
+        const ir::Tensor* w = constantOf(conv.input(1));
+        if (!w)
+            return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a constant");
+        if (!ir::isFloat(w->dtype()) || w->rank() < 3)
+            return Match::rejected("conv weight '" + conv.input(1)->name() +
+                                   "' is not a float tensor of rank >= 3");
+        const int64_t m0 = w->shape()[0];
+        if (std::string why = convBiasReason(conv, m0); !why.empty())
+            return Match::rejected(why);
+        for (size_t i = 1; i <= 4; ++i) {
+            const ir::Value* p = bn->input(i);
+            if (!p)
+                return Match::rejected("batchnorm '" + bn->name() + "' lacks input " +
+                                       std::to_string(i));
+            const ir::Tensor* t = constantOf(p);
+            if (!t)
+                return Match::rejected("batchnorm parameter '" + p->name() + "' is not a constant");
+            if (t->numel() != m0)
+                return Match::rejected("batchnorm parameter '" + p->name() + "' has " +
+                                       std::to_string(t->numel()) + " elements but the conv has " +
+                                       std::to_string(m0) + " output channels");
+        }
+        return Match::matched();
+    }
+
+    Status apply(ir::Graph& g, ir::Node& conv, RewriteContext& rc) const override {
+        ir::Node* bn = conv.output(0)->users()[0];
+        const ir::Tensor& w = *constantOf(conv.input(1));
+        const ir::Tensor* b = constantOf(conv.input(2));
+        const ir::Tensor& gamma = *constantOf(bn->input(1));
+        const ir::Tensor& beta = *constantOf(bn->input(2));
+        const ir::Tensor& mean = *constantOf(bn->input(3));
+        const ir::Tensor& var = *constantOf(bn->input(4));
+        const double eps = bn->attrFloat("epsilon", 1e-5);
+        const int64_t m = w.shape()[0];
+        const int64_t perChannel = m ? w.numel() / m : 0;
+        auto round = [&](double v) {
+            return m_f16 ? static_cast<double>(ir::roundToHalf(static_cast<float>(v))) : v;
+        };
+
+        std::vector<double> scale(static_cast<size_t>(m));
+        for (int64_t c = 0; c < m; ++c)
+            scale[c] = gamma.at(c) / std::sqrt(var.at(c) + eps);
+        ir::Tensor w2(w.dtype(), w.shape());
+        for (int64_t i = 0; i < w.numel(); ++i)
+            w2.set(i, round(w.at(i) * scale[i / perChannel]));
+        ir::Tensor b2(b ? b->dtype() : w.dtype(), {m});
+        for (int64_t c = 0; c < m; ++c)
+            b2.set(c, round(((b ? b->at(c) : 0.0) - mean.at(c)) * scale[c] + beta.at(c)));
+
+        SX_ASSIGN(ir::Value * wv, addDerivedConstant(g, conv.name() + "_bn_w", std::move(w2)));
+        SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_bn_b", std::move(b2)));
+        rc.noteConstant(wv->name(), {&conv, bn});
+        rc.noteConstant(bv->name(), {&conv, bn});
+        SX_ASSIGN(ir::Node * fused,
+                  replaceChain(g, {&conv, bn}, OpKind::Conv, {conv.input(0), wv, bv}, conv.attrs(),
+                               rc.createdBy()));
+        (void)fused;
+        return {};
+    }
+
+private:
+    bool m_f16;
+};
+
+// ---- fuse-conv-scale
+
+/// Folds a per-channel constant scale into the Conv feeding it: Conv(x, W, b) * s ==
+/// Conv(x, W * s, b * s). Together with fuse-conv-bias-act this absorbs the BatchNormalization
+/// + Mul + Add (scale/shift) chains that some exporters emit.
+class FuseConvScale : public FusionRule {
+public:
+    std::string id() const override { return "fuse-conv-scale"; }
+    std::string summary() const override {
+        return "fold a following Mul by a per-channel constant into the Conv's weights and bias";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv}; }
+
+    Match matchHere(const ir::Node& conv) const override {
+        const ir::Value* out = conv.output(0);
+        ir::Node* mul = nullptr;
+        if (!hasInputs(conv, 2))
+            return Match::none();
+        Match m = soleUserOfKind(out, {OpKind::Mul}, "conv", mul);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        const ir::Value* other = otherOperand(*mul, out);
+        if (!other)
+            return Match::none();
+        const ir::Tensor* s = constantOf(other);
+        if (!s)
+            return Match::rejected("mul operand '" + other->name() + "' is not a constant");
+        if (!out->type().isStatic())
+            return Match::rejected("conv output shape is not known");
+        std::string why = perChannelReason("mul scale", s->shape(), out->type().dims());
+        if (!why.empty())
+            return Match::rejected(why);
+        if (s->dtype() != out->type().dtype)
+            return Match::rejected("mul scale '" + other->name() +
+                                   "' has another dtype than the conv");
+        const ir::Tensor* w = constantOf(conv.input(1));
+        if (!w)
+            return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a constant");
+        if (w->rank() < 3 || w->shape()[0] != out->type().dims()[1])
+            return Match::rejected("conv weight '" + conv.input(1)->name() +
+                                   "' has an unexpected shape");
+        if (std::string why2 = convBiasReason(conv, w->shape()[0]); !why2.empty())
+            return Match::rejected(why2);
+        return Match::matched();
+    }
+
+    Status apply(ir::Graph& g, ir::Node& conv, RewriteContext& rc) const override {
+        ir::Node* mul = conv.output(0)->users()[0];
+        const ir::Tensor& s = *constantOf(otherOperand(*mul, conv.output(0)));
+        const ir::Tensor& w = *constantOf(conv.input(1));
+        const ir::Tensor* b = constantOf(conv.input(2));
+        const int64_t m = w.shape()[0];
+        const int64_t perChannel = w.numel() / m;
+        auto scale = [&](int64_t c) { return s.at(s.numel() == 1 ? 0 : c); };
+        ir::Tensor w2(w.dtype(), w.shape());
+        for (int64_t i = 0; i < w.numel(); ++i)
+            w2.set(i, w.at(i) * scale(i / perChannel));
+        std::vector<ir::Value*> inputs{conv.input(0)};
+        SX_ASSIGN(ir::Value * wv, addDerivedConstant(g, conv.name() + "_scaled_w", std::move(w2)));
+        rc.noteConstant(wv->name(), {&conv, mul});
+        inputs.push_back(wv);
+        if (b) {
+            ir::Tensor b2(b->dtype(), b->shape());
+            for (int64_t c = 0; c < b->numel(); ++c)
+                b2.set(c, b->at(c) * scale(c));
+            SX_ASSIGN(ir::Value * bv,
+                      addDerivedConstant(g, conv.name() + "_scaled_b", std::move(b2)));
+            rc.noteConstant(bv->name(), {&conv, mul});
+            inputs.push_back(bv);
+        }
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, {&conv, mul}, OpKind::Conv, std::move(inputs),
+                                                 conv.attrs(), rc.createdBy()));
+        (void)fused;
+        return {};
+    }
+};
+
+// ---- fuse-conv-bias-act
+
+/// Conv (or a FusedConv without activation) [+ Add(per-channel constant)] [+ activation] ->
+/// sextant.FusedConv. Activations: Relu, LeakyRelu, Clip (Relu6 and any constant bounds),
+/// Sigmoid, HardSigmoid, HardSwish.
+class FuseConvBiasAct : public FusionRule {
+public:
+    std::string id() const override { return "fuse-conv-bias-act"; }
+    std::string summary() const override {
+        return "fuse Conv with a following per-channel constant bias Add and/or activation (Relu, "
+               "LeakyRelu, Clip/Relu6, Sigmoid, HardSigmoid, HardSwish) into sextant.FusedConv";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv, OpKind::FusedConv}; }
+
+    struct Plan {
+        ir::Node* add = nullptr;
+        ir::Value* bias = nullptr; ///< the Add's constant operand
+        ir::Node* act = nullptr;
+        ActivationSpec spec;
+    };
+
+    /// The chain to fuse, or the reason it cannot be (Rejected), or NoMatch.
+    static Match plan(const ir::Node& conv, Plan& p) {
+        const ir::Value* out = conv.output(0);
+        if (!hasInputs(conv, 2) || !isOpenConv(conv))
+            return Match::none();
+        std::vector<OpKind> kinds{OpKind::Add};
+        kinds.insert(kinds.end(), activationKinds().begin(), activationKinds().end());
+        ir::Node* u = nullptr;
+        for (ir::Node* cand : out->users())
+            if (std::find(kinds.begin(), kinds.end(), cand->kind()) != kinds.end()) {
+                u = cand;
+                break;
+            }
+        if (!u)
+            return Match::none();
+        if (useCount(out) != 1)
+            return Match::rejected(usersReason("conv", out));
+        if (u->kind() == OpKind::Add) {
+            ir::Value* other = otherOperand(*u, out);
+            if (!other)
+                return Match::none();
+            const ir::Tensor* c = constantOf(other);
+            if (!c)
+                return Match::rejected("add operand '" + other->name() + "' is not a constant");
+            if (!out->type().isStatic())
+                return Match::rejected("conv output shape is not known");
+            std::string why = perChannelReason("add bias", c->shape(), out->type().dims());
+            if (!why.empty())
+                return Match::rejected(why);
+            if (c->dtype() != out->type().dtype)
+                return Match::rejected("add bias '" + other->name() + "' is " +
+                                       std::string(ir::dtypeName(c->dtype())) +
+                                       " but the conv output is " +
+                                       std::string(ir::dtypeName(out->type().dtype)));
+            if (std::string why2 = convBiasReason(conv, out->type().dims()[1]); !why2.empty())
+                return Match::rejected(why2);
+            p.add = u;
+            p.bias = other;
+            if (ir::Node* next = singleUser(u->output(0))) {
+                std::string ignored;
+                if (auto spec = activationOf(*next, ignored)) {
+                    p.act = next;
+                    p.spec = *spec;
+                }
+            }
+            return Match::matched();
+        }
+        std::string why;
+        auto spec = activationOf(*u, why);
+        if (!spec)
+            return why.empty() ? Match::none() : Match::rejected(why);
+        p.act = u;
+        p.spec = *spec;
+        return Match::matched();
+    }
+
+    Match matchHere(const ir::Node& conv) const override {
+        Plan p;
+        return plan(conv, p);
+    }
+
+    Status apply(ir::Graph& g, ir::Node& conv, RewriteContext& rc) const override {
+        Plan p;
+        if (plan(conv, p).kind != Match::Kind::Matched)
+            return makeError(ErrorKind::Verify, "pattern no longer matches", conv.name());
+        std::vector<ir::Node*> chain{&conv};
+        std::vector<ir::Value*> inputs{conv.input(0), conv.input(1)};
+        if (p.add) {
+            chain.push_back(p.add);
+            const ir::TensorType& outType = conv.output(0)->type();
+            const int64_t channels = outType.dims()[1];
+            const ir::Tensor& add = *constantOf(p.bias);
+            const ir::Tensor* own = constantOf(conv.input(2));
+            ir::Tensor bias(outType.dtype, {channels});
+            for (int64_t c = 0; c < channels; ++c)
+                bias.set(c, (own ? own->at(c) : 0.0) + add.at(add.numel() == 1 ? 0 : c));
+            SX_ASSIGN(ir::Value * bv,
+                      addDerivedConstant(g, conv.name() + "_bias", std::move(bias)));
+            rc.noteConstant(bv->name(), {&conv, p.add});
+            inputs.push_back(bv);
+        } else if (conv.input(2)) {
+            inputs.push_back(conv.input(2));
+        }
+        ir::AttributeMap attrs = conv.attrs();
+        if (p.act) {
+            chain.push_back(p.act);
+            setActivation(attrs, p.spec);
+        } else {
+            attrs["activation"] = std::string();
+        }
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::FusedConv, std::move(inputs),
+                                                 std::move(attrs), rc.createdBy()));
+        (void)fused;
+        return {};
+    }
+};
+
+// ---- fuse-pad-conv
+
+/// The pads of a Pad node, from its attribute (opset < 11) or constant input 1, or nullopt with
+/// the reason.
+std::optional<std::vector<int64_t>> padAmounts(const ir::Node& pad, std::string& why) {
+    if (pad.numInputs() >= 2 && pad.input(1)) {
+        const ir::Tensor* t = constantOf(pad.input(1));
+        if (!t) {
+            why = "pad amounts '" + pad.input(1)->name() + "' are not a constant";
+            return std::nullopt;
+        }
+        std::vector<int64_t> v;
+        for (int64_t i = 0; i < t->numel(); ++i)
+            v.push_back(static_cast<int64_t>(t->at(i)));
+        return v;
+    }
+    if (pad.hasAttr("pads"))
+        return pad.attrInts("pads");
+    why = "pad '" + pad.name() + "' has no pad amounts";
+    return std::nullopt;
+}
+
+/// Pad(x, constant 0) feeding only a Conv's data input -> the Conv with larger pads. Only spatial
+/// dims may be padded, by non-negative amounts, and the Conv must not use auto_pad.
+class FusePadConv : public FusionRule {
+public:
+    std::string id() const override { return "fuse-pad-conv"; }
+    std::string summary() const override {
+        return "fold a zero constant Pad of the spatial dims into the following Conv's pads";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Pad}; }
+
+    Match matchHere(const ir::Node& pad) const override {
+        ir::Node* conv = nullptr;
+        if (!hasInputs(pad, 1))
+            return Match::none();
+        Match m = soleUserOfKind(pad.output(0), {OpKind::Conv, OpKind::FusedConv}, "pad", conv);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        if (conv->input(0) != pad.output(0))
+            return Match::rejected("pad output feeds conv '" + conv->name() +
+                                   "' as weight or bias, not as data");
+        if (pad.attrString("mode", "constant") != "constant")
+            return Match::rejected("pad mode is '" + pad.attrString("mode", "") +
+                                   "', not constant");
+        double value = pad.attrFloat("value", 0.0);
+        if (pad.numInputs() >= 3 && pad.input(2)) {
+            std::optional<double> c = scalarConstant(pad.input(2));
+            if (!c)
+                return Match::rejected("pad value '" + pad.input(2)->name() +
+                                       "' is not a constant");
+            value = *c;
+        }
+        if (value != 0.0)
+            return Match::rejected("pad value is " + std::to_string(value) + ", not 0");
+        if (pad.numInputs() >= 4 && pad.input(3))
+            return Match::rejected("pad has an axes input");
+        std::string why;
+        auto amounts = padAmounts(pad, why);
+        if (!amounts)
+            return Match::rejected(why);
+        const size_t rank = pad.input(0)->type().rank();
+        if (amounts->size() != 2 * rank || rank < 3)
+            return Match::rejected("pad amounts " + shapeStr(*amounts) + " do not fit rank " +
+                                   std::to_string(rank));
+        for (size_t i = 0; i < amounts->size(); ++i) {
+            const size_t dim = i % rank;
+            if ((dim < 2 && (*amounts)[i] != 0))
+                return Match::rejected("pad touches the batch or channel dim");
+            if ((*amounts)[i] < 0)
+                return Match::rejected("pad crops (negative amount " +
+                                       std::to_string((*amounts)[i]) + ")");
+        }
+        const std::string autoPad = conv->attrString("auto_pad", "NOTSET");
+        if (autoPad != "NOTSET" && !autoPad.empty())
+            return Match::rejected("conv '" + conv->name() + "' uses auto_pad " + autoPad);
+        return Match::matched();
+    }
+
+    Status apply(ir::Graph& g, ir::Node& pad, RewriteContext& rc) const override {
+        ir::Node* conv = pad.output(0)->users()[0];
+        std::string why;
+        std::vector<int64_t> amounts = *padAmounts(pad, why);
+        const size_t rank = pad.input(0)->type().rank();
+        const size_t spatial = rank - 2;
+        std::vector<int64_t> pads = conv->attrInts("pads", std::vector<int64_t>(2 * spatial, 0));
+        if (pads.size() != 2 * spatial)
+            return makeError(ErrorKind::Verify, "conv pads do not match its spatial rank",
+                             conv->name());
+        for (size_t i = 0; i < spatial; ++i) {
+            pads[i] += amounts[2 + i];
+            pads[spatial + i] += amounts[rank + 2 + i];
+        }
+        // The Conv takes over the Pad's input; the Pad goes, and the Conv's provenance grows.
+        g.setInput(conv, 0, pad.input(0));
+        conv->setAttr("pads", pads);
+        conv->mutableProvenance().origins = unionOrigins({conv, &pad});
+        conv->mutableProvenance().createdBy = rc.createdBy();
+        SX_TRY(g.eraseNode(&pad));
+        g.removeUnusedConstants();
+        return {};
+    }
+};
+
+} // namespace
+
+std::vector<std::unique_ptr<FusionRule>> convRules() {
+    std::vector<std::unique_ptr<FusionRule>> rules;
+    rules.push_back(std::make_unique<FusePadConv>());
+    // The f16 fold first: where it is enabled (O3) it takes the pattern; elsewhere it is off and
+    // the exact fold does. Then Conv+BN, so the Conv it leaves behind is offered to the rest.
+    rules.push_back(std::make_unique<FuseConvBn>(true));
+    rules.push_back(std::make_unique<FuseConvBn>(false));
+    // Then scales, so that the bias/activation rule sees Conv -> Add -> activation.
+    rules.push_back(std::make_unique<FuseConvScale>());
+    rules.push_back(std::make_unique<FuseConvBiasAct>());
+    return rules;
+}
+
+} // namespace sextant::passes::fuse

@@ -1,0 +1,366 @@
+// Group fusions: the attention block as one sextant.Attention, chains of elementwise ops as one
+// sextant.ElementwiseGroup, and the accuracy-trading rewrites (softmax without max-subtraction,
+// division by a constant as multiplication by its reciprocal).
+#include "FuseUtil.h"
+
+#include <algorithm>
+#include <cstdio>
+
+namespace sextant::passes::fuse {
+
+namespace {
+
+using ir::OpKind;
+
+// ---- fuse-attention
+
+/// The last-axis Softmax test: true when `sm` normalises along its input's last dim only.
+bool lastAxisSoftmax(const ir::Node& sm) {
+    const ir::Value* in = sm.input(0);
+    if (!in)
+        return false;
+    const int64_t rank = static_cast<int64_t>(in->type().rank());
+    const int64_t opset = sm.attrInt("_opset", 13);
+    int64_t axis = sm.attrInt("axis", opset < 13 ? 1 : -1);
+    if (axis < 0)
+        axis += rank;
+    return rank >= 2 && axis == rank - 1;
+}
+
+/// A constant scalar factor applied by Mul or Div to `v` (through node `n`): the factor, or
+/// nullopt when `n` is not such a scaling.
+std::optional<double> scaling(const ir::Node& n, const ir::Value* v) {
+    if (n.kind() == OpKind::Mul) {
+        auto c = scalarConstant(otherOperand(n, v));
+        if (c && constantOf(otherOperand(n, v))->numel() == 1)
+            return c;
+    }
+    if (n.kind() == OpKind::Div && n.input(0) == v && n.input(1) != v) {
+        auto c = scalarConstant(n.input(1));
+        if (c && *c != 0.0 && constantOf(n.input(1))->numel() == 1)
+            return 1.0 / *c;
+    }
+    return std::nullopt;
+}
+
+/// MatMul(Q [* s], K^T) [* s] -> Softmax(last axis) -> MatMul(., V) -> sextant.Attention(Q, K, V)
+/// with the scale as an attribute; a Transpose swapping K's last two dims is absorbed (transB).
+class FuseAttention : public FusionRule {
+public:
+    std::string id() const override { return "fuse-attention"; }
+    std::string summary() const override {
+        return "replace an attention block (MatMul Q.K^T, constant scale, last-axis Softmax, MatMul "
+               "by V) by one sextant.Attention, absorbing K's transpose";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Softmax}; }
+
+    struct Plan {
+        ir::Node* preScale = nullptr;  ///< Mul/Div on Q before the product
+        ir::Node* transpose = nullptr; ///< Transpose of K
+        ir::Node* mm1 = nullptr;
+        ir::Node* postScale = nullptr; ///< Mul/Div on the scores
+        ir::Node* mm2 = nullptr;
+        ir::Value *q = nullptr, *k = nullptr, *v = nullptr;
+        double scale = 1.0;
+        bool transB = false;
+    };
+
+    static Match plan(const ir::Node& sm, Plan& p) {
+        const ir::Value* scores = sm.input(0);
+        if (!scores || !scores->producer())
+            return Match::none();
+        ir::Node* prod = scores->producer();
+        if (prod->kind() != OpKind::MatMul) {
+            auto s = scaling(*prod, prod->input(0)) ? prod->input(0) : prod->input(1);
+            auto f = s ? scaling(*prod, s) : std::nullopt;
+            if (!f || !s->producer() || s->producer()->kind() != OpKind::MatMul)
+                return Match::none();
+            if (useCount(scores) != 1)
+                return Match::rejected(usersReason("attention scale", scores));
+            p.postScale = prod;
+            p.scale *= *f;
+            prod = s->producer();
+        }
+        p.mm1 = prod;
+        if (!hasInputs(*p.mm1, 2))
+            return Match::none();
+        ir::Node* mm2 = nullptr;
+        Match m = soleUserOfKind(sm.output(0), {OpKind::MatMul}, "softmax", mm2);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        if (mm2->input(0) != sm.output(0) || mm2->input(1) == sm.output(0))
+            return Match::rejected("softmax output is not the left operand of the second matmul");
+        p.mm2 = mm2;
+        if (!lastAxisSoftmax(sm))
+            return Match::rejected("softmax is not along the last axis");
+        if (useCount(p.mm1->output(0)) != 1)
+            return Match::rejected(usersReason("scores matmul", p.mm1->output(0)));
+        p.q = p.mm1->input(0);
+        p.k = p.mm1->input(1);
+        p.v = mm2->input(1);
+        if (ir::Node* qs = p.q->producer(); qs && useCount(p.q) == 1) {
+            for (size_t i = 0; i < qs->numInputs() && i < 2; ++i)
+                if (auto f = qs->input(i) ? scaling(*qs, qs->input(i)) : std::nullopt;
+                    f && !qs->input(i)->isConstant()) {
+                    p.preScale = qs;
+                    p.scale *= *f;
+                    p.q = qs->input(i);
+                    break;
+                }
+        }
+        if (ir::Node* t = p.k->producer();
+            t && t->kind() == OpKind::Transpose && useCount(p.k) == 1 && t->input(0)) {
+            const size_t r = t->input(0)->type().rank();
+            std::vector<int64_t> swap;
+            for (size_t i = 0; i < r; ++i)
+                swap.push_back(static_cast<int64_t>(i + 2 == r ? r - 1 : i + 1 == r ? r - 2 : i));
+            if (r >= 2 && t->attrInts("perm") == swap) {
+                p.transpose = t;
+                p.transB = true;
+                p.k = t->input(0);
+            }
+        }
+        for (const ir::Value* x : {p.q, p.k, p.v})
+            if (!x->type().isStatic())
+                return Match::rejected("attention operand '" + x->name() +
+                                       "' has an unknown shape");
+        const size_t r = p.q->type().rank();
+        if (r < 2 || p.k->type().rank() != r || p.v->type().rank() != r)
+            return Match::rejected("attention operands have different ranks");
+        const auto qd = p.q->type().dims(), kd = p.k->type().dims(), vd = p.v->type().dims();
+        for (size_t i = 0; i + 2 < r; ++i)
+            if (qd[i] != kd[i] || qd[i] != vd[i])
+                return Match::rejected("attention operands " + shapeStr(qd) + ", " +
+                                       shapeStr(kd) + ", " + shapeStr(vd) +
+                                       " broadcast their batch dims");
+        if (p.q->type().dtype != p.k->type().dtype || p.q->type().dtype != p.v->type().dtype)
+            return Match::rejected("attention operands have different dtypes");
+        return Match::matched();
+    }
+
+    Match matchHere(const ir::Node& sm) const override {
+        Plan p;
+        return plan(sm, p);
+    }
+
+    Status apply(ir::Graph& g, ir::Node& sm, RewriteContext& rc) const override {
+        Plan p;
+        if (plan(sm, p).kind != Match::Kind::Matched)
+            return makeError(ErrorKind::Verify, "pattern no longer matches", sm.name());
+        std::vector<ir::Node*> chain{p.mm1};
+        if (p.postScale)
+            chain.push_back(p.postScale);
+        chain.push_back(&sm);
+        chain.push_back(p.mm2);
+        std::vector<const ir::Node*> covered(chain.begin(), chain.end());
+        for (ir::Node* n : {p.preScale, p.transpose})
+            if (n)
+                covered.push_back(n);
+        std::vector<std::string> origins = unionOrigins(covered);
+        ir::AttributeMap attrs{{"scale", p.scale},
+                               {"transB", int64_t{p.transB ? 1 : 0}},
+                               {"fast_softmax", int64_t{0}}};
+        // Q and K are read from before the scaling and the transpose, which then go too.
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::Attention, {p.q, p.k, p.v},
+                                                 std::move(attrs), rc.createdBy()));
+        fused->mutableProvenance().origins = std::move(origins);
+        for (ir::Node* n : {p.transpose, p.preScale})
+            if (n)
+                SX_TRY(g.eraseNode(n));
+        g.removeUnusedConstants();
+        return {};
+    }
+};
+
+// ---- fuse-elementwise-chain
+
+/// Ops a group body may hold (the kernel accepts the same list: ops/FusionOps.cpp).
+bool groupable(const ir::Node& n) {
+    switch (n.kind()) {
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Div:
+    case OpKind::Pow:
+    case OpKind::Max:
+    case OpKind::Relu:
+    case OpKind::Sigmoid:
+    case OpKind::Exp:
+    case OpKind::Neg:
+    case OpKind::Sqrt:
+    case OpKind::Log:
+    case OpKind::LeakyRelu:
+    case OpKind::Clip:
+    case OpKind::HardSigmoid:
+    case OpKind::HardSwish: break;
+    default: return false;
+    }
+    if (n.numOutputs() != 1 || !ir::isFloat(n.output(0)->type().dtype))
+        return false;
+    for (const auto& [key, value] : n.attrs())
+        if (!std::holds_alternative<double>(value))
+            return false;
+    for (const ir::Value* in : n.inputs())
+        if (in && !ir::isFloat(in->type().dtype))
+            return false;
+    return true;
+}
+
+std::string formatDouble(double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+/// A chain of at least two elementwise ops, each feeding only the next ->
+/// sextant.ElementwiseGroup whose "body" attribute records the ops ("Mul(i0,i1)",
+/// "Sigmoid(t0)", "Clip(t1) min=0 max=6", ...). Other operands become the group's inputs.
+class FuseElementwiseChain : public FusionRule {
+public:
+    std::string id() const override { return "fuse-elementwise-chain"; }
+    std::string summary() const override {
+        return "merge a chain of elementwise ops (each feeding only the next) into one "
+               "sextant.ElementwiseGroup that replays them in one vector kernel";
+    }
+    Phase phase() const override { return Phase::Late; }
+    std::vector<OpKind> targets() const override {
+        return {OpKind::Add,   OpKind::Sub,     OpKind::Mul,       OpKind::Div,
+                OpKind::Pow,   OpKind::Max,     OpKind::Relu,      OpKind::Sigmoid,
+                OpKind::Exp,   OpKind::Neg,     OpKind::Sqrt,      OpKind::Log,
+                OpKind::LeakyRelu, OpKind::Clip, OpKind::HardSigmoid, OpKind::HardSwish};
+    }
+
+    static std::vector<ir::Node*> chainFrom(const ir::Node& head) {
+        std::vector<ir::Node*> chain;
+        if (!groupable(head))
+            return chain;
+        chain.push_back(const_cast<ir::Node*>(&head));
+        for (;;) {
+            ir::Node* next = singleUser(chain.back()->output(0));
+            if (!next || !groupable(*next))
+                break;
+            chain.push_back(next);
+        }
+        return chain;
+    }
+
+    Match matchHere(const ir::Node& n) const override {
+        std::vector<ir::Node*> chain = chainFrom(n);
+        return chain.size() >= 2 ? Match::matched() : Match::none();
+    }
+
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+        std::vector<ir::Node*> chain = chainFrom(n);
+        std::vector<ir::Value*> inputs;
+        std::vector<std::string> body;
+        for (size_t s = 0; s < chain.size(); ++s) {
+            const ir::Node* step = chain[s];
+            std::string text = std::string(ir::opInfo(step->kind()).name) + "(";
+            for (size_t a = 0; a < step->numInputs(); ++a) {
+                ir::Value* in = step->input(a);
+                std::string arg;
+                if (!in) {
+                    arg = "-";
+                } else if (s > 0 && in == chain[s - 1]->output(0)) {
+                    arg = "t" + std::to_string(s - 1);
+                } else {
+                    auto it = std::find(inputs.begin(), inputs.end(), in);
+                    if (it == inputs.end()) {
+                        inputs.push_back(in);
+                        it = inputs.end() - 1;
+                    }
+                    arg = "i" + std::to_string(it - inputs.begin());
+                }
+                text += (a ? "," : "") + arg;
+            }
+            text += ")";
+            for (const auto& [key, value] : step->attrs())
+                text += " " + key + "=" + formatDouble(std::get<double>(value));
+            body.push_back(std::move(text));
+        }
+        ir::AttributeMap attrs{{"body", std::move(body)}};
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::ElementwiseGroup,
+                                                 std::move(inputs), std::move(attrs),
+                                                 rc.createdBy()));
+        (void)fused;
+        return {};
+    }
+};
+
+// ---- attention-fast-softmax (O3)
+
+class AttentionFastSoftmax : public FusionRule {
+public:
+    std::string id() const override { return "attention-fast-softmax"; }
+    std::string summary() const override {
+        return "O3, trades accuracy: attention softmax without max-subtraction (one pass fewer; "
+               "exp may overflow on large scores)";
+    }
+    bool tradesAccuracy() const override { return true; }
+    Phase phase() const override { return Phase::Late; }
+    std::vector<OpKind> targets() const override { return {OpKind::Attention}; }
+
+    Match matchHere(const ir::Node& n) const override {
+        return n.attrInt("fast_softmax", 0) ? Match::none() : Match::matched();
+    }
+
+    Status apply(ir::Graph&, ir::Node& n, RewriteContext& rc) const override {
+        n.setAttr("fast_softmax", int64_t{1});
+        n.mutableProvenance().createdBy = rc.createdBy();
+        return {};
+    }
+};
+
+// ---- div-to-reciprocal (O3)
+
+class DivToReciprocal : public FusionRule {
+public:
+    std::string id() const override { return "div-to-reciprocal"; }
+    std::string summary() const override {
+        return "O3, trades accuracy: divide by a constant as multiply by its (rounded) reciprocal";
+    }
+    bool tradesAccuracy() const override { return true; }
+    Phase phase() const override { return Phase::Late; }
+    std::vector<OpKind> targets() const override { return {OpKind::Div}; }
+
+    Match matchHere(const ir::Node& n) const override {
+        if (!hasInputs(n, 2) || n.input(0)->isConstant())
+            return Match::none();
+        const ir::Tensor* c = constantOf(n.input(1));
+        if (!c || !ir::isFloat(c->dtype()))
+            return Match::none();
+        for (int64_t i = 0; i < c->numel(); ++i)
+            if (c->at(i) == 0.0)
+                return Match::rejected("divisor '" + n.input(1)->name() + "' has a zero");
+        return Match::matched();
+    }
+
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+        const ir::Tensor& c = *constantOf(n.input(1));
+        // Rounded to f32 as a vector unit would hold it: the point of the rule is to be cheap.
+        ir::Tensor r(c.dtype(), c.shape());
+        for (int64_t i = 0; i < c.numel(); ++i)
+            r.set(i, static_cast<double>(static_cast<float>(1.0 / c.at(i))));
+        SX_ASSIGN(ir::Value * rv, addDerivedConstant(g, n.input(1)->name() + "_recip",
+                                                     std::move(r)));
+        rc.noteConstant(rv->name(), {&n});
+        SX_ASSIGN(ir::Node * mul, replaceChain(g, {&n}, OpKind::Mul, {n.input(0), rv}, {},
+                                               rc.createdBy()));
+        (void)mul;
+        return {};
+    }
+};
+
+} // namespace
+
+std::vector<std::unique_ptr<FusionRule>> groupRules() {
+    std::vector<std::unique_ptr<FusionRule>> rules;
+    rules.push_back(std::make_unique<FuseAttention>());
+    // Late: the accuracy trades first (so a group records the rewritten op), then the groups.
+    rules.push_back(std::make_unique<AttentionFastSoftmax>());
+    rules.push_back(std::make_unique<DivToReciprocal>());
+    rules.push_back(std::make_unique<FuseElementwiseChain>());
+    return rules;
+}
+
+} // namespace sextant::passes::fuse

@@ -1,0 +1,89 @@
+#pragma once
+// Shared pieces of the fusion rules (Fuse*.cpp): the rule base class with its phase, and the
+// matchers every rule otherwise repeats ("the single user of kind K", "a scalar constant",
+// "an activation a fused kernel can apply"). Internal to core/passes.
+
+#include "RewriteRule.h"
+#include "RewriteUtil.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sextant::passes::fuse {
+
+/// When a fusion rule may fire. The fuse pass first runs the Main rules to a fixed point, then
+/// the Late ones (elementwise groups, accuracy-trading rewrites of fused ops), so a late rule
+/// never swallows a chain that a main rule would have fused better.
+enum class Phase { Main, Late };
+
+/// Base of every fusion rule: match() answers NoMatch outside the rule's phase, so statistics
+/// count a rule only where it could act.
+class FusionRule : public RewriteRule {
+public:
+    /// `current` is the fuse pass's phase, shared by all its rules.
+    void attachPhase(std::shared_ptr<const Phase> current) { m_current = std::move(current); }
+    virtual Phase phase() const { return Phase::Main; }
+    /// True for accuracy-trading rules (O3 only); mirrors RewriteRule::tradesAccuracy.
+    virtual bool tradesAccuracy() const { return false; }
+
+    Match match(const ir::Node& anchor) const final {
+        if (m_current && *m_current != phase())
+            return Match::none();
+        return matchHere(anchor);
+    }
+
+protected:
+    /// The rule's own condition (see RewriteRule::match).
+    virtual Match matchHere(const ir::Node& anchor) const = 0;
+
+private:
+    std::shared_ptr<const Phase> m_current;
+};
+
+/// The sole user of `v` when some user has one of `kinds`: Matched with `user` set; NoMatch when
+/// no user has those kinds; Rejected ("<what> output has N users") when `v` has other uses too.
+Match soleUserOfKind(const ir::Value* v, std::initializer_list<ir::OpKind> kinds,
+                     const std::string& what, ir::Node*& user);
+
+/// "<what> output has N users".
+std::string usersReason(const std::string& what, const ir::Value* v);
+
+/// True when the first `count` inputs of `n` are present (a malformed graph may omit them).
+bool hasInputs(const ir::Node& n, size_t count);
+
+/// The operand of binary `node` that is not `v` (nullptr when both or neither are `v`).
+ir::Value* otherOperand(const ir::Node& node, const ir::Value* v);
+
+/// The value of a constant whose elements are all equal (a scalar in any shape), else nullopt.
+std::optional<double> scalarConstant(const ir::Value* v);
+
+/// True when |a - b| <= tol * max(|a|, |b|).
+bool nearlyEqual(double a, double b, double tol);
+
+/// Clip's bounds from its attributes (opset < 11) or constant inputs (opset >= 11); absent
+/// bounds are the lowest/largest finite double. nullopt (with `why` set) when a bound is not a constant scalar.
+std::optional<std::pair<double, double>> clipBounds(const ir::Node& clip, std::string& why);
+
+/// An activation a fused kernel applies (FusedConv/FusedGemm attribute "activation").
+struct ActivationSpec {
+    std::string name;           ///< "Relu", "LeakyRelu", "Clip", "Sigmoid", "HardSigmoid", "HardSwish"
+    std::vector<double> params; ///< activation_params (empty for Relu, Sigmoid, HardSwish)
+};
+/// The activation `n` computes, or nullopt: NoMatch when `n` is not an activation op, Rejected
+/// (reason in `why`) when it is one the kernel cannot take (Clip with a non-constant bound).
+std::optional<ActivationSpec> activationOf(const ir::Node& n, std::string& why);
+/// The op kinds activationOf understands.
+std::initializer_list<ir::OpKind> activationKinds();
+/// Sets "activation" and, when it has parameters, "activation_params" on `attrs`.
+void setActivation(ir::AttributeMap& attrs, const ActivationSpec& act);
+
+/// The rules of each family (FuseConv.cpp, FuseMatMul.cpp, FuseNorm.cpp, FuseGroups.cpp), in the
+/// order the fuse pass offers them to a node.
+std::vector<std::unique_ptr<FusionRule>> convRules();
+std::vector<std::unique_ptr<FusionRule>> matmulRules();
+std::vector<std::unique_ptr<FusionRule>> normRules();
+std::vector<std::unique_ptr<FusionRule>> groupRules();
+
+} // namespace sextant::passes::fuse
