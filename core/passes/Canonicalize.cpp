@@ -21,7 +21,8 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+        rc.noteRemoved(n, "no-op: its output equals its input");
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
 };
@@ -50,7 +51,8 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+        rc.noteRemoved(n, "no-op: its output equals its input");
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
 };
@@ -74,8 +76,9 @@ public:
         std::string why = cannotForward(n.output(0), n.input(1 - k));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
         int k = neutralOperand(n);
+        rc.noteRemoved(n, "neutral constant operand '" + n.input(k)->name() + "'");
         return forwardAndErase(g, &n, n.output(0), n.input(1 - k));
     }
 
@@ -155,8 +158,11 @@ public:
     Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
         ir::Node* inner = n.input(0)->producer();
         g.setInput(&n, 0, inner->input(0));
-        if (useCount(inner->output(0)) == 0)
+        if (useCount(inner->output(0)) == 0) {
+            // The outer Reshape now does the inner one's work: it covers its origins.
+            n.mutableProvenance().origins = unionOrigins({&n, inner});
             SX_TRY(g.eraseNode(inner));
+        }
         return {};
     }
 };
@@ -174,7 +180,8 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+        rc.noteRemoved(n, "no-op: its output equals its input");
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
 };
@@ -281,9 +288,13 @@ public:
         ir::Value* x = inner->input(0);
         std::vector<int64_t> perm = compose(permOf(*inner), permOf(n));
         if (isIdentityPerm(perm)) {
+            const std::string outer = n.name();
+            rc.noteRemoved(n, "cancels Transpose '" + inner->name() + "'");
             SX_TRY(forwardAndErase(g, &n, n.output(0), x));
-            if (useCount(inner->output(0)) == 0)
+            if (useCount(inner->output(0)) == 0) {
+                rc.noteRemoved(*inner, "cancelled by Transpose '" + outer + "'");
                 SX_TRY(g.eraseNode(inner));
+            }
             return {};
         }
         ir::AttributeMap attrs;
@@ -323,7 +334,8 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+        rc.noteRemoved(n, "no-op: its output equals its input");
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
 };

@@ -12,7 +12,7 @@ public:
     std::string summary() const override {
         return "remove nodes whose results are unused, then unused constants";
     }
-    Expected<bool> run(ir::Graph& graph, PassContext&) override {
+    Expected<bool> run(ir::Graph& graph, PassContext& ctx) override {
         bool changed = false;
         for (bool again = true; again;) {
             again = false;
@@ -26,6 +26,7 @@ public:
                         dead = false;
                 if (!dead)
                     continue;
+                ctx.noteRemoved(*n, "", "results unused");
                 SX_TRY(graph.eraseNode(n));
                 again = changed = true;
             }

@@ -56,6 +56,11 @@ void PassContext::noteConstant(const std::string& name, ir::Provenance provenanc
     m_constants[name] = std::move(provenance);
 }
 
+void PassContext::noteRemoved(const ir::Node& node, const std::string& rule,
+                              const std::string& reason) {
+    m_removals.push_back(NodeRemoval{node.name(), node.provenance().origins, m_pass, rule, reason});
+}
+
 const ir::Provenance* PassContext::constantProvenance(const std::string& name) const {
     auto it = m_constants.find(name);
     return it == m_constants.end() ? nullptr : &it->second;
@@ -74,6 +79,7 @@ void PassContext::exportTo(PipelineResult& result,
     result.skipped = m_skipped;
     result.rejections = m_rejections;
     result.constantProvenance = m_constants;
+    result.removals = m_removals;
 }
 
 } // namespace sextant::passes

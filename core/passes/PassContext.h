@@ -46,6 +46,10 @@ public:
     /// The provenance noted for constant `name`, or nullptr (imported constants have none).
     const ir::Provenance* constantProvenance(const std::string& name) const;
 
+    /// Records that `node` is being removed by `rule` (empty for a plain pass) and why; call it
+    /// before erasing the node. See PipelineResult::removals.
+    void noteRemoved(const ir::Node& node, const std::string& rule, const std::string& reason);
+
     /// How many applications have happened so far (the last seq handed out).
     int applicationCount() const { return m_seq; }
 
@@ -64,6 +68,7 @@ private:
     std::vector<RuleApplication> m_skipped;
     std::vector<RuleRejection> m_rejections;
     std::map<std::string, ir::Provenance> m_constants;
+    std::vector<NodeRemoval> m_removals;
     std::set<std::tuple<std::string, std::string, std::string, std::string>> m_seenRejections;
     std::set<std::tuple<std::string, std::string, std::string>> m_seenSkips;
 };

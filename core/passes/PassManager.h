@@ -78,6 +78,17 @@ struct RuleApplication {
     std::string pass;
 };
 
+/// A node a pass removed without a replacement that carries its origins (an Identity, a no-op,
+/// an inverse Transpose pair, a dead node), with the reason, so that every original ONNX node is
+/// accounted for: covered by a final node's origins, folded into a constant, or listed here.
+struct NodeRemoval {
+    std::string node;
+    std::vector<std::string> origins;
+    std::string pass;
+    std::string rule; ///< empty for plain passes (dce)
+    std::string reason;
+};
+
 /// Everything a pipeline run produced.
 struct PipelineResult {
     std::vector<Snapshot> snapshots;           ///< [0] is "input", then one per pass that ran
@@ -91,6 +102,7 @@ struct PipelineResult {
     /// the model's own initializers); a constant a later pass removed keeps its entry, since
     /// earlier snapshots still show it.
     std::map<std::string, ir::Provenance> constantProvenance;
+    std::vector<NodeRemoval> removals; ///< in the order they happened
 };
 
 /// Describes a pass for listings (`sextant-cli rules`, the GUI pipeline panel).

@@ -47,6 +47,13 @@ void RewriteContext::noteConstant(const std::string& name,
     m_pass.noteConstant(name, ir::Provenance{{all.begin(), all.end()}, m_createdBy});
 }
 
+void RewriteContext::noteRemoved(const ir::Node& node, const std::string& reason) {
+    const size_t slash = m_createdBy.find('/');
+    m_pass.noteRemoved(node,
+                       slash == std::string::npos ? m_createdBy : m_createdBy.substr(slash + 1),
+                       reason);
+}
+
 PatternRewritePass::PatternRewritePass(std::string id, std::string summary,
                                        std::vector<std::unique_ptr<RewriteRule>> rules)
     : m_id(std::move(id)), m_summary(std::move(summary)), m_rules(std::move(rules)) {}

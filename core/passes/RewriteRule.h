@@ -25,6 +25,9 @@ public:
     /// Records that constant `name` was computed from `from`: the union of their origins and of
     /// the origins noted for constants they read (so a weight folded twice keeps both sources).
     void noteConstant(const std::string& name, const std::vector<const ir::Node*>& from);
+    /// Records that `node` is removed and why, when no node or constant that stays takes over
+    /// its origins (removing an Identity, cancelling a Transpose pair). Call before erasing.
+    void noteRemoved(const ir::Node& node, const std::string& reason);
 
 private:
     std::string m_createdBy;
