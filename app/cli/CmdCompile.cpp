@@ -217,6 +217,14 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const std::string& mo
     for (const passes::RuleApplication& a : r.pipeline.applications)
         apps.push_back(json{{"seq", a.seq}, {"rule", a.rule}, {"pass", a.pass}, {"node", a.node}});
     j["applications"] = apps;
+    json removals = json::array();
+    for (const passes::NodeRemoval& rm : r.pipeline.removals)
+        removals.push_back(json{{"node", rm.node},
+                                {"origins", rm.origins},
+                                {"pass", rm.pass},
+                                {"rule", rm.rule},
+                                {"reason", rm.reason}});
+    j["removals"] = removals;
     json tasks = json::array();
     for (const backend::Task& t : p.tasks)
         tasks.push_back(json{{"id", t.id},

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# CLI checks of the pipeline options of `sextant-cli compile` / `run`: -O levels, --fusion-switch
+# (and its errors), --list-applications with --bisect-limit, run -O2 --reference.
+# usage: cli_pipeline.sh CASE SEXTANT_CLI SHARED_DIR SOURCE_DIR WORK_DIR
+# Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
+set -u
+case_name=$1 cli=$2 shared=$3 src=$4 work=$5
+mkdir -p "$work"
+out="$work/$case_name.out"
+err="$work/$case_name.err"
+model="$src/samples/residual_cnn.onnx"
+
+fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; exit 1; }
+expect_line() { grep -Eq -- "$1" "$out" || fail "no output line matches: $1"; }
+expect_error() { grep -Fq -- "$1" "$err" || fail "stderr does not say: $1"; }
+# expect_exit CODE ARGS...: runs the CLI and checks its exit code.
+expect_exit() { local want=$1; shift; "$cli" "$@" >"$out" 2>"$err"; local rc=$?; [ $rc -eq "$want" ] || fail "exit code $rc (wanted $want) for: $*"; }
+
+case $case_name in
+levels)
+    expect_exit 0 rules
+    expect_line "^cse +pass +-O2 "
+    expect_line "^infer-shapes +pass +-O0 "
+    expect_exit 0 compile "$model" -O0 --stats
+    expect_line "^  passes: 1 ran, 0 changed the graph, 0 rule applications$"
+    expect_exit 0 compile "$model" -O1 --stats
+    expect_line "^  passes: 4 ran,"
+    expect_exit 0 compile "$model" --stats
+    expect_line "^  passes: 6 ran,"
+    expect_line "^grey ops \(before -> after\): transpose [0-9]+ -> [0-9]+, copy/cast-only [0-9]+ -> [0-9]+, layout conversions [0-9]+ -> [0-9]+$"
+    expect_line "^  fuse-conv-bn: [1-9][0-9]* / [1-9][0-9]* / [0-9]+ / 0, [0-9.]+ ms$"
+    expect_exit 2 compile "$model" -O7
+    expect_error "unknown optimisation level '-O7'"
+    ;;
+switch)
+    printf '{"rules": {"fuse-conv-bn": "off"}}\n' >"$work/off.json"
+    expect_exit 0 compile "$model" --fusion-switch "$work/off.json" --stats
+    grep -q "fuse-conv-bn:" "$out" && fail "fuse-conv-bn ran although switched off"
+    printf '{\n  "rules": {\n    "fuse-conv-bn" "off"\n  }\n}\n' >"$work/bad.json"
+    expect_exit 2 compile "$model" --fusion-switch "$work/bad.json"
+    expect_error "bad.json: malformed JSON at line 3, column"
+    printf '{"rules": {"fuse-conv-bnn": "off"}}\n' >"$work/unknown.json"
+    expect_exit 2 compile "$model" --fusion-switch "$work/unknown.json"
+    expect_error "unknown rule id 'fuse-conv-bnn' in \"rules\" (did you mean 'fuse-conv-bn'?"
+    printf '{"rules": {"fuse-conv-bn": "on"}}\n' >"$work/on.json"
+    expect_exit 2 compile "$model" -O0 --fusion-switch "$work/on.json"
+    expect_error "rule 'fuse-conv-bn' is switched on but its pass 'fuse' does not run at -O0"
+    expect_exit 2 compile "$model" --disable fuse-conv-bn --fusion-switch "$work/on.json"
+    expect_error "'fuse-conv-bn' is both disabled and switched on"
+    expect_exit 2 compile "$model" --bisect-limit -1
+    expect_error "--bisect-limit must be a whole number >= 0"
+    ;;
+applications)
+    expect_exit 0 compile "$model" --list-applications --bisect-limit 2
+    expect_line "^ +1 [a-z-]+ +[a-z-]+ +[^ ]+$"
+    expect_line "^ +2 [a-z-]+ +[a-z-]+ +[^ ]+$"
+    grep -Eq "^ +3 " "$out" && fail "a third application happened under --bisect-limit 2"
+    expect_line "\(cut\)$"
+    cp "$out" "$work/first.out"
+    expect_exit 0 compile "$model" --list-applications --bisect-limit 2
+    cmp -s "$out" "$work/first.out" || fail "two runs listed different applications"
+    ;;
+reference)
+    data="$src/samples/residual_cnn"
+    expect_exit 0 run "$model" -O2 --reference
+    expect_line "^reference graph: optimised at -O2 \([0-9]+ -> [0-9]+ nodes, [1-9][0-9]* rule applications\)$"
+    ;;
+*)
+    echo "unknown case $case_name"; exit 1 ;;
+esac
+exit 0
