@@ -200,10 +200,15 @@ bool groupable(const ir::Node& n) {
     for (const auto& [key, value] : n.attrs())
         if (!std::holds_alternative<double>(value))
             return false;
-    for (const ir::Value* in : n.inputs())
+    bool computed = false;
+    for (const ir::Value* in : n.inputs()) {
         if (in && !ir::isFloat(in->type().dtype))
             return false;
-    return true;
+        computed |= in && !in->isConstant();
+    }
+    // An op on constants only is fold-constants' business (and a value, not a kernel), even
+    // where folding is switched off or the result is too large to fold.
+    return computed;
 }
 
 std::string formatDouble(double v) {
