@@ -36,6 +36,22 @@ bool sameAttribute(const ir::Attribute& a, const ir::Attribute& b) {
         a);
 }
 
+/// FNV-1a over at most 64 evenly spaced bytes of `t` plus its size: equal tensors always agree,
+/// different ones almost never do, and the cost does not grow with the tensor.
+uint64_t sampledFingerprint(const ir::Tensor& t) {
+    const size_t n = t.byteSize();
+    uint64_t h = 1469598103934665603ull ^ n;
+    const std::byte* bytes = t.bytes();
+    if (!bytes)
+        return h;
+    const size_t samples = std::min<size_t>(n, 64);
+    for (size_t i = 0; i < samples; ++i) {
+        const size_t at = samples == n ? i : i * (n - 1) / (samples - 1);
+        h = (h ^ static_cast<uint64_t>(bytes[at])) * 1099511628211ull;
+    }
+    return h;
+}
+
 /// Same op, same attributes, the same input values in the same slots, as many outputs.
 bool sameComputation(const ir::Node& a, const ir::Node& b) {
     if (a.kind() != b.kind() || a.inputs() != b.inputs() || a.numOutputs() != b.numOutputs() ||
@@ -105,7 +121,7 @@ private:
     }
 
     static bool mergeConstants(ir::Graph& graph, PassContext& ctx) {
-        // Group by type first so that only constants that could be equal are hashed; the
+        // Group by type first so that only constants that could be equal are compared; the
         // survivor is the first in creation order, so the choice is deterministic.
         std::map<std::pair<int, std::vector<int64_t>>, std::vector<ir::Value*>> byType;
         for (ir::Value* c : graph.constants())
@@ -114,11 +130,13 @@ private:
         for (auto& [type, group] : byType) {
             if (group.size() < 2)
                 continue;
-            std::unordered_map<std::string, std::vector<ir::Value*>> byDigest;
+            // A sampled fingerprint (not a full hash: weights are megabytes) narrows the
+            // candidates; identical() then compares the bytes, stopping at the first difference.
+            std::unordered_map<uint64_t, std::vector<ir::Value*>> bySample;
             for (ir::Value* c : group) {
                 if (c->users().empty() && !c->isGraphOutput())
                     continue;
-                std::vector<ir::Value*>& same = byDigest[c->constant()->digest()];
+                std::vector<ir::Value*>& same = bySample[sampledFingerprint(*c->constant())];
                 ir::Value* survivor = nullptr;
                 for (ir::Value* s : same)
                     if (s->constant()->identical(*c->constant())) {
