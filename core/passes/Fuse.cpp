@@ -39,33 +39,22 @@ private:
     std::shared_ptr<fuse::Phase> m_phase;
 };
 
-/// True when the pipeline can hold accuracy-trading rules back to O3 (a template, so that the
-/// check is a substitution failure, not an error, where the members do not exist).
-template <typename Rule, typename Config>
-constexpr bool kCanGate = requires(const Rule& r, const Config& c) {
-    r.tradesAccuracy();
-    c.optLevel;
-};
-
 } // namespace
 
 std::unique_ptr<Pass> makeFusePass() {
     auto phase = std::make_shared<fuse::Phase>(fuse::Phase::Main);
     std::vector<std::unique_ptr<RewriteRule>> rules;
-    // Accuracy-trading rules need the pipeline to gate them to O3 (RewriteRule::tradesAccuracy,
-    // PipelineConfig::optLevel); where it cannot, they are left out rather than run at O2.
-    constexpr bool gated = kCanGate<RewriteRule, PipelineConfig>;
     auto take = [&](std::vector<std::unique_ptr<fuse::FusionRule>> family) {
         for (auto& r : family) {
-            if (r->tradesAccuracy() && !gated)
-                continue;
             r->attachPhase(phase);
             rules.push_back(std::move(r));
         }
     };
     // Decomposed ops first (LayerNorm, HardSwish): they are what a producer's activation or a
     // group would otherwise take apart. Then convolutions (BN folding before bias+activation),
-    // matrix products, and the attention block; the Late rules come last in each family.
+    // matrix products, and the attention block; the Late rules come last in each family. The
+    // accuracy-trading rules (tradesAccuracy) are in the list too: the pipeline runs them at
+    // -O3 only, or where a fusion switch turns them on.
     take(fuse::normRules());
     take(fuse::convRules());
     take(fuse::matmulRules());

@@ -25,8 +25,6 @@ public:
     /// `current` is the fuse pass's phase, shared by all its rules.
     void attachPhase(std::shared_ptr<const Phase> current) { m_current = std::move(current); }
     virtual Phase phase() const { return Phase::Main; }
-    /// True for accuracy-trading rules (O3 only); mirrors RewriteRule::tradesAccuracy.
-    virtual bool tradesAccuracy() const { return false; }
 
     Match match(const ir::Node& anchor) const final {
         if (m_current && *m_current != phase())
