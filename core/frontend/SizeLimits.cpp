@@ -3,6 +3,7 @@
 #include "core/ir/OpRegistry.h"
 
 #include <limits>
+#include <variant>
 
 namespace sextant::frontend {
 
@@ -43,17 +44,26 @@ Status checkValue(const ir::Value& v, const char* role) {
 Status checkTensorSizes(const ir::Graph& graph) {
     for (const ir::Value* v : graph.inputs())
         SX_TRY(checkValue(*v, "input"));
-    for (const ir::Node* n : graph.nodes())
-        for (size_t i = 0; i < n->numOutputs(); ++i) {
-            Status s = checkValue(*n->output(i), "value");
-            if (!s.ok()) {
-                Error e = s.takeError();
-                e.message = "node '" + n->name() + "' (" + ir::qualifiedOpName(n->kind()) + "): " +
-                            e.message;
-                e.subject = n->name();
-                return e;
-            }
+    for (const ir::Node* n : graph.nodes()) {
+        auto describe = [&](Error e, const std::string& where) {
+            e.message = "node '" + n->name() + "' (" + ir::qualifiedOpName(n->kind()) + ")" + where +
+                        ": " + e.message;
+            e.subject = n->name(); // the outermost node: what a GUI can select
+            return e;
+        };
+        for (size_t i = 0; i < n->numOutputs(); ++i)
+            if (Status s = checkValue(*n->output(i), "value"); !s.ok())
+                return describe(s.takeError(), "");
+        // Subgraphs (If branches): their inputs and values are tensors too. attrs() is a std::map,
+        // so the first error reported does not depend on pointers.
+        for (const auto& [name, attr] : n->attrs()) {
+            const auto* sub = std::get_if<std::shared_ptr<const ir::Graph>>(&attr);
+            if (!sub || !*sub)
+                continue;
+            if (Status s = checkTensorSizes(**sub); !s.ok())
+                return describe(s.takeError(), ", subgraph '" + name + "'");
         }
+    }
     return {};
 }
 

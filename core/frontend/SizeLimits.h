@@ -20,7 +20,8 @@ inline constexpr int64_t kMaxTensorBytes = int64_t{1} << 32;
 int64_t knownByteSize(const ir::TensorType& type);
 
 /// Fails, naming the value and its type, when a graph input or a node output has a known size over
-/// kMaxTensorBytes. Called by importOnnx after type inference.
+/// kMaxTensorBytes, also inside subgraphs (If branches; the error then names the outer node and
+/// the attribute). Called by importOnnx after type inference.
 Status checkTensorSizes(const ir::Graph& graph);
 
 } // namespace sextant::frontend

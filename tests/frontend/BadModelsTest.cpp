@@ -302,5 +302,24 @@ TEST(SizeLimits, KnownByteSizeNeverOverflows) {
     EXPECT_EQ(knownByteSize(symbolic), 64);
 }
 
+TEST(SizeLimits, HugeValueInsideASubgraphIsFound) {
+    // An If branch whose input is 2^40 floats: the error names the outer node and the branch.
+    auto branch = std::make_shared<ir::Graph>("then");
+    ASSERT_TRUE(branch->addInput("big", ir::TensorType::of(ir::DType::F32, {int64_t{1} << 40})).ok());
+    ir::Graph g("main");
+    auto cond = g.addInput("c", ir::TensorType::of(ir::DType::Bool, {}));
+    ASSERT_TRUE(cond.ok());
+    ir::AttributeMap attrs;
+    attrs["then_branch"] = std::shared_ptr<const ir::Graph>(branch);
+    auto node = g.addNode(ir::OpKind::If, "if1", {*cond}, {"y"}, std::move(attrs));
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    Status s = checkTensorSizes(g);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().subject, "if1");
+    EXPECT_NE(s.error().message.find("node 'if1' (If), subgraph 'then_branch': input 'big'"),
+              std::string::npos)
+        << s.error().message;
+}
+
 } // namespace
 } // namespace sextant::frontend
