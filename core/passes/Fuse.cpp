@@ -8,9 +8,9 @@ namespace sextant::passes {
 
 namespace {
 
-/// Runs the rules twice over: first the Main rules to a fixed point (producer + consumer fusions,
-/// decomposed ops recognised), then the Late ones (groups of what is left, accuracy trades), so
-/// an elementwise group never takes a chain from which a main rule would have made a fused op.
+/// Runs the rules in three phases, each to a fixed point (fuse::Phase): decomposed ops recognised,
+/// then producer + consumer fusions, then groups of what is left and accuracy trades, so a later
+/// rule never takes a chain from which an earlier one would have made a better op.
 class FusePass : public PatternRewritePass {
 public:
     FusePass(std::vector<std::unique_ptr<RewriteRule>> rules, std::shared_ptr<fuse::Phase> phase)
@@ -25,14 +25,18 @@ public:
         // a computed Reshape target into a constant since infer-shapes ran, so refresh the types
         // first; a failure leaves the old (less precise) types, which rules then reject.
         (void)graph.inferTypes();
+        bool changed = false;
+        for (fuse::Phase p : {fuse::Phase::Recognise, fuse::Phase::Main, fuse::Phase::Late}) {
+            *m_phase = p;
+            auto r = PatternRewritePass::run(graph, ctx);
+            if (!r.ok()) {
+                *m_phase = fuse::Phase::Main;
+                return r.takeError();
+            }
+            changed |= *r;
+        }
         *m_phase = fuse::Phase::Main;
-        SX_ASSIGN(bool changedMain, PatternRewritePass::run(graph, ctx));
-        *m_phase = fuse::Phase::Late;
-        auto late = PatternRewritePass::run(graph, ctx);
-        *m_phase = fuse::Phase::Main;
-        if (!late.ok())
-            return late.takeError();
-        return changedMain || *late;
+        return changed;
     }
 
 private:

@@ -52,6 +52,7 @@ public:
         return "replace an attention block (MatMul Q.K^T, constant scale, last-axis Softmax, MatMul "
                "by V) by one sextant.Attention, absorbing K's transpose";
     }
+    Phase phase() const override { return Phase::Recognise; }
     std::vector<OpKind> targets() const override { return {OpKind::Softmax}; }
 
     struct Plan {

@@ -49,6 +49,7 @@ public:
         return "replace a decomposed LayerNorm (ReduceMean, Sub, Pow 2, ReduceMean, Add eps, Sqrt, "
                "Div, Mul gamma, Add beta) by one LayerNormalization";
     }
+    Phase phase() const override { return Phase::Recognise; }
     std::vector<OpKind> targets() const override { return {OpKind::ReduceMean}; }
 
     struct Plan {
@@ -212,6 +213,7 @@ public:
         return "replace a decomposed HardSwish (x * Clip(x + 3, 0, 6) / 6, x * HardSigmoid(x) with "
                "alpha 1/6, beta 0.5) by one HardSwish";
     }
+    Phase phase() const override { return Phase::Recognise; }
     std::vector<OpKind> targets() const override { return {OpKind::Add, OpKind::HardSigmoid}; }
 
     /// An f32 1/6 is 0.16666667163..., so constants are compared with a relative tolerance

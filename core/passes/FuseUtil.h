@@ -13,10 +13,12 @@
 
 namespace sextant::passes::fuse {
 
-/// When a fusion rule may fire. The fuse pass first runs the Main rules to a fixed point, then
-/// the Late ones (elementwise groups, accuracy-trading rewrites of fused ops), so a late rule
-/// never swallows a chain that a main rule would have fused better.
-enum class Phase { Main, Late };
+/// When a fusion rule may fire. The fuse pass runs each phase's rules to a fixed point in turn:
+/// Recognise (decomposed LayerNorm/HardSwish/attention become one op, so a producer no longer
+/// sees the decomposition's extra users), Main (producer + consumer fusions), Late (elementwise
+/// groups of what is left, accuracy-trading rewrites of fused ops): a later rule never swallows
+/// a chain that an earlier one would have fused better.
+enum class Phase { Recognise, Main, Late };
 
 /// Base of every fusion rule: match() answers NoMatch outside the rule's phase, so statistics
 /// count a rule only where it could act.
