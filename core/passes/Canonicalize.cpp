@@ -259,6 +259,20 @@ bool isIdentityPerm(const std::vector<int64_t>& perm) {
     return true;
 }
 
+/// The permutation Transpose(Transpose(x, p1), p2) applies: p1[p2[k]] (empty when invalid).
+std::vector<int64_t> composePerms(const std::vector<int64_t>& p1, const std::vector<int64_t>& p2) {
+    if (p1.size() != p2.size())
+        return {};
+    std::vector<int64_t> c(p2.size());
+    for (size_t k = 0; k < p2.size(); ++k) {
+        int64_t j = p2[k];
+        if (j < 0 || j >= static_cast<int64_t>(p1.size()))
+            return {};
+        c[k] = p1[static_cast<size_t>(j)];
+    }
+    return c;
+}
+
 /// Transpose(Transpose(x, p1), p2) == Transpose(x, p1[p2[k]]); nothing at all when that is the
 /// identity (an inverse pair).
 class MergeTransposes : public RewriteRule {
@@ -340,6 +354,77 @@ public:
     }
 };
 
+/// Unary elementwise ops that keep dtype and shape: a Transpose commutes with them.
+bool commutesWithTranspose(OpKind k) {
+    switch (k) {
+    case OpKind::Relu:
+    case OpKind::Sigmoid:
+    case OpKind::Exp:
+    case OpKind::Sqrt:
+    case OpKind::Neg:
+    case OpKind::LeakyRelu:
+    case OpKind::HardSigmoid:
+    case OpKind::HardSwish:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/// Transpose -> unary elementwise ops -> the inverse Transpose: moves the first Transpose below
+/// the elementwise op, one step per application, until it meets its inverse and
+/// merge-transposes cancels the pair. Only moves a Transpose that has such a partner, so graphs
+/// without one do not churn.
+class SinkTranspose : public RewriteRule {
+public:
+    std::string id() const override { return "sink-transpose"; }
+    std::string summary() const override {
+        return "move a Transpose below unary elementwise ops towards its inverse Transpose so the "
+               "pair cancels";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Transpose}; }
+    Match match(const ir::Node& t) const override {
+        if (!t.input(0))
+            return Match::none();
+        ir::Node* u = singleUser(t.output(0));
+        if (!u || !commutesWithTranspose(u->kind()) || u->input(0) != t.output(0))
+            return Match::none();
+        // Follow single users through elementwise ops to a Transpose that undoes this one.
+        std::vector<int64_t> p = permOf(t);
+        const ir::Node* at = u;
+        while (at && commutesWithTranspose(at->kind()))
+            at = singleUser(at->output(0));
+        if (!at || at->kind() != OpKind::Transpose || p.empty())
+            return Match::none();
+        std::vector<int64_t> both = composePerms(p, permOf(*at));
+        if (both.empty() || !isIdentityPerm(both))
+            return Match::none();
+        if (u->output(0)->isGraphOutput())
+            return Match::rejected("'" + u->output(0)->name() + "' is a graph output");
+        return Match::matched();
+    }
+    Status apply(ir::Graph& g, ir::Node& t, RewriteContext&) const override {
+        ir::Node* u = singleUser(t.output(0));
+        ir::Value* x = t.input(0);
+        ir::Value* y = t.output(0);
+        ir::Value* z = u->output(0);
+        std::vector<std::pair<ir::Node*, size_t>> uses;
+        for (ir::Node* user : z->users())
+            for (size_t i = 0; i < user->numInputs(); ++i)
+                if (user->input(i) == z)
+                    uses.emplace_back(user, i);
+        // x -> U -> T -> (U's old users); names stay on their nodes and values.
+        g.setInput(u, 0, x);
+        ir::TensorType zt = x->type();
+        zt.dtype = z->type().dtype;
+        z->setType(zt);
+        g.setInput(&t, 0, z);
+        for (auto& [user, i] : uses)
+            g.setInput(user, i, y);
+        return g.topoSort();
+    }
+};
+
 } // namespace
 
 std::unique_ptr<Pass> makeCanonicalizePass() {
@@ -353,6 +438,7 @@ std::unique_ptr<Pass> makeCanonicalizePass() {
     rules.push_back(std::make_unique<MergeShapeChain>());
     rules.push_back(std::make_unique<MergeTransposes>());
     rules.push_back(std::make_unique<RemoveIdentityTranspose>());
+    rules.push_back(std::make_unique<SinkTranspose>());
     return std::make_unique<PatternRewritePass>(
         "canonicalize",
         "remove no-op nodes (Identity, Dropout, x*1, x+0, same-dtype Cast, identity Transpose), "

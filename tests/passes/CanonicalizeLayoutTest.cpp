@@ -119,3 +119,26 @@ TEST(CanonicalizeTranspose, IdentityPermutationIsRemovedSharedInnerStays) {
     EXPECT_EQ(countKind(*r.graph, OpKind::Transpose), 1) << "t1 stays for its other user";
     expectSameOutputs(before, runF64(*r.graph));
 }
+
+TEST(CanonicalizeTranspose, TransposeSinksThroughElementwiseOpsToItsInverseAndCancels) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 2, 3, 4});
+    ir::Value* t1 = b.node(OpKind::Transpose, "to_nhwc", {x}, perm({0, 2, 3, 1}));
+    ir::Value* r = b.node(OpKind::Relu, "relu", {t1});
+    ir::Value* s = b.node(OpKind::Sigmoid, "sig", {r});
+    ir::Value* t2 = b.node(OpKind::Transpose, "to_nchw", {s}, perm({0, 3, 1, 2}));
+    ir::Value* e = b.node(OpKind::Exp, "exp", {t2});
+    // No inverse partner: this Transpose stays where it is.
+    ir::Value* t3 = b.node(OpKind::Transpose, "lonely", {e}, perm({1, 0, 2, 3}));
+    ir::Value* n = b.node(OpKind::Neg, "neg", {t3});
+    auto g = b.finish({n});
+    auto before = runF64(*g);
+    PipelineResult res = pipeline(*g, onlyCanonicalize());
+    EXPECT_EQ(stats(res, "sink-transpose").applied, 2);
+    EXPECT_EQ(stats(res, "merge-transposes").applied, 1);
+    EXPECT_EQ(countKind(*res.graph, OpKind::Transpose), 1) << ir::printGraph(*res.graph);
+    ASSERT_NE(res.graph->findNode("lonely"), nullptr) << ir::printGraph(*res.graph);
+    EXPECT_EQ(res.graph->findNode("neg")->input(0)->producer()->name(), "lonely");
+    EXPECT_EQ(res.graph->outputs()[0]->name(), "neg_out");
+    expectSameOutputs(before, runF64(*res.graph));
+}
