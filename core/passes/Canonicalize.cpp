@@ -290,7 +290,10 @@ public:
         std::vector<int64_t> p1 = permOf(*in->producer()), p2 = permOf(n);
         if (p1.empty() || p1.size() != p2.size())
             return Match::rejected("permutation ranks are unknown or differ");
-        if (isIdentityPerm(compose(p1, p2))) {
+        const std::vector<int64_t> both = composePerms(p1, p2);
+        if (both.empty())
+            return Match::rejected("a permutation is out of range");
+        if (isIdentityPerm(both)) {
             std::string why = cannotForward(n.output(0), in->producer()->input(0));
             if (!why.empty())
                 return Match::rejected(why);
@@ -300,7 +303,7 @@ public:
     Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
         ir::Node* inner = n.input(0)->producer();
         ir::Value* x = inner->input(0);
-        std::vector<int64_t> perm = compose(permOf(*inner), permOf(n));
+        std::vector<int64_t> perm = composePerms(permOf(*inner), permOf(n));
         if (isIdentityPerm(perm)) {
             const std::string outer = n.name();
             rc.noteRemoved(n, "cancels Transpose '" + inner->name() + "'");
@@ -318,15 +321,7 @@ public:
         (void)t;
         return {};
     }
-
-private:
-    static std::vector<int64_t> compose(const std::vector<int64_t>& p1,
-                                        const std::vector<int64_t>& p2) {
-        std::vector<int64_t> c(p2.size());
-        for (size_t k = 0; k < p2.size(); ++k) {
-            int64_t j = p2[k];
-            if (j < 0 || j >= static_cast<int64_t>(p1.size()))
-                return {};
+};
             c[k] = p1[static_cast<size_t>(j)];
         }
         return c;
