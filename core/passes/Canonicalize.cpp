@@ -322,11 +322,6 @@ public:
         return {};
     }
 };
-            c[k] = p1[static_cast<size_t>(j)];
-        }
-        return c;
-    }
-};
 
 /// Transpose with the identity permutation.
 class RemoveIdentityTranspose : public RewriteRule {
