@@ -444,3 +444,37 @@ TEST(LstmKernel, UnsupportedAttributesAreNamed) {
     one.node->setAttr("activations", std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"});
     EXPECT_TRUE(opInfo(OpKind::LSTM).verify(*one.node).ok());
 }
+
+TEST(IfOp, ABranchThatCannotBeTypedForTheseShapesLeavesTheTypesToTheOther) {
+    // The else branch reshapes x to [4]: fine for f64[?] at import, impossible once x is f64[3].
+    // With the condition unknown, the If takes the then-branch's type rather than failing.
+    auto g = std::make_unique<Graph>("main");
+    TensorType xType;
+    xType.dtype = DType::F64;
+    xType.shape = {Dim::symbolic("N")};
+    Value* c = g->addInput("c", TensorType::of(DType::Bool, {})).value();
+    Value* x = g->addInput("x", xType).value();
+    auto elseG = std::make_unique<Graph>("else");
+    Value* ex = elseG->addInput("x", xType).value();
+    Value* shape = elseG->addConstant("four", i64({1}, {4})).value();
+    Node* r = elseG->addNode(OpKind::Reshape, "r", {ex, shape}, {"xr"}).value();
+    elseG->setOutputs({r->output()});
+    ASSERT_TRUE(elseG->inferTypes().ok());
+    AttributeMap attrs{{"then_branch", branch("then", xType, true, false)},
+                       {"else_branch", std::shared_ptr<const Graph>(std::move(elseG))}};
+    Node* n = g->addNode(OpKind::If, "if0", {c, x}, {"y"}, attrs).value();
+    g->setOutputs({n->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    x->setType(TensorType::of(DType::F64, {3}));
+    Status st = g->inferTypes();
+    ASSERT_TRUE(st.ok()) << st.error().message;
+    EXPECT_EQ(n->output()->type().str(), "f64[3]");
+    auto y = run(*g, {boolScalar(true), f64({3}, {1, 2, 3})});
+    ASSERT_EQ(y.size(), 1u);
+    expectValues(y[0], {3}, {-1, -2, -3});
+    // Taking the broken branch is an error that names it.
+    KernelContext ctx;
+    auto bad = interpret(*g, std::vector<Tensor>{boolScalar(false), f64({3}, {1, 2, 3})}, ctx);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("else_branch"), std::string::npos) << bad.error().message;
+}

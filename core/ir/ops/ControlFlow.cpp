@@ -12,11 +12,16 @@
 // Equal(Gather(Shape(x), -1), 1)), the chosen branch gives the types. Otherwise equal dims are
 // kept and differing dims become unknown; when even the ranks differ the then-branch's types are
 // used provisionally, and the interpreter re-infers the graph from the concrete input shapes
-// before running it (Interpreter.cpp), which resolves such conditions.
+// before running it (Interpreter.cpp), which resolves such conditions. When the If's inputs have
+// types other than those the branches were built with (after shape specialisation), each branch
+// is re-inferred on a copy, specialised with folding when every captured input is static; a
+// branch that cannot be typed for those inputs leaves the types to the other one while the
+// condition is unknown (it would fail only if taken, as in onnxruntime).
 
 #include "OpUtil.h"
 
 #include "core/ir/Interpreter.h"
+#include "core/ir/Specialize.h"
 
 #include <algorithm>
 
@@ -99,8 +104,23 @@ Expected<std::vector<TensorType>> branchOutputTypes(const Node& n, const char* w
         return types;
     }
     std::unique_ptr<Graph> copy = body->clone();
-    for (size_t i = 0; i < copy->inputs().size(); ++i)
-        copy->inputs()[i]->setType(n.input(i + 1)->type());
+    bool allStatic = true;
+    InputShapes shapes;
+    for (size_t i = 0; i < copy->inputs().size(); ++i) {
+        const TensorType& t = n.input(i + 1)->type();
+        copy->inputs()[i]->setType(t);
+        allStatic = allStatic && t.isStatic();
+        if (t.isStatic())
+            shapes[copy->inputs()[i]->name()] = t.dims();
+    }
+    // With every captured input static, the branch is specialised like a graph of its own: the
+    // shape arithmetic inside it folds, so its output dims resolve as the main graph's do. A dim it
+    // still cannot resolve is not an error here (the If's output keeps it unknown).
+    if (allStatic && specializeInputs(*copy, shapes).ok()) {
+        for (const Value* o : copy->outputs())
+            types.push_back(o->type());
+        return types;
+    }
     if (Status st = copy->inferTypes(); !st.ok())
         return opError(n, std::string(which) + ": " + st.error().message, st.error().kind);
     for (const Value* o : copy->outputs())
@@ -152,8 +172,18 @@ Expected<std::vector<TensorType>> inferIf(const Node& n) {
     SX_TRY(verifyIf(n));
     if (std::optional<bool> c = staticCondition(n))
         return branchOutputTypes(n, *c ? kBranches[0] : kBranches[1]);
-    SX_ASSIGN(std::vector<TensorType> thenTypes, branchOutputTypes(n, kBranches[0]));
-    SX_ASSIGN(std::vector<TensorType> elseTypes, branchOutputTypes(n, kBranches[1]));
+    auto thenResult = branchOutputTypes(n, kBranches[0]);
+    auto elseResult = branchOutputTypes(n, kBranches[1]);
+    // A branch that cannot be typed for these inputs would fail if it ran; while the condition is
+    // unknown the other branch gives the types (e.g. silero's 8 kHz path under 16 kHz shapes).
+    if (!thenResult.ok() && elseResult.ok())
+        return elseResult;
+    if (!elseResult.ok() && thenResult.ok())
+        return thenResult;
+    if (!thenResult.ok())
+        return thenResult.takeError();
+    std::vector<TensorType> thenTypes = std::move(thenResult).value();
+    std::vector<TensorType> elseTypes = std::move(elseResult).value();
     std::vector<TensorType> types;
     for (size_t k = 0; k < thenTypes.size(); ++k) {
         const TensorType& a = thenTypes[k];
