@@ -344,11 +344,24 @@ Expected<std::vector<TensorType>> inferReduction(const Node& n) {
     if (!x)
         return opError(n, "reduce input is missing");
     SX_ASSIGN(auto reduced, reducedAxes(n, x->rank(), nullptr));
-    if (!reduced)
-        return opError(n, "reduce axes '" + n.input(1)->name() + "' are not a constant",
-                       ErrorKind::Unsupported);
     TensorType t;
     t.dtype = x->dtype;
+    if (!reduced) {
+        // Axes computed at run time: the rank still follows from keepdims and their count.
+        const TensorType* a = inputType(n, 1);
+        const bool keep = n.attrInt("keepdims", 1) != 0;
+        if (keep) {
+            t.shape.assign(x->rank(), unknownDim());
+            return std::vector<TensorType>{t};
+        }
+        if (a && a->rank() == 1 && a->shape[0].isKnown() && a->shape[0].value > 0 &&
+            static_cast<size_t>(a->shape[0].value) <= x->rank()) {
+            t.shape.assign(x->rank() - static_cast<size_t>(a->shape[0].value), unknownDim());
+            return std::vector<TensorType>{t};
+        }
+        return opError(n, "reduce axes '" + n.input(1)->name() + "' are not a constant and their count is unknown",
+                       ErrorKind::Unsupported);
+    }
     t.shape = reducedShape(x->shape, *reduced, n.attrInt("keepdims", 1) != 0);
     return std::vector<TensorType>{t};
 }
