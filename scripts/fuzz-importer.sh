@@ -8,9 +8,11 @@
 # Configures FUZZ_BUILD_DIR (default build-fuzz/) with clang and -DSEXTANT_FUZZ=ON, builds only the
 # fuzzers (ir + frontend), seeds a working corpus from tests/data/bad, tests/fuzz-corpus,
 # samples/ and the small real models in ../shared/models, fuzzes TARGET for SECONDS, then runs
-# every file of tests/fuzz-corpus and tests/data/bad once more through both fuzzers. Exits 0 when nothing was found, 1 on a finding
-# (the crashing input is in FUZZ_BUILD_DIR/findings/: copy it into tests/fuzz-corpus/ once fixed),
-# 77 when clang or its libFuzzer runtime is missing (ctest reports that as skipped).
+# every file of tests/fuzz-corpus and tests/data/bad once more through both fuzzers. FUZZ_SEEDS
+# names an optional extra folder of seed models (searched recursively). Exits 0 when nothing was
+# found, 1 on a finding (the crashing input is in FUZZ_BUILD_DIR/findings/: copy it into
+# tests/fuzz-corpus/ once fixed), 77 when clang or its libFuzzer runtime is missing (ctest reports
+# that as skipped).
 set -euo pipefail
 seconds=${1:-60}
 target=${2:-importer_fuzzer}
@@ -57,6 +59,13 @@ if [ -d "$shared/models" ]; then
         < <(find "$shared/models" -name '*.onnx' -size -64k | sort)
 fi
 cp -f "${seeds[@]}" "$corpus/"
+# FUZZ_SEEDS: an extra folder of models (e.g. the generated ONNX node tests, all named model.onnx:
+# each is copied under its folder's name).
+if [ -n "${FUZZ_SEEDS:-}" ] && [ -d "$FUZZ_SEEDS" ]; then
+    while IFS= read -r f; do
+        cp -f "$f" "$corpus/$(basename "$(dirname "$f")")-$(basename "$f")"
+    done < <(find "$FUZZ_SEEDS" -name '*.onnx' -size -64k | sort)
+fi
 
 # Dictionary: the op names of the op table and common attribute / external-data keys, so mutations
 # can turn one op into another instead of only flipping bytes.
