@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <queue>
 #include <set>
 
@@ -94,6 +95,9 @@ private:
     Status addConstantNode(onnx::NodeProto& node, const std::string& name);
     Expected<ir::Attribute> convertAttribute(AttributeProto& attr, const std::string& nodeName);
     Expected<ir::TensorType> convertType(const onnx::ValueInfoProto& info, const char* role);
+    /// The types the model declares for every output of `n` (graph outputs or value_info), or
+    /// nullopt when one is missing or unusable; the fallback when inference needs run-time values.
+    std::optional<std::vector<ir::TensorType>> declaredTypes(const ir::Node& n);
     Status addOutputs();
     Status verifyAndInfer();
     Status importBranches(ir::Node* n);
@@ -509,8 +513,10 @@ Status Importer::addNode(int index) {
             return makeError(ErrorKind::Invalid,
                              nodeError(index) + " has attribute '" + a.name() + "' twice", name);
     }
-    // Softmax changed meaning at opset 13 (axis default and 2-D coercion); the kernel needs it.
-    if (*kind == ir::OpKind::Softmax)
+    // Softmax, LogSoftmax and Hardmax changed meaning at opset 13 (axis default and 2-D
+    // coercion); the kernel needs it.
+    if (*kind == ir::OpKind::Softmax || *kind == ir::OpKind::LogSoftmax ||
+        *kind == ir::OpKind::Hardmax)
         attrs["_opset"] = opsetOf(domain);
 
     // Subgraphs are isolated from above: the outer values they read become explicit inputs.
@@ -546,8 +552,18 @@ Status Importer::verifyAndInfer() {
         if (!verified.ok())
             return describe(verified.takeError());
         auto types = n->info().infer(*n);
-        if (!types.ok())
-            return describe(types.takeError());
+        if (!types.ok()) {
+            // Inference cannot tell some types without the values (a Reshape to a shape computed
+            // at run time): the model's own declarations (graph outputs, value_info) stand in when
+            // they cover every output. The interpreter still checks each value against its type.
+            Error e = types.takeError();
+            if (e.kind != ErrorKind::Unsupported)
+                return describe(std::move(e));
+            auto declared = declaredTypes(*n);
+            if (!declared)
+                return describe(std::move(e));
+            types = std::move(*declared);
+        }
         if (types->size() < n->numOutputs())
             return makeError(ErrorKind::Verify,
                              "shape inference of node '" + n->name() + "' gave too few outputs",
@@ -556,6 +572,24 @@ Status Importer::verifyAndInfer() {
             n->output(i)->setType((*types)[i]);
     }
     return {};
+}
+
+std::optional<std::vector<ir::TensorType>> Importer::declaredTypes(const ir::Node& n) {
+    std::vector<ir::TensorType> types;
+    for (const ir::Value* o : n.outputs()) {
+        const onnx::ValueInfoProto* found = nullptr;
+        for (const auto* list : {&m_onnx->output(), &m_onnx->value_info()})
+            for (const onnx::ValueInfoProto& info : *list)
+                if (!found && info.name() == o->name())
+                    found = &info;
+        if (!found)
+            return std::nullopt;
+        auto t = convertType(*found, "output");
+        if (!t.ok())
+            return std::nullopt;
+        types.push_back(std::move(t).value());
+    }
+    return types;
 }
 
 Status Importer::importBranches(ir::Node* n) {

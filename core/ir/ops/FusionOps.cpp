@@ -73,7 +73,6 @@ Expected<std::vector<TensorType>> inferLayerNormalization(const Node& n) {
     if (x->rank() == 0)
         return opError(n, "layer normalization input must have rank >= 1");
     SX_ASSIGN(int64_t axis, layerNormAxis(n, x->rank()));
-    (void)axis;
     for (size_t i = 1; i < 3; ++i) {
         const TensorType* p = ops::inputType(n, i);
         if (p && p->dtype != x->dtype)
@@ -81,7 +80,18 @@ Expected<std::vector<TensorType>> inferLayerNormalization(const Node& n) {
                                   std::string(dtypeName(p->dtype)) + " but the input is " +
                                   std::string(dtypeName(x->dtype)));
     }
-    return std::vector<TensorType>{*x};
+    // Optional Mean and InvStdDev: the dims before axis, 1 from axis on, in the stash type
+    // (double for 11, else float: a float16 stash still reports its statistics as float).
+    std::vector<TensorType> out{*x};
+    if (n.numOutputs() > 1) {
+        TensorType stats;
+        stats.dtype = n.attrInt("stash_type", kStashFloat) == kStashDouble ? DType::F64 : DType::F32;
+        stats.shape = x->shape;
+        for (size_t i = static_cast<size_t>(axis); i < stats.shape.size(); ++i)
+            stats.shape[i] = Dim::known(1);
+        out.resize(n.numOutputs(), stats);
+    }
+    return out;
 }
 
 Expected<std::vector<Tensor>> runLayerNormalization(const Node& n, std::span<const Tensor> inputs,
@@ -108,6 +118,13 @@ Expected<std::vector<Tensor>> runLayerNormalization(const Node& n, std::span<con
     };
     const std::vector<double> xs = x.toDoubles();
     Tensor y(x.dtype(), x.shape());
+    std::vector<int64_t> statShape = x.shape();
+    for (size_t i = static_cast<size_t>(axis); i < statShape.size(); ++i)
+        statShape[i] = 1;
+    const DType statType =
+        n.attrInt("stash_type", kStashFloat) == kStashDouble || x.dtype() == DType::F64 ? DType::F64
+                                                                                       : DType::F32;
+    Tensor meanOut(statType, statShape), invStdOut(statType, statShape);
     for (int64_t o = 0; o < outer; ++o) {
         const double* row = xs.data() + o * inner;
         double mean = 0;
@@ -119,6 +136,8 @@ Expected<std::vector<Tensor>> runLayerNormalization(const Node& n, std::span<con
             var += (row[i] - mean) * (row[i] - mean);
         var = stash(var / static_cast<double>(inner ? inner : 1));
         const double denom = std::sqrt(var + eps);
+        meanOut.set(o, mean);
+        invStdOut.set(o, 1.0 / denom);
         for (int64_t i = 0; i < inner; ++i) {
             double v = (row[i] - mean) / denom * scale.at(scale.numel() == 1 ? 0 : i);
             if (bias)
@@ -126,7 +145,13 @@ Expected<std::vector<Tensor>> runLayerNormalization(const Node& n, std::span<con
             y.set(o * inner + i, v);
         }
     }
-    return std::vector<Tensor>{std::move(y)};
+    std::vector<Tensor> out;
+    out.push_back(std::move(y));
+    if (n.numOutputs() > 1) {
+        out.push_back(std::move(meanOut));
+        out.push_back(std::move(invStdOut));
+    }
+    return out;
 }
 
 // ---- sextant.Attention: softmax(scale * Q x K^T) x V over the last two dims

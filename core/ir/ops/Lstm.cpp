@@ -3,8 +3,9 @@
 // initial_h / initial_c [dirs, batch, H] and peepholes P [dirs, 3H]; outputs Y [seq, dirs, batch, H],
 // Y_h and Y_c [dirs, batch, H]. Gate blocks in W, R and B are ordered i, o, f, c; peepholes i, o, f.
 // Directions: forward, reverse, bidirectional (forward is direction 0). Supported: the default
-// activations (Sigmoid, Tanh, Tanh), clip, input_forget. Other activations and layout 1 are
-// rejected with an error naming them. Steps at or past a batch entry's sequence length leave its
+// activations (Sigmoid, Tanh, Tanh), clip, input_forget; layout 1 (batch-major: X [batch, seq, in],
+// initial and final states [batch, dirs, H], Y [batch, seq, dirs, H]) runs as layout 0 between
+// transposes. Other activations are rejected with an error naming them. Steps at or past a batch entry's sequence length leave its
 // state unchanged and its Y rows zero.
 
 #include "OpUtil.h"
@@ -45,6 +46,33 @@ Dim hiddenDim(const Node& n) {
     if (r && r->rank() == 3)
         return r->shape[2];
     return ops::unknownDim();
+}
+
+/// Batch-major layout (layout = 1).
+bool batchMajor(const Node& n) { return n.attrInt("layout", 0) == 1; }
+
+/// `t` with its dims permuted: result dim i is input dim perm[i].
+Tensor permuted(const Tensor& t, const std::vector<size_t>& perm) {
+    const std::vector<int64_t>& in = t.shape();
+    std::vector<int64_t> out(perm.size()), inStride(in.size(), 1);
+    for (size_t i = in.size(); i-- > 1;)
+        inStride[i - 1] = inStride[i] * in[i];
+    for (size_t i = 0; i < perm.size(); ++i)
+        out[i] = in[perm[i]];
+    Tensor r(t.dtype(), out);
+    std::vector<int64_t> idx(out.size(), 0);
+    for (int64_t k = 0; k < r.numel(); ++k) {
+        int64_t src = 0;
+        for (size_t i = 0; i < out.size(); ++i)
+            src += idx[i] * inStride[perm[i]];
+        r.set(k, t.at(src));
+        for (size_t i = out.size(); i-- > 0;) {
+            if (++idx[i] < out[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    return r;
 }
 
 template <typename T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
@@ -166,8 +194,6 @@ Status verifyLSTM(const Node& n) {
     SX_TRY(ops::checkIntAttr(n, "input_forget", 0, 1));
     SX_TRY(ops::checkIntAttr(n, "layout", 0, 1));
     SX_TRY(ops::checkFloatAttr(n, "clip"));
-    if (n.attrInt("layout", 0) == 1)
-        return opError(n, "layout 1 (batch-major) is not supported", ErrorKind::Unsupported);
     if (n.hasAttr("clip") && !(n.attrFloat("clip", 0.0) > 0.0))
         return opError(n, "clip must be positive");
     const int64_t dirs = numDirections(n);
@@ -202,7 +228,8 @@ Status verifyLSTM(const Node& n) {
     const Dim hid = hiddenDim(n);
     const Dim g4 = hid.isKnown() ? Dim::known(4 * hid.value) : ops::unknownDim();
     const TensorType* x = ops::inputType(n, 0);
-    const Dim batch = x ? x->shape[1] : ops::unknownDim();
+    const size_t batchAxis = batchMajor(n) ? 0 : 1; // of X; the states' batch axis is the other
+    const Dim batch = x ? x->shape[batchAxis] : ops::unknownDim();
     const Dim inSize = x ? x->shape[2] : ops::unknownDim();
     SX_TRY(checkDim(n, 1, 0, d, "W"));
     SX_TRY(checkDim(n, 1, 1, g4, "W"));
@@ -214,8 +241,8 @@ Status verifyLSTM(const Node& n) {
     SX_TRY(checkDim(n, 3, 1, hid.isKnown() ? Dim::known(8 * hid.value) : ops::unknownDim(), "B"));
     SX_TRY(checkDim(n, 4, 0, batch, "sequence_lens"));
     for (size_t i : {5u, 6u}) {
-        SX_TRY(checkDim(n, i, 0, d, names[i]));
-        SX_TRY(checkDim(n, i, 1, batch, names[i]));
+        SX_TRY(checkDim(n, i, 1 - batchAxis, d, names[i]));
+        SX_TRY(checkDim(n, i, batchAxis, batch, names[i]));
         SX_TRY(checkDim(n, i, 2, hid, names[i]));
     }
     SX_TRY(checkDim(n, 7, 0, d, "P"));
@@ -229,6 +256,11 @@ Expected<std::vector<TensorType>> inferLSTM(const Node& n) {
         return opError(n, "X must have rank 3 [seq, batch, input]");
     const Dim d = Dim::known(numDirections(n));
     const Dim hid = hiddenDim(n);
+    if (batchMajor(n)) {
+        TensorType y{x->dtype, {x->shape[0], x->shape[1], d, hid}};
+        TensorType state{x->dtype, {x->shape[0], d, hid}};
+        return std::vector<TensorType>{y, state, state};
+    }
     TensorType y{x->dtype, {x->shape[0], d, x->shape[1], hid}};
     TensorType state{x->dtype, {d, x->shape[1], hid}};
     return std::vector<TensorType>{y, state, state};
@@ -246,7 +278,21 @@ Expected<std::vector<Tensor>> runLSTM(const Node& n, std::span<const Tensor> inp
                                   " but X is " + std::string(dtypeName(x.dtype())));
     std::vector<Tensor> in(inputs.begin(), inputs.end());
     in.resize(8);
-    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) { return lstmForward<decltype(tag)>(n, in); });
+    if (!batchMajor(n))
+        return ops::dispatchFloat(n, x.dtype(), [&](auto tag) { return lstmForward<decltype(tag)>(n, in); });
+    // Batch-major: swap X and the initial states to time-major, run, swap the results back.
+    for (size_t i : {0u, 5u, 6u})
+        if (n.input(i) && in[i].valid()) {
+            if (in[i].rank() != 3)
+                return opError(n, "input " + std::to_string(i) + " must have rank 3, got " + in[i].type().str());
+            in[i] = permuted(in[i], {1, 0, 2});
+        }
+    SX_ASSIGN(std::vector<Tensor> out,
+              ops::dispatchFloat(n, x.dtype(), [&](auto tag) { return lstmForward<decltype(tag)>(n, in); }));
+    out[0] = permuted(out[0], {2, 0, 1, 3});
+    out[1] = permuted(out[1], {1, 0, 2});
+    out[2] = permuted(out[2], {1, 0, 2});
+    return out;
 }
 
 } // namespace sextant::ir

@@ -1,4 +1,5 @@
-// BatchNormalization (inference mode) and Softmax (both axis conventions of ONNX).
+// BatchNormalization (inference and training mode), Softmax, LogSoftmax and Hardmax (both axis
+// conventions of ONNX).
 
 #include "OpUtil.h"
 
@@ -12,9 +13,12 @@ Status verifyBatchNormalization(const Node& n) {
     SX_TRY(ops::checkFloatAttr(n, "epsilon"));
     SX_TRY(ops::checkFloatAttr(n, "momentum"));
     SX_TRY(ops::checkIntAttr(n, "spatial", 1, 1));
-    if (n.attrInt("training_mode", 0) != 0)
-        return opError(n, "training-mode batch normalization is not supported",
-                       ErrorKind::Unsupported);
+    SX_TRY(ops::checkIntAttr(n, "training_mode", 0, 1));
+    if (n.attrInt("training_mode", 0) == 0 && n.numOutputs() > 1)
+        return opError(n, "running mean and variance outputs need training_mode 1");
+    if (n.attrInt("training_mode", 0) != 0 && n.numOutputs() == 2)
+        return opError(n, "training-mode batch normalization gives both running mean and variance "
+                          "or neither");
     for (size_t i = 0; i < 5; ++i)
         SX_TRY(ops::requireFloatInput(n, i, "batch normalization input"));
     return {};
@@ -39,7 +43,10 @@ Expected<std::vector<TensorType>> inferBatchNormalization(const Node& n) {
                                   " entries but the input has " +
                                   std::to_string(x->shape[1].value) + " channels");
     }
-    return std::vector<TensorType>{*x};
+    // Training mode: running_mean and running_var, shaped like the mean input.
+    std::vector<TensorType> out{*x};
+    out.resize(std::max<size_t>(1, n.numOutputs()), *ops::inputType(n, 3));
+    return out;
 }
 
 Expected<std::vector<Tensor>> runBatchNormalization(const Node& n, std::span<const Tensor> inputs,
@@ -55,6 +62,7 @@ Expected<std::vector<Tensor>> runBatchNormalization(const Node& n, std::span<con
                                   " must be a 1-D " + std::string(dtypeName(x.dtype())) +
                                   " tensor of " + std::to_string(c) + " entries");
     const double eps = n.attrFloat("epsilon", 1e-5);
+    const bool training = n.attrInt("training_mode", 0) != 0;
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
         Tensor y(dtypeOf<T>(), x.shape());
@@ -64,8 +72,39 @@ Expected<std::vector<Tensor>> runBatchNormalization(const Node& n, std::span<con
         const T* bias = inputs[2].data<T>();
         const T* mean = inputs[3].data<T>();
         const T* var = inputs[4].data<T>();
-        const int64_t inner = c == 0 ? 0 : x.numel() / (x.shape()[0] * c);
-        for (int64_t b = 0; b < x.shape()[0]; ++b)
+        const int64_t batch = x.shape()[0];
+        const int64_t inner = c == 0 || batch == 0 ? 0 : x.numel() / (batch * c);
+        // Training mode normalises with the batch's own statistics (population variance) and
+        // blends them into the running ones: running = input * momentum + batch * (1 - momentum).
+        std::vector<T> batchMean, batchVar;
+        Tensor runMean, runVar;
+        if (training) {
+            const double count = static_cast<double>(batch * inner);
+            if (count == 0)
+                return opError(n, "training-mode batch normalization needs a non-empty batch");
+            const double momentum = n.attrFloat("momentum", 0.9);
+            runMean = Tensor(dtypeOf<T>(), {c});
+            runVar = Tensor(dtypeOf<T>(), {c});
+            for (int64_t ch = 0; ch < c; ++ch) {
+                double sum = 0, sq = 0;
+                for (int64_t b = 0; b < batch; ++b)
+                    for (int64_t i = 0; i < inner; ++i)
+                        sum += static_cast<double>(src[(b * c + ch) * inner + i]);
+                const double m = sum / count;
+                for (int64_t b = 0; b < batch; ++b)
+                    for (int64_t i = 0; i < inner; ++i) {
+                        const double d = static_cast<double>(src[(b * c + ch) * inner + i]) - m;
+                        sq += d * d;
+                    }
+                batchMean.push_back(static_cast<T>(m));
+                batchVar.push_back(static_cast<T>(sq / count));
+                runMean.set(ch, static_cast<double>(mean[ch]) * momentum + m * (1 - momentum));
+                runVar.set(ch, static_cast<double>(var[ch]) * momentum + sq / count * (1 - momentum));
+            }
+            mean = batchMean.data();
+            var = batchVar.data();
+        }
+        for (int64_t b = 0; b < batch; ++b)
             for (int64_t ch = 0; ch < c; ++ch) {
                 const T mul = scale[ch] / std::sqrt(var[ch] + static_cast<T>(eps));
                 const T add = bias[ch] - mean[ch] * mul;
@@ -73,7 +112,12 @@ Expected<std::vector<Tensor>> runBatchNormalization(const Node& n, std::span<con
                 for (int64_t i = 0; i < inner; ++i)
                     dst[base + i] = src[base + i] * mul + add;
             }
-        return std::vector<Tensor>{y};
+        std::vector<Tensor> out{y};
+        if (training && n.numOutputs() > 1) {
+            out.push_back(std::move(runMean));
+            out.push_back(std::move(runVar));
+        }
+        return out;
     });
 }
 
@@ -103,6 +147,22 @@ Expected<SoftmaxPlan> softmaxPlan(const Node& n, const std::vector<int64_t>& sha
             p.inner *= shape[static_cast<size_t>(i)];
     }
     return p;
+}
+
+/// Runs `fn(src, dst, base, axisLen, stride)` for every slice along the softmax axis of `x`.
+template <typename Fn>
+Expected<std::vector<Tensor>> alongSoftmaxAxis(const Node& n, const Tensor& x, Fn fn) {
+    SX_ASSIGN(SoftmaxPlan p, softmaxPlan(n, x.shape()));
+    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        Tensor y(dtypeOf<T>(), x.shape());
+        const T* src = x.data<T>();
+        T* dst = y.mutableData<T>();
+        for (int64_t o = 0; o < p.outer; ++o)
+            for (int64_t i = 0; i < p.inner; ++i)
+                fn(src, dst, o * p.axisLen * p.inner + i, p.axisLen, p.inner);
+        return std::vector<Tensor>{y};
+    });
 }
 
 } // namespace
@@ -151,6 +211,54 @@ Expected<std::vector<Tensor>> runSoftmax(const Node& n, std::span<const Tensor> 
                     dst[base + a * p.inner] /= sum;
             }
         return std::vector<Tensor>{y};
+    });
+}
+
+// ---- LogSoftmax: x - max - log(sum(exp(x - max))) along the axis
+
+Status verifyLogSoftmax(const Node& n) { return verifySoftmax(n); }
+
+Expected<std::vector<TensorType>> inferLogSoftmax(const Node& n) {
+    return std::vector<TensorType>{*ops::inputType(n, 0)};
+}
+
+Expected<std::vector<Tensor>> runLogSoftmax(const Node& n, std::span<const Tensor> inputs,
+                                            const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    return alongSoftmaxAxis(n, inputs[0], [](const auto* src, auto* dst, int64_t base, int64_t len,
+                                             int64_t stride) {
+        using T = std::remove_cv_t<std::remove_pointer_t<decltype(src)>>;
+        T mx = -std::numeric_limits<T>::infinity();
+        for (int64_t a = 0; a < len; ++a)
+            mx = std::max(mx, src[base + a * stride]);
+        T sum = 0;
+        for (int64_t a = 0; a < len; ++a)
+            sum += std::exp(src[base + a * stride] - mx);
+        const T logSum = std::log(sum);
+        for (int64_t a = 0; a < len; ++a)
+            dst[base + a * stride] = src[base + a * stride] - mx - logSum;
+    });
+}
+
+// ---- Hardmax: 1 at the first maximum along the axis, 0 elsewhere
+
+Status verifyHardmax(const Node& n) { return verifySoftmax(n); }
+
+Expected<std::vector<TensorType>> inferHardmax(const Node& n) {
+    return std::vector<TensorType>{*ops::inputType(n, 0)};
+}
+
+Expected<std::vector<Tensor>> runHardmax(const Node& n, std::span<const Tensor> inputs,
+                                         const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    return alongSoftmaxAxis(n, inputs[0], [](const auto* src, auto* dst, int64_t base, int64_t len,
+                                             int64_t stride) {
+        int64_t best = 0;
+        for (int64_t a = 1; a < len; ++a)
+            if (src[base + a * stride] > src[base + best * stride])
+                best = a;
+        for (int64_t a = 0; a < len; ++a)
+            dst[base + a * stride] = a == best ? 1 : 0;
     });
 }
 
