@@ -1,4 +1,6 @@
+#include "Layout.h"
 #include "Passes.h"
+#include "Precision.h"
 
 namespace sextant::passes {
 
@@ -28,6 +30,10 @@ std::vector<std::unique_ptr<Pass>> defaultPipeline() {
     p.push_back(at(2, makeCsePass()));
     // O2. After the clean-ups; Conv+BN folding runs before Conv+bias+Relu inside this pass.
     p.push_back(at(2, makeFusePass()));
+    // O2. After fusion, so FusedConv anchors the NC1HWC0 region and fused groups are one node.
+    p.push_back(at(2, makeLayoutPass()));
+    // O2. Last of the rewrites: marks the nodes fusion and layout leave behind.
+    p.push_back(at(2, makePrecisionPass()));
     // O1. Last: folding and fusion leave unused nodes and constants (the unfolded weights) behind.
     p.push_back(at(1, makeDcePass()));
     return p;

@@ -26,7 +26,9 @@ levels)
     expect_exit 0 compile "$model" -O1 --stats
     expect_line "^  passes: 4 ran,"
     expect_exit 0 compile "$model" --stats
-    expect_line "^  passes: 6 ran,"
+    expect_line "^  passes: 8 ran,"
+    expect_line "^  assign-npu-layout: [1-9][0-9]* / [1-9][0-9]* / [0-9]+ / 0, [0-9.]+ ms$"
+    expect_line "^  keep-f32-critical: [1-9][0-9]* / [1-9][0-9]* / 0 / 0, [0-9.]+ ms$"
     expect_line "^grey ops \(before -> after\): transpose [0-9]+ -> [0-9]+, copy/cast-only [0-9]+ -> [0-9]+, layout conversions [0-9]+ -> [0-9]+$"
     expect_line "^  fuse-conv-bn: [1-9][0-9]* / [1-9][0-9]* / [0-9]+ / 0, [0-9.]+ ms$"
     expect_exit 2 compile "$model" -O7

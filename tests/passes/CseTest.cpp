@@ -12,7 +12,7 @@ using ir::OpKind;
 namespace {
 PipelineConfig onlyCse() {
     PipelineConfig c;
-    c.disabled = {"canonicalize", "fold-constants", "fuse"};
+    c.disabled = {"canonicalize", "fold-constants", "fuse", "layout", "precision"};
     return c;
 }
 const ir::Node* nodeNamed(const ir::Graph& g, const std::string& name) { return g.findNode(name); }

@@ -216,8 +216,10 @@ TEST(FuseConvBiasAct, DisabledByIdLeavesGraphUnchanged) {
     // What the conv rule leaves, the elementwise-group rule takes (Add + Relu in one kernel).
     EXPECT_EQ(stats(r, "fuse-elementwise-chain").applied, 1);
     expectSameOutputs(before, runF64(*r.graph));
-    // With that one off too, nothing changes.
+    // With that one off too (and the layout/precision annotations), nothing changes.
     cfg.disabled.insert("fuse-elementwise-chain");
+    cfg.disabled.insert("layout");
+    cfg.disabled.insert("precision");
     PipelineResult r2 = pipeline(*g, cfg);
     EXPECT_EQ(r2.snapshots.front().text, r2.snapshots.back().text);
 }

@@ -36,7 +36,7 @@ TEST(PassManager, ListsPassesInPipelineOrderAndRulesWithUniqueIds) {
     for (const PassInfo& p : listPasses())
         ids.push_back(p.id);
     EXPECT_EQ(ids, (std::vector<std::string>{"infer-shapes", "canonicalize", "fold-constants",
-                                             "cse", "fuse", "dce"}));
+                                             "cse", "fuse", "layout", "precision", "dce"}));
     std::set<std::string> all(ids.begin(), ids.end());
     for (const RuleInfo& r : listRules()) {
         EXPECT_FALSE(r.summary.empty()) << r.id;
@@ -69,10 +69,13 @@ TEST(PassManager, UnknownStopAfterIsAnError) {
 TEST(PassManager, BisectLimitAllowsExactlyTheFirstNApplications) {
     auto g = threeStages();
     auto reference = runF64(*g);
-    PipelineResult full = pipeline(*g);
+    // layout and precision annotate every node (one application each): off, to count fusions.
+    PipelineConfig base;
+    base.disabled = {"layout", "precision"};
+    PipelineResult full = pipeline(*g, base);
     ASSERT_EQ(full.applications.size(), 3u);
     for (int limit : {0, 1, 2, 3, 10}) {
-        PipelineConfig cfg;
+        PipelineConfig cfg = base;
         cfg.bisectLimit = limit;
         PipelineResult r = pipeline(*g, cfg);
         const size_t expected = static_cast<size_t>(std::min(limit, 3));
@@ -107,9 +110,11 @@ TEST(PassManager, SnapshotsOnePerPassAndUnchangedTextIsIdentical) {
             EXPECT_EQ(s.text, r.snapshots[i - 1].text);
         }
     }
-    // Only fusion changes this graph (types are already inferred, nothing to fold or remove).
+    // Only fusion and the layout/precision annotations change this graph (types are already
+    // inferred, nothing to fold or remove).
     for (const Snapshot& s : r.snapshots)
-        EXPECT_EQ(s.changed, s.passId == "fuse") << s.passId;
+        EXPECT_EQ(s.changed, s.passId == "fuse" || s.passId == "layout" || s.passId == "precision")
+            << s.passId;
     // The snapshot of a pass is not changed by later passes.
     EXPECT_EQ(countKind(*r.snapshots[1].graph, OpKind::Relu), 3);
     EXPECT_EQ(r.snapshots.back().text, ir::printGraph(*r.graph));

@@ -58,7 +58,8 @@ TEST(OptLevels, EachLevelRunsItsPassesAndKeepsResults) {
     EXPECT_EQ(countKind(*o1.graph, OpKind::Sigmoid), 2);
     PipelineResult o2 = pipeline(*g, atLevel(2));
     EXPECT_EQ(passesRun(o2), (std::vector<std::string>{"infer-shapes", "canonicalize",
-                                                       "fold-constants", "cse", "fuse", "dce"}));
+                                                       "fold-constants", "cse", "fuse", "layout",
+                                                       "precision", "dce"}));
     EXPECT_EQ(countKind(*o2.graph, OpKind::Sigmoid), 1) << "cse merges the twin Sigmoid";
     EXPECT_EQ(countKind(*o2.graph, OpKind::Conv), 0) << "fuse makes Conv+Relu one FusedConv";
     for (const PipelineResult* r : {&o0, &o1, &o2})

@@ -1,0 +1,126 @@
+// precision: the NPU's cube unit multiplies f16 and accumulates in f32; its vector unit runs
+// f16 lanes twice as wide as f32 ones. This pass writes the precision each compute node runs
+// in as attribute precision = "f16-acc-f32" | "f16" | "f32" (see Precision.h), keeping the ops
+// whose error f16 would blow up (exponentials, normalisation statistics, reductions) in f32.
+#include "Precision.h"
+
+#include "PassContext.h"
+
+#include <chrono>
+
+namespace sextant::passes {
+
+namespace {
+
+/// Why an op must stay in f32, or empty when f16 is fine for it.
+std::string criticalReason(ir::OpKind k) {
+    using K = ir::OpKind;
+    switch (k) {
+    case K::Softmax:
+        return "softmax: exp and the normalising sum overflow or lose mass in f16";
+    case K::LayerNormalization:
+        return "layernorm: mean and variance reductions need f32";
+    case K::ReduceMean:
+    case K::ReduceSum:
+    case K::ReduceSumSquare:
+    case K::ReduceL1:
+    case K::ReduceL2:
+    case K::ReduceLogSum:
+    case K::ReduceLogSumExp:
+    case K::ReduceProd:
+        return "reduction: an f16 accumulator loses precision over long axes";
+    case K::Exp:
+    case K::Log:
+    case K::Pow:
+    case K::Sqrt:
+    case K::Reciprocal:
+    case K::Erf:
+        return "exp/log/pow/sqrt/reciprocal/erf: f16 range and relative error are too coarse";
+    case K::LRN:
+        return "lrn: sum of squares across channels needs f32";
+    default:
+        return {};
+    }
+}
+
+/// A fused elementwise group inherits the most demanding precision of its body.
+std::string groupReason(const ir::Node& n) {
+    const ir::Attribute* body = n.attr("body");
+    if (!body)
+        return {};
+    const auto* lines = std::get_if<std::vector<std::string>>(body);
+    if (!lines)
+        return {};
+    for (const std::string& line : *lines)
+        for (const char* op : {"Exp(", "Log(", "Pow(", "Sqrt(", "Reciprocal(", "Erf(", "Div("})
+            if (line.rfind(op, 0) == 0 || line.find(std::string(" ") + op) != std::string::npos ||
+                line.find(std::string("=") + op) != std::string::npos)
+                return std::string("group contains ") +
+                       std::string(op, std::string(op).size() - 1) + ", kept in f32";
+    return {};
+}
+
+class PrecisionPass : public Pass {
+public:
+    std::string id() const override { return "precision"; }
+    std::string summary() const override {
+        return "mark each compute node's NPU precision: cube ops f16 with f32 accumulation, "
+               "vector ops f16, accuracy-critical ops (softmax, norms, reductions, exp/log) f32";
+    }
+    std::vector<RuleDescription> describeRules() const override {
+        return {{kAssignPrecisionRule,
+                 "mark cube ops precision=f16-acc-f32 and vector ops precision=f16", false},
+                {kKeepF32Rule,
+                 "keep Softmax, LayerNormalization, reductions, Exp/Log/Pow/Sqrt/Reciprocal/Erf "
+                 "and groups containing them at precision=f32 (disabling it lets them run f16)",
+                 false}};
+    }
+
+    Expected<bool> run(ir::Graph& graph, PassContext& ctx) override {
+        const bool assign = ctx.isEnabled(kAssignPrecisionRule);
+        const bool keep = ctx.isEnabled(kKeepF32Rule);
+        if (!assign && !keep)
+            return false;
+        auto t0 = std::chrono::steady_clock::now();
+        bool changed = false;
+        for (ir::Node* n : graph.nodes()) {
+            const ir::CostClass cost = n->info().cost;
+            if (cost != ir::CostClass::Cube && cost != ir::CostClass::Vector)
+                continue;
+            if (n->numOutputs() == 0 || !ir::isFloat(n->output(0)->type().dtype))
+                continue; // integer and boolean ops have no precision choice
+            std::string why = cost == ir::CostClass::Vector ? criticalReason(n->kind()) : "";
+            if (why.empty() && n->kind() == ir::OpKind::ElementwiseGroup)
+                why = groupReason(*n);
+            std::string want;
+            const char* rule = kAssignPrecisionRule;
+            if (!why.empty() && keep) {
+                want = "f32";
+                rule = kKeepF32Rule;
+            } else if (assign) {
+                want = cost == ir::CostClass::Cube ? "f16-acc-f32" : "f16";
+            } else {
+                continue;
+            }
+            if (n->attrString(kPrecisionAttr, "") == want)
+                continue;
+            if (!ctx.requestApplication(rule, n->name()))
+                continue;
+            n->setAttr(kPrecisionAttr, want);
+            changed = true;
+        }
+        const double ms =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
+        ctx.addRuleTime(assign ? kAssignPrecisionRule : kKeepF32Rule, ms);
+        return changed;
+    }
+};
+
+} // namespace
+
+std::unique_ptr<Pass> makePrecisionPass() {
+    return std::make_unique<PrecisionPass>();
+}
+
+} // namespace sextant::passes

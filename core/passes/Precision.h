@@ -1,0 +1,26 @@
+#pragma once
+
+#include "Pass.h"
+
+#include <memory>
+
+namespace sextant::passes {
+
+/// Node attribute the `precision` pass writes: the precision the NPU computes the node in.
+///   "f16-acc-f32"  cube ops: f16 inputs and weights, f32 accumulation
+///   "f16"          vector ops the policy allows in f16
+///   "f32"          accuracy-critical ops (Softmax, normalisation and reductions, Exp/Log/Pow/
+///                  Sqrt/Reciprocal/Erf, and fused groups that contain one of them)
+/// Read it with Node::attrString(kPrecisionAttr, "").
+inline constexpr const char* kPrecisionAttr = "precision";
+
+/// `precision`: marks every compute node (cube and vector cost class) with the precision the
+/// NPU runs it in, per the npu-a policy above. Annotation only: the reference executor keeps
+/// computing in f64/f32. Rules: assign-precision (one application per node marked),
+/// keep-f32-critical (one per node kept in f32 for accuracy).
+std::unique_ptr<Pass> makePrecisionPass();
+
+inline constexpr const char* kAssignPrecisionRule = "assign-precision";
+inline constexpr const char* kKeepF32Rule = "keep-f32-critical";
+
+} // namespace sextant::passes
