@@ -151,9 +151,10 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
             snap->layouts.push_back(snap->layouts.back());
             continue;
         }
-        if (!s.graph)
+        std::shared_ptr<const ir::Graph> graph = s.graph(); // built for the layout, then released
+        if (!graph)
             return makeError(ErrorKind::Invalid, "snapshot '" + s.passId + "' has no graph", s.passId);
-        SX_ASSIGN(GraphLayoutResult layout, layoutGraph(*s.graph));
+        SX_ASSIGN(GraphLayoutResult layout, layoutGraph(*graph));
         snap->layouts.push_back(std::make_shared<const GraphLayoutResult>(std::move(layout)));
         SX_TRY(checkCancel(cancel));
     }

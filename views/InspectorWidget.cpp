@@ -79,7 +79,9 @@ void InspectorWidget::render() {
     const passes::Snapshot* snap =
         m_index >= 0 && m_index < static_cast<int>(snaps.size()) ? &snaps[static_cast<size_t>(m_index)] : nullptr;
     QString html;
-    const ir::Node* node = snap && snap->graph && !m_node.isEmpty() ? snap->graph->findNode(m_node.toStdString()) : nullptr;
+    // Held to the end of this function: the snapshot's graph is built on demand and shared.
+    const std::shared_ptr<const ir::Graph> graph = snap && !m_node.isEmpty() ? snap->graph() : nullptr;
+    const ir::Node* node = graph ? graph->findNode(m_node.toStdString()) : nullptr;
     if (!node) {
         // No node: a run summary, and a hint.
         const auto& prog = m_snapshot->program;

@@ -14,7 +14,7 @@ std::vector<PassRow> passRows(const passes::PipelineResult& pipeline) {
         row.passId = s.passId;
         row.changed = s.changed;
         row.millis = s.millis;
-        row.nodes = s.graph ? static_cast<int>(s.graph->numNodes()) : 0;
+        row.nodes = static_cast<int>(s.numNodes());
         for (const passes::RuleApplication& a : pipeline.applications)
             if (a.pass == s.passId)
                 ++row.rulesApplied;

@@ -90,7 +90,7 @@ void printChanged(const passes::PipelineResult& r) {
         if (!after.changed)
             continue;
         std::cout << "*** IR after pass '" << after.passId << "' (changed) ***\n";
-        std::cout << passes::unifiedDiff(before.text, after.text, "before/" + after.passId, "after/" + after.passId);
+        std::cout << passes::unifiedDiff(before.text(), after.text(), "before/" + after.passId, "after/" + after.passId);
     }
 }
 
@@ -116,8 +116,9 @@ void printApplications(const passes::PipelineResult& r) {
 /// Grey-op counts of the input and final graphs.
 std::pair<passes::GreyOpCounts, passes::GreyOpCounts> greyOps(const passes::PipelineResult& r) {
     passes::GreyOpCounts before, after;
-    if (!r.snapshots.empty() && r.snapshots.front().graph)
-        before = passes::countGreyOps(*r.snapshots.front().graph);
+    if (!r.snapshots.empty())
+        if (std::shared_ptr<const ir::Graph> input = r.snapshots.front().graph())
+            before = passes::countGreyOps(*input);
     if (r.graph)
         after = passes::countGreyOps(*r.graph);
     return {before, after};

@@ -357,7 +357,7 @@ void MainWindow::selectPass(int row) {
         m_graph->setGraphLayout(m_snapshot->layouts[static_cast<size_t>(row)]);
     const passes::Snapshot& after = snaps[static_cast<size_t>(row)];
     const passes::Snapshot& before = snaps[static_cast<size_t>(row > 0 ? row - 1 : 0)];
-    m_diff->setTexts(before.text, after.text, QString::fromStdString(before.passId), QString::fromStdString(after.passId));
+    m_diff->setTexts(before.text(), after.text(), QString::fromStdString(before.passId), QString::fromStdString(after.passId));
     m_tabs->setTabText(DiffTab, row == 0 ? tr("IR diff") : tr("IR diff (+%1 −%2)").arg(m_diff->addedLines()).arg(m_diff->removedLines()));
     m_inspector->setContext(m_snapshot, row);
     m_inspector->showNode(m_selection->selectedNode());

@@ -4,7 +4,6 @@
 #include "Passes.h"
 #include "RewriteRule.h"
 
-#include "core/ir/Printer.h"
 #include "core/ir/Verifier.h"
 
 #include <algorithm>
@@ -203,8 +202,8 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
             return e;
         }
     }
-    result.snapshots.push_back(Snapshot{"input", std::shared_ptr<const ir::Graph>(graph->clone()),
-                                        ir::printGraph(*graph), false, 0.0});
+    result.snapshots.push_back(
+        Snapshot{"input", SnapshotState::capture(*graph, nullptr), false, 0.0});
 
     int done = 0;
     for (Pass* pass : plan) {
@@ -224,7 +223,15 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
             e.subject = id;
             return e;
         }
-        if (config.verifyEach) {
+        // Freeze the graph against the previous snapshot: records of untouched nodes are
+        // shared, and `changed` says whether anything printGraph shows differs.
+        const std::shared_ptr<const SnapshotState>& previous = result.snapshots.back().state;
+        bool changed = false;
+        std::shared_ptr<const SnapshotState> state =
+            SnapshotState::capture(*graph, previous.get(), &changed);
+        // A pass that changed nothing leaves the verified graph as it was: verifying it again
+        // could not find anything new.
+        if (config.verifyEach && changed) {
             Status s = ir::verifyGraph(*graph);
             if (!s.ok()) {
                 Error e = s.takeError();
@@ -234,19 +241,26 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
                 return e;
             }
         }
-        std::string text = ir::printGraph(*graph);
-        const bool changed = text != result.snapshots.back().text;
-        // A pass that changed nothing shares the previous snapshot's graph instead of cloning.
-        std::shared_ptr<const ir::Graph> snapshotGraph =
-            changed ? std::shared_ptr<const ir::Graph>(graph->clone())
-                    : result.snapshots.back().graph;
         result.snapshots.push_back(
-            Snapshot{id, std::move(snapshotGraph), std::move(text), changed, millis});
+            Snapshot{id, changed ? std::move(state) : previous, changed, millis});
         ++done;
         if (progress)
             progress(done, total, id);
     }
     return {};
+}
+
+std::shared_ptr<const ir::Graph> Snapshot::graph() const {
+    return state ? state->graph() : nullptr;
+}
+
+const std::string& Snapshot::text() const {
+    static const std::string kEmpty;
+    return state ? state->text() : kEmpty;
+}
+
+size_t Snapshot::numNodes() const {
+    return state ? state->numNodes() : 0;
 }
 
 Expected<PipelineResult> runPipeline(const ir::Graph& input, const PipelineConfig& config,

@@ -2,6 +2,7 @@
 
 #include "core/ir/Error.h"
 #include "core/ir/Graph.h"
+#include "SnapshotState.h"
 
 #include <atomic>
 #include <cstdint>
@@ -39,15 +40,24 @@ struct PipelineConfig {
     bool verifyEach = true;
 };
 
-/// The graph after one pass, as the GUI's pass stepper shows it.
+/// The graph after one pass, as the GUI's pass stepper shows it. Snapshots are structurally
+/// shared (SnapshotState.h): a snapshot holds shared immutable records of the graph's nodes and
+/// values, and consecutive snapshots share every record the pass between them left alone; a pass
+/// that changed nothing shares the previous snapshot's whole state. The Graph and its text are
+/// produced only when asked for, so a pipeline run pays neither for a clone nor for printing.
 struct Snapshot {
-    std::string passId;                     ///< "input" for the first snapshot
-    /// Constants share storage with every other snapshot; a pass that changed nothing shares the
-    /// previous snapshot's graph object.
-    std::shared_ptr<const ir::Graph> graph;
-    std::string text;                       ///< ir::printGraph of `graph`
-    bool changed = false;                   ///< text differs from the previous snapshot's
-    double millis = 0;                      ///< wall time of the pass (0 for "input")
+    std::string passId;                   ///< "input" for the first snapshot
+    std::shared_ptr<const SnapshotState> state; ///< shared with the previous snapshot if unchanged
+    bool changed = false;                 ///< the printed IR differs from the previous snapshot's
+    double millis = 0;                    ///< wall time of the pass (0 for "input")
+
+    /// The graph after the pass, rebuilt from the records on first use and shared while anyone
+    /// holds it (hold the pointer while using its nodes). Null only if the state is missing.
+    std::shared_ptr<const ir::Graph> graph() const;
+    /// ir::printGraph of graph(), printed on first use and kept with the state.
+    const std::string& text() const;
+    /// Node count without building the graph.
+    size_t numNodes() const;
 };
 
 /// Why a rule that matched a node's op did not apply there.

@@ -82,14 +82,73 @@ MemoryFootprint graphFootprint(const ir::Graph& graph) {
     return fp;
 }
 
+namespace {
+
+constexpr size_t kSharedBlock = 16; // make_shared control block
+constexpr size_t kSharedPtr = sizeof(std::shared_ptr<const void>);
+
+void addTypeBytes(const ir::TensorType& t, MemoryFootprint& fp) {
+    fp.structureBytes += t.shape.capacity() * sizeof(ir::Dim);
+    for (const ir::Dim& d : t.shape)
+        fp.structureBytes += stringBytes(d.symbol);
+}
+
+void addNodeRecord(const NodeRecord& r, MemoryFootprint& fp, std::set<const void*>& seen) {
+    fp.structureBytes += sizeof(NodeRecord) + kSharedBlock + stringBytes(r.name);
+    fp.structureBytes += r.inputs.capacity() * sizeof(std::string);
+    for (const std::string& s : r.inputs)
+        fp.structureBytes += stringBytes(s);
+    fp.structureBytes += r.outputNames.capacity() * sizeof(std::string);
+    for (const std::string& s : r.outputNames)
+        fp.structureBytes += stringBytes(s);
+    fp.structureBytes += r.outputTypes.capacity() * sizeof(ir::TensorType);
+    for (const ir::TensorType& t : r.outputTypes)
+        addTypeBytes(t, fp);
+    for (const auto& [key, value] : r.attrs) {
+        fp.structureBytes += kMapNode + sizeof(key) + sizeof(value) + stringBytes(key);
+        addAttribute(value, fp, seen);
+    }
+    fp.structureBytes += r.provenance.origins.capacity() * sizeof(std::string) +
+                         stringBytes(r.provenance.createdBy);
+    for (const std::string& o : r.provenance.origins)
+        fp.structureBytes += stringBytes(o);
+}
+
+void addValueRecord(const ValueRecord& r, MemoryFootprint& fp, std::set<const void*>& seen) {
+    fp.structureBytes += sizeof(ValueRecord) + kSharedBlock + stringBytes(r.name);
+    addTypeBytes(r.type, fp);
+    if (r.constant)
+        addTensor(*r.constant, fp, seen);
+}
+
+} // namespace
+
+void addStateFootprint(const SnapshotState& state, MemoryFootprint& fp,
+                       std::set<const void*>& seen) {
+    fp.structureBytes += sizeof(SnapshotState) + kSharedBlock + stringBytes(state.graphName());
+    fp.structureBytes += (state.sources().capacity() + state.nodes().capacity()) * kSharedPtr;
+    fp.structureBytes += state.outputs().capacity() * sizeof(std::string);
+    for (const std::string& o : state.outputs())
+        fp.structureBytes += stringBytes(o);
+    for (const auto& v : state.sources())
+        if (seen.insert(v.get()).second)
+            addValueRecord(*v, fp, seen);
+    for (const auto& n : state.nodes())
+        if (seen.insert(n.get()).second)
+            addNodeRecord(*n, fp, seen);
+    if (state.hasText())
+        fp.textBytes += state.text().capacity();
+    // A graph someone is holding right now is memory too.
+    if (auto g = state.cachedGraph(); g && seen.insert(g.get()).second)
+        addGraphFootprint(*g, fp, seen);
+}
+
 MemoryFootprint snapshotsFootprint(const std::vector<Snapshot>& snapshots) {
     MemoryFootprint fp;
     std::set<const void*> seen;
-    for (const Snapshot& s : snapshots) {
-        fp.textBytes += s.text.capacity();
-        if (s.graph && seen.insert(s.graph.get()).second)
-            addGraphFootprint(*s.graph, fp, seen);
-    }
+    for (const Snapshot& s : snapshots)
+        if (s.state && seen.insert(s.state.get()).second)
+            addStateFootprint(*s.state, fp, seen);
     return fp;
 }
 

@@ -28,8 +28,14 @@ void addGraphFootprint(const ir::Graph& graph, MemoryFootprint& fp,
 /// The footprint of one graph alone.
 MemoryFootprint graphFootprint(const ir::Graph& graph);
 
-/// The footprint of all snapshots together: a graph object shared by several snapshots and a
-/// tensor buffer shared by several graphs are counted once.
+/// Adds one snapshot state: its record pointer arrays, every record not yet in `seen` (records
+/// shared between states count once), tensors once per buffer, its text if it was printed and
+/// its graph if one is currently built and held.
+void addStateFootprint(const SnapshotState& state, MemoryFootprint& fp,
+                       std::set<const void*>& seen);
+
+/// The footprint of all snapshots together: a state shared by several snapshots, a record shared
+/// by several states and a tensor buffer shared by several records are counted once.
 MemoryFootprint snapshotsFootprint(const std::vector<Snapshot>& snapshots);
 
 } // namespace sextant::passes

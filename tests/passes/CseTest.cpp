@@ -39,7 +39,7 @@ TEST(Cse, MergesTwinNodesKeepsTheFirstAndUnionsProvenance) {
               (std::vector<std::string>{"mm1", "mm2"}));
     expectSameOutputs(before, runF64(*r.graph));
     // Deterministic: the same text twice.
-    EXPECT_EQ(pipeline(*g, onlyCse()).snapshots.back().text, r.snapshots.back().text);
+    EXPECT_EQ(pipeline(*g, onlyCse()).snapshots.back().text(), r.snapshots.back().text());
 }
 
 TEST(Cse, EqualConstantsMergeByContentThenTheirUsersMerge) {

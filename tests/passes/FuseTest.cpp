@@ -221,7 +221,7 @@ TEST(FuseConvBiasAct, DisabledByIdLeavesGraphUnchanged) {
     cfg.disabled.insert("layout");
     cfg.disabled.insert("precision");
     PipelineResult r2 = pipeline(*g, cfg);
-    EXPECT_EQ(r2.snapshots.front().text, r2.snapshots.back().text);
+    EXPECT_EQ(r2.snapshots.front().text(), r2.snapshots.back().text());
 }
 
 TEST(FuseGemmBiasAct, MatMulAddReluBecomesFusedGemm) {
@@ -318,7 +318,7 @@ TEST(FuseConvScale, BatchNormMulAddReluChainBecomesOneFusedConv) {
         EXPECT_EQ(stats(res, "fuse-conv-bn").applied, 1);
         EXPECT_EQ(stats(res, "fuse-conv-scale").applied, 1);
         EXPECT_EQ(stats(res, "fuse-conv-bias-act").applied, 1);
-        ASSERT_EQ(res.graph->numNodes(), 1u) << res.snapshots.back().text;
+        ASSERT_EQ(res.graph->numNodes(), 1u) << res.snapshots.back().text();
         EXPECT_EQ(res.graph->nodes()[0]->provenance().origins,
                   (std::vector<std::string>{"add", "bn", "conv", "mul", "relu"}));
         expectSameOutputs(before, runF64(*res.graph));

@@ -28,7 +28,7 @@ TEST(GraphDiff, FusionShowsChangedAnchorAndRemovedNodes) {
             after = &res.snapshots[i];
         }
     ASSERT_TRUE(before && after);
-    std::vector<NodeChange> changes = diffGraphs(*before->graph, *after->graph);
+    std::vector<NodeChange> changes = diffGraphs(*before->graph(), *after->graph());
     std::vector<std::string> removed, changed, added;
     for (const NodeChange& ch : changes) {
         std::string key = (ch.isConstant ? "const:" : "") + ch.node;
@@ -49,5 +49,5 @@ TEST(GraphDiff, FusionShowsChangedAnchorAndRemovedNodes) {
     EXPECT_EQ(changed, (std::vector<std::string>{"conv"}));
     EXPECT_EQ(added, (std::vector<std::string>{"const:conv_bias"}));
     EXPECT_EQ(summarizeChanges(changes), "+0 -2 ~1 nodes, +1 -1 ~0 constants");
-    EXPECT_TRUE(diffGraphs(*after->graph, *after->graph).empty());
+    EXPECT_TRUE(diffGraphs(*after->graph(), *after->graph()).empty());
 }

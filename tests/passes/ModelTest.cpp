@@ -77,7 +77,7 @@ TEST(Models, MnistFusesAndMatchesOnnxRuntime) {
 
     // Every changed pass has a non-empty diff against the previous snapshot.
     for (size_t i = 1; i < r.snapshots.size(); ++i)
-        EXPECT_EQ(unifiedDiff(r.snapshots[i - 1].text, r.snapshots[i].text, "a", "b").empty(),
+        EXPECT_EQ(unifiedDiff(r.snapshots[i - 1].text(), r.snapshots[i].text(), "a", "b").empty(),
                   !r.snapshots[i].changed)
             << r.snapshots[i].passId;
 }

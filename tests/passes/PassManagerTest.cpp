@@ -99,15 +99,15 @@ TEST(PassManager, SnapshotsOnePerPassAndUnchangedTextIsIdentical) {
     PipelineResult r = pipeline(*g);
     ASSERT_EQ(r.snapshots.size(), 1u + listPasses().size());
     EXPECT_EQ(r.snapshots[0].passId, "input");
-    EXPECT_EQ(r.snapshots[0].text, ir::printGraph(*g));
+    EXPECT_EQ(r.snapshots[0].text(), ir::printGraph(*g));
     for (size_t i = 1; i < r.snapshots.size(); ++i) {
         const Snapshot& s = r.snapshots[i];
         EXPECT_EQ(s.passId, listPasses()[i - 1].id);
-        ASSERT_TRUE(s.graph);
-        EXPECT_EQ(ir::printGraph(*s.graph), s.text) << s.passId;
-        EXPECT_EQ(s.changed, s.text != r.snapshots[i - 1].text) << s.passId;
+        ASSERT_TRUE(s.graph());
+        EXPECT_EQ(ir::printGraph(*s.graph()), s.text()) << s.passId;
+        EXPECT_EQ(s.changed, s.text() != r.snapshots[i - 1].text()) << s.passId;
         if (!s.changed) {
-            EXPECT_EQ(s.text, r.snapshots[i - 1].text);
+            EXPECT_EQ(s.text(), r.snapshots[i - 1].text());
         }
     }
     // Only fusion and the layout/precision annotations change this graph (types are already
@@ -116,8 +116,8 @@ TEST(PassManager, SnapshotsOnePerPassAndUnchangedTextIsIdentical) {
         EXPECT_EQ(s.changed, s.passId == "fuse" || s.passId == "layout" || s.passId == "precision")
             << s.passId;
     // The snapshot of a pass is not changed by later passes.
-    EXPECT_EQ(countKind(*r.snapshots[1].graph, OpKind::Relu), 3);
-    EXPECT_EQ(r.snapshots.back().text, ir::printGraph(*r.graph));
+    EXPECT_EQ(countKind(*r.snapshots[1].graph(), OpKind::Relu), 3);
+    EXPECT_EQ(r.snapshots.back().text(), ir::printGraph(*r.graph));
     // The input graph itself is never modified.
     EXPECT_EQ(countKind(*g, OpKind::Relu), 3);
 }
@@ -195,7 +195,7 @@ TEST(PassManager, RunTwiceGivesIdenticalSnapshots) {
     PipelineResult a = pipeline(*g), b = pipeline(*g);
     ASSERT_EQ(a.snapshots.size(), b.snapshots.size());
     for (size_t i = 0; i < a.snapshots.size(); ++i)
-        EXPECT_EQ(a.snapshots[i].text, b.snapshots[i].text);
+        EXPECT_EQ(a.snapshots[i].text(), b.snapshots[i].text());
 }
 
 namespace {

@@ -39,7 +39,9 @@ private slots:
         for (size_t i = 0; i < s.layouts.size(); ++i) {
             QVERIFY(s.layouts[i]);
             // every node of the snapshot's graph has a box
-            for (const ir::Node* n : s.pipeline.snapshots[i].graph->nodes())
+            std::shared_ptr<const ir::Graph> graph = s.pipeline.snapshots[i].graph();
+            QVERIFY(graph);
+            for (const ir::Node* n : graph->nodes())
                 QVERIFY2(s.layouts[i]->findNode(n->name()) >= 0, n->name().c_str());
         }
         // The timeline is what the database holds: one item per Task of the Program.

@@ -1,0 +1,268 @@
+#include "SnapshotState.h"
+
+#include "core/ir/Printer.h"
+
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+
+namespace sextant::passes {
+
+namespace {
+
+bool sameTensor(const ir::Tensor& a, const ir::Tensor& b) {
+    if (a.dtype() != b.dtype() || a.shape() != b.shape())
+        return false;
+    // Copies share storage, so the common case is one pointer compare; otherwise the bytes.
+    return a.bytes() == b.bytes() || a.identical(b);
+}
+
+bool sameBits(double a, double b) {
+    return std::memcmp(&a, &b, sizeof a) == 0; // -0 vs 0 and NaNs print differently
+}
+
+bool sameAttribute(const ir::Attribute& a, const ir::Attribute& b) {
+    if (a.index() != b.index())
+        return false;
+    return std::visit(
+        [&](const auto& x) -> bool {
+            using T = std::decay_t<decltype(x)>;
+            const T& y = std::get<T>(b);
+            if constexpr (std::is_same_v<T, ir::Tensor>)
+                return sameTensor(x, y);
+            else if constexpr (std::is_same_v<T, double>)
+                return sameBits(x, y);
+            else if constexpr (std::is_same_v<T, std::vector<double>>) {
+                if (x.size() != y.size())
+                    return false;
+                for (size_t i = 0; i < x.size(); ++i)
+                    if (!sameBits(x[i], y[i]))
+                        return false;
+                return true;
+            } else
+                return x == y; // subgraphs: immutable and shared, so identity
+        },
+        a);
+}
+
+bool sameAttributes(const ir::AttributeMap& a, const ir::AttributeMap& b) {
+    if (a.size() != b.size())
+        return false;
+    for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib)
+        if (ia->first != ib->first || !sameAttribute(ia->second, ib->second))
+            return false;
+    return true;
+}
+
+bool recordMatches(const NodeRecord& r, const ir::Node& n) {
+    if (r.kind != n.kind() || r.name != n.name() || r.inputs.size() != n.numInputs() ||
+        r.outputNames.size() != n.numOutputs())
+        return false;
+    for (size_t i = 0; i < r.inputs.size(); ++i) {
+        const ir::Value* v = n.input(i);
+        if (v ? r.inputs[i] != v->name() : !r.inputs[i].empty())
+            return false;
+    }
+    for (size_t i = 0; i < r.outputNames.size(); ++i)
+        if (r.outputNames[i] != n.output(i)->name() || !(r.outputTypes[i] == n.output(i)->type()))
+            return false;
+    const ir::Provenance& p = n.provenance();
+    return r.provenance.createdBy == p.createdBy && r.provenance.origins == p.origins &&
+           sameAttributes(r.attrs, n.attrs());
+}
+
+std::shared_ptr<const NodeRecord> recordOf(const ir::Node& n) {
+    auto r = std::make_shared<NodeRecord>();
+    r->name = n.name();
+    r->kind = n.kind();
+    r->inputs.reserve(n.numInputs());
+    for (const ir::Value* v : n.inputs())
+        r->inputs.push_back(v ? v->name() : std::string());
+    r->outputNames.reserve(n.numOutputs());
+    r->outputTypes.reserve(n.numOutputs());
+    for (const ir::Value* v : n.outputs()) {
+        r->outputNames.push_back(v->name());
+        r->outputTypes.push_back(v->type());
+    }
+    r->attrs = n.attrs();
+    r->provenance = n.provenance();
+    return r;
+}
+
+bool sourceMatches(const ValueRecord& r, const ir::Value& v) {
+    if (r.name != v.name() || r.isInput != v.isGraphInput() || !(r.type == v.type()) ||
+        r.constant.has_value() != v.isConstant())
+        return false;
+    return !r.constant || sameTensor(*r.constant, *v.constant());
+}
+
+std::shared_ptr<const ValueRecord> recordOf(const ir::Value& v) {
+    auto r = std::make_shared<ValueRecord>();
+    r->name = v.name();
+    r->type = v.type();
+    if (const ir::Tensor* t = v.constant())
+        r->constant = *t;
+    r->isInput = v.isGraphInput();
+    return r;
+}
+
+/// Finds the previous record for each live item: first the one at the cursor (passes mostly keep
+/// the order), else through a name index built the first time the cursor misses.
+template <typename Record> class PreviousRecords {
+public:
+    explicit PreviousRecords(const std::vector<std::shared_ptr<const Record>>* prev) : m_prev(prev) {}
+
+    const std::shared_ptr<const Record>* find(const std::string& name) {
+        if (!m_prev)
+            return nullptr;
+        if (m_cursor < m_prev->size() && (*m_prev)[m_cursor]->name == name)
+            return &(*m_prev)[m_cursor++];
+        if (!m_indexed) {
+            m_indexed = true;
+            for (size_t i = 0; i < m_prev->size(); ++i)
+                m_index.emplace((*m_prev)[i]->name, i);
+        }
+        auto it = m_index.find(name);
+        if (it == m_index.end())
+            return nullptr;
+        m_cursor = it->second + 1;
+        return &(*m_prev)[it->second];
+    }
+
+private:
+    const std::vector<std::shared_ptr<const Record>>* m_prev;
+    size_t m_cursor = 0;
+    bool m_indexed = false;
+    std::unordered_map<std::string_view, size_t> m_index; // lookups only, never iterated
+};
+
+} // namespace
+
+std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& graph,
+                                                            const SnapshotState* previous,
+                                                            bool* changed) {
+    auto s = std::make_shared<SnapshotState>();
+    s->m_name = graph.name();
+    bool differs = !previous || previous->m_name != s->m_name;
+
+    PreviousRecords<ValueRecord> prevSources(previous ? &previous->m_sources : nullptr);
+    for (const ir::Value* v : graph.values()) {
+        if (v->producer())
+            continue;
+        const std::shared_ptr<const ValueRecord>* old = prevSources.find(v->name());
+        if (old && sourceMatches(**old, *v))
+            s->m_sources.push_back(*old);
+        else
+            s->m_sources.push_back(recordOf(*v));
+    }
+    PreviousRecords<NodeRecord> prevNodes(previous ? &previous->m_nodes : nullptr);
+    s->m_nodes.reserve(graph.numNodes());
+    for (const ir::Node* n : graph.nodes()) {
+        const std::shared_ptr<const NodeRecord>* old = prevNodes.find(n->name());
+        if (old && recordMatches(**old, *n))
+            s->m_nodes.push_back(*old);
+        else
+            s->m_nodes.push_back(recordOf(*n));
+    }
+    s->m_outputs.reserve(graph.outputs().size());
+    for (const ir::Value* v : graph.outputs())
+        s->m_outputs.push_back(v->name());
+
+    if (previous && !differs)
+        differs = s->m_outputs != previous->m_outputs || s->m_sources != previous->m_sources ||
+                  s->m_nodes != previous->m_nodes; // element-wise pointer compare
+    if (changed)
+        *changed = differs;
+    return s;
+}
+
+Expected<std::unique_ptr<ir::Graph>> SnapshotState::build() const {
+    auto g = std::make_unique<ir::Graph>(m_name);
+    for (const auto& r : m_sources) {
+        if (r->isInput) {
+            SX_ASSIGN(ir::Value * v, g->addInput(r->name, r->type));
+            (void)v;
+        } else {
+            SX_ASSIGN(ir::Value * v, g->addConstant(r->name, *r->constant));
+            v->setType(r->type);
+        }
+    }
+    // Inputs produced by a later node (an order a pass left unsorted) are wired afterwards.
+    struct Pending {
+        ir::Node* node;
+        size_t index;
+        const std::string* name;
+    };
+    std::vector<Pending> pending;
+    for (const auto& r : m_nodes) {
+        std::vector<ir::Value*> ins(r->inputs.size(), nullptr);
+        for (size_t i = 0; i < ins.size(); ++i)
+            if (!r->inputs[i].empty() && !(ins[i] = g->findValue(r->inputs[i])))
+                pending.push_back({nullptr, i, &r->inputs[i]});
+        SX_ASSIGN(ir::Node * n,
+                  g->addNode(r->kind, r->name, std::move(ins), r->outputNames, r->attrs));
+        for (Pending& p : pending)
+            if (!p.node)
+                p.node = n;
+        n->mutableProvenance() = r->provenance;
+        for (size_t i = 0; i < r->outputTypes.size(); ++i)
+            n->output(i)->setType(r->outputTypes[i]);
+    }
+    for (const Pending& p : pending) {
+        ir::Value* v = g->findValue(*p.name);
+        if (!v)
+            return makeError(ErrorKind::Verify,
+                             "snapshot node '" + p.node->name() + "' uses unknown value '" +
+                                 *p.name + "'",
+                             p.node->name());
+        g->setInput(p.node, p.index, v);
+    }
+    std::vector<ir::Value*> outs;
+    for (const std::string& name : m_outputs) {
+        ir::Value* v = g->findValue(name);
+        if (!v)
+            return makeError(ErrorKind::Verify, "snapshot output '" + name + "' is not a value",
+                             name);
+        outs.push_back(v);
+    }
+    g->setOutputs(std::move(outs));
+    return g;
+}
+
+std::shared_ptr<const ir::Graph> SnapshotState::graph() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (auto g = m_graph.lock())
+        return g;
+    auto built = build();
+    if (!built.ok())
+        return nullptr;
+    std::shared_ptr<const ir::Graph> g(std::move(*built));
+    m_graph = g;
+    return g;
+}
+
+std::shared_ptr<const ir::Graph> SnapshotState::cachedGraph() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_graph.lock();
+}
+
+bool SnapshotState::hasText() const {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    return m_text.has_value();
+}
+
+const std::string& SnapshotState::text() const {
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        if (m_text)
+            return *m_text;
+    }
+    std::shared_ptr<const ir::Graph> g = graph();
+    std::string printed = g ? ir::printGraph(*g) : "# snapshot graph could not be rebuilt\n";
+    std::lock_guard<std::mutex> lock(m_mutex);
+    if (!m_text)
+        m_text = std::move(printed);
+    return *m_text;
+}
+
+} // namespace sextant::passes

@@ -1,0 +1,81 @@
+#pragma once
+
+#include "core/ir/Graph.h"
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sextant::passes {
+
+/// A value that no node produces (a graph input or a constant), frozen as plain data.
+struct ValueRecord {
+    std::string name;
+    ir::TensorType type;
+    std::optional<ir::Tensor> constant; ///< shares storage with the live graph's tensor
+    bool isInput = false;
+};
+
+/// One node frozen as plain data: what printGraph shows of it, nothing that points into a Graph.
+/// Records are immutable and shared between snapshots: a pass that leaves a node alone makes the
+/// next snapshot point at the same record.
+struct NodeRecord {
+    std::string name;
+    ir::OpKind kind{};
+    std::vector<std::string> inputs; ///< value names; "" for an omitted optional input
+    std::vector<std::string> outputNames;
+    std::vector<ir::TensorType> outputTypes;
+    ir::AttributeMap attrs;
+    ir::Provenance provenance;
+};
+
+/// The immutable, structurally shared state of one pipeline snapshot: the graph as sequences of
+/// shared records. Consecutive snapshots share every record their passes did not touch, so a
+/// pipeline's snapshots cost about one graph plus what the passes changed. A Graph is built from
+/// the records on demand (graph()) and its text printed on demand (text()).
+class SnapshotState {
+public:
+    /// Freezes `graph`. Records equal to `previous`'s (matched by node / value name, compared
+    /// field by field, tensors by content) are shared instead of copied. `changed` (if given)
+    /// receives whether the graph differs from `previous` in anything printGraph shows; when it
+    /// does not, the caller should keep `previous` itself. `previous` may be null.
+    static std::shared_ptr<const SnapshotState> capture(const ir::Graph& graph,
+                                                        const SnapshotState* previous,
+                                                        bool* changed = nullptr);
+
+    /// The graph this state describes, built from the records on first use and kept only while
+    /// a caller holds it (a weak cache), so browsing snapshots does not pin a copy of each.
+    /// Hold the returned pointer while using nodes or values from it.
+    std::shared_ptr<const ir::Graph> graph() const;
+    /// ir::printGraph of graph(), printed on first use and kept.
+    const std::string& text() const;
+    /// True once text() has been asked for (its bytes are then part of the footprint).
+    bool hasText() const;
+    /// The graph if it is currently built and held by someone, else null (for footprints).
+    std::shared_ptr<const ir::Graph> cachedGraph() const;
+
+    const std::string& graphName() const { return m_name; }
+    /// Graph inputs and constants, in the live graph's creation order.
+    const std::vector<std::shared_ptr<const ValueRecord>>& sources() const { return m_sources; }
+    /// Nodes in graph order.
+    const std::vector<std::shared_ptr<const NodeRecord>>& nodes() const { return m_nodes; }
+    /// Graph output value names, in order.
+    const std::vector<std::string>& outputs() const { return m_outputs; }
+    size_t numNodes() const { return m_nodes.size(); }
+
+private:
+    Expected<std::unique_ptr<ir::Graph>> build() const;
+
+    std::string m_name;
+    std::vector<std::shared_ptr<const ValueRecord>> m_sources;
+    std::vector<std::shared_ptr<const NodeRecord>> m_nodes;
+    std::vector<std::string> m_outputs;
+
+    mutable std::mutex m_mutex; ///< guards the two caches (views read snapshots from threads)
+    mutable std::weak_ptr<const ir::Graph> m_graph;
+    mutable std::optional<std::string> m_text;
+};
+
+} // namespace sextant::passes
