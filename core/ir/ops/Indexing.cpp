@@ -1,0 +1,400 @@
+// ONNX coverage ops that index, repeat or scan a tensor: GatherElements, Trilu, Tile, Expand,
+// CumSum, Range, plus GlobalMaxPool. Elements move as raw bytes, so every dtype is exact.
+
+#include "OpUtil.h"
+
+#include <cstring>
+
+namespace sextant::ir {
+
+using ops::opError;
+using ops::Shape;
+
+namespace {
+
+/// Row-major strides of `shape`.
+std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;)
+        s[i - 1] = s[i] * shape[i];
+    return s;
+}
+
+/// Advances a row-major multi-index over `shape`.
+void nextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
+    for (size_t i = idx.size(); i-- > 0;) {
+        if (++idx[i] < shape[i])
+            return;
+        idx[i] = 0;
+    }
+}
+
+/// The integer entries of a 1-D (or scalar) i64/i32 tensor.
+Expected<std::vector<int64_t>> intValues(const Node& n, const Tensor& t, const char* what) {
+    if (t.dtype() != DType::I64 && t.dtype() != DType::I32)
+        return opError(n, std::string(what) + " must be an integer tensor, got " +
+                              std::string(dtypeName(t.dtype())));
+    if (t.rank() > 1)
+        return opError(n, std::string(what) + " must be 1-D, got " + t.type().str());
+    std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        v[static_cast<size_t>(i)] =
+            t.dtype() == DType::I64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
+    return v;
+}
+
+/// Numpy broadcast of `x` to `target` (already the broadcast result shape) by byte copies.
+Tensor broadcastTo(const Tensor& x, const std::vector<int64_t>& target) {
+    Tensor y(x.dtype(), target);
+    const size_t es = dtypeSize(x.dtype());
+    const size_t off = target.size() - x.rank();
+    const std::vector<int64_t> xs = stridesOf(x.shape());
+    std::vector<int64_t> idx(target.size(), 0);
+    for (int64_t k = 0; k < y.numel(); ++k) {
+        int64_t src = 0;
+        for (size_t i = 0; i < x.rank(); ++i)
+            src += (x.shape()[i] == 1 ? 0 : idx[off + i]) * xs[i];
+        std::memcpy(y.mutableBytes() + k * es, x.bytes() + src * es, es);
+        nextIndex(idx, target);
+    }
+    return y;
+}
+
+} // namespace
+
+// ---- GatherElements: out[i...] = data[i... with index[i...] on axis]
+
+Status verifyGatherElements(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "axis", -64, 64));
+    if (const TensorType* i = ops::inputType(n, 1); i && !isInteger(i->dtype))
+        return opError(n, "gather indices must be integers, got " + i->str());
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferGatherElements(const Node& n) {
+    const TensorType* data = ops::inputType(n, 0);
+    const TensorType* indices = ops::inputType(n, 1);
+    if (data->rank() != indices->rank())
+        return opError(n, "data " + data->str() + " and indices " + indices->str() +
+                              " must have the same rank");
+    SX_TRY(ops::normaliseAxis(n, n.attrInt("axis", 0), static_cast<int64_t>(data->rank()),
+                              "gather axis"));
+    return std::vector<TensorType>{TensorType{data->dtype, indices->shape}};
+}
+
+Expected<std::vector<Tensor>> runGatherElements(const Node& n, std::span<const Tensor> inputs,
+                                                const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& data = inputs[0];
+    const Tensor& indices = inputs[1];
+    if (data.rank() != indices.rank() || data.rank() == 0)
+        return opError(n, "data " + data.type().str() + " and indices " + indices.type().str() +
+                              " must have the same rank >= 1");
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", 0),
+                                               static_cast<int64_t>(data.rank()), "gather axis"));
+    for (size_t i = 0; i < data.rank(); ++i)
+        if (static_cast<int64_t>(i) != axis && indices.shape()[i] > data.shape()[i])
+            return opError(n, "indices " + indices.type().str() + " exceed data " +
+                                  data.type().str() + " off the axis");
+    Tensor y(data.dtype(), indices.shape());
+    const size_t es = dtypeSize(data.dtype());
+    const std::vector<int64_t> ds = stridesOf(data.shape());
+    const int64_t extent = data.shape()[static_cast<size_t>(axis)];
+    std::vector<int64_t> idx(indices.rank(), 0);
+    for (int64_t k = 0; k < y.numel(); ++k) {
+        int64_t at = static_cast<int64_t>(indices.at(k));
+        if (at < 0)
+            at += extent;
+        if (at < 0 || at >= extent)
+            return opError(n, "index " + std::to_string(static_cast<int64_t>(indices.at(k))) +
+                                  " is outside 0.." + std::to_string(extent - 1) + " on axis " +
+                                  std::to_string(axis));
+        int64_t src = 0;
+        for (size_t i = 0; i < idx.size(); ++i)
+            src += (static_cast<int64_t>(i) == axis ? at : idx[i]) * ds[i];
+        std::memcpy(y.mutableBytes() + k * es, data.bytes() + src * es, es);
+        nextIndex(idx, indices.shape());
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+// ---- Trilu: keep the upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims
+
+Status verifyTrilu(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "upper", 0, 1));
+    if (const TensorType* k = ops::inputType(n, 1); k && !isInteger(k->dtype))
+        return opError(n, "trilu k must be an integer, got " + k->str());
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferTrilu(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    if (x->rank() < 2)
+        return opError(n, "trilu input must have rank >= 2, got " + x->str());
+    return std::vector<TensorType>{*x};
+}
+
+Expected<std::vector<Tensor>> runTrilu(const Node& n, std::span<const Tensor> inputs,
+                                       const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    if (x.rank() < 2)
+        return opError(n, "trilu input must have rank >= 2, got " + x.type().str());
+    int64_t k = 0;
+    if (inputs.size() > 1 && inputs[1].valid() && n.input(1)) {
+        if (inputs[1].numel() != 1)
+            return opError(n, "trilu k must hold one value, got " + inputs[1].type().str());
+        k = static_cast<int64_t>(inputs[1].at(0));
+    }
+    const bool upper = n.attrInt("upper", 1) != 0;
+    const int64_t rows = x.shape()[x.rank() - 2], cols = x.shape()[x.rank() - 1];
+    Tensor y = x.clone();
+    const size_t es = dtypeSize(x.dtype());
+    for (int64_t e = 0; e < y.numel(); ++e) {
+        const int64_t j = e % cols, i = cols ? (e / cols) % rows : 0;
+        const bool keep = upper ? j - i >= k : j - i <= k;
+        if (!keep)
+            std::memset(y.mutableBytes() + e * es, 0, es);
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+// ---- Tile: repeat the input repeats[i] times along dim i
+
+Status verifyTile(const Node& n) {
+    if (const TensorType* r = ops::inputType(n, 1); r && r->dtype != DType::I64)
+        return opError(n, "tile repeats must be i64, got " + r->str());
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferTile(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    TensorType t{x->dtype, Shape(x->rank(), ops::unknownDim())};
+    if (const Tensor* c = n.input(1)->constant()) {
+        SX_ASSIGN(std::vector<int64_t> reps, intValues(n, *c, "tile repeats"));
+        if (reps.size() != x->rank())
+            return opError(n, "tile repeats has " + std::to_string(reps.size()) +
+                                  " entries for an input of rank " + std::to_string(x->rank()));
+        for (size_t i = 0; i < reps.size(); ++i) {
+            if (reps[i] < 0)
+                return opError(n, "tile repeats must be >= 0, got " + std::to_string(reps[i]));
+            if (x->shape[i].isKnown())
+                t.shape[i] = Dim::known(x->shape[i].value * reps[i]);
+        }
+    }
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runTile(const Node& n, std::span<const Tensor> inputs,
+                                      const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    SX_ASSIGN(std::vector<int64_t> reps, intValues(n, inputs[1], "tile repeats"));
+    if (reps.size() != x.rank())
+        return opError(n, "tile repeats has " + std::to_string(reps.size()) +
+                              " entries for an input of rank " + std::to_string(x.rank()));
+    std::vector<int64_t> out(x.rank());
+    for (size_t i = 0; i < out.size(); ++i) {
+        if (reps[i] < 0)
+            return opError(n, "tile repeats must be >= 0, got " + std::to_string(reps[i]));
+        out[i] = x.shape()[i] * reps[i];
+    }
+    SX_TRY(ops::checkAllocation(n, out));
+    Tensor y(x.dtype(), out);
+    const size_t es = dtypeSize(x.dtype());
+    const std::vector<int64_t> xs = stridesOf(x.shape());
+    std::vector<int64_t> idx(out.size(), 0);
+    for (int64_t k = 0; k < y.numel(); ++k) {
+        int64_t src = 0;
+        for (size_t i = 0; i < out.size(); ++i)
+            src += (idx[i] % x.shape()[i]) * xs[i];
+        std::memcpy(y.mutableBytes() + k * es, x.bytes() + src * es, es);
+        nextIndex(idx, out);
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+// ---- Expand: numpy-broadcast the input against a shape
+
+Status verifyExpand(const Node& n) {
+    if (const TensorType* s = ops::inputType(n, 1); s && s->dtype != DType::I64)
+        return opError(n, "expand shape must be i64, got " + s->str());
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferExpand(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    const Value* shapeValue = n.input(1);
+    TensorType t;
+    t.dtype = x->dtype;
+    if (const Tensor* c = shapeValue->constant()) {
+        SX_ASSIGN(std::vector<int64_t> target, intValues(n, *c, "expand shape"));
+        Shape s;
+        for (int64_t d : target)
+            s.push_back(Dim::known(d));
+        SX_ASSIGN(t.shape, ops::broadcastShapes(n, x->shape, s));
+        return std::vector<TensorType>{t};
+    }
+    const TensorType& st = shapeValue->type();
+    if (st.rank() != 1 || !st.shape[0].isKnown())
+        return opError(n, "expand shape '" + shapeValue->name() +
+                              "' is not a constant and its length is unknown",
+                       ErrorKind::Unsupported);
+    t.shape.assign(std::max<size_t>(x->rank(), static_cast<size_t>(st.shape[0].value)),
+                   ops::unknownDim());
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runExpand(const Node& n, std::span<const Tensor> inputs,
+                                        const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    SX_ASSIGN(std::vector<int64_t> target, intValues(n, inputs[1], "expand shape"));
+    Shape s;
+    for (int64_t d : target)
+        s.push_back(Dim::known(d));
+    SX_ASSIGN(Shape out, ops::broadcastShapes(n, ops::shapeOf(x), s));
+    const std::vector<int64_t> dims = ops::extents(out);
+    SX_TRY(ops::checkAllocation(n, dims));
+    return std::vector<Tensor>{broadcastTo(x, dims)};
+}
+
+// ---- CumSum: running sum along an axis (exclusive and reverse attributes)
+
+Status verifyCumSum(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "exclusive", 0, 1));
+    SX_TRY(ops::checkIntAttr(n, "reverse", 0, 1));
+    if (const TensorType* a = ops::inputType(n, 1); a && !isInteger(a->dtype))
+        return opError(n, "cumsum axis must be an integer, got " + a->str());
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferCumSum(const Node& n) {
+    return std::vector<TensorType>{*ops::inputType(n, 0)};
+}
+
+Expected<std::vector<Tensor>> runCumSum(const Node& n, std::span<const Tensor> inputs,
+                                        const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    if (inputs[1].numel() != 1)
+        return opError(n, "cumsum axis must hold one value, got " + inputs[1].type().str());
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, static_cast<int64_t>(inputs[1].at(0)),
+                                               std::max<int64_t>(1, static_cast<int64_t>(x.rank())),
+                                               "cumsum axis"));
+    const bool exclusive = n.attrInt("exclusive", 0) != 0, reverse = n.attrInt("reverse", 0) != 0;
+    int64_t outer = 1, len = 1, inner = 1;
+    for (size_t i = 0; i < x.rank(); ++i)
+        (static_cast<int64_t>(i) < axis ? outer : static_cast<int64_t>(i) == axis ? len : inner) *=
+            x.shape()[i];
+    Tensor y(x.dtype(), x.shape());
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            double sum = 0;
+            for (int64_t s = 0; s < len; ++s) {
+                const int64_t a = reverse ? len - 1 - s : s;
+                const int64_t at = (o * len + a) * inner + i;
+                const double v = x.at(at);
+                if (!exclusive)
+                    sum += v;
+                y.set(at, sum);
+                if (exclusive)
+                    sum += v;
+            }
+        }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+// ---- Range: start, start + delta, ... up to (not including) limit
+
+Status verifyRange(const Node& n) {
+    const TensorType* s = ops::inputType(n, 0);
+    for (size_t i = 0; i < 3; ++i) {
+        const TensorType* t = ops::inputType(n, i);
+        if (t && s && t->dtype != s->dtype)
+            return opError(n, "range start, limit and delta must have one dtype, got " + s->str() +
+                                  " and " + t->str());
+        if (t && t->rank() != 0)
+            return opError(n, "range inputs must be scalars, got " + t->str());
+    }
+    return {};
+}
+
+namespace {
+
+Expected<int64_t> rangeCount(const Node& n, double start, double limit, double delta) {
+    if (delta == 0)
+        return opError(n, "range delta must not be 0");
+    const double count = std::ceil((limit - start) / delta);
+    if (!(count <= static_cast<double>(ops::kMaxKernelElements)))
+        return opError(n, "range of " + std::to_string(count) + " elements is too large");
+    return std::max<int64_t>(0, static_cast<int64_t>(count));
+}
+
+} // namespace
+
+Expected<std::vector<TensorType>> inferRange(const Node& n) {
+    TensorType t{ops::inputType(n, 0)->dtype, {ops::unknownDim()}};
+    const Tensor* s = n.input(0)->constant();
+    const Tensor* l = n.input(1)->constant();
+    const Tensor* d = n.input(2)->constant();
+    if (s && l && d && s->numel() == 1 && l->numel() == 1 && d->numel() == 1) {
+        SX_ASSIGN(int64_t count, rangeCount(n, s->at(0), l->at(0), d->at(0)));
+        t.shape[0] = Dim::known(count);
+    }
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runRange(const Node& n, std::span<const Tensor> inputs,
+                                       const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    for (size_t i = 0; i < 3; ++i)
+        if (inputs[i].numel() != 1)
+            return opError(n, "range inputs must be scalars, got " + inputs[i].type().str());
+    const double start = inputs[0].at(0), delta = inputs[2].at(0);
+    SX_ASSIGN(int64_t count, rangeCount(n, start, inputs[1].at(0), delta));
+    Tensor y(inputs[0].dtype(), {count});
+    for (int64_t i = 0; i < count; ++i)
+        y.set(i, start + static_cast<double>(i) * delta);
+    return std::vector<Tensor>{std::move(y)};
+}
+
+// ---- GlobalMaxPool: maximum over all spatial dims
+
+Status verifyGlobalMaxPool(const Node& n) { return ops::requireFloatInput(n, 0, "global max pool input"); }
+
+Expected<std::vector<TensorType>> inferGlobalMaxPool(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    if (x->rank() < 3)
+        return opError(n, "global max pool input must have rank >= 3 (N, C, spatial...), got " +
+                              x->str());
+    TensorType t = *x;
+    for (size_t i = 2; i < t.rank(); ++i)
+        t.shape[i] = Dim::known(1);
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runGlobalMaxPool(const Node& n, std::span<const Tensor> inputs,
+                                               const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    if (x.rank() < 3)
+        return opError(n, "global max pool input must have rank >= 3, got " + x.type().str());
+    std::vector<int64_t> out = x.shape();
+    for (size_t i = 2; i < out.size(); ++i)
+        out[i] = 1;
+    const int64_t planes = x.shape()[0] * x.shape()[1];
+    const int64_t inner = planes == 0 ? 0 : x.numel() / planes;
+    if (inner == 0 && planes > 0)
+        return opError(n, "global max pool over an empty spatial extent");
+    Tensor y(x.dtype(), out);
+    for (int64_t p = 0; p < planes; ++p) {
+        double m = x.at(p * inner);
+        for (int64_t i = 1; i < inner; ++i)
+            m = std::max(m, x.at(p * inner + i));
+        y.set(p, m);
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+} // namespace sextant::ir
