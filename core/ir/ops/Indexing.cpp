@@ -1,5 +1,6 @@
-// ONNX coverage ops that index, repeat or scan a tensor: GatherElements, Trilu, Tile, Expand,
-// CumSum, Range, plus GlobalMaxPool. Elements move as raw bytes, so every dtype is exact.
+// ONNX coverage ops that index, repeat, rearrange or scan a tensor: GatherElements, ScatterElements,
+// Trilu, Tile, Expand, CumSum, Range, DepthToSpace, SpaceToDepth, plus GlobalMaxPool and
+// InstanceNormalization. Elements move as raw bytes where they only move, so every dtype is exact.
 
 #include "OpUtil.h"
 
@@ -393,6 +394,207 @@ Expected<std::vector<Tensor>> runGlobalMaxPool(const Node& n, std::span<const Te
         for (int64_t i = 1; i < inner; ++i)
             m = std::max(m, x.at(p * inner + i));
         y.set(p, m);
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+} // namespace sextant::ir
+
+// ---- DepthToSpace / SpaceToDepth: move blocksize x blocksize channel groups into space and back
+
+namespace sextant::ir {
+
+namespace {
+
+Expected<int64_t> blockSize(const Node& n) {
+    if (!n.hasAttr("blocksize"))
+        return opError(n, "attribute 'blocksize' is required");
+    SX_TRY(ops::checkIntAttr(n, "blocksize", 1, 1 << 20));
+    return n.attrInt("blocksize", 1);
+}
+
+/// Output shape of DepthToSpace (`toSpace`) or SpaceToDepth; dims that cannot be divided are errors.
+Expected<Shape> blockShape(const Node& n, const Shape& x, bool toSpace) {
+    SX_ASSIGN(int64_t b, blockSize(n));
+    if (x.size() != 4)
+        return opError(n, "input must have rank 4 [N, C, H, W], got " + ops::shapeStr(x));
+    Shape out = x;
+    auto scale = [&](size_t i, bool multiply) -> Status {
+        if (!x[i].isKnown()) {
+            out[i] = ops::unknownDim();
+            return {};
+        }
+        const int64_t d = x[i].value, f = i == 1 ? b * b : b;
+        if (multiply == false && d % f != 0)
+            return opError(n, "dim " + std::to_string(i) + " of " + ops::shapeStr(x) +
+                                  " is not divisible by " + std::to_string(f));
+        out[i] = Dim::known(multiply ? d * f : d / f);
+        return {};
+    };
+    SX_TRY(scale(1, !toSpace));
+    SX_TRY(scale(2, toSpace));
+    SX_TRY(scale(3, toSpace));
+    return out;
+}
+
+/// Moves elements between depth and space; `toSpace` picks DepthToSpace, `crd` its CRD mode.
+Expected<std::vector<Tensor>> runBlockMove(const Node& n, const Tensor& x, bool toSpace, bool crd) {
+    SX_ASSIGN(int64_t b, blockSize(n));
+    SX_ASSIGN(Shape outShape, blockShape(n, ops::shapeOf(x), toSpace));
+    const std::vector<int64_t> out = ops::extents(outShape);
+    Tensor y(x.dtype(), out);
+    const size_t es = dtypeSize(x.dtype());
+    // Index both ways in terms of the space-side tensor [N, Cs, Hs, Ws] and depth-side [N, Cd, Hd, Wd].
+    const std::vector<int64_t>& space = toSpace ? out : x.shape();
+    const std::vector<int64_t>& depth = toSpace ? x.shape() : out;
+    const int64_t cs = space[1];
+    for (int64_t nn = 0; nn < space[0]; ++nn)
+        for (int64_t c = 0; c < cs; ++c)
+            for (int64_t h = 0; h < space[2]; ++h)
+                for (int64_t w = 0; w < space[3]; ++w) {
+                    const int64_t i = h % b, j = w % b;
+                    const int64_t cd = crd ? c * b * b + i * b + j : (i * b + j) * cs + c;
+                    const int64_t si = ((nn * cs + c) * space[2] + h) * space[3] + w;
+                    const int64_t di = ((nn * depth[1] + cd) * depth[2] + h / b) * depth[3] + w / b;
+                    const int64_t from = toSpace ? di : si, to = toSpace ? si : di;
+                    std::memcpy(y.mutableBytes() + to * es, x.bytes() + from * es, es);
+                }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+} // namespace
+
+Status verifyDepthToSpace(const Node& n) {
+    SX_TRY(ops::checkStringAttr(n, "mode", {"DCR", "CRD"}));
+    SX_TRY(blockSize(n));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferDepthToSpace(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    SX_ASSIGN(Shape s, blockShape(n, x->shape, true));
+    return std::vector<TensorType>{TensorType{x->dtype, s}};
+}
+
+Expected<std::vector<Tensor>> runDepthToSpace(const Node& n, std::span<const Tensor> inputs,
+                                              const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    return runBlockMove(n, inputs[0], true, n.attrString("mode", "DCR") == "CRD");
+}
+
+Status verifySpaceToDepth(const Node& n) {
+    SX_TRY(blockSize(n));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferSpaceToDepth(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    SX_ASSIGN(Shape s, blockShape(n, x->shape, false));
+    return std::vector<TensorType>{TensorType{x->dtype, s}};
+}
+
+Expected<std::vector<Tensor>> runSpaceToDepth(const Node& n, std::span<const Tensor> inputs,
+                                              const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    return runBlockMove(n, inputs[0], false, false);
+}
+
+// ---- InstanceNormalization: per (batch, channel) normalisation over the spatial dims
+
+Status verifyInstanceNormalization(const Node& n) {
+    SX_TRY(ops::checkFloatAttr(n, "epsilon"));
+    for (size_t i = 0; i < 3; ++i)
+        SX_TRY(ops::requireFloatInput(n, i, "instance normalization input"));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferInstanceNormalization(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    if (x->rank() < 3)
+        return opError(n, "instance normalization input must have rank >= 3, got " + x->str());
+    return std::vector<TensorType>{*x};
+}
+
+Expected<std::vector<Tensor>> runInstanceNormalization(const Node& n, std::span<const Tensor> inputs,
+                                                       const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    if (x.rank() < 3)
+        return opError(n, "instance normalization input must have rank >= 3, got " + x.type().str());
+    const int64_t batch = x.shape()[0], c = x.shape()[1];
+    if (inputs[1].numel() != c || inputs[2].numel() != c)
+        return opError(n, "scale and bias must have " + std::to_string(c) + " entries");
+    const int64_t inner = batch * c == 0 ? 0 : x.numel() / (batch * c);
+    const double eps = n.attrFloat("epsilon", 1e-5);
+    Tensor y(x.dtype(), x.shape());
+    for (int64_t p = 0; p < batch * c; ++p) {
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < inner; ++i)
+            mean += x.at(p * inner + i);
+        mean /= static_cast<double>(inner ? inner : 1);
+        for (int64_t i = 0; i < inner; ++i)
+            var += (x.at(p * inner + i) - mean) * (x.at(p * inner + i) - mean);
+        var /= static_cast<double>(inner ? inner : 1);
+        const double mul = inputs[1].at(p % c) / std::sqrt(var + eps), add = inputs[2].at(p % c);
+        for (int64_t i = 0; i < inner; ++i)
+            y.set(p * inner + i, (x.at(p * inner + i) - mean) * mul + add);
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+// ---- ScatterElements: a copy of data with updates written (or added, multiplied) at indices
+
+Status verifyScatterElements(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "axis", -64, 64));
+    SX_TRY(ops::checkStringAttr(n, "reduction", {"none", "add", "mul"}));
+    if (const TensorType* i = ops::inputType(n, 1); i && !isInteger(i->dtype))
+        return opError(n, "scatter indices must be integers, got " + i->str());
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferScatterElements(const Node& n) {
+    const TensorType* data = ops::inputType(n, 0);
+    const TensorType* updates = ops::inputType(n, 2);
+    if (updates->dtype != data->dtype)
+        return opError(n, "updates " + updates->str() + " and data " + data->str() +
+                              " must have one dtype");
+    return std::vector<TensorType>{*data};
+}
+
+Expected<std::vector<Tensor>> runScatterElements(const Node& n, std::span<const Tensor> inputs,
+                                                 const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& data = inputs[0];
+    const Tensor& indices = inputs[1];
+    const Tensor& updates = inputs[2];
+    if (indices.shape() != updates.shape() || indices.rank() != data.rank() || data.rank() == 0)
+        return opError(n, "indices " + indices.type().str() + " and updates " + updates.type().str() +
+                              " must have one shape of data's rank " + std::to_string(data.rank()));
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", 0),
+                                               static_cast<int64_t>(data.rank()), "scatter axis"));
+    for (size_t i = 0; i < data.rank(); ++i)
+        if (static_cast<int64_t>(i) != axis && indices.shape()[i] > data.shape()[i])
+            return opError(n, "indices " + indices.type().str() + " exceed data " +
+                                  data.type().str() + " off the axis");
+    const std::string reduction = n.attrString("reduction", "none");
+    Tensor y = data.clone();
+    const std::vector<int64_t> ds = stridesOf(data.shape());
+    const int64_t extent = data.shape()[static_cast<size_t>(axis)];
+    std::vector<int64_t> idx(indices.rank(), 0);
+    for (int64_t k = 0; k < indices.numel(); ++k) {
+        int64_t at = static_cast<int64_t>(indices.at(k));
+        if (at < 0)
+            at += extent;
+        if (at < 0 || at >= extent)
+            return opError(n, "index " + std::to_string(static_cast<int64_t>(indices.at(k))) +
+                                  " is outside 0.." + std::to_string(extent - 1) + " on axis " +
+                                  std::to_string(axis));
+        int64_t dst = 0;
+        for (size_t i = 0; i < idx.size(); ++i)
+            dst += (static_cast<int64_t>(i) == axis ? at : idx[i]) * ds[i];
+        const double u = updates.at(k);
+        y.set(dst, reduction == "add" ? y.at(dst) + u : reduction == "mul" ? y.at(dst) * u : u);
+        nextIndex(idx, indices.shape());
     }
     return std::vector<Tensor>{std::move(y)};
 }
