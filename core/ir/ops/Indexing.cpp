@@ -4,6 +4,7 @@
 
 #include "OpUtil.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace sextant::ir {
@@ -596,6 +597,173 @@ Expected<std::vector<Tensor>> runScatterElements(const Node& n, std::span<const 
         y.set(dst, reduction == "add" ? y.at(dst) + u : reduction == "mul" ? y.at(dst) * u : u);
         nextIndex(idx, indices.shape());
     }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+} // namespace sextant::ir
+
+// ---- OneHot, TopK, NonZero
+
+namespace sextant::ir {
+
+namespace {
+
+/// OneHot's depth from its tensor: one positive value (any numeric type).
+Expected<int64_t> oneHotDepth(const Node& n, const Tensor& t) {
+    if (t.numel() != 1)
+        return opError(n, "one-hot depth must hold one value, got " + t.type().str());
+    const double d = t.at(0);
+    if (!(d >= 1 && d <= static_cast<double>(ops::kMaxKernelElements)))
+        return opError(n, "one-hot depth " + std::to_string(d) + " is out of range");
+    return static_cast<int64_t>(d);
+}
+
+/// TopK's k from its tensor: one value in 0..extent.
+Expected<int64_t> topK(const Node& n, const Tensor& t, int64_t extent) {
+    if (t.numel() != 1 || !isInteger(t.dtype()))
+        return opError(n, "topk k must be one integer, got " + t.type().str());
+    const auto k = static_cast<int64_t>(t.at(0));
+    if (k < 0 || (extent >= 0 && k > extent))
+        return opError(n, "topk k = " + std::to_string(k) + " is outside 0.." + std::to_string(extent));
+    return k;
+}
+
+} // namespace
+
+Status verifyOneHot(const Node& n) { return ops::checkIntAttr(n, "axis", -64, 64); }
+
+Expected<std::vector<TensorType>> inferOneHot(const Node& n) {
+    const TensorType* indices = ops::inputType(n, 0);
+    const TensorType* values = ops::inputType(n, 2);
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", -1),
+                                               static_cast<int64_t>(indices->rank()) + 1,
+                                               "one-hot axis"));
+    Dim depth = ops::unknownDim();
+    if (const Tensor* c = n.input(1)->constant()) {
+        SX_ASSIGN(int64_t d, oneHotDepth(n, *c));
+        depth = Dim::known(d);
+    }
+    TensorType t{values->dtype, indices->shape};
+    t.shape.insert(t.shape.begin() + axis, depth);
+    return std::vector<TensorType>{t};
+}
+
+Expected<std::vector<Tensor>> runOneHot(const Node& n, std::span<const Tensor> inputs,
+                                        const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& indices = inputs[0];
+    const Tensor& values = inputs[2];
+    if (values.numel() != 2)
+        return opError(n, "one-hot values must be [off, on], got " + values.type().str());
+    SX_ASSIGN(int64_t depth, oneHotDepth(n, inputs[1]));
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", -1),
+                                               static_cast<int64_t>(indices.rank()) + 1,
+                                               "one-hot axis"));
+    std::vector<int64_t> out = indices.shape();
+    out.insert(out.begin() + axis, depth);
+    SX_TRY(ops::checkAllocation(n, out));
+    int64_t inner = 1;
+    for (size_t i = static_cast<size_t>(axis); i < indices.rank(); ++i)
+        inner *= indices.shape()[i];
+    Tensor y(values.dtype(), out);
+    const size_t es = dtypeSize(values.dtype());
+    for (int64_t k = 0; k < indices.numel(); ++k) {
+        auto at = static_cast<int64_t>(indices.at(k));
+        if (at < 0)
+            at += depth;
+        const int64_t o = inner ? k / inner : 0, i = inner ? k % inner : 0;
+        for (int64_t d = 0; d < depth; ++d)
+            std::memcpy(y.mutableBytes() + ((o * depth + d) * inner + i) * es,
+                        values.bytes() + (d == at ? 1 : 0) * es, es);
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+Status verifyTopK(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "axis", -64, 64));
+    SX_TRY(ops::checkIntAttr(n, "largest", 0, 1));
+    SX_TRY(ops::checkIntAttr(n, "sorted", 0, 1));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferTopK(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", -1),
+                                               static_cast<int64_t>(x->rank()), "topk axis"));
+    Shape s = x->shape;
+    s[static_cast<size_t>(axis)] = ops::unknownDim();
+    if (const Tensor* c = n.input(1)->constant()) {
+        const Dim& e = x->shape[static_cast<size_t>(axis)];
+        SX_ASSIGN(int64_t k, topK(n, *c, e.isKnown() ? e.value : -1));
+        s[static_cast<size_t>(axis)] = Dim::known(k);
+    }
+    return std::vector<TensorType>{TensorType{x->dtype, s}, TensorType{DType::I64, s}};
+}
+
+Expected<std::vector<Tensor>> runTopK(const Node& n, std::span<const Tensor> inputs,
+                                      const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", -1),
+                                               static_cast<int64_t>(x.rank()), "topk axis"));
+    const int64_t len = x.shape()[static_cast<size_t>(axis)];
+    SX_ASSIGN(int64_t k, topK(n, inputs[1], len));
+    const bool largest = n.attrInt("largest", 1) != 0;
+    int64_t outer = 1, inner = 1;
+    for (size_t i = 0; i < x.rank(); ++i)
+        if (static_cast<int64_t>(i) < axis)
+            outer *= x.shape()[i];
+        else if (static_cast<int64_t>(i) > axis)
+            inner *= x.shape()[i];
+    std::vector<int64_t> out = x.shape();
+    out[static_cast<size_t>(axis)] = k;
+    Tensor values(x.dtype(), out), indices(DType::I64, out);
+    const size_t es = dtypeSize(x.dtype());
+    std::vector<int64_t> order(static_cast<size_t>(len));
+    for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+            auto src = [&](int64_t a) { return (o * len + a) * inner + i; };
+            for (int64_t a = 0; a < len; ++a)
+                order[static_cast<size_t>(a)] = a;
+            // Ties keep the lower index first, as ONNX specifies.
+            std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+                const double va = x.at(src(a)), vb = x.at(src(b));
+                return largest ? va > vb : va < vb;
+            });
+            for (int64_t j = 0; j < k; ++j) {
+                const int64_t dst = (o * k + j) * inner + i, a = order[static_cast<size_t>(j)];
+                std::memcpy(values.mutableBytes() + dst * es, x.bytes() + src(a) * es, es);
+                indices.mutableData<int64_t>()[dst] = a;
+            }
+        }
+    return std::vector<Tensor>{std::move(values), std::move(indices)};
+}
+
+Status verifyNonZero(const Node&) { return {}; }
+
+Expected<std::vector<TensorType>> inferNonZero(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    return std::vector<TensorType>{
+        TensorType{DType::I64, {Dim::known(static_cast<int64_t>(x->rank())), ops::unknownDim()}}};
+}
+
+Expected<std::vector<Tensor>> runNonZero(const Node& n, std::span<const Tensor> inputs,
+                                         const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    std::vector<int64_t> hits;
+    for (int64_t k = 0; k < x.numel(); ++k)
+        if (x.at(k) != 0)
+            hits.push_back(k);
+    const auto count = static_cast<int64_t>(hits.size());
+    const auto rank = static_cast<int64_t>(x.rank());
+    Tensor y(DType::I64, {rank, count});
+    const std::vector<int64_t> strides = stridesOf(x.shape());
+    for (int64_t h = 0; h < count; ++h)
+        for (int64_t d = 0; d < rank; ++d)
+            y.mutableData<int64_t>()[d * count + h] =
+                hits[static_cast<size_t>(h)] / strides[static_cast<size_t>(d)] %
+                x.shape()[static_cast<size_t>(d)];
     return std::vector<Tensor>{std::move(y)};
 }
 
