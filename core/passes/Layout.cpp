@@ -163,7 +163,10 @@ private:
             return false;
         if (n.numOutputs() == 0 || !n.input(0))
             return false;
-        if (!isRank4(n.output(0)) || !isRank4(n.input(0))) {
+        // The activation operand of a conv, unary or pooling op is input 0; binary ops and fused
+        // groups may read a constant first (scale * x + bias), checked operand by operand below.
+        const bool firstIsActivation = conv || isUnaryElementwise(k) || isPooling(k);
+        if (!isRank4(n.output(0)) || (firstIsActivation && !isRank4(n.input(0)))) {
             if (conv)
                 why = "convolution is not 2-D (rank " + std::to_string(n.output(0)->type().rank()) +
                       "); only 2-D convolutions are blocked";

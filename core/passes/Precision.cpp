@@ -52,7 +52,7 @@ std::string groupReason(const ir::Node& n) {
     if (!lines)
         return {};
     for (const std::string& line : *lines)
-        for (const char* op : {"Exp(", "Log(", "Pow(", "Sqrt(", "Reciprocal(", "Erf(", "Div("})
+        for (const char* op : {"Exp(", "Log(", "Pow(", "Sqrt(", "Reciprocal(", "Erf("})
             if (line.rfind(op, 0) == 0 || line.find(std::string(" ") + op) != std::string::npos ||
                 line.find(std::string("=") + op) != std::string::npos)
                 return std::string("group contains ") +

@@ -256,3 +256,46 @@ TEST(LayoutPass, BlazeFaceConvolutionsBlockedConversionsOnlyAtRegionExits) {
                 << "output " << i << " element " << j;
     }
 }
+
+// A scale * x + bias group reads a constant first (PaddleOCR's learnable HardSwish affine):
+// it is still blocked when its activation operand is, so no conversion appears around it.
+TEST(LayoutPass, ConstantFirstOperandStaysInTheBlockedRegion) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 3, 8, 8});
+    ir::Value* c = b.node(OpKind::Conv, "conv",
+                          {x, b.constant("w", randomTensor({16, 3, 3, 3}, 8))}, convAttrs());
+    ir::Value* scale = b.constant("scale", randomTensor({1}, 9));
+    ir::Value* shift = b.constant("shift", randomTensor({1}, 10));
+    ir::Value* grp = b.node(OpKind::ElementwiseGroup, "affine", {scale, c, shift},
+                            {{"body", std::vector<std::string>{"Mul(i0,i1)", "Add(t0,i2)"}}});
+    ir::Value* m = b.node(OpKind::Mul, "mul_first_const",
+                          {b.constant("k", randomTensor({16, 1, 1}, 11)), grp});
+    ir::Value* r = b.node(OpKind::Relu, "relu", {m});
+    ir::Value* t =
+        b.node(OpKind::Transpose, "t", {r}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+    auto g = b.finish({b.node(OpKind::Sigmoid, "sig", {t})});
+    auto before = runF64(*g);
+    PipelineResult res = pipeline(*g, onlyLayoutPrecision());
+    ASSERT_TRUE(res.graph);
+    for (const char* n : {"conv", "affine", "mul_first_const", "relu"})
+        EXPECT_EQ(layoutOf(*res.graph, n), "NC1HWC0") << n << "\n" << ir::printGraph(*res.graph);
+    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 1) << "only at the Transpose";
+    EXPECT_EQ(precisionOf(*res.graph, "affine"), "f16");
+    expectSameOutputs(before, runF64(*res.graph));
+}
+
+TEST(PrecisionPass, FusedGroupWithAnExponentialStaysF32) {
+    Builder b;
+    ir::Value* x = b.input("x", {2, 5});
+    ir::Value* grp = b.node(OpKind::ElementwiseGroup, "grp", {x},
+                            {{"body", std::vector<std::string>{"Neg(i0)", "Exp(t0)"}}});
+    ir::Value* plain = b.node(OpKind::ElementwiseGroup, "plain", {grp},
+                              {{"body", std::vector<std::string>{"Relu(i0)"}}});
+    auto g = b.finish({plain});
+    auto before = runF64(*g);
+    PipelineResult res = pipeline(*g, onlyLayoutPrecision());
+    ASSERT_TRUE(res.graph);
+    EXPECT_EQ(precisionOf(*res.graph, "grp"), "f32");
+    EXPECT_EQ(precisionOf(*res.graph, "plain"), "f16");
+    expectSameOutputs(before, runF64(*res.graph));
+}
