@@ -471,6 +471,13 @@ Status Importer::addNode(int index) {
     std::vector<ir::Value*> inputs;
     for (int i = 0; i < numIn; ++i) {
         const std::string& in = node.input(i);
+        // An empty name marks an omitted optional input; the op's required ones cannot be omitted
+        // (every shape inference relies on them).
+        if (in.empty() && i < info.minInputs)
+            return makeError(ErrorKind::Invalid,
+                             nodeError(index) + " leaves required input " + std::to_string(i) +
+                                 " empty",
+                             name);
         inputs.push_back(in.empty() ? nullptr : m_graph->findValue(in));
     }
     std::vector<std::string> outputs;
