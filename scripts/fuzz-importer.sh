@@ -81,8 +81,14 @@ dict=$build/onnx.dict
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 status=0
-echo "fuzz: running $target for ${seconds}s (corpus $corpus)"
-"$fuzzer" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
+echo "fuzz: running $target (${FUZZ_RUNS:+$FUZZ_RUNS inputs, seed ${FUZZ_SEED:-random}}${FUZZ_RUNS:-${seconds}s}) (corpus $corpus)"
+# FUZZ_RUNS/FUZZ_SEED (the ctest sets both) make the run reproducible: a fixed number of inputs from
+# a fixed seed instead of as many as fit in SECONDS, so CI does not turn red at random; exploring
+# for new findings is what a timed run of this script is for.
+budget=(-max_total_time="$seconds")
+if [ -n "${FUZZ_RUNS:-}" ]; then budget=(-runs="$FUZZ_RUNS"); fi
+if [ -n "${FUZZ_SEED:-}" ]; then budget+=(-seed="$FUZZ_SEED"); fi
+"$fuzzer" "$corpus" "${budget[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=65536 \
     -dict="$dict" -artifact_prefix="$findings/" -print_final_stats=1 >"$build/fuzz.log" 2>&1 || status=$?
 if [ $status -ne 0 ]; then
     tail -60 "$build/fuzz.log"
