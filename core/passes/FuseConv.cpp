@@ -240,12 +240,7 @@ public:
     }
     std::vector<OpKind> targets() const override { return {OpKind::Conv, OpKind::FusedConv}; }
 
-    struct Plan {
-        ir::Node* add = nullptr;
-        ir::Value* bias = nullptr; ///< the Add's constant operand
-        ir::Node* act = nullptr;
-        ActivationSpec spec;
-    };
+    using Plan = BiasActPlan;
 
     /// The chain to fuse, or the reason it cannot be (Rejected), or NoMatch.
     static Match plan(const ir::Node& conv, Plan& p) {
@@ -285,22 +280,10 @@ public:
                 return Match::rejected(why2);
             p.add = u;
             p.bias = other;
-            if (ir::Node* next = singleUser(u->output(0))) {
-                std::string ignored;
-                if (auto spec = activationOf(*next, ignored)) {
-                    p.act = next;
-                    p.spec = *spec;
-                }
-            }
+            planActivationAfterAdd(p);
             return Match::matched();
         }
-        std::string why;
-        auto spec = activationOf(*u, why);
-        if (!spec)
-            return why.empty() ? Match::none() : Match::rejected(why);
-        p.act = u;
-        p.spec = *spec;
-        return Match::matched();
+        return planActivation(*u, p);
     }
 
     Match matchHere(const ir::Node& conv) const override {

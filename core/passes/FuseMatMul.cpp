@@ -148,12 +148,7 @@ public:
         return {OpKind::MatMul, OpKind::Gemm, OpKind::FusedGemm};
     }
 
-    struct Plan {
-        ir::Node* add = nullptr;
-        ir::Value* bias = nullptr;
-        ir::Node* act = nullptr;
-        ActivationSpec spec;
-    };
+    using Plan = BiasActPlan;
 
     static Match plan(const ir::Node& n, Plan& p) {
         const bool isMatMul = n.kind() == OpKind::MatMul;
@@ -189,22 +184,10 @@ public:
             if (m.kind != Match::Kind::Matched)
                 return m;
             p.add = u;
-            if (ir::Node* next = singleUser(u->output(0))) {
-                std::string ignored;
-                if (auto spec = activationOf(*next, ignored)) {
-                    p.act = next;
-                    p.spec = *spec;
-                }
-            }
+            planActivationAfterAdd(p);
             return Match::matched();
         }
-        std::string why;
-        auto spec = activationOf(*u, why);
-        if (!spec)
-            return why.empty() ? Match::none() : Match::rejected(why);
-        p.act = u;
-        p.spec = *spec;
-        return Match::matched();
+        return planActivation(*u, p);
     }
 
     Match matchHere(const ir::Node& n) const override {

@@ -117,4 +117,24 @@ void setActivation(ir::AttributeMap& attrs, const ActivationSpec& act) {
         attrs["activation_params"] = act.params;
 }
 
+Match planActivation(ir::Node& user, BiasActPlan& p) {
+    std::string why;
+    auto spec = activationOf(user, why);
+    if (!spec)
+        return why.empty() ? Match::none() : Match::rejected(why);
+    p.act = &user;
+    p.spec = *spec;
+    return Match::matched();
+}
+
+void planActivationAfterAdd(BiasActPlan& p) {
+    if (ir::Node* next = singleUser(p.add->output(0))) {
+        std::string ignored;
+        if (auto spec = activationOf(*next, ignored)) {
+            p.act = next;
+            p.spec = *spec;
+        }
+    }
+}
+
 } // namespace sextant::passes::fuse

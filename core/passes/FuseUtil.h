@@ -79,6 +79,20 @@ std::initializer_list<ir::OpKind> activationKinds();
 /// Sets "activation" and, when it has parameters, "activation_params" on `attrs`.
 void setActivation(ir::AttributeMap& attrs, const ActivationSpec& act);
 
+/// What a producer + bias + activation fusion takes along: the bias Add (and its constant
+/// operand), the activation after it or right after the producer, and that activation's spec.
+struct BiasActPlan {
+    ir::Node* add = nullptr;
+    ir::Value* bias = nullptr;
+    ir::Node* act = nullptr;
+    ActivationSpec spec;
+};
+/// `user` (the producer's sole user, not an Add) as the plan's activation: Matched when it is
+/// one, Rejected with activationOf's reason, NoMatch when it is not an activation at all.
+Match planActivation(ir::Node& user, BiasActPlan& p);
+/// After the bias Add: takes the Add's sole user along when it is an activation the kernel can apply.
+void planActivationAfterAdd(BiasActPlan& p);
+
 /// The rules of each family (FuseConv.cpp, FuseMatMul.cpp, FuseNorm.cpp, FuseGroups.cpp), in the
 /// order the fuse pass offers them to a node.
 std::vector<std::unique_ptr<FusionRule>> convRules();
