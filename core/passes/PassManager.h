@@ -38,6 +38,11 @@ struct PipelineConfig {
     std::string stopAfter;
     /// Run ir::verifyGraph after every pass, so a pass that breaks the graph is named at once.
     bool verifyEach = true;
+    /// The NPU's activation layout, copied from the target (runtime::compileGraph does):
+    /// "NC1HWC0" lets the layout pass build blocked regions, "NCHW" means none (no conversions).
+    std::string npuLayout = "NC1HWC0";
+    /// Channels per NC1HWC0 block (the target's c0, a power of two).
+    int64_t c0 = 16;
 };
 
 /// The graph after one pass, as the GUI's pass stepper shows it. Snapshots are structurally
