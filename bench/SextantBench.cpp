@@ -14,11 +14,11 @@
 
 #include "core/frontend/OnnxImporter.h"
 #include "core/frontend/TensorProtoIO.h"
+#include "core/ir/Blas.h"
 #include "core/passes/PassManager.h"
 #include "core/runtime/ReferenceExecutor.h"
 
 #include <benchmark/benchmark.h>
-#include <cblas.h>
 
 #include <filesystem>
 #include <fstream>
@@ -218,10 +218,11 @@ void pipelineSynthetic(benchmark::State& state) {
 
 int main(int argc, char** argv) {
     // The baseline is onnxruntime with one intra-op thread: compare like with like.
-    openblas_set_num_threads(1);
-    // OpenBLAS picks its kernels by CPU model at load time (OPENBLAS_CORETYPE overrides it); on
-    // some virtual machines it falls back to old SSE kernels, so record which ones ran.
-    benchmark::AddCustomContext("openblas_core", openblas_get_corename());
+    ir::blas::setNumThreads(1);
+    // Record which OpenBLAS kernels ran and who chose them (Sextant picks them from the CPU's
+    // features unless OPENBLAS_CORETYPE is set; core/ir/Blas.h).
+    benchmark::AddCustomContext("openblas_core", ir::blas::info().core);
+    benchmark::AddCustomContext("openblas", ir::blas::describe());
     for (const ModelSpec& m : kModels)
         benchmark::RegisterBenchmark((std::string("Reference/") + m.id).c_str(), referenceF32, m)
             ->Unit(benchmark::kMillisecond)

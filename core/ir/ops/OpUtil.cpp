@@ -1,6 +1,6 @@
 #include "OpUtil.h"
 
-#include <cblas.h>
+#include "core/ir/Blas.h"
 
 #include <algorithm>
 #include <limits>
@@ -260,8 +260,7 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alph
           int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
     if (m == 0 || n == 0)
         return;
-    cblas_dgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+    blas::dgemm(transA, transB, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
                 static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
@@ -269,8 +268,7 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
     if (m == 0 || n == 0)
         return;
-    cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans, transB ? CblasTrans : CblasNoTrans,
-                static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
+    blas::sgemm(transA, transB, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
                 static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
 
