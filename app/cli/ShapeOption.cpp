@@ -1,5 +1,7 @@
 #include "ShapeOption.h"
 
+#include "core/frontend/SizeLimits.h"
+
 namespace sextant::cli {
 
 std::string addShapeOption(const std::string& command, const std::string& spec,
@@ -13,8 +15,12 @@ std::string addShapeOption(const std::string& command, const std::string& spec,
 }
 
 Status applyShapeOptions(ir::Graph& graph, const ir::InputShapes& shapes, bool requireStatic) {
-    if (!shapes.empty())
-        return ir::specializeInputs(graph, shapes);
+    if (!shapes.empty()) {
+        SX_TRY(ir::specializeInputs(graph, shapes));
+        // The importer checked sizes with the model's symbolic dims; the requested shapes can make
+        // an input or an intermediate far larger, so check again before anything allocates it.
+        return frontend::checkTensorSizes(graph);
+    }
     if (requireStatic)
         return ir::requireStaticInputs(graph);
     return {};

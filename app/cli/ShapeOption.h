@@ -15,7 +15,8 @@ namespace sextant::cli {
 std::string addShapeOption(const std::string& command, const std::string& spec,
                            ir::InputShapes& shapes);
 
-/// With `shapes` given: specialises `graph` to them. Without, when `requireStatic` is set and the
+/// With `shapes` given: specialises `graph` to them and checks that no tensor then exceeds the
+/// importer's size limit (frontend/SizeLimits.h). Without, when `requireStatic` is set and the
 /// graph has symbolic input dims: an error saying which input needs --shape and how to write it.
 Status applyShapeOptions(ir::Graph& graph, const ir::InputShapes& shapes, bool requireStatic);
 

@@ -83,6 +83,11 @@ shape-errors)
     expect_error $? "import: --shape: shape 'x=1x3x48x-5': dim '-5' is not a non-negative number$"
     "$cli" run "$rec" >"$out" 2>"$err"
     expect_error $? "run: input 'x' has symbolic dims .*--shape x=Nx3x48xN"
+    # A shape the model accepts but whose tensors would not fit: named before anything allocates.
+    "$cli" run "$rec" --reference --shape x=1x3x48x10000000 >"$out" 2>"$err"
+    expect_error $? "run: input 'x' has type f32\[1,3,48,10000000\] \(5760000000 bytes\); tensors over 4294967296 bytes \(4 GiB\) are not supported$"
+    "$cli" run "$rec" --reference --shape x=1x3x48x3000000 >"$out" 2>"$err"
+    expect_error $? "run: node 'p2o\.Conv\.2' \(Conv\): value '.*' has type f32\[1,32,24,1500000\] .* \(4 GiB\) are not supported$"
     ;;
 rec-import)
     # Specialised, every symbolic dim resolves: the recogniser reads 40 time steps of 6625 classes.
