@@ -1,5 +1,6 @@
 #include "TensorProtoIO.h"
 
+#include "ExternalData.h"
 #include "OnnxTensor.h"
 #include "ProtoFile.h"
 
@@ -16,6 +17,11 @@ Expected<ir::Tensor> loadTensorProto(const std::string& path) {
         what += " (tensor '" + proto.name() + "')";
     if (proto.data_type() == onnx::TensorProto::UNDEFINED)
         return makeError(ErrorKind::Parse, what + " has no data type: not a TensorProto");
+    if (proto.data_location() == onnx::TensorProto::EXTERNAL) {
+        // Like an initializer's: the payload lives in a file named relative to this one's folder.
+        const std::string dir = std::filesystem::path(path).parent_path().string();
+        SX_TRY(loadExternalTensor(proto, dir.empty() ? "." : dir, what));
+    }
     return tensorFromProto(proto, what);
 }
 

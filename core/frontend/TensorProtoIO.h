@@ -13,7 +13,8 @@
 namespace sextant::frontend {
 
 /// Loads one serialized onnx.TensorProto. Errors name the file (missing, empty, not a tensor,
-/// unsupported dtype, data size not matching the dims).
+/// unsupported dtype, data size not matching the dims). A tensor stored as external data is read
+/// from its file, resolved relative to this file's folder and confined to it, as for a model.
 Expected<ir::Tensor> loadTensorProto(const std::string& path);
 
 /// Loads `dir`/`prefix`_0.pb, `prefix`_1.pb, ... in order, stopping at the first index that does

@@ -128,6 +128,44 @@ TEST(TensorProtoIO, BadFilesAreClearErrors) {
     EXPECT_NE(junk.error().message.find("junk.pb"), std::string::npos);
 }
 
+TEST(TensorProtoIO, ReadsExternalData) {
+    // A tensor file whose payload is in a side file, as `onnx.save_tensor` writes large test data.
+    fs::path dir = tempDir();
+    const std::vector<float> values = {0.5f, -1.0f, 2.0f, 8.0f};
+    std::string payload(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float));
+    writeBytes(dir / "x.bin", "PAD!" + payload); // at offset 4
+    onnx::TensorProto p;
+    p.set_name("x");
+    p.set_data_type(onnx::TensorProto::FLOAT);
+    p.add_dims(2);
+    p.add_dims(2);
+    p.set_data_location(onnx::TensorProto::EXTERNAL);
+    auto entry = [&p](const std::string& key, const std::string& value) {
+        onnx::StringStringEntryProto* e = p.add_external_data();
+        e->set_key(key);
+        e->set_value(value);
+    };
+    entry("location", "x.bin");
+    entry("offset", "4");
+    entry("length", std::to_string(payload.size()));
+    writeBytes(dir / "input_0.pb", p.SerializeAsString());
+    auto loaded = loadTestDataSet(dir.string(), "input");
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ((*loaded)[0].type().str(), "f32[2,2]");
+    EXPECT_EQ((*loaded)[0].toDoubles(), (std::vector<double>{0.5, -1, 2, 8}));
+
+    // The side file missing, or named outside the tensor file's folder: an error naming it.
+    fs::remove(dir / "x.bin");
+    auto missing = loadTensorProto((dir / "input_0.pb").string());
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("x.bin"), std::string::npos) << missing.error().message;
+    p.mutable_external_data(0)->set_value("../x.bin");
+    writeBytes(dir / "escape.pb", p.SerializeAsString());
+    auto escape = loadTensorProto((dir / "escape.pb").string());
+    ASSERT_FALSE(escape.ok());
+    EXPECT_NE(escape.error().message.find("../x.bin"), std::string::npos) << escape.error().message;
+}
+
 TEST(TensorProtoIO, TestDataSetNeedsIndexZero) {
     fs::path dir = tempDir();
     auto none = loadTestDataSet(dir.string(), "input");
