@@ -3,33 +3,19 @@
 // Exercises the reference kernels the way `sextant-cli run --reference` does, under ASan + UBSan.
 // A finding is a crash, a sanitizer report, a leak, or an error with an empty message.
 
+#include "FuzzModelFile.h"
+
 #include "core/frontend/OnnxImporter.h"
 #include "core/frontend/SizeLimits.h"
 #include "core/ir/Interpreter.h"
 
-#include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <string>
-#include <unistd.h>
 
 namespace {
 
-namespace fs = std::filesystem;
+constexpr const char* kTarget = "reference_fuzzer";
 
-fs::path g_dir;
-fs::path g_model;
-
-void removeDir() {
-    std::error_code ec;
-    fs::remove_all(g_dir, ec);
-}
-
-[[noreturn]] void finding(const char* what) {
-    std::fprintf(stderr, "reference_fuzzer: %s\n", what);
-    std::abort();
-}
+[[noreturn]] void finding(const char* what) { sextant::fuzz::finding(kTarget, what); }
 
 /// Values over this size are not run: the point is the kernels' logic, not the allocator.
 constexpr int64_t kMaxValueBytes = int64_t{1} << 20;
@@ -38,25 +24,14 @@ constexpr size_t kMaxNodes = 64;
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    std::string pattern = (fs::temp_directory_path() / "sextant-rfuzz-XXXXXX").string();
-    if (!::mkdtemp(pattern.data()))
-        finding("cannot create a temp folder");
-    g_dir = pattern;
-    g_model = g_dir / "model.onnx";
-    std::atexit(removeDir);
+    sextant::fuzz::ModelFile::init(kTarget);
     return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     using namespace sextant;
-    FILE* f = std::fopen(g_model.c_str(), "wb");
-    if (!f)
-        finding("cannot write the model file");
-    if (size > 0 && std::fwrite(data, 1, size, f) != size)
-        finding("cannot write the model file");
-    std::fclose(f);
-
-    Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(g_model.string());
+    const std::string model = fuzz::ModelFile::write(data, size);
+    Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(model);
     if (!graph.ok()) {
         if (graph.error().message.empty())
             finding("an import error with an empty message");
