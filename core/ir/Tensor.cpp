@@ -2,20 +2,33 @@
 
 #include "Half.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <string_view>
 
 namespace sextant::ir {
 
 namespace {
 
-std::shared_ptr<void> allocateZeroed(size_t bytes) {
+std::shared_ptr<void> allocate(size_t bytes, bool zero) {
     size_t n = bytes == 0 ? 64 : bytes;
     void* p = ::operator new(n, std::align_val_t{64});
-    std::memset(p, 0, n);
+    if (zero)
+        std::memset(p, 0, n);
     return std::shared_ptr<void>(p, [](void* q) { ::operator delete(q, std::align_val_t{64}); });
+}
+
+// SEXTANT_POISON_TENSORS=1: uninitialised tensors are filled with 0xff bytes (read once).
+bool poisonUninitialized() {
+    static const bool poison = [] {
+        const char* v = std::getenv("SEXTANT_POISON_TENSORS");
+        return v && *v && std::string_view(v) != "0";
+    }();
+    return poison;
 }
 
 float bf16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
@@ -31,9 +44,22 @@ uint16_t floatToBf16(float f) {
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape)
     : m_dtype(dtype), m_shape(std::move(shape)), m_numel(product(m_shape)) {
-    auto storage = allocateZeroed(byteSize());
+    auto storage = allocate(byteSize(), true);
     m_bytes = static_cast<const std::byte*>(storage.get());
     m_owner = std::move(storage);
+}
+
+Tensor Tensor::uninitialized(DType dtype, std::vector<int64_t> shape) {
+    Tensor t;
+    t.m_dtype = dtype;
+    t.m_shape = std::move(shape);
+    t.m_numel = product(t.m_shape);
+    auto storage = allocate(t.byteSize(), false);
+    if (poisonUninitialized())
+        std::memset(storage.get(), 0xff, t.byteSize());
+    t.m_bytes = static_cast<const std::byte*>(storage.get());
+    t.m_owner = std::move(storage);
+    return t;
 }
 
 Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, std::shared_ptr<const void> owner,
@@ -48,10 +74,13 @@ Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, std::shared_ptr<con
 }
 
 Tensor Tensor::copyOf(DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes) {
-    Tensor t(dtype, std::move(shape));
+    Tensor t = uninitialized(dtype, std::move(shape));
     assert(bytes.size() == t.byteSize() && "byte count mismatch");
-    if (!bytes.empty())
-        std::memcpy(t.mutableBytes(), bytes.data(), bytes.size());
+    const size_t n = std::min(bytes.size(), t.byteSize());
+    if (n)
+        std::memcpy(t.mutableBytes(), bytes.data(), n);
+    if (n < t.byteSize()) // a short buffer (a broken contract): zeros, not garbage
+        std::memset(t.mutableBytes() + n, 0, t.byteSize() - n);
     return t;
 }
 
@@ -110,7 +139,7 @@ void Tensor::set(int64_t i, double v) {
 Tensor Tensor::castTo(DType dtype) const {
     if (dtype == m_dtype)
         return *this;
-    Tensor out(dtype, m_shape);
+    Tensor out = uninitialized(dtype, m_shape); // every element is written below
     if (m_dtype == DType::F32 && dtype == DType::F64) {
         const float* s = data<float>();
         double* d = out.mutableData<double>();

@@ -29,6 +29,12 @@ public:
     Tensor() = default;
     /// A zero-filled tensor.
     Tensor(DType dtype, std::vector<int64_t> shape);
+    /// A tensor whose elements are NOT initialised: for kernels that provably write every element
+    /// before anything reads it (it saves the zero fill of the constructor, a pass over memory per
+    /// node). Reading an element that was never written gives garbage. With SEXTANT_POISON_TENSORS=1
+    /// in the environment every byte is set to 0xff instead (NaN for floats, -1 for integers), so
+    /// tests run that way catch a kernel that leaves an element unwritten.
+    static Tensor uninitialized(DType dtype, std::vector<int64_t> shape);
     /// A tensor viewing `bytes` kept alive by `owner` (no copy). `bytes` must be 8-byte aligned.
     static Tensor view(DType dtype, std::vector<int64_t> shape, std::shared_ptr<const void> owner,
                        const std::byte* bytes);

@@ -2,6 +2,8 @@
 
 #include "OpUtil.h"
 
+#include <memory>
+
 namespace sextant::ir {
 namespace ops {
 
@@ -199,7 +201,8 @@ void depthwise2d(const T* x, int64_t ih, int64_t iw, const T* w, int64_t mg, con
         validRange(ow, sw, kx * dw - pw, iw, colLo[static_cast<size_t>(kx)], colHi[static_cast<size_t>(kx)]);
     for (int64_t f = 0; f < mg; ++f) {
         const T* wf = w + f * kh * kw;
-        T* yf = y + f * oh * ow; // zero already: a fresh tensor
+        T* yf = y + f * oh * ow;
+        std::fill(yf, yf + oh * ow, T(0)); // the output is uninitialised: the taps accumulate
         for (int64_t oy = 0; oy < oh; ++oy) {
             T* yrow = yf + oy * ow;
             for (int64_t ky = 0; ky < kh; ++ky) {
@@ -234,7 +237,9 @@ Tensor convImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, const std:
     const std::vector<int64_t> out(outShape.begin() + 2, outShape.end());
     const int64_t cg = c / group, mg = m / group;
     const int64_t kk = product(g.kernel), ii = product(in), oo = product(out);
-    Tensor yt(dtypeOf<T>(), outShape);
+    // Uninitialised: the depthwise loop zeroes each plane before accumulating, and GEMM with
+    // beta = 0 writes every element of each [mg, oo] block, which together tile the output.
+    Tensor yt = Tensor::uninitialized(dtypeOf<T>(), outShape);
     const T* x = xt.data<T>();
     const T* w = wt.data<T>();
     T* y = yt.mutableData<T>();
@@ -249,14 +254,15 @@ Tensor convImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, const std:
                 depthwise2d(x + (nb * c + gi) * ii, in[0], in[1], w + gi * mg * kk, mg, g, out[0], out[1],
                             y + (nb * m + gi * mg) * oo);
     } else {
-        std::vector<T> col(pointwise ? 0 : static_cast<size_t>(cg * kk * oo));
+        // im2col writes every element (padding as explicit zeros): no need to clear it first.
+        auto col = std::make_unique_for_overwrite<T[]>(pointwise ? 0 : static_cast<size_t>(cg * kk * oo));
         for (int64_t nb = 0; nb < batch; ++nb)
             for (int64_t gi = 0; gi < group; ++gi) {
                 const T* xg = x + (nb * c + gi * cg) * ii;
                 const T* cols = xg;
                 if (!pointwise) {
-                    im2col(xg, cg, in, out, g, col.data());
-                    cols = col.data();
+                    im2col(xg, cg, in, out, g, col.get());
+                    cols = col.get();
                 }
                 ops::gemm(false, false, mg, oo, cg * kk, T(1), w + gi * mg * cg * kk, cg * kk, cols, oo,
                           T(0), y + (nb * m + gi * mg) * oo, oo);
@@ -485,13 +491,14 @@ Tensor convTransposeImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, c
     const T* x = xt.data<T>();
     const T* w = wt.data<T>();
     T* y = yt.mutableData<T>();
-    std::vector<T> col(static_cast<size_t>(mg * kk * ii));
+    // GEMM with beta = 0 writes all of col; y stays zero-filled (col2im accumulates into it).
+    auto col = std::make_unique_for_overwrite<T[]>(static_cast<size_t>(mg * kk * ii));
     for (int64_t nb = 0; nb < batch; ++nb)
         for (int64_t gi = 0; gi < group; ++gi) {
             // col [mg*kk, ii] = W_g^T [mg*kk, cg] * X_g [cg, ii]
             ops::gemm(true, false, mg * kk, ii, cg, T(1), w + gi * cg * mg * kk, mg * kk, x + (nb * c + gi * cg) * ii,
-                      ii, T(0), col.data(), ii);
-            col2im(col.data(), mg, in, out, g, y + (nb * m + gi * mg) * oo);
+                      ii, T(0), col.get(), ii);
+            col2im(col.get(), mg, in, out, g, y + (nb * m + gi * mg) * oo);
         }
     if (bt)
         for (int64_t nb = 0; nb < batch; ++nb)

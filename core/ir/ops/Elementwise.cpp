@@ -35,7 +35,7 @@ enum class BinOp { Add, Sub, Mul, Div };
 
 template <typename T> Tensor binaryImpl(BinOp op, const Tensor& at, const Tensor& bt,
                                         const std::vector<int64_t>& out) {
-    Tensor yt(dtypeOf<T>(), out);
+    Tensor yt = Tensor::uninitialized(dtypeOf<T>(), out); // broadcastBinary writes every element
     auto sa = ops::broadcastStrides(at.shape(), out), sb = ops::broadcastStrides(bt.shape(), out);
     const T* a = at.data<T>();
     const T* b = bt.data<T>();
@@ -109,7 +109,7 @@ Expected<std::vector<Tensor>> runUnaryFloat(const Node& n, std::span<const Tenso
     const Tensor& x = inputs[0];
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        Tensor y(dtypeOf<T>(), x.shape());
+        Tensor y = Tensor::uninitialized(dtypeOf<T>(), x.shape()); // every element written below
         const T* src = x.data<T>();
         T* dst = y.mutableData<T>();
         for (int64_t i = 0; i < x.numel(); ++i)
@@ -179,7 +179,7 @@ Expected<std::vector<Tensor>> runSum(const Node& n, std::span<const Tensor> inpu
     SX_TRY(ops::checkAllocation(n, out));
     return ops::dispatchFloat(n, inputs[0].dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        Tensor y(dtypeOf<T>(), out);
+        Tensor y = Tensor::uninitialized(dtypeOf<T>(), out); // broadcastCopy writes every element
         T* dst = y.mutableData<T>();
         ops::broadcastCopy(inputs[0].data<T>(), inputs[0].shape(), out, dst);
         const std::vector<int64_t> self = ops::broadcastStrides(out, out);
@@ -266,7 +266,7 @@ Expected<std::vector<Tensor>> runClip(const Node& n, std::span<const Tensor> inp
             low = lo <= tLow ? std::numeric_limits<T>::lowest() : static_cast<T>(lo);
             high = hi >= tHigh ? std::numeric_limits<T>::max() : static_cast<T>(hi);
         }
-        Tensor y(dtypeOf<T>(), x.shape());
+        Tensor y = Tensor::uninitialized(dtypeOf<T>(), x.shape()); // every element written below
         const T* src = x.data<T>();
         T* dst = y.mutableData<T>();
         for (int64_t i = 0; i < x.numel(); ++i)
@@ -357,7 +357,7 @@ Expected<std::vector<Tensor>> runPow(const Node& n, std::span<const Tensor> inpu
         // Integer base: computed in double, truncated back to the base's type (numpy's
         // power(x, y).astype(x.dtype), which onnx's expected values use); any exponent type.
         const Tensor ad = a.castTo(DType::F64), bd = inputs[1].castTo(DType::F64);
-        Tensor yd(DType::F64, out);
+        Tensor yd = Tensor::uninitialized(DType::F64, out); // broadcastBinary writes every element
         ops::broadcastBinary(ad.data<double>(), ops::broadcastStrides(a.shape(), out), bd.data<double>(),
                              ops::broadcastStrides(bd.shape(), out), out, yd.mutableData<double>(),
                              [](double x, double e) { return std::trunc(std::pow(x, e)); });
@@ -366,7 +366,7 @@ Expected<std::vector<Tensor>> runPow(const Node& n, std::span<const Tensor> inpu
     const Tensor b = inputs[1].castTo(a.dtype()); // ONNX allows an integer exponent
     return ops::dispatchFloat(n, a.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        Tensor y(dtypeOf<T>(), out);
+        Tensor y = Tensor::uninitialized(dtypeOf<T>(), out); // broadcastBinary writes every element
         ops::broadcastBinary(a.data<T>(), ops::broadcastStrides(a.shape(), out), b.data<T>(),
                              ops::broadcastStrides(b.shape(), out), out, y.mutableData<T>(),
                              [](T x, T e) { return std::pow(x, e); });

@@ -55,7 +55,8 @@ template <typename T> Tensor matmulImpl(const Tensor& at, const Tensor& bt, cons
         bs.push_back(1);
     const int64_t m = as[as.size() - 2], k = as[as.size() - 1], nn = bs[bs.size() - 1];
     const std::vector<int64_t> batch = extents(s.batch);
-    Tensor yt(dtypeOf<T>(), extents(s.out));
+    // Uninitialised: GEMM with beta = 0 writes each batch's [m, nn] block, and the blocks tile it.
+    Tensor yt = Tensor::uninitialized(dtypeOf<T>(), extents(s.out));
     const T* a = at.data<T>();
     const T* b = bt.data<T>();
     T* y = yt.mutableData<T>();
@@ -158,7 +159,9 @@ Expected<Tensor> gemmForward(const Node& n, std::span<const Tensor> inputs) {
     auto run = [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
         const std::vector<int64_t> out = extents(outShape);
-        Tensor yt(dtypeOf<T>(), out);
+        // Uninitialised: either C is broadcast into every element first, or GEMM runs with
+        // beta = 0, which writes every element.
+        Tensor yt = Tensor::uninitialized(dtypeOf<T>(), out);
         T* y = yt.mutableData<T>();
         const int64_t nn = out.back();
         const int64_t m = nn == 0 ? 0 : yt.numel() / nn;

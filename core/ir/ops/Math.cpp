@@ -49,7 +49,7 @@ Expected<std::vector<Tensor>> mapFloat(const Node& n, std::span<const Tensor> in
     const Tensor& x = inputs[0];
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        Tensor y(dtypeOf<T>(), x.shape());
+        Tensor y = Tensor::uninitialized(dtypeOf<T>(), x.shape()); // every element written below
         const T* src = x.data<T>();
         T* dst = y.mutableData<T>();
         for (int64_t i = 0; i < x.numel(); ++i)
@@ -432,7 +432,7 @@ Expected<std::vector<Tensor>> runPRelu(const Node& n, std::span<const Tensor> in
     SX_ASSIGN(std::vector<int64_t> out, binaryShape(n, x, slope));
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        Tensor y(dtypeOf<T>(), out);
+        Tensor y = Tensor::uninitialized(dtypeOf<T>(), out); // broadcastBinary writes every element
         ops::broadcastBinary(x.data<T>(), ops::broadcastStrides(x.shape(), out), slope.data<T>(),
                              ops::broadcastStrides(slope.shape(), out), out, y.mutableData<T>(),
                              [](T v, T s) { return v < 0 ? static_cast<T>(s * v) : v; });

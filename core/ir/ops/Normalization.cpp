@@ -65,7 +65,8 @@ Expected<std::vector<Tensor>> runBatchNormalization(const Node& n, std::span<con
     const bool training = n.attrInt("training_mode", 0) != 0;
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        Tensor y(dtypeOf<T>(), x.shape());
+        // Uninitialised: the loop at the end writes batch * c * inner = every element.
+        Tensor y = Tensor::uninitialized(dtypeOf<T>(), x.shape());
         const T* src = x.data<T>();
         T* dst = y.mutableData<T>();
         const T* scale = inputs[1].data<T>();

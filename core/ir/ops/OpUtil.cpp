@@ -256,10 +256,29 @@ Expected<Activation> readActivation(const Node& n) {
     return act;
 }
 
+namespace {
+template <typename T> void scaleRows(int64_t m, int64_t n, T beta, T* c, int64_t ldc) {
+    for (int64_t i = 0; i < m; ++i) {
+        T* row = c + i * ldc;
+        if (beta == T(0))
+            std::fill(row, row + n, T(0));
+        else
+            for (int64_t j = 0; j < n; ++j)
+                row[j] *= beta;
+    }
+}
+} // namespace
+
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, double alpha, const double* a,
           int64_t lda, const double* b, int64_t ldb, double beta, double* c, int64_t ldc) {
     if (m == 0 || n == 0)
         return;
+    if (k == 0) {
+        // C = beta * C, done here so beta = 0 provably writes every element of C (callers pass
+        // uninitialised outputs) whatever the BLAS does with an empty product.
+        scaleRows(m, n, beta, c, ldc);
+        return;
+    }
     blas::dgemm(transA, transB, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
                 static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }
@@ -268,6 +287,12 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k, float alpha
           int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
     if (m == 0 || n == 0)
         return;
+    if (k == 0) {
+        // C = beta * C, done here so beta = 0 provably writes every element of C (callers pass
+        // uninitialised outputs) whatever the BLAS does with an empty product.
+        scaleRows(m, n, beta, c, ldc);
+        return;
+    }
     blas::sgemm(transA, transB, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a,
                 static_cast<int>(lda), b, static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
 }

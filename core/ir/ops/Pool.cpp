@@ -125,8 +125,9 @@ std::vector<Tensor> poolImpl(const Node& n, const Tensor& xt, const std::vector<
     const bool wantIndices = isMax && n.numOutputs() > 1;
     // storage_order 1: Indices count positions within a plane in column-major order.
     const bool columnMajor = n.attrInt("storage_order", 0) == 1;
-    Tensor yt(dtypeOf<T>(), outShape);
-    Tensor it = wantIndices ? Tensor(DType::I64, outShape) : Tensor();
+    // Uninitialised: the loops below write y (and Indices) at every plane p and output position o.
+    Tensor yt = Tensor::uninitialized(dtypeOf<T>(), outShape);
+    Tensor it = wantIndices ? Tensor::uninitialized(DType::I64, outShape) : Tensor();
     WindowTaps taps = windowTaps(g, in, out);
     std::vector<int64_t> inStride(r, 1);
     for (size_t d = r - 1; d-- > 0;)
@@ -279,7 +280,7 @@ Expected<std::vector<Tensor>> runGlobalAveragePool(const Node& n, std::span<cons
     }
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        Tensor y(dtypeOf<T>(), outShape);
+        Tensor y = Tensor::uninitialized(dtypeOf<T>(), outShape); // one element per plane, all written
         const T* src = x.data<T>();
         T* dst = y.mutableData<T>();
         const int64_t planes = x.shape()[0] * x.shape()[1];

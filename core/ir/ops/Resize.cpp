@@ -210,7 +210,7 @@ Expected<std::vector<Tensor>> resizeByTaps(const Node& n, std::span<const Tensor
         inStride[d - 1] = inStride[d] * in[d];
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        Tensor yt(dtypeOf<T>(), out);
+        Tensor yt = Tensor::uninitialized(dtypeOf<T>(), out); // every y[o] is written below
         const T* src = x.data<T>();
         T* y = yt.mutableData<T>();
         std::vector<int64_t> idx(rank, 0);
@@ -329,7 +329,7 @@ Expected<std::vector<Tensor>> runResize(const Node& n, std::span<const Tensor> i
         inStride[static_cast<size_t>(d)] = inStride[static_cast<size_t>(d) + 1] * in[static_cast<size_t>(d) + 1];
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        Tensor yt(dtypeOf<T>(), out);
+        Tensor yt = Tensor::uninitialized(dtypeOf<T>(), out); // every y[o] is written below
         const T* src = x.data<T>();
         T* y = yt.mutableData<T>();
         if (!linear && rank > 0 && yt.numel() > 0) {

@@ -252,9 +252,9 @@ Expected<std::vector<Tensor>> runTranspose(const Node& n, std::span<const Tensor
     std::vector<int64_t> outShape;
     for (int64_t p : perm)
         outShape.push_back(x.shape()[static_cast<size_t>(p)]);
-    Tensor y(x.dtype(), outShape);
     if (x.rank() == 0 || x.numel() == 0)
         return std::vector<Tensor>{x.clone()};
+    Tensor y = Tensor::uninitialized(x.dtype(), outShape); // transposeCopy writes every element
     switch (dtypeSize(x.dtype())) {
     case 1: transposeCopy(x.data<uint8_t>(), x.shape(), perm, y.mutableData<uint8_t>()); break;
     case 2: transposeCopy(x.data<uint16_t>(), x.shape(), perm, y.mutableData<uint16_t>()); break;
@@ -348,7 +348,9 @@ Expected<std::vector<Tensor>> runConcat(const Node& n, std::span<const Tensor> i
     int64_t axis = 0;
     SX_ASSIGN(Shape outShape, concatShape(n, ptrs, dtypes, &axis));
     const std::vector<int64_t> out = ops::extents(outShape);
-    Tensor y(dtypes[0], out);
+    // Uninitialised: the inputs' chunks along the axis add up to the output's extent, so the
+    // copies below cover every row.
+    Tensor y = Tensor::uninitialized(dtypes[0], out);
     const size_t esz = dtypeSize(dtypes[0]);
     int64_t outer = 1, inner = 1;
     for (int64_t d = 0; d < axis; ++d)
@@ -706,7 +708,7 @@ Expected<std::vector<Tensor>> runSlice(const Node& n, std::span<const Tensor> in
             base += start * inStride[a];
         strides[a] = inStride[a] * p->steps[i];
     }
-    Tensor y(x.dtype(), outShape);
+    Tensor y = Tensor::uninitialized(x.dtype(), outShape); // copyStrided writes every element
     SX_TRY(copyStrided(n, x, base, strides, y));
     return std::vector<Tensor>{y};
 }
@@ -749,7 +751,8 @@ Expected<std::vector<Tensor>> runGather(const Node& n, std::span<const Tensor> i
     for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d)
         inner *= x.shape()[d];
     SX_TRY(ops::checkAllocation(n, outShape));
-    Tensor y(x.dtype(), outShape);
+    // Uninitialised: one chunk per (outer, index) pair, which tile the output (or an error).
+    Tensor y = Tensor::uninitialized(x.dtype(), outShape);
     const size_t chunk = static_cast<size_t>(inner) * dtypeSize(x.dtype());
     for (int64_t j = 0; j < idx.numel(); ++j) {
         int64_t k = static_cast<int64_t>(idx.at(j));
@@ -973,7 +976,7 @@ Expected<std::vector<Tensor>> runPad(const Node& n, std::span<const Tensor> inpu
             src[d].push_back(s);
         }
     }
-    Tensor y(x.dtype(), out);
+    Tensor y = Tensor::uninitialized(x.dtype(), out); // every element is copied below
     Tensor fill(x.dtype(), {});
     double value = n.attrFloat("value", 0.0);
     if (n.input(2) && inputs.size() > 2 && inputs[2].numel() > 0)
