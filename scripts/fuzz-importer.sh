@@ -41,8 +41,8 @@ if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCH
 if [ ! -f "$build/build.ninja" ]; then
     cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCMAKE_CXX_COMPILER=clang++ "${launcher[@]}" -DSEXTANT_FUZZ=ON \
-        -DSEXTANT_BUILD_GUI=OFF -DSEXTANT_BUILD_TESTS=OFF -DSEXTANT_BUILD_BENCH=OFF >"$build.configure.log" 2>&1 \
-        || { cat "$build.configure.log"; echo "fuzz: configure failed"; exit 1; }
+        -DSEXTANT_BUILD_GUI=OFF -DSEXTANT_BUILD_TESTS=OFF -DSEXTANT_BUILD_BENCH=OFF >"$probe/configure.log" 2>&1 \
+        || { cat "$probe/configure.log"; echo "fuzz: configure failed"; exit 1; }
 fi
 ninja -C "$build" -j"$jobs" importer_fuzzer reference_fuzzer >"$build/ninja.log" 2>&1 \
     || { tail -50 "$build/ninja.log"; echo "fuzz: build failed"; exit 1; }
