@@ -2,6 +2,26 @@
 
 namespace sextant::backend {
 
+bool isViewNode(const ir::Node& node) {
+    const ir::OpKind k = node.kind();
+    if (k != ir::OpKind::Reshape && k != ir::OpKind::Flatten && k != ir::OpKind::Squeeze &&
+        k != ir::OpKind::Unsqueeze)
+        return false;
+    if (node.attrInt("view", 0) != 1 || node.numOutputs() != 1 || !node.input(0))
+        return false;
+    const ir::Value* in = node.input(0);
+    const ir::Value* out = node.output(0);
+    return in->type().layout != ir::LayoutKind::NC1HWC0 && !out->isGraphOutput() &&
+           in->type().isStatic() && out->type().isStatic() &&
+           in->type().numel() == out->type().numel() && in->type().dtype == out->type().dtype;
+}
+
+const ir::Value* bufferOwner(const ir::Value* v) {
+    while (v && v->producer() && isViewNode(*v->producer()))
+        v = v->producer()->input(0);
+    return v;
+}
+
 Expected<UnitKind> unitFor(const ir::Node& node) {
     switch (node.info().cost) {
     case ir::CostClass::Cube: return UnitKind::Cube;
@@ -32,6 +52,8 @@ Expected<std::vector<Group>> formGroups(const ir::Graph& graph) {
                                  "node '" + node->name() + "' output '" + v->name() + "' has a non-static shape " +
                                      v->type().str(),
                                  node->name());
+        if (isViewNode(*node))
+            continue; // no Task: its output aliases its input's buffer
         groups.push_back(Group{{node}, std::string(node->info().name), unit});
     }
     return groups;

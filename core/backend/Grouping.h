@@ -15,11 +15,20 @@ struct Group {
     UnitKind unit = UnitKind::Vector;
 };
 
+/// True for a node the backend lowers to no Task: a Reshape / Flatten / Squeeze / Unsqueeze the
+/// layout pass marked view = 1 (rule reshape-as-view) whose input is plain (not NC1HWC0) and whose
+/// output is not a graph output. Its output aliases its input's buffer.
+bool isViewNode(const ir::Node& node);
+
+/// The value whose buffer holds `v`'s bytes: `v` itself, or for the output of a view node the
+/// buffer owner of its input (followed through chains of views).
+const ir::Value* bufferOwner(const ir::Value* v);
+
 /// The unit an op's cost class runs on; fails for host-only ops, which the NPU cannot run.
 Expected<UnitKind> unitFor(const ir::Node& node);
 
-/// Forms the groups of a graph in node order (a topological order). Fails, naming the node, when
-/// a node cannot run on the NPU or a value it touches has no static shape.
+/// Forms the groups of a graph in node order (a topological order), skipping view nodes. Fails,
+/// naming the node, when a node cannot run on the NPU or a value it touches has no static shape.
 Expected<std::vector<Group>> formGroups(const ir::Graph& graph);
 
 } // namespace sextant::backend

@@ -22,12 +22,29 @@ std::string_view unitName(UnitKind u) {
     return "?";
 }
 
+int64_t storedElements(const ir::TensorType& t, int c0) {
+    const int64_t n = t.numel();
+    if (n < 0 || t.layout != ir::LayoutKind::NC1HWC0 || t.rank() != 4 || c0 <= 1)
+        return n;
+    const std::vector<int64_t> d = t.dims();
+    const int64_t c1 = (d[1] + c0 - 1) / c0;
+    return d[0] * c1 * d[2] * d[3] * c0;
+}
+
+uint64_t storedBytes(const ir::TensorType& t, int c0) {
+    const int64_t n = storedElements(t, c0);
+    return n < 0 ? 0 : static_cast<uint64_t>(n) * ir::dtypeSize(t.dtype);
+}
+
 namespace {
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
 
 /// Buffers for every value the Tasks touch: weights (constant order), graph inputs, graph
-/// outputs (output order), then intermediates in node order.
+/// outputs (output order), then intermediates in node order. A value the layout pass tagged
+/// NC1HWC0 is sized with its channel padding (storedBytes), so the memory plan shows what the
+/// blocked layout really costs. Weights are plain: a blocked convolution's weights are repacked
+/// when the program is built, never by a TransData at run time.
 Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, int>& byValue) {
     const uint64_t align = std::max<uint64_t>(prog.target.dramAlign, 1);
     auto add = [&](const ir::Value* v, BufferKind kind) -> Expected<int> {
@@ -40,7 +57,7 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, in
         b.kind = kind;
         b.level = MemLevel::Dram;
         b.type = v->type();
-        uint64_t bytes = static_cast<uint64_t>(v->type().numel()) * ir::dtypeSize(v->type().dtype);
+        uint64_t bytes = storedBytes(v->type(), prog.target.c0);
         b.size = std::max<uint64_t>(alignUp(bytes, align), align); // never 0 bytes: every buffer has an address
         byValue[v->name()] = b.id;
         prog.buffers.push_back(std::move(b));
@@ -70,10 +87,13 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, in
         }
         prog.outputBuffers.push_back(id);
     }
-    for (const ir::Node* n : g.nodes())
+    for (const ir::Node* n : g.nodes()) {
+        if (isViewNode(*n))
+            continue; // a view's output lives in its input's buffer (see bufferOwner)
         for (const ir::Value* v : n->outputs())
             if (!byValue.count(v->name()))
                 SX_TRY(add(v, BufferKind::Intermediate));
+    }
     return {};
 }
 
@@ -108,7 +128,10 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
         for (const ir::Node* n : grp.nodes) {
             t.nodes.push_back(n->name());
             taskOfNode[n->name()] = t.id;
-            for (const ir::Value* v : n->inputs()) {
+            for (const ir::Value* read : n->inputs()) {
+                // A view's output is read from the buffer its input lives in, and the Task
+                // depends on that buffer's producer (so the buffer stays live until it ran).
+                const ir::Value* v = bufferOwner(read);
                 if (!v)
                     continue;
                 t.inputs.push_back(bufferOf.at(v->name()));

@@ -34,6 +34,13 @@ struct Buffer {
     int lastTask = -1;            ///< last Task that reads it (-1: read by the host after the run)
 };
 
+/// Elements a value of type `t` occupies in memory: its element count, except that a rank-4
+/// NC1HWC0 value holds N * ceil(C / c0) * H * W * c0 (the last channel block zero-padded), which
+/// is what its buffer reserves and what the DMA moves. -1 for a type without a static shape.
+int64_t storedElements(const ir::TensorType& t, int c0);
+/// storedElements times the element size (0 for a type without a static shape).
+uint64_t storedBytes(const ir::TensorType& t, int c0);
+
 /// Tiling chosen for a Task, with the runner-up candidates so a GUI can say why.
 struct Tiling {
     std::vector<int64_t> tileShape; ///< output tile extents

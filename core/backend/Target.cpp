@@ -22,6 +22,7 @@ struct Field {
     enum class Kind { String, Positive, PositiveReal } kind;
     std::function<void(Target&, const json&)> set;
     std::function<json(const Target&)> get;
+    bool optional = false; ///< may be absent: the Target's default stays
 };
 
 template <typename T> Field uintField(const char* key, T Target::*member) {
@@ -54,6 +55,10 @@ const std::vector<Field>& fields() {
         uintField("event_latency_cycles", &Target::eventLatencyCycles),
         uintField("dispatch_cycles", &Target::dispatchCycles),
         uintField("descriptor_align", &Target::descriptorAlign),
+        Field{"layout", Field::Kind::String, [](Target& t, const json& v) { t.layout = v.get<std::string>(); },
+              [](const Target& t) { return json(t.layout); }, true},
+        Field{"c0", Field::Kind::Positive, [](Target& t, const json& v) { t.c0 = static_cast<int>(v.get<uint64_t>()); },
+              [](const Target& t) { return json(t.c0); }, true},
     };
     return kFields;
 }
@@ -93,8 +98,11 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
 
     Target t;
     for (const Field& f : fields()) {
-        if (!doc.contains(f.key))
+        if (!doc.contains(f.key)) {
+            if (f.optional)
+                continue;
             return fieldError(sourceName, f.key, "is missing");
+        }
         const json& v = doc[f.key];
         switch (f.kind) {
         case Field::Kind::String:
@@ -137,6 +145,10 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
         return fieldError(sourceName, "num_cores", "must be at most 1024 (got " + std::to_string(t.numCores) + ")");
     if (t.eventSlotsPerCore > 65535)
         return fieldError(sourceName, "event_slots_per_core", "must be at most 65535");
+    if (t.layout != "NC1HWC0" && t.layout != "NCHW")
+        return fieldError(sourceName, "layout", "must be \"NC1HWC0\" or \"NCHW\" (got \"" + t.layout + "\")");
+    if (!isPowerOfTwo(static_cast<uint64_t>(t.c0)) || t.c0 > 256)
+        return fieldError(sourceName, "c0", "must be a power of two from 1 to 256 (got " + std::to_string(t.c0) + ")");
     return t;
 }
 

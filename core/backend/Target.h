@@ -8,7 +8,8 @@
 namespace sextant::backend {
 
 /// The NPU a Program is compiled for. Loaded from a JSON file (resources/targets/*.json) and
-/// validated: every field present, positive, and consistent. See resources/targets/npu-a.json.
+/// validated: every field present (except the optional layout fields), positive, and consistent.
+/// See resources/targets/npu-a.json and docs/target-format.md.
 struct Target {
     std::string name = "npu-a";
     double clockGhz = 1.0;
@@ -29,6 +30,13 @@ struct Target {
     uint64_t eventLatencyCycles = 200;
     uint64_t dispatchCycles = 100;
     uint64_t descriptorAlign = 64;
+    // Data layout (optional in the JSON; these defaults when absent).
+    /// Activation layout of the NPU's compute units: "NC1HWC0" (blocked: C split into C1 blocks of
+    /// c0 channels, the last zero-padded; the layout pass builds blocked regions and inserts
+    /// TransData at their boundaries) or "NCHW" (plain: no regions, no conversions).
+    std::string layout = "NC1HWC0";
+    /// Channels per NC1HWC0 block (C0), a power of two: NC1HWC0 buffers hold ceil(C/c0)*c0 channels.
+    int c0 = 16;
 
     /// Cycles to microseconds at this target's clock.
     double cyclesToMicros(uint64_t cycles) const { return static_cast<double>(cycles) / (clockGhz * 1000.0); }

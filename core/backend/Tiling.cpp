@@ -10,11 +10,19 @@ namespace {
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
 uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : ceilDiv(v, a) * a; }
 
-uint64_t bytesOf(const ir::Value* v) {
-    if (!v)
-        return 0;
-    int64_t n = v->type().numel();
-    return n < 0 ? 0 : static_cast<uint64_t>(n) * ir::dtypeSize(v->type().dtype);
+/// Bytes `v` occupies in memory (an NC1HWC0 value with its channel padding, see storedBytes).
+uint64_t bytesOf(const ir::Value* v, int c0) {
+    return v ? storedBytes(v->type(), c0) : 0;
+}
+
+/// Stored elements behind `part` of `v`'s `whole` logical elements: `part` itself for a plain
+/// value, scaled by the channel padding for an NC1HWC0 one.
+uint64_t storedElems(const ir::Value* v, int64_t part, int64_t whole, int c0) {
+    const int64_t stored = v ? storedElements(v->type(), c0) : -1;
+    if (whole <= 0 || stored <= 0 || part <= 0)
+        return static_cast<uint64_t>(std::max<int64_t>(part, 0));
+    return (static_cast<uint64_t>(stored) * static_cast<uint64_t>(part) + static_cast<uint64_t>(whole) - 1) /
+           static_cast<uint64_t>(whole);
 }
 
 /// What one tile costs: SRAM pieces and compute.
@@ -45,10 +53,17 @@ uint64_t vectorLanes(const Target& t, ir::DType dt) {
     return static_cast<uint64_t>(dt == ir::DType::F16 || dt == ir::DType::BF16 ? t.vectorLanesF16 : t.vectorLanesF32);
 }
 
+/// Vector lanes for a node's output: f16 lanes when the precision pass marked it f16.
+uint64_t lanesFor(const ir::Node& n, const Target& t) {
+    if (n.attrString("precision", "") == "f16")
+        return static_cast<uint64_t>(t.vectorLanesF16);
+    return vectorLanes(t, n.output(0)->type().dtype);
+}
+
 /// Fraction of `v`'s bytes a tile needs when v has the output's element count (elementwise),
 /// else all of v (a broadcast operand or a parameter vector).
-uint64_t elementwiseInput(const ir::Value* v, int64_t outNumel, int64_t tileNumel) {
-    uint64_t b = bytesOf(v);
+uint64_t elementwiseInput(const ir::Value* v, int64_t outNumel, int64_t tileNumel, int c0) {
+    uint64_t b = bytesOf(v, c0);
     if (!v || v->type().numel() != outNumel || outNumel == 0)
         return b;
     return ceilDiv(b * static_cast<uint64_t>(tileNumel), static_cast<uint64_t>(outNumel));
@@ -81,6 +96,11 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
         m.splitAxes.push_back(static_cast<int>(i));
     uint64_t lanes = vectorLanes(t, ir::DType::F32);
     bool fused = n.kind() == ir::OpKind::FusedConv;
+    // An NC1HWC0 activation moves with its channel padding: a tile's bytes scale by the
+    // tensor's stored / logical ratio (the padding spread over its tiles).
+    const int c0 = t.c0;
+    const ir::Value* out = n.output(0);
+    const int64_t inNumel = x->type().numel(), outNumel = out->type().numel();
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t inSpatial = 1;
@@ -90,11 +110,11 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
         }
         int64_t groupsInTile = groups == 1 ? 1 : std::min<int64_t>(groups, (tile[1] + coPerGroup - 1) / coPerGroup);
         int64_t ciTile = groups == 1 ? ci : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
-        w.inBytes = static_cast<uint64_t>(tile[0] * ciTile * inSpatial) * inElem;
+        w.inBytes = storedElems(x, tile[0] * ciTile * inSpatial, inNumel, c0) * inElem;
         w.weightBytes = static_cast<uint64_t>(tile[1] * ciPerGroup * kSpatial) * inElem + (b ? tile[1] * 4 : 0);
         w.weightsSplit = tile[1] < co;
         int64_t outSpatial = prod(tile, 2);
-        w.outBytes = static_cast<uint64_t>(tile[0] * tile[1] * outSpatial) * outElem;
+        w.outBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * outElem;
         uint64_t M = static_cast<uint64_t>(tile[0] * outSpatial);
         uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
         uint64_t K = static_cast<uint64_t>(ciPerGroup * kSpatial);
@@ -126,7 +146,7 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
     for (size_t i = 0; i < od.size(); ++i)
         m.splitAxes.push_back(static_cast<int>(i));
     uint64_t lanes = vectorLanes(t, ir::DType::F32);
-    uint64_t cBytes = bytesOf(c);
+    uint64_t cBytes = bytesOf(c, t.c0);
     bool fused = n.kind() == ir::OpKind::FusedGemm;
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
@@ -155,10 +175,13 @@ WorkModel poolModel(const ir::Node& n, const Target& t) {
     std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
     bool global = n.kind() == ir::OpKind::GlobalAveragePool;
     const size_t elem = ir::dtypeSize(n.input(0)->type().dtype);
-    uint64_t lanes = vectorLanes(t, n.output(0)->type().dtype);
+    uint64_t lanes = lanesFor(n, t);
     uint64_t extraOutBytes = 0;
     for (size_t i = 1; i < n.numOutputs(); ++i)
-        extraOutBytes += bytesOf(n.output(i));
+        extraOutBytes += bytesOf(n.output(i), t.c0);
+    const int c0 = t.c0;
+    const ir::Value* x = n.input(0);
+    const ir::Value* out = n.output(0);
     WorkModel m;
     m.outDims = od;
     m.splitAxes = {0, 1};
@@ -179,9 +202,10 @@ WorkModel poolModel(const ir::Node& n, const Target& t) {
             inSpatial *= std::min((tile[2 + d] - 1) * s + k, xd[2 + d]);
             steps *= static_cast<uint64_t>(k);
         }
-        w.inBytes = static_cast<uint64_t>(tile[0] * tile[1] * inSpatial) * elem;
+        // An NC1HWC0 input moves with its channel padding (the tensor's stored / logical ratio).
+        w.inBytes = storedElems(x, tile[0] * tile[1] * inSpatial, x->type().numel(), c0) * elem;
         int64_t tileNumel = prod(tile);
-        w.outBytes = static_cast<uint64_t>(tileNumel) * ir::dtypeSize(n.output(0)->type().dtype) +
+        w.outBytes = storedElems(out, tileNumel, outNumel, c0) * ir::dtypeSize(out->type().dtype) +
                      (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
         if (global)
             w.computeCycles = ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * inSpatial), lanes) +
@@ -202,13 +226,15 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
     for (size_t i = 0; i < std::min(reduceFrom, od.size()); ++i)
         m.splitAxes.push_back(static_cast<int>(i));
     int64_t outNumel = prod(od);
-    uint64_t lanes = vectorLanes(t, n.output(0)->type().dtype);
+    uint64_t lanes = lanesFor(n, t);
     std::vector<const ir::Value*> ins(n.inputs().begin(), n.inputs().end());
     uint64_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
     uint64_t extraOutBytes = 0;
     for (size_t i = 1; i < n.numOutputs(); ++i)
-        extraOutBytes += bytesOf(n.output(i));
+        extraOutBytes += bytesOf(n.output(i), t.c0);
     bool concat = n.kind() == ir::OpKind::Concat;
+    const int c0 = t.c0;
+    const ir::Value* out = n.output(0);
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t tileNumel = prod(tile);
@@ -216,18 +242,20 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
             if (!v)
                 continue;
             if (concat) // each input contributes its share of the tile
-                w.inBytes += outNumel ? ceilDiv(bytesOf(v) * tileNumel, outNumel) : 0;
+                w.inBytes += outNumel ? ceilDiv(bytesOf(v, c0) * tileNumel, outNumel) : 0;
             else if (dmaOnly && v->isConstant() && v->type().dtype == ir::DType::I64)
-                w.weightBytes += bytesOf(v); // shape operands
+                w.weightBytes += bytesOf(v, c0); // shape operands
             else if (dmaOnly)
-                w.inBytes += outNumel ? ceilDiv(bytesOf(v) * tileNumel, outNumel) : 0;
+                w.inBytes += outNumel ? ceilDiv(bytesOf(v, c0) * tileNumel, outNumel) : 0;
             else if (v->isConstant())
-                w.weightBytes += bytesOf(v);
+                w.weightBytes += bytesOf(v, c0);
             else
-                w.inBytes += elementwiseInput(v, outNumel, tileNumel);
+                w.inBytes += elementwiseInput(v, outNumel, tileNumel, c0);
         }
-        w.outBytes = static_cast<uint64_t>(tileNumel) * outElem + (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
-        w.computeCycles = dmaOnly ? 0 : ceilDiv(static_cast<uint64_t>(tileNumel), lanes) * steps;
+        // A blocked output is written (and computed) in whole C0 blocks, padding included.
+        const uint64_t storedTile = storedElems(out, tileNumel, outNumel, c0);
+        w.outBytes = storedTile * outElem + (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
+        w.computeCycles = dmaOnly ? 0 : ceilDiv(storedTile, lanes) * steps;
         w.flops = dmaOnly ? 0 : static_cast<uint64_t>(tileNumel) * steps;
         return w;
     };

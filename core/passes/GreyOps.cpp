@@ -37,11 +37,7 @@ GreyOpCounts countGreyOps(const ir::Graph& graph) {
             ++c.transposes;
         else if (isCopyOrCast(n->kind()))
             ++c.copyOrCast;
-        const ir::Value* in = n->input(0);
-        const ir::LayoutKind out = n->numOutputs() ? n->output(0)->type().layout
-                                                   : ir::LayoutKind::Any;
-        if (in && out != ir::LayoutKind::Any && in->type().layout != ir::LayoutKind::Any &&
-            out != in->type().layout)
+        else if (n->kind() == ir::OpKind::TransData)
             ++c.layoutConversions;
     }
     return c;

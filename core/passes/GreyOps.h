@@ -12,7 +12,7 @@ namespace sextant::passes {
 struct GreyOpCounts {
     int transposes = 0;        ///< Transpose nodes
     int copyOrCast = 0;        ///< Identity, Dropout, Cast, Reshape, Flatten, Squeeze, Unsqueeze
-    int layoutConversions = 0; ///< nodes whose output layout tag differs from their input's
+    int layoutConversions = 0; ///< sextant.TransData nodes (NCHW <-> NC1HWC0 conversions)
     int total() const { return transposes + copyOrCast + layoutConversions; }
 };
 

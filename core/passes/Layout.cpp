@@ -5,16 +5,28 @@
 // therefore "sink" through elementwise, pooling and concat ops and a plain->blocked->plain
 // pair around an op that could stay blocked never appears.
 //
-// Honest scope: the reference kernels compute on logical NCHW tensors, so the pass only
-// annotates. Each blocked node gets attribute layout = "NC1HWC0" and its output value the
-// type tag NC1HWC0 (not on graph outputs, which the user receives in plain layout); a plain
-// node with a 4-D output that reads a blocked value gets layout = "NCHW" and an @NCHW output:
-// that node is where the backend has to unblock, and GreyOps counts it as a layout conversion.
+// The conversions are real nodes: sextant.TransData (src_format, dst_format). Where a plain
+// activation (graph input or plain producer) enters a blocked convolution, one TransData
+// NCHW->NC1HWC0 shared by every blocked reader of that value; where a blocked value is read by
+// a plain node or is a graph output, one TransData NC1HWC0->NCHW shared by every plain reader
+// (a graph output keeps its name: the blocked producer's value is renamed "<name>_nc1hwc0").
+// Constants are never converted: weights are repacked when the program is built. Tensors stay
+// logical (TransData's reference kernel is the identity); blocked values carry the type tag
+// NC1HWC0, which the backend sizes with the channel padding. Inverse TransData pairs cancel.
+//
+// Bisection: blocked nodes form regions (connected through blocked values); the rule applies
+// once per region, named by its first node in graph order, and a region the bisect limit denies
+// stays entirely plain (its own conversions vanish with it, other regions are unaffected).
+// With PipelineConfig::npuLayout "NCHW" (a target without the blocked layout) the pass only
+// cancels inverse pairs.
 #include "Layout.h"
 
 #include "PassContext.h"
+#include "RewriteUtil.h"
 
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <set>
 
 namespace sextant::passes {
@@ -87,71 +99,313 @@ bool isRank4(const ir::Value* v) {
     return v && v->type().rank() == 4;
 }
 
+bool isTransData(const ir::Node* n) {
+    return n && n->kind() == ir::OpKind::TransData;
+}
+
+/// Union-find over node indices, for the blocked regions.
+struct Regions {
+    std::vector<size_t> parent;
+    explicit Regions(size_t n) : parent(n) {
+        for (size_t i = 0; i < n; ++i)
+            parent[i] = i;
+    }
+    size_t find(size_t i) {
+        while (parent[i] != i)
+            i = parent[i] = parent[parent[i]];
+        return i;
+    }
+    /// Joins two sets; the root is the smaller index (the region's first node in graph order).
+    void join(size_t a, size_t b) {
+        a = find(a);
+        b = find(b);
+        if (a != b)
+            parent[std::max(a, b)] = std::min(a, b);
+    }
+};
+
 class LayoutPass : public Pass {
 public:
     std::string id() const override { return "layout"; }
     std::string summary() const override {
         return "assign the NPU's blocked NC1HWC0 layout to 2-D convolutions and the elementwise, "
-               "pooling and concat ops they feed, so layout conversions happen only where the "
-               "blocked region ends (annotation: tensors stay logical)";
+               "pooling and concat ops they feed, with a sextant.TransData conversion only where "
+               "a blocked region begins or ends (inverse pairs cancel)";
     }
     std::vector<RuleDescription> describeRules() const override {
         return {{kAssignLayoutRule,
-                 "put a Conv/FusedConv, or an op reading only NC1HWC0 activations (elementwise, "
-                 "pooling, BatchNormalization, Concat), in NC1HWC0",
+                 "put each region of Conv/FusedConv and the ops reading only NC1HWC0 activations "
+                 "(elementwise, pooling, BatchNormalization, Concat) in NC1HWC0, with one "
+                 "TransData per value entering or leaving it (one application per region)",
+                 false},
+                {kReshapeViewRule,
+                 "lower a Reshape/Flatten/Squeeze/Unsqueeze of a plain contiguous tensor as a "
+                 "view: no Task, its output aliases its input's buffer (attribute view=1)",
                  false}};
     }
 
     Expected<bool> run(ir::Graph& graph, PassContext& ctx) override {
-        if (!ctx.isEnabled(kAssignLayoutRule))
-            return false;
-        auto t0 = std::chrono::steady_clock::now();
         bool changed = false;
-        std::set<const ir::Value*> blocked; // values the NPU keeps in NC1HWC0
-        for (ir::Node* n : graph.nodes()) {
-            std::string why;
-            const bool candidate = wantsBlocked(*n, blocked, why);
-            if (!why.empty())
-                ctx.reject(kAssignLayoutRule, n->name(), why);
-            if (candidate && n->attrString(kLayoutAttr, "") != "NC1HWC0" &&
-                !ctx.requestApplication(kAssignLayoutRule, n->name()))
-                continue; // bisect limit: stays plain
-            if (candidate) {
-                blocked.insert(n->output(0));
-                changed |= mark(*n, ir::LayoutKind::NC1HWC0);
-            } else if (isRank4(n->output(0)) && readsBlocked(*n, blocked)) {
-                changed |= mark(*n, ir::LayoutKind::NCHW);
+        if (ctx.isEnabled(kAssignLayoutRule)) {
+            auto t0 = std::chrono::steady_clock::now();
+            if (ctx.config().npuLayout == "NC1HWC0") {
+                SX_ASSIGN(bool placed, placeRegions(graph, ctx));
+                changed |= placed;
             }
+            SX_ASSIGN(bool cancelled, cancelInversePairs(graph, ctx));
+            changed |= cancelled;
+            ctx.addRuleTime(kAssignLayoutRule, millisSince(t0));
         }
-        ctx.addRuleTime(kAssignLayoutRule, std::chrono::duration<double, std::milli>(
-                                               std::chrono::steady_clock::now() - t0)
-                                               .count());
+        // After the layouts are known: only a plain tensor can be viewed in another shape.
+        if (ctx.isEnabled(kReshapeViewRule)) {
+            auto t0 = std::chrono::steady_clock::now();
+            changed |= markViews(graph, ctx);
+            ctx.addRuleTime(kReshapeViewRule, millisSince(t0));
+        }
         return changed;
     }
 
 private:
-    static bool readsBlocked(const ir::Node& n, const std::set<const ir::Value*>& blocked) {
-        for (const ir::Value* v : n.inputs())
-            if (v && blocked.count(v))
-                return true;
-        return false;
+    static double millisSince(std::chrono::steady_clock::time_point t0) {
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+            .count();
     }
 
-    /// Sets the node attribute and, unless the value is a graph output, the output's type tag.
-    static bool mark(ir::Node& n, ir::LayoutKind layout) {
-        const std::string name(ir::layoutName(layout));
-        bool changed = n.attrString(kLayoutAttr, "") != name;
-        n.setAttr(kLayoutAttr, name);
-        ir::Value* out = n.output(0);
-        if (!out->isGraphOutput() && out->type().layout != layout) {
-            ir::TensorType t = out->type();
-            t.layout = layout;
-            out->setType(std::move(t));
+    static bool markViews(ir::Graph& graph, PassContext& ctx) {
+        bool changed = false;
+        for (ir::Node* n : graph.nodes()) {
+            const ir::OpKind k = n->kind();
+            if (k != ir::OpKind::Reshape && k != ir::OpKind::Flatten &&
+                k != ir::OpKind::Squeeze && k != ir::OpKind::Unsqueeze)
+                continue;
+            if (n->attrInt(kViewAttr, 0) == 1 || n->numOutputs() != 1)
+                continue;
+            const ir::Value* in = n->input(0);
+            const ir::Value* out = n->output(0);
+            if (!in)
+                continue;
+            std::string why;
+            if (in->type().layout == ir::LayoutKind::NC1HWC0)
+                why = "input '" + in->name() + "' is NC1HWC0: its bytes are not in row-major order";
+            else if (out->isGraphOutput())
+                why = "output '" + out->name() + "' is a graph output, which needs its own buffer";
+            else if (!in->type().isStatic() || !out->type().isStatic() ||
+                     in->type().numel() != out->type().numel() ||
+                     in->type().dtype != out->type().dtype)
+                why = "input and output do not have the same static element count and type";
+            if (!why.empty()) {
+                ctx.reject(kReshapeViewRule, n->name(), why);
+                continue;
+            }
+            if (!ctx.requestApplication(kReshapeViewRule, n->name()))
+                continue;
+            n->setAttr(kViewAttr, int64_t{1});
             changed = true;
         }
         return changed;
     }
 
+    static Expected<bool> placeRegions(ir::Graph& graph, PassContext& ctx) {
+        const std::vector<ir::Node*> nodes = graph.nodes();
+        // Values already blocked by an earlier run (a TransData into NC1HWC0): read as blocked.
+        std::set<const ir::Value*> blocked;
+        for (const ir::Node* n : nodes)
+            if (isTransData(n) && n->attrString("dst_format", "") == "NC1HWC0")
+                blocked.insert(n->output(0));
+        // 1. Which nodes can be blocked, regardless of bisection.
+        std::map<const ir::Node*, size_t> indexOf;
+        for (size_t i = 0; i < nodes.size(); ++i)
+            indexOf[nodes[i]] = i;
+        std::vector<bool> isBlocked(nodes.size(), false);
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            ir::Node* n = nodes[i];
+            std::string why;
+            const bool candidate = wantsBlocked(*n, blocked, why);
+            if (!why.empty())
+                ctx.reject(kAssignLayoutRule, n->name(), why);
+            if (candidate) {
+                isBlocked[i] = true;
+                blocked.insert(n->output(0));
+            }
+        }
+        // 2. Regions: blocked nodes joined through the blocked values they read.
+        Regions regions(nodes.size());
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            if (!isBlocked[i])
+                continue;
+            for (const ir::Value* v : nodes[i]->inputs()) {
+                const ir::Node* p = v ? v->producer() : nullptr;
+                auto it = p ? indexOf.find(p) : indexOf.end();
+                if (it != indexOf.end() && isBlocked[it->second])
+                    regions.join(i, it->second);
+            }
+        }
+        // 3. One application per region, in the order of their first nodes; a denied region
+        //    stays plain as a whole.
+        std::map<size_t, bool> allowed;
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            if (!isBlocked[i])
+                continue;
+            const size_t root = regions.find(i);
+            if (allowed.count(root))
+                continue;
+            // A region the pass placed before (every node already marked) is not applied again.
+            bool alreadyPlaced = true;
+            for (size_t j = i; j < nodes.size() && alreadyPlaced; ++j)
+                if (isBlocked[j] && regions.find(j) == root)
+                    alreadyPlaced = nodes[j]->attrString(kLayoutAttr, "") == "NC1HWC0";
+            allowed[root] =
+                alreadyPlaced || ctx.requestApplication(kAssignLayoutRule, nodes[root]->name());
+        }
+        std::set<const ir::Node*> blockedNodes;
+        for (size_t i = 0; i < nodes.size(); ++i) {
+            if (isBlocked[i] && allowed[regions.find(i)])
+                blockedNodes.insert(nodes[i]);
+            else if (isBlocked[i])
+                blocked.erase(nodes[i]->output(0));
+        }
+        bool changed = false;
+        // 4. Mark the blocked nodes and tag their outputs.
+        for (ir::Node* n : nodes) {
+            if (!blockedNodes.count(n))
+                continue;
+            changed |= n->attrString(kLayoutAttr, "") != "NC1HWC0";
+            n->setAttr(kLayoutAttr, std::string("NC1HWC0"));
+            ir::Value* out = n->output(0);
+            if (out->type().layout != ir::LayoutKind::NC1HWC0) {
+                ir::TensorType t = out->type();
+                t.layout = ir::LayoutKind::NC1HWC0;
+                out->setType(std::move(t));
+                changed = true;
+            }
+        }
+        // 5. Entries: a plain activation read by blocked nodes converts once, before its first
+        //    blocked reader. Only a convolution's input 0 can be plain (the other blocked kinds
+        //    need blocked activations), and constants are repacked at compile time.
+        std::map<const ir::Value*, ir::Value*> entryOf;
+        std::map<const ir::Value*, ir::Node*> entryNode;
+        for (ir::Node* n : nodes) {
+            if (!blockedNodes.count(n))
+                continue;
+            const size_t activations = isConvFamily(n->kind()) ? 1 : n->numInputs();
+            for (size_t i = 0; i < activations; ++i) {
+                ir::Value* v = n->input(i);
+                if (!v || v->isConstant() || blocked.count(v) || !isRank4(v))
+                    continue;
+                auto it = entryOf.find(v);
+                if (it == entryOf.end()) {
+                    SX_ASSIGN(ir::Node * t, addTransData(graph, v, "NCHW", "NC1HWC0",
+                                                         v->name() + "_nc1hwc0", n));
+                    it = entryOf.emplace(v, t->output(0)).first;
+                    entryNode[v] = t;
+                }
+                graph.setInput(n, i, it->second);
+                ir::Provenance& prov = entryNode[v]->mutableProvenance();
+                std::set<std::string> origins(prov.origins.begin(), prov.origins.end());
+                origins.insert(n->provenance().origins.begin(), n->provenance().origins.end());
+                prov.origins.assign(origins.begin(), origins.end());
+                changed = true;
+            }
+        }
+        // 6. Exits: a blocked value read by plain nodes, or a graph output, converts once.
+        for (ir::Node* n : nodes) {
+            if (!blockedNodes.count(n))
+                continue;
+            ir::Value* v = n->output(0);
+            std::vector<ir::Node*> plainReaders;
+            for (ir::Node* u : v->users())
+                if (!blockedNodes.count(u) && !isTransData(u) &&
+                    std::find(plainReaders.begin(), plainReaders.end(), u) == plainReaders.end())
+                    plainReaders.push_back(u);
+            if (plainReaders.empty() && !v->isGraphOutput())
+                continue;
+            // Insert before the first plain reader in graph order (or at the end).
+            ir::Node* before = nullptr;
+            size_t firstIndex = nodes.size();
+            for (ir::Node* u : plainReaders) {
+                auto it = indexOf.find(u);
+                if (it != indexOf.end() && it->second < firstIndex) {
+                    firstIndex = it->second;
+                    before = u;
+                }
+            }
+            std::string outName = v->name() + "_nchw";
+            if (v->isGraphOutput()) {
+                // The model's output keeps its name: the blocked value takes a new one.
+                outName = v->name();
+                SX_TRY(graph.renameValue(v, graph.uniqueName(v->name() + "_nc1hwc0")));
+            }
+            SX_ASSIGN(ir::Node * t, addTransData(graph, v, "NC1HWC0", "NCHW", outName, before));
+            t->mutableProvenance().origins = n->provenance().origins;
+            ir::Value* plain = t->output(0);
+            for (ir::Node* u : plainReaders)
+                for (size_t i = 0; i < u->numInputs(); ++i)
+                    if (u->input(i) == v)
+                        graph.setInput(u, i, plain);
+            if (v->isGraphOutput()) {
+                std::vector<ir::Value*> outs = graph.outputs();
+                for (ir::Value*& o : outs)
+                    if (o == v)
+                        o = plain;
+                graph.setOutputs(std::move(outs));
+            }
+            changed = true;
+        }
+        return changed;
+    }
+
+    /// Adds a TransData reading `v` before `before` (nullptr: at the end), its output named
+    /// after `outName` (made unique) and typed as `v` with the destination's tag.
+    static Expected<ir::Node*> addTransData(ir::Graph& graph, ir::Value* v, const char* src,
+                                            const char* dst, const std::string& outName,
+                                            ir::Node* before) {
+        const std::string name = graph.uniqueName(std::string("transdata_") + v->name());
+        const std::string valueName = graph.findValue(outName) ? graph.uniqueName(outName) : outName;
+        SX_ASSIGN(ir::Node * t,
+                  graph.addNode(ir::OpKind::TransData, name, {v}, {valueName},
+                                {{"src_format", std::string(src)}, {"dst_format", std::string(dst)}},
+                                before));
+        ir::TensorType type = v->type();
+        type.layout = std::string_view(dst) == "NC1HWC0" ? ir::LayoutKind::NC1HWC0
+                                                           : ir::LayoutKind::NCHW;
+        t->output(0)->setType(std::move(type));
+        t->mutableProvenance().createdBy = std::string("layout/") + kAssignLayoutRule;
+        return t;
+    }
+
+    /// Removes TransData(a->b) directly followed by TransData(b->a): readers of the second read
+    /// the first one's input. A pair whose result is a graph output that the original value
+    /// cannot stand for (a graph input or constant) is left alone.
+    static Expected<bool> cancelInversePairs(ir::Graph& graph, PassContext& ctx) {
+        bool changed = false;
+        for (ir::Node* outer : graph.nodes()) {
+            if (!isTransData(outer))
+                continue;
+            ir::Node* inner = outer->input(0) ? outer->input(0)->producer() : nullptr;
+            if (!isTransData(inner) ||
+                inner->attrString("src_format", "") != outer->attrString("dst_format", "") ||
+                inner->attrString("dst_format", "") != outer->attrString("src_format", ""))
+                continue;
+            ir::Value* original = inner->input(0);
+            ir::Value* result = outer->output(0);
+            if (!cannotForward(result, original).empty())
+                continue;
+            ctx.noteRemoved(*outer, kAssignLayoutRule,
+                            "inverse of TransData '" + inner->name() + "' (" +
+                                inner->attrString("src_format", "") + " -> " +
+                                inner->attrString("dst_format", "") + " -> back)");
+            SX_TRY(forwardAndErase(graph, outer, result, original));
+            if (inner->output(0)->users().empty() && !inner->output(0)->isGraphOutput()) {
+                ctx.noteRemoved(*inner, kAssignLayoutRule,
+                                "its only reader converted back (inverse pair)");
+                SX_TRY(graph.eraseNode(inner));
+            }
+            changed = true;
+        }
+        return changed;
+    }
+
+private:
     /// Whether `n` can run in NC1HWC0. `why` gets a rejection reason when the node is of a kind
     /// that could, but some condition fails (left empty for kinds the rule does not handle).
     static bool wantsBlocked(const ir::Node& n, const std::set<const ir::Value*>& blocked,

@@ -7,19 +7,33 @@
 
 namespace sextant::passes {
 
-/// Node attribute the `layout` pass writes: the physical layout the NPU keeps the node's
-/// output in ("NC1HWC0", or "NCHW" on a node that converts a blocked input back to plain).
+/// Node attribute the `layout` pass writes on the nodes it puts in the blocked layout:
+/// "NC1HWC0" (the NPU keeps the node's output in NC1HWC0; its output value carries that tag).
 inline constexpr const char* kLayoutAttr = "layout";
 
-/// `layout`: assigns the NPU's blocked NC1HWC0 layout (C0 = 16) to 2-D convolutions and to the
-/// elementwise, pooling and concat ops they feed, so a conversion to and from plain NCHW
-/// happens only where the blocked region ends. Annotation only: tensors stay logical NCHW for
-/// the reference executor; value types carry the layout tag (printed "@NC1HWC0") and plain
-/// 4-D values that a blocked value converts into are tagged "@NCHW", which is what GreyOps
-/// counts as a layout conversion. Rule: assign-npu-layout.
+/// `layout`: assigns the NPU's blocked NC1HWC0 layout (C0 from the target) to 2-D convolutions
+/// and to the elementwise, pooling and concat ops they feed, and inserts a real conversion node,
+/// sextant.TransData (attributes src_format, dst_format), where a blocked region begins (a plain
+/// activation entering a convolution: NCHW -> NC1HWC0, one per value) or ends (a blocked value
+/// read by a plain node or returned as a graph output: NC1HWC0 -> NCHW, one per value, shared by
+/// every plain reader). Tensors stay logical NCHW (TransData is the identity on the reference
+/// executor); the backend sizes NC1HWC0 values with the channel padding and costs the
+/// conversions. Inverse TransData pairs cancel. PipelineConfig::npuLayout "NCHW" turns the
+/// blocked regions off. Rule: assign-npu-layout, one application per region.
 std::unique_ptr<Pass> makeLayoutPass();
 
-/// The id of the layout pass's only rule (one application per node put in NC1HWC0).
+/// The id of the layout pass's only rule (one application per blocked region, named by the
+/// region's first node in graph order).
 inline constexpr const char* kAssignLayoutRule = "assign-npu-layout";
+
+/// The layout pass's second rule: marks a Reshape / Flatten / Squeeze / Unsqueeze of a plain
+/// (not NC1HWC0) tensor with attribute view = 1. The data of a plain tensor is contiguous in
+/// row-major order whatever its shape, so the backend lowers such a node to no Task at all: its
+/// output aliases its input's buffer and its consumers read the producer's bytes. Not for a
+/// graph output (the host reads outputs from their own buffers). One application per node.
+inline constexpr const char* kReshapeViewRule = "reshape-as-view";
+
+/// Node attribute kReshapeViewRule writes (int 1).
+inline constexpr const char* kViewAttr = "view";
 
 } // namespace sextant::passes

@@ -16,7 +16,12 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
         if (progress)
             progress(done, total, passId);
     };
-    SX_ASSIGN(result.pipeline, passes::runPipeline(graph, options.pipeline, cancel, passProgress));
+    // The layout policy is the target's: the pipeline builds NC1HWC0 regions only for a target
+    // whose compute units read that layout, with its block size.
+    passes::PipelineConfig pipeline = options.pipeline;
+    pipeline.npuLayout = options.target.layout;
+    pipeline.c0 = options.target.c0;
+    SX_ASSIGN(result.pipeline, passes::runPipeline(graph, pipeline, cancel, passProgress));
     if (cancel && cancel->load())
         return makeError(ErrorKind::Cancelled, "compilation cancelled before lowering");
     if (!result.pipeline.graph)

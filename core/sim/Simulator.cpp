@@ -1,6 +1,7 @@
 #include "Simulator.h"
 
 #include "MemoryImage.h"
+#include "core/backend/Grouping.h"
 #include "core/ir/Half.h"
 #include "core/ir/Interpreter.h"
 
@@ -220,8 +221,12 @@ uint64_t Machine::computeCycles(const Task& t) const {
     switch (t.unit) {
     case UnitKind::Cube:
         return ceilDiv(t.flops, 2ull * static_cast<uint64_t>(tg.cubeM) * tg.cubeN * tg.cubeK);
-    case UnitKind::Vector:
-        return ceilDiv(t.flops, static_cast<uint64_t>(std::max(tg.vectorLanesF32, 1)));
+    case UnitKind::Vector: {
+        // An f16 vector op fills the wider f16 lanes.
+        const ir::Node* node = t.nodes.empty() ? nullptr : m_p.graph->findNode(t.nodes.front());
+        const bool f16 = node && node->attrString("precision", "") == "f16";
+        return ceilDiv(t.flops, static_cast<uint64_t>(std::max(f16 ? tg.vectorLanesF16 : tg.vectorLanesF32, 1)));
+    }
     case UnitKind::Dma:
         return 0;
     }
@@ -276,8 +281,17 @@ Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, 
                                         std::vector<size_t>& reads) {
     if (auto it = local.find(v.name()); it != local.end())
         return it->second;
+    // The output of a view node (no Task) is read from the buffer its input lives in, then
+    // takes its own shape below.
+    const ir::Value* owner = &v;
+    while (!m_buffersByValue.count(owner->name()) && owner->producer() &&
+           backend::isViewNode(*owner->producer()))
+        owner = owner->producer()->input(0);
+    if (owner != &v)
+        if (auto it = local.find(owner->name()); it != local.end())
+            return it->second.reshaped(v.type().dims());
     const Buffer* chosen = nullptr;
-    if (auto it = m_buffersByValue.find(v.name()); it != m_buffersByValue.end()) {
+    if (auto it = m_buffersByValue.find(owner->name()); it != m_buffersByValue.end()) {
         // Prefer a buffer the Task lists as an input (it may have an SRAM copy), else the value's
         // first buffer by id.
         for (size_t index : it->second) {
@@ -305,6 +319,29 @@ Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, 
     return t;
 }
 
+/// How a node's numbers are computed on its unit, from the precision the `precision` pass wrote
+/// (node attribute "precision"), or the unit's default where the pass did not run:
+///   "f16-acc-f32"  operands 0 and 1 (data, weights) rounded to f16, f32 accumulation
+///   "f16"          every float operand and the results rounded to f16 (vector lanes in f16)
+///   "f32"          f32 throughout (a cube op kept in f32 reads f32 data and weights)
+///   none           cube nodes as "f16-acc-f32", everything else f32
+struct Numerics {
+    size_t f16Operands = 0; ///< the first this-many operands are rounded to f16
+    bool f16Results = false;
+};
+
+Numerics numericsOf(const Task& task, const ir::Node& node) {
+    const bool cube = task.unit == UnitKind::Cube && node.info().cost == ir::CostClass::Cube;
+    const std::string precision = node.attrString("precision", "");
+    if (precision == "f32")
+        return {};
+    if (precision == "f16-acc-f32")
+        return {2, false};
+    if (precision == "f16")
+        return {SIZE_MAX, true};
+    return cube ? Numerics{2, false} : Numerics{};
+}
+
 Status Machine::execute(size_t index) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
@@ -318,7 +355,7 @@ Status Machine::execute(size_t index) {
                              taskLabel(task) + " executes node '" + nodeName +
                                  "' which is not in the graph",
                              task.name);
-        bool cube = task.unit == UnitKind::Cube && node->info().cost == ir::CostClass::Cube;
+        const Numerics num = numericsOf(task, *node);
         std::vector<ir::Tensor> args;
         args.reserve(node->numInputs());
         for (size_t i = 0; i < node->numInputs(); ++i) {
@@ -329,9 +366,10 @@ Status Machine::execute(size_t index) {
             }
             SX_ASSIGN(ir::Tensor t, readInput(task, *node, *v, local, st.reads));
             if (ir::isFloat(t.dtype())) {
-                // The cube unit reads data and weights as f16; the bias joins the f32 accumulator.
-                t = cube && i < 2 ? t.castTo(ir::DType::F16).castTo(ir::DType::F32)
-                                  : t.castTo(ir::DType::F32);
+                // f16 operands are rounded to f16 (the cube's data and weights, i < 2; every
+                // operand of an f16 vector op); the cube's bias joins the f32 accumulator.
+                t = i < num.f16Operands ? t.castTo(ir::DType::F16).castTo(ir::DType::F32)
+                                        : t.castTo(ir::DType::F32);
             }
             args.push_back(std::move(t));
         }
@@ -342,6 +380,10 @@ Status Machine::execute(size_t index) {
                                  "': " + results.error().message,
                              task.name);
         std::vector<ir::Tensor>& outs = results.value();
+        if (num.f16Results)
+            for (ir::Tensor& o : outs)
+                if (ir::isFloat(o.dtype()))
+                    o = o.castTo(ir::DType::F16).castTo(ir::DType::F32);
         for (size_t i = 0; i < outs.size() && i < node->numOutputs(); ++i) {
             const std::string& name = node->output(i)->name();
             for (size_t b : outputBuffersFor(task, name)) {

@@ -53,14 +53,17 @@ struct SimOptions {
 /// Timing model: each core runs its Tasks in Program::tasks order, one at a time. A Task starts at
 /// max(previous Task on its core ended + dispatchCycles, each waited event's recording Task ended +
 /// eventLatencyCycles). Its duration is dramLatencyCycles (when it moves bytes) plus its compute
-/// cycles (cube: flops / (2*M*N*K); vector: flops / f32 lanes; DMA-only: 0) and its DMA cycles
+/// cycles (cube: flops / (2*M*N*K); vector: flops / f32 lanes, f16 lanes for f16 ops; DMA-only: 0) and its DMA cycles
 /// (dmaBytes / min(per-core DMA rate, DRAM rate / Tasks moving data at its start)); with double
 /// buffering the two overlap except for one tile's worth of the shorter. Cross-core data
 /// dependencies are honoured only through events, as on hardware: a missing wait is a race.
 ///
 /// Function: at its start a Task reads the inputs of its nodes from the DRAM/SRAM images at the
-/// planned buffer addresses, evaluates its nodes (cube nodes: f16 data and weights, f32
-/// accumulation; everything else f32) and, at its end, writes its outputs to their buffers.
+/// planned buffer addresses, evaluates its nodes in the precision the `precision` pass marked
+/// (attribute "precision": "f16-acc-f32" f16 data and weights with f32 accumulation, "f16" f16
+/// operands and results, "f32" f32; unmarked: cube nodes f16-acc-f32, everything else f32) and,
+/// at its end, writes its outputs to their buffers. sextant.TransData is the identity on the
+/// logical tensor (buffers hold logical data; the NC1HWC0 padding is costed, not stored).
 /// Integer constants without a buffer (shape operands) are taken as descriptor parameters.
 ///
 /// Errors: inputs that do not fit their buffers (Invalid), a plan that does not fit its target or a

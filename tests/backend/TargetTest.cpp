@@ -110,3 +110,39 @@ TEST(Target, EditedFieldIsUsed) {
     ASSERT_TRUE(t.ok()) << t.error().message;
     EXPECT_EQ(t->numCores, 2);
 }
+
+TEST(Target, LayoutAndC0DefaultWhenAbsentAndAreValidated) {
+    EXPECT_EQ(defaultTarget().layout, "NC1HWC0");
+    EXPECT_EQ(defaultTarget().c0, 16);
+    // A target file written before the layout fields existed still loads, with the defaults.
+    Expected<Target> old = parseTarget(defaultJsonWith([](auto& j) {
+                                           j.erase("layout");
+                                           j.erase("c0");
+                                       }),
+                                       "old.json");
+    ASSERT_TRUE(old.ok()) << old.error().message;
+    EXPECT_EQ(old->layout, "NC1HWC0");
+    EXPECT_EQ(old->c0, 16);
+    Expected<Target> plain = parseTarget(defaultJsonWith([](auto& j) {
+                                             j["layout"] = "NCHW";
+                                             j["c0"] = 32;
+                                         }),
+                                         "plain.json");
+    ASSERT_TRUE(plain.ok()) << plain.error().message;
+    EXPECT_EQ(plain->layout, "NCHW");
+    EXPECT_EQ(plain->c0, 32);
+    EXPECT_NE(targetToJson(*plain).find("\"layout\": \"NCHW\""), std::string::npos);
+
+    Expected<Target> unknown = parseTarget(defaultJsonWith([](auto& j) { j["layout"] = "NHWC"; }), "t.json");
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.error().message, "t.json: field 'layout' must be \"NC1HWC0\" or \"NCHW\" (got \"NHWC\")");
+    Expected<Target> odd = parseTarget(defaultJsonWith([](auto& j) { j["c0"] = 12; }), "t.json");
+    ASSERT_FALSE(odd.ok());
+    EXPECT_EQ(odd.error().message, "t.json: field 'c0' must be a power of two from 1 to 256 (got 12)");
+    Expected<Target> zero = parseTarget(defaultJsonWith([](auto& j) { j["c0"] = 0; }), "t.json");
+    ASSERT_FALSE(zero.ok());
+    EXPECT_NE(zero.error().message.find("'c0' must be positive"), std::string::npos) << zero.error().message;
+    Expected<Target> notString = parseTarget(defaultJsonWith([](auto& j) { j["layout"] = 5; }), "t.json");
+    ASSERT_FALSE(notString.ok());
+    EXPECT_NE(notString.error().message.find("'layout' must be a non-empty string"), std::string::npos);
+}

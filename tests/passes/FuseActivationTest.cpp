@@ -56,7 +56,7 @@ TEST(FuseConvBiasAct, EveryActivationFusesWithItsParameters) {
             b.node(OpKind::Add, "add", {b.constant("bias", randomTensor({4, 1, 1}, 3)), c});
         auto g = b.finish({addAct(b, a, add)});
         auto before = runF64(*g, 5);
-        PipelineResult r = pipeline(*g);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
         EXPECT_EQ(stats(r, "fuse-conv-bias-act").applied, 1);
         ASSERT_EQ(r.graph->numNodes(), 1u) << ir::printGraph(*r.graph);
         const ir::Node* n = r.graph->nodes()[0];
@@ -187,7 +187,7 @@ TEST(FusePadConv, ZeroPadFoldsIntoConvPads) {
                               {{"pads", std::vector<int64_t>{1, 0, 0, 1}}});
         auto g = b.finish({c});
         auto before = runF64(*g);
-        PipelineResult r = pipeline(*g);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
         EXPECT_EQ(stats(r, "fuse-pad-conv").applied, 1);
         ASSERT_EQ(r.graph->numNodes(), 1u) << ir::printGraph(*r.graph);
         const ir::Node* n = r.graph->nodes()[0];

@@ -38,7 +38,7 @@ std::unique_ptr<ir::Graph> convBnRelu() {
 TEST(FuseConvBn, FoldsBatchNormThenFusesReluAndKeepsResults) {
     auto g = convBnRelu();
     auto before = runF64(*g);
-    PipelineResult r = pipeline(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
     ASSERT_TRUE(r.graph);
     EXPECT_EQ(stats(r, "fuse-conv-bn").applied, 1);
     EXPECT_EQ(stats(r, "fuse-conv-bias-act").applied, 1);
@@ -137,7 +137,7 @@ TEST(FuseConvBiasAct, FusesPerChannelBiasAndRelu) {
         for (bool convBias : {false, true}) {
             auto g = convAddRelu(shape, convBias);
             auto before = runF64(*g);
-            PipelineResult r = pipeline(*g);
+            PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
             EXPECT_EQ(stats(r, "fuse-conv-bias-act").applied, 1);
             ASSERT_EQ(r.graph->numNodes(), 1u) << ir::printGraph(*r.graph);
             const ir::Node* n = r.graph->nodes()[0];
@@ -163,7 +163,7 @@ TEST(FuseConvBiasAct, ReluOnlyAndBiasOnly) {
         b.node(OpKind::Add, "a2", {b.constant("b2", randomTensor({1, 3, 1, 1}, 43)), c2});
     auto g = b.finish({a2});
     auto before = runF64(*g);
-    PipelineResult r = pipeline(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
     EXPECT_EQ(stats(r, "fuse-conv-bias-act").applied, 2);
     ASSERT_EQ(r.graph->numNodes(), 2u);
     EXPECT_EQ(r.graph->nodes()[0]->attrString("activation", "?"), "Relu");
@@ -314,7 +314,7 @@ TEST(FuseConvScale, BatchNormMulAddReluChainBecomesOneFusedConv) {
         ir::Value* r = b.node(OpKind::Relu, "relu", {a});
         auto g = b.finish({r});
         auto before = runF64(*g);
-        PipelineResult res = pipeline(*g);
+        PipelineResult res = pipeline(*g, {.disabled = {"layout"}});
         EXPECT_EQ(stats(res, "fuse-conv-bn").applied, 1);
         EXPECT_EQ(stats(res, "fuse-conv-scale").applied, 1);
         EXPECT_EQ(stats(res, "fuse-conv-bias-act").applied, 1);

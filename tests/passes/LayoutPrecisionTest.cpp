@@ -1,6 +1,7 @@
-// layout and precision passes: which nodes go to NC1HWC0 and where the conversions land, the
-// precision each node is marked with, their switches and bisection, and that neither changes
-// the float64 numbers (both annotate; kernels keep computing on logical NCHW tensors).
+// layout and precision passes: which nodes go to NC1HWC0, where the sextant.TransData
+// conversions land (entries, exits, shared readers, graph outputs, inverse pairs), the precision
+// each node is marked with, their switches and bisection, and that neither changes the float64
+// numbers (TransData is the identity on the logical tensor).
 #include "PassTestUtil.h"
 
 #include "core/frontend/OnnxImporter.h"
@@ -34,6 +35,24 @@ std::string precisionOf(const ir::Graph& g, const std::string& node) {
     const ir::Node* n = g.findNode(node);
     EXPECT_NE(n, nullptr) << node;
     return n ? n->attrString(kPrecisionAttr, "") : "";
+}
+
+/// The TransData nodes of `g` converting src -> dst, in graph order.
+std::vector<const ir::Node*> transDatas(const ir::Graph& g, const std::string& src,
+                                        const std::string& dst) {
+    std::vector<const ir::Node*> out;
+    for (const ir::Node* n : g.nodes())
+        if (n->kind() == OpKind::TransData && n->attrString("src_format", "") == src &&
+            n->attrString("dst_format", "") == dst)
+            out.push_back(n);
+    return out;
+}
+
+/// The node producing the value node `reader` reads at input `i`.
+const ir::Node* producerOf(const ir::Graph& g, const std::string& reader, size_t i = 0) {
+    const ir::Node* n = g.findNode(reader);
+    EXPECT_NE(n, nullptr) << reader;
+    return n && n->input(i) ? n->input(i)->producer() : nullptr;
 }
 
 /// Only the passes under test (fusion off so node names and kinds stay as built).
@@ -74,25 +93,45 @@ std::unique_ptr<ir::Graph> convBlock() {
 
 } // namespace
 
-TEST(LayoutPass, ConvRegionIsBlockedAndConvertsOnceWhereItEnds) {
+TEST(LayoutPass, ConvRegionIsBlockedWithOneTransDataAtEachBoundary) {
     auto g = convBlock();
     auto before = runF64(*g);
     EXPECT_EQ(countGreyOps(*g).layoutConversions, 0);
     PipelineResult r = pipeline(*g, onlyLayoutPrecision());
     ASSERT_TRUE(r.graph);
+    const std::string text = ir::printGraph(*r.graph);
     for (const char* n : {"conv1", "relu", "conv2", "add", "add_bias", "pool"})
-        EXPECT_EQ(layoutOf(*r.graph, n), "NC1HWC0") << n << "\n" << ir::printGraph(*r.graph);
+        EXPECT_EQ(layoutOf(*r.graph, n), "NC1HWC0") << n << "\n" << text;
     EXPECT_EQ(r.graph->findValue("pool_out")->type().layout, ir::LayoutKind::NC1HWC0);
-    // The Transpose is where the blocked region ends: the one conversion, counted by GreyOps.
-    EXPECT_EQ(layoutOf(*r.graph, "to_nhwc"), "NCHW");
+    // Entry: x feeds both convolutions through one shared TransData NCHW -> NC1HWC0.
+    auto entries = transDatas(*r.graph, "NCHW", "NC1HWC0");
+    ASSERT_EQ(entries.size(), 1u) << text;
+    EXPECT_EQ(entries[0]->input(0)->name(), "x");
+    EXPECT_EQ(producerOf(*r.graph, "conv1"), entries[0]);
+    EXPECT_EQ(producerOf(*r.graph, "conv2"), entries[0]);
+    EXPECT_EQ(entries[0]->output(0)->type().layout, ir::LayoutKind::NC1HWC0);
+    // Exit: the Transpose reads the pool through one TransData NC1HWC0 -> NCHW; the plain
+    // Transpose itself carries no layout marker any more.
+    auto exits = transDatas(*r.graph, "NC1HWC0", "NCHW");
+    ASSERT_EQ(exits.size(), 1u) << text;
+    EXPECT_EQ(exits[0]->input(0)->name(), "pool_out");
+    EXPECT_EQ(producerOf(*r.graph, "to_nhwc"), exits[0]);
+    EXPECT_EQ(exits[0]->output(0)->type().layout, ir::LayoutKind::NCHW);
+    EXPECT_EQ(layoutOf(*r.graph, "to_nhwc"), "");
     EXPECT_EQ(layoutOf(*r.graph, "sig"), "");
-    EXPECT_EQ(countGreyOps(*r.graph).layoutConversions, 1);
-    EXPECT_EQ(stats(r, kAssignLayoutRule).applied, 6);
-    EXPECT_NE(ir::printGraph(*r.graph).find("@NC1HWC0"), std::string::npos);
+    EXPECT_EQ(countGreyOps(*r.graph).layoutConversions, 2);
+    // One region, so one application; the conversions record the pass and rule that made them.
+    EXPECT_EQ(stats(r, kAssignLayoutRule).applied, 1);
+    for (const ir::Node* t : {entries[0], exits[0]}) {
+        EXPECT_EQ(t->provenance().createdBy, "layout/assign-npu-layout");
+        EXPECT_FALSE(t->provenance().origins.empty()) << t->name();
+    }
+    EXPECT_NE(text.find("@NC1HWC0"), std::string::npos);
+    EXPECT_NE(text.find("sextant.TransData"), std::string::npos);
     expectSameOutputs(before, runF64(*r.graph));
 }
 
-TEST(LayoutPass, GraphOutputsStayPlainAndUntagged) {
+TEST(LayoutPass, BlockedGraphOutputConvertsBackAndKeepsItsName) {
     Builder b;
     ir::Value* x = b.input("x", {1, 4, 6, 6});
     ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({8, 4, 3, 3}, 4))},
@@ -103,9 +142,16 @@ TEST(LayoutPass, GraphOutputsStayPlainAndUntagged) {
     PipelineResult res = pipeline(*g, onlyLayoutPrecision());
     ASSERT_TRUE(res.graph);
     EXPECT_EQ(layoutOf(*res.graph, "relu"), "NC1HWC0");
-    // The user receives logical NCHW data: the output value keeps no layout tag.
-    EXPECT_EQ(res.graph->outputs()[0]->type().layout, ir::LayoutKind::Any);
+    // The user receives plain NCHW data under the model's own output name.
+    const ir::Value* out = res.graph->outputs()[0];
+    EXPECT_EQ(out->name(), "relu_out");
+    ASSERT_NE(out->producer(), nullptr);
+    EXPECT_EQ(out->producer()->kind(), OpKind::TransData);
+    EXPECT_EQ(out->producer()->attrString("src_format", ""), "NC1HWC0");
+    EXPECT_EQ(out->type().layout, ir::LayoutKind::NCHW);
+    EXPECT_EQ(res.graph->findNode("relu")->output(0)->type().layout, ir::LayoutKind::NC1HWC0);
     EXPECT_EQ(res.graph->inputs()[0]->type().layout, ir::LayoutKind::Any);
+    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 2);
     expectSameOutputs(before, runF64(*res.graph));
 }
 
@@ -127,19 +173,76 @@ TEST(LayoutPass, RejectsPlainOperandAndKeepsUnalignedChannelConcatBlocked) {
     auto before = runF64(*g);
     PipelineResult res = pipeline(*g, onlyLayoutPrecision());
     ASSERT_TRUE(res.graph);
+    const std::string text = ir::printGraph(*res.graph);
     EXPECT_EQ(layoutOf(*res.graph, "conv"), "NC1HWC0");
-    EXPECT_EQ(layoutOf(*res.graph, "add_plain"), "NCHW");
+    EXPECT_EQ(layoutOf(*res.graph, "add_plain"), "");
     EXPECT_TRUE(rejectedWith(res, kAssignLayoutRule, "add_plain", "'y' is a plain"));
     EXPECT_EQ(layoutOf(*res.graph, "cat"), "NC1HWC0");
     EXPECT_EQ(layoutOf(*res.graph, "relu"), "NC1HWC0");
-    EXPECT_EQ(stats(res, kAssignLayoutRule).applied, 4);
+    // conv's output is read by the blocked concat directly and by the plain add through an exit.
+    EXPECT_EQ(producerOf(*res.graph, "cat", 0)->name(), "conv");
+    const ir::Node* exit = producerOf(*res.graph, "add_plain", 0);
+    ASSERT_NE(exit, nullptr);
+    EXPECT_EQ(exit->kind(), OpKind::TransData) << text;
+    EXPECT_EQ(exit->input(0)->name(), "conv_out");
+    EXPECT_EQ(res.graph->findValue("y")->users().size(), 1u) << "y enters add_plain unconverted";
+    // One region (conv, conv2, cat, relu), one shared entry for x, exits for add and the output.
+    EXPECT_EQ(stats(res, kAssignLayoutRule).applied, 1);
     EXPECT_EQ(stats(res, kAssignLayoutRule).rejected, 1);
-    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 1) << "only add_plain converts";
+    EXPECT_EQ(transDatas(*res.graph, "NCHW", "NC1HWC0").size(), 1u) << text;
+    EXPECT_EQ(transDatas(*res.graph, "NC1HWC0", "NCHW").size(), 2u) << text;
+    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 3);
     expectSameOutputs(before, runF64(*res.graph));
 }
 
-TEST(LayoutPass, SwitchedOffAndBisected) {
-    auto g = convBlock();
+// A blocked value read by a blocked op and by two plain ops: one exit shared by both plain readers.
+TEST(LayoutPass, PlainReadersOfABlockedValueShareOneExit) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 3, 8, 8});
+    ir::Value* c = b.node(OpKind::Conv, "conv",
+                          {x, b.constant("w", randomTensor({16, 3, 3, 3}, 12))}, convAttrs());
+    ir::Value* r = b.node(OpKind::Relu, "relu", {c});
+    ir::Value* f = b.node(OpKind::Flatten, "flat", {c});
+    ir::Value* t =
+        b.node(OpKind::Transpose, "t", {c}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+    ir::Value* p = b.node(OpKind::GlobalAveragePool, "gap", {r});
+    ir::Value* pf = b.node(OpKind::Flatten, "gap_flat", {p});
+    auto g = b.finish({f, t, pf});
+    auto before = runF64(*g);
+    PipelineResult res = pipeline(*g, onlyLayoutPrecision());
+    ASSERT_TRUE(res.graph);
+    const std::string text = ir::printGraph(*res.graph);
+    EXPECT_EQ(layoutOf(*res.graph, "relu"), "NC1HWC0");
+    EXPECT_EQ(layoutOf(*res.graph, "gap"), "NC1HWC0");
+    const ir::Node* exitFlat = producerOf(*res.graph, "flat");
+    ASSERT_NE(exitFlat, nullptr);
+    EXPECT_EQ(exitFlat->kind(), OpKind::TransData) << text;
+    EXPECT_EQ(producerOf(*res.graph, "t"), exitFlat) << "one exit shared by the plain readers";
+    EXPECT_EQ(producerOf(*res.graph, "relu")->name(), "conv");
+    EXPECT_EQ(producerOf(*res.graph, "gap_flat")->kind(), OpKind::TransData);
+    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 3) << text; // x in, conv out, gap out
+    expectSameOutputs(before, runF64(*res.graph));
+}
+
+// x -> conv1 -> relu -> Transpose -> Transpose back -> conv2 -> relu2: two regions, each one
+// application, so bisection can keep the first and drop the second.
+TEST(LayoutPass, SwitchedOffAndBisectedPerRegion) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 3, 8, 8});
+    ir::Value* c1 = b.node(OpKind::Conv, "conv1",
+                           {x, b.constant("w1", randomTensor({16, 3, 3, 3}, 13))}, convAttrs());
+    ir::Value* r1 = b.node(OpKind::Relu, "relu1", {c1});
+    ir::Value* t1 =
+        b.node(OpKind::Transpose, "t1", {r1}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+    ir::Value* s = b.node(OpKind::Sigmoid, "sig", {t1});
+    ir::Value* t2 =
+        b.node(OpKind::Transpose, "t2", {s}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
+    ir::Value* c2 = b.node(OpKind::Conv, "conv2",
+                           {t2, b.constant("w2", randomTensor({8, 16, 3, 3}, 14))}, convAttrs());
+    ir::Value* r2 = b.node(OpKind::Relu, "relu2", {c2});
+    auto g = b.finish({r2});
+    auto before = runF64(*g);
+
     PipelineConfig off = onlyLayoutPrecision();
     off.disabled.insert(kAssignLayoutRule);
     PipelineResult r = pipeline(*g, off);
@@ -148,17 +251,106 @@ TEST(LayoutPass, SwitchedOffAndBisected) {
     EXPECT_EQ(countGreyOps(*r.graph).layoutConversions, 0);
 
     // Precision off too, so the application sequence is only layout's.
-    PipelineConfig bisect = onlyLayoutPrecision();
-    bisect.disabled.insert("precision");
-    bisect.bisectLimit = 2;
+    PipelineConfig all = onlyLayoutPrecision();
+    all.disabled.insert("precision");
+    PipelineResult ra = pipeline(*g, all);
+    ASSERT_TRUE(ra.graph);
+    ASSERT_EQ(ra.applications.size(), 2u);
+    EXPECT_EQ(ra.applications[0].node, "conv1");
+    EXPECT_EQ(ra.applications[1].node, "conv2");
+    EXPECT_EQ(countGreyOps(*ra.graph).layoutConversions, 4); // in and out of each region
+    expectSameOutputs(before, runF64(*ra.graph));
+
+    PipelineConfig bisect = all;
+    bisect.bisectLimit = 1;
     PipelineResult rb = pipeline(*g, bisect);
     ASSERT_TRUE(rb.graph);
     EXPECT_EQ(layoutOf(*rb.graph, "conv1"), "NC1HWC0");
-    EXPECT_EQ(layoutOf(*rb.graph, "relu"), "NC1HWC0");
-    // conv2 was not allowed: add reads a plain conv2 output, so the region ends at add.
+    EXPECT_EQ(layoutOf(*rb.graph, "relu1"), "NC1HWC0");
+    // The second region was not allowed: it stays plain as a whole, with no conversions.
     EXPECT_EQ(layoutOf(*rb.graph, "conv2"), "");
-    EXPECT_EQ(layoutOf(*rb.graph, "add"), "NCHW");
-    EXPECT_EQ(rb.applications.size(), 2u);
+    EXPECT_EQ(layoutOf(*rb.graph, "relu2"), "");
+    EXPECT_EQ(producerOf(*rb.graph, "conv2")->name(), "t2");
+    EXPECT_EQ(countGreyOps(*rb.graph).layoutConversions, 2);
+    EXPECT_EQ(rb.applications.size(), 1u);
+    expectSameOutputs(before, runF64(*rb.graph));
+}
+
+// A target without the blocked layout: no regions, no conversions, no markers.
+TEST(LayoutPass, PlainTargetLayoutMakesNoRegions) {
+    auto g = convBlock();
+    PipelineConfig cfg = onlyLayoutPrecision();
+    cfg.npuLayout = "NCHW";
+    PipelineResult r = pipeline(*g, cfg);
+    ASSERT_TRUE(r.graph);
+    EXPECT_EQ(countGreyOps(*r.graph).layoutConversions, 0);
+    for (const ir::Node* n : r.graph->nodes())
+        EXPECT_FALSE(n->hasAttr(kLayoutAttr)) << n->name();
+    EXPECT_EQ(stats(r, kAssignLayoutRule).applied, 0);
+}
+
+// Inverse TransData pairs (here written by hand, as a parsed graph could hold them) cancel,
+// also when the second one is a graph output; a lone conversion stays.
+TEST(LayoutPass, InverseTransDataPairsCancel) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 20, 4, 4});
+    auto td = [&](const std::string& name, ir::Value* v, const char* src, const char* dst) {
+        return b.node(OpKind::TransData, name, {v},
+                      {{"src_format", std::string(src)}, {"dst_format", std::string(dst)}});
+    };
+    ir::Value* in1 = td("in1", x, "NCHW", "NC1HWC0");
+    ir::Value* out1 = td("out1", in1, "NC1HWC0", "NCHW");
+    ir::Value* r = b.node(OpKind::Relu, "relu", {out1});
+    ir::Value* in2 = td("in2", r, "NCHW", "NC1HWC0");
+    ir::Value* out2 = td("out2", in2, "NC1HWC0", "NCHW");
+    ir::Value* lone = td("lone", r, "NCHW", "NC1HWC0");
+    ir::Value* s = b.node(OpKind::Transpose, "tr", {lone},
+                          {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+    auto g = b.finish({out2, s});
+    EXPECT_EQ(g->findValue("in1_out")->type().layout, ir::LayoutKind::NC1HWC0);
+    EXPECT_EQ(g->findValue("out1_out")->type().layout, ir::LayoutKind::NCHW);
+    auto before = runF64(*g);
+    EXPECT_EQ(countGreyOps(*g).layoutConversions, 5);
+    PipelineResult res = pipeline(*g, onlyLayoutPrecision());
+    ASSERT_TRUE(res.graph);
+    const std::string text = ir::printGraph(*res.graph);
+    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 1) << text;
+    EXPECT_NE(res.graph->findNode("lone"), nullptr);
+    EXPECT_EQ(producerOf(*res.graph, "relu"), nullptr) << "relu reads x again\n" << text;
+    EXPECT_EQ(res.graph->outputs()[0]->name(), "out2_out") << "the output keeps its name";
+    EXPECT_EQ(res.graph->outputs()[0]->producer()->name(), "relu");
+    int removed = 0;
+    for (const NodeRemoval& rm : res.removals)
+        removed += rm.rule == kAssignLayoutRule;
+    EXPECT_EQ(removed, 4);
+    expectSameOutputs(before, runF64(*res.graph));
+}
+
+TEST(TransDataOp, IdentityOnTheLogicalTensorAndTagsTheDestination) {
+    Builder b;
+    ir::Value* x = b.input("x", {2, 3, 4, 5});
+    ir::Value* t = b.node(OpKind::TransData, "t", {x},
+                          {{"src_format", std::string("NCHW")}, {"dst_format", std::string("NC1HWC0")}});
+    auto g = b.finish({t});
+    EXPECT_EQ(g->findValue("t_out")->type().dims(), (std::vector<int64_t>{2, 3, 4, 5}));
+    EXPECT_EQ(g->findValue("t_out")->type().layout, ir::LayoutKind::NC1HWC0);
+    ir::Tensor in = randomTensor({2, 3, 4, 5}, 21);
+    ir::KernelContext ctx;
+    auto out = ir::interpret(*g, std::vector<ir::Tensor>{in}, ctx);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    expectSameOutputs({in}, *out, 0.0);
+
+    // Bad attributes are verifier errors naming the node, not crashes.
+    for (auto [src, dst] : {std::pair<std::string, std::string>{"NCHW", "NCHW"},
+                            {"NHWC", "NC1HWC0"}}) {
+        Builder bb;
+        ir::Value* y = bb.input("y", {1, 2, 3, 4});
+        bb.node(OpKind::TransData, "bad", {y}, {{"src_format", src}, {"dst_format", dst}});
+        ir::Node* n = bb.g->findNode("bad");
+        Status st = n->info().verify(*n);
+        ASSERT_FALSE(st.ok()) << src << "->" << dst;
+        EXPECT_EQ(st.error().subject, "bad") << st.error().message;
+    }
 }
 
 TEST(PrecisionPass, CubeF16AccF32VectorF16CriticalOpsF32) {
@@ -225,21 +417,30 @@ TEST(LayoutPass, BlazeFaceConvolutionsBlockedConversionsOnlyAtRegionExits) {
     ASSERT_TRUE(inputs.ok() && expected.ok()) << data;
     PipelineResult r = pipeline(**g);
     ASSERT_TRUE(r.graph);
-    int convs = 0, exits = 0;
+    int convs = 0;
     for (const ir::Node* n : r.graph->nodes()) {
         if (n->kind() == OpKind::Conv || n->kind() == OpKind::FusedConv) {
             ++convs;
             EXPECT_EQ(n->attrString(kLayoutAttr, ""), "NC1HWC0") << n->name();
             EXPECT_EQ(n->attrString(kPrecisionAttr, ""), "f16-acc-f32") << n->name();
         }
-        if (n->attrString(kLayoutAttr, "") == "NCHW") {
-            ++exits;
-            EXPECT_EQ(n->kind(), OpKind::Transpose) << n->name() << " converts out of NC1HWC0";
-        }
     }
+    // The blocked region is entered once, after the input Transpose, and left only where the
+    // heads transpose back to NHWC.
+    auto entries = transDatas(*r.graph, "NCHW", "NC1HWC0");
+    auto exits = transDatas(*r.graph, "NC1HWC0", "NCHW");
+    EXPECT_EQ(entries.size(), 1u);
+    for (const ir::Node* t : entries)
+        EXPECT_EQ(t->input(0)->producer() ? t->input(0)->producer()->kind() : OpKind::Identity,
+                  OpKind::Transpose)
+            << t->name();
+    for (const ir::Node* t : exits)
+        for (const ir::Node* u : t->output(0)->users())
+            EXPECT_EQ(u->kind(), OpKind::Transpose) << t->name() << " converts for " << u->name();
     EXPECT_GT(convs, 30);
-    EXPECT_GT(exits, 0);
-    EXPECT_EQ(countGreyOps(*r.graph).layoutConversions, exits);
+    EXPECT_GT(exits.size(), 0u);
+    EXPECT_EQ(countGreyOps(*r.graph).layoutConversions,
+              static_cast<int>(entries.size() + exits.size()));
     EXPECT_TRUE(inverseTransposePairs(*r.graph).empty());
     ir::KernelContext ctx;
     ctx.compute = ir::DType::F64;
@@ -279,7 +480,7 @@ TEST(LayoutPass, ConstantFirstOperandStaysInTheBlockedRegion) {
     ASSERT_TRUE(res.graph);
     for (const char* n : {"conv", "affine", "mul_first_const", "relu"})
         EXPECT_EQ(layoutOf(*res.graph, n), "NC1HWC0") << n << "\n" << ir::printGraph(*res.graph);
-    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 1) << "only at the Transpose";
+    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 2) << "into conv, out at the Transpose";
     EXPECT_EQ(precisionOf(*res.graph, "affine"), "f16");
     expectSameOutputs(before, runF64(*res.graph));
 }
@@ -298,4 +499,38 @@ TEST(PrecisionPass, FusedGroupWithAnExponentialStaysF32) {
     EXPECT_EQ(precisionOf(*res.graph, "grp"), "f32");
     EXPECT_EQ(precisionOf(*res.graph, "plain"), "f16");
     expectSameOutputs(before, runF64(*res.graph));
+}
+
+// reshape-as-view: a Reshape/Flatten/Squeeze/Unsqueeze of a plain tensor is marked view=1 (the
+// backend gives it no Task); one of a blocked tensor, or one producing a graph output, is not.
+TEST(ReshapeAsView, MarksReshapesOfPlainTensorsOnly) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 3, 8, 8});
+    ir::Value* c = b.node(OpKind::Conv, "conv",
+                          {x, b.constant("w", randomTensor({16, 3, 3, 3}, 31))}, convAttrs());
+    ir::Value* flat = b.node(OpKind::Flatten, "flat", {c});
+    ir::Value* unsq = b.node(OpKind::Unsqueeze, "unsq", {flat},
+                             {{"axes", std::vector<int64_t>{0}}});
+    ir::Value* sq = b.node(OpKind::Squeeze, "sq", {unsq}, {{"axes", std::vector<int64_t>{0}}});
+    ir::Value* s = b.node(OpKind::Sigmoid, "sig", {sq});
+    ir::Value* out = b.node(OpKind::Flatten, "out_flat", {s}, {{"axis", int64_t{0}}});
+    auto g = b.finish({out});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, onlyLayoutPrecision());
+    ASSERT_TRUE(r.graph);
+    // flat reads conv's output through the exit TransData: a plain tensor, so a view.
+    EXPECT_EQ(producerOf(*r.graph, "flat")->kind(), OpKind::TransData);
+    for (const char* n : {"flat", "unsq", "sq"})
+        EXPECT_EQ(r.graph->findNode(n)->attrInt(kViewAttr, 0), 1) << n;
+    EXPECT_FALSE(r.graph->findNode("out_flat")->hasAttr(kViewAttr));
+    EXPECT_TRUE(rejectedWith(r, kReshapeViewRule, "out_flat", "graph output"));
+    EXPECT_EQ(stats(r, kReshapeViewRule).applied, 3);
+    expectSameOutputs(before, runF64(*r.graph));
+
+    // Switched off: no marks.
+    PipelineConfig off = onlyLayoutPrecision();
+    off.disabled.insert(kReshapeViewRule);
+    PipelineResult ro = pipeline(*g, off);
+    ASSERT_TRUE(ro.graph);
+    EXPECT_FALSE(ro.graph->findNode("flat")->hasAttr(kViewAttr));
 }

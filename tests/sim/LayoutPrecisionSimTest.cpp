@@ -1,0 +1,310 @@
+// The blocked layout and the precision marks, from compile to the simulated NPU: TransData lowers
+// to a DMA Task costed on the padded NC1HWC0 size, NC1HWC0 buffers are sized with the channel
+// padding, a target with "layout": "NCHW" has neither, the simulator runs TransData as the
+// identity on the logical tensor, and it computes each node in the precision the `precision`
+// pass marked (f32 data for a cube op kept in f32, f16 operands and results for an f16 op).
+#include "core/backend/Lower.h"
+#include "core/ir/Interpreter.h"
+#include "core/runtime/Compiler.h"
+#include "core/sim/Simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace sextant;
+using backend::Buffer;
+using backend::Program;
+using backend::Task;
+using backend::UnitKind;
+using ir::DType;
+using ir::OpKind;
+using ir::TensorType;
+
+namespace {
+
+ir::Tensor wave(std::vector<int64_t> shape, double scale, double shift) {
+    ir::Tensor t(DType::F32, std::move(shape));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        t.set(i, std::sin(static_cast<double>(i) * scale) + shift);
+    return t;
+}
+
+/// x[1,3,8,8] -> conv(24 channels, bias) -> relu -> add(relu, conv2(x)) -> transpose NHWC.
+/// 24 channels = one and a half C0 blocks: the blocked buffers carry 8 padded channels.
+std::unique_ptr<ir::Graph> convGraph() {
+    auto g = std::make_unique<ir::Graph>("blocked");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 3, 8, 8}));
+    ir::AttributeMap conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                          {"kernel_shape", std::vector<int64_t>{3, 3}}};
+    ir::Value* w = *g->addConstant("w", wave({24, 3, 3, 3}, 0.37, 0.0));
+    ir::Value* b = *g->addConstant("b", wave({24}, 1.1, 0.1));
+    ir::Value* w2 = *g->addConstant("w2", wave({24, 3, 3, 3}, 0.53, -0.05));
+    ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, w, b}, {"c"}, conv);
+    ir::Node* r = *g->addNode(OpKind::Relu, "relu", {c->output()}, {"r"});
+    ir::Node* c2 = *g->addNode(OpKind::Conv, "conv2", {x, w2}, {"c2"}, conv);
+    ir::Node* a = *g->addNode(OpKind::Add, "add", {r->output(), c2->output()}, {"sum"});
+    ir::Node* t = *g->addNode(OpKind::Transpose, "to_nhwc", {a->output()}, {"y"},
+                              {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+    g->setOutputs({t->output()});
+    EXPECT_TRUE(g->inferTypes().ok());
+    return g;
+}
+
+runtime::CompileResult compile(const ir::Graph& g, const std::string& layout) {
+    runtime::CompileOptions opt;
+    opt.target.layout = layout;
+    auto r = runtime::compileGraph(g, opt);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? std::move(*r) : runtime::CompileResult{};
+}
+
+std::vector<const Task*> tasksOfKernel(const Program& p, const std::string& kernel) {
+    std::vector<const Task*> out;
+    for (const Task& t : p.tasks)
+        if (t.kernel == kernel)
+            out.push_back(&t);
+    return out;
+}
+
+const Buffer* bufferOf(const Program& p, const std::string& value) {
+    for (const Buffer& b : p.buffers)
+        if (b.value == value)
+            return &b;
+    return nullptr;
+}
+
+double maxAbsDiff(const ir::Tensor& a, const ir::Tensor& b) {
+    double m = 0;
+    for (int64_t i = 0; i < a.numel(); ++i)
+        m = std::max(m, std::abs(a.at(i) - b.at(i)));
+    return m;
+}
+
+} // namespace
+
+TEST(LayoutLowering, TransDataIsADmaTaskAndBlockedBuffersArePadded) {
+    auto g = convGraph();
+    runtime::CompileResult r = compile(*g, "NC1HWC0");
+    const Program& p = r.program;
+    auto trans = tasksOfKernel(p, "TransData");
+    ASSERT_EQ(trans.size(), 2u) << "x enters the region once, the sum leaves it once";
+    for (const Task* t : trans) {
+        EXPECT_EQ(t->unit, UnitKind::Dma) << t->name;
+        EXPECT_EQ(t->flops, 0u);
+    }
+    // The entry reads x (3 channels, 768 bytes) and writes one padded C0 block (16 channels).
+    const ir::Node* entry = p.graph->findNode(trans[0]->nodes[0]);
+    ASSERT_NE(entry, nullptr);
+    EXPECT_EQ(entry->attrString("dst_format", ""), "NC1HWC0");
+    EXPECT_GE(trans[0]->dmaBytes, 3u * 64 * 4 + 16u * 64 * 4);
+
+    // conv+relu's output (fused): 24 channels stored as 2 blocks of 16, i.e. 32 channels of 8x8 f32.
+    const Buffer* c = bufferOf(p, "r");
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->type.layout, ir::LayoutKind::NC1HWC0);
+    EXPECT_EQ(c->size, 32u * 64 * 4);
+    EXPECT_EQ(backend::storedBytes(c->type, 16), 32u * 64 * 4);
+    EXPECT_EQ(backend::storedBytes(c->type, 8), 24u * 64 * 4) << "24 is a multiple of 8";
+    // The user's output stays plain and logical-sized.
+    const Buffer* y = bufferOf(p, "y");
+    ASSERT_NE(y, nullptr);
+    EXPECT_EQ(y->size, 24u * 64 * 4);
+
+    // The same model for a plain target: no conversions, logical buffers, less memory.
+    runtime::CompileResult plain = compile(*g, "NCHW");
+    EXPECT_TRUE(tasksOfKernel(plain.program, "TransData").empty());
+    const Buffer* cp = bufferOf(plain.program, "r");
+    ASSERT_NE(cp, nullptr);
+    EXPECT_EQ(cp->size, 24u * 64 * 4);
+    EXPECT_EQ(cp->type.layout, ir::LayoutKind::Any);
+    EXPECT_LT(plain.program.memory.dramLowerBound, p.memory.dramLowerBound);
+}
+
+TEST(LayoutLowering, SimulatorRunsTransDataAsTheIdentity) {
+    auto g = convGraph();
+    runtime::CompileResult blocked = compile(*g, "NC1HWC0");
+    runtime::CompileResult plain = compile(*g, "NCHW");
+    ir::Tensor x = wave({1, 3, 8, 8}, 0.21, 0.0);
+    auto a = sim::simulate(blocked.program, std::vector<ir::Tensor>{x});
+    auto b = sim::simulate(plain.program, std::vector<ir::Tensor>{x});
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    // Same kernels in the same precision, conversions changing no number: identical outputs.
+    ASSERT_EQ(a->outputs.size(), 1u);
+    EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
+    // And both agree with the float64 reference within f16 rounding.
+    ir::KernelContext ctx;
+    auto ref = ir::interpret(*g, std::vector<ir::Tensor>{x}, ctx);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_LT(maxAbsDiff(a->outputs[0], (*ref)[0]), 2e-2);
+    // The conversions take time on the DMA engine.
+    EXPECT_GT(a->totalCycles, 0u);
+}
+
+namespace {
+
+/// conv -> sigmoid, with the precision attributes given (empty: none).
+std::shared_ptr<ir::Graph> markedGraph(const std::string& convPrecision,
+                                       const std::string& sigPrecision) {
+    auto g = std::make_shared<ir::Graph>("marked");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 4, 6, 6}));
+    ir::Value* w = *g->addConstant("w", wave({8, 4, 3, 3}, 0.31, 0.01));
+    ir::AttributeMap conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    if (!convPrecision.empty())
+        conv["precision"] = convPrecision;
+    ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, w}, {"c"}, conv);
+    ir::AttributeMap sig;
+    if (!sigPrecision.empty())
+        sig["precision"] = sigPrecision;
+    ir::Node* s = *g->addNode(OpKind::Sigmoid, "sig", {c->output()}, {"s"}, sig);
+    g->setOutputs({c->output(), s->output()});
+    EXPECT_TRUE(g->inferTypes().ok());
+    return g;
+}
+
+std::vector<ir::Tensor> simulateMarked(const std::string& convPrecision,
+                                       const std::string& sigPrecision, const ir::Tensor& x) {
+    auto prog = backend::lower(markedGraph(convPrecision, sigPrecision), backend::defaultTarget());
+    EXPECT_TRUE(prog.ok()) << (prog.ok() ? "" : prog.error().message);
+    if (!prog.ok())
+        return {};
+    auto r = sim::simulate(*prog, std::vector<ir::Tensor>{x});
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? r->outputs : std::vector<ir::Tensor>{};
+}
+
+bool allHalf(const ir::Tensor& t) {
+    return t.castTo(DType::F16).castTo(DType::F32).identical(t);
+}
+
+} // namespace
+
+TEST(PrecisionSimulation, NodesRunInThePrecisionTheyAreMarkedWith) {
+    ir::Tensor x = wave({1, 4, 6, 6}, 0.173, 0.0);
+    ir::KernelContext ctx;
+    ctx.compute = DType::F32;
+    auto f32 = ir::interpret(*markedGraph("", ""), std::vector<ir::Tensor>{x}, ctx);
+    ASSERT_TRUE(f32.ok());
+
+    // A cube op kept in f32 reads f32 data and weights: it matches the f32 interpreter.
+    auto keep = simulateMarked("f32", "f32", x);
+    ASSERT_EQ(keep.size(), 2u);
+    EXPECT_LT(maxAbsDiff(keep[0], (*f32)[0]), 1e-5);
+    EXPECT_LT(maxAbsDiff(keep[1], (*f32)[1]), 1e-6);
+    EXPECT_FALSE(allHalf(keep[1])) << "an f32 sigmoid's results are not all f16 values";
+
+    // f16 data and weights with f32 accumulation: visibly different from f32, within f16 error.
+    auto cube = simulateMarked("f16-acc-f32", "f32", x);
+    ASSERT_EQ(cube.size(), 2u);
+    const double d = maxAbsDiff(cube[0], (*f32)[0]);
+    EXPECT_GT(d, 1e-5);
+    EXPECT_LT(d, 2e-2);
+    // Unmarked cube ops keep the unit's default, f16-acc-f32.
+    auto unmarked = simulateMarked("", "", x);
+    ASSERT_EQ(unmarked.size(), 2u);
+    EXPECT_TRUE(unmarked[0].identical(cube[0]));
+
+    // An f16 vector op rounds its operands and results to f16.
+    auto half = simulateMarked("f32", "f16", x);
+    ASSERT_EQ(half.size(), 2u);
+    EXPECT_TRUE(allHalf(half[1]));
+    EXPECT_TRUE(half[0].identical(keep[0]));
+    EXPECT_LT(maxAbsDiff(half[1], (*f32)[1]), 2e-3);
+}
+
+// The precision pass's marks at O2 reach the simulator: the whole pipeline's program still matches
+// the reference within f16 rounding, and the marked f16 sigmoid produces f16 values.
+TEST(PrecisionSimulation, CompiledProgramHonoursThePrecisionPass) {
+    auto g = markedGraph("", "");
+    runtime::CompileResult r = compile(*g, "NC1HWC0");
+    const ir::Node* sig = nullptr;
+    for (const ir::Node* n : r.program.graph->nodes())
+        if (n->kind() == OpKind::Sigmoid || n->kind() == OpKind::FusedConv)
+            sig = n->kind() == OpKind::Sigmoid ? n : sig;
+    ASSERT_NE(sig, nullptr) << "conv has two users: the sigmoid stays a node";
+    EXPECT_EQ(sig->attrString("precision", ""), "f16");
+    ir::Tensor x = wave({1, 4, 6, 6}, 0.173, 0.0);
+    auto out = sim::simulate(r.program, std::vector<ir::Tensor>{x});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    ASSERT_EQ(out->outputs.size(), 2u);
+    EXPECT_TRUE(allHalf(out->outputs[1]));
+    ir::KernelContext ctx;
+    auto ref = ir::interpret(*g, std::vector<ir::Tensor>{x}, ctx);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_LT(maxAbsDiff(out->outputs[0], (*ref)[0]), 2e-2);
+    EXPECT_LT(maxAbsDiff(out->outputs[1], (*ref)[1]), 2e-2);
+}
+
+namespace {
+
+/// x -> conv -> relu -> flatten(view) -> gemm, and relu -> reshape(view) -> sigmoid -> output.
+std::shared_ptr<ir::Graph> viewGraph(bool markViews) {
+    auto g = std::make_shared<ir::Graph>("views");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 4, 4, 4}));
+    ir::Value* w = *g->addConstant("w", wave({8, 4, 3, 3}, 0.29, 0.0));
+    ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, w}, {"c"},
+                              {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Node* r = *g->addNode(OpKind::Relu, "relu", {c->output()}, {"r"});
+    ir::AttributeMap view;
+    if (markViews)
+        view["view"] = int64_t{1};
+    ir::AttributeMap flatAttrs = view;
+    flatAttrs["axis"] = int64_t{1};
+    ir::Node* f = *g->addNode(OpKind::Flatten, "flat", {r->output()}, {"f"}, flatAttrs);
+    ir::Value* wf = *g->addConstant("wf", wave({128, 5}, 0.11, 0.0));
+    ir::Node* fc = *g->addNode(OpKind::Gemm, "fc", {f->output(), wf}, {"logits"});
+    ir::Value* shape = *g->addConstant("shape", ir::Tensor::fromVector<int64_t>({2}, {8, 16}));
+    ir::Node* re = *g->addNode(OpKind::Reshape, "reshape", {r->output(), shape}, {"re"}, view);
+    ir::Node* s = *g->addNode(OpKind::Sigmoid, "sig", {re->output()}, {"s"});
+    g->setOutputs({fc->output(), s->output()});
+    EXPECT_TRUE(g->inferTypes().ok());
+    return g;
+}
+
+} // namespace
+
+TEST(ViewLowering, ViewsHaveNoTaskAndAliasTheirInputBuffer) {
+    auto lowered = backend::lower(viewGraph(true), backend::defaultTarget());
+    ASSERT_TRUE(lowered.ok()) << lowered.error().message;
+    const Program& p = *lowered;
+    EXPECT_EQ(p.tasks.size(), 4u) << "conv, relu, fc, sig; the two views have none";
+    for (const Task& t : p.tasks)
+        for (const std::string& n : t.nodes)
+            EXPECT_TRUE(n != "flat" && n != "reshape") << n;
+    EXPECT_EQ(bufferOf(p, "f"), nullptr);
+    EXPECT_EQ(bufferOf(p, "re"), nullptr);
+    // fc and sig read relu's buffer directly; it stays live until the later of them.
+    const Buffer* r = bufferOf(p, "r");
+    ASSERT_NE(r, nullptr);
+    int readers = 0, lastReader = -1;
+    for (const Task& t : p.tasks)
+        if (std::find(t.inputs.begin(), t.inputs.end(), r->id) != t.inputs.end()) {
+            ++readers;
+            lastReader = std::max(lastReader, t.id);
+            EXPECT_TRUE(t.kernel == "Gemm" || t.kernel == "Sigmoid") << t.kernel;
+        }
+    EXPECT_EQ(readers, 2);
+    EXPECT_EQ(r->lastTask, lastReader);
+
+    // The same graph without the marks: Tasks and buffers for both reshapes, same numbers.
+    auto plain = backend::lower(viewGraph(false), backend::defaultTarget());
+    ASSERT_TRUE(plain.ok()) << plain.error().message;
+    EXPECT_EQ(plain->tasks.size(), 6u);
+    EXPECT_LT(p.memory.dramLowerBound, plain->memory.dramLowerBound);
+    ir::Tensor x = wave({1, 4, 4, 4}, 0.37, 0.1);
+    for (bool strict : {false, true}) {
+        sim::SimOptions opt;
+        opt.strict = strict;
+        opt.checkRaces = true;
+        auto a = sim::simulate(p, std::vector<ir::Tensor>{x}, opt);
+        auto b = sim::simulate(*plain, std::vector<ir::Tensor>{x}, opt);
+        ASSERT_TRUE(a.ok()) << a.error().message;
+        ASSERT_TRUE(b.ok()) << b.error().message;
+        ASSERT_EQ(a->outputs.size(), 2u);
+        EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
+        EXPECT_TRUE(a->outputs[1].identical(b->outputs[1]));
+        EXPECT_LT(a->totalCycles, b->totalCycles) << "two Tasks fewer";
+    }
+}
