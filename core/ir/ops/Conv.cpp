@@ -183,6 +183,12 @@ SEXTANT_VECTOR_CLONES void axpyRow(double* __restrict dst, const double* __restr
         dst[i] += w * src[i];
 }
 
+/// p[i] += b for i in [0, n).
+template <typename T> void addBias(T* __restrict p, int64_t n, T b) {
+    for (int64_t i = 0; i < n; ++i)
+        p[i] += b;
+}
+
 /// 2-D convolution of one input channel by `mg` filters (depthwise when mg == 1): a direct
 /// loop, each kernel tap added over whole output rows, which the compiler vectorises when the
 /// stride is 1. The im2col + GEMM path would call BLAS with a single output row per channel,
@@ -190,7 +196,7 @@ SEXTANT_VECTOR_CLONES void axpyRow(double* __restrict dst, const double* __restr
 /// the same on every run.
 template <typename T>
 void depthwise2d(const T* x, int64_t ih, int64_t iw, const T* w, int64_t mg, const WindowGeometry& g,
-                 int64_t oh, int64_t ow, T* y) {
+                 int64_t oh, int64_t ow, T* y, const T* bias) {
     const int64_t kh = g.kernel[0], kw = g.kernel[1];
     const int64_t sh = g.strides[0], sw = g.strides[1];
     const int64_t dh = g.dilations[0], dw = g.dilations[1];
@@ -224,6 +230,8 @@ void depthwise2d(const T* x, int64_t ih, int64_t iw, const T* w, int64_t mg, con
                 }
             }
         }
+        if (bias) // after the taps (the same order as a separate pass), while the plane is in cache
+            addBias(yf, oh * ow, bias[f]);
     }
 }
 
@@ -243,6 +251,7 @@ Tensor convImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, const std:
     const T* x = xt.data<T>();
     const T* w = wt.data<T>();
     T* y = yt.mutableData<T>();
+    const T* bias = bt ? bt->data<T>() : nullptr;
     bool pointwise = true;
     for (size_t d = 0; d < r; ++d)
         pointwise = pointwise && g.kernel[d] == 1 && g.strides[d] == 1 && g.padsBegin[d] == 0 &&
@@ -252,7 +261,7 @@ Tensor convImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, const std:
         for (int64_t nb = 0; nb < batch; ++nb)
             for (int64_t gi = 0; gi < group; ++gi)
                 depthwise2d(x + (nb * c + gi) * ii, in[0], in[1], w + gi * mg * kk, mg, g, out[0], out[1],
-                            y + (nb * m + gi * mg) * oo);
+                            y + (nb * m + gi * mg) * oo, bias ? bias + gi * mg : nullptr);
     } else {
         // im2col writes every element (padding as explicit zeros): no need to clear it first.
         auto col = std::make_unique_for_overwrite<T[]>(pointwise ? 0 : static_cast<size_t>(cg * kk * oo));
@@ -264,17 +273,12 @@ Tensor convImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, const std:
                     im2col(xg, cg, in, out, g, col.get());
                     cols = col.get();
                 }
+                T* yg = y + (nb * m + gi * mg) * oo;
                 ops::gemm(false, false, mg, oo, cg * kk, T(1), w + gi * mg * cg * kk, cg * kk, cols, oo,
-                          T(0), y + (nb * m + gi * mg) * oo, oo);
-            }
-    }
-    if (bt) {
-        const T* b = bt->data<T>();
-        for (int64_t nb = 0; nb < batch; ++nb)
-            for (int64_t mi = 0; mi < m; ++mi) {
-                T* p = y + (nb * m + mi) * oo;
-                for (int64_t i = 0; i < oo; ++i)
-                    p[i] += b[mi];
+                          T(0), yg, oo);
+                if (bias) // per group, right after its product: the same sums as a separate pass
+                    for (int64_t mi = 0; mi < mg; ++mi)
+                        addBias(yg + mi * oo, oo, bias[gi * mg + mi]);
             }
     }
     return yt;

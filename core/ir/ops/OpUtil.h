@@ -189,7 +189,27 @@ inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& src,
     return strides;
 }
 
-/// out[i] = f(a[..], b[..]) over `dst` with both operands broadcast by their strides.
+// The inner loops of broadcastBinary, as functions of their own: inlined into the odometer, GCC
+// left some of them scalar (the float Div by a scalar of PaddleOCR's HardSwish, for one); alone
+// each is a plain loop it vectorises.
+template <typename TA, typename TB, typename TO, typename F>
+[[gnu::noinline]] void binaryRowVV(const TA* pa, const TB* pb, TO* po, int64_t n, F f) {
+    for (int64_t i = 0; i < n; ++i)
+        po[i] = f(pa[i], pb[i]);
+}
+template <typename TA, typename TB, typename TO, typename F>
+[[gnu::noinline]] void binaryRowVS(const TA* pa, TB vb, TO* po, int64_t n, F f) {
+    for (int64_t i = 0; i < n; ++i)
+        po[i] = f(pa[i], vb);
+}
+template <typename TA, typename TB, typename TO, typename F>
+[[gnu::noinline]] void binaryRowSV(TA va, const TB* pb, TO* po, int64_t n, F f) {
+    for (int64_t i = 0; i < n; ++i)
+        po[i] = f(va, pb[i]);
+}
+
+/// out[i] = f(a[..], b[..]) over `dst` with both operands broadcast by their strides; `out` is
+/// contiguous and every element of it is written.
 template <typename TA, typename TB, typename TO, typename F>
 void broadcastBinary(const TA* a, const std::vector<int64_t>& strideA, const TB* b,
                      const std::vector<int64_t>& strideB, const std::vector<int64_t>& dst, TO* out,
@@ -197,12 +217,33 @@ void broadcastBinary(const TA* a, const std::vector<int64_t>& strideA, const TB*
     const int64_t total = product(dst);
     if (total == 0)
         return;
-    if (dst.empty()) {
+    // Coalesce the dims: drop extents of 1 and merge a dim into the one before it wherever both
+    // operands step through the pair as through one dim (same shape, a scalar, a per-channel
+    // operand over H and W...). The elements and their order stay the same; the inner loop gets
+    // long, so the odometer below runs once per row of the merged shape, not per row of W.
+    std::vector<int64_t> shape, sA, sB;
+    shape.reserve(dst.size());
+    sA.reserve(dst.size());
+    sB.reserve(dst.size());
+    for (size_t d = 0; d < dst.size(); ++d) {
+        if (dst[d] == 1)
+            continue;
+        if (!shape.empty() && sA.back() == strideA[d] * dst[d] && sB.back() == strideB[d] * dst[d]) {
+            shape.back() *= dst[d];
+            sA.back() = strideA[d];
+            sB.back() = strideB[d];
+            continue;
+        }
+        shape.push_back(dst[d]);
+        sA.push_back(strideA[d]);
+        sB.push_back(strideB[d]);
+    }
+    if (shape.empty()) {
         out[0] = f(a[0], b[0]);
         return;
     }
-    const size_t r = dst.size();
-    const int64_t last = dst[r - 1], sa = strideA[r - 1], sb = strideB[r - 1];
+    const size_t r = shape.size();
+    const int64_t last = shape[r - 1], la = sA[r - 1], lb = sB[r - 1];
     std::vector<int64_t> idx(r, 0);
     int64_t offA = 0, offB = 0;
     for (int64_t o = 0; o < total; o += last) {
@@ -210,30 +251,25 @@ void broadcastBinary(const TA* a, const std::vector<int64_t>& strideA, const TB*
         const TA* pa = a + offA;
         const TB* pb = b + offB;
         TO* po = out + o;
-        if (sa == 1 && sb == 1) {
-            for (int64_t i = 0; i < last; ++i)
-                po[i] = f(pa[i], pb[i]);
-        } else if (sa == 1 && sb == 0) {
-            const TB vb = pb[0];
-            for (int64_t i = 0; i < last; ++i)
-                po[i] = f(pa[i], vb);
-        } else if (sa == 0 && sb == 1) {
-            const TA va = pa[0];
-            for (int64_t i = 0; i < last; ++i)
-                po[i] = f(va, pb[i]);
+        if (la == 1 && lb == 1) {
+            binaryRowVV(pa, pb, po, last, f);
+        } else if (la == 1 && lb == 0) {
+            binaryRowVS(pa, pb[0], po, last, f);
+        } else if (la == 0 && lb == 1) {
+            binaryRowSV(pa[0], pb, po, last, f);
         } else {
             for (int64_t i = 0; i < last; ++i)
-                po[i] = f(pa[i * sa], pb[i * sb]);
+                po[i] = f(pa[i * la], pb[i * lb]);
         }
         // Advance the odometer over all but the last dim.
         for (size_t d = r - 1; d-- > 0;) {
             ++idx[d];
-            offA += strideA[d];
-            offB += strideB[d];
-            if (idx[d] < dst[d])
+            offA += sA[d];
+            offB += sB[d];
+            if (idx[d] < shape[d])
                 break;
-            offA -= strideA[d] * dst[d];
-            offB -= strideB[d] * dst[d];
+            offA -= sA[d] * shape[d];
+            offB -= sB[d] * shape[d];
             idx[d] = 0;
         }
     }
