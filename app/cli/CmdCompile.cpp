@@ -30,6 +30,22 @@ namespace sextant::cli {
 
 namespace {
 
+/// A rejection reason with every quoted name ('linear_78.b_0') blanked out: reasons that differ
+/// only in the value or node they name have the same pattern.
+std::string withoutQuotedNames(const std::string& reason) {
+    std::string out;
+    bool quoted = false;
+    for (char c : reason) {
+        if (c == '\'') {
+            out += quoted ? "'" : "'*";
+            quoted = !quoted;
+        } else if (!quoted) {
+            out += c;
+        }
+    }
+    return out;
+}
+
 const char* kCompileUsage =
     "usage: sextant-cli compile MODEL [options]\n"
     "\n"
@@ -149,13 +165,34 @@ void printStats(const runtime::CompileResult& r) {
         std::snprintf(ms, sizeof ms, "%.3f ms", s.millis);
         std::cout << "  " << s.rule << ": " << s.matched << " / " << s.applied << " / " << s.rejected << " / "
                   << s.skipped << ", " << ms << "\n";
-        // The most frequent reasons first (ties by text), at most five per rule.
-        std::vector<std::pair<int64_t, std::string>> reasons;
-        for (const auto& [reason, count] : s.reasons)
-            reasons.emplace_back(-count, reason);
-        std::sort(reasons.begin(), reasons.end());
-        for (size_t i = 0; i < reasons.size() && i < 5; ++i)
-            std::cout << "      rejected " << -reasons[i].first << "x: " << reasons[i].second << "\n";
+        // Reasons that differ only in the names they quote ("gemm already has a bias input 'b1'",
+        // "... 'b2'") are one reason: counted together, shown with their first example. The most
+        // frequent first (ties by text), at most five per rule.
+        struct Kind {
+            int64_t count = 0;
+            std::string example;
+            int64_t variants = 0;
+        };
+        std::map<std::string, Kind> kinds;
+        for (const auto& [reason, count] : s.reasons) {
+            Kind& k = kinds[withoutQuotedNames(reason)];
+            if (k.example.empty())
+                k.example = reason;
+            k.count += count;
+            ++k.variants;
+        }
+        std::vector<std::pair<int64_t, const Kind*>> reasons;
+        for (const auto& [pattern, kind] : kinds)
+            reasons.emplace_back(-kind.count, &kind);
+        std::stable_sort(reasons.begin(), reasons.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (size_t i = 0; i < reasons.size() && i < 5; ++i) {
+            const Kind& k = *reasons[i].second;
+            std::cout << "      rejected " << k.count << "x: " << k.example;
+            if (k.variants > 1)
+                std::cout << " (and " << k.variants - 1 << " more like it)";
+            std::cout << "\n";
+        }
         if (reasons.size() > 5)
             std::cout << "      ... " << reasons.size() - 5 << " more rejection reasons\n";
     }

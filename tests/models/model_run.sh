@@ -107,6 +107,13 @@ rec-compile)
     rc=$?
     [ $rc -eq 0 ] || fail "exit code $rc"
     expect_line "^compiled '.*' for npu-a: [1-9][0-9]* tasks on [1-9] of [0-9]+ cores"
+    # --stats: the rules that fired and why others did not; reasons that differ only in the name
+    # they quote are counted as one, shown with their first example.
+    "$cli" compile "$rec" --shape x=1x3x48x320 --stats >"$out" 2>"$err" || fail "compile --stats failed"
+    expect_line "^  fuse-layernorm: 5 / 5 / 0 / 0, "
+    expect_line "^  fuse-attention: 2 / 2 / 0 / 0, "
+    expect_line "^      rejected [0-9]+x: conv output has 2 users$"
+    expect_line "^      rejected [0-9]+x: gemm already has a bias input '[^']*' \(and [0-9]+ more like it\)$"
     ;;
 rec-npu)
     # The specialised recogniser on the simulated NPU still reads the text. (Its f16 cube unit
