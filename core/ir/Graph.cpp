@@ -65,11 +65,20 @@ const Graph* Node::attrGraph(const std::string& n) const {
 
 // ---- Graph
 
-Graph::Graph(std::string name) : m_name(std::move(name)) {}
+namespace {
+template <typename T> std::unique_ptr<T, PoolDelete> makePooled(std::pmr::memory_resource* pool) {
+    void* p = pool->allocate(sizeof(T), alignof(T));
+    return std::unique_ptr<T, PoolDelete>(new (p) T(), PoolDelete{pool});
+}
+} // namespace
+
+Graph::Graph(std::string name)
+    : m_name(std::move(name)), m_pool(std::make_unique<std::pmr::unsynchronized_pool_resource>()),
+      m_nodes(m_pool.get()), m_values(m_pool.get()) {}
 Graph::~Graph() = default;
 
 Value* Graph::newValue(const std::string& name) {
-    m_values.push_back(std::make_unique<Value>());
+    m_values.push_back(makePooled<Value>(m_pool.get()));
     auto it = std::prev(m_values.end());
     (*it)->m_name = name;
     m_valueIndex[name] = it;
@@ -106,7 +115,7 @@ Expected<Node*> Graph::addNode(OpKind kind, const std::string& name, std::vector
             return makeError(ErrorKind::Invalid,
                              "value '" + o + "' is produced twice (again by node '" + name + "')",
                              name);
-    auto node = std::make_unique<Node>();
+    auto node = makePooled<Node>(m_pool.get());
     Node* n = node.get();
     n->m_name = name;
     n->m_kind = kind;
@@ -125,6 +134,7 @@ Expected<Node*> Graph::addNode(OpKind kind, const std::string& name, std::vector
     auto pos = before ? before->m_pos : m_nodes.end();
     n->m_pos = m_nodes.insert(pos, std::move(node));
     m_nodeIndex[name] = n;
+    ++m_structureVersion;
     return n;
 }
 
@@ -249,6 +259,7 @@ Status Graph::eraseNode(Node* node) {
     }
     m_nodeIndex.erase(node->m_name);
     m_nodes.erase(node->m_pos);
+    ++m_structureVersion;
     return {};
 }
 
@@ -289,6 +300,7 @@ Status Graph::renameNode(Node* n, const std::string& newName) {
     m_nodeIndex.erase(n->m_name);
     n->m_name = newName;
     m_nodeIndex[newName] = n;
+    ++m_structureVersion;
     return {};
 }
 
@@ -340,8 +352,8 @@ Status Graph::topoSort() {
         return makeError(ErrorKind::Invalid, "graph has a cycle through nodes " + names,
                          order[0]->m_name);
     }
-    std::list<std::unique_ptr<Node>> reordered;
-    std::vector<std::list<std::unique_ptr<Node>>::iterator> its;
+    NodeList reordered(m_pool.get());
+    std::vector<NodeList::iterator> its;
     for (auto it = m_nodes.begin(); it != m_nodes.end(); ++it)
         its.push_back(it);
     for (size_t i : sorted)

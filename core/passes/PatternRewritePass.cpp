@@ -12,26 +12,51 @@ namespace {
 // A safety net against two rules undoing each other forever; real rule sets converge in 2-3.
 constexpr int kMaxSweeps = 32;
 
-bool targets(const RewriteRule& rule, ir::OpKind kind) {
-    std::vector<ir::OpKind> t = rule.targets();
-    return t.empty() || std::find(t.begin(), t.end(), kind) != t.end();
-}
+/// What the driver needs of a rule on every node, computed once per run: id(), targets() and
+/// isEnabled() build strings and vectors, and asking them for each (node, rule) pair made
+/// allocation the biggest cost of the pattern passes on large graphs.
+struct RuleSlot {
+    const RewriteRule* rule = nullptr;
+    std::string id;
+    std::vector<ir::OpKind> targets; ///< empty: every op
+    bool enabled = false;
+    double millis = 0;     ///< wall time in match and apply, added to the statistics at the end
+    bool timed = false;    ///< whether the rule was asked at all (only those get a time entry)
 
-/// Adds the time since construction to a rule's statistics when it goes out of scope.
-class RuleTimer {
+    bool accepts(ir::OpKind kind) const {
+        return targets.empty() || std::find(targets.begin(), targets.end(), kind) != targets.end();
+    }
+};
+
+/// Adds the wall time of its scope to a slot.
+class SlotTimer {
 public:
-    RuleTimer(PassContext& ctx, const std::string& rule)
-        : m_ctx(ctx), m_rule(rule), m_start(std::chrono::steady_clock::now()) {}
-    ~RuleTimer() {
-        m_ctx.addRuleTime(m_rule, std::chrono::duration<double, std::milli>(
-                                      std::chrono::steady_clock::now() - m_start)
-                                      .count());
+    explicit SlotTimer(RuleSlot& slot) : m_slot(slot), m_start(std::chrono::steady_clock::now()) {}
+    ~SlotTimer() {
+        m_slot.timed = true;
+        m_slot.millis += std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - m_start)
+                             .count();
     }
 
 private:
-    PassContext& m_ctx;
-    const std::string& m_rule;
+    RuleSlot& m_slot;
     std::chrono::steady_clock::time_point m_start;
+};
+
+/// Hands the slots' times to the context when the run ends, however it ends.
+class FlushTimes {
+public:
+    FlushTimes(std::vector<RuleSlot>& slots, PassContext& ctx) : m_slots(slots), m_ctx(ctx) {}
+    ~FlushTimes() {
+        for (const RuleSlot& s : m_slots)
+            if (s.timed)
+                m_ctx.addRuleTime(s.id, s.millis);
+    }
+
+private:
+    std::vector<RuleSlot>& m_slots;
+    PassContext& m_ctx;
 };
 } // namespace
 
@@ -66,38 +91,57 @@ std::vector<RuleDescription> PatternRewritePass::describeRules() const {
 }
 
 Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
+    std::vector<RuleSlot> slots;
+    slots.reserve(m_rules.size());
+    for (const auto& rule : m_rules) {
+        RuleSlot s;
+        s.rule = rule.get();
+        s.id = rule->id();
+        s.targets = rule->targets();
+        s.enabled = ctx.isEnabled(s.id);
+        slots.push_back(std::move(s));
+    }
+    FlushTimes flush(slots, ctx);
     bool changedAny = false;
+    std::vector<std::string> names;
     for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
         bool changed = false;
         // Walk by name: a rewrite may erase nodes, and the replacement of an anchor keeps its
-        // name, so looking the name up again finds the node that now stands there.
-        std::vector<std::string> names;
+        // name, so looking the name up again finds the node that now stands there. The lookup is
+        // repeated only when the graph's nodes changed since (a rule that did not apply changed
+        // nothing, so the node found before is still the one with that name).
+        names.clear();
+        names.reserve(graph.numNodes());
         for (const ir::Node* n : graph.nodes())
             names.push_back(n->name());
         for (const std::string& name : names) {
-            for (const auto& rule : m_rules) {
-                ir::Node* node = graph.findNode(name);
+            ir::Node* node = graph.findNode(name);
+            uint64_t version = graph.structureVersion();
+            for (RuleSlot& slot : slots) {
+                if (graph.structureVersion() != version) {
+                    node = graph.findNode(name);
+                    version = graph.structureVersion();
+                }
                 if (!node)
                     break;
-                if (!targets(*rule, node->kind()) || !ctx.isEnabled(rule->id()))
+                if (!slot.enabled || !slot.accepts(node->kind()))
                     continue;
-                const std::string ruleId = rule->id();
-                RuleTimer timer(ctx, ruleId);
-                Match m = rule->match(*node);
+                SlotTimer timer(slot);
+                Match m = slot.rule->match(*node);
                 if (m.kind == Match::Kind::NoMatch)
                     continue;
                 if (m.kind == Match::Kind::Rejected) {
-                    ctx.reject(rule->id(), name, m.reason);
+                    ctx.reject(slot.id, name, m.reason);
                     continue;
                 }
-                if (!ctx.requestApplication(rule->id(), name))
+                if (!ctx.requestApplication(slot.id, name))
                     continue;
-                RewriteContext rc(m_id + "/" + rule->id(), ctx);
-                Status s = rule->apply(graph, *node, rc);
+                RewriteContext rc(m_id + "/" + slot.id, ctx);
+                Status s = slot.rule->apply(graph, *node, rc);
                 if (!s.ok()) {
                     Error e = s.takeError();
-                    e.message = "rule '" + rule->id() + "' at node '" + name + "': " + e.message;
-                    e.subject = rule->id();
+                    e.message = "rule '" + slot.id + "' at node '" + name + "': " + e.message;
+                    e.subject = slot.id;
                     return e;
                 }
                 changed = true;

@@ -2,6 +2,7 @@
 
 #include "core/ir/Printer.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -115,8 +116,17 @@ public:
     const std::shared_ptr<const Record>* find(const std::string& name) {
         if (!m_prev)
             return nullptr;
-        if (m_cursor < m_prev->size() && (*m_prev)[m_cursor]->name == name)
-            return &(*m_prev)[m_cursor++];
+        // A pass mostly erases nodes (the members of a fused chain) and puts new ones under the
+        // anchor's name, so the record sought is usually a few places past the cursor. Looking
+        // there first keeps most captures from indexing the whole previous snapshot (one
+        // allocation per record, and a hash lookup that misses the cache on big graphs). Names
+        // are unique, so any record found by name is the one the index would give.
+        const size_t end = std::min(m_prev->size(), m_cursor + kWindow);
+        for (size_t i = m_cursor; i < end; ++i)
+            if ((*m_prev)[i]->name == name) {
+                m_cursor = i + 1;
+                return &(*m_prev)[i];
+            }
         if (!m_indexed) {
             m_indexed = true;
             for (size_t i = 0; i < m_prev->size(); ++i)
@@ -130,6 +140,7 @@ public:
     }
 
 private:
+    static constexpr size_t kWindow = 16;
     const std::vector<std::shared_ptr<const Record>>* m_prev;
     size_t m_cursor = 0;
     bool m_indexed = false;
