@@ -59,6 +59,12 @@ const std::vector<Field>& fields() {
               [](const Target& t) { return json(t.layout); }, true},
         Field{"c0", Field::Kind::Positive, [](Target& t, const json& v) { t.c0 = static_cast<int>(v.get<uint64_t>()); },
               [](const Target& t) { return json(t.c0); }, true},
+        Field{"cube_inputs", Field::Kind::String,
+              [](Target& t, const json& v) { t.cubeInputs = v.get<std::string>(); },
+              [](const Target& t) { return json(t.cubeInputs); }, true},
+        Field{"vector_precision", Field::Kind::String,
+              [](Target& t, const json& v) { t.vectorPrecision = v.get<std::string>(); },
+              [](const Target& t) { return json(t.vectorPrecision); }, true},
     };
     return kFields;
 }
@@ -147,6 +153,10 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
         return fieldError(sourceName, "event_slots_per_core", "must be at most 65535");
     if (t.layout != "NC1HWC0" && t.layout != "NCHW")
         return fieldError(sourceName, "layout", "must be \"NC1HWC0\" or \"NCHW\" (got \"" + t.layout + "\")");
+    for (auto [key, value] : {std::pair<const char*, const std::string*>{"cube_inputs", &t.cubeInputs},
+                              {"vector_precision", &t.vectorPrecision}})
+        if (*value != "f16" && *value != "f32")
+            return fieldError(sourceName, key, "must be \"f16\" or \"f32\" (got \"" + *value + "\")");
     if (!isPowerOfTwo(static_cast<uint64_t>(t.c0)) || t.c0 > 256)
         return fieldError(sourceName, "c0", "must be a power of two from 1 to 256 (got " + std::to_string(t.c0) + ")");
     return t;

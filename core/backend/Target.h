@@ -37,6 +37,12 @@ struct Target {
     std::string layout = "NC1HWC0";
     /// Channels per NC1HWC0 block (C0), a power of two: NC1HWC0 buffers hold ceil(C/c0)*c0 channels.
     int c0 = 16;
+    // Precision policy (optional in the JSON; these defaults when absent).
+    /// What the cube unit reads: "f16" (data and weights in f16, f32 accumulation) or "f32".
+    std::string cubeInputs = "f16";
+    /// What non-critical vector ops compute in: "f16" or "f32" (softmax, normalisation,
+    /// reductions and exp/log stay f32 either way, rule keep-f32-critical).
+    std::string vectorPrecision = "f16";
 
     /// Cycles to microseconds at this target's clock.
     double cyclesToMicros(uint64_t cycles) const { return static_cast<double>(cycles) / (clockGhz * 1000.0); }

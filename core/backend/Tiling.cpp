@@ -87,7 +87,8 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     const int64_t coPerGroup = std::max<int64_t>(1, co / groups);
     const int64_t ciPerGroup = wd[1];
     const int64_t kSpatial = prod(wd, 2);
-    const size_t inElem = 2; // the cube unit reads f16
+    // The cube unit reads f16, or f32 where the precision pass kept the op in f32.
+    const size_t inElem = n.attrString("precision", "") == "f32" ? 4 : 2;
     const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
     WorkModel m;
     m.outDims = od;
@@ -148,14 +149,16 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
     uint64_t lanes = vectorLanes(t, ir::DType::F32);
     uint64_t cBytes = bytesOf(c, t.c0);
     bool fused = n.kind() == ir::OpKind::FusedGemm;
+    // The cube unit reads f16, or f32 where the precision pass kept the op in f32.
+    const uint64_t inElem = n.attrString("precision", "") == "f32" ? 4 : 2;
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t Mt = tile.size() >= 2 ? tile[tile.size() - 2] : 1;
         int64_t Nt = tile.back();
         int64_t batch = tile.size() >= 2 ? prod(tile, 0, tile.size() - 2) : 1;
         int64_t Nfull = od.back();
-        w.inBytes = static_cast<uint64_t>(batch * Mt * K) * 2;
-        w.weightBytes = static_cast<uint64_t>((bBatched ? batch : 1) * K * Nt) * 2 +
+        w.inBytes = static_cast<uint64_t>(batch * Mt * K) * inElem;
+        w.weightBytes = static_cast<uint64_t>((bBatched ? batch : 1) * K * Nt) * inElem +
                         (cBytes ? ceilDiv(cBytes * static_cast<uint64_t>(Nt), static_cast<uint64_t>(Nfull)) : 0);
         w.weightsSplit = Nt < Nfull || bBatched;
         w.outBytes = static_cast<uint64_t>(batch * Mt * Nt) * outElem;

@@ -98,7 +98,12 @@ public:
                 want = "f32";
                 rule = kKeepF32Rule;
             } else if (assign) {
-                want = cost == ir::CostClass::Cube ? "f16-acc-f32" : "f16";
+                // The target's policy (PipelineConfig, copied from the target's JSON).
+                const PipelineConfig& cfg = ctx.config();
+                if (cost == ir::CostClass::Cube)
+                    want = cfg.cubeInputs == "f32" ? "f32" : "f16-acc-f32";
+                else
+                    want = cfg.vectorPrecision == "f32" ? "f32" : "f16";
             } else {
                 continue;
             }

@@ -15,7 +15,8 @@ namespace sextant::passes {
 inline constexpr const char* kPrecisionAttr = "precision";
 
 /// `precision`: marks every compute node (cube and vector cost class) with the precision the
-/// NPU runs it in, per the npu-a policy above. Annotation only: the reference executor keeps
+/// NPU runs it in, per the target's policy (PipelineConfig::cubeInputs / vectorPrecision, from
+/// the target's "cube_inputs" / "vector_precision"; npu-a: f16 both, the marks above). Annotation only: the reference executor keeps
 /// computing in f64/f32. Rules: assign-precision (one application per node marked),
 /// keep-f32-critical (one per node kept in f32 for accuracy).
 std::unique_ptr<Pass> makePrecisionPass();

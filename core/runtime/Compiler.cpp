@@ -16,11 +16,14 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
         if (progress)
             progress(done, total, passId);
     };
-    // The layout policy is the target's: the pipeline builds NC1HWC0 regions only for a target
-    // whose compute units read that layout, with its block size.
+    // The layout and precision policies are the target's: the pipeline builds NC1HWC0 regions
+    // only for a target whose compute units read that layout, with its block size, and marks
+    // the precisions its units compute in.
     passes::PipelineConfig pipeline = options.pipeline;
     pipeline.npuLayout = options.target.layout;
     pipeline.c0 = options.target.c0;
+    pipeline.cubeInputs = options.target.cubeInputs;
+    pipeline.vectorPrecision = options.target.vectorPrecision;
     SX_ASSIGN(result.pipeline, passes::runPipeline(graph, pipeline, cancel, passProgress));
     if (cancel && cancel->load())
         return makeError(ErrorKind::Cancelled, "compilation cancelled before lowering");

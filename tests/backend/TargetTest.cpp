@@ -146,3 +146,26 @@ TEST(Target, LayoutAndC0DefaultWhenAbsentAndAreValidated) {
     ASSERT_FALSE(notString.ok());
     EXPECT_NE(notString.error().message.find("'layout' must be a non-empty string"), std::string::npos);
 }
+
+TEST(Target, PrecisionPolicyDefaultsAndIsValidated) {
+    EXPECT_EQ(defaultTarget().cubeInputs, "f16");
+    EXPECT_EQ(defaultTarget().vectorPrecision, "f16");
+    Expected<Target> old = parseTarget(defaultJsonWith([](auto& j) {
+                                           j.erase("cube_inputs");
+                                           j.erase("vector_precision");
+                                       }),
+                                       "old.json");
+    ASSERT_TRUE(old.ok()) << old.error().message;
+    EXPECT_EQ(old->cubeInputs, "f16");
+    Expected<Target> exact = parseTarget(defaultJsonWith([](auto& j) {
+                                             j["cube_inputs"] = "f32";
+                                             j["vector_precision"] = "f32";
+                                         }),
+                                         "exact.json");
+    ASSERT_TRUE(exact.ok()) << exact.error().message;
+    EXPECT_EQ(exact->cubeInputs, "f32");
+    EXPECT_EQ(exact->vectorPrecision, "f32");
+    Expected<Target> bad = parseTarget(defaultJsonWith([](auto& j) { j["cube_inputs"] = "bf16"; }), "t.json");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_EQ(bad.error().message, "t.json: field 'cube_inputs' must be \"f16\" or \"f32\" (got \"bf16\")");
+}

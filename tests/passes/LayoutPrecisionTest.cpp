@@ -534,3 +534,19 @@ TEST(ReshapeAsView, MarksReshapesOfPlainTensorsOnly) {
     ASSERT_TRUE(ro.graph);
     EXPECT_FALSE(ro.graph->findNode("flat")->hasAttr(kViewAttr));
 }
+
+// The target's precision policy reaches the marks: an f32 cube and f32 vector lanes.
+TEST(PrecisionPass, FollowsTheTargetPolicy) {
+    auto g = convBlock();
+    PipelineConfig cfg = onlyLayoutPrecision();
+    cfg.cubeInputs = "f32";
+    PipelineResult r = pipeline(*g, cfg);
+    ASSERT_TRUE(r.graph);
+    EXPECT_EQ(precisionOf(*r.graph, "conv1"), "f32");
+    EXPECT_EQ(precisionOf(*r.graph, "relu"), "f16");
+    cfg.vectorPrecision = "f32";
+    PipelineResult r2 = pipeline(*g, cfg);
+    ASSERT_TRUE(r2.graph);
+    EXPECT_EQ(precisionOf(*r2.graph, "relu"), "f32");
+    EXPECT_EQ(precisionOf(*r2.graph, "sig"), "f32");
+}

@@ -308,3 +308,32 @@ TEST(ViewLowering, ViewsHaveNoTaskAndAliasTheirInputBuffer) {
         EXPECT_LT(a->totalCycles, b->totalCycles) << "two Tasks fewer";
     }
 }
+
+// A target whose units compute in f32 ("cube_inputs": "f32", "vector_precision": "f32"): the
+// precision pass marks every op f32 and the simulated NPU matches the f32 interpreter closely.
+TEST(PrecisionSimulation, TargetPolicyF32MakesTheNpuMatchF32) {
+    auto g = markedGraph("", "");
+    runtime::CompileOptions opt;
+    opt.target.cubeInputs = "f32";
+    opt.target.vectorPrecision = "f32";
+    auto r = runtime::compileGraph(*g, opt);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    for (const ir::Node* n : r->program.graph->nodes())
+        if (n->info().cost == ir::CostClass::Cube || n->info().cost == ir::CostClass::Vector)
+            EXPECT_EQ(n->attrString("precision", ""), "f32") << n->name();
+    ir::Tensor x = wave({1, 4, 6, 6}, 0.173, 0.0);
+    auto out = sim::simulate(r->program, std::vector<ir::Tensor>{x});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    ir::KernelContext ctx;
+    ctx.compute = DType::F32;
+    auto ref = ir::interpret(*g, std::vector<ir::Tensor>{x}, ctx);
+    ASSERT_TRUE(ref.ok());
+    ASSERT_EQ(out->outputs.size(), 2u);
+    EXPECT_LT(maxAbsDiff(out->outputs[0], (*ref)[0]), 1e-5);
+    EXPECT_LT(maxAbsDiff(out->outputs[1], (*ref)[1]), 1e-5);
+    // The default f16 policy is visibly less exact on the same model.
+    runtime::CompileResult half = compile(*g, "NC1HWC0");
+    auto outHalf = sim::simulate(half.program, std::vector<ir::Tensor>{x});
+    ASSERT_TRUE(outHalf.ok());
+    EXPECT_GT(maxAbsDiff(outHalf->outputs[0], (*ref)[0]), 1e-5);
+}
