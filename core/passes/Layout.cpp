@@ -103,6 +103,25 @@ bool isTransData(const ir::Node* n) {
     return n && n->kind() == ir::OpKind::TransData;
 }
 
+/// True for a Transpose of a rank-4 tensor with exactly this permutation.
+bool isTranspose(const ir::Node* n, const std::vector<int64_t>& perm) {
+    return n && n->kind() == ir::OpKind::Transpose && n->input(0) &&
+           n->input(0)->type().rank() == 4 && n->attrInts("perm") == perm;
+}
+
+/// True when every reader of `v` is a blocked convolution reading it as its activation (input
+/// 0 only), so that an entry conversion replaces every use.
+bool onlyConvActivationOf(const ir::Value* v, const std::set<const ir::Node*>& blocked) {
+    for (const ir::Node* u : v->users()) {
+        if (!blocked.count(u) || !isConvFamily(u->kind()))
+            return false;
+        for (size_t i = 1; i < u->numInputs(); ++i)
+            if (u->input(i) == v)
+                return false;
+    }
+    return true;
+}
+
 /// Union-find over node indices, for the blocked regions.
 struct Regions {
     std::vector<size_t> parent;
@@ -137,6 +156,10 @@ public:
                  "put each region of Conv/FusedConv and the ops reading only NC1HWC0 activations "
                  "(elementwise, pooling, BatchNormalization, Concat) in NC1HWC0, with one "
                  "TransData per value entering or leaving it (one application per region)",
+                 false},
+                {kAbsorbTransposeRule,
+                 "absorb an NHWC<->NCHW Transpose at a region boundary into its TransData "
+                 "(NHWC -> NC1HWC0 in, NC1HWC0 -> NHWC out: one reorder instead of two)",
                  false},
                 {kReshapeViewRule,
                  "lower a Reshape/Flatten/Squeeze/Unsqueeze of a plain contiguous tensor as a "
@@ -283,6 +306,7 @@ private:
         //    blocked reader. Only a convolution's input 0 can be plain (the other blocked kinds
         //    need blocked activations), and constants are repacked at compile time.
         std::map<const ir::Value*, ir::Value*> entryOf;
+        std::vector<ir::Node*> absorbedEntries; // Transposes whose result no longer has readers
         std::map<const ir::Value*, ir::Node*> entryNode;
         for (ir::Node* n : nodes) {
             if (!blockedNodes.count(n))
@@ -294,10 +318,22 @@ private:
                     continue;
                 auto it = entryOf.find(v);
                 if (it == entryOf.end()) {
-                    SX_ASSIGN(ir::Node * t, addTransData(graph, v, "NCHW", "NC1HWC0",
-                                                         v->name() + "_nc1hwc0", n));
+                    // An NHWC -> NCHW Transpose feeding only the region converts in one step.
+                    ir::Node* tr = v->producer();
+                    const bool absorb = isTranspose(tr, {0, 3, 1, 2}) && !v->isGraphOutput() &&
+                                        tr->input(0) && !tr->input(0)->isConstant() &&
+                                        onlyConvActivationOf(v, blockedNodes) &&
+                                        ctx.isEnabled(kAbsorbTransposeRule) &&
+                                        ctx.requestApplication(kAbsorbTransposeRule, tr->name());
+                    ir::Value* src = absorb ? tr->input(0) : v;
+                    SX_ASSIGN(ir::Node * t, addTransData(graph, src, absorb ? "NHWC" : "NCHW",
+                                                         "NC1HWC0", v->name() + "_nc1hwc0", n));
+                    if (absorb)
+                        t->mutableProvenance().origins = tr->provenance().origins;
                     it = entryOf.emplace(v, t->output(0)).first;
                     entryNode[v] = t;
+                    if (absorb)
+                        absorbedEntries.push_back(tr);
                 }
                 graph.setInput(n, i, it->second);
                 ir::Provenance& prov = entryNode[v]->mutableProvenance();
@@ -307,6 +343,8 @@ private:
                 changed = true;
             }
         }
+        for (ir::Node* tr : absorbedEntries)
+            SX_TRY(graph.eraseNode(tr));
         // 6. Exits: a blocked value read by plain nodes, or a graph output, converts once.
         for (ir::Node* n : nodes) {
             if (!blockedNodes.count(n))
@@ -328,6 +366,23 @@ private:
                     firstIndex = it->second;
                     before = u;
                 }
+            }
+            // The only plain reader an NCHW -> NHWC Transpose: convert straight to NHWC.
+            if (plainReaders.size() == 1 && !v->isGraphOutput() &&
+                isTranspose(plainReaders[0], {0, 2, 3, 1}) &&
+                ctx.isEnabled(kAbsorbTransposeRule) &&
+                ctx.requestApplication(kAbsorbTransposeRule, plainReaders[0]->name())) {
+                ir::Node* tr = plainReaders[0];
+                ir::Value* result = tr->output(0);
+                SX_ASSIGN(ir::Node * t, addTransData(graph, v, "NC1HWC0", "NHWC",
+                                                     result->name() + "_nhwc", tr));
+                std::set<std::string> origins(n->provenance().origins.begin(),
+                                              n->provenance().origins.end());
+                origins.insert(tr->provenance().origins.begin(), tr->provenance().origins.end());
+                t->mutableProvenance().origins.assign(origins.begin(), origins.end());
+                SX_TRY(forwardAndErase(graph, tr, result, t->output(0)));
+                changed = true;
+                continue;
             }
             std::string outName = v->name() + "_nchw";
             if (v->isGraphOutput()) {
@@ -365,10 +420,8 @@ private:
                   graph.addNode(ir::OpKind::TransData, name, {v}, {valueName},
                                 {{"src_format", std::string(src)}, {"dst_format", std::string(dst)}},
                                 before));
-        ir::TensorType type = v->type();
-        type.layout = std::string_view(dst) == "NC1HWC0" ? ir::LayoutKind::NC1HWC0
-                                                           : ir::LayoutKind::NCHW;
-        t->output(0)->setType(std::move(type));
+        SX_ASSIGN(std::vector<ir::TensorType> types, t->info().infer(*t));
+        t->output(0)->setType(std::move(types.at(0)));
         t->mutableProvenance().createdBy = std::string("layout/") + kAssignLayoutRule;
         return t;
     }

@@ -33,6 +33,12 @@ inline constexpr const char* kAssignLayoutRule = "assign-npu-layout";
 /// graph output (the host reads outputs from their own buffers). One application per node.
 inline constexpr const char* kReshapeViewRule = "reshape-as-view";
 
+/// The layout pass's third rule: a Transpose between channels-last NHWC and NCHW next to a
+/// region boundary is absorbed into the TransData (NHWC -> NC1HWC0 on entry, NC1HWC0 -> NHWC on
+/// exit), which reorders in one DMA pass what would otherwise take two. One application per
+/// Transpose absorbed.
+inline constexpr const char* kAbsorbTransposeRule = "absorb-transpose-into-transdata";
+
 /// Node attribute kReshapeViewRule writes (int 1).
 inline constexpr const char* kViewAttr = "view";
 

@@ -97,7 +97,9 @@ TEST(LayoutPass, ConvRegionIsBlockedWithOneTransDataAtEachBoundary) {
     auto g = convBlock();
     auto before = runF64(*g);
     EXPECT_EQ(countGreyOps(*g).layoutConversions, 0);
-    PipelineResult r = pipeline(*g, onlyLayoutPrecision());
+    PipelineConfig cfg = onlyLayoutPrecision();
+    cfg.disabled.insert(kAbsorbTransposeRule); // keep the Transpose: the plain NCHW exit
+    PipelineResult r = pipeline(*g, cfg);
     ASSERT_TRUE(r.graph);
     const std::string text = ir::printGraph(*r.graph);
     for (const char* n : {"conv1", "relu", "conv2", "add", "add_bias", "pool"})
@@ -253,6 +255,7 @@ TEST(LayoutPass, SwitchedOffAndBisectedPerRegion) {
     // Precision off too, so the application sequence is only layout's.
     PipelineConfig all = onlyLayoutPrecision();
     all.disabled.insert("precision");
+    all.disabled.insert(kAbsorbTransposeRule);
     PipelineResult ra = pipeline(*g, all);
     ASSERT_TRUE(ra.graph);
     ASSERT_EQ(ra.applications.size(), 2u);
@@ -342,7 +345,7 @@ TEST(TransDataOp, IdentityOnTheLogicalTensorAndTagsTheDestination) {
 
     // Bad attributes are verifier errors naming the node, not crashes.
     for (auto [src, dst] : {std::pair<std::string, std::string>{"NCHW", "NCHW"},
-                            {"NHWC", "NC1HWC0"}}) {
+                            {"NCHW", "NHWC4"}}) {
         Builder bb;
         ir::Value* y = bb.input("y", {1, 2, 3, 4});
         bb.node(OpKind::TransData, "bad", {y}, {{"src_format", src}, {"dst_format", dst}});
@@ -425,22 +428,20 @@ TEST(LayoutPass, BlazeFaceConvolutionsBlockedConversionsOnlyAtRegionExits) {
             EXPECT_EQ(n->attrString(kPrecisionAttr, ""), "f16-acc-f32") << n->name();
         }
     }
-    // The blocked region is entered once, after the input Transpose, and left only where the
-    // heads transpose back to NHWC.
-    auto entries = transDatas(*r.graph, "NCHW", "NC1HWC0");
-    auto exits = transDatas(*r.graph, "NC1HWC0", "NCHW");
+    // The NHWC input enters the blocked region in one TransData that absorbed the input
+    // Transpose, and the region is left only where the heads went back to NHWC, each exit
+    // absorbing that Transpose: no Transpose survives.
+    auto entries = transDatas(*r.graph, "NHWC", "NC1HWC0");
+    auto exits = transDatas(*r.graph, "NC1HWC0", "NHWC");
     EXPECT_EQ(entries.size(), 1u);
     for (const ir::Node* t : entries)
-        EXPECT_EQ(t->input(0)->producer() ? t->input(0)->producer()->kind() : OpKind::Identity,
-                  OpKind::Transpose)
-            << t->name();
-    for (const ir::Node* t : exits)
-        for (const ir::Node* u : t->output(0)->users())
-            EXPECT_EQ(u->kind(), OpKind::Transpose) << t->name() << " converts for " << u->name();
+        EXPECT_TRUE(t->input(0)->isGraphInput()) << t->name();
     EXPECT_GT(convs, 30);
     EXPECT_GT(exits.size(), 0u);
     EXPECT_EQ(countGreyOps(*r.graph).layoutConversions,
               static_cast<int>(entries.size() + exits.size()));
+    EXPECT_EQ(countGreyOps(*r.graph).transposes, 0);
+    EXPECT_EQ(countGreyOps(**g).transposes, 5);
     EXPECT_TRUE(inverseTransposePairs(*r.graph).empty());
     ir::KernelContext ctx;
     ctx.compute = ir::DType::F64;
@@ -549,4 +550,76 @@ TEST(PrecisionPass, FollowsTheTargetPolicy) {
     ASSERT_TRUE(r2.graph);
     EXPECT_EQ(precisionOf(*r2.graph, "relu"), "f32");
     EXPECT_EQ(precisionOf(*r2.graph, "sig"), "f32");
+}
+
+// absorb-transpose-into-transdata: NHWC input -> Transpose -> conv ... -> Transpose back to NHWC
+// becomes TransData NHWC -> NC1HWC0 ... TransData NC1HWC0 -> NHWC, same numbers; switched off,
+// the Transposes stay next to NCHW conversions.
+TEST(LayoutPass, TransposesAtTheBoundaryAreAbsorbed) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 8, 8, 3});
+    ir::Value* t0 =
+        b.node(OpKind::Transpose, "to_nchw", {x}, {{"perm", std::vector<int64_t>{0, 3, 1, 2}}});
+    ir::Value* c = b.node(OpKind::Conv, "conv",
+                          {t0, b.constant("w", randomTensor({20, 3, 3, 3}, 41))}, convAttrs());
+    ir::Value* r = b.node(OpKind::Relu, "relu", {c});
+    ir::Value* t1 =
+        b.node(OpKind::Transpose, "to_nhwc", {r}, {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+    ir::Value* s = b.node(OpKind::Sigmoid, "sig", {t1});
+    auto g = b.finish({s, t1});
+    auto before = runF64(*g);
+    PipelineResult res = pipeline(*g, onlyLayoutPrecision());
+    ASSERT_TRUE(res.graph);
+    const std::string text = ir::printGraph(*res.graph);
+    EXPECT_EQ(countGreyOps(*res.graph).transposes, 0) << text;
+    auto in = transDatas(*res.graph, "NHWC", "NC1HWC0");
+    auto out = transDatas(*res.graph, "NC1HWC0", "NHWC");
+    ASSERT_EQ(in.size(), 1u) << text;
+    ASSERT_EQ(out.size(), 1u) << text;
+    EXPECT_EQ(in[0]->input(0)->name(), "x");
+    EXPECT_EQ(in[0]->output(0)->type().dims(), (std::vector<int64_t>{1, 3, 8, 8}));
+    EXPECT_EQ(out[0]->output(0)->type().dims(), (std::vector<int64_t>{1, 8, 8, 20}));
+    EXPECT_EQ(out[0]->output(0)->type().layout, ir::LayoutKind::NHWC);
+    // The graph output the Transpose produced keeps its name; the conversions cover its origins.
+    EXPECT_EQ(res.graph->outputs()[1]->name(), "to_nhwc_out");
+    EXPECT_EQ(in[0]->provenance().origins, (std::vector<std::string>{"conv", "to_nchw"}));
+    EXPECT_EQ(out[0]->provenance().origins, (std::vector<std::string>{"relu", "to_nhwc"}));
+    EXPECT_EQ(stats(res, kAbsorbTransposeRule).applied, 2);
+    expectSameOutputs(before, runF64(*res.graph));
+
+    PipelineConfig off = onlyLayoutPrecision();
+    off.disabled.insert(kAbsorbTransposeRule);
+    PipelineResult ro = pipeline(*g, off);
+    ASSERT_TRUE(ro.graph);
+    EXPECT_EQ(countGreyOps(*ro.graph).transposes, 2);
+    EXPECT_EQ(transDatas(*ro.graph, "NCHW", "NC1HWC0").size(), 1u);
+    EXPECT_EQ(transDatas(*ro.graph, "NC1HWC0", "NCHW").size(), 1u);
+    expectSameOutputs(before, runF64(*ro.graph));
+}
+
+TEST(TransDataOp, NhwcSidePermutesTheLogicalDims) {
+    Builder b;
+    ir::Value* x = b.input("x", {2, 3, 4, 5}); // N, H, W, C
+    ir::Value* in = b.node(OpKind::TransData, "in", {x},
+                           {{"src_format", std::string("NHWC")}, {"dst_format", std::string("NC1HWC0")}});
+    ir::Value* back = b.node(OpKind::TransData, "back", {in},
+                             {{"src_format", std::string("NC1HWC0")}, {"dst_format", std::string("NHWC")}});
+    auto g = b.finish({in, back});
+    EXPECT_EQ(g->findValue("in_out")->type().dims(), (std::vector<int64_t>{2, 5, 3, 4}));
+    EXPECT_EQ(g->findValue("back_out")->type().dims(), (std::vector<int64_t>{2, 3, 4, 5}));
+    ir::Tensor t = randomTensor({2, 3, 4, 5}, 43);
+    ir::KernelContext ctx;
+    auto out = ir::interpret(*g, std::vector<ir::Tensor>{t}, ctx);
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    // in[n][c][h][w] = x[n][h][w][c]
+    EXPECT_EQ((*out)[0].at(((1 * 5 + 4) * 3 + 2) * 4 + 3), t.at(((1 * 3 + 2) * 4 + 3) * 5 + 4));
+    expectSameOutputs({t}, {(*out)[1]}, 0.0);
+    Builder bb;
+    ir::Value* y = bb.input("y", {1, 2, 3, 4});
+    bb.node(OpKind::TransData, "bad", {y},
+            {{"src_format", std::string("NHWC")}, {"dst_format", std::string("NCHW")}});
+    ir::Node* n = bb.g->findNode("bad");
+    Status st = n->info().verify(*n);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("that is a Transpose"), std::string::npos) << st.error().message;
 }
