@@ -19,6 +19,11 @@
 // stays entirely plain (its own conversions vanish with it, other regions are unaffected).
 // With PipelineConfig::npuLayout "NCHW" (a target without the blocked layout) the pass only
 // cancels inverse pairs.
+//
+// Two more rules, after the regions: absorb-transpose-into-transdata folds an NHWC<->NCHW
+// Transpose at a region boundary into its TransData (one application per Transpose), and
+// reshape-as-view marks a Reshape/Flatten/Squeeze/Unsqueeze of a plain tensor view=1 so the
+// backend lowers it to no Task (one application per node).
 #include "Layout.h"
 
 #include "PassContext.h"
