@@ -63,7 +63,7 @@ for r in range(1, rounds + 1):
                 ortCpu.setdefault(d["model"], []).extend(d["cpu_samples_ms"])
     with open(os.path.join(out, f"ours_{r}.json")) as f:
         d = json.load(f)
-    core = d.get("context", {}).get("openblas_core", core)
+    core = d.get("context", {}).get("openblas", d.get("context", {}).get("openblas_core", core))
     for b in d["benchmarks"]:
         if b.get("run_type") != "iteration" or b.get("error_occurred"):
             continue
@@ -80,5 +80,5 @@ for model in ("paddleocr_det", "paddleocr_rec", "blazeface_back"):
     ac, bc = med(oursCpu[model]), med(ortCpu[model])
     print(f"{model:<16} {a:12.1f} {b:11.1f} {a / b:6.2f}   {ac:11.1f} {bc:10.1f} {ac / bc:6.2f}  ({len(ours[model])}, {len(ort[model])})")
 print("ratio = ours/ort (medians); target <= 3. CPU time is the steadier figure on a loaded machine.")
-print(f"OpenBLAS kernels: {core} (set OPENBLAS_CORETYPE to override its CPU detection)")
+print(f"BLAS: {core}")
 EOF
