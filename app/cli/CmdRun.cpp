@@ -10,6 +10,7 @@
 #include "core/backend/Target.h"
 #include "core/frontend/OnnxImporter.h"
 #include "core/frontend/TensorProtoIO.h"
+#include "core/ir/Blas.h"
 #include "core/passes/PassManager.h"
 #include "core/runtime/Compare.h"
 #include "core/runtime/CtcDecode.h"
@@ -276,6 +277,8 @@ int runReferenceMode(const RunArgs& a) {
     if (!inputs.ok())
         return fail(inputs.error().message);
     ir::DType compute = a.float32 ? ir::DType::F32 : ir::DType::F64;
+    // Which BLAS kernels the products run on: what a user comparing speed needs to know first.
+    std::cout << "blas: " << ir::blas::describe() << "\n";
     Expected<std::vector<ir::Tensor>> outputs = runtime::runReference(**graph, *inputs, compute);
     if (!outputs.ok())
         return fail(outputs.error().message);

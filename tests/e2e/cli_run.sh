@@ -44,6 +44,8 @@ mnist-reference)
     rc=$?
     [ $rc -eq 0 ] || fail "exit code $rc"
     expect_line "^output 'Plus214_Output_0': max_abs [0-9.e+-]+ max_rel [0-9.e+-]+ cosine 1\.000000 argmax 7/7 PASS$"
+    # Which OpenBLAS kernels the products ran on (and who chose them) is part of the run's header.
+    expect_line "^blas: OpenBLAS [0-9.]+, [A-Za-z0-9]+ kernels \(chosen by "
     # An impossible tolerance turns the same run into a FAIL with exit code 1.
     "$cli" run "$model" --reference --float32 --inputs "$data" --expected "$data" --atol 0 --rtol 0 >"$out" 2>"$err"
     rc=$?
