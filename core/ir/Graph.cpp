@@ -74,7 +74,8 @@ template <typename T> std::unique_ptr<T, PoolDelete> makePooled(std::pmr::memory
 
 Graph::Graph(std::string name)
     : m_name(std::move(name)), m_pool(std::make_unique<std::pmr::unsynchronized_pool_resource>()),
-      m_nodes(m_pool.get()), m_values(m_pool.get()) {}
+      m_nodes(m_pool.get()), m_values(m_pool.get()), m_valueIndex(m_pool.get()),
+      m_nodeIndex(m_pool.get()) {}
 Graph::~Graph() = default;
 
 Value* Graph::newValue(const std::string& name) {

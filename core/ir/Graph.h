@@ -193,8 +193,9 @@ private:
     std::unique_ptr<std::pmr::unsynchronized_pool_resource> m_pool;
     NodeList m_nodes;
     ValueList m_values;
-    std::unordered_map<std::string, ValueList::iterator> m_valueIndex;
-    std::unordered_map<std::string, Node*> m_nodeIndex;
+    /// Name indexes, in the pool too (their entries are made and dropped with every rewrite).
+    std::pmr::unordered_map<std::string, ValueList::iterator> m_valueIndex;
+    std::pmr::unordered_map<std::string, Node*> m_nodeIndex;
     std::vector<Value*> m_inputs;
     std::vector<Value*> m_outputs;
     /// Constants that were unused, or lost a use or their graph-output mark, since the last
