@@ -25,6 +25,8 @@ struct LayoutNode {
     std::string typeText;   ///< first output's type, e.g. "f32[1,16,32,32]"
     LayoutNodeKind kind = LayoutNodeKind::Op;
     ir::CostClass cost = ir::CostClass::Vector;
+    /// Lowered as a view of its input (layout pass, attribute view=1): no Task, no bytes moved.
+    bool view = false;
     double x = 0.0, y = 0.0; ///< centre
     double w = 0.0, h = 0.0;
 };

@@ -60,8 +60,13 @@ public:
         const QRectF box(-m_node.w / 2, -m_node.h / 2, m_node.w, m_node.h);
         p->setRenderHint(QPainter::Antialiasing);
         QPen pen(m_selectedNode ? QColor(0xe6, 0x8a, 0x00) : pal.border, m_selectedNode ? 3.0 : 1.2);
+        // A view (a Reshape the backend lowers to no Task) is drawn hollow with a dashed border:
+        // it appears in the graph but never in the timeline.
+        if (m_node.view && !m_selectedNode)
+            pen.setStyle(Qt::DashLine);
         p->setPen(pen);
-        p->setBrush(m_selectedNode ? pal.fill.lighter(104) : pal.fill);
+        const QColor fill = m_node.view ? QColor(Qt::white) : pal.fill;
+        p->setBrush(m_selectedNode ? fill.lighter(104) : fill);
         const double radius = m_node.kind == LayoutNodeKind::Op ? 6.0 : m_node.h / 2;
         p->drawRoundedRect(box, radius, radius);
 

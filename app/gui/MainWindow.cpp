@@ -84,7 +84,8 @@ void MainWindow::buildUi() {
     auto* legend = new QLabel(
         tr("<span style='color:#3b6fb6'>■</span> cube &nbsp; <span style='color:#3c8c4a'>■</span> vector &nbsp; "
            "<span style='color:#c87628'>■</span> DMA &nbsp; <span style='color:#808080'>■</span> host &nbsp; "
-           "<span style='color:#a88a2c'>■</span> graph input/output"),
+           "<span style='color:#a88a2c'>■</span> graph input/output &nbsp; "
+           "<span style='color:#c87628'>□</span> view (no Task)"),
         graphPage);
     auto* graphBar = new QHBoxLayout;
     graphBar->setContentsMargins(6, 2, 6, 2);

@@ -68,6 +68,22 @@ private slots:
         }
     }
 
+    void viewNodesAreMarked() {
+        // A node the layout pass lowered as a view (view=1: no Task) is marked for the hollow
+        // dashed box; the others are not.
+        auto g = std::make_unique<ir::Graph>("view");
+        ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 4, 1, 1})).value();
+        ir::Node* flat = g->addNode(ir::OpKind::Flatten, "flat", {x}, {"f"}).value();
+        ir::Node* relu = g->addNode(ir::OpKind::Relu, "relu", {flat->output()}, {"y"}).value();
+        g->setOutputs({relu->output()});
+        QVERIFY(g->inferTypes().ok());
+        flat->setAttr("view", int64_t{1});
+        auto layout = layoutGraph(*g);
+        QVERIFY(layout.ok());
+        QVERIFY(layout->nodes[static_cast<size_t>(layout->findNode("flat"))].view);
+        QVERIFY(!layout->nodes[static_cast<size_t>(layout->findNode("relu"))].view);
+    }
+
     void layoutIsDeterministic() {
         auto g = diamond();
         QVERIFY(g);
