@@ -283,10 +283,7 @@ Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, 
         return it->second;
     // The output of a view node (no Task) is read from the buffer its input lives in, then
     // takes its own shape below.
-    const ir::Value* owner = &v;
-    while (!m_buffersByValue.count(owner->name()) && owner->producer() &&
-           backend::isViewNode(*owner->producer()))
-        owner = owner->producer()->input(0);
+    const ir::Value* owner = m_buffersByValue.count(v.name()) ? &v : backend::bufferOwner(&v);
     if (owner != &v)
         if (auto it = local.find(owner->name()); it != local.end())
             return it->second.reshaped(v.type().dims());
