@@ -26,10 +26,14 @@ function(sextant_gtest name)
   endif()
   add_executable(${name} ${srcs})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
+  sextant_use_malloc(${name})
   target_compile_definitions(${name} PRIVATE
     SEXTANT_SHARED_DIR="${SEXTANT_SHARED_DIR}"
     SEXTANT_SOURCE_DIR="${CMAKE_SOURCE_DIR}"
     SEXTANT_BINARY_DIR="${CMAKE_BINARY_DIR}")
   include(GoogleTest)
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600)
+  # SEXTANT_CHECK_SNAPSHOTS: snapshots compare every node they share by version as well (see
+  # passes/SnapshotState.cpp); `make test` sets it for the other tests too.
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 600
+    ENVIRONMENT SEXTANT_CHECK_SNAPSHOTS=1)
 endfunction()
