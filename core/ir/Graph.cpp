@@ -1,10 +1,23 @@
 #include "Graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <queue>
+#include <stdexcept>
 #include <unordered_set>
 
 namespace sextant::ir {
+
+// ---- Value
+
+void Value::setType(TensorType t) {
+    // Shape inference sets every type again; only a real change is a change of the producer.
+    if (t == m_type)
+        return;
+    m_type = std::move(t);
+    if (m_producer)
+        ++m_producer->m_version;
+}
 
 // ---- Node attribute helpers
 
@@ -66,6 +79,8 @@ const Graph* Node::attrGraph(const std::string& n) const {
 // ---- Graph
 
 namespace {
+std::atomic<uint64_t> g_nextNodeUid{1};
+
 template <typename T> std::unique_ptr<T, PoolDelete> makePooled(std::pmr::memory_resource* pool) {
     void* p = pool->allocate(sizeof(T), alignof(T));
     return std::unique_ptr<T, PoolDelete>(new (p) T(), PoolDelete{pool});
@@ -82,6 +97,7 @@ Value* Graph::newValue(const std::string& name) {
     m_values.push_back(makePooled<Value>(m_pool.get()));
     auto it = std::prev(m_values.end());
     (*it)->m_name = name;
+    (*it)->m_id = m_nextValueId++;
     m_valueIndex[name] = it;
     return it->get();
 }
@@ -119,6 +135,7 @@ Expected<Node*> Graph::addNode(OpKind kind, const std::string& name, std::vector
     auto node = makePooled<Node>(m_pool.get());
     Node* n = node.get();
     n->m_name = name;
+    n->m_uid = g_nextNodeUid.fetch_add(1, std::memory_order_relaxed);
     n->m_kind = kind;
     n->m_attrs = std::move(attrs);
     n->m_graph = this;
@@ -212,6 +229,7 @@ void Graph::queueForCleanup(Value* v) {
 }
 
 void Graph::setInput(Node* node, size_t index, Value* v) {
+    ++node->m_version;
     if (index >= node->m_inputs.size())
         node->m_inputs.resize(index + 1, nullptr);
     if (Value* old = node->m_inputs[index])
@@ -230,6 +248,7 @@ void Graph::replaceAllUsesWith(Value* from, Value* to) {
             if (u->m_inputs[i] == from) {
                 u->m_inputs[i] = to;
                 to->m_users.push_back(u);
+                ++u->m_version;
             }
     from->m_users.clear();
     queueForCleanup(from);
@@ -259,6 +278,8 @@ Status Graph::eraseNode(Node* node) {
         m_values.erase(vit);
     }
     m_nodeIndex.erase(node->m_name);
+    if (m_eraseLog)
+        m_eraseLog->emplace_back(node, node->m_name);
     m_nodes.erase(node->m_pos);
     ++m_structureVersion;
     return {};
@@ -290,6 +311,11 @@ Status Graph::renameValue(Value* v, const std::string& newName) {
     m_valueIndex.erase(it);
     v->m_name = newName;
     m_valueIndex[newName] = pos;
+    // The name shows in the producer's printout and in every user's.
+    if (v->m_producer)
+        ++v->m_producer->m_version;
+    for (Node* u : v->m_users)
+        ++u->m_version;
     return {};
 }
 
@@ -300,6 +326,7 @@ Status Graph::renameNode(Node* n, const std::string& newName) {
         return makeError(ErrorKind::Invalid, "duplicate node name '" + newName + "'", newName);
     m_nodeIndex.erase(n->m_name);
     n->m_name = newName;
+    ++n->m_version;
     m_nodeIndex[newName] = n;
     ++m_structureVersion;
     return {};
@@ -392,7 +419,17 @@ Status Graph::inferTypes() {
 
 std::unique_ptr<Graph> Graph::clone() const {
     auto g = std::make_unique<Graph>(m_name);
-    std::unordered_map<const Value*, Value*> map;
+    g->m_valueIndex.reserve(m_values.size());
+    g->m_nodeIndex.reserve(m_nodes.size());
+    // This graph's value -> the copy, by Value::id (a hash table here cost more than the copy).
+    // The original is kept beside it, so a value of another graph with the same id is caught.
+    std::vector<std::pair<const Value*, Value*>> map(m_nextValueId, {nullptr, nullptr});
+    auto mapped = [&map](const Value* v) {
+        if (v->m_id >= map.size() || map[v->m_id].first != v)
+            throw std::logic_error("Graph::clone: value '" + v->m_name +
+                                   "' is used but not defined in this graph");
+        return map[v->m_id].second;
+    };
     // Values are recreated in creation order so that values() iterates identically.
     for (const auto& vp : m_values) {
         const Value* v = vp.get();
@@ -401,31 +438,33 @@ std::unique_ptr<Graph> Graph::clone() const {
         Value* nv = g->newValue(v->m_name);
         nv->m_type = v->m_type;
         nv->m_constant = v->m_constant;
-        map[v] = nv;
+        map[v->m_id] = {v, nv};
     }
     for (const Value* v : m_inputs) {
-        map[v]->m_isInput = true;
-        g->m_inputs.push_back(map[v]);
+        mapped(v)->m_isInput = true;
+        g->m_inputs.push_back(mapped(v));
     }
+    std::vector<std::string> outs;
     for (const auto& np : m_nodes) {
         const Node* n = np.get();
         std::vector<Value*> ins;
+        ins.reserve(n->m_inputs.size());
         for (Value* in : n->m_inputs)
-            ins.push_back(in ? map.at(in) : nullptr);
-        std::vector<std::string> outs;
+            ins.push_back(in ? mapped(in) : nullptr);
+        outs.clear();
         for (Value* o : n->m_outputs)
             outs.push_back(o->m_name);
         Node* nn = g->addNode(n->m_kind, n->m_name, std::move(ins), outs, n->m_attrs).value();
         nn->m_provenance = n->m_provenance;
         for (size_t i = 0; i < outs.size(); ++i) {
             nn->m_outputs[i]->m_type = n->m_outputs[i]->m_type;
-            map[n->m_outputs[i]] = nn->m_outputs[i];
+            map[n->m_outputs[i]->m_id] = {n->m_outputs[i], nn->m_outputs[i]};
         }
     }
-    std::vector<Value*> outs;
+    std::vector<Value*> graphOutputs;
     for (Value* o : m_outputs)
-        outs.push_back(map.at(o));
-    g->setOutputs(std::move(outs));
+        graphOutputs.push_back(mapped(o));
+    g->setOutputs(std::move(graphOutputs));
     // Constants are copied without addConstant: list the unused ones as addConstant would have.
     for (const auto& vp : g->m_values)
         if (vp->m_users.empty())

@@ -37,7 +37,8 @@ class Value {
 public:
     const std::string& name() const { return m_name; }
     const TensorType& type() const { return m_type; }
-    void setType(TensorType t) { m_type = std::move(t); }
+    /// Sets the type (and counts as a change of the producer, see Node::version()).
+    void setType(TensorType t);
     /// The node that computes this value; nullptr for graph inputs and constants.
     Node* producer() const { return m_producer; }
     /// Index of this value among its producer's outputs.
@@ -49,6 +50,9 @@ public:
     const Tensor* constant() const { return m_constant ? &*m_constant : nullptr; }
     bool isGraphInput() const { return m_isInput; }
     bool isGraphOutput() const { return m_isOutput; }
+    /// A number unique among the values this graph has ever had, below Graph::valueIdBound():
+    /// lets a whole-graph walk keep per-value state in a vector instead of a hash table.
+    uint32_t id() const { return m_id; }
 
 private:
     friend class Graph;
@@ -61,6 +65,7 @@ private:
     bool m_isInput = false;
     bool m_isOutput = false;
     bool m_queuedForCleanup = false; ///< listed in Graph::m_cleanupCandidates
+    uint32_t m_id = 0;
 };
 
 /// Where a node came from: the original ONNX node names it covers and the pass/rule that made it.
@@ -85,10 +90,17 @@ public:
     size_t numOutputs() const { return m_outputs.size(); }
 
     const AttributeMap& attrs() const { return m_attrs; }
-    AttributeMap& mutableAttrs() { return m_attrs; }
+    /// Counts as a change (see version()) when called: change the attributes right away.
+    AttributeMap& mutableAttrs() {
+        ++m_version;
+        return m_attrs;
+    }
     bool hasAttr(const std::string& n) const { return m_attrs.count(n) != 0; }
     const Attribute* attr(const std::string& n) const;
-    void setAttr(const std::string& n, Attribute v) { m_attrs[n] = std::move(v); }
+    void setAttr(const std::string& n, Attribute v) {
+        ++m_version;
+        m_attrs[n] = std::move(v);
+    }
     int64_t attrInt(const std::string& n, int64_t dflt) const;
     double attrFloat(const std::string& n, double dflt) const;
     std::string attrString(const std::string& n, const std::string& dflt) const;
@@ -97,11 +109,24 @@ public:
     const Graph* attrGraph(const std::string& n) const;
 
     const Provenance& provenance() const { return m_provenance; }
-    Provenance& mutableProvenance() { return m_provenance; }
+    /// Counts as a change (see version()) when called.
+    Provenance& mutableProvenance() {
+        ++m_version;
+        return m_provenance;
+    }
     Graph* graph() const { return m_graph; }
+
+    /// Unique among all nodes this process has made (never reused, unlike the node's address).
+    uint64_t uid() const { return m_uid; }
+    /// Goes up whenever something a printout of the node shows may have changed: its name, its
+    /// inputs or their names, its outputs' names or types, its attributes or its provenance.
+    /// With uid(), lets a caller that saw the node before tell that it is unchanged without
+    /// comparing it field by field (the pipeline's snapshots share such nodes' records).
+    uint32_t version() const { return m_version; }
 
 private:
     friend class Graph;
+    friend class Value; // Value::setType counts as a change of its producer
     std::string m_name;
     OpKind m_kind{};
     std::vector<Value*> m_inputs;
@@ -110,6 +135,8 @@ private:
     Provenance m_provenance;
     Graph* m_graph = nullptr;
     NodeList::iterator m_pos;
+    uint64_t m_uid = 0;
+    uint32_t m_version = 0;
 };
 
 /// A dataflow graph. Nodes are kept in a topological order that passes may disturb and
@@ -148,6 +175,9 @@ public:
     uint64_t structureVersion() const { return m_structureVersion; }
     /// Every live value in creation order.
     std::vector<Value*> values() const;
+    size_t numValues() const { return m_values.size(); }
+    /// One more than the largest Value::id() given out so far.
+    uint32_t valueIdBound() const { return m_nextValueId; }
 
     Value* findValue(const std::string& name) const;
     Node* findNode(const std::string& name) const;
@@ -160,6 +190,10 @@ public:
     void replaceAllUsesWith(Value* from, Value* to);
     /// Removes a node whose outputs have no users and are not graph outputs; its inputs lose a use.
     Status eraseNode(Node* node);
+    /// While set, eraseNode appends (node, its name) to `log` before freeing the node, so a caller
+    /// walking a list of node pointers it made earlier can tell which of them are gone (and by
+    /// which name to look for what replaced them). Null detaches it.
+    void setEraseLog(std::vector<std::pair<const Node*, std::string>>* log) { m_eraseLog = log; }
     /// Removes constants and inputs-free values nothing uses (graph inputs are kept).
     void removeUnusedConstants();
     /// Renames a value (keeps the name index in step). Fails if the name is taken.
@@ -202,6 +236,8 @@ private:
     /// removeUnusedConstants (each listed once; see queueForCleanup).
     std::vector<Value*> m_cleanupCandidates;
     uint64_t m_structureVersion = 0;
+    uint32_t m_nextValueId = 0;
+    std::vector<std::pair<const Node*, std::string>>* m_eraseLog = nullptr;
 };
 
 } // namespace sextant::ir

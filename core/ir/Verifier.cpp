@@ -2,7 +2,7 @@
 
 #include "Printer.h"
 
-#include <unordered_set>
+#include <vector>
 
 namespace sextant::ir {
 
@@ -29,17 +29,27 @@ bool compatible(const TensorType& inferred, const TensorType& stored) {
 } // namespace
 
 Status verifyGraph(const Graph& graph) {
-    // Membership sets only: nothing iterates them to produce output.
-    std::unordered_set<const Value*> defined;
-    std::unordered_set<const Value*> owned;
+    // Per-value state by Value::id, with the value itself beside it so that a value of another
+    // graph that happens to have the same id does not pass for this graph's.
+    struct Slot {
+        const Value* value = nullptr;
+        bool defined = false;
+    };
+    std::vector<Slot> slots(graph.valueIdBound());
     for (const Value* v : graph.values())
-        owned.insert(v);
+        slots[v->id()].value = v;
+    auto owns = [&](const Value* v) { return v->id() < slots.size() && slots[v->id()].value == v; };
+    auto isDefined = [&](const Value* v) { return owns(v) && slots[v->id()].defined; };
+    auto define = [&](const Value* v) {
+        if (owns(v))
+            slots[v->id()].defined = true;
+    };
     for (const Value* v : graph.inputs()) {
         if (v->producer() || v->isConstant())
             return makeError(ErrorKind::Verify,
                              "graph input '" + v->name() + "' is also produced by a node or a constant",
                              v->name());
-        defined.insert(v);
+        define(v);
     }
     for (const Value* c : graph.constants()) {
         if (c->producer())
@@ -47,7 +57,7 @@ Status verifyGraph(const Graph& graph) {
                              "constant '" + c->name() + "' is also produced by node '" +
                                  c->producer()->name() + "'",
                              c->name());
-        defined.insert(c);
+        define(c);
     }
     for (const Node* n : graph.nodes()) {
         const OpInfo& info = n->info();
@@ -69,9 +79,9 @@ Status verifyGraph(const Graph& graph) {
                     return nodeError(*n, "required input " + std::to_string(i) + " is missing");
                 continue;
             }
-            if (!owned.count(in))
+            if (!owns(in))
                 return nodeError(*n, "input '" + in->name() + "' does not belong to this graph");
-            if (!defined.count(in))
+            if (!isDefined(in))
                 return nodeError(*n, "input '" + in->name() + "' is used before it is defined" +
                                          (in->producer() ? " (by node '" + in->producer()->name() + "')"
                                                          : std::string()));
@@ -80,7 +90,7 @@ Status verifyGraph(const Graph& graph) {
             const Value* o = n->output(static_cast<size_t>(i));
             if (o->producer() != n || o->producerOutput() != i)
                 return nodeError(*n, "output '" + o->name() + "' does not name this node as its producer");
-            if (defined.count(o))
+            if (isDefined(o))
                 return nodeError(*n, "output '" + o->name() + "' is defined twice");
         }
         Status st = info.verify(*n);
@@ -125,14 +135,14 @@ Status verifyGraph(const Graph& graph) {
             if (!compatible(inferred, o->type()))
                 return nodeError(*n, "output '" + o->name() + "' has type " + printType(o->type()) +
                                          " but inference gives " + printType(inferred));
-            defined.insert(o);
+            define(o);
         }
     }
     for (const Value* o : graph.outputs()) {
         if (!o)
             return makeError(ErrorKind::Verify, "graph '" + graph.name() + "' has a null output",
                              graph.name());
-        if (!owned.count(o) || !defined.count(o))
+        if (!isDefined(o))
             return makeError(ErrorKind::Verify,
                              "graph output '" + o->name() + "' is not defined in the graph", o->name());
     }
