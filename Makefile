@@ -19,7 +19,7 @@ build: deps configure
 	cmake --build $(BUILD)
 
 test: build
-	cd $(BUILD) && QT_QPA_PLATFORM=offscreen ctest --output-on-failure -j2
+	cd $(BUILD) && QT_QPA_PLATFORM=offscreen SEXTANT_CHECK_SNAPSHOTS=1 ctest --output-on-failure -j2
 
 run: build
 	$(BUILD)/app/sextant $(SAMPLE)

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <unordered_map>
 
 namespace sextant::passes {
 
@@ -102,24 +103,42 @@ Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
         slots.push_back(std::move(s));
     }
     FlushTimes flush(slots, ctx);
+    // Each sweep walks the nodes as they were listed when it began. A rewrite may erase listed
+    // nodes, and the replacement of an anchor takes the anchor's name, so a listed node that is
+    // gone stands for whatever node now has its name (if any). The graph logs the names of the
+    // nodes it erases, so the walk copies and looks up names only for those, not for every node
+    // on every sweep (on a large graph those copies and hash lookups were a good part of the
+    // pass's time).
+    std::vector<std::pair<const ir::Node*, std::string>> erasedLog;
+    struct DetachLog {
+        ir::Graph& g;
+        ~DetachLog() { g.setEraseLog(nullptr); }
+    } detach{graph};
+    graph.setEraseLog(&erasedLog);
+    std::unordered_map<const ir::Node*, std::string> erasedNames; // lookups only
     bool changedAny = false;
-    std::vector<std::string> names;
     for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
         bool changed = false;
-        // Walk by name: a rewrite may erase nodes, and the replacement of an anchor keeps its
-        // name, so looking the name up again finds the node that now stands there. The lookup is
-        // repeated only when the graph's nodes changed since (a rule that did not apply changed
-        // nothing, so the node found before is still the one with that name).
-        names.clear();
-        names.reserve(graph.numNodes());
-        for (const ir::Node* n : graph.nodes())
-            names.push_back(n->name());
-        for (const std::string& name : names) {
-            ir::Node* node = graph.findNode(name);
+        const std::vector<ir::Node*> listed = graph.nodes();
+        erasedLog.clear();
+        erasedNames.clear();
+        // The node standing for a listed one now. A node's memory may be reused by a node made
+        // later in the sweep, so the first erasure logged for an address is the listed node's.
+        auto current = [&](ir::Node* n) -> ir::Node* {
+            for (auto& [ptr, name] : erasedLog)
+                erasedNames.emplace(ptr, std::move(name));
+            erasedLog.clear();
+            if (erasedNames.empty())
+                return n;
+            auto it = erasedNames.find(n);
+            return it == erasedNames.end() ? n : graph.findNode(it->second);
+        };
+        for (ir::Node* listedNode : listed) {
+            ir::Node* node = current(listedNode);
             uint64_t version = graph.structureVersion();
             for (RuleSlot& slot : slots) {
                 if (graph.structureVersion() != version) {
-                    node = graph.findNode(name);
+                    node = current(listedNode);
                     version = graph.structureVersion();
                 }
                 if (!node)
@@ -131,9 +150,10 @@ Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
                 if (m.kind == Match::Kind::NoMatch)
                     continue;
                 if (m.kind == Match::Kind::Rejected) {
-                    ctx.reject(slot.id, name, m.reason);
+                    ctx.reject(slot.id, node->name(), m.reason);
                     continue;
                 }
+                const std::string name = node->name();
                 if (!ctx.requestApplication(slot.id, name))
                     continue;
                 RewriteContext rc(m_id + "/" + slot.id, ctx);

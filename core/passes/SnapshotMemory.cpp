@@ -127,6 +127,7 @@ void addStateFootprint(const SnapshotState& state, MemoryFootprint& fp,
                        std::set<const void*>& seen) {
     fp.structureBytes += sizeof(SnapshotState) + kSharedBlock + stringBytes(state.graphName());
     fp.structureBytes += (state.sources().capacity() + state.nodes().capacity()) * kSharedPtr;
+    fp.structureBytes += state.keyBytes();
     fp.structureBytes += state.outputs().capacity() * sizeof(std::string);
     for (const std::string& o : state.outputs())
         fp.structureBytes += stringBytes(o);

@@ -3,6 +3,8 @@
 #include "core/ir/Printer.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string_view>
 #include <unordered_map>
@@ -168,12 +170,40 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
     }
     PreviousRecords<NodeRecord> prevNodes(previous ? &previous->m_nodes : nullptr);
     s->m_nodes.reserve(graph.numNodes());
+    s->m_nodeKeys.reserve(graph.numNodes());
+    // A node that is still the same live node at the same version as when the previous record
+    // was made is unchanged (Node::version goes up with every change a record shows): its record
+    // is shared without reading it. Passes keep most nodes in order, so the previous keys are
+    // walked with a cursor; anything else is matched by name and compared field by field.
+    const std::vector<NodeKey>* prevKeys = previous ? &previous->m_nodeKeys : nullptr;
+    size_t keyCursor = 0;
+    static const bool check = std::getenv("SEXTANT_CHECK_SNAPSHOTS") != nullptr;
     for (const ir::Node* n : graph.nodes()) {
-        const std::shared_ptr<const NodeRecord>* old = prevNodes.find(n->name());
-        if (old && recordMatches(**old, *n))
-            s->m_nodes.push_back(*old);
-        else
-            s->m_nodes.push_back(recordOf(*n));
+        const std::shared_ptr<const NodeRecord>* shared = nullptr;
+        if (prevKeys) {
+            const size_t end = std::min(prevKeys->size(), keyCursor + 4);
+            for (size_t i = keyCursor; i < end; ++i)
+                if ((*prevKeys)[i].uid == n->uid()) {
+                    if ((*prevKeys)[i].version == n->version())
+                        shared = &previous->m_nodes[i];
+                    keyCursor = i + 1;
+                    break;
+                }
+        }
+        if (shared && check && !recordMatches(**shared, *n)) {
+            std::fprintf(stderr,
+                         "SEXTANT_CHECK_SNAPSHOTS: node '%s' changed without its version going "
+                         "up: a Graph/Node mutator misses a version bump\n",
+                         n->name().c_str());
+            std::abort();
+        }
+        if (!shared) {
+            const std::shared_ptr<const NodeRecord>* old = prevNodes.find(n->name());
+            if (old && recordMatches(**old, *n))
+                shared = old;
+        }
+        s->m_nodes.push_back(shared ? *shared : recordOf(*n));
+        s->m_nodeKeys.push_back(NodeKey{n->uid(), n->version()});
     }
     s->m_outputs.reserve(graph.outputs().size());
     for (const ir::Value* v : graph.outputs())

@@ -64,6 +64,8 @@ public:
     /// Graph output value names, in order.
     const std::vector<std::string>& outputs() const { return m_outputs; }
     size_t numNodes() const { return m_nodes.size(); }
+    /// Bytes of the per-node keys that let the next capture skip unchanged nodes (footprints).
+    size_t keyBytes() const { return m_nodeKeys.capacity() * sizeof(NodeKey); }
 
 private:
     Expected<std::unique_ptr<ir::Graph>> build() const;
@@ -71,6 +73,14 @@ private:
     std::string m_name;
     std::vector<std::shared_ptr<const ValueRecord>> m_sources;
     std::vector<std::shared_ptr<const NodeRecord>> m_nodes;
+    /// For each record: the live node it was made from (Node::uid) and that node's version then.
+    /// The next capture shares the record of a node whose uid and version are still these
+    /// without comparing anything else.
+    struct NodeKey {
+        uint64_t uid = 0;
+        uint32_t version = 0;
+    };
+    std::vector<NodeKey> m_nodeKeys;
     std::vector<std::string> m_outputs;
 
     mutable std::mutex m_mutex; ///< guards the two caches (views read snapshots from threads)
