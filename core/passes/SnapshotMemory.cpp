@@ -95,23 +95,33 @@ void addTypeBytes(const ir::TensorType& t, MemoryFootprint& fp) {
 
 void addNodeRecord(const NodeRecord& r, MemoryFootprint& fp, std::set<const void*>& seen) {
     fp.structureBytes += sizeof(NodeRecord) + kSharedBlock + stringBytes(r.name);
-    fp.structureBytes += r.inputs.capacity() * sizeof(std::string);
-    for (const std::string& s : r.inputs)
-        fp.structureBytes += stringBytes(s);
+    // The inputs, attributes and provenance parts may be shared with other records: once each.
+    if (seen.insert(r.inputs.get()).second) {
+        fp.structureBytes += kSharedBlock + sizeof(*r.inputs) +
+                             r.inputs->capacity() * sizeof(std::string);
+        for (const std::string& s : *r.inputs)
+            fp.structureBytes += stringBytes(s);
+    }
     fp.structureBytes += r.outputNames.capacity() * sizeof(std::string);
     for (const std::string& s : r.outputNames)
         fp.structureBytes += stringBytes(s);
     fp.structureBytes += r.outputTypes.capacity() * sizeof(ir::TensorType);
     for (const ir::TensorType& t : r.outputTypes)
         addTypeBytes(t, fp);
-    for (const auto& [key, value] : r.attrs) {
-        fp.structureBytes += kMapNode + sizeof(key) + sizeof(value) + stringBytes(key);
-        addAttribute(value, fp, seen);
+    if (seen.insert(r.attrs.get()).second) {
+        fp.structureBytes += kSharedBlock + sizeof(*r.attrs);
+        for (const auto& [key, value] : *r.attrs) {
+            fp.structureBytes += kMapNode + sizeof(key) + sizeof(value) + stringBytes(key);
+            addAttribute(value, fp, seen);
+        }
     }
-    fp.structureBytes += r.provenance.origins.capacity() * sizeof(std::string) +
-                         stringBytes(r.provenance.createdBy);
-    for (const std::string& o : r.provenance.origins)
-        fp.structureBytes += stringBytes(o);
+    if (seen.insert(r.provenance.get()).second) {
+        fp.structureBytes += kSharedBlock + sizeof(*r.provenance) +
+                             r.provenance->origins.capacity() * sizeof(std::string) +
+                             stringBytes(r.provenance->createdBy);
+        for (const std::string& o : r.provenance->origins)
+            fp.structureBytes += stringBytes(o);
+    }
 }
 
 void addValueRecord(const ValueRecord& r, MemoryFootprint& fp, std::set<const void*>& seen) {

@@ -57,38 +57,65 @@ bool sameAttributes(const ir::AttributeMap& a, const ir::AttributeMap& b) {
     return true;
 }
 
-bool recordMatches(const NodeRecord& r, const ir::Node& n) {
-    if (r.kind != n.kind() || r.name != n.name() || r.inputs.size() != n.numInputs() ||
-        r.outputNames.size() != n.numOutputs())
+bool sameInputs(const std::vector<std::string>& r, const ir::Node& n) {
+    if (r.size() != n.numInputs())
         return false;
-    for (size_t i = 0; i < r.inputs.size(); ++i) {
+    for (size_t i = 0; i < r.size(); ++i) {
         const ir::Value* v = n.input(i);
-        if (v ? r.inputs[i] != v->name() : !r.inputs[i].empty())
+        if (v ? r[i] != v->name() : !r[i].empty())
             return false;
     }
+    return true;
+}
+
+bool sameOutputs(const NodeRecord& r, const ir::Node& n) {
+    if (r.outputNames.size() != n.numOutputs())
+        return false;
     for (size_t i = 0; i < r.outputNames.size(); ++i)
         if (r.outputNames[i] != n.output(i)->name() || !(r.outputTypes[i] == n.output(i)->type()))
             return false;
-    const ir::Provenance& p = n.provenance();
-    return r.provenance.createdBy == p.createdBy && r.provenance.origins == p.origins &&
-           sameAttributes(r.attrs, n.attrs());
+    return true;
 }
 
-std::shared_ptr<const NodeRecord> recordOf(const ir::Node& n) {
+bool sameProvenance(const ir::Provenance& a, const ir::Provenance& b) {
+    return a.createdBy == b.createdBy && a.origins == b.origins;
+}
+
+bool recordMatches(const NodeRecord& r, const ir::Node& n) {
+    return r.kind == n.kind() && r.name == n.name() && sameInputs(*r.inputs, n) &&
+           sameOutputs(r, n) && sameProvenance(*r.provenance, n.provenance()) &&
+           sameAttributes(*r.attrs, n.attrs());
+}
+
+/// A record of `n`, sharing with `old` (a record of the same node before the pass, or null) the
+/// parts that did not change.
+std::shared_ptr<const NodeRecord> recordOf(const ir::Node& n, const NodeRecord* old) {
     auto r = std::make_shared<NodeRecord>();
     r->name = n.name();
     r->kind = n.kind();
-    r->inputs.reserve(n.numInputs());
-    for (const ir::Value* v : n.inputs())
-        r->inputs.push_back(v ? v->name() : std::string());
+    if (old && sameInputs(*old->inputs, n)) {
+        r->inputs = old->inputs;
+    } else {
+        auto ins = std::make_shared<std::vector<std::string>>();
+        ins->reserve(n.numInputs());
+        for (const ir::Value* v : n.inputs())
+            ins->push_back(v ? v->name() : std::string());
+        r->inputs = std::move(ins);
+    }
     r->outputNames.reserve(n.numOutputs());
     r->outputTypes.reserve(n.numOutputs());
     for (const ir::Value* v : n.outputs()) {
         r->outputNames.push_back(v->name());
         r->outputTypes.push_back(v->type());
     }
-    r->attrs = n.attrs();
-    r->provenance = n.provenance();
+    if (old && sameAttributes(*old->attrs, n.attrs()))
+        r->attrs = old->attrs;
+    else
+        r->attrs = std::make_shared<const ir::AttributeMap>(n.attrs());
+    if (old && sameProvenance(*old->provenance, n.provenance()))
+        r->provenance = old->provenance;
+    else
+        r->provenance = std::make_shared<const ir::Provenance>(n.provenance());
     return r;
 }
 
@@ -180,12 +207,14 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
     static const bool check = std::getenv("SEXTANT_CHECK_SNAPSHOTS") != nullptr;
     for (const ir::Node* n : graph.nodes()) {
         const std::shared_ptr<const NodeRecord>* shared = nullptr;
+        const NodeRecord* sameNode = nullptr; // the previous record of this live node
         if (prevKeys) {
             const size_t end = std::min(prevKeys->size(), keyCursor + 4);
             for (size_t i = keyCursor; i < end; ++i)
                 if ((*prevKeys)[i].uid == n->uid()) {
                     if ((*prevKeys)[i].version == n->version())
                         shared = &previous->m_nodes[i];
+                    sameNode = previous->m_nodes[i].get();
                     keyCursor = i + 1;
                     break;
                 }
@@ -201,8 +230,10 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
             const std::shared_ptr<const NodeRecord>* old = prevNodes.find(n->name());
             if (old && recordMatches(**old, *n))
                 shared = old;
+            else if (old && !sameNode)
+                sameNode = old->get();
         }
-        s->m_nodes.push_back(shared ? *shared : recordOf(*n));
+        s->m_nodes.push_back(shared ? *shared : recordOf(*n, sameNode));
         s->m_nodeKeys.push_back(NodeKey{n->uid(), n->version()});
     }
     s->m_outputs.reserve(graph.outputs().size());
@@ -236,16 +267,17 @@ Expected<std::unique_ptr<ir::Graph>> SnapshotState::build() const {
     };
     std::vector<Pending> pending;
     for (const auto& r : m_nodes) {
-        std::vector<ir::Value*> ins(r->inputs.size(), nullptr);
+        const std::vector<std::string>& inputNames = *r->inputs;
+        std::vector<ir::Value*> ins(inputNames.size(), nullptr);
         for (size_t i = 0; i < ins.size(); ++i)
-            if (!r->inputs[i].empty() && !(ins[i] = g->findValue(r->inputs[i])))
-                pending.push_back({nullptr, i, &r->inputs[i]});
+            if (!inputNames[i].empty() && !(ins[i] = g->findValue(inputNames[i])))
+                pending.push_back({nullptr, i, &inputNames[i]});
         SX_ASSIGN(ir::Node * n,
-                  g->addNode(r->kind, r->name, std::move(ins), r->outputNames, r->attrs));
+                  g->addNode(r->kind, r->name, std::move(ins), r->outputNames, *r->attrs));
         for (Pending& p : pending)
             if (!p.node)
                 p.node = n;
-        n->mutableProvenance() = r->provenance;
+        n->mutableProvenance() = *r->provenance;
         for (size_t i = 0; i < r->outputTypes.size(); ++i)
             n->output(i)->setType(r->outputTypes[i]);
     }

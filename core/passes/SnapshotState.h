@@ -20,15 +20,16 @@ struct ValueRecord {
 
 /// One node frozen as plain data: what printGraph shows of it, nothing that points into a Graph.
 /// Records are immutable and shared between snapshots: a pass that leaves a node alone makes the
-/// next snapshot point at the same record.
+/// next snapshot point at the same record. A pass that changes a node's types (say) makes a new
+/// record that still shares the parts that did not change (inputs, attributes, provenance).
 struct NodeRecord {
     std::string name;
     ir::OpKind kind{};
-    std::vector<std::string> inputs; ///< value names; "" for an omitted optional input
+    std::shared_ptr<const std::vector<std::string>> inputs; ///< value names; "" for an omitted one
     std::vector<std::string> outputNames;
     std::vector<ir::TensorType> outputTypes;
-    ir::AttributeMap attrs;
-    ir::Provenance provenance;
+    std::shared_ptr<const ir::AttributeMap> attrs;
+    std::shared_ptr<const ir::Provenance> provenance;
 };
 
 /// The immutable, structurally shared state of one pipeline snapshot: the graph as sequences of
