@@ -26,7 +26,6 @@ function(sextant_gtest name)
   endif()
   add_executable(${name} ${srcs})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
-  sextant_use_malloc(${name})
   target_compile_definitions(${name} PRIVATE
     SEXTANT_SHARED_DIR="${SEXTANT_SHARED_DIR}"
     SEXTANT_SOURCE_DIR="${CMAKE_SOURCE_DIR}"

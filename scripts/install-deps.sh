@@ -10,7 +10,6 @@ pkgs=(
   libsqlite3-dev
   nlohmann-json3-dev
   libopenblas-dev
-  libjemalloc-dev
   libgtest-dev libbenchmark-dev
   python3-onnx python3-numpy
   clang libclang-rt-dev
