@@ -175,7 +175,6 @@ public:
     uint64_t structureVersion() const { return m_structureVersion; }
     /// Every live value in creation order.
     std::vector<Value*> values() const;
-    size_t numValues() const { return m_values.size(); }
     /// One more than the largest Value::id() given out so far.
     uint32_t valueIdBound() const { return m_nextValueId; }
 
