@@ -101,12 +101,12 @@ public:
         if (ctx.isEnabled(kConstantRule)) {
             auto t0 = std::chrono::steady_clock::now();
             changed |= mergeConstants(graph, ctx);
-            ctx.addRuleTime(kConstantRule, msSince(t0));
+            ctx.addRuleTime(kConstantRule, millisSince(t0));
         }
         if (ctx.isEnabled(kNodeRule)) {
             auto t0 = std::chrono::steady_clock::now();
             Expected<bool> merged = mergeNodes(graph, ctx);
-            ctx.addRuleTime(kNodeRule, msSince(t0));
+            ctx.addRuleTime(kNodeRule, millisSince(t0));
             if (!merged.ok())
                 return merged.takeError();
             changed |= *merged;
@@ -115,11 +115,6 @@ public:
     }
 
 private:
-    static double msSince(std::chrono::steady_clock::time_point t0) {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-            .count();
-    }
-
     static bool mergeConstants(ir::Graph& graph, PassContext& ctx) {
         // Group by type first so that only constants that could be equal are compared; the
         // survivor is the first in creation order, so the choice is deterministic.

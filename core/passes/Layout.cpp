@@ -194,11 +194,6 @@ public:
     }
 
 private:
-    static double millisSince(std::chrono::steady_clock::time_point t0) {
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-            .count();
-    }
-
     static bool markViews(ir::Graph& graph, PassContext& ctx) {
         bool changed = false;
         for (ir::Node* n : graph.nodes()) {

@@ -2,6 +2,7 @@
 
 #include "PassManager.h"
 
+#include <chrono>
 #include <map>
 #include <set>
 #include <string>
@@ -9,6 +10,12 @@
 #include <vector>
 
 namespace sextant::passes {
+
+/// Wall milliseconds since `t0` (pass and rule statistics).
+inline double millisSince(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+        .count();
+}
 
 /// The state a pipeline run carries from pass to pass: the config, rule counters, the global
 /// numbering of rule applications and the bisect limit. Passes ask it; they never read the

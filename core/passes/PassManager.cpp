@@ -213,9 +213,7 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
         ctx.setCurrentPass(id);
         auto t0 = std::chrono::steady_clock::now();
         Expected<bool> ran = pass->run(*graph, ctx);
-        double millis =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
+        const double millis = millisSince(t0);
         ctx.exportTo(result, ruleOrder);
         if (!ran.ok()) {
             Error e = ran.takeError();

@@ -35,9 +35,7 @@ public:
     explicit SlotTimer(RuleSlot& slot) : m_slot(slot), m_start(std::chrono::steady_clock::now()) {}
     ~SlotTimer() {
         m_slot.timed = true;
-        m_slot.millis += std::chrono::duration<double, std::milli>(
-                             std::chrono::steady_clock::now() - m_start)
-                             .count();
+        m_slot.millis += millisSince(m_start);
     }
 
 private:

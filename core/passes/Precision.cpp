@@ -114,9 +114,7 @@ public:
             n->setAttr(kPrecisionAttr, want);
             changed = true;
         }
-        const double ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
+        const double ms = millisSince(t0);
         ctx.addRuleTime(assign ? kAssignPrecisionRule : kKeepF32Rule, ms);
         return changed;
     }
