@@ -42,7 +42,7 @@ std::string typeMismatch(const Tensor& t, const TensorType& declared,
         } else if (symbols && d.symbol != "?" && !d.symbol.empty()) {
             auto [it, inserted] = symbols->emplace(d.symbol, t.shape()[i]);
             if (!inserted && it->second != t.shape()[i])
-                return "has shape " + dimsStr(t.shape()) + " but dim '" + d.symbol + "' is already " +
+                return "has shape " + dimsStr(t.shape()) + " but dim '" + d.symbol.str() + "' is already " +
                        std::to_string(it->second);
         }
     }

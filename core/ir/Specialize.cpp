@@ -160,7 +160,7 @@ std::string origin(const Value& v) {
 
 std::string dimName(const Dim& d) {
     return d.symbol.empty() || d.symbol == "?" ? std::string("an unnamed dim")
-                                               : "dim '" + d.symbol + "'";
+                                               : "dim '" + d.symbol.str() + "'";
 }
 
 } // namespace
@@ -240,7 +240,7 @@ Status specializeInputs(Graph& graph, const InputShapes& shapes, std::vector<std
             auto [it, inserted] = bound.emplace(decl.symbol, d);
             if (!inserted && it->second != d)
                 return makeError(ErrorKind::Invalid,
-                                 "dim '" + decl.symbol + "' is " + std::to_string(it->second) +
+                                 "dim '" + decl.symbol.str() + "' is " + std::to_string(it->second) +
                                      " in input '" + boundBy[decl.symbol] + "' but " +
                                      std::to_string(d) + " in input '" + name + "'");
             boundBy.emplace(decl.symbol, name);

@@ -17,6 +17,11 @@ size_t stringBytes(const std::string& s) {
     return s.capacity() > 15 ? s.capacity() + 1 : 0;
 }
 
+size_t dimHeapBytes(const ir::TensorType& t) {
+    // Ranks up to DimVector::kInline live inside the type; dim symbols are interned process-wide.
+    return t.shape.onHeap() ? t.shape.capacity() * sizeof(ir::Dim) : 0;
+}
+
 void addTensor(const ir::Tensor& t, MemoryFootprint& fp, std::set<const void*>& seen) {
     fp.structureBytes += t.shape().capacity() * sizeof(int64_t);
     if (t.bytes() && seen.insert(t.bytes()).second)
@@ -65,9 +70,7 @@ void addGraphFootprint(const ir::Graph& graph, MemoryFootprint& fp,
     }
     for (const ir::Value* v : graph.values()) {
         fp.structureBytes += sizeof(ir::Value) + kListNode + kHashEntry + stringBytes(v->name());
-        fp.structureBytes += v->type().shape.capacity() * sizeof(ir::Dim);
-        for (const ir::Dim& d : v->type().shape)
-            fp.structureBytes += stringBytes(d.symbol);
+        fp.structureBytes += dimHeapBytes(v->type());
         fp.structureBytes += v->users().capacity() * sizeof(void*);
         if (const ir::Tensor* t = v->constant())
             addTensor(*t, fp, seenBuffers);
@@ -88,9 +91,7 @@ constexpr size_t kSharedBlock = 16; // make_shared control block
 constexpr size_t kSharedPtr = sizeof(std::shared_ptr<const void>);
 
 void addTypeBytes(const ir::TensorType& t, MemoryFootprint& fp) {
-    fp.structureBytes += t.shape.capacity() * sizeof(ir::Dim);
-    for (const ir::Dim& d : t.shape)
-        fp.structureBytes += stringBytes(d.symbol);
+    fp.structureBytes += dimHeapBytes(t);
 }
 
 void addNodeRecord(const NodeRecord& r, MemoryFootprint& fp, std::set<const void*>& seen) {

@@ -44,7 +44,7 @@ Status checkInput(const ir::Value& declared, const ir::Tensor& given,
         auto [it, fresh] = bindings.emplace(d.symbol, extent);
         if (!fresh && it->second != extent)
             return makeError(ErrorKind::Invalid,
-                             "input '" + declared.name() + "' gives dim '" + d.symbol + "' = " +
+                             "input '" + declared.name() + "' gives dim '" + d.symbol.str() + "' = " +
                                  std::to_string(extent) + ", but another input gave " +
                                  std::to_string(it->second),
                              declared.name());

@@ -37,7 +37,7 @@ std::string shapeStr(const Shape& s) {
     for (size_t i = 0; i < s.size(); ++i) {
         if (i)
             out += ',';
-        out += s[i].isKnown() ? std::to_string(s[i].value) : s[i].symbol;
+        out += s[i].isKnown() ? std::to_string(s[i].value) : s[i].symbol.str();
     }
     return out + "]";
 }

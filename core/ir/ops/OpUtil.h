@@ -13,7 +13,7 @@
 
 namespace sextant::ir::ops {
 
-using Shape = std::vector<Dim>;
+using Shape = DimVector;
 
 /// An error about an op; callers (inferTypes, the interpreter, the verifier) prefix the node name.
 inline Error opError(const Node& n, std::string message, ErrorKind kind = ErrorKind::Invalid) {
