@@ -66,8 +66,7 @@ const ir::Provenance* PassContext::constantProvenance(const std::string& name) c
     return it == m_constants.end() ? nullptr : &it->second;
 }
 
-void PassContext::exportTo(PipelineResult& result,
-                           const std::vector<std::string>& ruleOrder) const {
+void PassContext::exportTo(PipelineResult& result, const std::vector<std::string>& ruleOrder) {
     result.stats.clear();
     for (const std::string& id : ruleOrder) {
         auto it = m_stats.find(id);
@@ -75,11 +74,11 @@ void PassContext::exportTo(PipelineResult& result,
         s.rule = id;
         result.stats.push_back(std::move(s));
     }
-    result.applications = m_applications;
-    result.skipped = m_skipped;
-    result.rejections = m_rejections;
-    result.constantProvenance = m_constants;
-    result.removals = m_removals;
+    result.applications = std::move(m_applications);
+    result.skipped = std::move(m_skipped);
+    result.rejections = std::move(m_rejections);
+    result.constantProvenance = std::move(m_constants);
+    result.removals = std::move(m_removals);
 }
 
 } // namespace sextant::passes

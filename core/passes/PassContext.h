@@ -60,8 +60,9 @@ public:
     /// How many applications have happened so far (the last seq handed out).
     int applicationCount() const { return m_seq; }
 
-    /// Moves the records into a result; `ruleOrder` fixes the order of `stats`.
-    void exportTo(PipelineResult& result, const std::vector<std::string>& ruleOrder) const;
+    /// Moves the records into a result (once, when the run ends); `ruleOrder` fixes the order of
+    /// `stats`.
+    void exportTo(PipelineResult& result, const std::vector<std::string>& ruleOrder);
 
 private:
     RuleStats& statsFor(const std::string& rule);

@@ -191,7 +191,14 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
     std::shared_ptr<ir::Graph> graph(input.clone());
     result.graph = graph;
     PassContext ctx(config, levels);
-    ctx.exportTo(result, ruleOrder);
+    // Statistics, applications and provenance go into `result` once, however this returns: a
+    // failed or cancelled run still reports what the passes before it did.
+    struct ExportOnReturn {
+        PassContext& ctx;
+        PipelineResult& result;
+        const std::vector<std::string>& ruleOrder;
+        ~ExportOnReturn() { ctx.exportTo(result, ruleOrder); }
+    } exportOnReturn{ctx, result, ruleOrder};
 
     if (config.verifyEach) {
         Status s = ir::verifyGraph(*graph);
@@ -214,7 +221,6 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
         auto t0 = std::chrono::steady_clock::now();
         Expected<bool> ran = pass->run(*graph, ctx);
         const double millis = millisSince(t0);
-        ctx.exportTo(result, ruleOrder);
         if (!ran.ok()) {
             Error e = ran.takeError();
             e.message = "pass '" + id + "' failed: " + e.message;
