@@ -88,14 +88,13 @@ MemoryFootprint graphFootprint(const ir::Graph& graph) {
 namespace {
 
 constexpr size_t kSharedBlock = 16; // make_shared control block
-constexpr size_t kSharedPtr = sizeof(std::shared_ptr<const void>);
 
 void addTypeBytes(const ir::TensorType& t, MemoryFootprint& fp) {
     fp.structureBytes += dimHeapBytes(t);
 }
 
 void addNodeRecord(const NodeRecord& r, MemoryFootprint& fp, std::set<const void*>& seen) {
-    fp.structureBytes += sizeof(NodeRecord) + kSharedBlock + stringBytes(r.name);
+    fp.structureBytes += sizeof(NodeRecord) + stringBytes(r.name); // in the store's chunks
     // The inputs, attributes and provenance parts may be shared with other records: once each.
     if (seen.insert(r.inputs.get()).second) {
         fp.structureBytes += kSharedBlock + sizeof(*r.inputs) +
@@ -126,7 +125,7 @@ void addNodeRecord(const NodeRecord& r, MemoryFootprint& fp, std::set<const void
 }
 
 void addValueRecord(const ValueRecord& r, MemoryFootprint& fp, std::set<const void*>& seen) {
-    fp.structureBytes += sizeof(ValueRecord) + kSharedBlock + stringBytes(r.name);
+    fp.structureBytes += sizeof(ValueRecord) + stringBytes(r.name); // in the store's chunks
     addTypeBytes(r.type, fp);
     if (r.constant)
         addTensor(*r.constant, fp, seen);
@@ -137,16 +136,18 @@ void addValueRecord(const ValueRecord& r, MemoryFootprint& fp, std::set<const vo
 void addStateFootprint(const SnapshotState& state, MemoryFootprint& fp,
                        std::set<const void*>& seen) {
     fp.structureBytes += sizeof(SnapshotState) + kSharedBlock + stringBytes(state.graphName());
-    fp.structureBytes += (state.sources().capacity() + state.nodes().capacity()) * kSharedPtr;
+    fp.structureBytes += (state.sources().capacity() + state.nodes().capacity()) * sizeof(void*);
+    if (seen.insert(state.store()).second)
+        fp.structureBytes += state.storeSlackBytes();
     fp.structureBytes += state.keyBytes();
     fp.structureBytes += state.outputs().capacity() * sizeof(std::string);
     for (const std::string& o : state.outputs())
         fp.structureBytes += stringBytes(o);
-    for (const auto& v : state.sources())
-        if (seen.insert(v.get()).second)
+    for (const ValueRecord* v : state.sources())
+        if (seen.insert(v).second)
             addValueRecord(*v, fp, seen);
-    for (const auto& n : state.nodes())
-        if (seen.insert(n.get()).second)
+    for (const NodeRecord* n : state.nodes())
+        if (seen.insert(n).second)
             addNodeRecord(*n, fp, seen);
     if (state.hasText())
         fp.textBytes += state.text().capacity();

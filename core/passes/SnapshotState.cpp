@@ -11,6 +11,40 @@
 
 namespace sextant::passes {
 
+/// Records in chunks of fixed size: appending never moves a record, and a pipeline's worth of
+/// records costs a few hundred allocations instead of one each. Only capture appends, on the
+/// thread that runs the pipeline; readers only follow pointers to records already made.
+class RecordStore {
+public:
+    NodeRecord* newNode() { return m_nodes.next(); }
+    ValueRecord* newValue() { return m_values.next(); }
+    size_t slackBytes() const { return m_nodes.slackBytes() + m_values.slackBytes(); }
+
+private:
+    template <typename T> class Chunks {
+    public:
+        T* next() {
+            if (m_used == kChunk) {
+                m_chunks.push_back(std::make_unique<T[]>(kChunk));
+                m_used = 0;
+            }
+            return &m_chunks.back()[m_used++];
+        }
+        size_t slackBytes() const { return m_chunks.empty() ? 0 : (kChunk - m_used) * sizeof(T); }
+
+    private:
+        static constexpr size_t kChunk = 256;
+        std::vector<std::unique_ptr<T[]>> m_chunks;
+        size_t m_used = kChunk;
+    };
+    Chunks<NodeRecord> m_nodes;
+    Chunks<ValueRecord> m_values;
+};
+
+size_t SnapshotState::storeSlackBytes() const {
+    return m_store ? m_store->slackBytes() : 0;
+}
+
 namespace {
 
 bool sameTensor(const ir::Tensor& a, const ir::Tensor& b) {
@@ -89,8 +123,8 @@ bool recordMatches(const NodeRecord& r, const ir::Node& n) {
 
 /// A record of `n`, sharing with `old` (a record of the same node before the pass, or null) the
 /// parts that did not change.
-std::shared_ptr<const NodeRecord> recordOf(const ir::Node& n, const NodeRecord* old) {
-    auto r = std::make_shared<NodeRecord>();
+const NodeRecord* recordOf(const ir::Node& n, const NodeRecord* old, RecordStore& store) {
+    NodeRecord* r = store.newNode();
     r->name = n.name();
     r->kind = n.kind();
     if (old && sameInputs(*old->inputs, n)) {
@@ -126,8 +160,8 @@ bool sourceMatches(const ValueRecord& r, const ir::Value& v) {
     return !r.constant || sameTensor(*r.constant, *v.constant());
 }
 
-std::shared_ptr<const ValueRecord> recordOf(const ir::Value& v) {
-    auto r = std::make_shared<ValueRecord>();
+const ValueRecord* recordOf(const ir::Value& v, RecordStore& store) {
+    ValueRecord* r = store.newValue();
     r->name = v.name();
     r->type = v.type();
     if (const ir::Tensor* t = v.constant())
@@ -140,9 +174,9 @@ std::shared_ptr<const ValueRecord> recordOf(const ir::Value& v) {
 /// the order), else through a name index built the first time the cursor misses.
 template <typename Record> class PreviousRecords {
 public:
-    explicit PreviousRecords(const std::vector<std::shared_ptr<const Record>>* prev) : m_prev(prev) {}
+    explicit PreviousRecords(const std::vector<const Record*>* prev) : m_prev(prev) {}
 
-    const std::shared_ptr<const Record>* find(const std::string& name) {
+    const Record* find(const std::string& name) {
         if (!m_prev)
             return nullptr;
         // A pass mostly erases nodes (the members of a fused chain) and puts new ones under the
@@ -154,7 +188,7 @@ public:
         for (size_t i = m_cursor; i < end; ++i)
             if ((*m_prev)[i]->name == name) {
                 m_cursor = i + 1;
-                return &(*m_prev)[i];
+                return (*m_prev)[i];
             }
         if (!m_indexed) {
             m_indexed = true;
@@ -165,12 +199,12 @@ public:
         if (it == m_index.end())
             return nullptr;
         m_cursor = it->second + 1;
-        return &(*m_prev)[it->second];
+        return (*m_prev)[it->second];
     }
 
 private:
     static constexpr size_t kWindow = 16;
-    const std::vector<std::shared_ptr<const Record>>* m_prev;
+    const std::vector<const Record*>* m_prev;
     size_t m_cursor = 0;
     bool m_indexed = false;
     std::unordered_map<std::string_view, size_t> m_index; // lookups only, never iterated
@@ -183,17 +217,19 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
                                                             bool* changed) {
     auto s = std::make_shared<SnapshotState>();
     s->m_name = graph.name();
+    s->m_store = previous && previous->m_store ? previous->m_store : std::make_shared<RecordStore>();
+    RecordStore& store = *s->m_store;
     bool differs = !previous || previous->m_name != s->m_name;
 
     PreviousRecords<ValueRecord> prevSources(previous ? &previous->m_sources : nullptr);
     for (const ir::Value* v : graph.values()) {
         if (v->producer())
             continue;
-        const std::shared_ptr<const ValueRecord>* old = prevSources.find(v->name());
-        if (old && sourceMatches(**old, *v))
-            s->m_sources.push_back(*old);
+        const ValueRecord* old = prevSources.find(v->name());
+        if (old && sourceMatches(*old, *v))
+            s->m_sources.push_back(old);
         else
-            s->m_sources.push_back(recordOf(*v));
+            s->m_sources.push_back(recordOf(*v, store));
     }
     PreviousRecords<NodeRecord> prevNodes(previous ? &previous->m_nodes : nullptr);
     s->m_nodes.reserve(graph.numNodes());
@@ -206,20 +242,20 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
     size_t keyCursor = 0;
     static const bool check = std::getenv("SEXTANT_CHECK_SNAPSHOTS") != nullptr;
     for (const ir::Node* n : graph.nodes()) {
-        const std::shared_ptr<const NodeRecord>* shared = nullptr;
+        const NodeRecord* shared = nullptr;
         const NodeRecord* sameNode = nullptr; // the previous record of this live node
         if (prevKeys) {
             const size_t end = std::min(prevKeys->size(), keyCursor + 4);
             for (size_t i = keyCursor; i < end; ++i)
                 if ((*prevKeys)[i].uid == n->uid()) {
                     if ((*prevKeys)[i].version == n->version())
-                        shared = &previous->m_nodes[i];
-                    sameNode = previous->m_nodes[i].get();
+                        shared = previous->m_nodes[i];
+                    sameNode = previous->m_nodes[i];
                     keyCursor = i + 1;
                     break;
                 }
         }
-        if (shared && check && !recordMatches(**shared, *n)) {
+        if (shared && check && !recordMatches(*shared, *n)) {
             std::fprintf(stderr,
                          "SEXTANT_CHECK_SNAPSHOTS: node '%s' changed without its version going "
                          "up: a Graph/Node mutator misses a version bump\n",
@@ -227,13 +263,13 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
             std::abort();
         }
         if (!shared) {
-            const std::shared_ptr<const NodeRecord>* old = prevNodes.find(n->name());
-            if (old && recordMatches(**old, *n))
+            const NodeRecord* old = prevNodes.find(n->name());
+            if (old && recordMatches(*old, *n))
                 shared = old;
             else if (old && !sameNode)
-                sameNode = old->get();
+                sameNode = old;
         }
-        s->m_nodes.push_back(shared ? *shared : recordOf(*n, sameNode));
+        s->m_nodes.push_back(shared ? shared : recordOf(*n, sameNode, store));
         s->m_nodeKeys.push_back(NodeKey{n->uid(), n->version()});
     }
     s->m_outputs.reserve(graph.outputs().size());

@@ -32,6 +32,8 @@ struct NodeRecord {
     std::shared_ptr<const ir::Provenance> provenance;
 };
 
+class RecordStore;
+
 /// The immutable, structurally shared state of one pipeline snapshot: the graph as sequences of
 /// shared records. Consecutive snapshots share every record their passes did not touch, so a
 /// pipeline's snapshots cost about one graph plus what the passes changed. A Graph is built from
@@ -59,21 +61,29 @@ public:
 
     const std::string& graphName() const { return m_name; }
     /// Graph inputs and constants, in the live graph's creation order.
-    const std::vector<std::shared_ptr<const ValueRecord>>& sources() const { return m_sources; }
+    const std::vector<const ValueRecord*>& sources() const { return m_sources; }
     /// Nodes in graph order.
-    const std::vector<std::shared_ptr<const NodeRecord>>& nodes() const { return m_nodes; }
+    const std::vector<const NodeRecord*>& nodes() const { return m_nodes; }
     /// Graph output value names, in order.
     const std::vector<std::string>& outputs() const { return m_outputs; }
     size_t numNodes() const { return m_nodes.size(); }
     /// Bytes of the per-node keys that let the next capture skip unchanged nodes (footprints).
     size_t keyBytes() const { return m_nodeKeys.capacity() * sizeof(NodeKey); }
+    /// The store that owns this snapshot's records, shared by every snapshot captured against
+    /// it (for footprints: count each store once).
+    const RecordStore* store() const { return m_store.get(); }
+    /// Bytes the store has reserved for records it has not made yet (for footprints).
+    size_t storeSlackBytes() const;
 
 private:
     Expected<std::unique_ptr<ir::Graph>> build() const;
 
     std::string m_name;
-    std::vector<std::shared_ptr<const ValueRecord>> m_sources;
-    std::vector<std::shared_ptr<const NodeRecord>> m_nodes;
+    /// Owns the records. Snapshots captured one against another share it, so a record lives as
+    /// long as any snapshot that may point at it, and sharing a record is copying a pointer.
+    std::shared_ptr<RecordStore> m_store;
+    std::vector<const ValueRecord*> m_sources;
+    std::vector<const NodeRecord*> m_nodes;
     /// For each record: the live node it was made from (Node::uid) and that node's version then.
     /// The next capture shares the record of a node whose uid and version are still these
     /// without comparing anything else.

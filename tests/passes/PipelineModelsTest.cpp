@@ -109,10 +109,10 @@ TEST(PipelineModels, Densenet121SnapshotsCostLessThanThreeGraphs) {
         }
         size_t shared = 0;
         std::set<const NodeRecord*> before;
-        for (const auto& n : prev.state->nodes())
-            before.insert(n.get());
-        for (const auto& n : cur.state->nodes())
-            shared += before.count(n.get());
+        for (const NodeRecord* n : prev.state->nodes())
+            before.insert(n);
+        for (const NodeRecord* n : cur.state->nodes())
+            shared += before.count(n);
         std::cout << "  " << cur.passId << ": " << cur.state->numNodes() << " nodes, " << shared
                   << " records shared with the previous snapshot\n";
     }
