@@ -109,6 +109,9 @@ Expected<Value*> attentionBlock(Builder& b, Value* t, const std::string& p, int6
     return b.node(OpKind::Add, p + "_ln_add", {sc, beta});
 }
 
+/// Digits of the stage number in names (a stage is about 110 nodes: enough for 10^6 nodes).
+constexpr size_t kStageDigits = 4;
+
 } // namespace
 
 Expected<std::unique_ptr<ir::Graph>> buildSyntheticGraph(int64_t targetNodes,
@@ -126,7 +129,12 @@ Expected<std::unique_ptr<ir::Graph>> buildSyntheticGraph(int64_t targetNodes,
     const ir::AttributeMap swapLast{{"perm", std::vector<int64_t>{0, 2, 1}}};
     Value* cur = x;
     for (int64_t stage = 0; b.nodeCount() < targetNodes; ++stage) {
-        const std::string sp = "s" + std::to_string(stage);
+        // Stage numbers have a fixed width, so every size gets names of the same lengths: with
+        // "s7" next to "s107", the bigger graph would have more names too long for std::string's
+        // inline buffer, and each copy of them would cost an allocation that the smaller one
+        // does not pay - a difference in the input, not in how the pipeline scales.
+        std::string sp = std::to_string(stage);
+        sp = "s" + std::string(sp.size() < kStageDigits ? kStageDigits - sp.size() : 0, '0') + sp;
         for (int64_t i = 0; i < o.residualPerStage; ++i) {
             SX_ASSIGN(cur, residualBlock(b, cur, sp + "_res" + std::to_string(i), c));
         }
