@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Issue 4 item 9: how the O2 pipeline's time grows from the 5k-node to the 20k-node synthetic graph.
+#
+#   bench/pipeline-scaling.sh [BENCH_BINARY...]      (default: build-bench/bench/sextant-bench)
+#
+# On a shared machine one pair of numbers says little: the 20k graph's working set is several times
+# the 5k one's, so other processes' use of the caches moves it far more. This runs each binary at
+# 5k and then at 20k, in fresh processes, for ROUNDS rounds (binaries interleaved, so a slow spell
+# hits all of them), REPS repetitions per process, and prints per binary and size the minimum and
+# the median of all repetitions, and t(20k)/t(5k) from both. Give two binaries to compare builds.
+#
+# Environment: ROUNDS (default 4), REPS (default 5), MIN_TIME (seconds per repetition, default 0.4).
+set -euo pipefail
+
+ROUNDS=${ROUNDS:-4}
+REPS=${REPS:-5}
+MIN_TIME=${MIN_TIME:-0.4}
+if [ $# -eq 0 ]; then
+    set -- "$(dirname "$0")/../build-bench/bench/sextant-bench"
+fi
+for bin in "$@"; do
+    if [ ! -x "$bin" ]; then
+        echo "pipeline-scaling: '$bin' is not an executable (build it: ninja -C build-bench sextant-bench)" >&2
+        exit 2
+    fi
+done
+
+samples=$(mktemp)
+trap 'rm -f "$samples"' EXIT
+for round in $(seq "$ROUNDS"); do
+    for i in $(seq $#); do
+        bin=${!i}
+        for n in 5000 20000; do
+            # CSV columns: name,iterations,real_time,cpu_time,time_unit,...; keep the repetitions,
+            # not the aggregates Google Benchmark appends.
+            "$bin" --benchmark_filter="^PipelineO2/synthetic/$n/" --benchmark_repetitions="$REPS" \
+                --benchmark_min_time="$MIN_TIME" --benchmark_format=csv 2>/dev/null |
+                awk -F, -v b="$i" -v n="$n" '$1 ~ /synthetic/ && $1 !~ /_(mean|median|stddev|cv|min)"?$/ { print b, n, $3 }' \
+                >>"$samples"
+        done
+    done
+    echo "round $round of $ROUNDS done" >&2
+done
+
+names=$(printf '%s\n' "$@")
+sort -k1,1n -k2,2n -k3,3g "$samples" | awk -v names="$names" '
+    BEGIN { split(names, binary, "\n") }
+    function flush() {
+        if (count == 0) return
+        med = (count % 2) ? v[(count + 1) / 2] : (v[count / 2] + v[count / 2 + 1]) / 2
+        lo[cb, cn] = v[1]; mid[cb, cn] = med; runs[cb, cn] = count; seen[cb] = 1
+        count = 0
+    }
+    { if ($1 != cb || $2 != cn) { flush(); cb = $1; cn = $2 } v[++count] = $3 }
+    END {
+        flush()
+        for (b = 1; b in binary; ++b) {
+            print binary[b]
+            for (k = 0; k < 2; ++k) {
+                n = k ? 20000 : 5000
+                if ((b, n) in lo)
+                    printf "  %5d nodes: min %7.1f ms, median %7.1f ms (%d runs)\n", n, lo[b, n], mid[b, n], runs[b, n]
+                else
+                    printf "  %5d nodes: no samples\n", n
+            }
+            if ((b, 5000) in lo && (b, 20000) in lo)
+                printf "  t(20k) / t(5k): %.2f from the minimums, %.2f from the medians\n",
+                    lo[b, 20000] / lo[b, 5000], mid[b, 20000] / mid[b, 5000]
+        }
+    }'
