@@ -6,6 +6,7 @@
 #include "Tensor.h"
 
 #include <map>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,5 +29,16 @@ Expected<std::vector<Tensor>> evaluateNode(const Node& node, std::span<const Ten
 Expected<std::vector<Tensor>> interpret(const Graph& graph, std::span<const Tensor> inputs,
                                         const KernelContext& ctx,
                                         std::map<std::string, Tensor>* values = nullptr);
+
+/// The value of `v` when it is known before the graph runs and is a small integer tensor (at most
+/// kKnownValueElements elements): a constant's, or one computed from constants and static shapes
+/// by shape arithmetic - Shape and Size of a tensor whose shape is static; Cast, Identity,
+/// Unsqueeze, Squeeze, Reshape, Flatten, Concat, Gather, Slice, Add, Sub, Mul, Div, Neg, Abs,
+/// Min, Max, ReduceProd, ReduceSum and ConstantOfShape of known values, run by their reference
+/// kernels. nullopt otherwise. Exporters write shape computations such as "rank minus axis" out as
+/// ops; shape inference sees through them with this (ONNX calls it data propagation), and
+/// fold-constants folds Shape and Size of static shapes with it.
+std::optional<Tensor> knownValue(const Value* v);
+constexpr int64_t kKnownValueElements = 64;
 
 } // namespace sextant::ir

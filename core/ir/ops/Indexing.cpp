@@ -4,6 +4,8 @@
 
 #include "OpUtil.h"
 
+#include "core/ir/Interpreter.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -172,7 +174,7 @@ Status verifyTile(const Node& n) {
 Expected<std::vector<TensorType>> inferTile(const Node& n) {
     const TensorType* x = ops::inputType(n, 0);
     TensorType t{x->dtype, Shape(x->rank(), ops::unknownDim())};
-    if (const Tensor* c = n.input(1)->constant()) {
+    if (std::optional<Tensor> c = knownValue(n.input(1))) {
         SX_ASSIGN(std::vector<int64_t> reps, intValues(n, *c, "tile repeats"));
         if (reps.size() != x->rank())
             return opError(n, "tile repeats has " + std::to_string(reps.size()) +
@@ -229,7 +231,7 @@ Expected<std::vector<TensorType>> inferExpand(const Node& n) {
     const Value* shapeValue = n.input(1);
     TensorType t;
     t.dtype = x->dtype;
-    if (const Tensor* c = shapeValue->constant()) {
+    if (std::optional<Tensor> c = knownValue(shapeValue)) {
         SX_ASSIGN(std::vector<int64_t> target, intValues(n, *c, "expand shape"));
         Shape s;
         for (int64_t d : target)

@@ -2,6 +2,8 @@
 
 #include "OpUtil.h"
 
+#include "core/ir/Interpreter.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -167,7 +169,7 @@ Expected<std::vector<TensorType>> inferReshape(const Node& n) {
     const Value* shapeValue = n.input(1);
     TensorType t;
     t.dtype = x->dtype;
-    if (const Tensor* c = shapeValue->constant()) {
+    if (std::optional<Tensor> c = knownValue(shapeValue)) {
         SX_ASSIGN(std::vector<int64_t> target, integerValues(n, *c, "reshape shape"));
         SX_ASSIGN(t.shape, reshapeTarget(n, x->shape, target));
         return std::vector<TensorType>{t};
@@ -426,12 +428,14 @@ namespace sextant::ir {
 
 namespace {
 
-/// Integer values of input `i` when it is present and constant; nullopt otherwise.
+/// Integer values of input `i` when it is present and its value is known before the graph runs
+/// (a constant, or shape arithmetic on constants and static shapes: ops::knownValue); nullopt
+/// otherwise.
 Expected<std::optional<std::vector<int64_t>>> constantInts(const Node& n, size_t i, const char* what) {
-    const Value* v = n.input(i);
-    if (!v || !v->constant())
+    std::optional<Tensor> known = knownValue(n.input(i));
+    if (!known)
         return std::optional<std::vector<int64_t>>{};
-    SX_ASSIGN(std::vector<int64_t> vals, integerValues(n, *v->constant(), what));
+    SX_ASSIGN(std::vector<int64_t> vals, integerValues(n, *known, what));
     return std::optional<std::vector<int64_t>>{std::move(vals)};
 }
 
