@@ -62,7 +62,7 @@ public:
     std::string id() const override { return "fold-constant-node"; }
     std::string summary() const override {
         return "replace a node whose inputs are all constants by its value (small outputs, shape "
-               "arithmetic, data movement)";
+               "arithmetic, data movement), and Shape or Size of a tensor whose shape is static";
     }
     std::vector<ir::OpKind> targets() const override { return {}; }
 
@@ -70,6 +70,24 @@ public:
         m_cache.erase(n.name());
         if (n.numInputs() == 0)
             return Match::none();
+        // Shape and Size read only their input's shape: when that is static they are constants
+        // too, and what exporters compute from them (a rank minus an axis, a reduced shape) then
+        // folds in the next sweep.
+        const bool readsShapeOnly = n.kind() == ir::OpKind::Shape || n.kind() == ir::OpKind::Size;
+        if (readsShapeOnly && !n.input(0)->isConstant()) {
+            if (!n.input(0)->type().isStatic())
+                return Match::none();
+            for (const ir::Value* out : n.outputs())
+                if (out->isGraphOutput())
+                    return Match::rejected("its output '" + out->name() + "' is a graph output");
+            std::optional<ir::Tensor> value = ir::knownValue(n.output(0));
+            if (!value)
+                return Match::rejected("its value could not be computed from the input's shape");
+            std::vector<ir::Tensor> values;
+            values.push_back(std::move(*value));
+            m_cache[n.name()] = std::move(values);
+            return Match::matched();
+        }
         for (const ir::Value* in : n.inputs())
             if (in && !in->isConstant())
                 return Match::none();
@@ -108,6 +126,11 @@ public:
         if (it != m_cache.end()) {
             values = std::move(it->second);
             m_cache.erase(it);
+        } else if (n.kind() == ir::OpKind::Shape || n.kind() == ir::OpKind::Size) {
+            std::optional<ir::Tensor> value = ir::knownValue(n.output(0));
+            if (!value)
+                return makeError(ErrorKind::Verify, "shape is no longer static", n.name());
+            values.push_back(std::move(*value));
         } else {
             SX_ASSIGN(values, evaluate(n));
         }

@@ -198,3 +198,78 @@ TEST(FoldConstants, ProvenanceOfAConstantFoldedTwiceNamesBothNodes) {
     EXPECT_EQ(r.constantProvenance["k2_out"].origins, (std::vector<std::string>{"k1", "k2"}));
     EXPECT_EQ(r.graph->nodes()[0]->input(1)->constant()->at(0), 7.0);
 }
+
+namespace {
+/// The shape arithmetic ONNX's expanded LayerNormalization writes: the reduced shape
+/// [d0..d(axis-1), 1, ..., 1] as Concat(Slice(Shape(x), 0, axis), ConstantOfShape(Size(Shape(x))
+/// - axis)), used by a Reshape. With `dims` static, every one of those values is known before the
+/// graph runs.
+std::unique_ptr<ir::Graph> reducedShapeGraph(Builder& b, std::vector<int64_t> dims, int64_t axis) {
+    ir::Value* x = b.input("x", dims);
+    ir::Value* shape = b.node(OpKind::Shape, "shape", {x});
+    ir::Value* rank = b.node(OpKind::Size, "rank", {shape});
+    ir::Value* axis1 = b.constant("axis1", shapeTensor({axis}));
+    ir::Value* prefix =
+        b.node(OpKind::Slice, "prefix", {shape, b.constant("zero1", shapeTensor({0})), axis1});
+    ir::Value* count = b.node(OpKind::Sub, "count", {rank, axis1});
+    ir::Value* ones = b.node(OpKind::ConstantOfShape, "ones", {count},
+                             {{"value", ir::Tensor::fromVector<int64_t>({1}, {1})}});
+    ir::Value* reduced = b.node(OpKind::Concat, "reduced", {prefix, ones}, {{"axis", int64_t{0}}});
+    std::vector<int64_t> axes;
+    for (int64_t a = axis; a < static_cast<int64_t>(dims.size()); ++a)
+        axes.push_back(a);
+    ir::Value* mean = b.node(OpKind::ReduceMean, "mean", {x}, {{"axes", axes}});
+    ir::Value* flat = b.node(OpKind::Flatten, "flat", {mean}, {{"axis", axis}});
+    ir::Value* back = b.node(OpKind::Reshape, "back", {flat, reduced});
+    ir::Value* y = b.node(OpKind::Sub, "y", {x, back});
+    return b.finish({y});
+}
+} // namespace
+
+TEST(FoldConstants, ShapeArithmeticOnStaticShapesFoldsAwayAndKeepsResults) {
+    Builder b;
+    auto g = reducedShapeGraph(b, {2, 3, 4}, 1);
+    // Inference already sees through the arithmetic: the Reshape's result has its real shape.
+    EXPECT_EQ(g->findValue("back_out")->type().dims(), (std::vector<int64_t>{2, 1, 1}));
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    // Shape and Size fold from the static shape; Slice, Sub, ConstantOfShape and Concat then
+    // fold as ordinary constant nodes.
+    EXPECT_EQ(stats(r, "fold-constant-node").applied, 6) << ir::printGraph(*r.graph);
+    for (OpKind k : {OpKind::Shape, OpKind::Size, OpKind::Slice, OpKind::ConstantOfShape,
+                     OpKind::Concat})
+        EXPECT_EQ(countKind(*r.graph, k), 0) << ir::printGraph(*r.graph);
+    // The folded reduced shape, as fold-constants left it: [2, 1, 1].
+    const Snapshot* folded = nullptr;
+    for (const Snapshot& s : r.snapshots)
+        if (s.passId == "fold-constants")
+            folded = &s;
+    ASSERT_NE(folded, nullptr);
+    auto afterFold = folded->graph();
+    ASSERT_NE(afterFold, nullptr);
+    const ir::Value* reduced = afterFold->findValue("reduced_out");
+    ASSERT_NE(reduced, nullptr);
+    ASSERT_TRUE(reduced->isConstant());
+    EXPECT_EQ(reduced->constant()->shape(), (std::vector<int64_t>{3}));
+    EXPECT_EQ(reduced->constant()->data<int64_t>()[0], 2);
+    EXPECT_EQ(reduced->constant()->data<int64_t>()[1], 1);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FoldConstants, ShapeOfADynamicInputStaysAndTheGraphStillCompiles) {
+    // A symbolic batch dim: Shape cannot fold, inference keeps what it can (the Reshape's rank).
+    Builder b;
+    ir::Value* x = b.g->addInput("x", [] {
+                          ir::TensorType t = ir::TensorType::of(ir::DType::F64, {1, 3});
+                          t.shape[0] = ir::Dim::symbolic("batch");
+                          return t;
+                      }())
+                       .value();
+    ir::Value* shape = b.node(OpKind::Shape, "shape", {x});
+    ir::Value* y = b.node(OpKind::Reshape, "y", {b.node(OpKind::Relu, "relu", {x}), shape});
+    auto g = b.finish({y});
+    EXPECT_EQ(g->findValue("y_out")->type().rank(), 2u);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "fold-constant-node").applied, 0);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Shape), 1);
+}
