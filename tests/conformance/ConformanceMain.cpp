@@ -1,7 +1,9 @@
 // test_conformance: ONNX's node conformance suite on the float64 reference executor.
 //
-//   test_conformance [gtest flags] NODE_TESTS_DIR [SUMMARY_FILE]
+//   test_conformance [gtest flags] [--optimize] NODE_TESTS_DIR [SUMMARY_FILE]
 //
+// With --optimize every case's graph goes through the default O2 pass pipeline before it runs,
+// so the suite checks the compiler's rewrites as well as the kernels.
 // NODE_TESTS_DIR is what scripts/gen-onnx-node-tests.sh wrote (it holds node/test_*/). Every case
 // becomes one GoogleTest test, OnnxNode.<case>, so a failure names its case; cases Sextant cannot
 // run (an op missing from the op table, a dtype the IR lacks) are skipped with the reason. At the
@@ -35,10 +37,10 @@ std::map<std::string, CaseOutcome>& outcomes() {
 
 class NodeCaseTest : public testing::Test {
 public:
-    NodeCaseTest(std::string dir, const std::map<std::string, std::string>* known)
-        : m_dir(std::move(dir)), m_known(known) {}
+    NodeCaseTest(std::string dir, const std::map<std::string, std::string>* known, bool optimize)
+        : m_dir(std::move(dir)), m_known(known), m_optimize(optimize) {}
     void TestBody() override {
-        CaseOutcome outcome = runNodeCase(m_dir);
+        CaseOutcome outcome = runNodeCase(m_dir, m_optimize);
         applyKnownFailures(*m_known, outcome);
         outcomes()[outcome.name] = outcome;
         switch (outcome.result) {
@@ -59,6 +61,7 @@ public:
 private:
     std::string m_dir;
     const std::map<std::string, std::string>* m_known;
+    bool m_optimize;
 };
 
 std::string summarize(const std::map<std::string, CaseOutcome>& all, std::string* report) {
@@ -110,8 +113,13 @@ std::string summarize(const std::map<std::string, CaseOutcome>& all, std::string
 
 int main(int argc, char** argv) {
     testing::InitGoogleTest(&argc, argv);
+    const bool optimize = argc > 1 && std::string(argv[1]) == "--optimize";
+    if (optimize) {
+        --argc;
+        ++argv;
+    }
     if (argc < 2) {
-        std::cerr << "usage: test_conformance [gtest flags] NODE_TESTS_DIR [SUMMARY_FILE]\n";
+        std::cerr << "usage: test_conformance [gtest flags] [--optimize] NODE_TESTS_DIR [SUMMARY_FILE]\n";
         return 2;
     }
     const fs::path root(argv[1]);
@@ -138,13 +146,16 @@ int main(int argc, char** argv) {
     for (const std::string& name : names) {
         const std::string dir = (nodeDir / name).string();
         testing::RegisterTest("OnnxNode", name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
-                              [dir]() -> testing::Test* { return new NodeCaseTest(dir, &known); });
+                              [dir, optimize]() -> testing::Test* {
+                                  return new NodeCaseTest(dir, &known, optimize);
+                              });
     }
     const int rc = RUN_ALL_TESTS();
     if (!outcomes().empty()) {
         std::string report;
         const std::string line = summarize(outcomes(), &report);
-        std::cout << "ONNX node conformance: " << line << "\n";
+        std::cout << "ONNX node conformance" << (optimize ? " (after the O2 pipeline)" : "") << ": "
+                  << line << "\n";
         if (!summaryPath.empty()) {
             std::ofstream out(summaryPath);
             out << report;

@@ -4,6 +4,7 @@
 #include "core/frontend/OnnxTensor.h"
 #include "core/frontend/ProtoFile.h"
 #include "core/ir/OpRegistry.h"
+#include "core/passes/PassManager.h"
 #include "core/runtime/Compare.h"
 #include "core/runtime/ReferenceExecutor.h"
 
@@ -226,7 +227,7 @@ std::vector<std::string> listNodeCases(const std::string& nodeDir) {
     return names;
 }
 
-CaseOutcome runNodeCase(const std::string& caseDir) {
+CaseOutcome runNodeCase(const std::string& caseDir, bool optimize) {
     CaseOutcome outcome;
     const fs::path dir(caseDir);
     outcome.name = dir.filename().string();
@@ -286,8 +287,17 @@ CaseOutcome runNodeCase(const std::string& caseDir) {
         outcome.reason = "no test_data_set_* folder in " + caseDir;
         return outcome;
     }
+    std::shared_ptr<const ir::Graph> toRun = std::move(*graph);
+    if (optimize) {
+        auto optimized = passes::runPipeline(*toRun, passes::PipelineConfig{});
+        if (!optimized) {
+            outcome.reason = "O2 pipeline: " + optimized.error().message;
+            return outcome;
+        }
+        toRun = optimized->graph;
+    }
     for (const fs::path& set : sets) {
-        std::string failure = runDataSet(**graph, model.graph(), set, outcome);
+        std::string failure = runDataSet(*toRun, model.graph(), set, outcome);
         if (!failure.empty() && outcome.reason.empty())
             outcome.reason = failure;
     }

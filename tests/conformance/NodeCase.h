@@ -32,8 +32,10 @@ inline constexpr double kConformanceRtol = 1e-3;
 inline constexpr double kConformanceAtol = 1e-7;
 
 /// Classifies the case in `caseDir` (a folder holding model.onnx and test_data_set_*/) and runs
-/// it if it is supported. Never throws; every problem ends up in the outcome.
-CaseOutcome runNodeCase(const std::string& caseDir);
+/// it if it is supported. With `optimize`, the imported graph goes through the default (O2) pass
+/// pipeline first, and the optimized graph is what runs. Never throws; every problem ends up in
+/// the outcome.
+CaseOutcome runNodeCase(const std::string& caseDir, bool optimize = false);
 
 /// Reads known-failures.txt: one `test_name  reason` per line, `#` comments. A listed case that
 /// fails is reported as a known failure; one that passes is a failure (the list must shrink).
