@@ -39,6 +39,8 @@ Expected<std::vector<Tensor>> interpret(const Graph& graph, std::span<const Tens
 /// ops; shape inference sees through them with this (ONNX calls it data propagation), and
 /// fold-constants folds Shape and Size of static shapes with it.
 std::optional<Tensor> knownValue(const Value* v);
+/// The output of a Shape or Size node whose input's shape is static; nullopt for any other node.
+std::optional<Tensor> staticShapeValue(const Node& n);
 constexpr int64_t kKnownValueElements = 64;
 
 } // namespace sextant::ir

@@ -38,20 +38,6 @@ bool hasSubgraph(const Node& n) {
     return false;
 }
 
-/// The value of Shape(x) for a static x, following the opset-15 start/end attributes.
-Tensor shapeOfStatic(const Node& n, const std::vector<int64_t>& dims) {
-    const int64_t rank = static_cast<int64_t>(dims.size());
-    int64_t start = n.attrInt("start", 0), end = n.attrInt("end", rank);
-    if (start < 0)
-        start += rank;
-    if (end < 0)
-        end += rank;
-    start = std::clamp<int64_t>(start, 0, rank);
-    end = std::clamp<int64_t>(end, start, rank);
-    return Tensor::fromVector<int64_t>({end - start},
-                                       std::vector<int64_t>(dims.begin() + start, dims.begin() + end));
-}
-
 /// Infers `n`'s output types and stores them (as Graph::inferTypes does for one node).
 Status inferNode(Node& n) {
     auto types = n.info().infer(n);
@@ -85,13 +71,10 @@ Expected<std::vector<Tensor>> tryEvaluate(const Node& n, const std::set<const Va
         if (out->isGraphOutput())
             return none;
     if (n.kind() == OpKind::Shape || n.kind() == OpKind::Size) {
-        const Value* x = n.input(0);
-        if (!x || !x->type().isStatic())
+        std::optional<Tensor> value = staticShapeValue(n);
+        if (!value)
             return none;
-        std::vector<int64_t> dims = x->type().dims();
-        if (n.kind() == OpKind::Shape)
-            return std::vector<Tensor>{shapeOfStatic(n, dims)};
-        return std::vector<Tensor>{Tensor::fromVector<int64_t>({}, {product(dims)})};
+        return std::vector<Tensor>{std::move(*value)};
     }
     if (n.numInputs() == 0 || hasSubgraph(n))
         return none;

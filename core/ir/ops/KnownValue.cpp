@@ -1,8 +1,9 @@
 // Data propagation: the values of small integer tensors that are known before the graph runs.
 
+#include "OpUtil.h"
+
 #include "core/ir/Interpreter.h"
 
-#include <algorithm>
 
 namespace sextant::ir {
 
@@ -32,26 +33,6 @@ bool propagates(OpKind k) {
 }
 
 std::optional<Tensor> known(const Value* v, int depth);
-
-/// Shape (with its start/end) or Size of a tensor whose shape is static.
-std::optional<Tensor> fromStaticShape(const Node& p) {
-    const Value* x = p.input(0);
-    if (!x || !x->type().isStatic())
-        return std::nullopt;
-    const std::vector<int64_t> dims = x->type().dims();
-    if (p.kind() == OpKind::Size)
-        return Tensor::fromVector<int64_t>({}, {product(dims)});
-    const auto rank = static_cast<int64_t>(dims.size());
-    int64_t start = p.attrInt("start", 0), end = p.attrInt("end", rank);
-    if (start < 0)
-        start += rank;
-    if (end < 0)
-        end += rank;
-    start = std::clamp<int64_t>(start, 0, rank);
-    end = std::clamp<int64_t>(end, start, rank);
-    return Tensor::fromVector<int64_t>({end - start},
-                                       std::vector<int64_t>(dims.begin() + start, dims.begin() + end));
-}
 
 std::optional<Tensor> evaluated(const Value* v, int depth) {
     const Node& p = *v->producer();
@@ -94,13 +75,25 @@ std::optional<Tensor> known(const Value* v, int depth) {
     if (!p || depth <= 0 || !isInteger(v->type().dtype))
         return std::nullopt;
     if (p->kind() == OpKind::Shape || p->kind() == OpKind::Size)
-        return fromStaticShape(*p);
+        return staticShapeValue(*p);
     if (!propagates(p->kind()))
         return std::nullopt;
     return evaluated(v, depth);
 }
 
 } // namespace
+
+std::optional<Tensor> staticShapeValue(const Node& n) {
+    const Value* x = n.input(0);
+    if (!x || !x->type().isStatic() || (n.kind() != OpKind::Shape && n.kind() != OpKind::Size))
+        return std::nullopt;
+    const std::vector<int64_t> dims = x->type().dims();
+    if (n.kind() == OpKind::Size)
+        return Tensor::fromVector<int64_t>({}, {product(dims)});
+    auto [start, end] = ops::shapeRange(n, static_cast<int64_t>(dims.size()));
+    return Tensor::fromVector<int64_t>({end - start},
+                                       std::vector<int64_t>(dims.begin() + start, dims.begin() + end));
+}
 
 std::optional<Tensor> knownValue(const Value* v) {
     return v ? known(v, kMaxDepth) : std::nullopt;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sextant::ir::ops {
@@ -28,6 +29,10 @@ inline const TensorType* inputType(const Node& n, size_t i) {
     Value* v = n.input(i);
     return v ? &v->type() : nullptr;
 }
+
+/// The [start, end) range of dims that Shape returns for an input of `rank` (opset 15's start and
+/// end attributes, negative ones counting from the end, clamped).
+std::pair<int64_t, int64_t> shapeRange(const Node& n, int64_t rank);
 
 /// The shape of a concrete tensor as dims.
 Shape shapeOf(const Tensor& t);

@@ -775,8 +775,7 @@ Expected<std::vector<Tensor>> runGather(const Node& n, std::span<const Tensor> i
 
 // ---- Shape
 
-namespace {
-std::pair<int64_t, int64_t> shapeRange(const Node& n, int64_t rank) {
+std::pair<int64_t, int64_t> ops::shapeRange(const Node& n, int64_t rank) {
     int64_t start = n.attrInt("start", 0), end = n.attrInt("end", rank);
     if (start < 0)
         start += rank;
@@ -786,7 +785,6 @@ std::pair<int64_t, int64_t> shapeRange(const Node& n, int64_t rank) {
     end = std::clamp<int64_t>(end, start, rank);
     return {start, end};
 }
-} // namespace
 
 Status verifyShape(const Node& n) {
     SX_TRY(ops::checkIntAttr(n, "start", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()));
@@ -795,14 +793,14 @@ Status verifyShape(const Node& n) {
 
 Expected<std::vector<TensorType>> inferShape(const Node& n) {
     const TensorType* x = ops::inputType(n, 0);
-    auto [start, end] = shapeRange(n, static_cast<int64_t>(x->rank()));
+    auto [start, end] = ops::shapeRange(n, static_cast<int64_t>(x->rank()));
     return std::vector<TensorType>{TensorType::of(DType::I64, {end - start})};
 }
 
 Expected<std::vector<Tensor>> runShape(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
     SX_TRY(ops::checkKernelInputs(n, inputs));
     const auto& s = inputs[0].shape();
-    auto [start, end] = shapeRange(n, static_cast<int64_t>(s.size()));
+    auto [start, end] = ops::shapeRange(n, static_cast<int64_t>(s.size()));
     return std::vector<Tensor>{Tensor::fromVector<int64_t>({end - start}, std::vector<int64_t>(s.begin() + start, s.begin() + end))};
 }
 
