@@ -4,7 +4,6 @@
 
 #include "core/ir/Interpreter.h"
 
-
 namespace sextant::ir {
 
 namespace {
@@ -49,6 +48,8 @@ std::optional<Tensor> evaluated(const Value* v, int depth) {
         inputs.push_back(std::move(*t));
     }
     if (p.kind() == OpKind::ConstantOfShape) {
+        if (inputs.empty()) // malformed: the verifier names it
+            return std::nullopt;
         int64_t count = 1;
         for (int64_t i = 0; i < inputs[0].numel(); ++i) {
             const double d = inputs[0].at(i);
