@@ -73,20 +73,14 @@ public:
         // Shape and Size read only their input's shape: when that is static they are constants
         // too, and what exporters compute from them (a rank minus an axis, a reduced shape) then
         // folds in the next sweep.
-        const bool readsShapeOnly = n.kind() == ir::OpKind::Shape || n.kind() == ir::OpKind::Size;
-        if (readsShapeOnly && !n.input(0)->isConstant()) {
-            if (!n.input(0)->type().isStatic())
-                return Match::none();
-            for (const ir::Value* out : n.outputs())
-                if (out->isGraphOutput())
-                    return Match::rejected("its output '" + out->name() + "' is a graph output");
-            std::optional<ir::Tensor> value = ir::knownValue(n.output(0));
-            if (!value)
-                return Match::rejected("its value could not be computed from the input's shape");
-            std::vector<ir::Tensor> values;
-            values.push_back(std::move(*value));
-            m_cache[n.name()] = std::move(values);
-            return Match::matched();
+        if (n.input(0) && !n.input(0)->isConstant()) {
+            if (std::optional<ir::Tensor> value = ir::staticShapeValue(n)) {
+                if (n.output(0)->isGraphOutput())
+                    return Match::rejected("its output '" + n.output(0)->name() +
+                                           "' is a graph output");
+                m_cache[n.name()] = {std::move(*value)};
+                return Match::matched();
+            }
         }
         for (const ir::Value* in : n.inputs())
             if (in && !in->isConstant())
@@ -126,10 +120,7 @@ public:
         if (it != m_cache.end()) {
             values = std::move(it->second);
             m_cache.erase(it);
-        } else if (n.kind() == ir::OpKind::Shape || n.kind() == ir::OpKind::Size) {
-            std::optional<ir::Tensor> value = ir::knownValue(n.output(0));
-            if (!value)
-                return makeError(ErrorKind::Verify, "shape is no longer static", n.name());
+        } else if (std::optional<ir::Tensor> value = ir::staticShapeValue(n)) {
             values.push_back(std::move(*value));
         } else {
             SX_ASSIGN(values, evaluate(n));

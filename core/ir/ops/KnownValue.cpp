@@ -85,8 +85,10 @@ std::optional<Tensor> known(const Value* v, int depth) {
 } // namespace
 
 std::optional<Tensor> staticShapeValue(const Node& n) {
+    if (n.kind() != OpKind::Shape && n.kind() != OpKind::Size)
+        return std::nullopt;
     const Value* x = n.input(0);
-    if (!x || !x->type().isStatic() || (n.kind() != OpKind::Shape && n.kind() != OpKind::Size))
+    if (!x || !x->type().isStatic())
         return std::nullopt;
     const std::vector<int64_t> dims = x->type().dims();
     if (n.kind() == OpKind::Size)
