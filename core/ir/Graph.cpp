@@ -89,17 +89,45 @@ template <typename T> std::unique_ptr<T, PoolDelete> makePooled(std::pmr::memory
 
 Graph::Graph(std::string name)
     : m_name(std::move(name)), m_pool(std::make_unique<std::pmr::unsynchronized_pool_resource>()),
-      m_nodes(m_pool.get()), m_values(m_pool.get()), m_valueIndex(m_pool.get()),
-      m_nodeIndex(m_pool.get()) {}
-Graph::~Graph() = default;
+      m_nodes(m_pool.get()), m_valueIndex(m_pool.get()), m_nodeIndex(m_pool.get()) {}
+
+Graph::~Graph() {
+    PoolDelete free{m_pool.get()};
+    for (Value* v : m_valueSlots)
+        if (v)
+            free(v);
+}
 
 Value* Graph::newValue(const std::string& name) {
-    m_values.push_back(makePooled<Value>(m_pool.get()));
-    auto it = std::prev(m_values.end());
-    (*it)->m_name = name;
-    (*it)->m_id = m_nextValueId++;
-    m_valueIndex[name] = it;
-    return it->get();
+    Value* v = makePooled<Value>(m_pool.get()).release();
+    v->m_name = name;
+    v->m_id = m_nextValueId++;
+    v->m_slot = static_cast<uint32_t>(m_valueSlots.size());
+    m_valueSlots.push_back(v);
+    ++m_numValues;
+    m_valueIndex[name] = v;
+    return v;
+}
+
+void Graph::destroyValue(Value* v) {
+    m_valueIndex.erase(v->m_name);
+    m_valueSlots[v->m_slot] = nullptr;
+    --m_numValues;
+    if (v->m_isConstant)
+        --m_numConstants;
+    PoolDelete{m_pool.get()}(v);
+    // Compact once the holes outnumber the values (and are more than a few): walks stay
+    // proportional to the live values, and each value moves O(1) times on average.
+    const size_t holes = m_valueSlots.size() - m_numValues;
+    if (holes > 64 && holes > m_numValues) {
+        size_t next = 0;
+        for (Value* live : m_valueSlots)
+            if (live) {
+                live->m_slot = static_cast<uint32_t>(next);
+                m_valueSlots[next++] = live;
+            }
+        m_valueSlots.resize(next);
+    }
 }
 
 Expected<Value*> Graph::addInput(const std::string& name, TensorType type) {
@@ -118,6 +146,8 @@ Expected<Value*> Graph::addConstant(const std::string& name, Tensor data) {
     Value* v = newValue(name);
     v->m_type = data.type();
     v->m_constant = std::move(data);
+    v->m_isConstant = true;
+    ++m_numConstants;
     queueForCleanup(v);
     return v;
 }
@@ -151,6 +181,7 @@ Expected<Node*> Graph::addNode(OpKind kind, const std::string& name, std::vector
     }
     auto pos = before ? before->m_pos : m_nodes.end();
     n->m_pos = m_nodes.insert(pos, std::move(node));
+    m_orderValid.store(false, std::memory_order_relaxed);
     m_nodeIndex[name] = n;
     ++m_structureVersion;
     return n;
@@ -168,31 +199,43 @@ void Graph::setOutputs(std::vector<Value*> outputs) {
 
 std::vector<Value*> Graph::constants() const {
     std::vector<Value*> out;
-    for (const auto& v : m_values)
-        if (v->isConstant())
-            out.push_back(v.get());
+    out.reserve(m_numConstants);
+    for (Value* v : m_valueSlots)
+        if (v && v->m_isConstant)
+            out.push_back(v);
     return out;
 }
 
 std::vector<Node*> Graph::nodes() const {
-    std::vector<Node*> out;
-    out.reserve(m_nodes.size());
-    for (const auto& n : m_nodes)
-        out.push_back(n.get());
-    return out;
+    return nodeOrder();
+}
+
+const std::vector<Node*>& Graph::nodeOrder() const {
+    if (!m_orderValid.load(std::memory_order_acquire)) {
+        std::lock_guard<std::mutex> lock(m_orderMutex);
+        if (!m_orderValid.load(std::memory_order_relaxed)) {
+            m_order.clear();
+            m_order.reserve(m_nodes.size());
+            for (const auto& n : m_nodes)
+                m_order.push_back(n.get());
+            m_orderValid.store(true, std::memory_order_release);
+        }
+    }
+    return m_order;
 }
 
 std::vector<Value*> Graph::values() const {
     std::vector<Value*> out;
-    out.reserve(m_values.size());
-    for (const auto& v : m_values)
-        out.push_back(v.get());
+    out.reserve(m_numValues);
+    for (Value* v : m_valueSlots)
+        if (v)
+            out.push_back(v);
     return out;
 }
 
 Value* Graph::findValue(const std::string& name) const {
     auto it = m_valueIndex.find(name);
-    return it == m_valueIndex.end() ? nullptr : it->second->get();
+    return it == m_valueIndex.end() ? nullptr : it->second;
 }
 
 Node* Graph::findNode(const std::string& name) const {
@@ -271,16 +314,13 @@ Status Graph::eraseNode(Node* node) {
     for (Value* in : node->m_inputs)
         if (in)
             dropUse(in, node);
-    for (Value* o : node->m_outputs) {
-        auto it = m_valueIndex.find(o->m_name);
-        auto vit = it->second;
-        m_valueIndex.erase(it);
-        m_values.erase(vit);
-    }
+    for (Value* o : node->m_outputs)
+        destroyValue(o);
     m_nodeIndex.erase(node->m_name);
     if (m_eraseLog)
-        m_eraseLog->emplace_back(node, node->m_name);
+        m_eraseLog->push_back({node, node->m_name, node->m_scratch});
     m_nodes.erase(node->m_pos);
+    m_orderValid.store(false, std::memory_order_relaxed);
     ++m_structureVersion;
     return {};
 }
@@ -293,11 +333,8 @@ void Graph::removeUnusedConstants() {
     candidates.swap(m_cleanupCandidates);
     for (Value* v : candidates) {
         v->m_queuedForCleanup = false;
-        if (v->isConstant() && v->m_users.empty() && !v->m_isOutput) {
-            auto it = m_valueIndex.find(v->m_name);
-            m_values.erase(it->second);
-            m_valueIndex.erase(it);
-        }
+        if (v->isConstant() && v->m_users.empty() && !v->m_isOutput)
+            destroyValue(v);
     }
 }
 
@@ -306,11 +343,9 @@ Status Graph::renameValue(Value* v, const std::string& newName) {
         return {};
     if (m_valueIndex.count(newName))
         return makeError(ErrorKind::Invalid, "duplicate value name '" + newName + "'", newName);
-    auto it = m_valueIndex.find(v->m_name);
-    auto pos = it->second;
-    m_valueIndex.erase(it);
+    m_valueIndex.erase(v->m_name);
     v->m_name = newName;
-    m_valueIndex[newName] = pos;
+    m_valueIndex[newName] = v;
     // The name shows in the producer's printout and in every user's.
     if (v->m_producer)
         ++v->m_producer->m_version;
@@ -387,13 +422,16 @@ Status Graph::topoSort() {
     for (size_t i : sorted)
         reordered.splice(reordered.end(), m_nodes, its[i]);
     m_nodes.swap(reordered);
+    m_orderValid.store(false, std::memory_order_relaxed);
     for (auto it = m_nodes.begin(); it != m_nodes.end(); ++it)
         (*it)->m_pos = it;
     return {};
 }
 
-Status Graph::inferTypes() {
-    for (Node* n : nodes()) {
+Status Graph::inferTypes(bool* changed) {
+    if (changed)
+        *changed = false;
+    for (Node* n : nodeOrder()) {
         auto types = n->info().infer(*n);
         if (!types.ok()) {
             Error e = types.takeError();
@@ -411,6 +449,8 @@ Status Graph::inferTypes() {
             TensorType t = (*types)[i];
             if (t.layout == LayoutKind::Any)
                 t.layout = keep;
+            if (changed && !(t == n->output(i)->type()))
+                *changed = true;
             n->output(i)->setType(std::move(t));
         }
     }
@@ -419,7 +459,8 @@ Status Graph::inferTypes() {
 
 std::unique_ptr<Graph> Graph::clone() const {
     auto g = std::make_unique<Graph>(m_name);
-    g->m_valueIndex.reserve(m_values.size());
+    g->m_valueIndex.reserve(m_numValues);
+    g->m_valueSlots.reserve(m_numValues);
     g->m_nodeIndex.reserve(m_nodes.size());
     // This graph's value -> the copy, by Value::id (a hash table here cost more than the copy).
     // The original is kept beside it, so a value of another graph with the same id is caught.
@@ -430,14 +471,16 @@ std::unique_ptr<Graph> Graph::clone() const {
                                    "' is used but not defined in this graph");
         return map[v->m_id].second;
     };
-    // Values are recreated in creation order so that values() iterates identically.
-    for (const auto& vp : m_values) {
-        const Value* v = vp.get();
-        if (v->m_producer)
+    // Sources (inputs, constants) are made first, in their creation order, then each node's
+    // outputs in node order: constants() and the printout come out as the original's.
+    for (const Value* v : m_valueSlots) {
+        if (!v || v->m_producer)
             continue;
         Value* nv = g->newValue(v->m_name);
         nv->m_type = v->m_type;
         nv->m_constant = v->m_constant;
+        nv->m_isConstant = v->m_isConstant;
+        g->m_numConstants += v->m_isConstant;
         map[v->m_id] = {v, nv};
     }
     for (const Value* v : m_inputs) {
@@ -445,8 +488,7 @@ std::unique_ptr<Graph> Graph::clone() const {
         g->m_inputs.push_back(mapped(v));
     }
     std::vector<std::string> outs;
-    for (const auto& np : m_nodes) {
-        const Node* n = np.get();
+    for (const Node* n : nodeOrder()) {
         std::vector<Value*> ins;
         ins.reserve(n->m_inputs.size());
         for (Value* in : n->m_inputs)
@@ -466,9 +508,9 @@ std::unique_ptr<Graph> Graph::clone() const {
         graphOutputs.push_back(mapped(o));
     g->setOutputs(std::move(graphOutputs));
     // Constants are copied without addConstant: list the unused ones as addConstant would have.
-    for (const auto& vp : g->m_values)
-        if (vp->m_users.empty())
-            g->queueForCleanup(vp.get());
+    for (Value* v : g->m_valueSlots)
+        if (v->m_users.empty())
+            g->queueForCleanup(v);
     return g;
 }
 

@@ -6,10 +6,12 @@
 #include "Tensor.h"
 #include "TensorType.h"
 
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <memory>
 #include <memory_resource>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -30,7 +32,6 @@ struct PoolDelete {
     }
 };
 using NodeList = std::pmr::list<std::unique_ptr<Node, PoolDelete>>;
-using ValueList = std::pmr::list<std::unique_ptr<Value, PoolDelete>>;
 
 /// An SSA value: produced by one node (or a graph input, or a constant), used by many.
 class Value {
@@ -45,7 +46,7 @@ public:
     int producerOutput() const { return m_producerOutput; }
     /// One entry per use (a node using the value twice appears twice), in the order uses were made.
     const std::vector<Node*>& users() const { return m_users; }
-    bool isConstant() const { return m_constant.has_value(); }
+    bool isConstant() const { return m_isConstant; }
     /// Constant data (weights, folded values); nullptr unless isConstant().
     const Tensor* constant() const { return m_constant ? &*m_constant : nullptr; }
     bool isGraphInput() const { return m_isInput; }
@@ -56,16 +57,20 @@ public:
 
 private:
     friend class Graph;
-    std::string m_name;
-    TensorType m_type;
+    // What whole-graph walks read (producer, id, flags, uses) fills the first cache line and the
+    // type follows; the name and the constant's data come last.
     Node* m_producer = nullptr;
+    uint32_t m_id = 0;
     int m_producerOutput = 0;
-    std::vector<Node*> m_users;
-    std::optional<Tensor> m_constant;
+    uint32_t m_slot = 0; ///< index in Graph::m_valueSlots
     bool m_isInput = false;
     bool m_isOutput = false;
+    bool m_isConstant = false;       ///< m_constant is set (kept here, beside the other flags)
     bool m_queuedForCleanup = false; ///< listed in Graph::m_cleanupCandidates
-    uint32_t m_id = 0;
+    std::vector<Node*> m_users;
+    TensorType m_type;
+    std::string m_name;
+    std::optional<Tensor> m_constant;
 };
 
 /// Where a node came from: the original ONNX node names it covers and the pass/rule that made it.
@@ -124,19 +129,35 @@ public:
     /// comparing it field by field (the pipeline's snapshots share such nodes' records).
     uint32_t version() const { return m_version; }
 
+    /// A number the running pass may keep on the node, such as its position in a list the pass
+    /// made, so that it can look the number up without a hash table keyed by node. Nothing else
+    /// reads it; a new node starts at 0, and a pass sets it before it reads it.
+    uint32_t scratch() const { return m_scratch; }
+    void setScratch(uint32_t s) { m_scratch = s; }
+
 private:
     friend class Graph;
     friend class Value; // Value::setType counts as a change of its producer
-    std::string m_name;
+    // What whole-graph walks read (kind, identity, operands) fills the first cache line; the
+    // name, attributes and provenance follow.
     OpKind m_kind{};
+    uint32_t m_version = 0;
+    uint64_t m_uid = 0;
     std::vector<Value*> m_inputs;
     std::vector<Value*> m_outputs;
-    AttributeMap m_attrs;
-    Provenance m_provenance;
     Graph* m_graph = nullptr;
     NodeList::iterator m_pos;
-    uint64_t m_uid = 0;
-    uint32_t m_version = 0;
+    uint32_t m_scratch = 0;
+    std::string m_name;
+    AttributeMap m_attrs;
+    Provenance m_provenance;
+};
+
+/// A node Graph::eraseNode removed, as it tells its erase log (see Graph::setEraseLog).
+struct ErasedNode {
+    const Node* node;  ///< freed: compare it, never follow it
+    std::string name;
+    uint32_t scratch;  ///< the node's Node::scratch() when it was erased
 };
 
 /// A dataflow graph. Nodes are kept in a topological order that passes may disturb and
@@ -167,8 +188,14 @@ public:
     const std::vector<Value*>& outputs() const { return m_outputs; }
     /// Constants in creation order.
     std::vector<Value*> constants() const;
+    size_t numConstants() const { return m_numConstants; }
     /// Nodes in their current order (a snapshot: safe to mutate the graph while walking it).
     std::vector<Node*> nodes() const;
+    /// The same order without a copy, for a walk that does not add, erase or reorder nodes
+    /// while it runs (any of those invalidates the reference). Kept between such changes, so
+    /// walks in a row (a pass, the snapshot after it, the verifier) read one array instead of
+    /// each chasing the node list through memory.
+    const std::vector<Node*>& nodeOrder() const;
     size_t numNodes() const { return m_nodes.size(); }
     /// Changes whenever a node is added, erased or renamed (never otherwise), so a caller that
     /// looked a node up by name can tell whether the lookup could now give another answer.
@@ -189,10 +216,10 @@ public:
     void replaceAllUsesWith(Value* from, Value* to);
     /// Removes a node whose outputs have no users and are not graph outputs; its inputs lose a use.
     Status eraseNode(Node* node);
-    /// While set, eraseNode appends (node, its name) to `log` before freeing the node, so a caller
-    /// walking a list of node pointers it made earlier can tell which of them are gone (and by
-    /// which name to look for what replaced them). Null detaches it.
-    void setEraseLog(std::vector<std::pair<const Node*, std::string>>* log) { m_eraseLog = log; }
+    /// While set, eraseNode appends the node, its name and its scratch number to `log` before
+    /// freeing it, so a caller walking a list of node pointers it made earlier can tell which of
+    /// them are gone (and by which name to look for what replaced them). Null detaches it.
+    void setEraseLog(std::vector<ErasedNode>* log) { m_eraseLog = log; }
     /// Removes constants and inputs-free values nothing uses (graph inputs are kept).
     void removeUnusedConstants();
     /// Renames a value (keeps the name index in step). Fails if the name is taken.
@@ -203,14 +230,17 @@ public:
     /// Restores a topological order, keeping the current relative order where possible.
     /// Fails with the names involved if the graph has a cycle.
     Status topoSort();
-    /// Runs each node's shape/type inference in order and sets its outputs' types.
-    Status inferTypes();
+    /// Runs each node's shape/type inference in order and sets its outputs' types; sets
+    /// `*changed` (when given) to whether any type differs from before.
+    Status inferTypes(bool* changed = nullptr);
 
     /// A deep copy of the structure; constant tensors share storage with this graph.
     std::unique_ptr<Graph> clone() const;
 
 private:
     Value* newValue(const std::string& name);
+    /// Removes a value from the slots and the name index and frees it.
+    void destroyValue(Value* v);
     void dropUse(Value* v, Node* user);
     /// Lists a constant that has (or may have) lost its last use, so that removeUnusedConstants
     /// looks at the constants that could have become unused, not at every value of the graph:
@@ -225,9 +255,20 @@ private:
     /// cache lines and pages. Declared before the lists, so it outlives them.
     std::unique_ptr<std::pmr::unsynchronized_pool_resource> m_pool;
     NodeList m_nodes;
-    ValueList m_values;
+    /// m_nodes as an array (see nodeOrder()), rebuilt on demand after a change to the order.
+    /// Const readers on several threads may ask for it at once, hence the lock around rebuilds.
+    mutable std::vector<Node*> m_order;
+    mutable std::atomic<bool> m_orderValid{false};
+    mutable std::mutex m_orderMutex;
+    /// Every value, in creation order, with nullptr where a value was removed: values are only
+    /// ever appended, so a walk over them is a scan of this array rather than a chase through
+    /// list links (on a big graph, a cache miss per value). Compacted once the holes outnumber
+    /// the values. The values live in m_pool; the graph frees them itself.
+    std::vector<Value*> m_valueSlots;
+    size_t m_numValues = 0;
+    size_t m_numConstants = 0;
     /// Name indexes, in the pool too (their entries are made and dropped with every rewrite).
-    std::pmr::unordered_map<std::string, ValueList::iterator> m_valueIndex;
+    std::pmr::unordered_map<std::string, Value*> m_valueIndex;
     std::pmr::unordered_map<std::string, Node*> m_nodeIndex;
     std::vector<Value*> m_inputs;
     std::vector<Value*> m_outputs;
@@ -236,7 +277,7 @@ private:
     std::vector<Value*> m_cleanupCandidates;
     uint64_t m_structureVersion = 0;
     uint32_t m_nextValueId = 0;
-    std::vector<std::pair<const Node*, std::string>>* m_eraseLog = nullptr;
+    std::vector<ErasedNode>* m_eraseLog = nullptr;
 };
 
 } // namespace sextant::ir

@@ -50,7 +50,7 @@ std::string typeMismatch(const Tensor& t, const TensorType& declared,
 }
 
 bool hasSubgraphs(const Graph& graph) {
-    for (const Node* n : graph.nodes())
+    for (const Node* n : graph.nodeOrder())
         for (const auto& [name, a] : n->attrs())
             if (std::holds_alternative<std::shared_ptr<const Graph>>(a))
                 return true;

@@ -197,7 +197,7 @@ void appendGraph(std::string& out, const Graph& graph, const std::string& indent
         }
         out += '\n';
     }
-    for (const Node* n : graph.nodes())
+    for (const Node* n : graph.nodeOrder())
         out += inner + printNodeAt(*n, inner) + "\n";
     out += inner + "return";
     for (size_t i = 0; i < graph.outputs().size(); ++i) {

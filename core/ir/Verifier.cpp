@@ -36,8 +36,14 @@ Status verifyGraph(const Graph& graph) {
         bool defined = false;
     };
     std::vector<Slot> slots(graph.valueIdBound());
-    for (const Value* v : graph.values())
-        slots[v->id()].value = v;
+    // One walk over the values: index them, define the constants, and remember the first
+    // constant that also has a producer (reported after any error in the graph inputs).
+    const Value* producedConstant = nullptr;
+    for (const Value* v : graph.values()) {
+        slots[v->id()] = {v, v->isConstant()};
+        if (v->isConstant() && v->producer() && !producedConstant)
+            producedConstant = v;
+    }
     auto owns = [&](const Value* v) { return v->id() < slots.size() && slots[v->id()].value == v; };
     auto isDefined = [&](const Value* v) { return owns(v) && slots[v->id()].defined; };
     auto define = [&](const Value* v) {
@@ -51,15 +57,12 @@ Status verifyGraph(const Graph& graph) {
                              v->name());
         define(v);
     }
-    for (const Value* c : graph.constants()) {
-        if (c->producer())
-            return makeError(ErrorKind::Verify,
-                             "constant '" + c->name() + "' is also produced by node '" +
-                                 c->producer()->name() + "'",
-                             c->name());
-        define(c);
-    }
-    for (const Node* n : graph.nodes()) {
+    if (const Value* c = producedConstant)
+        return makeError(ErrorKind::Verify,
+                         "constant '" + c->name() + "' is also produced by node '" +
+                             c->producer()->name() + "'",
+                         c->name());
+    for (const Node* n : graph.nodeOrder()) {
         const OpInfo& info = n->info();
         const int nin = static_cast<int>(n->numInputs());
         const int nout = static_cast<int>(n->numOutputs());

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <set>
 #include <unordered_map>
 
 namespace sextant::passes {
@@ -159,11 +158,12 @@ private:
     }
 
     static Expected<bool> mergeNodes(ir::Graph& graph, PassContext& ctx) {
-        std::vector<ir::Node*> order = graph.nodes();
-        std::unordered_map<const ir::Node*, size_t> position;
+        // Positions in the node order, kept on the nodes (the pass adds no node, so every user
+        // met below is listed here; an erased node is no longer anyone's user).
+        const std::vector<ir::Node*> order = graph.nodes();
         for (size_t i = 0; i < order.size(); ++i)
-            position[order[i]] = i;
-        std::set<const ir::Node*> erased;
+            order[i]->setScratch(static_cast<uint32_t>(i));
+        auto position = [](const ir::Node* x) { return x->scratch(); };
         bool changed = false;
         for (ir::Node* n : order) {
             const ir::Value* key = anchorInput(*n);
@@ -172,9 +172,9 @@ private:
             // The earliest live twin survives; it was visited before n, so it is already final.
             ir::Node* survivor = nullptr;
             for (ir::Node* u : key->users()) {
-                if (u == n || erased.count(u) || position.at(u) > position.at(n))
+                if (u == n || position(u) > position(n))
                     continue;
-                if (survivor && position.at(u) >= position.at(survivor))
+                if (survivor && position(u) >= position(survivor))
                     continue;
                 if (sameComputation(*u, *n))
                     survivor = u;
@@ -199,7 +199,6 @@ private:
             ir::Provenance& p = survivor->mutableProvenance();
             p.origins = unionOrigins({survivor, n});
             SX_TRY(graph.eraseNode(n));
-            erased.insert(n);
             for (auto& [v, newName] : renames)
                 SX_TRY(graph.renameValue(v, newName));
             changed = true;

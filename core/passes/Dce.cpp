@@ -31,9 +31,9 @@ public:
                 again = changed = true;
             }
         }
-        size_t constantsBefore = graph.constants().size();
+        const size_t constantsBefore = graph.numConstants();
         graph.removeUnusedConstants();
-        return changed || graph.constants().size() != constantsBefore;
+        return changed || graph.numConstants() != constantsBefore;
     }
 };
 

@@ -32,7 +32,7 @@ std::vector<int64_t> permOf(const ir::Node& t) {
 
 GreyOpCounts countGreyOps(const ir::Graph& graph) {
     GreyOpCounts c;
-    for (const ir::Node* n : graph.nodes()) {
+    for (const ir::Node* n : graph.nodeOrder()) {
         if (n->kind() == ir::OpKind::Transpose)
             ++c.transposes;
         else if (isCopyOrCast(n->kind()))
@@ -45,7 +45,7 @@ GreyOpCounts countGreyOps(const ir::Graph& graph) {
 
 std::vector<std::string> inverseTransposePairs(const ir::Graph& graph) {
     std::vector<std::string> pairs;
-    for (const ir::Node* n : graph.nodes()) {
+    for (const ir::Node* n : graph.nodeOrder()) {
         if (n->kind() != ir::OpKind::Transpose || !n->input(0))
             continue;
         const ir::Node* inner = n->input(0)->producer();

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
-#include <unordered_map>
 
 namespace sextant::passes {
 
@@ -103,40 +102,42 @@ Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
     FlushTimes flush(slots, ctx);
     // Each sweep walks the nodes as they were listed when it began. A rewrite may erase listed
     // nodes, and the replacement of an anchor takes the anchor's name, so a listed node that is
-    // gone stands for whatever node now has its name (if any). The graph logs the names of the
-    // nodes it erases, so the walk copies and looks up names only for those, not for every node
-    // on every sweep (on a large graph those copies and hash lookups were a good part of the
-    // pass's time).
-    std::vector<std::pair<const ir::Node*, std::string>> erasedLog;
+    // gone stands for whatever node now has its name (if any). Each listed node carries its
+    // position (Node::scratch, 1-based; nodes made during the sweep have 0) and the graph logs
+    // the nodes it erases with it, so the walk keeps the names of erased listed nodes by
+    // position: no copy or lookup per node, and no hash table keyed by node (on a large graph
+    // those were a good part of the pass's time).
+    std::vector<ir::ErasedNode> erasedLog;
     struct DetachLog {
         ir::Graph& g;
         ~DetachLog() { g.setEraseLog(nullptr); }
     } detach{graph};
     graph.setEraseLog(&erasedLog);
-    std::unordered_map<const ir::Node*, std::string> erasedNames; // lookups only
+    std::vector<std::string> erasedNames; // by position in `listed`; empty: not erased
     bool changedAny = false;
     for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
         bool changed = false;
         const std::vector<ir::Node*> listed = graph.nodes();
+        for (size_t i = 0; i < listed.size(); ++i)
+            listed[i]->setScratch(static_cast<uint32_t>(i + 1));
         erasedLog.clear();
-        erasedNames.clear();
-        // The node standing for a listed one now. A node's memory may be reused by a node made
-        // later in the sweep, so the first erasure logged for an address is the listed node's.
-        auto current = [&](ir::Node* n) -> ir::Node* {
-            for (auto& [ptr, name] : erasedLog)
-                erasedNames.emplace(ptr, std::move(name));
+        erasedNames.assign(listed.size(), std::string());
+        // The node standing for the listed node at position i now.
+        auto current = [&](size_t i) -> ir::Node* {
+            for (ir::ErasedNode& e : erasedLog) {
+                const size_t at = e.scratch;
+                if (at >= 1 && at <= listed.size() && listed[at - 1] == e.node)
+                    erasedNames[at - 1] = std::move(e.name);
+            }
             erasedLog.clear();
-            if (erasedNames.empty())
-                return n;
-            auto it = erasedNames.find(n);
-            return it == erasedNames.end() ? n : graph.findNode(it->second);
+            return erasedNames[i].empty() ? listed[i] : graph.findNode(erasedNames[i]);
         };
-        for (ir::Node* listedNode : listed) {
-            ir::Node* node = current(listedNode);
+        for (size_t i = 0; i < listed.size(); ++i) {
+            ir::Node* node = current(i);
             uint64_t version = graph.structureVersion();
             for (RuleSlot& slot : slots) {
                 if (graph.structureVersion() != version) {
-                    node = current(listedNode);
+                    node = current(i);
                     version = graph.structureVersion();
                 }
                 if (!node)

@@ -241,7 +241,7 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
     const std::vector<NodeKey>* prevKeys = previous ? &previous->m_nodeKeys : nullptr;
     size_t keyCursor = 0;
     static const bool check = std::getenv("SEXTANT_CHECK_SNAPSHOTS") != nullptr;
-    for (const ir::Node* n : graph.nodes()) {
+    for (const ir::Node* n : graph.nodeOrder()) {
         const NodeRecord* shared = nullptr;
         const NodeRecord* sameNode = nullptr; // the previous record of this live node
         if (prevKeys) {

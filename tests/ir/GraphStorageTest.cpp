@@ -1,10 +1,13 @@
 // Graph keeps its nodes and values in a per-graph memory pool and counts structural changes
 // (structureVersion) so that rewrite drivers look a node up by name again only when the answer
-// could have changed. These tests pin down the contract those optimisations rely on.
+// could have changed; values sit in an array with holes that is compacted now and then, the node
+// order is cached as an array between changes, and erased nodes are logged with their scratch
+// number. These tests pin down the contract those optimisations rely on.
 
 #include "TestUtil.h"
 
 #include "core/ir/Printer.h"
+#include "core/ir/Verifier.h"
 
 namespace sextant::ir::test {
 namespace {
@@ -77,6 +80,115 @@ TEST(GraphStorage, OrderSurvivesHeavyEraseAndReinsertion) {
     auto c = g->clone();
     EXPECT_EQ(printGraph(*c), printGraph(*g));
     EXPECT_EQ(nodeNames(*c), names);
+}
+
+std::vector<std::string> valueNames(const std::vector<Value*>& values) {
+    std::vector<std::string> out;
+    for (const Value* v : values)
+        out.push_back(v->name());
+    return out;
+}
+
+TEST(GraphStorage, ValuesKeepCreationOrderWhenManyAreRemoved) {
+    // 300 constants, three kept alive as graph outputs: removing the others leaves far more
+    // holes than values, which compacts the value array. Order, lookups and counts must not move.
+    auto g = reluChain(10);
+    std::vector<Value*> outputs = g->outputs();
+    for (int i = 0; i < 300; ++i) {
+        Value* k = g->addConstant("k" + std::to_string(i), Tensor::fromVector<float>({1}, {float(i)})).value();
+        if (i == 0 || i == 150 || i == 299)
+            outputs.push_back(k);
+    }
+    g->setOutputs(outputs);
+    ASSERT_TRUE(g->inferTypes().ok());
+    const uint32_t idOf150 = g->findValue("k150")->id();
+    EXPECT_EQ(g->numConstants(), 300u);
+    g->removeUnusedConstants();
+
+    std::vector<std::string> expected{"x"};
+    for (int i = 0; i < 10; ++i)
+        expected.push_back("v" + std::to_string(i));
+    for (const char* k : {"k0", "k150", "k299"})
+        expected.push_back(k);
+    EXPECT_EQ(valueNames(g->values()), expected);
+    EXPECT_EQ(valueNames(g->constants()), (std::vector<std::string>{"k0", "k150", "k299"}));
+    EXPECT_EQ(g->numConstants(), 3u);
+    EXPECT_EQ(g->findValue("k1"), nullptr);
+    ASSERT_NE(g->findValue("k150"), nullptr);
+    EXPECT_EQ(g->findValue("k150")->id(), idOf150); // ids stay: walks index by them
+    EXPECT_TRUE(verifyGraph(*g).ok());
+
+    // A value made after the compaction comes last. A clone makes the sources (inputs and
+    // constants) first, then the node outputs, each in the original's order, and prints the same.
+    ASSERT_TRUE(g->addConstant("late", Tensor::fromVector<float>({1}, {1.f})).ok());
+    expected.push_back("late");
+    EXPECT_EQ(valueNames(g->values()), expected);
+    EXPECT_EQ(g->numConstants(), 4u);
+    auto c = g->clone();
+    EXPECT_EQ(valueNames(c->values()),
+              (std::vector<std::string>{"x", "k0", "k150", "k299", "late", "v0", "v1", "v2", "v3",
+                                        "v4", "v5", "v6", "v7", "v8", "v9"}));
+    EXPECT_EQ(valueNames(c->constants()), valueNames(g->constants()));
+    EXPECT_EQ(c->numConstants(), 4u);
+    EXPECT_EQ(printGraph(*c), printGraph(*g));
+}
+
+TEST(GraphStorage, TheCachedNodeOrderFollowsEveryChange) {
+    auto g = reluChain(3);
+    auto names = [&] {
+        std::vector<std::string> out;
+        for (const Node* n : g->nodeOrder())
+            out.push_back(n->name());
+        return out;
+    };
+    EXPECT_EQ(names(), (std::vector<std::string>{"r0", "r1", "r2"}));
+    // Insert before a node, then append: both show at once.
+    Node* r1 = g->findNode("r1");
+    ASSERT_TRUE(g->addNode(OpKind::Relu, "a", {g->findValue("v0")}, {"va"}, {}, r1).ok());
+    ASSERT_TRUE(g->addNode(OpKind::Relu, "b", {g->findValue("v2")}, {"vb"}).ok());
+    EXPECT_EQ(names(), (std::vector<std::string>{"r0", "a", "r1", "r2", "b"}));
+    // Erase: gone from the order.
+    ASSERT_TRUE(g->eraseNode(g->findNode("a")).ok());
+    EXPECT_EQ(names(), (std::vector<std::string>{"r0", "r1", "r2", "b"}));
+    // A consumer put before its producer, then topoSort: the order changes again.
+    ASSERT_TRUE(g->addNode(OpKind::Relu, "c", {g->findValue("vb")}, {"vc"}, {}, g->findNode("r0")).ok());
+    EXPECT_EQ(names(), (std::vector<std::string>{"c", "r0", "r1", "r2", "b"}));
+    ASSERT_TRUE(g->topoSort().ok());
+    EXPECT_EQ(names(), (std::vector<std::string>{"r0", "r1", "r2", "b", "c"}));
+    EXPECT_EQ(nodeNames(*g), names());
+}
+
+TEST(GraphStorage, ErasedNodesAreLoggedWithNameAndScratch) {
+    auto g = reluChain(3);
+    std::vector<ErasedNode> log;
+    g->setEraseLog(&log);
+    Node* r2 = g->findNode("r2");
+    r2->setScratch(7);
+    g->setOutputs({g->findValue("v1")});
+    ASSERT_TRUE(g->eraseNode(r2).ok());
+    g->setEraseLog(nullptr);
+    ASSERT_EQ(log.size(), 1u);
+    EXPECT_EQ(log[0].node, r2);
+    EXPECT_EQ(log[0].name, "r2");
+    EXPECT_EQ(log[0].scratch, 7u);
+    // A new node starts with scratch 0, whatever memory it reuses.
+    Node* fresh = g->addNode(OpKind::Relu, "r2b", {g->findValue("v1")}, {"w"}).value();
+    EXPECT_EQ(fresh->scratch(), 0u);
+}
+
+TEST(GraphStorage, InferTypesSaysWhetherATypeChanged) {
+    auto g = reluChain(3);
+    bool changed = false;
+    ASSERT_TRUE(g->inferTypes(&changed).ok());
+    EXPECT_TRUE(changed); // addNode gives placeholder types
+    ASSERT_TRUE(g->inferTypes(&changed).ok());
+    EXPECT_FALSE(changed);
+    g->findValue("v1")->setType(TensorType::of(DType::F32, {9}));
+    ASSERT_TRUE(g->inferTypes(&changed).ok());
+    EXPECT_TRUE(changed); // v1 is put back to [4]
+    EXPECT_EQ(g->findValue("v1")->type(), TensorType::of(DType::F32, {4}));
+    ASSERT_TRUE(g->inferTypes(&changed).ok());
+    EXPECT_FALSE(changed);
 }
 
 TEST(GraphStorage, SubgraphsOutliveNothingTheyNeed) {
