@@ -14,6 +14,7 @@
 
 #include "core/frontend/OnnxImporter.h"
 #include "core/frontend/TensorProtoIO.h"
+#include "core/ir/Allocator.h"
 #include "core/ir/Blas.h"
 #include "core/passes/PassManager.h"
 #include "core/runtime/ReferenceExecutor.h"
@@ -224,6 +225,8 @@ void pipelineSynthetic(benchmark::State& state) {
 } // namespace
 
 int main(int argc, char** argv) {
+    // As the applications do (core/ir/Allocator.h): measure the allocator setup users run.
+    ir::tuneAllocator();
     // The baseline is onnxruntime with one intra-op thread: compare like with like.
     ir::blas::setNumThreads(1);
     // Record which OpenBLAS kernels ran and who chose them (Sextant picks them from the CPU's

@@ -1,6 +1,8 @@
 // sextant-cli: the headless driver. Every GUI action is reachable from here so CI can gate on it.
 #include "Commands.h"
 
+#include "core/ir/Allocator.h"
+
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -40,6 +42,7 @@ void usage(std::FILE* out) {
 } // namespace sextant::cli
 
 int main(int argc, char** argv) {
+    sextant::ir::tuneAllocator();
     using namespace sextant::cli;
     if (argc < 2) {
         usage(stderr);

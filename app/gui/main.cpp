@@ -4,6 +4,8 @@
 // and quits (how docs/ screenshots and GUI smoke checks are made).
 #include "MainWindow.h"
 
+#include "core/ir/Allocator.h"
+
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QFileInfo>
@@ -12,6 +14,7 @@
 #include <cstdio>
 
 int main(int argc, char** argv) {
+    sextant::ir::tuneAllocator();
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("sextant"));
     QApplication::setApplicationVersion(QStringLiteral("0.1.0"));
