@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <set>
 
 namespace sextant::passes {
@@ -114,9 +115,19 @@ bool isTranspose(const ir::Node* n, const std::vector<int64_t>& perm) {
            n->input(0)->type().rank() == 4 && n->attrInts("perm") == perm;
 }
 
+/// The nodes placeRegions lists, by position (Node::scratch holds position + 1; nodes made
+/// later hold 0), with a flag per position: membership without a tree or hash keyed by node.
+struct NodeFlags {
+    std::vector<char> flag;
+    bool count(const ir::Node* n) const {
+        const uint32_t s = n->scratch();
+        return s != 0 && s <= flag.size() && flag[s - 1];
+    }
+};
+
 /// True when every reader of `v` is a blocked convolution reading it as its activation (input
 /// 0 only), so that an entry conversion replaces every use.
-bool onlyConvActivationOf(const ir::Value* v, const std::set<const ir::Node*>& blocked) {
+bool onlyConvActivationOf(const ir::Value* v, const NodeFlags& blocked) {
     for (const ir::Node* u : v->users()) {
         if (!blocked.count(u) || !isConvFamily(u->kind()))
             return false;
@@ -235,10 +246,16 @@ private:
         for (const ir::Node* n : nodes)
             if (isTransData(n) && n->attrString("dst_format", "") == "NC1HWC0")
                 blocked.insert(n->output(0));
-        // 1. Which nodes can be blocked, regardless of bisection.
-        std::map<const ir::Node*, size_t> indexOf;
+        // 1. Which nodes can be blocked, regardless of bisection. Each listed node carries its
+        //    position + 1 (Node::scratch); nodes this pass makes carry 0.
         for (size_t i = 0; i < nodes.size(); ++i)
-            indexOf[nodes[i]] = i;
+            nodes[i]->setScratch(static_cast<uint32_t>(i + 1));
+        auto indexOf = [&](const ir::Node* n) -> std::optional<size_t> {
+            const uint32_t s = n->scratch();
+            if (s == 0 || s > nodes.size() || nodes[s - 1] != n)
+                return std::nullopt;
+            return s - 1;
+        };
         std::vector<bool> isBlocked(nodes.size(), false);
         for (size_t i = 0; i < nodes.size(); ++i) {
             ir::Node* n = nodes[i];
@@ -258,32 +275,35 @@ private:
                 continue;
             for (const ir::Value* v : nodes[i]->inputs()) {
                 const ir::Node* p = v ? v->producer() : nullptr;
-                auto it = p ? indexOf.find(p) : indexOf.end();
-                if (it != indexOf.end() && isBlocked[it->second])
-                    regions.join(i, it->second);
+                const std::optional<size_t> at = p ? indexOf(p) : std::nullopt;
+                if (at && isBlocked[*at])
+                    regions.join(i, *at);
             }
         }
         // 3. One application per region, in the order of their first nodes; a denied region
-        //    stays plain as a whole.
-        std::map<size_t, bool> allowed;
+        //    stays plain as a whole. A region the pass placed before (every node already
+        //    marked) is not applied again. Indexed by region root (the region's first node).
+        std::vector<char> placedBefore(nodes.size(), 1);
+        for (size_t i = 0; i < nodes.size(); ++i)
+            if (isBlocked[i] && nodes[i]->attrString(kLayoutAttr, "") != "NC1HWC0")
+                placedBefore[regions.find(i)] = 0;
+        enum : char { kUndecided, kAllowed, kDenied };
+        std::vector<char> allowed(nodes.size(), kUndecided);
         for (size_t i = 0; i < nodes.size(); ++i) {
             if (!isBlocked[i])
                 continue;
             const size_t root = regions.find(i);
-            if (allowed.count(root))
+            if (allowed[root] != kUndecided)
                 continue;
-            // A region the pass placed before (every node already marked) is not applied again.
-            bool alreadyPlaced = true;
-            for (size_t j = i; j < nodes.size() && alreadyPlaced; ++j)
-                if (isBlocked[j] && regions.find(j) == root)
-                    alreadyPlaced = nodes[j]->attrString(kLayoutAttr, "") == "NC1HWC0";
-            allowed[root] =
-                alreadyPlaced || ctx.requestApplication(kAssignLayoutRule, nodes[root]->name());
+            allowed[root] = placedBefore[root] ||
+                                    ctx.requestApplication(kAssignLayoutRule, nodes[root]->name())
+                                ? kAllowed
+                                : kDenied;
         }
-        std::set<const ir::Node*> blockedNodes;
+        NodeFlags blockedNodes{std::vector<char>(nodes.size(), 0)};
         for (size_t i = 0; i < nodes.size(); ++i) {
-            if (isBlocked[i] && allowed[regions.find(i)])
-                blockedNodes.insert(nodes[i]);
+            if (isBlocked[i] && allowed[regions.find(i)] == kAllowed)
+                blockedNodes.flag[i] = 1;
             else if (isBlocked[i])
                 blocked.erase(nodes[i]->output(0));
         }
@@ -361,9 +381,9 @@ private:
             ir::Node* before = nullptr;
             size_t firstIndex = nodes.size();
             for (ir::Node* u : plainReaders) {
-                auto it = indexOf.find(u);
-                if (it != indexOf.end() && it->second < firstIndex) {
-                    firstIndex = it->second;
+                const std::optional<size_t> at = indexOf(u);
+                if (at && *at < firstIndex) {
+                    firstIndex = *at;
                     before = u;
                 }
             }

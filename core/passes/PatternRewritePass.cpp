@@ -113,7 +113,10 @@ Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
         ~DetachLog() { g.setEraseLog(nullptr); }
     } detach{graph};
     graph.setEraseLog(&erasedLog);
-    std::vector<std::string> erasedNames; // by position in `listed`; empty: not erased
+    // By position in `listed`: 0, or 1 + the index in erasedNames of the name the erased node
+    // had (a compact array: every listed node's entry is read once per sweep).
+    std::vector<uint32_t> erasedAt;
+    std::vector<std::string> erasedNames;
     bool changedAny = false;
     for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
         bool changed = false;
@@ -121,16 +124,19 @@ Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
         for (size_t i = 0; i < listed.size(); ++i)
             listed[i]->setScratch(static_cast<uint32_t>(i + 1));
         erasedLog.clear();
-        erasedNames.assign(listed.size(), std::string());
+        erasedAt.assign(listed.size(), 0);
+        erasedNames.clear();
         // The node standing for the listed node at position i now.
         auto current = [&](size_t i) -> ir::Node* {
             for (ir::ErasedNode& e : erasedLog) {
                 const size_t at = e.scratch;
-                if (at >= 1 && at <= listed.size() && listed[at - 1] == e.node)
-                    erasedNames[at - 1] = std::move(e.name);
+                if (at >= 1 && at <= listed.size() && listed[at - 1] == e.node && !erasedAt[at - 1]) {
+                    erasedNames.push_back(std::move(e.name));
+                    erasedAt[at - 1] = static_cast<uint32_t>(erasedNames.size());
+                }
             }
             erasedLog.clear();
-            return erasedNames[i].empty() ? listed[i] : graph.findNode(erasedNames[i]);
+            return erasedAt[i] ? graph.findNode(erasedNames[erasedAt[i] - 1]) : listed[i];
         };
         for (size_t i = 0; i < listed.size(); ++i) {
             ir::Node* node = current(i);

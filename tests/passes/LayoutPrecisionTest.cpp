@@ -133,6 +133,22 @@ TEST(LayoutPass, ConvRegionIsBlockedWithOneTransDataAtEachBoundary) {
     expectSameOutputs(before, runF64(*r.graph));
 }
 
+TEST(LayoutPass, ARegionPlacedBeforeIsNotAppliedAgain) {
+    // Compiling an already laid-out graph again: every region is marked already, so the rule
+    // counts no application (a bisection limit is not spent on it) and adds no conversion.
+    auto g = convBlock();
+    PipelineConfig cfg = onlyLayoutPrecision();
+    PipelineResult first = pipeline(*g, cfg);
+    ASSERT_TRUE(first.graph);
+    EXPECT_EQ(stats(first, kAssignLayoutRule).applied, 1);
+    PipelineResult second = pipeline(*first.graph, cfg);
+    ASSERT_TRUE(second.graph);
+    EXPECT_EQ(stats(second, kAssignLayoutRule).applied, 0);
+    EXPECT_EQ(countGreyOps(*second.graph).layoutConversions, 2);
+    for (const char* n : {"conv1", "relu", "conv2", "add", "add_bias", "pool"})
+        EXPECT_EQ(layoutOf(*second.graph, n), "NC1HWC0") << n;
+}
+
 TEST(LayoutPass, BlockedGraphOutputConvertsBackAndKeepsItsName) {
     Builder b;
     ir::Value* x = b.input("x", {1, 4, 6, 6});
