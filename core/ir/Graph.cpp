@@ -22,8 +22,33 @@ void Value::setType(TensorType t) {
 // ---- Node attribute helpers
 
 const Attribute* Node::attr(const std::string& n) const {
-    auto it = m_attrs.find(n);
-    return it == m_attrs.end() ? nullptr : &it->second;
+    if (!m_attrs)
+        return nullptr;
+    auto it = m_attrs->find(n);
+    return it == m_attrs->end() ? nullptr : &it->second;
+}
+
+const AttributeMap& Node::emptyAttrs() {
+    static const AttributeMap kEmpty;
+    return kEmpty;
+}
+
+AttributeMap& Node::ownAttrs() {
+    // Shared with a clone or a snapshot (or not made yet): copy before changing. Only the thread
+    // changing this node can make a new reference to the map, so a use count of one stays one.
+    if (!m_attrs || m_sharedAttrs.use_count() != 1) {
+        auto copy = m_attrs ? std::make_shared<AttributeMap>(*m_attrs) : std::make_shared<AttributeMap>();
+        m_attrs = copy.get();
+        m_sharedAttrs = std::move(copy);
+    }
+    return *m_attrs;
+}
+
+void Node::setSharedAttrs(std::shared_ptr<const AttributeMap> a) {
+    // The map is only ever changed through m_attrs after ownAttrs() made sure nobody else holds
+    // it; every map stored here was made as a mutable AttributeMap (by ownAttrs or addNode).
+    m_attrs = a ? const_cast<AttributeMap*>(a.get()) : nullptr;
+    m_sharedAttrs = std::move(a);
 }
 
 int64_t Node::attrInt(const std::string& n, int64_t dflt) const {
@@ -167,7 +192,8 @@ Expected<Node*> Graph::addNode(OpKind kind, const std::string& name, std::vector
     n->m_name = name;
     n->m_uid = g_nextNodeUid.fetch_add(1, std::memory_order_relaxed);
     n->m_kind = kind;
-    n->m_attrs = std::move(attrs);
+    if (!attrs.empty())
+        n->setSharedAttrs(std::make_shared<AttributeMap>(std::move(attrs)));
     n->m_graph = this;
     n->m_inputs = std::move(inputs);
     for (Value* in : n->m_inputs)
@@ -496,7 +522,8 @@ std::unique_ptr<Graph> Graph::clone() const {
         outs.clear();
         for (Value* o : n->m_outputs)
             outs.push_back(o->m_name);
-        Node* nn = g->addNode(n->m_kind, n->m_name, std::move(ins), outs, n->m_attrs).value();
+        Node* nn = g->addNode(n->m_kind, n->m_name, std::move(ins), outs).value();
+        nn->setSharedAttrs(n->m_sharedAttrs); // shared until either graph changes them
         nn->m_provenance = n->m_provenance;
         for (size_t i = 0; i < outs.size(); ++i) {
             nn->m_outputs[i]->m_type = n->m_outputs[i]->m_type;

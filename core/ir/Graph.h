@@ -94,17 +94,22 @@ public:
     Value* output(size_t i = 0) const { return m_outputs[i]; }
     size_t numOutputs() const { return m_outputs.size(); }
 
-    const AttributeMap& attrs() const { return m_attrs; }
+    const AttributeMap& attrs() const { return m_attrs ? *m_attrs : emptyAttrs(); }
+    /// The attributes as an immutable map that can be kept: a clone of the graph and the
+    /// pipeline's snapshots share it instead of copying it. Null when the node has none.
+    /// Changing the node's attributes afterwards copies the map first (copy on write), so a
+    /// kept map never changes.
+    const std::shared_ptr<const AttributeMap>& sharedAttrs() const { return m_sharedAttrs; }
     /// Counts as a change (see version()) when called: change the attributes right away.
     AttributeMap& mutableAttrs() {
         ++m_version;
-        return m_attrs;
+        return ownAttrs();
     }
-    bool hasAttr(const std::string& n) const { return m_attrs.count(n) != 0; }
+    bool hasAttr(const std::string& n) const { return m_attrs && m_attrs->count(n) != 0; }
     const Attribute* attr(const std::string& n) const;
     void setAttr(const std::string& n, Attribute v) {
         ++m_version;
-        m_attrs[n] = std::move(v);
+        ownAttrs()[n] = std::move(v);
     }
     int64_t attrInt(const std::string& n, int64_t dflt) const;
     double attrFloat(const std::string& n, double dflt) const;
@@ -148,8 +153,16 @@ private:
     Graph* m_graph = nullptr;
     NodeList::iterator m_pos;
     uint32_t m_scratch = 0;
+    static const AttributeMap& emptyAttrs();
+    /// The attribute map, unshared first if anyone else holds it (see sharedAttrs()).
+    AttributeMap& ownAttrs();
+    void setSharedAttrs(std::shared_ptr<const AttributeMap> a);
+
     std::string m_name;
-    AttributeMap m_attrs;
+    /// The attributes: m_attrs points into m_sharedAttrs (null when there are none). The map is
+    /// changed in place only while nothing else shares it.
+    std::shared_ptr<const AttributeMap> m_sharedAttrs;
+    AttributeMap* m_attrs = nullptr;
     Provenance m_provenance;
 };
 

@@ -83,6 +83,8 @@ bool sameAttribute(const ir::Attribute& a, const ir::Attribute& b) {
 }
 
 bool sameAttributes(const ir::AttributeMap& a, const ir::AttributeMap& b) {
+    if (&a == &b) // one shared map (maps shared by a node and a record never change)
+        return true;
     if (a.size() != b.size())
         return false;
     for (auto ia = a.begin(), ib = b.begin(); ia != a.end(); ++ia, ++ib)
@@ -144,8 +146,12 @@ const NodeRecord* recordOf(const ir::Node& n, const NodeRecord* old, RecordStore
     }
     if (old && sameAttributes(*old->attrs, n.attrs()))
         r->attrs = old->attrs;
-    else
-        r->attrs = std::make_shared<const ir::AttributeMap>(n.attrs());
+    else if (n.sharedAttrs())
+        r->attrs = n.sharedAttrs(); // copied on the node's next change, not now
+    else {
+        static const auto kNone = std::make_shared<const ir::AttributeMap>();
+        r->attrs = kNone;
+    }
     if (old && sameProvenance(*old->provenance, n.provenance()))
         r->provenance = old->provenance;
     else

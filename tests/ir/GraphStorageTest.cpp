@@ -191,6 +191,31 @@ TEST(GraphStorage, InferTypesSaysWhetherATypeChanged) {
     EXPECT_FALSE(changed);
 }
 
+TEST(GraphStorage, AttributesAreSharedUntilChanged) {
+    // A clone shares each node's attribute map; a change on either side copies it first, and a
+    // map someone kept (a snapshot does) never changes.
+    auto g = reluChain(2);
+    g->findNode("r0")->setAttr("alpha", int64_t{1});
+    auto c = g->clone();
+    Node* a = g->findNode("r0");
+    Node* b = c->findNode("r0");
+    EXPECT_EQ(a->sharedAttrs(), b->sharedAttrs());
+    std::shared_ptr<const AttributeMap> kept = b->sharedAttrs();
+    b->setAttr("alpha", int64_t{2});
+    EXPECT_EQ(a->attrInt("alpha", 0), 1);
+    EXPECT_EQ(b->attrInt("alpha", 0), 2);
+    EXPECT_EQ(std::get<int64_t>(kept->at("alpha")), 1);
+    EXPECT_NE(a->sharedAttrs(), b->sharedAttrs());
+    // Unshared, a change is made in place; a node without attributes has none to share.
+    const AttributeMap* before = &b->attrs();
+    kept.reset();
+    b->mutableAttrs()["beta"] = 3.0;
+    EXPECT_EQ(&b->attrs(), before);
+    EXPECT_EQ(g->findNode("r1")->sharedAttrs(), nullptr);
+    EXPECT_TRUE(g->findNode("r1")->attrs().empty());
+    EXPECT_FALSE(g->findNode("r1")->hasAttr("alpha"));
+}
+
 TEST(GraphStorage, SubgraphsOutliveNothingTheyNeed) {
     // A node attribute may hold a whole graph (If/Loop bodies) with its own pool; destroying the
     // outer graph destroys the body through the node, while the pools are still alive.
