@@ -21,15 +21,9 @@ if ! command -v valgrind >/dev/null; then
     echo "pipeline-instructions: needs valgrind (apt-get install valgrind)" >&2
     exit 2
 fi
-if [ $# -eq 0 ]; then
-    set -- "$(dirname "$0")/../build-bench/bench/sextant-bench"
-fi
-for bin in "$@"; do
-    if [ ! -x "$bin" ]; then
-        echo "pipeline-instructions: '$bin' is not an executable (build it: ninja -C build-bench sextant-bench)" >&2
-        exit 2
-    fi
-done
+. "$(dirname "$0")/bench-binaries.sh"
+bench_binaries pipeline-instructions "$@"
+set -- "${BENCH_BINARIES[@]}"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -15,15 +15,9 @@ set -euo pipefail
 ROUNDS=${ROUNDS:-4}
 REPS=${REPS:-5}
 MIN_TIME=${MIN_TIME:-0.4}
-if [ $# -eq 0 ]; then
-    set -- "$(dirname "$0")/../build-bench/bench/sextant-bench"
-fi
-for bin in "$@"; do
-    if [ ! -x "$bin" ]; then
-        echo "pipeline-scaling: '$bin' is not an executable (build it: ninja -C build-bench sextant-bench)" >&2
-        exit 2
-    fi
-done
+. "$(dirname "$0")/bench-binaries.sh"
+bench_binaries pipeline-scaling "$@"
+set -- "${BENCH_BINARIES[@]}"
 
 samples=$(mktemp)
 trap 'rm -f "$samples"' EXIT
