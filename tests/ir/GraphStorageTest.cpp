@@ -180,7 +180,7 @@ TEST(GraphStorage, InferTypesSaysWhetherATypeChanged) {
     auto g = reluChain(3);
     bool changed = false;
     ASSERT_TRUE(g->inferTypes(&changed).ok());
-    EXPECT_TRUE(changed); // addNode gives placeholder types
+    EXPECT_TRUE(changed); // addNode leaves outputs untyped until inference
     ASSERT_TRUE(g->inferTypes(&changed).ok());
     EXPECT_FALSE(changed);
     g->findValue("v1")->setType(TensorType::of(DType::F32, {9}));
