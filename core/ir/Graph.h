@@ -143,6 +143,11 @@ public:
 private:
     friend class Graph;
     friend class Value; // Value::setType counts as a change of its producer
+    static const AttributeMap& emptyAttrs();
+    /// The attribute map, unshared first if anyone else holds it (see sharedAttrs()).
+    AttributeMap& ownAttrs();
+    void setSharedAttrs(std::shared_ptr<const AttributeMap> a);
+
     // What whole-graph walks read (kind, identity, operands) fills the first cache line; the
     // name, attributes and provenance follow.
     OpKind m_kind{};
@@ -153,11 +158,6 @@ private:
     Graph* m_graph = nullptr;
     NodeList::iterator m_pos;
     uint32_t m_scratch = 0;
-    static const AttributeMap& emptyAttrs();
-    /// The attribute map, unshared first if anyone else holds it (see sharedAttrs()).
-    AttributeMap& ownAttrs();
-    void setSharedAttrs(std::shared_ptr<const AttributeMap> a);
-
     std::string m_name;
     /// The attributes: m_attrs points into m_sharedAttrs (null when there are none). The map is
     /// changed in place only while nothing else shares it.
