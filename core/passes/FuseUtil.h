@@ -28,8 +28,9 @@ public:
     void attachPhase(std::shared_ptr<const Phase> current) { m_current = std::move(current); }
     virtual Phase phase() const { return Phase::Main; }
 
+    bool activeNow() const final { return !m_current || *m_current == phase(); }
     Match match(const ir::Node& anchor) const final {
-        if (m_current && *m_current != phase())
+        if (!activeNow())
             return Match::none();
         return matchHere(anchor);
     }

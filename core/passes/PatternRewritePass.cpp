@@ -96,7 +96,7 @@ Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
         s.rule = rule.get();
         s.id = rule->id();
         s.targets = rule->targets();
-        s.enabled = ctx.isEnabled(s.id);
+        s.enabled = ctx.isEnabled(s.id) && rule->activeNow();
         slots.push_back(std::move(s));
     }
     FlushTimes flush(slots, ctx);

@@ -61,6 +61,9 @@ public:
     /// max-subtraction, BatchNorm folded in f16). They run only at -O3 (or when a fusion switch
     /// turns them on), and their summary() must say what they trade.
     virtual bool tradesAccuracy() const { return false; }
+    /// False while the rule cannot match anything whatever the node (the fuse pass's rules
+    /// outside their phase): the driver then does not offer it nodes at all.
+    virtual bool activeNow() const { return true; }
     /// Cheap check, no graph changes. Rejected (with a reason) when the node looks like this
     /// rule's pattern but some condition fails, NoMatch when it is simply not the pattern.
     virtual Match match(const ir::Node& anchor) const = 0;
