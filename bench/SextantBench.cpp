@@ -247,9 +247,15 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark("PipelineO2/densenet121", pipelineModel, kDensenet)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    // 5k and 20k are issue 4's pair; the others show how the time per node grows with the graph
+    // (bench/pipeline-scaling.sh with SIZES).
     benchmark::RegisterBenchmark("PipelineO2/synthetic", pipelineSynthetic)
+        ->Arg(1250)
+        ->Arg(2500)
         ->Arg(5000)
+        ->Arg(10000)
         ->Arg(20000)
+        ->Arg(40000)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
     benchmark::Initialize(&argc, argv);
