@@ -15,7 +15,9 @@
 # passes::runPipeline, and divides by the number of calls: the timed iterations (one, with
 # --benchmark_min_time=0) plus the untimed warm-up call the benchmark makes first. Takes about a
 # minute per binary. Prints, per binary and size, instructions per run and per node, and the ratios.
+# SIZES (default "5000 20000") picks other sizes of the benchmark (bench/pipeline-scaling.sh).
 set -euo pipefail
+SIZES=${SIZES:-5000 20000}
 
 if ! command -v valgrind >/dev/null; then
     echo "pipeline-instructions: needs valgrind (apt-get install valgrind)" >&2
@@ -30,7 +32,7 @@ trap 'rm -rf "$work"' EXIT
 for bin in "$@"; do
     echo "$bin"
     declare -A ir=() nodes=()
-    for n in 5000 20000; do
+    for n in $SIZES; do
         valgrind --tool=callgrind --callgrind-out-file="$work/cg.$n" \
             --toggle-collect='sextant::passes::runPipeline(*' \
             "$bin" --benchmark_filter="^PipelineO2/synthetic/$n/" --benchmark_min_time=0 \
@@ -53,8 +55,10 @@ for bin in "$@"; do
         awk -v n="$n" -v ir="${ir[$n]}" -v nodes="${nodes[$n]}" 'BEGIN {
             printf "  %5d: %d nodes, %.1f M instructions per run, %.1f k per node\n", n, nodes, ir / 1e6, ir / nodes / 1e3 }'
     done
-    awk -v a="${ir[5000]}" -v b="${ir[20000]}" -v na="${nodes[5000]}" -v nb="${nodes[20000]}" 'BEGIN {
-        printf "  instructions(20k) / instructions(5k): %.2f, for %.2f times the nodes (per node: %.3f)\n",
-               b / a, nb / na, (b / nb) / (a / na) }'
+    if [ -n "${ir[5000]:-}" ] && [ -n "${ir[20000]:-}" ]; then
+        awk -v a="${ir[5000]}" -v b="${ir[20000]}" -v na="${nodes[5000]}" -v nb="${nodes[20000]}" 'BEGIN {
+            printf "  instructions(20k) / instructions(5k): %.2f, for %.2f times the nodes (per node: %.3f)\n",
+                   b / a, nb / na, (b / nb) / (a / na) }'
+    fi
     unset ir nodes
 done

@@ -41,8 +41,6 @@ struct PipelineConfig {
     /// The NPU's activation layout, copied from the target (runtime::compileGraph does):
     /// "NC1HWC0" lets the layout pass build blocked regions, "NCHW" means none (no conversions).
     std::string npuLayout = "NC1HWC0";
-    /// Channels per NC1HWC0 block (the target's c0, a power of two).
-    int64_t c0 = 16;
     /// The target's precision policy (copied like npuLayout): what the `precision` pass marks
     /// cube ops ("f16": f16-acc-f32, "f32": f32) and non-critical vector ops ("f16" or "f32").
     std::string cubeInputs = "f16";

@@ -17,11 +17,11 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
             progress(done, total, passId);
     };
     // The layout and precision policies are the target's: the pipeline builds NC1HWC0 regions
-    // only for a target whose compute units read that layout, with its block size, and marks
-    // the precisions its units compute in.
+    // only for a target whose compute units read that layout, and marks the precisions its
+    // units compute in. The block size (c0) is the backend's business: in the IR, NC1HWC0 is a
+    // layout tag, and lowering pads the channels to the target's c0 when it sizes buffers.
     passes::PipelineConfig pipeline = options.pipeline;
     pipeline.npuLayout = options.target.layout;
-    pipeline.c0 = options.target.c0;
     pipeline.cubeInputs = options.target.cubeInputs;
     pipeline.vectorPrecision = options.target.vectorPrecision;
     SX_ASSIGN(result.pipeline, passes::runPipeline(graph, pipeline, cancel, passProgress));
