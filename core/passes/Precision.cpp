@@ -38,6 +38,9 @@ std::string criticalReason(ir::OpKind k) {
         return "exp/log/pow/sqrt/reciprocal/erf: f16 range and relative error are too coarse";
     case K::LRN:
         return "lrn: sum of squares across channels needs f32";
+    case K::BatchNormalization:
+        return "batchnorm: raw running statistics (variance, mean) and 1/sqrt(var + eps) leave f16's "
+               "range and precision";
     default:
         return {};
     }
@@ -71,8 +74,9 @@ public:
         return {{kAssignPrecisionRule,
                  "mark cube ops precision=f16-acc-f32 and vector ops precision=f16", false},
                 {kKeepF32Rule,
-                 "keep Softmax, LayerNormalization, reductions, Exp/Log/Pow/Sqrt/Reciprocal/Erf "
-                 "and groups containing them at precision=f32 (disabling it lets them run f16)",
+                 "keep Softmax, LayerNormalization, BatchNormalization, reductions, "
+                 "Exp/Log/Pow/Sqrt/Reciprocal/Erf and groups containing them at precision=f32 "
+                 "(disabling it lets them run f16)",
                  false}};
     }
 

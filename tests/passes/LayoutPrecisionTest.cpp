@@ -405,6 +405,22 @@ TEST(PrecisionPass, CubeF16AccF32VectorF16CriticalOpsF32) {
     EXPECT_EQ(precisionOf(*r2.graph, "conv"), "f16-acc-f32");
 }
 
+TEST(PrecisionPass, BatchNormalizationStaysF32) {
+    // Its operands are the model's raw running statistics (a variance of 1e5 is no rarity), and
+    // it computes 1/sqrt(var + eps): f16 would overflow or lose the statistics.
+    Builder b;
+    ir::Value* x = b.input("x", {1, 2, 4, 4});
+    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
+                           {x, b.constant("scale", randomTensor({2}, 1)), b.constant("bias", randomTensor({2}, 2)),
+                            b.constant("mean", randomTensor({2}, 3)), b.constant("var", randomTensor({2}, 4, 0.5, 2.0))});
+    ir::Value* r = b.node(OpKind::Relu, "relu", {bn});
+    auto g = b.finish({r});
+    PipelineResult res = pipeline(*g, onlyLayoutPrecision());
+    ASSERT_TRUE(res.graph);
+    EXPECT_EQ(precisionOf(*res.graph, "bn"), "f32");
+    EXPECT_EQ(precisionOf(*res.graph, "relu"), "f16");
+}
+
 TEST(PrecisionPass, OnlyAtO2AndAbove) {
     auto g = convBlock();
     PipelineConfig o1;

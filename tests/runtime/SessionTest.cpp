@@ -4,6 +4,7 @@
 #include "core/backend/Artifact.h"
 #include "core/backend/Lower.h"
 #include "core/ir/Interpreter.h"
+#include "core/runtime/Compiler.h"
 #include "core/runtime/InputGenerator.h"
 
 #include <gtest/gtest.h>
@@ -147,6 +148,49 @@ TEST(Session, ArtifactRunsLikeTheProgramInMemory) {
 
     auto missing = runtime::Session::fromArtifact((dir / "nope").string());
     EXPECT_FALSE(missing.ok());
+}
+
+// A BatchNormalization left unfused (its rule switched off, as bisection does) runs on the
+// vector unit with the model's raw running statistics. They need not fit f16: here the mean and
+// the variance are beyond its largest finite value (65504). The precision pass keeps the op in
+// f32, so the NPU's numbers stay those of the model, not infinities.
+TEST(Session, UnfusedBatchNormWithLargeStatisticsStaysAccurate) {
+    auto g = std::make_shared<ir::Graph>("conv_bn");
+    ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 3, 8, 8})).value();
+    ir::AttributeMap conv;
+    conv["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+    conv["kernel_shape"] = std::vector<int64_t>{3, 3};
+    ir::Value* w = g->addConstant("w", ramp({4, 3, 3, 3}, 0.31, 0.0)).value();
+    ir::Node* c = g->addNode(ir::OpKind::Conv, "conv", {x, w}, {"c"}, conv).value();
+    ir::Value* scale = g->addConstant("scale", ramp({4}, 0.7, 1.5)).value();
+    ir::Value* bias = g->addConstant("bias", ramp({4}, 0.9, 0.0)).value();
+    ir::Value* mean = g->addConstant("mean", ramp({4}, 0.5, 70000.0)).value();
+    ir::Value* var = g->addConstant("var", ramp({4}, 0.3, 90000.0)).value();
+    ir::Node* bn = g->addNode(ir::OpKind::BatchNormalization, "bn", {c->output(), scale, bias, mean, var},
+                              {"y"}, {{"epsilon", 1e-5}})
+                       .value();
+    g->setOutputs({bn->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+
+    runtime::CompileOptions options;
+    options.pipeline.disabled.insert("fuse-conv-bn");
+    auto compiled = runtime::compileGraph(*g, options);
+    ASSERT_TRUE(compiled.ok()) << compiled.error().message;
+    const ir::Node* kept = compiled->program.graph->findNode("bn");
+    ASSERT_NE(kept, nullptr) << "the BatchNormalization should stay a node of its own";
+    EXPECT_EQ(kept->attrString("precision", ""), "f32");
+
+    runtime::Session s(std::move(compiled->program));
+    auto inputs = runtime::generateInputs(*g).value();
+    auto r = s.run(inputs);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const ir::Tensor want = interpretF32(*g, inputs[0]);
+    ASSERT_EQ(r->outputs[0].numel(), want.numel());
+    // Outputs are about -230 (mean 7e4 over a standard deviation of 300); the cube's f16 inputs
+    // leave well under one unit of error.
+    for (int64_t i = 0; i < want.numel(); ++i)
+        ASSERT_TRUE(std::isfinite(r->outputs[0].at(i))) << "element " << i;
+    EXPECT_LT(maxAbsDiff(r->outputs[0], want), 0.5);
 }
 
 TEST(InputGenerator, IsDeterministicAndInRange) {
