@@ -221,6 +221,121 @@ WorkModel poolModel(const ir::Node& n, const Target& t) {
     return m;
 }
 
+/// Transposed convolution X [N, Ci, in...] * W [Ci, Co/group, k...] -> Y [N, Co, out...] on the
+/// cube. An output tile reads the input window that scatters into it: about tile / stride input
+/// positions per spatial dim, plus the kernel's reach. Each output position gathers about
+/// k / stride taps per dim, which sets the product's K.
+Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
+    const ir::Value* x = n.input(0);
+    const ir::Value* w = n.input(1);
+    const ir::Value* b = n.input(2);
+    std::vector<int64_t> xd = x->type().dims(), wd = w->type().dims(), od = n.output(0)->type().dims();
+    if (xd.size() < 3 || wd.size() != xd.size() || od.size() != xd.size())
+        return makeError(ErrorKind::Invalid,
+                         "node '" + n.name() + "': transposed convolution needs N-d input and weights of equal rank",
+                         n.name());
+    const size_t sp = xd.size() - 2;
+    std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
+    std::vector<int64_t> dil = n.attrInts("dilations", std::vector<int64_t>(sp, 1));
+    if (strides.size() != sp || dil.size() != sp)
+        return makeError(ErrorKind::Invalid, "node '" + n.name() + "': strides/dilations rank mismatch", n.name());
+    const int64_t groups = std::max<int64_t>(1, n.attrInt("group", 1));
+    const int64_t ci = xd[1], co = od[1];
+    const int64_t ciPerGroup = std::max<int64_t>(1, ci / groups);
+    const int64_t coPerGroup = std::max<int64_t>(1, wd[1]);
+    int64_t taps = 1; // kernel taps that land on one output position
+    for (size_t d = 0; d < sp; ++d)
+        taps *= std::max<int64_t>(1, (wd[2 + d] + strides[d] - 1) / std::max<int64_t>(1, strides[d]));
+    const size_t inElem = n.attrString("precision", "") == "f32" ? 4 : 2;
+    const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    const uint64_t lanes = vectorLanes(t, ir::DType::F32);
+    const int c0 = t.c0;
+    const ir::Value* out = n.output(0);
+    const int64_t inNumel = x->type().numel(), outNumel = out->type().numel();
+    WorkModel m;
+    m.outDims = od;
+    m.splitAxes = {0, 1};
+    for (size_t i = 2; i < od.size(); ++i)
+        m.splitAxes.push_back(static_cast<int>(i));
+    m.tileWork = [=](const std::vector<int64_t>& tile) {
+        TileWork tw;
+        int64_t inSpatial = 1;
+        for (size_t d = 0; d < sp; ++d) {
+            const int64_t s = std::max<int64_t>(1, strides[d]);
+            const int64_t reach = ((wd[2 + d] - 1) * dil[d]) / s + 1;
+            inSpatial *= std::min(xd[2 + d], (tile[2 + d] + s - 1) / s + reach);
+        }
+        const int64_t groupsInTile =
+            groups == 1 ? 1 : std::min<int64_t>(groups, (tile[1] + coPerGroup - 1) / coPerGroup);
+        const int64_t ciTile = groups == 1 ? ci : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
+        tw.inBytes = storedElems(x, tile[0] * ciTile * inSpatial, inNumel, c0) * inElem;
+        tw.weightBytes = static_cast<uint64_t>(ciTile * std::min(tile[1], coPerGroup) * prod(wd, 2)) * inElem +
+                         (b ? static_cast<uint64_t>(tile[1]) * 4 : 0);
+        tw.weightsSplit = tile[1] < co;
+        const int64_t outSpatial = prod(tile, 2);
+        tw.outBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * outElem;
+        const uint64_t M = static_cast<uint64_t>(tile[0] * outSpatial);
+        const uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
+        const uint64_t K = static_cast<uint64_t>(ciPerGroup * taps);
+        tw.computeCycles =
+            static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK);
+        if (b)
+            tw.computeCycles += ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes);
+        tw.flops = 2 * M * static_cast<uint64_t>(tile[1]) * K;
+        return tw;
+    };
+    return m;
+}
+
+/// Resize on the vector unit: an output tile reads the input region it samples, scaled by
+/// in / out per dim with a tap or two of margin (nearest 1, n-linear 2, cubic 4 per dim), not
+/// the whole input. Each output element costs one step per tap it blends.
+WorkModel resizeModel(const ir::Node& n, const Target& t) {
+    const ir::Value* x = n.input(0);
+    const ir::Value* out = n.output(0);
+    std::vector<int64_t> xd = x->type().dims(), od = out->type().dims();
+    const std::string mode = n.attrString("mode", "nearest");
+    const int64_t tapsPerDim = mode == "cubic" ? 4 : mode == "linear" ? 2 : 1;
+    uint64_t steps = 1;
+    for (size_t d = 0; d < std::min(xd.size(), od.size()); ++d)
+        if (xd[d] != od[d])
+            steps *= static_cast<uint64_t>(tapsPerDim);
+    // Constant roi / scales / sizes operands: loaded whole.
+    uint64_t paramBytes = 0;
+    for (size_t i = 1; i < n.numInputs(); ++i)
+        paramBytes += bytesOf(n.input(i), t.c0);
+    const uint64_t lanes = lanesFor(n, t);
+    const size_t elem = ir::dtypeSize(x->type().dtype);
+    const size_t outElem = ir::dtypeSize(out->type().dtype);
+    const int c0 = t.c0;
+    const int64_t inNumel = x->type().numel(), outNumel = out->type().numel();
+    WorkModel m;
+    m.outDims = od;
+    for (size_t i = 0; i < od.size(); ++i)
+        m.splitAxes.push_back(static_cast<int>(i));
+    m.tileWork = [=](const std::vector<int64_t>& tile) {
+        TileWork w;
+        int64_t inTile = 1;
+        for (size_t d = 0; d < tile.size(); ++d) {
+            if (d >= xd.size() || od[d] <= 0) {
+                inTile *= tile[d];
+                continue;
+            }
+            const int64_t margin = xd[d] == od[d] ? 0 : tapsPerDim;
+            inTile *= std::min(xd[d], (tile[d] * xd[d] + od[d] - 1) / od[d] + margin);
+        }
+        const int64_t tileNumel = prod(tile);
+        w.inBytes = storedElems(x, inTile, inNumel, c0) * elem;
+        w.weightBytes = paramBytes;
+        const uint64_t storedTile = storedElems(out, tileNumel, outNumel, c0);
+        w.outBytes = storedTile * outElem;
+        w.computeCycles = ceilDiv(storedTile, lanes) * steps;
+        w.flops = static_cast<uint64_t>(tileNumel) * steps;
+        return w;
+    };
+    return m;
+}
+
 /// Elementwise-like ops (and data movement): every output dim splits except `reduceFrom` onwards.
 WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, size_t reduceFrom, bool dmaOnly) {
     std::vector<int64_t> od = n.output(0)->type().dims();
@@ -271,6 +386,8 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
     switch (n.kind()) {
     case K::Conv:
     case K::FusedConv: return convModel(n, t);
+    case K::ConvTranspose: return convTransposeModel(n, t);
+    case K::Resize: return resizeModel(n, t);
     case K::MatMul:
     case K::Gemm:
     case K::FusedGemm: return gemmModel(n, t);

@@ -174,6 +174,36 @@ TEST(Lower, BigConvIsTiledToFitSram) {
     EXPECT_EQ(p->tasks[0].flops, 2ull * 56 * 56 * 64 * 64 * 9);
 }
 
+// Upsampling as DBNet's head does it (PaddleOCR's detector): a Resize doubling a map and a
+// stride-2 ConvTranspose. Neither input fits the SRAM whole; a tile reads only the input
+// region its outputs sample or gather from, so both are tiled instead of rejected.
+TEST(Lower, UpsamplingResizeAndConvTransposeAreTiledToFitSram) {
+    auto g = std::make_shared<ir::Graph>("upsample");
+    ir::Value* in = *g->addInput("in", TensorType::of(DType::F32, {1, 64, 80, 80})); // 1.6 MB
+    ir::Value* x = (*g->addNode(OpKind::Relu, "relu", {in}, {"x"}))->output();
+    ir::Value* roi = *g->addConstant("roi", Tensor(DType::F32, {0}));
+    ir::Value* scales = *g->addConstant("scales", Tensor::fromVector<float>({4}, {1, 1, 2, 2}));
+    ir::Node* up = *g->addNode(OpKind::Resize, "resize", {x, roi, scales}, {"up"}, {{"mode", std::string("nearest")}});
+    ir::Value* w = *g->addConstant("w", filled({64, 32, 2, 2}, 0.01f));
+    ir::Node* ct = *g->addNode(OpKind::ConvTranspose, "deconv", {x, w}, {"y"},
+                               {{"strides", std::vector<int64_t>{2, 2}}, {"kernel_shape", std::vector<int64_t>{2, 2}}});
+    g->setOutputs({up->output(), ct->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    ASSERT_EQ(ct->output()->type().dims(), (std::vector<int64_t>{1, 32, 160, 160}));
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    for (const Task& t : p->tasks) {
+        EXPECT_GT(t.tiling.numTiles, 1) << t.name;
+        EXPECT_LE(t.tiling.sramBytes, 512u * 1024) << t.name;
+        if (t.unit == UnitKind::Cube) {
+            // Each output position gathers one tap per input channel (kernel 2 = stride 2):
+            // 2 * 160 * 160 outputs * 32 channels * 64 taps, the op's real multiply-adds.
+            EXPECT_EQ(t.flops, 2ull * 160 * 160 * 32 * 64) << t.name;
+        }
+    }
+    expectValidProgram(*p, *g);
+}
+
 TEST(Lower, DeterministicAcrossRuns) {
     auto g = residualGraph();
     Expected<Program> a = lower(g, defaultTarget());
