@@ -49,10 +49,15 @@ Expected<Shape> convOutputShape(const Node& n, const Shape& x, const Shape& w, c
     }
     const Dim& c = x[1];
     const Dim& wc = w[1];
-    if (c.isKnown() && wc.isKnown() && c.value != wc.value * group)
-        return opError(n, "conv input has " + std::to_string(c.value) + " channels but weight expects " +
-                              std::to_string(wc.value * group) + " (group " + std::to_string(group) +
-                              ")");
+    if (c.isKnown() && wc.isKnown()) {
+        int64_t expected = 0;
+        if (__builtin_mul_overflow(wc.value, group, &expected))
+            return opError(n, "conv weight's " + std::to_string(wc.value) + " input channels per group times group " +
+                                  std::to_string(group) + " overflow a 64-bit integer");
+        if (c.value != expected)
+            return opError(n, "conv input has " + std::to_string(c.value) + " channels but weight expects " +
+                                  std::to_string(expected) + " (group " + std::to_string(group) + ")");
+    }
     const Dim& m = w[0];
     if (m.isKnown() && m.value % group != 0)
         return opError(n, "conv weight has " + std::to_string(m.value) +
