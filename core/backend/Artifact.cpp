@@ -128,14 +128,20 @@ json taskJson(const Task& t) {
     json tiling;
     tiling["tile_shape"] = shapeJson(t.tiling.tileShape);
     tiling["num_tiles"] = t.tiling.numTiles;
+    if (t.tiling.reduceChunks > 1) // written only when split: other artifacts stay as they were
+        tiling["reduce_chunks"] = t.tiling.reduceChunks;
     tiling["double_buffered"] = t.tiling.doubleBuffered;
     tiling["sram_bytes"] = t.tiling.sramBytes;
     tiling["est_cycles"] = t.tiling.estCycles;
     json cands = json::array();
-    for (const Tiling::Candidate& c : t.tiling.candidates)
-        cands.push_back(json{{"tile_shape", shapeJson(c.tileShape)},
-                             {"est_cycles", c.estCycles},
-                             {"rejected_because", c.rejectedBecause}});
+    for (const Tiling::Candidate& c : t.tiling.candidates) {
+        json cj{{"tile_shape", shapeJson(c.tileShape)},
+                {"est_cycles", c.estCycles},
+                {"rejected_because", c.rejectedBecause}};
+        if (c.reduceChunks > 1)
+            cj["reduce_chunks"] = c.reduceChunks;
+        cands.push_back(std::move(cj));
+    }
     tiling["candidates"] = cands;
     j["tiling"] = tiling;
     return j;
@@ -681,6 +687,13 @@ Expected<Program> readArtifact(const std::string& dir) {
         std::string tp = path + ".tiling";
         SX_ASSIGN(t.tiling.tileShape, m.dims(*tiling, "tile_shape", tp));
         SX_ASSIGN(t.tiling.numTiles, m.intIn(*tiling, "num_tiles", tp, 1, INT32_MAX));
+        if (tiling->contains("reduce_chunks")) {
+            SX_ASSIGN(t.tiling.reduceChunks, m.intIn(*tiling, "reduce_chunks", tp, 1, INT32_MAX));
+            if (t.tiling.numTiles % t.tiling.reduceChunks != 0)
+                return m.err(tp + ".reduce_chunks", "is " + std::to_string(t.tiling.reduceChunks) +
+                                                        ", which does not divide num_tiles (" +
+                                                        std::to_string(t.tiling.numTiles) + ")");
+        }
         SX_ASSIGN(t.tiling.doubleBuffered, m.boolean(*tiling, "double_buffered", tp));
         SX_ASSIGN(t.tiling.sramBytes, m.u64(*tiling, "sram_bytes", tp));
         SX_ASSIGN(t.tiling.estCycles, m.u64(*tiling, "est_cycles", tp));
@@ -689,6 +702,9 @@ Expected<Program> readArtifact(const std::string& dir) {
             std::string cp = tp + ".candidates[" + std::to_string(c) + "]";
             Tiling::Candidate cand;
             SX_ASSIGN(cand.tileShape, m.dims((*cands)[c], "tile_shape", cp));
+            if ((*cands)[c].contains("reduce_chunks")) {
+                SX_ASSIGN(cand.reduceChunks, m.intIn((*cands)[c], "reduce_chunks", cp, 1, INT32_MAX));
+            }
             SX_ASSIGN(cand.estCycles, m.u64((*cands)[c], "est_cycles", cp));
             SX_ASSIGN(cand.rejectedBecause, m.str((*cands)[c], "rejected_because", cp));
             t.tiling.candidates.push_back(std::move(cand));

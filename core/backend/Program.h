@@ -44,12 +44,16 @@ uint64_t storedBytes(const ir::TensorType& t, int c0);
 /// Tiling chosen for a Task, with the runner-up candidates so a GUI can say why.
 struct Tiling {
     std::vector<int64_t> tileShape; ///< output tile extents
-    int numTiles = 1;
+    int numTiles = 1;               ///< output tiles times reduceChunks
+    /// Chunks a split reduction is done in (global pooling of a large map), each accumulated
+    /// into the output tile; 1 when the op reads its whole reduction at once.
+    int reduceChunks = 1;
     bool doubleBuffered = false;
     uint64_t sramBytes = 0;         ///< SRAM footprint of the chosen tiling
     uint64_t estCycles = 0;
     struct Candidate {
         std::vector<int64_t> tileShape;
+        int reduceChunks = 1;
         uint64_t estCycles = 0;
         std::string rejectedBecause;
     };

@@ -39,6 +39,10 @@ struct TileWork {
 struct WorkModel {
     std::vector<int64_t> outDims;
     std::vector<int> splitAxes; ///< outermost first
+    /// Extents of the dims the op reduces over, when they may be split too (global pooling):
+    /// each chunk of them is accumulated into the output tile, which stays in SRAM until the
+    /// last chunk. A tile passed to tileWork lists the output dims, then these.
+    std::vector<int64_t> reduceDims;
     std::function<TileWork(const std::vector<int64_t>& tile)> tileWork;
 };
 
@@ -176,7 +180,7 @@ WorkModel poolModel(const ir::Node& n, const Target& t) {
     const size_t sp = xd.size() >= 2 ? xd.size() - 2 : 0;
     std::vector<int64_t> kernel = n.attrInts("kernel_shape", std::vector<int64_t>(sp, 1));
     std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
-    bool global = n.kind() == ir::OpKind::GlobalAveragePool;
+    bool global = n.kind() == ir::OpKind::GlobalAveragePool || n.kind() == ir::OpKind::GlobalMaxPool;
     const size_t elem = ir::dtypeSize(n.input(0)->type().dtype);
     uint64_t lanes = lanesFor(n, t);
     uint64_t extraOutBytes = 0;
@@ -191,6 +195,9 @@ WorkModel poolModel(const ir::Node& n, const Target& t) {
     if (!global)
         for (size_t i = 2; i < od.size(); ++i)
             m.splitAxes.push_back(static_cast<int>(i));
+    else // the spatial dims it reduces, in chunks (a 240x240 map per channel does not fit whole)
+        m.reduceDims.assign(xd.begin() + 2, xd.end());
+    const size_t rank = od.size();
     int64_t outNumel = prod(od);
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
@@ -198,7 +205,7 @@ WorkModel poolModel(const ir::Node& n, const Target& t) {
         uint64_t steps = 1;
         for (size_t d = 0; d < sp; ++d) {
             if (global) {
-                inSpatial *= xd[2 + d];
+                inSpatial *= tile[rank + d];
                 continue;
             }
             int64_t k = d < kernel.size() ? kernel[d] : 1, s = d < strides.size() ? strides[d] : 1;
@@ -207,7 +214,7 @@ WorkModel poolModel(const ir::Node& n, const Target& t) {
         }
         // An NC1HWC0 input moves with its channel padding (the tensor's stored / logical ratio).
         w.inBytes = storedElems(x, tile[0] * tile[1] * inSpatial, x->type().numel(), c0) * elem;
-        int64_t tileNumel = prod(tile);
+        int64_t tileNumel = prod(tile, 0, rank);
         w.outBytes = storedElems(out, tileNumel, outNumel, c0) * ir::dtypeSize(out->type().dtype) +
                      (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
         if (global)
@@ -394,6 +401,7 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
     case K::MaxPool:
     case K::AveragePool:
     case K::GlobalAveragePool:
+    case K::GlobalMaxPool:
         if (n.output(0)->type().rank() < 3 || n.input(0)->type().rank() != n.output(0)->type().rank())
             return makeError(ErrorKind::Invalid, "node '" + n.name() + "': pooling needs N, C and spatial dims", n.name());
         return poolModel(n, t);
@@ -429,8 +437,9 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
 std::string kib(uint64_t bytes) { return std::to_string(ceilDiv(bytes, 1024)) + " KiB"; }
 
 struct Evaluated {
-    std::vector<int64_t> tile;
+    std::vector<int64_t> tile; ///< output dims, then the model's reduceDims
     int64_t numTiles = 1;
+    int64_t reduceChunks = 1;
     uint64_t sram = 0;
     uint64_t cycles = 0;
     uint64_t dmaBytes = 0;
@@ -449,11 +458,18 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t) {
         if (d < 0)
             return makeError(ErrorKind::Unsupported, "node '" + n.name() + "' has a dynamic output shape", n.name());
 
-    // The chain of candidates: the whole output, then each split axis halved down to 1 in turn.
+    // The chain of candidates: the whole output, then each split axis halved down to 1 in turn,
+    // then each reduced dim the model lets split.
+    const size_t rank = od.size();
+    std::vector<int64_t> full = od;
+    full.insert(full.end(), model.reduceDims.begin(), model.reduceDims.end());
+    std::vector<size_t> axes(model.splitAxes.begin(), model.splitAxes.end());
+    for (size_t r = 0; r < model.reduceDims.size(); ++r)
+        axes.push_back(rank + r);
     std::vector<std::vector<int64_t>> tiles;
-    std::vector<int64_t> cur = od;
+    std::vector<int64_t> cur = full;
     tiles.push_back(cur);
-    for (int axis : model.splitAxes) {
+    for (size_t axis : axes) {
         int64_t ext = cur[axis];
         while (ext > 1) {
             ext = (ext + 1) / 2;
@@ -467,15 +483,21 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t) {
         Evaluated e;
         e.tile = tiles[i];
         e.order = i;
-        for (size_t d = 0; d < od.size(); ++d)
-            e.numTiles *= e.tile[d] == 0 ? 1 : (od[d] + e.tile[d] - 1) / e.tile[d];
+        for (size_t d = 0; d < full.size(); ++d) {
+            const int64_t parts = e.tile[d] == 0 ? 1 : (full[d] + e.tile[d] - 1) / e.tile[d];
+            e.numTiles *= parts;
+            if (d >= rank)
+                e.reduceChunks *= parts;
+        }
         TileWork w = model.tileWork(e.tile);
         uint64_t ws = alignUp(w.inBytes, align) + alignUp(w.weightBytes, align) + alignUp(w.outBytes, align);
         bool doubleBuffer = e.numTiles > 1;
         e.sram = doubleBuffer ? 2 * ws : ws;
         e.fits = e.sram <= t.sramBytes;
         uint64_t tiles64 = static_cast<uint64_t>(e.numTiles);
-        e.dmaBytes = tiles64 * (w.inBytes + w.outBytes) + (w.weightsSplit ? tiles64 : 1) * w.weightBytes;
+        // An output tile is written once, after the last chunk of a split reduction.
+        const uint64_t outTiles = static_cast<uint64_t>(e.numTiles / e.reduceChunks);
+        e.dmaBytes = tiles64 * w.inBytes + outTiles * w.outBytes + (w.weightsSplit ? tiles64 : 1) * w.weightBytes;
         uint64_t dmaPerTile = ceilDiv(ceilDiv(e.dmaBytes, tiles64), t.dmaBytesPerCycle) + t.dramLatencyCycles;
         uint64_t c = w.computeCycles, d = dmaPerTile;
         e.cycles = tiles64 * std::max(c, d) + std::min(c, d);
@@ -494,15 +516,16 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t) {
                          n.name());
     }
     TaskCost cost;
-    cost.tiling.tileShape = best->tile;
+    cost.tiling.tileShape.assign(best->tile.begin(), best->tile.begin() + static_cast<std::ptrdiff_t>(rank));
     cost.tiling.numTiles = static_cast<int>(std::min<int64_t>(best->numTiles, INT32_MAX));
+    cost.tiling.reduceChunks = static_cast<int>(std::min<int64_t>(best->reduceChunks, INT32_MAX));
     cost.tiling.doubleBuffered = best->numTiles > 1;
     cost.tiling.sramBytes = best->sram;
     cost.tiling.estCycles = best->cycles;
     cost.estCycles = best->cycles;
     cost.dmaBytes = best->dmaBytes;
     // FLOPs of the whole op (tiles at the edge are partial; count the real output).
-    cost.flops = model.tileWork(od).flops;
+    cost.flops = model.tileWork(full).flops;
 
     // Runner-ups: the cheapest other candidates, so the GUI can show what was traded away.
     std::vector<const Evaluated*> others;
@@ -515,7 +538,8 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t) {
     for (size_t i = 0; i < others.size() && i < 3; ++i) {
         const Evaluated& e = *others[i];
         Tiling::Candidate c;
-        c.tileShape = e.tile;
+        c.tileShape.assign(e.tile.begin(), e.tile.begin() + static_cast<std::ptrdiff_t>(rank));
+        c.reduceChunks = static_cast<int>(std::min<int64_t>(e.reduceChunks, INT32_MAX));
         c.estCycles = e.cycles;
         if (!e.fits)
             c.rejectedBecause = "needs " + kib(e.sram) + " SRAM > " + kib(t.sramBytes);

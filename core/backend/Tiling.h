@@ -17,9 +17,13 @@ struct TaskCost {
 /// Chooses the output tile for a group so that its SRAM working set (input + weights + output
 /// tiles, doubled when double-buffered) fits the core's SRAM, minimising estimated cycles.
 ///
-/// Candidates split the output along its outermost non-reduction dims, halving one dim at a time.
+/// Candidates split the output along its outermost non-reduction dims, halving one dim at a time;
+/// a global pooling then also splits the dims it reduces (Tiling::reduceChunks). A tile loads the
+/// input its outputs need: the receptive window of a convolution or pooling, the region a Resize
+/// samples, the window that scatters into a transposed convolution's tile.
 /// Per tile: compute cycles on the group's unit (cube: ceil(M/16)*ceil(N/16)*ceil(K/16) per output
-/// matrix, convolution via its im2col dims; vector: ceil(elements/lanes) per elementwise step) and
+/// matrix, convolution via its im2col dims, transposed convolution with K = input channels x the
+/// kernel taps reaching one output; vector: ceil(elements/lanes) per elementwise step) and
 /// DMA cycles (bytes in + out / DMA bytes per cycle + DRAM latency). With double buffering the
 /// tiles pipeline: cycles = tiles * max(compute, dma) + min(compute, dma).
 /// Fails, naming the node, when not even the smallest tile fits.

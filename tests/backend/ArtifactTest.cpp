@@ -244,6 +244,35 @@ TEST(Artifact, OverlappingBuffersInManifestAreAHazard) {
     EXPECT_FALSE(e.empty());
 }
 
+TEST(Artifact, ChunkedReductionRoundTripsAndIsChecked) {
+    auto g = std::make_shared<ir::Graph>("gap");
+    ir::Value* in = *g->addInput("in", TensorType::of(DType::F32, {1, 16, 320, 320}));
+    ir::Node* r = *g->addNode(OpKind::Relu, "relu", {in}, {"x"});
+    ir::Node* gap = *g->addNode(OpKind::GlobalAveragePool, "gap", {r->output()}, {"avg"});
+    g->setOutputs({gap->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    ASSERT_EQ(p->tasks.back().name, "gap");
+    const int chunks = p->tasks.back().tiling.reduceChunks;
+    ASSERT_GT(chunks, 1);
+    std::string dir = freshDir("chunks");
+    ASSERT_TRUE(writeArtifact(*p, dir).ok());
+    Expected<Program> back = readArtifact(dir);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(back->tasks.back().tiling.reduceChunks, chunks);
+    EXPECT_EQ(back->tasks.back().tiling.numTiles, p->tasks.back().tiling.numTiles);
+    EXPECT_EQ(back->tasks.front().tiling.reduceChunks, 1);
+
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    const size_t last = m["tasks"].size() - 1;
+    m["tasks"][last]["tiling"]["reduce_chunks"] = p->tasks.back().tiling.numTiles + 1;
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("field 'tasks[" + std::to_string(last) + "].tiling.reduce_chunks'"), std::string::npos) << e;
+    EXPECT_NE(e.find("does not divide num_tiles"), std::string::npos) << e;
+}
+
 TEST(Artifact, BadJsonAndWrongVersionAreRejected) {
     std::string dir = freshDir("json");
     ASSERT_TRUE(writeArtifact(compiled(), dir).ok());

@@ -204,6 +204,34 @@ TEST(Lower, UpsamplingResizeAndConvTransposeAreTiledToFitSram) {
     expectValidProgram(*p, *g);
 }
 
+// A global pooling reduces a whole map per channel. One channel of a 320x320 map is 400 KiB of
+// floats, twice that double-buffered: more than npu-a's 512 KiB SRAM even for a one-channel tile
+// (PaddleOCR's detector at 960x960 meets this). The reduction is split into chunks accumulated
+// into the output.
+TEST(Lower, GlobalPoolOfALargeMapIsReducedInChunks) {
+    auto g = std::make_shared<ir::Graph>("gap");
+    ir::Value* in = *g->addInput("in", TensorType::of(DType::F32, {1, 16, 320, 320}));
+    ir::Node* r = *g->addNode(OpKind::Relu, "relu", {in}, {"x"});
+    ir::Node* gap = *g->addNode(OpKind::GlobalAveragePool, "gap", {r->output()}, {"avg"});
+    ir::Node* gmp = *g->addNode(OpKind::GlobalMaxPool, "gmp", {r->output()}, {"max"});
+    g->setOutputs({gap->output(), gmp->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    for (const Task& t : p->tasks) {
+        EXPECT_LE(t.tiling.sramBytes, 512u * 1024) << t.name;
+        if (t.name == "relu")
+            continue;
+        EXPECT_GT(t.tiling.reduceChunks, 1) << t.name;
+        EXPECT_EQ(t.tiling.numTiles % t.tiling.reduceChunks, 0) << t.name;
+        ASSERT_EQ(t.tiling.tileShape.size(), 4u) << "the tile shape is the output's: " << t.name;
+        EXPECT_EQ(t.tiling.tileShape[2], 1);
+        // Every input element is read once, however the reduction is chunked.
+        EXPECT_EQ(t.flops, 16ull * 320 * 320) << t.name;
+    }
+    expectValidProgram(*p, *g);
+}
+
 TEST(Lower, DeterministicAcrossRuns) {
     auto g = residualGraph();
     Expected<Program> a = lower(g, defaultTarget());

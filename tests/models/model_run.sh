@@ -129,13 +129,14 @@ rec-npu)
     expect_line '^text: "Hello NPU 2026"$'
     ;;
 det-compile)
-    # Specialised to its test image (and to PaddleOCR's usual 640x640), the detector's output is a
-    # full-size map, and it compiles for npu-a: every Task, the upsampling Resizes and the
-    # ConvTransposes of the head included, is tiled to fit the 512 KiB SRAM.
+    # Specialised to its test image (and to 640 and 960, PaddleOCR's usual sizes), the detector's
+    # output is a full-size map, and it compiles for npu-a: every Task is tiled to fit the 512 KiB
+    # SRAM, the head's upsampling Resizes and ConvTransposes and the global poolings (in chunks of
+    # their reduction at 960) included.
     need "$det"
     "$cli" import "$det" --summary --shape x=1x3x320x320 >"$out" 2>"$err" || fail "import failed"
     expect_line "^  sigmoid_0\.tmp_0: f32\[1,1,320,320\]$"
-    for side in 320 640; do
+    for side in 320 640 960; do
         rm -rf "$work/det$side"
         "$cli" compile "$det" --shape x=1x3x${side}x${side} -o "$work/det$side" >"$out" 2>"$err" ||
             fail "compile at ${side}x${side} failed"
