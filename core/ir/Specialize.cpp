@@ -4,6 +4,7 @@
 #include "OpRegistry.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <set>
 #include <variant>
@@ -180,6 +181,32 @@ std::string formatShapeSpec(const std::vector<int64_t>& dims) {
     for (size_t i = 0; i < dims.size(); ++i)
         s += (i ? "x" : "") + std::to_string(dims[i]);
     return s;
+}
+
+Expected<InputShapes> parseShapeList(std::string_view text) {
+    InputShapes shapes;
+    size_t at = 0;
+    while (at < text.size()) {
+        if (std::isspace(static_cast<unsigned char>(text[at]))) {
+            ++at;
+            continue;
+        }
+        size_t end = at;
+        while (end < text.size() && !std::isspace(static_cast<unsigned char>(text[end])))
+            ++end;
+        SX_ASSIGN(auto spec, parseShapeSpec(text.substr(at, end - at)));
+        if (!shapes.emplace(spec.first, std::move(spec.second)).second)
+            return makeError(ErrorKind::Parse, "input '" + spec.first + "' is given two shapes");
+        at = end;
+    }
+    return shapes;
+}
+
+std::string formatShapeList(const InputShapes& shapes) {
+    std::string out;
+    for (const auto& [name, dims] : shapes)
+        out += (out.empty() ? "" : " ") + name + "=" + formatShapeSpec(dims);
+    return out;
 }
 
 Status specializeInputs(Graph& graph, const InputShapes& shapes, std::vector<std::string>* folded) {

@@ -28,6 +28,13 @@ Expected<std::pair<std::string, std::vector<int64_t>>> parseShapeSpec(std::strin
 /// "1x3x48x320"; "" for a scalar.
 std::string formatShapeSpec(const std::vector<int64_t>& dims);
 
+/// Parses several shape specs separated by white space ("x=1x3x640x640 y=2"), as the GUI's
+/// input-shapes field takes them; an input named twice is an error. Empty text gives no shapes.
+Expected<InputShapes> parseShapeList(std::string_view text);
+
+/// The inverse of parseShapeList: "NAME=DIMS" per input, by name, separated by spaces.
+std::string formatShapeList(const InputShapes& shapes);
+
 /// Specialises `graph` in place:
 ///  1. each input named in `shapes` gets those dims: the name must be a graph input, the rank must
 ///     match, and a dim the model fixes must not be contradicted; a symbol bound by one input

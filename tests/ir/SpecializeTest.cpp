@@ -58,6 +58,24 @@ TEST(ShapeSpec, RejectsMalformedSpecs) {
     }
 }
 
+TEST(ShapeSpec, ListsParseAndPrintBack) {
+    auto two = parseShapeList("  x=1x3x640x640\ty=2 ");
+    ASSERT_TRUE(two.ok()) << two.error().message;
+    EXPECT_EQ(two->size(), 2u);
+    EXPECT_EQ(two->at("x"), (std::vector<int64_t>{1, 3, 640, 640}));
+    EXPECT_EQ(two->at("y"), (std::vector<int64_t>{2}));
+    EXPECT_EQ(formatShapeList(*two), "x=1x3x640x640 y=2");
+    auto empty = parseShapeList("   ");
+    ASSERT_TRUE(empty.ok());
+    EXPECT_TRUE(empty->empty());
+    auto twice = parseShapeList("x=1 x=2");
+    ASSERT_FALSE(twice.ok());
+    EXPECT_NE(twice.error().message.find("input 'x' is given two shapes"), std::string::npos);
+    auto bad = parseShapeList("x=1x3 y");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("'y' is not NAME=DIMS"), std::string::npos) << bad.error().message;
+}
+
 TEST(Specialize, ResolvesShapeArithmeticAndKeepsResults) {
     auto g = parse(kDynamicFlatten);
     ASSERT_TRUE(g);
