@@ -5,6 +5,7 @@
 #include "TimelineModel.h"
 #include "core/backend/Program.h"
 #include "core/backend/Target.h"
+#include "core/ir/Specialize.h"
 #include "core/passes/PassManager.h"
 #include "core/sim/Simulator.h"
 #include "profiler/ProfileReader.h"
@@ -22,6 +23,9 @@ struct CompileRequest {
     backend::Target target = backend::defaultTarget();
     /// Where to write the profile database (SQLite). Required: the timeline and memory tabs read it.
     std::string profilePath;
+    /// Concrete dims for inputs with symbolic ones (PaddleOCR's 'p2o.DynamicDimension.N'). Empty:
+    /// the shapes of the test inputs next to the model, if it has some (see compileModel).
+    ir::InputShapes shapes;
 };
 
 /// Everything one compile-and-simulate run produced, ready for the views. Built once by the
@@ -34,6 +38,9 @@ struct CompileSnapshot {
     sim::SimResult sim;
     std::string profilePath;                  ///< the SQLite database the run was written to
     std::string inputsSource;                 ///< where the inputs came from, for the log
+    /// The concrete shapes a model with symbolic input dims was compiled at (empty when its inputs
+    /// were static), so the GUI can offer them for editing.
+    ir::InputShapes inputShapes;
     /// One layout per pipeline snapshot (a pass that changed nothing shares its predecessor's).
     std::vector<std::shared_ptr<const GraphLayoutResult>> layouts;
     TimelineModel timeline;                   ///< Tasks read back from the profile database

@@ -1,6 +1,7 @@
 #include "CompileWorker.h"
 
 #include "core/frontend/OnnxImporter.h"
+#include "core/frontend/SizeLimits.h"
 #include "core/frontend/TensorProtoIO.h"
 #include "core/runtime/Compare.h"
 #include "core/runtime/Compiler.h"
@@ -13,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 namespace sextant::views {
 
@@ -20,25 +22,80 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Inputs for the model: onnx test data next to it when there is some (`<dir>/<stem>/input_N.pb`
-/// as the samples have it, or `<dir>/test_data/<stem>/test_data_set_0/` as the ORT examples do),
-/// otherwise deterministic generated values. `source` says which, for the log.
-Expected<std::vector<ir::Tensor>> findInputs(const std::string& modelPath, const ir::Graph& graph,
-                                             std::string& source) {
+/// The folder of onnx test data next to the model, if it has one: `<dir>/<stem>/input_N.pb` as
+/// the samples have it, or `<dir>/test_data/<stem>/test_data_set_0/` as the ORT examples and
+/// ../shared/models do.
+std::optional<fs::path> testDataDir(const std::string& modelPath) {
     const fs::path model(modelPath);
     const fs::path dir = model.parent_path();
     const std::string stem = model.stem().string();
     for (const fs::path& candidate : {dir / stem, dir / "test_data" / stem / "test_data_set_0"}) {
         std::error_code ec;
-        if (!fs::exists(candidate / "input_0.pb", ec))
-            continue;
-        SX_ASSIGN(auto inputs, frontend::loadTestDataSet(candidate.string(), "input"));
-        source = candidate.string();
-        return inputs;
+        if (fs::exists(candidate / "input_0.pb", ec))
+            return candidate;
+    }
+    return std::nullopt;
+}
+
+/// True when `inputs` fit `graph`'s (static) inputs one for one: same count and dims.
+bool inputsFit(const std::vector<ir::Tensor>& inputs, const ir::Graph& graph) {
+    if (inputs.size() != graph.inputs().size())
+        return false;
+    for (size_t i = 0; i < inputs.size(); ++i)
+        if (inputs[i].shape() != graph.inputs()[i]->type().dims())
+            return false;
+    return true;
+}
+
+/// Inputs for the model: its test data when there is some and it fits the graph's input shapes,
+/// otherwise deterministic generated values. `source` says which, for the log.
+Expected<std::vector<ir::Tensor>> findInputs(const std::string& modelPath, const ir::Graph& graph,
+                                             std::string& source) {
+    if (std::optional<fs::path> dir = testDataDir(modelPath)) {
+        SX_ASSIGN(auto inputs, frontend::loadTestDataSet(dir->string(), "input"));
+        if (inputsFit(inputs, graph)) {
+            source = dir->string();
+            return inputs;
+        }
+        source = "generated (deterministic, seed 1): the test data in " + dir->string() +
+                 " has other input shapes";
+        return runtime::generateInputs(graph, 1);
     }
     source = "generated (deterministic, seed 1)";
     return runtime::generateInputs(graph, 1);
 }
+
+/// Gives a graph with symbolic input dims concrete ones: `requested`, else the shapes of the
+/// model's test inputs. Returns the shapes used (empty when the inputs were static and none were
+/// requested); without any, the error names the input and how to give it a shape.
+Expected<ir::InputShapes> specializeForGui(const std::string& modelPath, const ir::InputShapes& requested,
+                                           ir::Graph& graph, std::string& source) {
+    ir::InputShapes shapes = requested;
+    source = "given";
+    if (shapes.empty()) {
+        if (ir::symbolicInputs(graph).empty())
+            return shapes;
+        if (std::optional<fs::path> dir = testDataDir(modelPath)) {
+            SX_ASSIGN(auto inputs, frontend::loadTestDataSet(dir->string(), "input"));
+            if (inputs.size() == graph.inputs().size()) {
+                for (size_t i = 0; i < inputs.size(); ++i)
+                    shapes[graph.inputs()[i]->name()] = inputs[i].shape();
+                source = "from the test data in " + dir->string();
+            }
+        }
+    }
+    if (shapes.empty()) {
+        Status needed = ir::requireStaticInputs(graph);
+        return makeError(ErrorKind::Invalid,
+                         needed.error().message + "; in the GUI: File > Input shapes…, or start it with --shape",
+                         needed.error().subject);
+    }
+    SX_TRY(ir::specializeInputs(graph, shapes));
+    // The importer checked sizes with the symbolic dims; concrete ones can make tensors far larger.
+    SX_TRY(frontend::checkTensorSizes(graph));
+    return shapes;
+}
+
 
 std::string formatCycles(uint64_t cycles, const backend::Target& target) {
     char buf[96];
@@ -74,6 +131,16 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     snap->log.push_back("imported " + request.modelPath + ": " + std::to_string(graph->numNodes()) + " nodes");
     SX_TRY(checkCancel(cancel));
 
+    // 1b. Concrete input shapes for a model exported with symbolic ones. The float64 reference
+    // below runs the imported graph as it was, so the specialisation is checked, not trusted.
+    std::unique_ptr<ir::Graph> imported;
+    if (!request.shapes.empty() || !ir::symbolicInputs(*graph).empty())
+        imported = graph->clone();
+    std::string shapesSource;
+    SX_ASSIGN(snap->inputShapes, specializeForGui(request.modelPath, request.shapes, *graph, shapesSource));
+    if (!snap->inputShapes.empty())
+        snap->log.push_back("input shapes " + shapesSource + ": " + ir::formatShapeList(snap->inputShapes));
+
     // 2. Passes and lowering.
     runtime::CompileOptions options;
     options.target = request.target;
@@ -100,7 +167,7 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     // 4. Accuracy against the float64 reference of the imported graph.
     report(58, "float64 reference");
     std::vector<std::pair<std::string, double>> metrics;
-    if (auto reference = runtime::runReference(*graph, inputs, ir::DType::F64); reference.ok()) {
+    if (auto reference = runtime::runReference(imported ? *imported : *graph, inputs, ir::DType::F64); reference.ok()) {
         for (size_t i = 0; i < reference->size() && i < snap->sim.outputs.size(); ++i) {
             const std::string name = i < graph->outputs().size() ? graph->outputs()[i]->name() : std::to_string(i);
             const runtime::TensorComparison c =

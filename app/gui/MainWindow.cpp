@@ -17,6 +17,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -218,6 +219,7 @@ void MainWindow::buildMenus() {
     QMenu* file = menuBar()->addMenu(tr("&File"));
     QAction* open = file->addAction(tr("&Open model…"), this, &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
+    file->addAction(tr("Input &shapes…"), this, &MainWindow::inputShapesDialog);
     QAction* again = file->addAction(tr("&Recompile"), this, &MainWindow::recompile);
     again->setShortcut(QKeySequence(Qt::Key_F5));
     file->addAction(tr("&Save profile database as…"), this, &MainWindow::saveProfileAs);
@@ -238,6 +240,7 @@ void MainWindow::openModel(const QString& path) {
     views::CompileRequest request;
     request.modelPath = path.toStdString();
     request.pipeline.disabled = m_ruleModel->disabledRules();
+    request.shapes = m_shapes;
     m_worker->start(std::move(request));
 }
 
@@ -249,8 +252,30 @@ void MainWindow::recompile() {
 void MainWindow::openDialog() {
     const QString dir = m_modelPath.isEmpty() ? QString() : QFileInfo(m_modelPath).absolutePath();
     const QString path = QFileDialog::getOpenFileName(this, tr("Open ONNX model"), dir, tr("ONNX models (*.onnx);;All files (*)"));
-    if (!path.isEmpty())
-        openModel(path);
+    if (path.isEmpty())
+        return;
+    m_shapes.clear(); // they were the previous model's
+    openModel(path);
+}
+
+void MainWindow::inputShapesDialog() {
+    // Offer what the last compile used: the shapes set here, or those it took from test data.
+    const ir::InputShapes& current = !m_shapes.empty() || !m_snapshot ? m_shapes : m_snapshot->inputShapes;
+    bool ok = false;
+    const QString text = QInputDialog::getText(
+        this, tr("Input shapes"),
+        tr("Concrete dims for inputs with symbolic ones, NAME=DIMS separated by spaces\n"
+           "(e.g. x=1x3x640x640). Empty: the shapes of the model's test inputs."),
+        QLineEdit::Normal, QString::fromStdString(ir::formatShapeList(current)), &ok);
+    if (!ok)
+        return;
+    Expected<ir::InputShapes> parsed = ir::parseShapeList(text.toStdString());
+    if (!parsed.ok()) {
+        onFailed(tr("input shapes: %1").arg(QString::fromStdString(parsed.error().message)));
+        return;
+    }
+    m_shapes = std::move(parsed).value();
+    recompile();
 }
 
 void MainWindow::saveProfileAs() {

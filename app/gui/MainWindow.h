@@ -41,6 +41,11 @@ public:
     void openModel(const QString& path);
     /// Recompiles the current model with the rule switches of the pipeline panel.
     void recompile();
+    /// Concrete dims for the model's inputs with symbolic ones, used from the next compile on
+    /// (opening another model from File > Open clears them). Empty: the shapes of the model's
+    /// test inputs.
+    void setInputShapes(ir::InputShapes shapes) { m_shapes = std::move(shapes); }
+    const ir::InputShapes& inputShapes() const { return m_shapes; }
 
     /// Shows the graph after snapshot `row` (0 = input) and its diff against the one before.
     void selectPass(int row);
@@ -80,6 +85,7 @@ private:
     void onNodeSelected(const QString& node);
     void onTaskClicked(int taskIndex);
     void openDialog();
+    void inputShapesDialog();
     void saveProfileAs();
     void log(const QString& line);
     void setBusy(bool busy);
@@ -88,6 +94,7 @@ private:
     views::SelectionModel* m_selection = nullptr;
     std::shared_ptr<const views::CompileSnapshot> m_snapshot;
     QString m_modelPath;
+    ir::InputShapes m_shapes;
     QString m_lastError;
     int m_currentPass = -1;
     bool m_quietErrors = false;

@@ -1,5 +1,5 @@
 // sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
-// [--select NODE]` opens the model (the sample by default), compiles and simulates it off the GUI
+// [--select NODE] [--shape NAME=DIMS]` opens the model (the sample by default), compiles and simulates it off the GUI
 // thread, and shows the result; --screenshot saves the window once the first compile finished
 // and quits (how docs/ screenshots and GUI smoke checks are made).
 #include "MainWindow.h"
@@ -35,13 +35,28 @@ int main(int argc, char** argv) {
                                     QStringLiteral("NODE"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1560x960."),
                                   QStringLiteral("WxH"));
-    parser.addOptions({screenshot, tab, pass, select, size});
+    const QCommandLineOption shape(QStringLiteral("shape"),
+                                   QStringLiteral("Concrete dims for an input with symbolic ones, e.g. x=1x3x640x640 "
+                                                  "(repeatable; default: the shapes of the model's test inputs)."),
+                                   QStringLiteral("NAME=DIMS"));
+    parser.addOptions({screenshot, tab, pass, select, size, shape});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
     const QString model = args.isEmpty() ? QStringLiteral(SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx") : args.first();
 
+    sextant::ir::InputShapes shapes;
+    for (const QString& spec : parser.values(shape)) {
+        auto parsed = sextant::ir::parseShapeSpec(spec.toStdString());
+        if (!parsed.ok() || !shapes.emplace(parsed->first, parsed->second).second) {
+            std::fprintf(stderr, "error: --shape %s: %s\n", qPrintable(spec),
+                         parsed.ok() ? "input given twice" : parsed.error().message.c_str());
+            return 2;
+        }
+    }
+
     sextant::app::MainWindow window;
+    window.setInputShapes(std::move(shapes));
     int w = 1560, h = 960;
     if (parser.isSet(size)) {
         const QStringList parts = parser.value(size).split('x');

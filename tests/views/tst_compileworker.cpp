@@ -74,6 +74,50 @@ private slots:
         QVERIFY2(logHas(**result, "argmax 7/7"), "mnist's simulated argmax is not 7");
     }
 
+    // PaddleOCR's models have symbolic input dims. The GUI compiles them at the shapes of the test
+    // inputs next to the model, or at shapes the user gives; with neither it says what to do.
+    void symbolicInputsTakeTheTestDataShapes() {
+        const std::string cls = SEXTANT_SHARED_DIR "/models/paddleocr/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+        if (!std::filesystem::exists(cls))
+            QSKIP("../shared not found: skipping the symbolic-input GUI walk");
+        QTemporaryDir dir;
+        CompileRequest req;
+        req.modelPath = cls;
+        req.profilePath = dir.filePath("cls.db").toStdString();
+        auto fromTestData = compileModel(req);
+        QVERIFY2(fromTestData.ok(), fromTestData.ok() ? "" : fromTestData.error().message.c_str());
+        const ir::InputShapes expected{{"x", {1, 3, 48, 192}}};
+        QVERIFY((*fromTestData)->inputShapes == expected);
+        QVERIFY(logHas(**fromTestData, "input shapes from the test data"));
+        QVERIFY((*fromTestData)->inputsSource.find("test_data_set_0") != std::string::npos);
+        QVERIFY2(logHas(**fromTestData, "npu vs float64 reference"), "no accuracy line");
+
+        // Shapes the user gives win; the test data no longer fits, so the inputs are generated.
+        req.shapes = {{"x", {1, 3, 48, 96}}};
+        req.profilePath = dir.filePath("cls96.db").toStdString();
+        auto given = compileModel(req);
+        QVERIFY2(given.ok(), given.ok() ? "" : given.error().message.c_str());
+        QCOMPARE((*given)->program.graph->inputs()[0]->type().dims(), (std::vector<int64_t>{1, 3, 48, 96}));
+        QVERIFY(logHas(**given, "input shapes given: x=1x3x48x96"));
+        QVERIFY((*given)->inputsSource.find("other input shapes") != std::string::npos);
+
+        // A bad shape is an error naming the input, not a crash.
+        req.shapes = {{"x", {1, 3, 48}}};
+        auto bad = compileModel(req);
+        QVERIFY(!bad.ok());
+        QVERIFY2(bad.error().message.find("input 'x' has rank 4") != std::string::npos, bad.error().message.c_str());
+
+        // Without test data and without shapes: the error says how to give them.
+        const QString alone = dir.filePath("alone.onnx");
+        QVERIFY(QFile::copy(QString::fromStdString(cls), alone));
+        req.modelPath = alone.toStdString();
+        req.shapes.clear();
+        auto none = compileModel(req);
+        QVERIFY(!none.ok());
+        QVERIFY2(none.error().message.find("symbolic dims") != std::string::npos, none.error().message.c_str());
+        QVERIFY2(none.error().message.find("Input shapes") != std::string::npos, none.error().message.c_str());
+    }
+
     void presetCancelStops() {
         QTemporaryDir dir;
         CompileRequest req;

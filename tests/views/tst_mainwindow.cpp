@@ -90,6 +90,24 @@ private slots:
         QVERIFY(!w.showTab("nonsense"));
     }
 
+    void inputShapesReachTheCompile() {
+        const QString cls = SEXTANT_SHARED_DIR "/models/paddleocr/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+        if (!QFile::exists(cls))
+            QSKIP("../shared not found: skipping the input-shapes window test");
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.show();
+        const sextant::ir::InputShapes shapes{{"x", {1, 3, 48, 96}}};
+        w.setInputShapes(shapes);
+        QVERIFY2(compile(w, cls), qPrintable(w.lastError()));
+        QVERIFY(w.snapshot()->inputShapes == shapes);
+        // Recompiling (F5, or after switching a rule) keeps them.
+        QSignalSpy done(&w, &MainWindow::compileFinished);
+        w.recompile();
+        QVERIFY(QTest::qWaitFor([&] { return done.count() > 0; }, 180000));
+        QVERIFY(w.snapshot()->inputShapes == shapes);
+    }
+
     void badModelKeepsTheWindowUsable() {
         QTemporaryDir dir;
         const QString bad = dir.filePath("broken.onnx");
