@@ -1,6 +1,7 @@
 #include "MainWindow.h"
 
 #include "views/DiffView.h"
+#include "views/FindNode.h"
 #include "views/GraphView.h"
 #include "views/InspectorWidget.h"
 #include "views/MemoryView.h"
@@ -18,7 +19,9 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
+#include <QCompleter>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QPlainTextEdit>
@@ -27,6 +30,7 @@
 #include <QScrollArea>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QStringListModel>
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
@@ -93,6 +97,20 @@ void MainWindow::buildUi() {
     graphBar->addWidget(fit);
     graphBar->addWidget(legend);
     graphBar->addStretch();
+    // Find, as in Netron: by node name, tensor name or the name of a node of the ONNX model.
+    m_find = new QLineEdit(graphPage);
+    m_find->setPlaceholderText(tr("Find node, tensor or ONNX node (Ctrl+F)"));
+    m_find->setClearButtonEnabled(true);
+    m_find->setMinimumWidth(280);
+    m_findModel = new QStringListModel(this);
+    auto* completer = new QCompleter(m_findModel, m_find);
+    completer->setCaseSensitivity(Qt::CaseInsensitive);
+    completer->setFilterMode(Qt::MatchContains);
+    completer->setMaxVisibleItems(16);
+    m_find->setCompleter(completer);
+    graphBar->addWidget(m_find);
+    connect(m_find, &QLineEdit::returnPressed, this, [this] { find(m_find->text()); });
+    connect(completer, qOverload<const QString&>(&QCompleter::activated), this, [this](const QString& text) { find(text); });
     graphLayout->addLayout(graphBar);
     graphLayout->addWidget(m_graph, 1);
     connect(fit, &QToolButton::clicked, m_graph, &views::GraphView::fitToView);
@@ -228,6 +246,12 @@ void MainWindow::buildMenus() {
     quit->setShortcut(QKeySequence::Quit);
 
     QMenu* view = menuBar()->addMenu(tr("&View"));
+    QAction* findAction = view->addAction(tr("&Find…"), this, [this] {
+        m_tabs->setCurrentIndex(GraphTab);
+        m_find->setFocus(Qt::ShortcutFocusReason);
+        m_find->selectAll();
+    });
+    findAction->setShortcut(QKeySequence::Find);
     view->addAction(tr("&Fit graph"), m_graph, &views::GraphView::fitToView);
     view->addAction(tr("Fit &timeline"), m_timeline, &views::TimelineView::fitAll);
     view->addSeparator();
@@ -386,6 +410,12 @@ void MainWindow::selectPass(int row) {
     m_diff->setTexts(before.text(), after.text(), QString::fromStdString(before.passId), QString::fromStdString(after.passId));
     m_tabs->setTabText(DiffTab, row == 0 ? tr("IR diff") : tr("IR diff (+%1 −%2)").arg(m_diff->addedLines()).arg(m_diff->removedLines()));
     m_inspector->setContext(m_snapshot, row);
+    if (std::shared_ptr<const ir::Graph> graph = after.graph()) {
+        QStringList names;
+        for (const std::string& n : views::findCompletions(*graph))
+            names << QString::fromStdString(n);
+        m_findModel->setStringList(names);
+    }
     m_inspector->showNode(m_selection->selectedNode());
     m_graph->selectNode(m_selection->selectedNode());
     const QModelIndex index = m_passModel->index(row, 0);
@@ -416,6 +446,24 @@ bool MainWindow::showTab(const QString& name) {
 }
 
 void MainWindow::selectNode(const QString& node) { m_selection->select(node); }
+
+QString MainWindow::find(const QString& name) {
+    if (!m_snapshot || m_currentPass < 0)
+        return {};
+    const passes::Snapshot& shown = m_snapshot->pipeline.snapshots[static_cast<size_t>(m_currentPass)];
+    std::shared_ptr<const ir::Graph> graph = shown.graph();
+    if (!graph)
+        return {};
+    const views::FindResult r = views::findNode(*graph, m_snapshot->pipeline, name.toStdString());
+    if (!r.node.empty())
+        m_selection->select(QString::fromStdString(r.node));
+    const QString message = QString::fromStdString(r.message);
+    if (!message.isEmpty()) {
+        m_status->setText(message);
+        log(tr("find: %1").arg(message));
+    }
+    return message;
+}
 
 void MainWindow::onNodeSelected(const QString& node) {
     m_graph->selectNode(node);

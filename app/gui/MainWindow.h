@@ -8,6 +8,8 @@
 
 class QCheckBox;
 class QLabel;
+class QLineEdit;
+class QStringListModel;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
@@ -55,6 +57,10 @@ public:
     bool showTab(const QString& name);
     /// Selects an IR node everywhere (as if clicked).
     void selectNode(const QString& node);
+    /// The graph tab's find box: resolves `name` in the shown snapshot (a node, a tensor, or an
+    /// ONNX node followed through provenance, see views::findNode), selects what it found and
+    /// says how in the status bar. Returns the status text (empty when a node name matched).
+    QString find(const QString& name);
 
     std::shared_ptr<const views::CompileSnapshot> snapshot() const { return m_snapshot; }
     const QString& lastError() const { return m_lastError; }
@@ -100,6 +106,8 @@ private:
     bool m_quietErrors = false;
 
     QTabWidget* m_tabs = nullptr;
+    QLineEdit* m_find = nullptr;
+    QStringListModel* m_findModel = nullptr;
     views::GraphView* m_graph = nullptr;
     views::DiffView* m_diff = nullptr;
     QCheckBox* m_fullDiff = nullptr;

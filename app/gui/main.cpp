@@ -1,7 +1,7 @@
 // sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
-// [--select NODE] [--shape NAME=DIMS]` opens the model (the sample by default), compiles and simulates it off the GUI
-// thread, and shows the result; --screenshot saves the window once the first compile finished
-// and quits (how docs/ screenshots and GUI smoke checks are made).
+// [--select NAME] [--shape NAME=DIMS]` opens the model (the sample by default), compiles and
+// simulates it off the GUI thread, and shows the result; --screenshot saves the window once the
+// first compile finished and quits (how docs/ screenshots and GUI smoke checks are made).
 #include "MainWindow.h"
 
 #include "core/ir/Allocator.h"
@@ -31,8 +31,10 @@ int main(int argc, char** argv) {
                                  QStringLiteral("NAME"));
     const QCommandLineOption pass(QStringLiteral("pass"), QStringLiteral("Pipeline snapshot to show (pass id)."),
                                   QStringLiteral("ID"));
-    const QCommandLineOption select(QStringLiteral("select"), QStringLiteral("IR node to select."),
-                                    QStringLiteral("NODE"));
+    const QCommandLineOption select(QStringLiteral("select"),
+                                    QStringLiteral("Node to select, as the find box takes it: an IR node, a tensor "
+                                                   "or an ONNX node of the model."),
+                                    QStringLiteral("NAME"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1560x960."),
                                   QStringLiteral("WxH"));
     const QCommandLineOption shape(QStringLiteral("shape"),
@@ -72,8 +74,8 @@ int main(int argc, char** argv) {
     auto applyOptions = [&] {
         if (parser.isSet(pass) && !window.selectPassById(parser.value(pass)))
             std::fprintf(stderr, "warning: no pass '%s' in the pipeline\n", qPrintable(parser.value(pass)));
-        if (parser.isSet(select))
-            window.selectNode(parser.value(select));
+        if (parser.isSet(select)) // as the find box does: a node, a tensor or an ONNX node
+            window.find(parser.value(select));
         if (parser.isSet(tab) && !window.showTab(parser.value(tab)))
             std::fprintf(stderr, "warning: unknown tab '%s'\n", qPrintable(parser.value(tab)));
     };

@@ -88,6 +88,13 @@ private slots:
         QVERIFY(w.showTab("memory"));
         QVERIFY(w.memoryView()->shownCount() > 0);
         QVERIFY(!w.showTab("nonsense"));
+
+        // Find: an ONNX node fused away leads to the node that covers it, and says so.
+        const QString how = w.find(QStringLiteral("block1_bn"));
+        QVERIFY2(how.contains(QStringLiteral("part of node 'block1_conv'")), qPrintable(how));
+        QCOMPARE(w.selection()->selectedNode(), QStringLiteral("block1_conv"));
+        QVERIFY(w.find(QStringLiteral("block2_conv")).isEmpty()); // a node name: nothing to explain
+        QCOMPARE(w.selection()->selectedNode(), QStringLiteral("block2_conv"));
     }
 
     void inputShapesReachTheCompile() {
