@@ -171,7 +171,8 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
         for (size_t i = 0; i < reference->size() && i < snap->sim.outputs.size(); ++i) {
             const std::string name = i < graph->outputs().size() ? graph->outputs()[i]->name() : std::to_string(i);
             const runtime::TensorComparison c =
-                runtime::compareTensors(name, snap->sim.outputs[i], (*reference)[i], 1e-4, 1e-3);
+                runtime::compareTensors(name, snap->sim.outputs[i], (*reference)[i], runtime::kNpuAtol,
+                                        runtime::kNpuRtol); // as sextant-cli run --compare-reference
             snap->log.push_back("npu vs float64 reference: " + runtime::formatComparison(c));
             metrics.emplace_back("cosine:" + name, c.cosine);
         }

@@ -383,7 +383,7 @@ int runSimulatedMode(const RunArgs& a) {
                 coresUsed(program), program.target.numCores);
     std::fflush(stdout);
     std::vector<std::string> names = outputNames(referenceGraph);
-    double atol = a.atol.value_or(1e-2), rtol = a.rtol.value_or(1e-2);
+    double atol = a.atol.value_or(runtime::kNpuAtol), rtol = a.rtol.value_or(runtime::kNpuRtol);
     bool ok = true;
     std::vector<std::pair<std::string, double>> metrics;
     if (a.compareReference) {
