@@ -138,17 +138,18 @@ void InspectorWidget::render() {
         html += tr("<p><b>Tasks</b><br><span class='dim'>no Task executes this node (it is not in the compiled "
                    "graph, or it became an alias)</span></p>");
     } else {
-        html += tr("<p><b>Tasks</b></p><table><tr class='k'><td>id</td><td>kernel</td><td>core</td><td>unit</td>"
-                   "<td>start</td><td>end</td><td>cycles</td></tr>");
+        // No wrapping inside a cell (the dock is narrow): "FusedConv" or a cycle count broken in two
+        // reads as two values. The end is start + cycles, so it is left out.
+        html += tr("<p><b>Tasks</b></p><table style='white-space:nowrap'><tr class='k'><td>id</td><td>kernel</td>"
+                   "<td>core</td><td>unit</td><td>start</td><td>cycles</td></tr>");
         for (int i : tasks) {
             const TimelineTask& t = tl.tasks()[static_cast<size_t>(i)];
-            html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td><td>%7</td></tr>")
+            html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td></tr>")
                         .arg(t.task)
                         .arg(esc(t.kernel))
                         .arg(t.core)
                         .arg(esc(std::string(backend::unitName(t.unit))))
                         .arg(t.start)
-                        .arg(t.end)
                         .arg(t.end - t.start);
         }
         html += QStringLiteral("</table>");
