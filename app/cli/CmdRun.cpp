@@ -78,19 +78,6 @@ struct RunArgs {
     ir::InputShapes shapes;
 };
 
-/// Parses a non-negative number; nullopt when `s` is not one.
-std::optional<double> parseTolerance(const std::string& s) {
-    try {
-        size_t used = 0;
-        double v = std::stod(s, &used);
-        if (used != s.size() || !(v >= 0))
-            return std::nullopt;
-        return v;
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
-
 /// Returns an empty string on success, else the error message.
 std::string parseArgs(Args args, RunArgs& out, bool& help) {
     for (size_t i = 0; i < args.size(); ++i) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,8 +17,12 @@ int cmdRules(Args args);
 int cmdCompile(Args args);
 int cmdRun(Args args);
 int cmdExportTrace(Args args);
+int cmdBisect(Args args);
 
 /// Prints "error: <message>" to stderr and returns 2.
 int fail(std::string_view message);
+
+/// Parses a tolerance (--atol, --rtol): a non-negative number; nullopt when `s` is not one.
+std::optional<double> parseTolerance(const std::string& s);
 
 } // namespace sextant::cli

@@ -15,6 +15,18 @@ int fail(std::string_view message) {
     return 2;
 }
 
+std::optional<double> parseTolerance(const std::string& s) {
+    try {
+        size_t used = 0;
+        double v = std::stod(s, &used);
+        if (used != s.size() || !(v >= 0))
+            return std::nullopt;
+        return v;
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 namespace {
 
 struct Command {
@@ -28,6 +40,7 @@ const Command kCommands[] = {
     {"rules", cmdRules, "list the passes and rewrite rules with their ids"},
     {"compile", cmdCompile, "compile a model for a target and write the artifact"},
     {"run", cmdRun, "run a model on the reference executor or the simulated NPU"},
+    {"bisect", cmdBisect, "find the first rule application that moves the outputs out of tolerance"},
     {"export-trace", cmdExportTrace, "export a profile database as Chrome Trace Event JSON"},
 };
 

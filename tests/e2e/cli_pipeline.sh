@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI checks of the pipeline options of `sextant-cli compile` / `run`: -O levels, --fusion-switch
-# (and its errors), --list-applications with --bisect-limit, run -O2 --reference.
+# (and its errors), --list-applications with --bisect-limit, run -O2 --reference, bisect.
 # usage: cli_pipeline.sh CASE SEXTANT_CLI SHARED_DIR SOURCE_DIR WORK_DIR
 # Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
 set -u
@@ -66,6 +66,31 @@ reference)
     data="$src/samples/residual_cnn"
     expect_exit 0 run "$model" -O2 --reference
     expect_line "^reference graph: optimised at -O2 \([0-9]+ -> [0-9]+ nodes, [1-9][0-9]* rule applications\)$"
+    ;;
+bisect)
+    # At -O3 the sample's outputs stay within run --reference's tolerance: nothing to find.
+    expect_exit 0 bisect "$model" -O3
+    expect_line "^bisect: [1-9][0-9]* rule applications at -O3; "
+    expect_line "^no drift: "
+    # Held to 1e-7, the accuracy trade of -O3 shows: BatchNorm folded in f16, at the first Conv.
+    expect_exit 1 bisect "$model" -O3 --atol 1e-7 --rtol 1e-7
+    expect_line "^  limit 0: PASS$"
+    expect_line "^first bad application: #1 fuse-conv-bn-f16 \(pass fuse\) at node 'block1_conv'$"
+    expect_line "^  output 'probs': .* FAIL \("
+    expect_line "^--- limit 0$"
+    expect_line "^\+\+\+ limit 1$"
+    # The diff is the application: the BatchNormalization goes, the Conv reads the folded weights.
+    expect_line "^-  %block1_bn_out: .* = BatchNormalization\(%block1_conv_out"
+    expect_line "^\+  %block1_bn_out: .* = Conv\(%image, %block1_conv_bn_w, %block1_conv_bn_b\)"
+    cp "$out" "$work/first.out"
+    expect_exit 1 bisect "$model" -O3 --atol 1e-7 --rtol 1e-7
+    cmp -s "$out" "$work/first.out" || fail "two bisections printed different results"
+    # bisect sets the limit itself; unknown options and missing models are errors.
+    expect_exit 2 bisect "$model" --bisect-limit 3
+    expect_error "--bisect-limit is what bisect searches"
+    expect_exit 2 bisect "$model" --nonsense
+    expect_error "unknown option '--nonsense'"
+    expect_exit 2 bisect "$work/missing.onnx"
     ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;

@@ -164,6 +164,21 @@ det-npu-image)
     expect_line "^simulated '.*' on npu-a \(async mode\): [1-9][0-9]* tasks"
     expect_line "^output 'sigmoid_0\.tmp_0': .* cosine (1\.000000|0\.999[7-9][0-9]*) "
     ;;
+rec-bisect)
+    # -O3's accuracy trades move the recogniser's probabilities out of onnxruntime's tolerance on
+    # the float64 reference executor; bisect names the first application that does it. At -O2
+    # there is nothing to find.
+    need "$rec"
+    "$cli" bisect "$rec" -O3 --inputs "$rec_data" --expected "$rec_data" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 1 ] || fail "exit code $rc, expected 1 (a culprit)"
+    expect_line "^first bad application: #[0-9]+ fuse-conv-bn-f16 \(pass fuse\) at node '[^']+'$"
+    expect_line "^--- limit [0-9]+$"
+    "$cli" bisect "$rec" -O2 --inputs "$rec_data" --expected "$rec_data" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc at -O2, expected 0"
+    expect_line "^no drift: "
+    ;;
 cls-npu)
     # Without --shape, run takes the symbolic dims from the --inputs tensors (1x3x48x192).
     need "$cls"
