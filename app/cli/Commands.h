@@ -18,6 +18,7 @@ int cmdCompile(Args args);
 int cmdRun(Args args);
 int cmdExportTrace(Args args);
 int cmdBisect(Args args);
+int cmdRegress(Args args);
 
 /// Prints "error: <message>" to stderr and returns 2.
 int fail(std::string_view message);

@@ -41,6 +41,7 @@ const Command kCommands[] = {
     {"compile", cmdCompile, "compile a model for a target and write the artifact"},
     {"run", cmdRun, "run a model on the reference executor or the simulated NPU"},
     {"bisect", cmdBisect, "find the first rule application that moves the outputs out of tolerance"},
+    {"regress", cmdRegress, "compare a compile report with a baseline and fail on a regression"},
     {"export-trace", cmdExportTrace, "export a profile database as Chrome Trace Event JSON"},
 };
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI checks of the pipeline options of `sextant-cli compile` / `run`: -O levels, --fusion-switch
-# (and its errors), --list-applications with --bisect-limit, run -O2 --reference, bisect.
+# (and its errors), --list-applications with --bisect-limit, run -O2 --reference, bisect, regress.
 # usage: cli_pipeline.sh CASE SEXTANT_CLI SHARED_DIR SOURCE_DIR WORK_DIR
 # Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
 set -u
@@ -91,6 +91,39 @@ bisect)
     expect_exit 2 bisect "$model" --nonsense
     expect_error "unknown option '--nonsense'"
     expect_exit 2 bisect "$work/missing.onnx"
+    ;;
+regress)
+    expect_exit 0 compile "$model" -O2 --report "$work/o2.json"
+    expect_exit 0 compile "$model" -O2 --report "$work/o2-again.json"
+    expect_exit 0 compile "$model" -O1 --report "$work/o1.json"
+    # The same compile twice: nothing moved.
+    expect_exit 0 regress "$work/o2-again.json" --baseline "$work/o2.json"
+    expect_line "^no regression "
+    # -O1 against an -O2 baseline: slower (no fusion), fewer layout conversions.
+    expect_exit 1 regress "$work/o1.json" --baseline "$work/o2.json"
+    expect_line "^  est_cycles +[0-9]+ +[0-9]+ +\+[0-9.]+% +REGRESSED$"
+    expect_line "^  layout_conversions_after +2 +0 +-2 +better$"
+    expect_line "^REGRESSION "
+    expect_exit 0 regress "$work/o1.json" --baseline "$work/o2.json" --latency 1000
+    # -O2 against -O1: faster, but two layout conversions more than the bound of 0.
+    expect_exit 1 regress "$work/o2.json" --baseline "$work/o1.json"
+    expect_line "^  layout_conversions_after +0 +2 +\+2 +REGRESSED$"
+    expect_exit 0 regress "$work/o2.json" --baseline "$work/o1.json" --grey 2
+    # Bad reports: one error line each, exit 2.
+    printf 'not json' >"$work/junk.json"
+    printf '{"model": "m", "graph": "g", "target": "npu-a"}' >"$work/empty.json"
+    sed 's/"graph": "residual_cnn"/"graph": "other"/' "$work/o2.json" >"$work/other.json"
+    expect_exit 2 regress "$work/o2.json" --baseline "$work/missing.json"
+    expect_error "cannot open"
+    expect_exit 2 regress "$work/junk.json" --baseline "$work/o2.json"
+    expect_error "invalid JSON"
+    expect_exit 2 regress "$work/empty.json" --baseline "$work/o2.json"
+    expect_error "not a compile report (sextant-cli compile --report): no field 'est_cycles'"
+    expect_exit 2 regress "$work/other.json" --baseline "$work/o2.json"
+    expect_error "the reports are of different compiles"
+    expect_exit 2 regress "$work/o2.json"
+    expect_error "no --baseline report given"
+    expect_exit 2 regress "$work/o2.json" --baseline "$work/o1.json" --latency -3
     ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;
