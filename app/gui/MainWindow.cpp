@@ -19,6 +19,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QInputDialog>
+#include <QComboBox>
 #include <QCompleter>
 #include <QLabel>
 #include <QLineEdit>
@@ -28,6 +29,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStringListModel>
@@ -176,6 +178,20 @@ void MainWindow::buildUi() {
     m_passModel = new views::PassListModel(this);
     m_ruleModel = new views::RuleStatsModel(this);
     auto* pipeline = new QSplitter(Qt::Vertical);
+    // The optimisation level, as sextant-cli's -O0..-O3: -O3 adds the rules that trade accuracy.
+    auto* levelBar = new QWidget(pipeline);
+    auto* levelLayout = new QHBoxLayout(levelBar);
+    levelLayout->setContentsMargins(4, 2, 4, 2);
+    m_level = new QComboBox(levelBar);
+    m_level->addItem(tr("-O0  shape inference only"), 0);
+    m_level->addItem(tr("-O1  clean-ups"), 1);
+    m_level->addItem(tr("-O2  fusion, layout, precision"), 2);
+    m_level->addItem(tr("-O3  + rules that trade accuracy"), 3);
+    m_level->setCurrentIndex(2);
+    levelLayout->addWidget(new QLabel(tr("Level"), levelBar));
+    levelLayout->addWidget(m_level, 1);
+    pipeline->addWidget(levelBar);
+    connect(m_level, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { recompile(); });
     m_passView = makeTable(m_passModel, pipeline);
     m_passView->horizontalHeader()->setSectionResizeMode(views::PassListModel::PassColumn, QHeaderView::Stretch);
     for (int c = 1; c < views::PassListModel::ColumnCount; ++c)
@@ -187,8 +203,9 @@ void MainWindow::buildUi() {
         m_ruleView->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
     pipeline->addWidget(m_passView);
     pipeline->addWidget(m_ruleView);
-    pipeline->setStretchFactor(0, 3);
-    pipeline->setStretchFactor(1, 2);
+    pipeline->setStretchFactor(0, 0);
+    pipeline->setStretchFactor(1, 3);
+    pipeline->setStretchFactor(2, 2);
     connect(m_passView->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
             [this](const QModelIndex& current) {
                 if (current.isValid() && current.row() != m_currentPass)
@@ -264,6 +281,7 @@ void MainWindow::openModel(const QString& path) {
     views::CompileRequest request;
     request.modelPath = path.toStdString();
     request.pipeline.disabled = m_ruleModel->disabledRules();
+    request.pipeline.optLevel = m_level->currentData().toInt();
     request.shapes = m_shapes;
     m_worker->start(std::move(request));
 }
@@ -446,6 +464,17 @@ bool MainWindow::showTab(const QString& name) {
 }
 
 void MainWindow::selectNode(const QString& node) { m_selection->select(node); }
+
+bool MainWindow::setOptLevel(int level) {
+    const int index = m_level->findData(level);
+    if (index < 0)
+        return false;
+    const QSignalBlocker quiet(m_level); // the caller compiles when it is ready
+    m_level->setCurrentIndex(index);
+    return true;
+}
+
+int MainWindow::optLevel() const { return m_level->currentData().toInt(); }
 
 QString MainWindow::find(const QString& name) {
     if (!m_snapshot || m_currentPass < 0)

@@ -7,6 +7,7 @@
 #include <memory>
 
 class QCheckBox;
+class QComboBox;
 class QLabel;
 class QLineEdit;
 class QStringListModel;
@@ -48,6 +49,10 @@ public:
     /// test inputs.
     void setInputShapes(ir::InputShapes shapes) { m_shapes = std::move(shapes); }
     const ir::InputShapes& inputShapes() const { return m_shapes; }
+    /// The optimisation level of the next compiles (0..3, as -O0..-O3); false if out of range.
+    /// Does not compile by itself (changing it in the pipeline panel does).
+    bool setOptLevel(int level);
+    int optLevel() const;
 
     /// Shows the graph after snapshot `row` (0 = input) and its diff against the one before.
     void selectPass(int row);
@@ -106,6 +111,7 @@ private:
     bool m_quietErrors = false;
 
     QTabWidget* m_tabs = nullptr;
+    QComboBox* m_level = nullptr;
     QLineEdit* m_find = nullptr;
     QStringListModel* m_findModel = nullptr;
     views::GraphView* m_graph = nullptr;

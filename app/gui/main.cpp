@@ -1,7 +1,8 @@
 // sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
-// [--select NAME] [--shape NAME=DIMS]` opens the model (the sample by default), compiles and
-// simulates it off the GUI thread, and shows the result; --screenshot saves the window once the
-// first compile finished and quits (how docs/ screenshots and GUI smoke checks are made).
+// [--select NAME] [--shape NAME=DIMS] [--level N]` opens the model (the sample by default),
+// compiles and simulates it off the GUI thread, and shows the result; --screenshot saves the
+// window once the first compile finished and quits (how docs/ screenshots and GUI smoke checks
+// are made).
 #include "MainWindow.h"
 
 #include "core/ir/Allocator.h"
@@ -41,7 +42,10 @@ int main(int argc, char** argv) {
                                    QStringLiteral("Concrete dims for an input with symbolic ones, e.g. x=1x3x640x640 "
                                                   "(repeatable; default: the shapes of the model's test inputs)."),
                                    QStringLiteral("NAME=DIMS"));
-    parser.addOptions({screenshot, tab, pass, select, size, shape});
+    const QCommandLineOption level(QStringLiteral("level"),
+                                   QStringLiteral("Optimisation level 0-3, as sextant-cli's -O0..-O3 (default 2)."),
+                                   QStringLiteral("N"));
+    parser.addOptions({screenshot, tab, pass, select, size, shape, level});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -59,6 +63,11 @@ int main(int argc, char** argv) {
 
     sextant::app::MainWindow window;
     window.setInputShapes(std::move(shapes));
+    bool levelIsNumber = true;
+    if (parser.isSet(level) && (!window.setOptLevel(parser.value(level).toInt(&levelIsNumber)) || !levelIsNumber)) {
+        std::fprintf(stderr, "error: --level %s: the levels are 0, 1, 2 and 3\n", qPrintable(parser.value(level)));
+        return 2;
+    }
     int w = 1560, h = 960;
     if (parser.isSet(size)) {
         const QStringList parts = parser.value(size).split('x');

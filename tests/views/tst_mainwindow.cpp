@@ -12,6 +12,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+
 using sextant::app::MainWindow;
 
 class TestMainWindow : public QObject {
@@ -113,6 +115,24 @@ private slots:
         w.recompile();
         QVERIFY(QTest::qWaitFor([&] { return done.count() > 0; }, 180000));
         QVERIFY(w.snapshot()->inputShapes == shapes);
+    }
+
+    void optimisationLevelReachesTheCompile() {
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.show();
+        QVERIFY(!w.setOptLevel(4));
+        QVERIFY(w.setOptLevel(3));
+        QVERIFY2(compile(w, SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx"), qPrintable(w.lastError()));
+        const auto& applied = w.snapshot()->pipeline.applications;
+        QVERIFY2(std::any_of(applied.begin(), applied.end(),
+                             [](const sextant::passes::RuleApplication& a) { return a.rule == "fuse-conv-bn-f16"; }),
+                 "-O3 should fold BatchNorm in f16");
+        QVERIFY(w.setOptLevel(1));
+        QVERIFY2(compile(w, SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx"), qPrintable(w.lastError()));
+        for (const auto& snap : w.snapshot()->pipeline.snapshots)
+            QVERIFY2(snap.passId != "fuse", "fusion runs from -O2 on");
+        QCOMPARE(w.optLevel(), 1);
     }
 
     void badModelKeepsTheWindowUsable() {
