@@ -1,17 +1,15 @@
 // sextant-cli bisect: accuracy bisection over rule applications (DESIGN.md, "Bisect accuracy
-// bugs"). Every rule application has a sequence number and --bisect-limit N lets exactly the first
-// N happen, so the first application after which the optimised graph's outputs leave the tolerance
-// is found in about log2(applications) compiles, as a script driving LLVM's -opt-bisect-limit
-// would, but built in: the answer comes with the rule, the node and the IR diff it made.
+// bugs"), as a script driving LLVM's -opt-bisect-limit would, but built in: the answer comes with
+// the rule, the node and the IR diff it made. core/runtime/Bisect.h does the search.
 #include "Commands.h"
 #include "PipelineOptions.h"
 #include "ShapeOption.h"
 
 #include "core/frontend/OnnxImporter.h"
 #include "core/frontend/TensorProtoIO.h"
-#include "core/ir/Printer.h"
 #include "core/passes/PassManager.h"
 #include "core/passes/TextDiff.h"
+#include "core/runtime/Bisect.h"
 #include "core/runtime/Compare.h"
 #include "core/runtime/InputGenerator.h"
 #include "core/runtime/ReferenceExecutor.h"
@@ -123,47 +121,9 @@ Status specialize(const BisectArgs& a, ir::Graph& graph) {
     return ir::specializeInputs(graph, shapes);
 }
 
-/// One compile at a bisect limit and its outputs against the baseline.
-struct Probe {
-    bool pass = true;
-    std::vector<runtime::TensorComparison> comparisons;
-    std::vector<passes::RuleApplication> applications;
-    std::string text; ///< the optimised graph's IR
-};
+const char* verdict(const runtime::BisectProbe& p) { return p.pass ? "PASS" : "FAIL"; }
 
-/// What every probe shares: the imported graph, the inputs, the baseline and its tolerances.
-struct Setup {
-    const ir::Graph* graph = nullptr;
-    passes::PipelineConfig config;
-    std::vector<ir::Tensor> inputs;
-    std::vector<ir::Tensor> baseline;
-    std::vector<double> atols;
-    double rtol = runtime::kOutputRtol;
-    ir::DType compute = ir::DType::F64;
-};
-
-Expected<Probe> probe(const Setup& s, int64_t limit) {
-    passes::PipelineConfig config = s.config;
-    config.bisectLimit = limit;
-    SX_ASSIGN(passes::PipelineResult r, passes::runPipeline(*s.graph, config));
-    SX_ASSIGN(std::vector<ir::Tensor> outputs, runtime::runReference(*r.graph, s.inputs, s.compute));
-    if (outputs.size() != s.baseline.size())
-        return makeError(ErrorKind::Invalid, "the optimised graph has " + std::to_string(outputs.size()) +
-                                                 " outputs, the baseline " + std::to_string(s.baseline.size()));
-    Probe p;
-    for (size_t i = 0; i < outputs.size(); ++i) {
-        const std::string name = r.graph->outputs()[i]->name();
-        p.comparisons.push_back(runtime::compareTensors(name, outputs[i], s.baseline[i], s.atols[i], s.rtol));
-        p.pass = p.pass && p.comparisons.back().pass;
-    }
-    p.applications = std::move(r.applications);
-    p.text = ir::printGraph(*r.graph);
-    return p;
-}
-
-const char* verdict(const Probe& p) { return p.pass ? "PASS" : "FAIL"; }
-
-void printComparisons(const Probe& p) {
+void printComparisons(const runtime::BisectProbe& p) {
     for (const runtime::TensorComparison& c : p.comparisons)
         std::cout << "  " << runtime::formatComparison(c) << "\n";
 }
@@ -185,16 +145,14 @@ int cmdBisect(Args args) {
     if (Status s = specialize(a, **graph); !s.ok())
         return fail("bisect: " + s.error().message);
 
-    Setup s;
-    s.graph = graph->get();
-    s.config = a.pipeline.config;
-    s.compute = a.float32 ? ir::DType::F32 : ir::DType::F64;
+    runtime::BisectBaseline b;
+    b.compute = a.float32 ? ir::DType::F32 : ir::DType::F64;
     Expected<std::vector<ir::Tensor>> inputs = a.inputsDir.empty()
                                                    ? runtime::generateInputs(**graph)
                                                    : frontend::loadTestDataSet(a.inputsDir, "input");
     if (!inputs.ok())
         return fail(inputs.error().message);
-    s.inputs = std::move(inputs).value();
+    b.inputs = std::move(inputs).value();
     std::string baselineName;
     if (!a.expectedDir.empty()) {
         Expected<std::vector<ir::Tensor>> expected = frontend::loadTestDataSet(a.expectedDir, "output");
@@ -203,67 +161,51 @@ int cmdBisect(Args args) {
         if (expected->size() != (*graph)->outputs().size())
             return fail("bisect: '" + a.expectedDir + "' holds " + std::to_string(expected->size()) +
                         " expected output(s) but the model has " + std::to_string((*graph)->outputs().size()));
-        s.baseline = std::move(expected).value();
+        b.expected = std::move(expected).value();
         baselineName = a.expectedDir;
     } else {
-        Expected<std::vector<ir::Tensor>> reference = runtime::runReference(**graph, s.inputs, ir::DType::F64);
+        Expected<std::vector<ir::Tensor>> reference = runtime::runReference(**graph, b.inputs, ir::DType::F64);
         if (!reference.ok())
             return fail("bisect: the imported model's reference run failed: " + reference.error().message);
-        s.baseline = std::move(reference).value();
+        b.expected = std::move(reference).value();
         baselineName = "the float64 reference of the imported model";
     }
-    for (size_t i = 0; i < s.baseline.size(); ++i)
-        s.atols.push_back(a.atol ? *a.atol : runtime::outputAtol(*(*graph)->outputs()[i], s.baseline[i]));
-    s.rtol = a.rtol.value_or(runtime::kOutputRtol);
+    for (size_t i = 0; i < b.expected.size(); ++i)
+        b.atols.push_back(a.atol ? *a.atol : runtime::outputAtol(*(*graph)->outputs()[i], b.expected[i]));
+    b.rtol = a.rtol.value_or(runtime::kOutputRtol);
 
-    Expected<Probe> all = probe(s, -1);
-    if (!all.ok())
-        return fail("bisect: " + all.error().message);
-    const int64_t total = static_cast<int64_t>(all->applications.size());
-    std::cout << "bisect: " << total << " rule applications at -O" << s.config.optLevel << "; the optimised graph on the "
-              << (a.float32 ? "float32" : "float64") << " reference executor against " << baselineName << "\n";
-    std::cout << "  all " << total << ": " << verdict(*all) << "\n";
-    if (all->pass) {
-        printComparisons(*all);
+    const passes::PipelineConfig& config = a.pipeline.config;
+    auto onProbe = [&](const runtime::BisectProbe& p) {
+        if (p.limit < 0)
+            std::cout << "bisect: " << p.applications.size() << " rule applications at -O" << config.optLevel
+                      << "; the optimised graph on the " << (a.float32 ? "float32" : "float64")
+                      << " reference executor against " << baselineName << "\n  all " << p.applications.size()
+                      << ": " << verdict(p) << "\n";
+        else
+            std::cout << "  limit " << p.limit << ": " << verdict(p) << "\n";
+    };
+    Expected<runtime::BisectOutcome> r = runtime::bisectRuleApplications(**graph, config, b, onProbe);
+    if (!r.ok())
+        return fail("bisect: " + r.error().message);
+    switch (r->kind) {
+    case runtime::BisectOutcome::Kind::NoDrift:
+        printComparisons(r->bad);
         std::cout << "no drift: with every rule application the outputs stay within tolerance\n";
         return 0;
-    }
-    Expected<Probe> none = probe(s, 0);
-    if (!none.ok())
-        return fail("bisect: " + none.error().message);
-    std::cout << "  limit 0: " << verdict(*none) << "\n";
-    if (!none->pass) {
-        printComparisons(*none);
+    case runtime::BisectOutcome::Kind::DriftWithoutRules:
+        printComparisons(r->bad);
         std::cout << "the outputs are out of tolerance with no rule applied: the drift is not a rule "
                      "application's (a pass without rules, the import, or the baseline itself)\n";
         return 1;
+    case runtime::BisectOutcome::Kind::Culprit:
+        break;
     }
-    // Invariant: the first `good` applications pass, the first `bad` fail. Every probe halves the
-    // range, so the answer is a true step: passing at bad - 1, failing at bad.
-    int64_t good = 0, bad = total;
-    Probe atGood = std::move(none).value(), atBad = std::move(all).value();
-    while (bad - good > 1) {
-        const int64_t mid = good + (bad - good) / 2;
-        Expected<Probe> p = probe(s, mid);
-        if (!p.ok())
-            return fail("bisect: " + p.error().message);
-        std::cout << "  limit " << mid << ": " << verdict(*p) << "\n";
-        if (p->pass) {
-            good = mid;
-            atGood = std::move(p).value();
-        } else {
-            bad = mid;
-            atBad = std::move(p).value();
-        }
-    }
-    if (atBad.applications.empty())
-        return fail("bisect: no rule application at limit " + std::to_string(bad));
-    const passes::RuleApplication& culprit = atBad.applications.back();
+    const passes::RuleApplication& culprit = r->culprit;
     std::cout << "first bad application: #" << culprit.seq << " " << culprit.rule << " (pass " << culprit.pass
               << ") at node '" << culprit.node << "'\n";
-    printComparisons(atBad);
-    std::cout << passes::unifiedDiff(atGood.text, atBad.text, "limit " + std::to_string(good),
-                                     "limit " + std::to_string(bad));
+    printComparisons(r->bad);
+    std::cout << passes::unifiedDiff(r->good.text, r->bad.text, "limit " + std::to_string(r->good.limit),
+                                     "limit " + std::to_string(r->bad.limit));
     return 1;
 }
 
