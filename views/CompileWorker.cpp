@@ -230,6 +230,23 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     return std::shared_ptr<const CompileSnapshot>(std::move(snap));
 }
 
+Expected<runtime::BisectOutcome> bisectModel(const CompileRequest& request, const std::atomic<bool>* cancel,
+                                             const std::function<void(const runtime::BisectProbe&)>& onProbe) {
+    SX_ASSIGN(std::unique_ptr<ir::Graph> graph, frontend::importOnnx(request.modelPath));
+    std::unique_ptr<ir::Graph> imported = graph->clone();
+    std::string shapesSource;
+    SX_TRY(specializeForGui(request.modelPath, request.shapes, *graph, shapesSource));
+    runtime::BisectBaseline baseline;
+    std::string inputsSource;
+    SX_ASSIGN(baseline.inputs, findInputs(request.modelPath, *graph, inputsSource));
+    SX_ASSIGN(baseline.expected, runtime::runReference(*imported, baseline.inputs, ir::DType::F64));
+    for (size_t i = 0; i < baseline.expected.size() && i < graph->outputs().size(); ++i)
+        baseline.atols.push_back(runtime::outputAtol(*graph->outputs()[i], baseline.expected[i]));
+    passes::PipelineConfig config = request.pipeline;
+    config.bisectLimit = -1; // the search sets it
+    return runtime::bisectRuleApplications(*graph, config, baseline, onProbe, cancel);
+}
+
 CompileWorker::CompileWorker(QObject* parent) : QObject(parent) {
     qRegisterMetaType<std::shared_ptr<const CompileSnapshot>>();
     connect(&m_watcher, &QFutureWatcher<Outcome>::finished, this, &CompileWorker::onDone);

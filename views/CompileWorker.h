@@ -2,6 +2,7 @@
 
 #include "CompileSnapshot.h"
 #include "core/ir/Error.h"
+#include "core/runtime/Bisect.h"
 
 #include <QFutureWatcher>
 #include <QObject>
@@ -25,6 +26,13 @@ using CompileProgress = std::function<void(int percent, const std::string& stage
 Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileRequest& request,
                                                               const std::atomic<bool>* cancel = nullptr,
                                                               const CompileProgress& progress = {});
+
+/// The GUI's accuracy bisection (core/runtime/Bisect.h) on `request`'s model, level and switches:
+/// imports and specialises it as compileModel does, runs the imported graph on the float64
+/// reference executor as the baseline (tolerances as sextant-cli run --reference), then searches
+/// the bisect limit. Runs on the calling thread; `onProbe` hears each probe, `cancel` stops it.
+Expected<runtime::BisectOutcome> bisectModel(const CompileRequest& request, const std::atomic<bool>* cancel = nullptr,
+                                             const std::function<void(const runtime::BisectProbe&)>& onProbe = {});
 
 /// Runs compileModel on a pool thread (never on the GUI thread) and reports back on the GUI
 /// thread with signals carrying a complete snapshot. One run at a time: starting while a run is

@@ -21,6 +21,9 @@
 #include <QInputDialog>
 #include <QComboBox>
 #include <QCompleter>
+#include <QFutureWatcher>
+#include <QPointer>
+#include <QtConcurrent/QtConcurrentRun>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMenuBar>
@@ -59,6 +62,14 @@ QTableView* makeTable(QAbstractItemModel* model, QWidget* parent) {
 
 } // namespace
 
+/// What a bisection run hands back to the GUI thread.
+struct MainWindow::BisectDone {
+    std::optional<runtime::BisectOutcome> outcome;
+    QString error;
+    bool cancelled = false;
+    int optLevel = 2;
+};
+
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setWindowTitle(tr("Sextant"));
     m_worker = new views::CompileWorker(this);
@@ -72,9 +83,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     connect(m_worker, &views::CompileWorker::failed, this, &MainWindow::onFailed);
     connect(m_worker, &views::CompileWorker::cancelled, this, &MainWindow::onCancelled);
     connect(m_selection, &views::SelectionModel::nodeSelected, this, &MainWindow::onNodeSelected);
+    m_bisectWatcher = new QFutureWatcher<BisectDone>(this);
+    connect(m_bisectWatcher, &QFutureWatcher<BisectDone>::finished, this, &MainWindow::onBisectDone);
 }
 
-MainWindow::~MainWindow() = default;
+MainWindow::~MainWindow() {
+    if (m_bisectCancel)
+        m_bisectCancel->store(true);
+    m_bisectWatcher->waitForFinished(); // its probes report to this window
+}
 
 void MainWindow::buildUi() {
     // Central tabs.
@@ -246,7 +263,11 @@ void MainWindow::buildUi() {
     statusBar()->addWidget(m_status, 1);
     statusBar()->addPermanentWidget(m_progress);
     statusBar()->addPermanentWidget(m_cancel);
-    connect(m_cancel, &QPushButton::clicked, m_worker, &views::CompileWorker::cancel);
+    connect(m_cancel, &QPushButton::clicked, this, [this] {
+        m_worker->cancel();
+        if (m_bisectCancel)
+            m_bisectCancel->store(true);
+    });
     setBusy(false);
 }
 
@@ -262,6 +283,12 @@ void MainWindow::buildMenus() {
     QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows);
     quit->setShortcut(QKeySequence::Quit);
 
+    QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+    QAction* bisect = tools->addAction(tr("&Bisect accuracy"), this, &MainWindow::bisectAccuracy);
+    bisect->setShortcut(QKeySequence(Qt::CTRL | Qt::Key_B));
+    bisect->setToolTip(tr("Find the first rule application that moves the outputs out of tolerance"));
+    tools->addAction(tr("&Clear bisect limit"), this, &MainWindow::clearBisectLimit);
+
     QMenu* view = menuBar()->addMenu(tr("&View"));
     QAction* findAction = view->addAction(tr("&Find…"), this, [this] {
         m_tabs->setCurrentIndex(GraphTab);
@@ -276,14 +303,113 @@ void MainWindow::buildMenus() {
         view->addAction(dock->toggleViewAction());
 }
 
-void MainWindow::openModel(const QString& path) {
-    m_modelPath = path;
+views::CompileRequest MainWindow::currentRequest() const {
     views::CompileRequest request;
-    request.modelPath = path.toStdString();
+    request.modelPath = m_modelPath.toStdString();
     request.pipeline.disabled = m_ruleModel->disabledRules();
     request.pipeline.optLevel = m_level->currentData().toInt();
+    request.pipeline.bisectLimit = m_bisectLimit;
     request.shapes = m_shapes;
-    m_worker->start(std::move(request));
+    return request;
+}
+
+void MainWindow::openModel(const QString& path) {
+    m_modelPath = path;
+    m_worker->start(currentRequest());
+}
+
+void MainWindow::bisectAccuracy() {
+    if (m_modelPath.isEmpty() || m_worker->isRunning() || m_bisectWatcher->isRunning()) {
+        m_status->setText(tr("bisect: wait for the running compile to finish"));
+        return;
+    }
+    views::CompileRequest request = currentRequest();
+    request.pipeline.bisectLimit = -1;
+    setBusy(true);
+    m_progress->setRange(0, 0); // probes: no percentage to show
+    m_status->setText(tr("bisecting %1 at -O%2").arg(QFileInfo(m_modelPath).fileName()).arg(optLevel()));
+    log(tr("— bisect %1 at -O%2: the optimised graph on the float64 reference executor against the "
+           "imported model's")
+            .arg(m_modelPath)
+            .arg(optLevel()));
+    m_bisectCancel = std::make_shared<std::atomic<bool>>(false);
+    QPointer<MainWindow> self(this);
+    auto cancel = m_bisectCancel;
+    const int level = optLevel();
+    m_bisectWatcher->setFuture(QtConcurrent::run([request, cancel, self, level]() {
+        auto onProbe = [self](const runtime::BisectProbe& p) {
+            const QString line = p.limit < 0 ? QStringLiteral("  all %1 applications: %2")
+                                                   .arg(p.applications.size())
+                                                   .arg(p.pass ? "PASS" : "FAIL")
+                                             : QStringLiteral("  limit %1: %2").arg(p.limit).arg(p.pass ? "PASS" : "FAIL");
+            QMetaObject::invokeMethod(self, [self, line] {
+                if (self)
+                    self->log(line);
+            }, Qt::QueuedConnection);
+        };
+        BisectDone done;
+        done.optLevel = level;
+        Expected<runtime::BisectOutcome> r = views::bisectModel(request, cancel.get(), onProbe);
+        if (r.ok())
+            done.outcome = std::move(r).value();
+        else if (r.error().kind == ErrorKind::Cancelled)
+            done.cancelled = true;
+        else
+            done.error = QString::fromStdString(r.error().message);
+        return done;
+    }));
+}
+
+void MainWindow::onBisectDone() {
+    const BisectDone done = m_bisectWatcher->result();
+    m_progress->setRange(0, 100);
+    setBusy(false);
+    if (done.cancelled) {
+        onCancelled();
+        return;
+    }
+    if (!done.outcome) {
+        onFailed(tr("bisect: %1").arg(done.error));
+        return;
+    }
+    const runtime::BisectOutcome& r = *done.outcome;
+    for (const runtime::TensorComparison& c : r.bad.comparisons)
+        log(QStringLiteral("  ") + QString::fromStdString(runtime::formatComparison(c)));
+    QString verdict;
+    switch (r.kind) {
+    case runtime::BisectOutcome::Kind::NoDrift:
+        verdict = tr("bisect: no drift at -O%1: with all %2 rule applications the outputs stay within tolerance")
+                      .arg(done.optLevel)
+                      .arg(r.applications);
+        break;
+    case runtime::BisectOutcome::Kind::DriftWithoutRules:
+        verdict = tr("bisect: out of tolerance with no rule applied: the drift is not a rule application's");
+        break;
+    case runtime::BisectOutcome::Kind::Culprit:
+        verdict = tr("bisect: first bad application #%1 %2 (pass %3) at node '%4'")
+                      .arg(r.culprit.seq)
+                      .arg(QString::fromStdString(r.culprit.rule), QString::fromStdString(r.culprit.pass),
+                           QString::fromStdString(r.culprit.node));
+        break;
+    }
+    log(verdict);
+    m_status->setText(verdict);
+    const bool culprit = r.kind == runtime::BisectOutcome::Kind::Culprit;
+    if (culprit) {
+        // Show the compile that stops at the culprit: its pass diff ends with the culprit's rewrite.
+        m_bisectLimit = r.culprit.seq;
+        m_pendingCulprit = r.culprit;
+        log(tr("recompiling with bisect limit %1 (Tools > Clear bisect limit undoes it)").arg(m_bisectLimit));
+        recompile();
+    }
+    emit bisectFinished(verdict, culprit);
+}
+
+void MainWindow::clearBisectLimit() {
+    if (m_bisectLimit < 0)
+        return;
+    m_bisectLimit = -1;
+    recompile();
 }
 
 void MainWindow::recompile() {
@@ -297,6 +423,7 @@ void MainWindow::openDialog() {
     if (path.isEmpty())
         return;
     m_shapes.clear(); // they were the previous model's
+    m_bisectLimit = -1;
     openModel(path);
 }
 
@@ -388,11 +515,23 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
     // Keep the selection if the node survived; otherwise clear it.
     const QString node = m_selection->selectedNode();
     onNodeSelected(node);
+
     m_status->setText(tr("compiled %1: %2 passes, %3 Tasks, %4 cycles")
                           .arg(QFileInfo(QString::fromStdString(m_snapshot->modelPath)).fileName())
                           .arg(m_snapshot->pipeline.snapshots.size() - 1)
                           .arg(m_snapshot->program.tasks.size())
                           .arg(m_snapshot->sim.totalCycles));
+    std::optional<passes::RuleApplication> culprit = std::exchange(m_pendingCulprit, std::nullopt);
+    if (culprit) {
+        // A bisection found it: the culprit's pass (its diff ends with the rewrite) and its node.
+        selectPassById(QString::fromStdString(culprit->pass));
+        m_tabs->setCurrentIndex(DiffTab);
+        find(QString::fromStdString(culprit->node));
+        m_status->setText(tr("bisect: first bad application #%1 %2 at node '%3', shown after pass %4 (bisect limit %1)")
+                              .arg(culprit->seq)
+                              .arg(QString::fromStdString(culprit->rule), QString::fromStdString(culprit->node),
+                                   QString::fromStdString(culprit->pass)));
+    }
     emit compileFinished();
 }
 

@@ -4,10 +4,13 @@
 
 #include <QMainWindow>
 
+#include <atomic>
 #include <memory>
+#include <optional>
 
 class QCheckBox;
 class QComboBox;
+template <typename T> class QFutureWatcher;
 class QLabel;
 class QLineEdit;
 class QStringListModel;
@@ -54,6 +57,15 @@ public:
     bool setOptLevel(int level);
     int optLevel() const;
 
+    /// Tools > Bisect accuracy: searches, off the GUI thread, the first rule application after
+    /// which the optimised graph's outputs (float64 reference executor) leave the tolerance against
+    /// the imported model's (views::bisectModel), at the current level and switches. With a culprit
+    /// it recompiles with the bisect limit at it and shows the culprit's pass, diff and node.
+    void bisectAccuracy();
+    /// The bisect limit of the next compiles (-1: none); bisectAccuracy sets it.
+    int64_t bisectLimit() const { return m_bisectLimit; }
+    void clearBisectLimit();
+
     /// Shows the graph after snapshot `row` (0 = input) and its diff against the one before.
     void selectPass(int row);
     /// Selects a pass by id; false if no snapshot has it.
@@ -84,6 +96,9 @@ signals:
     void compileFinished();
     /// A compile failed (or was cancelled) with this one-line message.
     void compileFailed(const QString& error);
+    /// A bisection ended: `verdict` is the status line; with `culprit` a recompile at the culprit
+    /// follows (compileFinished says when it is shown).
+    void bisectFinished(const QString& verdict, bool culprit);
 
 private:
     void buildUi();
@@ -96,6 +111,9 @@ private:
     void onNodeSelected(const QString& node);
     void onTaskClicked(int taskIndex);
     void openDialog();
+    struct BisectDone;
+    void onBisectDone();
+    views::CompileRequest currentRequest() const;
     void inputShapesDialog();
     void saveProfileAs();
     void log(const QString& line);
@@ -106,6 +124,11 @@ private:
     std::shared_ptr<const views::CompileSnapshot> m_snapshot;
     QString m_modelPath;
     ir::InputShapes m_shapes;
+    int64_t m_bisectLimit = -1;
+    QFutureWatcher<BisectDone>* m_bisectWatcher = nullptr;
+    std::shared_ptr<std::atomic<bool>> m_bisectCancel;
+    /// The culprit to show once the recompile at its limit finishes.
+    std::optional<passes::RuleApplication> m_pendingCulprit;
     QString m_lastError;
     int m_currentPass = -1;
     bool m_quietErrors = false;

@@ -45,7 +45,10 @@ int main(int argc, char** argv) {
     const QCommandLineOption level(QStringLiteral("level"),
                                    QStringLiteral("Optimisation level 0-3, as sextant-cli's -O0..-O3 (default 2)."),
                                    QStringLiteral("N"));
-    parser.addOptions({screenshot, tab, pass, select, size, shape, level});
+    const QCommandLineOption bisect(QStringLiteral("bisect"),
+                                    QStringLiteral("After the first compile, run Tools > Bisect accuracy (with "
+                                                   "--screenshot: save the window once the culprit is shown)."));
+    parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -89,10 +92,7 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "warning: unknown tab '%s'\n", qPrintable(parser.value(tab)));
     };
     int exitCode = 0;
-    QObject::connect(&window, &sextant::app::MainWindow::compileFinished, &window, [&] {
-        applyOptions();
-        if (!shot)
-            return;
+    auto saveScreenshot = [&] {
         // Let the views lay themselves out and paint once before grabbing.
         QTimer::singleShot(400, &window, [&] {
             const QString file = parser.value(screenshot);
@@ -102,7 +102,27 @@ int main(int argc, char** argv) {
             }
             app.quit();
         });
+    };
+    QObject::connect(&window, &sextant::app::MainWindow::compileFinished, &window, [&] {
+        applyOptions();
+        if (parser.isSet(bisect)) {
+            window.bisectAccuracy(); // the screenshot waits for its outcome
+            return;
+        }
+        if (shot)
+            saveScreenshot();
     }, Qt::SingleShotConnection);
+    QObject::connect(&window, &sextant::app::MainWindow::bisectFinished, &window, [&](const QString&, bool culprit) {
+        if (!shot)
+            return;
+        if (!culprit) {
+            saveScreenshot();
+            return;
+        }
+        // The window shows the culprit once the recompile at its bisect limit is in.
+        QObject::connect(&window, &sextant::app::MainWindow::compileFinished, &window, saveScreenshot,
+                         Qt::SingleShotConnection);
+    });
     QObject::connect(&window, &sextant::app::MainWindow::compileFailed, &window, [&](const QString& error) {
         if (!shot)
             return;

@@ -135,6 +135,55 @@ private slots:
         QCOMPARE(w.optLevel(), 1);
     }
 
+    void bisectWithoutDriftSaysSo() {
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.show();
+        QVERIFY(w.setOptLevel(3));
+        QVERIFY2(compile(w, SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx"), qPrintable(w.lastError()));
+        QSignalSpy bisected(&w, &MainWindow::bisectFinished);
+        w.bisectAccuracy();
+        QVERIFY(QTest::qWaitFor([&] { return bisected.count() > 0; }, 180000));
+        QVERIFY2(bisected.first().at(0).toString().contains(QStringLiteral("no drift at -O3")),
+                 qPrintable(bisected.first().at(0).toString()));
+        QCOMPARE(bisected.first().at(1).toBool(), false);
+        QCOMPARE(w.bisectLimit(), int64_t{-1});
+    }
+
+    void bisectShowsTheCulprit() {
+        const QString rec = SEXTANT_SHARED_DIR "/models/paddleocr/ch_PP-OCRv4_rec_infer.onnx";
+        if (!QFile::exists(rec))
+            QSKIP("../shared not found: skipping the GUI bisection of the recogniser");
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.show();
+        QVERIFY(w.setOptLevel(3));
+        QVERIFY2(compile(w, rec), qPrintable(w.lastError()));
+        QSignalSpy bisected(&w, &MainWindow::bisectFinished);
+        QSignalSpy done(&w, &MainWindow::compileFinished);
+        w.bisectAccuracy();
+        QVERIFY(QTest::qWaitFor([&] { return bisected.count() > 0; }, 180000));
+        QCOMPARE(bisected.first().at(1).toBool(), true);
+        QVERIFY2(bisected.first().at(0).toString().contains(QStringLiteral("fuse-conv-bn-f16")),
+                 qPrintable(bisected.first().at(0).toString()));
+        // Then the window recompiles at the culprit and shows it: its pass, its node.
+        QVERIFY(QTest::qWaitFor([&] { return done.count() > 0; }, 180000));
+        QVERIFY(w.bisectLimit() > 0);
+        const auto& applied = w.snapshot()->pipeline.applications;
+        QVERIFY(!applied.empty());
+        QCOMPARE(applied.back().rule, std::string("fuse-conv-bn-f16"));
+        QCOMPARE(int64_t{applied.back().seq}, w.bisectLimit());
+        QCOMPARE(w.snapshot()->pipeline.snapshots[static_cast<size_t>(w.currentPass())].passId, std::string("fuse"));
+        QCOMPARE(w.selection()->selectedNode(), QString::fromStdString(applied.back().node));
+        // Clearing the limit compiles everything again.
+        const size_t atCulprit = applied.size(); // `applied` goes with the snapshot the recompile replaces
+        QSignalSpy again(&w, &MainWindow::compileFinished);
+        w.clearBisectLimit();
+        QVERIFY(QTest::qWaitFor([&] { return again.count() > 0; }, 180000));
+        QCOMPARE(w.bisectLimit(), int64_t{-1});
+        QVERIFY(w.snapshot()->pipeline.applications.size() > atCulprit);
+    }
+
     void badModelKeepsTheWindowUsable() {
         QTemporaryDir dir;
         const QString bad = dir.filePath("broken.onnx");
