@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -47,6 +48,8 @@ const char* kRunUsage =
     "  --float32             with --reference: compute in float32\n"
     "  --compare-reference   compare the simulated outputs with the float64 reference of the "
     "model\n"
+    "  --per-tensor          with --compare-reference: also every intermediate tensor, in the order\n"
+    "                        the Tasks computed them, and the first one out of tolerance\n"
     "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile "
     "database\n"
     "  --mode strict|async   strict: one Task at a time in issue order; async (default): as the\n"
@@ -71,7 +74,7 @@ const char* kRunUsage =
 struct RunArgs {
     std::string model;
     std::string inputsDir, expectedDir, profilePath, targetPath, ctcKeys;
-    bool reference = false, float32 = false, compareReference = false, checkRaces = false;
+    bool reference = false, float32 = false, compareReference = false, checkRaces = false, perTensor = false;
     runtime::RunMode mode = runtime::RunMode::GraphAsync;
     PipelineOptions pipeline;
     std::optional<double> atol, rtol;
@@ -138,6 +141,8 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
             out.checkRaces = true;
         } else if (a == "--compare-reference") {
             out.compareReference = true;
+        } else if (a == "--per-tensor") {
+            out.perTensor = true;
         } else if (!a.empty() && a[0] == '-') {
             return "run: unknown option '" + a + "' (see 'sextant-cli run --help')";
         } else if (out.model.empty()) {
@@ -150,6 +155,9 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         return "run: no model given (usage: sextant-cli run MODEL.onnx|ARTIFACT_DIR [options])";
     if (out.float32 && !out.reference)
         return "run: --float32 only applies to --reference";
+    if (out.perTensor && !out.compareReference)
+        return "run: --per-tensor compares the NPU's intermediate tensors with the reference's: it needs "
+               "--compare-reference";
     if (std::string err = finishPipelineOptions("run", out.pipeline); !err.empty())
         return err;
     if (out.reference && (out.compareReference || out.checkRaces || !out.profilePath.empty()))
@@ -311,6 +319,42 @@ Status specializeForRun(const RunArgs& a, ir::Graph& graph) {
     return ir::specializeInputs(graph, shapes);
 }
 
+/// --per-tensor: every value the NPU computed against the reference's value of the same name, in
+/// the order the Tasks computed them, and the first one out of tolerance: where the numbers start
+/// to drift. Tolerances are the NPU's (rtol 1e-2; atol 1e-2, times max|reference| for a tensor
+/// that is not probability-like). A value the reference has no counterpart for (made by fusion
+/// under a new name, or a layout conversion's blocked copy) is counted, not compared.
+void printPerTensor(const backend::Program& program, const std::vector<std::pair<std::string, ir::Tensor>>& got,
+                    const std::map<std::string, ir::Tensor>& reference) {
+    std::cout << "per tensor, in the order the Tasks computed them (npu vs float64 reference):\n";
+    size_t compared = 0, unmatched = 0;
+    std::string first;
+    for (const auto& [name, tensor] : got) {
+        auto it = reference.find(name);
+        if (it == reference.end() || it->second.numel() != tensor.numel()) {
+            ++unmatched;
+            continue;
+        }
+        const ir::Value* v = program.graph->findValue(name);
+        const double atol = v ? runtime::outputAtol(*v, it->second, runtime::kNpuAtol) : runtime::kNpuAtol;
+        const ir::Tensor shaped = tensor.shape() == it->second.shape() ? tensor : tensor.reshaped(it->second.shape());
+        const runtime::TensorComparison c =
+            runtime::compareTensors(name, shaped, it->second, atol, runtime::kNpuRtol);
+        ++compared;
+        const std::string node = v && v->producer() ? v->producer()->name() : std::string("?");
+        char line[256];
+        std::snprintf(line, sizeof line, "  %-4s max_abs %.1e max_rel %.1e cosine %.6f  ", c.pass ? "PASS" : "FAIL",
+                      c.maxAbs, c.maxRel, c.cosine);
+        std::cout << line << "'" << name << "' (node '" << node << "')\n";
+        if (!c.pass && first.empty())
+            first = "'" + name + "', computed by node '" + node + "'";
+    }
+    std::cout << compared << " tensors compared, " << unmatched << " without a reference counterpart; "
+              << (first.empty() ? std::string("every compared tensor is within tolerance")
+                                : "first out of tolerance: " + first)
+              << "\n";
+}
+
 int coresUsed(const backend::Program& p) {
     std::set<int> cores;
     for (const backend::Task& t : p.tasks)
@@ -360,7 +404,7 @@ int runSimulatedMode(const RunArgs& a) {
     Expected<std::vector<ir::Tensor>> inputs = loadInputs(a, referenceGraph);
     if (!inputs.ok())
         return fail(inputs.error().message);
-    Expected<sim::SimResult> result = session->run(*inputs, a.mode, a.checkRaces);
+    Expected<sim::SimResult> result = session->run(*inputs, a.mode, a.checkRaces, a.perTensor);
     if (!result.ok())
         return fail(result.error().message);
 
@@ -374,8 +418,9 @@ int runSimulatedMode(const RunArgs& a) {
     bool ok = true;
     std::vector<std::pair<std::string, double>> metrics;
     if (a.compareReference) {
-        Expected<std::vector<ir::Tensor>> ref =
-            runtime::runReference(referenceGraph, *inputs, ir::DType::F64);
+        std::map<std::string, ir::Tensor> referenceValues;
+        Expected<std::vector<ir::Tensor>> ref = runtime::runReference(
+            referenceGraph, *inputs, ir::DType::F64, a.perTensor ? &referenceValues : nullptr);
         if (!ref.ok())
             return fail(ref.error().message);
         if (ref->size() != result->outputs.size())
@@ -388,6 +433,8 @@ int runSimulatedMode(const RunArgs& a) {
                         std::vector<double>(result->outputs.size(), atol), rtol, &metrics,
                         "reference") &&
              ok;
+        if (a.perTensor)
+            printPerTensor(program, result->values, referenceValues);
     }
     if (!a.expectedDir.empty()) {
         Expected<std::vector<ir::Tensor>> expected = loadExpected(a, result->outputs.size());

@@ -53,8 +53,8 @@ Status Session::checkInputs(std::span<const ir::Tensor> inputs) const {
     return {};
 }
 
-Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMode mode,
-                                      bool checkRaces) const {
+Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMode mode, bool checkRaces,
+                                      bool keepValues) const {
     SX_TRY(checkInputs(inputs));
     std::vector<ir::Tensor> converted;
     converted.reserve(inputs.size());
@@ -64,6 +64,7 @@ Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMod
     sim::SimOptions options;
     options.strict = mode == RunMode::Strict;
     options.checkRaces = checkRaces;
+    options.keepValues = keepValues;
     return sim::simulate(m_program, converted, options);
 }
 

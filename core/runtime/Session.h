@@ -38,9 +38,10 @@ public:
 
     /// Runs the Program once on fresh device memory. Float inputs are converted to the planned
     /// element type. Outputs come back in SimResult::outputs, one per graph output. `checkRaces`
-    /// turns on the simulator's race checker (sim::SimOptions::checkRaces).
-    Expected<sim::SimResult> run(std::span<const ir::Tensor> inputs,
-                                 RunMode mode = RunMode::GraphAsync, bool checkRaces = false) const;
+    /// turns on the simulator's race checker (sim::SimOptions::checkRaces); `keepValues` keeps
+    /// every computed value in SimResult::values (sim::SimOptions::keepValues).
+    Expected<sim::SimResult> run(std::span<const ir::Tensor> inputs, RunMode mode = RunMode::GraphAsync,
+                                 bool checkRaces = false, bool keepValues = false) const;
 
 private:
     backend::Program m_program;

@@ -80,6 +80,7 @@ private:
 
     const Program& m_p;
     SimOptions m_opt;
+    std::vector<std::pair<std::string, ir::Tensor>> m_values; ///< SimOptions::keepValues
     MemoryImage m_mem;
     std::map<int, size_t> m_bufferById;
     std::map<std::string, std::vector<size_t>> m_buffersByValue; ///< buffer indices, by id order
@@ -387,6 +388,8 @@ Status Machine::execute(size_t index) {
                 st.pendingWrites.emplace_back(b, outs[i]);
                 st.writes.push_back(b);
             }
+            if (m_opt.keepValues)
+                m_values.emplace_back(name, outs[i]);
             local[name] = std::move(outs[i]);
         }
     }
@@ -623,6 +626,7 @@ Expected<SimResult> Machine::run() {
 
     SimResult result;
     result.trace = std::move(m_trace);
+    result.values = std::move(m_values);
     for (const TraceRecord& r : result.trace)
         result.totalCycles = std::max(result.totalCycles, r.end);
     const auto& graphOutputs = m_p.graph->outputs();

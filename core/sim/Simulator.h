@@ -30,6 +30,9 @@ struct SimResult {
     std::vector<TraceRecord> trace;  ///< one record per Task, in Program::tasks order
     uint64_t totalCycles = 0;        ///< end of the last Task
     std::vector<ir::Tensor> outputs; ///< read back from the output buffers, one per graph output
+    /// With SimOptions::keepValues: every value a Task computed, as it computed it (after the
+    /// rounding its precision gives), in the order the Tasks ran.
+    std::vector<std::pair<std::string, ir::Tensor>> values;
 };
 
 /// Knobs of one simulation.
@@ -46,6 +49,9 @@ struct SimOptions {
     /// writes addresses it touches or reads addresses it writes (overlapping live buffers). Off by
     /// default: hardware does not check either, it computes wrong numbers.
     bool checkRaces = false;
+    /// Keep every value the Tasks compute in SimResult::values (the per-tensor accuracy compare
+    /// reads them). Holds all intermediates at once: memory grows with the model.
+    bool keepValues = false;
 };
 
 /// Runs a Program on the discrete-event model of its target (DESIGN §7).

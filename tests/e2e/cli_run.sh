@@ -61,6 +61,15 @@ sample)
     expect_line "^npu vs expected:$"
     expect_line "^output 'probs': .* cosine (1\.000000|0\.999[0-9]*) .* PASS$"
     expect_line "^latency: [1-9][0-9]* cycles"
+    # --per-tensor: every intermediate the NPU computed, against the float64 reference's.
+    "$cli" run "$src/samples/residual_cnn.onnx" --inputs "$src/samples/residual_cnn" --compare-reference \
+        --per-tensor >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc with --per-tensor"
+    expect_line "^per tensor, in the order the Tasks computed them \(npu vs float64 reference\):$"
+    expect_line "^  PASS max_abs [0-9.e+-]+ max_rel [0-9.e+-]+ cosine [01]\.[0-9]+  'block1_relu_out' \(node 'block1_conv'\)$"
+    expect_line "^  PASS .* 'probs' \(node 'softmax'\)$"
+    expect_line "^[1-9][0-9]* tensors compared, [0-9]+ without a reference counterpart; every compared tensor is within tolerance$"
     ;;
 bad-input)
     # Each bad input: exit code 2 and exactly one "error: ..." line, no crash.
@@ -78,6 +87,7 @@ bad-input)
     check "$cli" run "$src/samples/residual_cnn.onnx" --mode fast
     check "$cli" run "$src/samples/residual_cnn.onnx" --inputs "$work"
     check "$cli" run "$src/samples/residual_cnn.onnx" --atol -1
+    check "$cli" run "$src/samples/residual_cnn.onnx" --per-tensor
     check "$cli" run "$work"
     check "$cli" export-trace "$work/junk.db" -o "$work/x.json"
     check "$cli" export-trace "$work/missing.db" -o "$work/x.json"

@@ -10,7 +10,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <unistd.h>
 
@@ -121,6 +123,27 @@ TEST(Session, ChecksInputs) {
     std::vector<ir::Tensor> f64{
         runtime::generateInputs(*s.program().graph).value()[0].castTo(ir::DType::F64)};
     EXPECT_TRUE(s.run(f64).ok());
+}
+
+TEST(Session, KeepsEveryComputedValueWhenAsked) {
+    runtime::Session s = lowered();
+    auto inputs = runtime::generateInputs(*s.program().graph).value();
+    auto plain = s.run(inputs);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_TRUE(plain->values.empty()) << "values are kept only on request";
+    auto kept = s.run(inputs, runtime::RunMode::GraphAsync, false, /*keepValues=*/true);
+    ASSERT_TRUE(kept.ok()) << kept.error().message;
+    // One entry per node output the Tasks computed, the graph output among them, same numbers.
+    std::set<std::string> names;
+    for (const auto& [name, t] : kept->values)
+        names.insert(name);
+    for (const ir::Node* n : s.program().graph->nodes())
+        for (const ir::Value* v : n->outputs())
+            EXPECT_TRUE(names.count(v->name())) << v->name();
+    const std::string out = s.program().graph->outputs()[0]->name();
+    auto it = std::find_if(kept->values.begin(), kept->values.end(), [&](const auto& p) { return p.first == out; });
+    ASSERT_NE(it, kept->values.end());
+    EXPECT_LT(maxAbsDiff(it->second, kept->outputs[0]), 1e-6);
 }
 
 TEST(Session, RunModeNames) {
