@@ -48,8 +48,8 @@ const char* kRunUsage =
     "  --float32             with --reference: compute in float32\n"
     "  --compare-reference   compare the simulated outputs with the float64 reference of the "
     "model\n"
-    "  --per-tensor          with --compare-reference: also every intermediate tensor, in the order\n"
-    "                        the Tasks computed them, and the first one out of tolerance\n"
+    "  --per-tensor          with --compare-reference: also every intermediate tensor, in graph\n"
+    "                        order, and the first one out of tolerance\n"
     "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile "
     "database\n"
     "  --mode strict|async   strict: one Task at a time in issue order; async (default): as the\n"
@@ -320,38 +320,28 @@ Status specializeForRun(const RunArgs& a, ir::Graph& graph) {
 }
 
 /// --per-tensor: every value the NPU computed against the reference's value of the same name, in
-/// the order the Tasks computed them, and the first one out of tolerance: where the numbers start
-/// to drift. Tolerances are the NPU's (rtol 1e-2; atol 1e-2, times max|reference| for a tensor
-/// that is not probability-like). A value the reference has no counterpart for (made by fusion
-/// under a new name, or a layout conversion's blocked copy) is counted, not compared.
+/// the compiled graph's order (the Tasks' issue order), and the first one out of tolerance: where
+/// the numbers start to drift. Tolerances are the NPU's (rtol 1e-2; atol 1e-2, times
+/// max|reference| for a tensor that is not probability-like). A value the reference has no
+/// counterpart for (made by fusion under a new name, a layout conversion's copy) is only counted.
 void printPerTensor(const backend::Program& program, const std::vector<std::pair<std::string, ir::Tensor>>& got,
                     const std::map<std::string, ir::Tensor>& reference) {
-    std::cout << "per tensor, in the order the Tasks computed them (npu vs float64 reference):\n";
-    size_t compared = 0, unmatched = 0;
-    std::string first;
-    for (const auto& [name, tensor] : got) {
-        auto it = reference.find(name);
-        if (it == reference.end() || it->second.numel() != tensor.numel()) {
-            ++unmatched;
-            continue;
-        }
-        const ir::Value* v = program.graph->findValue(name);
-        const double atol = v ? runtime::outputAtol(*v, it->second, runtime::kNpuAtol) : runtime::kNpuAtol;
-        const ir::Tensor shaped = tensor.shape() == it->second.shape() ? tensor : tensor.reshaped(it->second.shape());
-        const runtime::TensorComparison c =
-            runtime::compareTensors(name, shaped, it->second, atol, runtime::kNpuRtol);
-        ++compared;
-        const std::string node = v && v->producer() ? v->producer()->name() : std::string("?");
+    const std::map<std::string, ir::Tensor> computed(got.begin(), got.end());
+    const runtime::ValueDrift drift = runtime::compareValues(*program.graph, computed, reference, runtime::kNpuAtol,
+                                                             runtime::kNpuRtol, runtime::AtolScale::LikeOutputs);
+    std::cout << "per tensor, in graph order (npu vs float64 reference):\n";
+    for (size_t i = 0; i < drift.values.size(); ++i) {
+        const runtime::TensorComparison& c = drift.values[i];
         char line[256];
         std::snprintf(line, sizeof line, "  %-4s max_abs %.1e max_rel %.1e cosine %.6f  ", c.pass ? "PASS" : "FAIL",
                       c.maxAbs, c.maxRel, c.cosine);
-        std::cout << line << "'" << name << "' (node '" << node << "')\n";
-        if (!c.pass && first.empty())
-            first = "'" + name + "', computed by node '" + node + "'";
+        std::cout << line << "'" << c.name << "' (node '" << drift.nodes[i] << "')\n";
     }
-    std::cout << compared << " tensors compared, " << unmatched << " without a reference counterpart; "
-              << (first.empty() ? std::string("every compared tensor is within tolerance")
-                                : "first out of tolerance: " + first)
+    std::cout << drift.values.size() << " tensors compared, " << drift.unmatched
+              << " without a reference counterpart; "
+              << (drift.firstFailing < 0 ? std::string("every compared tensor is within tolerance")
+                                         : "first out of tolerance: '" + drift.values[static_cast<size_t>(drift.firstFailing)].name +
+                                               "', computed by node '" + drift.firstFailingNode + "'")
               << "\n";
 }
 

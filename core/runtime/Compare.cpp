@@ -139,17 +139,25 @@ std::string formatComparison(const TensorComparison& c) {
 
 ValueDrift compareValues(const ir::Graph& graph, const std::map<std::string, ir::Tensor>& got,
                          const std::map<std::string, ir::Tensor>& expected, double atol,
-                         double rtol) {
+                         double rtol, AtolScale scale) {
     ValueDrift drift;
     auto visit = [&](const ir::Value* v) {
         auto g = got.find(v->name());
-        auto e = expected.find(v->name());
-        if (g == got.end() || e == expected.end())
+        if (g == got.end())
             return;
-        drift.values.push_back(compareTensors(v->name(), g->second, e->second, atol, rtol));
+        auto e = expected.find(v->name());
+        if (e == expected.end() || e->second.numel() != g->second.numel()) {
+            ++drift.unmatched;
+            return;
+        }
+        const ir::Tensor& shaped =
+            g->second.shape() == e->second.shape() ? g->second : g->second.reshaped(e->second.shape());
+        const double a = scale == AtolScale::LikeOutputs ? outputAtol(*v, e->second, atol) : atol;
+        drift.values.push_back(compareTensors(v->name(), shaped, e->second, a, rtol));
+        drift.nodes.push_back(v->producer() ? v->producer()->name() : std::string());
         if (drift.firstFailing < 0 && !drift.values.back().pass) {
             drift.firstFailing = static_cast<int>(drift.values.size()) - 1;
-            drift.firstFailingNode = v->producer() ? v->producer()->name() : std::string();
+            drift.firstFailingNode = drift.nodes.back();
         }
     };
     for (const ir::Value* in : graph.inputs())

@@ -68,16 +68,24 @@ std::string formatComparison(const TensorComparison& comparison);
 /// or a compiled run's intermediates against the reference), in the order the graph computes them.
 struct ValueDrift {
     std::vector<TensorComparison> values; ///< graph inputs, then node outputs in node order
+    std::vector<std::string> nodes;       ///< per entry of `values`: the node that computed it ("" for an input)
     int firstFailing = -1;                ///< index into `values` of the first failure, -1 if none
     std::string firstFailingNode;         ///< the node that computed it ("" for a graph input)
+    int unmatched = 0; ///< values in `got` with no counterpart of as many elements in `expected`
 };
+
+/// How compareValues sets each value's absolute tolerance: `atol` as given, or as outputAtol
+/// scales it for a model output (times max|expected| unless the value is probability-like), so
+/// large activations are not held to an absolute bound meant for probabilities.
+enum class AtolScale { Fixed, LikeOutputs };
 
 /// Compares every value of `graph` present in both maps (keyed by value name, as
 /// runReference's `values` fills them) and finds the first, in computation order, outside
 /// atol + rtol*|expected|: where the numbers started to drift. Values missing from either map are
-/// skipped.
+/// skipped (counted in `unmatched` when `got` has them); a value whose shape differs but whose
+/// element count matches (a rewrite kept the name) is compared in the expected shape.
 ValueDrift compareValues(const ir::Graph& graph, const std::map<std::string, ir::Tensor>& got,
                          const std::map<std::string, ir::Tensor>& expected, double atol,
-                         double rtol);
+                         double rtol, AtolScale scale = AtolScale::Fixed);
 
 } // namespace sextant::runtime

@@ -66,7 +66,7 @@ sample)
         --per-tensor >"$out" 2>"$err"
     rc=$?
     [ $rc -eq 0 ] || fail "exit code $rc with --per-tensor"
-    expect_line "^per tensor, in the order the Tasks computed them \(npu vs float64 reference\):$"
+    expect_line "^per tensor, in graph order \(npu vs float64 reference\):$"
     expect_line "^  PASS max_abs [0-9.e+-]+ max_rel [0-9.e+-]+ cosine [01]\.[0-9]+  'block1_relu_out' \(node 'block1_conv'\)$"
     expect_line "^  PASS .* 'probs' \(node 'softmax'\)$"
     expect_line "^[1-9][0-9]* tensors compared, [0-9]+ without a reference counterpart; every compared tensor is within tolerance$"
