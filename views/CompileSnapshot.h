@@ -7,6 +7,7 @@
 #include "core/backend/Target.h"
 #include "core/ir/Specialize.h"
 #include "core/passes/PassManager.h"
+#include "core/runtime/Compare.h"
 #include "core/sim/Simulator.h"
 #include "profiler/ProfileReader.h"
 
@@ -46,6 +47,9 @@ struct CompileSnapshot {
     TimelineModel timeline;                   ///< Tasks read back from the profile database
     std::vector<profiler::NodeRow> profileNodes; ///< compiled nodes with provenance, from the database
     MemoryMapData memory;
+    /// Every tensor the simulated NPU computed against the float64 reference's tensor of the same
+    /// name, in graph order, with the first out of tolerance (the Accuracy tab).
+    runtime::ValueDrift accuracy;
     std::vector<std::string> log;             ///< human-readable lines: stages, accuracy, latency
 };
 

@@ -160,14 +160,18 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     report(45, "simulating");
     SX_ASSIGN(std::vector<ir::Tensor> inputs, findInputs(request.modelPath, *graph, snap->inputsSource));
     snap->log.push_back("inputs: " + snap->inputsSource);
-    SX_ASSIGN(snap->sim, sim::simulate(snap->program, inputs));
+    sim::SimOptions simOptions;
+    simOptions.keepValues = true; // for the per-tensor accuracy below; released after it
+    SX_ASSIGN(snap->sim, sim::simulate(snap->program, inputs, simOptions));
     snap->log.push_back("simulated latency: " + formatCycles(snap->sim.totalCycles, snap->program.target));
     SX_TRY(checkCancel(cancel));
 
     // 4. Accuracy against the float64 reference of the imported graph.
     report(58, "float64 reference");
     std::vector<std::pair<std::string, double>> metrics;
-    if (auto reference = runtime::runReference(imported ? *imported : *graph, inputs, ir::DType::F64); reference.ok()) {
+    std::map<std::string, ir::Tensor> referenceValues;
+    if (auto reference = runtime::runReference(imported ? *imported : *graph, inputs, ir::DType::F64, &referenceValues);
+        reference.ok()) {
         for (size_t i = 0; i < reference->size() && i < snap->sim.outputs.size(); ++i) {
             const std::string name = i < graph->outputs().size() ? graph->outputs()[i]->name() : std::to_string(i);
             const runtime::TensorComparison c =
@@ -176,9 +180,22 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
             snap->log.push_back("npu vs float64 reference: " + runtime::formatComparison(c));
             metrics.emplace_back("cosine:" + name, c.cosine);
         }
+        // Every tensor the NPU computed against the reference's of the same name (the Accuracy
+        // tab), as sextant-cli run --compare-reference --per-tensor does.
+        const std::map<std::string, ir::Tensor> computed(snap->sim.values.begin(), snap->sim.values.end());
+        snap->accuracy = runtime::compareValues(*snap->program.graph, computed, referenceValues, runtime::kNpuAtol,
+                                                runtime::kNpuRtol, runtime::AtolScale::LikeOutputs);
+        const runtime::ValueDrift& d = snap->accuracy;
+        snap->log.push_back("per tensor: " + std::to_string(d.values.size()) + " compared, " +
+                            (d.firstFailing < 0 ? std::string("all within tolerance")
+                                                : "first out of tolerance: '" +
+                                                      d.values[static_cast<size_t>(d.firstFailing)].name + "' (node '" +
+                                                      d.firstFailingNode + "')"));
     } else {
         snap->log.push_back("float64 reference failed: " + reference.error().message);
     }
+    snap->sim.values.clear(); // the intermediates were only needed for the comparison
+    snap->sim.values.shrink_to_fit();
     SX_TRY(checkCancel(cancel));
 
     // 5. Profile database, then read it back: the timeline shows what the database holds.

@@ -1,5 +1,6 @@
 #include "MainWindow.h"
 
+#include "views/AccuracyModel.h"
 #include "views/DiffView.h"
 #include "views/FindNode.h"
 #include "views/GraphView.h"
@@ -45,7 +46,7 @@ namespace sextant::app {
 
 namespace {
 
-enum Tab { GraphTab, DiffTab, MemoryTab, TimelineTab };
+enum Tab { GraphTab, DiffTab, MemoryTab, TimelineTab, AccuracyTab };
 
 QTableView* makeTable(QAbstractItemModel* model, QWidget* parent) {
     auto* view = new QTableView(parent);
@@ -189,6 +190,37 @@ void MainWindow::buildUi() {
     tlLayout->addWidget(scroll, 1);
     connect(m_timeline, &views::TimelineView::taskClicked, this, &MainWindow::onTaskClicked);
     m_tabs->addTab(tlPage, tr("Timeline"));
+
+    // Accuracy: every tensor the NPU computed against the float64 reference, in graph order.
+    auto* accPage = new QWidget;
+    auto* accLayout = new QVBoxLayout(accPage);
+    accLayout->setContentsMargins(6, 4, 6, 0);
+    m_accuracySummary = new QLabel(accPage);
+    m_accuracySummary->setTextFormat(Qt::RichText);
+    m_accuracySummary->setWordWrap(true);
+    m_accuracySummary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    m_accuracyModel = new views::AccuracyModel(this);
+    auto* accView = makeTable(m_accuracyModel, accPage);
+    m_accuracyView = accView;
+    accView->setSelectionBehavior(QAbstractItemView::SelectRows);
+    accView->setSelectionMode(QAbstractItemView::SingleSelection);
+    accView->horizontalHeader()->setSectionResizeMode(views::AccuracyModel::TensorColumn, QHeaderView::Stretch);
+    accView->horizontalHeader()->setSectionResizeMode(views::AccuracyModel::NodeColumn, QHeaderView::Stretch);
+    for (int c = views::AccuracyModel::MaxAbsColumn; c < views::AccuracyModel::ColumnCount; ++c)
+        accView->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+    accLayout->addWidget(m_accuracySummary);
+    accLayout->addWidget(accView, 1);
+    connect(accView, &QTableView::clicked, this, [this](const QModelIndex& index) {
+        const QString node = m_accuracyModel->nodeAt(index.row());
+        if (!node.isEmpty())
+            m_selection->select(node);
+    });
+    m_tabs->addTab(accPage, tr("Accuracy"));
+    // A hidden table cannot scroll: bring the drift into view when the tab is shown.
+    connect(m_tabs, &QTabWidget::currentChanged, this, [this](int tab) {
+        if (tab == AccuracyTab)
+            scrollAccuracyToDrift();
+    });
     setCentralWidget(m_tabs);
 
     // Pipeline panel (left): passes above rule counters.
@@ -496,6 +528,10 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
     m_memory->setMap(std::shared_ptr<const views::MemoryMapData>(m_snapshot, &m_snapshot->memory));
     m_memory->setShown(m_showWeights->isChecked(), true, true);
     m_memorySummary->setText(views::memorySummary(m_snapshot->memory));
+    m_accuracyModel->setDrift(m_snapshot->accuracy);
+    m_accuracySummary->setText(views::accuracySummary(m_snapshot->accuracy));
+    m_tabs->setTabText(AccuracyTab, m_snapshot->accuracy.firstFailing < 0 ? tr("Accuracy") : tr("Accuracy (drift)"));
+    scrollAccuracyToDrift();
     const auto& lanes = m_snapshot->timeline.lanes();
     int cores = 0;
     for (size_t i = 0; i < lanes.size(); ++i)
@@ -595,7 +631,12 @@ bool MainWindow::selectPassById(const QString& passId) {
 
 bool MainWindow::showTab(const QString& name) {
     const QString n = name.toLower();
-    const int tab = n == "graph" ? GraphTab : n == "diff" ? DiffTab : n == "memory" ? MemoryTab : n == "timeline" ? TimelineTab : -1;
+    const int tab = n == "graph"      ? GraphTab
+                    : n == "diff"     ? DiffTab
+                    : n == "memory"   ? MemoryTab
+                    : n == "timeline" ? TimelineTab
+                    : n == "accuracy" ? AccuracyTab
+                                      : -1;
     if (tab < 0)
         return false;
     m_tabs->setCurrentIndex(tab);
@@ -603,6 +644,12 @@ bool MainWindow::showTab(const QString& name) {
 }
 
 void MainWindow::selectNode(const QString& node) { m_selection->select(node); }
+
+void MainWindow::scrollAccuracyToDrift() {
+    const int first = m_accuracyModel->drift().firstFailing;
+    if (first >= 0 && m_accuracyView->isVisible())
+        m_accuracyView->scrollTo(m_accuracyModel->index(first, 0), QAbstractItemView::PositionAtCenter);
+}
 
 bool MainWindow::setOptLevel(int level) {
     const int index = m_level->findData(level);

@@ -21,6 +21,7 @@ class QTableView;
 class QTabWidget;
 
 namespace sextant::views {
+class AccuracyModel;
 class DiffView;
 class GraphView;
 class InspectorWidget;
@@ -70,7 +71,8 @@ public:
     void selectPass(int row);
     /// Selects a pass by id; false if no snapshot has it.
     bool selectPassById(const QString& passId);
-    /// Raises a central tab by name: "graph", "diff", "memory", "timeline". False if unknown.
+    /// Raises a central tab by name: "graph", "diff", "memory", "timeline", "accuracy". False if
+    /// unknown.
     bool showTab(const QString& name);
     /// Selects an IR node everywhere (as if clicked).
     void selectNode(const QString& node);
@@ -114,6 +116,8 @@ private:
     struct BisectDone;
     void onBisectDone();
     views::CompileRequest currentRequest() const;
+    /// Scrolls the Accuracy table to the first tensor out of tolerance (when it is shown).
+    void scrollAccuracyToDrift();
     void inputShapesDialog();
     void saveProfileAs();
     void log(const QString& line);
@@ -145,6 +149,9 @@ private:
     QCheckBox* m_showWeights = nullptr;
     views::TimelineView* m_timeline = nullptr;
     QLabel* m_timelineSummary = nullptr;
+    views::AccuracyModel* m_accuracyModel = nullptr;
+    QLabel* m_accuracySummary = nullptr;
+    QTableView* m_accuracyView = nullptr;
     views::InspectorWidget* m_inspector = nullptr;
     QPlainTextEdit* m_log = nullptr;
     QTableView* m_passView = nullptr;

@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                         QStringLiteral("Save the window to FILE.png after the first compile, then quit."),
                                         QStringLiteral("FILE"));
-    const QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Tab to show: graph, diff, memory, timeline."),
+    const QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Tab to show: graph, diff, memory, timeline, accuracy."),
                                  QStringLiteral("NAME"));
     const QCommandLineOption pass(QStringLiteral("pass"), QStringLiteral("Pipeline snapshot to show (pass id)."),
                                   QStringLiteral("ID"));

@@ -58,6 +58,12 @@ private slots:
         QCOMPARE(percents.back(), 100);
         QVERIFY(logHas(s, "PASS"));
         QVERIFY(logHas(s, "simulated latency"));
+        // Accuracy tab: every tensor the NPU computed, compared; the intermediates are not kept.
+        QVERIFY(s.accuracy.values.size() >= 5);
+        QCOMPARE(s.accuracy.values.size(), s.accuracy.nodes.size());
+        QCOMPARE(s.accuracy.firstFailing, -1);
+        QVERIFY(s.sim.values.empty());
+        QVERIFY(logHas(s, "per tensor: "));
     }
 
     void mnistMatchesTheReference() {

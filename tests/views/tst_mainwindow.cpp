@@ -90,6 +90,7 @@ private slots:
         QVERIFY(w.showTab("memory"));
         QVERIFY(w.memoryView()->shownCount() > 0);
         QVERIFY(!w.showTab("nonsense"));
+        QVERIFY(w.showTab("accuracy"));
 
         // Find: an ONNX node fused away leads to the node that covers it, and says so.
         const QString how = w.find(QStringLiteral("block1_bn"));

@@ -1,0 +1,91 @@
+#include "AccuracyModel.h"
+
+#include <QBrush>
+#include <QColor>
+#include <QFont>
+
+namespace sextant::views {
+
+AccuracyModel::AccuracyModel(QObject* parent) : QAbstractTableModel(parent) {}
+
+void AccuracyModel::setDrift(runtime::ValueDrift drift) {
+    beginResetModel();
+    m_drift = std::move(drift);
+    endResetModel();
+}
+
+QString AccuracyModel::nodeAt(int row) const {
+    if (row < 0 || row >= static_cast<int>(m_drift.nodes.size()))
+        return {};
+    return QString::fromStdString(m_drift.nodes[static_cast<size_t>(row)]);
+}
+
+int AccuracyModel::rowCount(const QModelIndex& parent) const {
+    return parent.isValid() ? 0 : static_cast<int>(m_drift.values.size());
+}
+
+int AccuracyModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
+
+QVariant AccuracyModel::data(const QModelIndex& index, int role) const {
+    if (!index.isValid() || index.row() >= rowCount())
+        return {};
+    const size_t row = static_cast<size_t>(index.row());
+    const runtime::TensorComparison& c = m_drift.values[row];
+    if (role == Qt::DisplayRole) {
+        switch (index.column()) {
+        case TensorColumn: return QString::fromStdString(c.name);
+        case NodeColumn: return QString::fromStdString(m_drift.nodes[row]);
+        case MaxAbsColumn: return QString::number(c.maxAbs, 'e', 1);
+        case MaxRelColumn: return QString::number(c.maxRel, 'e', 1);
+        case CosineColumn: return QString::number(c.cosine, 'f', 6);
+        case VerdictColumn:
+            if (!c.problem.empty())
+                return tr("FAIL (%1)").arg(QString::fromStdString(c.problem));
+            if (c.pass)
+                return tr("PASS");
+            return c.mismatches == 1 ? tr("FAIL (1 element)") : tr("FAIL (%1 elements)").arg(c.mismatches);
+        default: return {};
+        }
+    }
+    if (role == Qt::TextAlignmentRole && index.column() >= MaxAbsColumn && index.column() <= CosineColumn)
+        return int(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::BackgroundRole && !c.pass)
+        return QBrush(QColor(250, 222, 222));
+    if (role == Qt::FontRole && static_cast<int>(row) == m_drift.firstFailing) {
+        QFont f;
+        f.setBold(true);
+        return f;
+    }
+    if (role == Qt::ToolTipRole && static_cast<int>(row) == m_drift.firstFailing)
+        return tr("the first tensor out of tolerance: the numbers start to drift here");
+    return {};
+}
+
+QVariant AccuracyModel::headerData(int section, Qt::Orientation orientation, int role) const {
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return {};
+    switch (section) {
+    case TensorColumn: return tr("Tensor");
+    case NodeColumn: return tr("Node");
+    case MaxAbsColumn: return tr("max abs");
+    case MaxRelColumn: return tr("max rel");
+    case CosineColumn: return tr("cosine");
+    case VerdictColumn: return tr("vs float64 reference");
+    default: return {};
+    }
+}
+
+QString accuracySummary(const runtime::ValueDrift& drift) {
+    QString s = QObject::tr("%1 tensors of the simulated NPU against the float64 reference (rtol 1e-2, atol 1e-2 "
+                            "scaled like outputs)")
+                    .arg(drift.values.size());
+    if (drift.unmatched > 0)
+        s += QObject::tr(" · %1 without a counterpart").arg(drift.unmatched);
+    if (drift.firstFailing < 0)
+        return s + QObject::tr(" · all within tolerance");
+    return s + QObject::tr(" · first out of tolerance: <b>%1</b> (node %2)")
+                   .arg(QString::fromStdString(drift.values[static_cast<size_t>(drift.firstFailing)].name).toHtmlEscaped(),
+                        QString::fromStdString(drift.firstFailingNode).toHtmlEscaped());
+}
+
+} // namespace sextant::views
