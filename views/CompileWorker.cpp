@@ -97,6 +97,19 @@ Expected<ir::InputShapes> specializeForGui(const std::string& modelPath, const i
 }
 
 
+/// Above this the GUI does not keep every intermediate for the Accuracy tab.
+constexpr int64_t kPerTensorBudget = int64_t{1} << 30;
+
+/// Bytes of every node output of `graph` at `elementBytes` each (unknown sizes count as 0).
+int64_t valueBytes(const ir::Graph& graph, int64_t elementBytes) {
+    int64_t total = 0;
+    for (const ir::Node* n : graph.nodeOrder())
+        for (const ir::Value* v : n->outputs())
+            if (v->type().isStatic())
+                total += v->type().numel() * elementBytes;
+    return total;
+}
+
 std::string formatCycles(uint64_t cycles, const backend::Target& target) {
     char buf[96];
     std::snprintf(buf, sizeof buf, "%llu cycles (%.2f us at %.3g GHz)", static_cast<unsigned long long>(cycles),
@@ -160,8 +173,12 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     report(45, "simulating");
     SX_ASSIGN(std::vector<ir::Tensor> inputs, findInputs(request.modelPath, *graph, snap->inputsSource));
     snap->log.push_back("inputs: " + snap->inputsSource);
+    // The per-tensor accuracy below holds every intermediate twice (the NPU's in f32, the
+    // reference's in f64) until it has compared them: only when that stays reasonable.
+    const int64_t intermediateBytes = valueBytes(*snap->program.graph, 4) + valueBytes(*graph, 8); // graph: specialised
+    const bool perTensor = intermediateBytes <= kPerTensorBudget;
     sim::SimOptions simOptions;
-    simOptions.keepValues = true; // for the per-tensor accuracy below; released after it
+    simOptions.keepValues = perTensor; // released after the comparison
     SX_ASSIGN(snap->sim, sim::simulate(snap->program, inputs, simOptions));
     snap->log.push_back("simulated latency: " + formatCycles(snap->sim.totalCycles, snap->program.target));
     SX_TRY(checkCancel(cancel));
@@ -170,7 +187,8 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     report(58, "float64 reference");
     std::vector<std::pair<std::string, double>> metrics;
     std::map<std::string, ir::Tensor> referenceValues;
-    if (auto reference = runtime::runReference(imported ? *imported : *graph, inputs, ir::DType::F64, &referenceValues);
+    if (auto reference = runtime::runReference(imported ? *imported : *graph, inputs, ir::DType::F64,
+                                               perTensor ? &referenceValues : nullptr);
         reference.ok()) {
         for (size_t i = 0; i < reference->size() && i < snap->sim.outputs.size(); ++i) {
             const std::string name = i < graph->outputs().size() ? graph->outputs()[i]->name() : std::to_string(i);
@@ -182,15 +200,22 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
         }
         // Every tensor the NPU computed against the reference's of the same name (the Accuracy
         // tab), as sextant-cli run --compare-reference --per-tensor does.
-        const std::map<std::string, ir::Tensor> computed(snap->sim.values.begin(), snap->sim.values.end());
-        snap->accuracy = runtime::compareValues(*snap->program.graph, computed, referenceValues, runtime::kNpuAtol,
-                                                runtime::kNpuRtol, runtime::AtolScale::LikeOutputs);
-        const runtime::ValueDrift& d = snap->accuracy;
-        snap->log.push_back("per tensor: " + std::to_string(d.values.size()) + " compared, " +
-                            (d.firstFailing < 0 ? std::string("all within tolerance")
-                                                : "first out of tolerance: '" +
-                                                      d.values[static_cast<size_t>(d.firstFailing)].name + "' (node '" +
-                                                      d.firstFailingNode + "')"));
+        if (perTensor) {
+            const std::map<std::string, ir::Tensor> computed(snap->sim.values.begin(), snap->sim.values.end());
+            snap->accuracy = runtime::compareValues(*snap->program.graph, computed, referenceValues,
+                                                    runtime::kNpuAtol, runtime::kNpuRtol,
+                                                    runtime::AtolScale::LikeOutputs);
+            const runtime::ValueDrift& d = snap->accuracy;
+            snap->log.push_back("per tensor: " + std::to_string(d.values.size()) + " compared, " +
+                                (d.firstFailing < 0 ? std::string("all within tolerance")
+                                                    : "first out of tolerance: '" +
+                                                          d.values[static_cast<size_t>(d.firstFailing)].name +
+                                                          "' (node '" + d.firstFailingNode + "')"));
+        } else {
+            snap->log.push_back("per tensor: not compared, the intermediates would take " +
+                                std::to_string(intermediateBytes >> 20) +
+                                " MiB (sextant-cli run --compare-reference --per-tensor compares them)");
+        }
     } else {
         snap->log.push_back("float64 reference failed: " + reference.error().message);
     }
