@@ -106,21 +106,6 @@ std::string parseArgs(Args args, BisectArgs& out, bool& help) {
     return {};
 }
 
-/// Concrete input shapes: --shape, else those of the --inputs tensors (as run does).
-Status specialize(const BisectArgs& a, ir::Graph& graph) {
-    if (!a.shapes.empty() || ir::symbolicInputs(graph).empty() || a.inputsDir.empty())
-        return applyShapeOptions(graph, a.shapes, /*requireStatic=*/true);
-    SX_ASSIGN(std::vector<ir::Tensor> inputs, frontend::loadTestDataSet(a.inputsDir, "input"));
-    if (inputs.size() != graph.inputs().size())
-        return makeError(ErrorKind::Invalid,
-                         "'" + a.inputsDir + "' holds " + std::to_string(inputs.size()) +
-                             " input(s) but the model has " + std::to_string(graph.inputs().size()));
-    ir::InputShapes shapes;
-    for (size_t i = 0; i < inputs.size(); ++i)
-        shapes[graph.inputs()[i]->name()] = inputs[i].shape();
-    return ir::specializeInputs(graph, shapes);
-}
-
 const char* verdict(const runtime::BisectProbe& p) { return p.pass ? "PASS" : "FAIL"; }
 
 void printComparisons(const runtime::BisectProbe& p) {
@@ -142,7 +127,7 @@ int cmdBisect(Args args) {
     Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(a.model);
     if (!graph.ok())
         return fail(graph.error().message);
-    if (Status s = specialize(a, **graph); !s.ok())
+    if (Status s = applyShapesOrInputs(**graph, a.shapes, a.inputsDir); !s.ok())
         return fail("bisect: " + s.error().message);
 
     runtime::BisectBaseline b;

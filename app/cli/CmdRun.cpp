@@ -302,23 +302,6 @@ int runReferenceMode(const RunArgs& a) {
     return ok ? 0 : 1;
 }
 
-/// Gives a model with symbolic input dims concrete ones before it is compiled: the --shape
-/// options, else the shapes of the --inputs tensors; without either, an error saying which input
-/// needs --shape.
-Status specializeForRun(const RunArgs& a, ir::Graph& graph) {
-    if (!a.shapes.empty() || ir::symbolicInputs(graph).empty() || a.inputsDir.empty())
-        return applyShapeOptions(graph, a.shapes, /*requireStatic=*/true);
-    SX_ASSIGN(std::vector<ir::Tensor> inputs, frontend::loadTestDataSet(a.inputsDir, "input"));
-    if (inputs.size() != graph.inputs().size())
-        return makeError(ErrorKind::Invalid,
-                         "'" + a.inputsDir + "' holds " + std::to_string(inputs.size()) +
-                             " input(s) but the model has " + std::to_string(graph.inputs().size()));
-    ir::InputShapes shapes;
-    for (size_t i = 0; i < inputs.size(); ++i)
-        shapes[graph.inputs()[i]->name()] = inputs[i].shape();
-    return ir::specializeInputs(graph, shapes);
-}
-
 /// --per-tensor: every value the NPU computed against the reference's value of the same name, in
 /// the compiled graph's order (the Tasks' issue order), and the first one out of tolerance: where
 /// the numbers start to drift. Tolerances are the NPU's (rtol 1e-2; atol 1e-2, times
@@ -379,7 +362,7 @@ int runSimulatedMode(const RunArgs& a) {
         if (!graph.ok())
             return fail(graph.error().message);
         original = std::move(*graph);
-        Status specialized = specializeForRun(a, *original);
+        Status specialized = applyShapesOrInputs(*original, a.shapes, a.inputsDir);
         if (!specialized.ok())
             return fail("run: " + specialized.error().message);
         Expected<runtime::CompileResult> compiled = runtime::compileGraph(*original, options);

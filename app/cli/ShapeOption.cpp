@@ -1,6 +1,7 @@
 #include "ShapeOption.h"
 
 #include "core/frontend/SizeLimits.h"
+#include "core/frontend/TensorProtoIO.h"
 
 namespace sextant::cli {
 
@@ -24,6 +25,19 @@ Status applyShapeOptions(ir::Graph& graph, const ir::InputShapes& shapes, bool r
     if (requireStatic)
         return ir::requireStaticInputs(graph);
     return {};
+}
+
+Status applyShapesOrInputs(ir::Graph& graph, const ir::InputShapes& shapes, const std::string& inputsDir) {
+    if (!shapes.empty() || ir::symbolicInputs(graph).empty() || inputsDir.empty())
+        return applyShapeOptions(graph, shapes, /*requireStatic=*/true);
+    SX_ASSIGN(std::vector<ir::Tensor> inputs, frontend::loadTestDataSet(inputsDir, "input"));
+    if (inputs.size() != graph.inputs().size())
+        return makeError(ErrorKind::Invalid, "'" + inputsDir + "' holds " + std::to_string(inputs.size()) +
+                                                 " input(s) but the model has " + std::to_string(graph.inputs().size()));
+    ir::InputShapes fromInputs;
+    for (size_t i = 0; i < inputs.size(); ++i)
+        fromInputs[graph.inputs()[i]->name()] = inputs[i].shape();
+    return ir::specializeInputs(graph, fromInputs);
 }
 
 } // namespace sextant::cli

@@ -20,4 +20,9 @@ std::string addShapeOption(const std::string& command, const std::string& spec,
 /// graph has symbolic input dims: an error saying which input needs --shape and how to write it.
 Status applyShapeOptions(ir::Graph& graph, const ir::InputShapes& shapes, bool requireStatic);
 
+/// For `run` and `bisect`, which compile a model to run it: the --shape options if any, else
+/// the shapes of the tensors in `inputsDir` (input_0.pb, ...) for a graph with symbolic input
+/// dims; without either, the error saying which input needs --shape.
+Status applyShapesOrInputs(ir::Graph& graph, const ir::InputShapes& shapes, const std::string& inputsDir);
+
 } // namespace sextant::cli
