@@ -18,6 +18,7 @@
 #include "core/runtime/InputGenerator.h"
 #include "core/runtime/ReferenceExecutor.h"
 #include "core/runtime/Session.h"
+#include "core/sim/CriticalPath.h"
 #include "profiler/ProfileDb.h"
 
 #include <cstdio>
@@ -48,6 +49,7 @@ const char* kRunUsage =
     "  --float32             with --reference: compute in float32\n"
     "  --compare-reference   compare the simulated outputs with the float64 reference of the "
     "model\n"
+    "  --critical-path       print the chain of Tasks that set the latency, and what each waited for\n"
     "  --per-tensor          with --compare-reference: also every intermediate tensor, in graph\n"
     "                        order, and the first one out of tolerance\n"
     "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile "
@@ -74,7 +76,8 @@ const char* kRunUsage =
 struct RunArgs {
     std::string model;
     std::string inputsDir, expectedDir, profilePath, targetPath, ctcKeys;
-    bool reference = false, float32 = false, compareReference = false, checkRaces = false, perTensor = false;
+    bool reference = false, float32 = false, compareReference = false, checkRaces = false, perTensor = false,
+         criticalPath = false;
     runtime::RunMode mode = runtime::RunMode::GraphAsync;
     PipelineOptions pipeline;
     std::optional<double> atol, rtol;
@@ -143,6 +146,8 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
             out.compareReference = true;
         } else if (a == "--per-tensor") {
             out.perTensor = true;
+        } else if (a == "--critical-path") {
+            out.criticalPath = true;
         } else if (!a.empty() && a[0] == '-') {
             return "run: unknown option '" + a + "' (see 'sextant-cli run --help')";
         } else if (out.model.empty()) {
@@ -160,6 +165,8 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
                "--compare-reference";
     if (std::string err = finishPipelineOptions("run", out.pipeline); !err.empty())
         return err;
+    if (out.reference && out.criticalPath)
+        return "run: --reference runs no NPU program, so --critical-path does not apply";
     if (out.reference && (out.compareReference || out.checkRaces || !out.profilePath.empty()))
         return "run: --reference runs no NPU program, so --compare-reference, --check-races and "
                "--profile do "
@@ -328,6 +335,29 @@ void printPerTensor(const backend::Program& program, const std::vector<std::pair
               << "\n";
 }
 
+/// --critical-path: the Tasks that set the latency, each with what it waited for.
+void printCriticalPath(const backend::Program& program, const sim::SimResult& result, bool strict) {
+    const std::vector<sim::CriticalStep> path = sim::criticalPath(program, result, strict);
+    uint64_t busy = 0;
+    for (const sim::CriticalStep& s : path)
+        busy += result.trace[s.task].end - result.trace[s.task].start;
+    std::printf("critical path: %zu of %zu Tasks, busy %llu of %llu cycles (the rest is waiting: event\n"
+                "latency, dispatch, a core still busy):\n",
+                path.size(), program.tasks.size(), static_cast<unsigned long long>(busy),
+                static_cast<unsigned long long>(result.totalCycles));
+    for (const sim::CriticalStep& s : path) {
+        const backend::Task& t = program.tasks[s.task];
+        const sim::TraceRecord& r = result.trace[s.task];
+        std::string why = "first";
+        if (s.cause != sim::CriticalStep::Cause::First)
+            why = "after Task " + std::to_string(program.tasks[s.after].id) + " (" + sim::causeName(s.cause) + ", +" +
+                  std::to_string(s.gap) + ")";
+        std::printf("  %4d %-28s %-16s core %d %-6s %10llu..%-10llu %s\n", t.id, t.name.c_str(), t.kernel.c_str(),
+                    t.core, std::string(backend::unitName(t.unit)).c_str(), static_cast<unsigned long long>(r.start),
+                    static_cast<unsigned long long>(r.end), why.c_str());
+    }
+}
+
 int coresUsed(const backend::Program& p) {
     std::set<int> cores;
     for (const backend::Task& t : p.tasks)
@@ -428,6 +458,8 @@ int runSimulatedMode(const RunArgs& a) {
     std::printf("latency: %llu cycles (%.2f us at %g GHz)\n",
                 static_cast<unsigned long long>(result->totalCycles),
                 program.target.cyclesToMicros(result->totalCycles), program.target.clockGhz);
+    if (a.criticalPath)
+        printCriticalPath(program, *result, a.mode == runtime::RunMode::Strict);
     std::fflush(stdout);
 
     if (!a.profilePath.empty()) {

@@ -70,6 +70,11 @@ sample)
     expect_line "^  PASS max_abs [0-9.e+-]+ max_rel [0-9.e+-]+ cosine [01]\.[0-9]+  'block1_relu_out' \(node 'block1_conv'\)$"
     expect_line "^  PASS .* 'probs' \(node 'softmax'\)$"
     expect_line "^[1-9][0-9]* tensors compared, [0-9]+ without a reference counterpart; every compared tensor is within tolerance$"
+    # --critical-path: the chain of Tasks behind the latency, each with what it waited for.
+    "$cli" run "$src/samples/residual_cnn.onnx" --critical-path >"$out" 2>"$err" || fail "--critical-path failed"
+    expect_line "^critical path: [1-9][0-9]* of [1-9][0-9]* Tasks, busy [0-9]+ of [0-9]+ cycles"
+    expect_line "^ +0 transdata_image .* first$"
+    expect_line "^ +[0-9]+ softmax +Softmax .* after Task [0-9]+ \(dependency, \+[0-9]+\)$"
     ;;
 bad-input)
     # Each bad input: exit code 2 and exactly one "error: ..." line, no crash.

@@ -1,6 +1,7 @@
 // Session: a lowered Program runs on the simulated device in both run modes, inputs are checked,
 // and an artifact written to disk runs the same as the Program in memory.
 #include "core/runtime/Session.h"
+#include "core/sim/CriticalPath.h"
 #include "core/backend/Artifact.h"
 #include "core/backend/Lower.h"
 #include "core/ir/Interpreter.h"
@@ -144,6 +145,30 @@ TEST(Session, KeepsEveryComputedValueWhenAsked) {
     auto it = std::find_if(kept->values.begin(), kept->values.end(), [&](const auto& p) { return p.first == out; });
     ASSERT_NE(it, kept->values.end());
     EXPECT_LT(maxAbsDiff(it->second, kept->outputs[0]), 1e-6);
+}
+
+TEST(Session, CriticalPathAccountsForTheWholeLatency) {
+    runtime::Session s = lowered();
+    auto inputs = runtime::generateInputs(*s.program().graph).value();
+    for (runtime::RunMode mode : {runtime::RunMode::GraphAsync, runtime::RunMode::Strict}) {
+        auto r = s.run(inputs, mode);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        const auto path = sim::criticalPath(s.program(), *r, mode == runtime::RunMode::Strict);
+        ASSERT_FALSE(path.empty());
+        EXPECT_EQ(path.front().cause, sim::CriticalStep::Cause::First);
+        EXPECT_EQ(r->trace[path.back().task].end, r->totalCycles) << "the path ends with the last Task";
+        // Each step starts when the one before it ended plus the gap: together they are the run.
+        uint64_t covered = r->trace[path.front().task].start;
+        for (size_t i = 0; i < path.size(); ++i) {
+            const auto& t = r->trace[path[i].task];
+            if (i > 0) {
+                EXPECT_EQ(path[i].after, path[i - 1].task);
+                EXPECT_EQ(t.start, r->trace[path[i].after].end + path[i].gap);
+            }
+            covered += path[i].gap + (t.end - t.start);
+        }
+        EXPECT_EQ(covered, r->totalCycles);
+    }
 }
 
 TEST(Session, RunModeNames) {

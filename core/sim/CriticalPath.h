@@ -1,0 +1,39 @@
+#pragma once
+
+// The critical path of a simulated run: the chain of Tasks that set the total latency. Walking
+// back from the Task that ended last, each step goes to whatever made the Task start when it did:
+// the dependency whose result (and event, across cores) arrived last, or the Task before it on
+// the same core. Shortening anything off the path does not shorten the run.
+
+#include "Simulator.h"
+
+#include "core/backend/Program.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sextant::sim {
+
+struct CriticalStep {
+    enum class Cause {
+        First,      ///< nothing before it held it back (it started as soon as it could)
+        Dependency, ///< it waited for `after`'s result (plus the event latency across cores)
+        CoreBusy,   ///< it waited for `after`, the Task before it on its core (plus dispatch), or
+                    ///< in strict mode the Task before it in issue order
+    };
+    size_t task = 0;  ///< index into Program::tasks / SimResult::trace
+    Cause cause = Cause::First;
+    size_t after = 0; ///< the step before it (for Dependency and CoreBusy)
+    uint64_t gap = 0; ///< cycles between `after` ending and this Task starting
+};
+
+/// The critical path, first Task first. Empty for a Program without Tasks. `strict`: the run was
+/// in strict mode, where every Task also waited for the one before it in Program::tasks.
+std::vector<CriticalStep> criticalPath(const backend::Program& program, const SimResult& result,
+                                       bool strict = false);
+
+/// "dependency", "core busy" or "first".
+std::string causeName(CriticalStep::Cause cause);
+
+} // namespace sextant::sim
