@@ -76,8 +76,8 @@ QVariant AccuracyModel::headerData(int section, Qt::Orientation orientation, int
 }
 
 QString accuracySummary(const runtime::ValueDrift& drift) {
-    QString s = QObject::tr("%1 tensors of the simulated NPU against the float64 reference (rtol 1e-2, atol 1e-2 "
-                            "scaled like outputs)")
+    QString s = QObject::tr("%1 tensors of the simulated NPU against the float64 reference (rtol 1e-2; atol 1e-2, "
+                            "times max|reference| unless probability-like)")
                     .arg(drift.values.size());
     if (drift.unmatched > 0)
         s += QObject::tr(" · %1 without a counterpart").arg(drift.unmatched);

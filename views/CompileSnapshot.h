@@ -50,6 +50,8 @@ struct CompileSnapshot {
     /// Every tensor the simulated NPU computed against the float64 reference's tensor of the same
     /// name, in graph order, with the first out of tolerance (the Accuracy tab).
     runtime::ValueDrift accuracy;
+    /// The simulated run's critical path (sim::criticalPath): Program Task ids, first Task first.
+    std::vector<int> criticalTasks;
     std::vector<std::string> log;             ///< human-readable lines: stages, accuracy, latency
 };
 

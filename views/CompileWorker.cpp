@@ -7,6 +7,7 @@
 #include "core/runtime/Compiler.h"
 #include "core/runtime/InputGenerator.h"
 #include "core/runtime/ReferenceExecutor.h"
+#include "core/sim/CriticalPath.h"
 #include "profiler/ProfileDb.h"
 
 #include <QtConcurrent/QtConcurrentRun>
@@ -181,6 +182,14 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     simOptions.keepValues = perTensor; // released after the comparison
     SX_ASSIGN(snap->sim, sim::simulate(snap->program, inputs, simOptions));
     snap->log.push_back("simulated latency: " + formatCycles(snap->sim.totalCycles, snap->program.target));
+    uint64_t busy = 0;
+    for (const sim::CriticalStep& step : sim::criticalPath(snap->program, snap->sim)) {
+        snap->criticalTasks.push_back(snap->program.tasks[step.task].id);
+        busy += snap->sim.trace[step.task].end - snap->sim.trace[step.task].start;
+    }
+    snap->log.push_back("critical path: " + std::to_string(snap->criticalTasks.size()) + " of " +
+                        std::to_string(snap->program.tasks.size()) + " Tasks, busy " + std::to_string(busy) + " of " +
+                        std::to_string(snap->sim.totalCycles) + " cycles");
     SX_TRY(checkCancel(cancel));
 
     // 4. Accuracy against the float64 reference of the imported graph.

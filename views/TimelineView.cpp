@@ -110,6 +110,16 @@ void TimelineView::fitAll() {
     update();
 }
 
+void TimelineView::setCriticalTasks(std::set<int> taskIds) {
+    m_critical = std::move(taskIds);
+    update();
+}
+
+void TimelineView::setShowCritical(bool show) {
+    m_showCritical = show;
+    update();
+}
+
 void TimelineView::highlightNode(const QString& node) {
     m_highlight.clear();
     if (m_model && !node.isEmpty())
@@ -231,6 +241,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
             p.setPen(QPen(unitColor(t.unit).darker(140), 1));
             p.drawRect(r);
         }
+        if (m_showCritical && m_critical.count(t.task)) // under the Task, outside its outline
+            p.fillRect(QRectF(r.left(), r.bottom() + 1, r.width(), 2.5), QColor(0xc0, 0x39, 0x2b));
         if (r.width() > 26) {
             p.setPen(Qt::white);
             const QString label = fm.elidedText(QString::fromStdString(t.kernel + " " + t.name), Qt::ElideRight,

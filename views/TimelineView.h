@@ -26,6 +26,10 @@ public:
     void highlightNode(const QString& node);
     /// Task indices currently outlined.
     const std::set<int>& highlighted() const { return m_highlight; }
+    /// Marks the Tasks (Program Task ids) of the critical path with a red bar under each.
+    void setCriticalTasks(std::set<int> taskIds);
+    void setShowCritical(bool show);
+    const std::set<int>& criticalTasks() const { return m_critical; }
     const TimelineCoords& coords() const { return m_coords; }
     /// Index of the Task drawn under widget position `pos`, or -1 (also -1 for folded items).
     int taskAt(const QPoint& pos) const;
@@ -59,6 +63,8 @@ private:
     double m_clockGhz = 1.0;
     TimelineCoords m_coords;
     std::set<int> m_highlight;
+    std::set<int> m_critical; ///< Program Task ids
+    bool m_showCritical = true;
     QPoint m_pressPos;
     QPoint m_lastDragPos;
     bool m_dragging = false;

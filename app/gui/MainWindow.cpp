@@ -40,6 +40,8 @@
 #include <QTabWidget>
 #include <QTableView>
 #include <QToolButton>
+
+#include <set>
 #include <QVBoxLayout>
 
 namespace sextant::app {
@@ -176,12 +178,19 @@ void MainWindow::buildUi() {
     auto* tlLegend = new QLabel(
         tr("<span style='color:#5b8dd6'>■</span> cube &nbsp; <span style='color:#5cb06a'>■</span> vector &nbsp; "
            "<span style='color:#e0964a'>■</span> DMA &nbsp; <span style='color:#909098'>▨</span> folded Tasks "
-           "(zoom in) &nbsp; <span style='color:#888'>wheel: zoom · drag: pan · double-click: fit</span>"),
+           "(zoom in) &nbsp; <span style='color:#c0392b'>▬</span> critical path &nbsp; "
+           "<span style='color:#888'>wheel: zoom · drag: pan · double-click: fit</span>"),
         tlPage);
     m_timelineSummary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     tlLegend->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+    auto* critical = new QCheckBox(tr("Critical path"), tlPage);
+    critical->setChecked(true);
+    critical->setToolTip(tr("Mark the Tasks that set the latency: each waited for the one before it"));
+    auto* tlBar = new QHBoxLayout;
+    tlBar->addWidget(tlLegend, 1);
+    tlBar->addWidget(critical);
     tlLayout->addWidget(m_timelineSummary);
-    tlLayout->addWidget(tlLegend);
+    tlLayout->addLayout(tlBar);
     m_timeline = new views::TimelineView;
     auto* scroll = new QScrollArea(tlPage);
     scroll->setWidget(m_timeline);
@@ -189,6 +198,7 @@ void MainWindow::buildUi() {
     scroll->setFrameShape(QFrame::NoFrame);
     tlLayout->addWidget(scroll, 1);
     connect(m_timeline, &views::TimelineView::taskClicked, this, &MainWindow::onTaskClicked);
+    connect(critical, &QCheckBox::toggled, m_timeline, &views::TimelineView::setShowCritical);
     m_tabs->addTab(tlPage, tr("Timeline"));
 
     // Accuracy: every tensor the NPU computed against the float64 reference, in graph order.
@@ -537,13 +547,15 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
     for (size_t i = 0; i < lanes.size(); ++i)
         if (!lanes[i].items.empty() && (i == 0 || lanes[i].core != lanes[i - 1].core || lanes[i - 1].items.empty()))
             ++cores;
-    m_timelineSummary->setText(tr("%1 Tasks on %2 of %3 cores · %4 cycles (%5 µs) · from %6")
+    m_timeline->setCriticalTasks(std::set<int>(m_snapshot->criticalTasks.begin(), m_snapshot->criticalTasks.end()));
+    m_timelineSummary->setText(tr("%1 Tasks on %2 of %3 cores · %4 cycles (%5 µs) · critical path %7 Tasks · from %6")
                                    .arg(m_snapshot->timeline.tasks().size())
                                    .arg(cores)
                                    .arg(m_snapshot->program.target.numCores)
                                    .arg(m_snapshot->sim.totalCycles)
                                    .arg(m_snapshot->program.target.cyclesToMicros(m_snapshot->sim.totalCycles), 0, 'f', 2)
-                                   .arg(QString::fromStdString(m_snapshot->profilePath)));
+                                   .arg(QString::fromStdString(m_snapshot->profilePath))
+                                   .arg(m_snapshot->criticalTasks.size()));
 
     // Show the final graph: Tasks name its nodes, so cross-selection works there.
     m_currentPass = -1;
