@@ -91,6 +91,8 @@ private slots:
         QVERIFY(w.memoryView()->shownCount() > 0);
         QVERIFY(!w.showTab("nonsense"));
         QVERIFY(w.showTab("accuracy"));
+        // The timeline marks the critical path: on the sample's one-core chain, every Task.
+        QCOMPARE(w.timelineView()->criticalTasks().size(), snap->program.tasks.size());
 
         // Find: an ONNX node fused away leads to the node that covers it, and says so.
         const QString how = w.find(QStringLiteral("block1_bn"));
