@@ -97,7 +97,6 @@ Expected<ir::InputShapes> specializeForGui(const std::string& modelPath, const i
     return shapes;
 }
 
-
 /// Above this the GUI does not keep every intermediate for the Accuracy tab.
 constexpr int64_t kPerTensorBudget = int64_t{1} << 30;
 
