@@ -196,7 +196,16 @@ void GraphView::fitToView() {
         s = std::min(1.0, std::max(sx * 0.98, 0.55));
     resetTransform();
     scale(s, s);
-    centerOn(r.center().x(), r.top());
+    // Start at the top, over the topmost node (the graph input): a wide layout's top centre can
+    // be empty, and a view of nothing reads as a broken graph.
+    double x = r.center().x();
+    double top = r.bottom();
+    for (const LayoutNode& n : m_layout->nodes)
+        if (n.y < top) {
+            top = n.y;
+            x = n.x;
+        }
+    centerOn(x, r.top());
     if (auto* item = m_items.value(m_selected))
         ensureVisible(item, 40, 40);
 }
