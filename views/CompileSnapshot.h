@@ -39,6 +39,9 @@ struct CompileSnapshot {
     sim::SimResult sim;
     std::string profilePath;                  ///< the SQLite database the run was written to
     std::string inputsSource;                 ///< where the inputs came from, for the log
+    /// Why the final graph could not be lowered for the target (then `program` is empty and
+    /// nothing was simulated: only the pipeline's views have data); empty when it was.
+    std::string loweringError;
     /// The concrete shapes a model with symbolic input dims was compiled at (empty when its inputs
     /// were static), so the GUI can offer them for editing.
     ir::InputShapes inputShapes;

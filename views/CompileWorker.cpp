@@ -123,6 +123,105 @@ Status checkCancel(const std::atomic<bool>* cancel) {
     return {};
 }
 
+/// Steps 3-5 of compileModel, for a model that was lowered: simulate, compare with the float64
+/// reference, write and read back the profile database.
+Status simulateAndProfile(const CompileRequest& request, const ir::Graph& graph, const ir::Graph* imported,
+                          CompileSnapshot& snap, const std::atomic<bool>* cancel,
+                          const std::function<void(int, const std::string&)>& report) {
+    // 3. Simulate on the inputs that come with the model (or generated ones).
+    report(45, "simulating");
+    SX_ASSIGN(std::vector<ir::Tensor> inputs, findInputs(request.modelPath, graph, snap.inputsSource));
+    snap.log.push_back("inputs: " + snap.inputsSource);
+    // The per-tensor accuracy below holds every intermediate twice (the NPU's in f32, the
+    // reference's in f64) until it has compared them: only when that stays reasonable.
+    const int64_t intermediateBytes = valueBytes(*snap.program.graph, 4) + valueBytes(graph, 8); // graph: specialised
+    const bool perTensor = intermediateBytes <= kPerTensorBudget;
+    sim::SimOptions simOptions;
+    simOptions.keepValues = perTensor; // released after the comparison
+    SX_ASSIGN(snap.sim, sim::simulate(snap.program, inputs, simOptions));
+    snap.log.push_back("simulated latency: " + formatCycles(snap.sim.totalCycles, snap.program.target));
+    uint64_t busy = 0;
+    for (const sim::CriticalStep& step : sim::criticalPath(snap.program, snap.sim)) {
+        snap.criticalTasks.push_back(snap.program.tasks[step.task].id);
+        busy += snap.sim.trace[step.task].end - snap.sim.trace[step.task].start;
+    }
+    snap.log.push_back("critical path: " + std::to_string(snap.criticalTasks.size()) + " of " +
+                        std::to_string(snap.program.tasks.size()) + " Tasks, busy " + std::to_string(busy) + " of " +
+                        std::to_string(snap.sim.totalCycles) + " cycles");
+    SX_TRY(checkCancel(cancel));
+
+    // 4. Accuracy against the float64 reference of the imported graph.
+    report(58, "float64 reference");
+    std::vector<std::pair<std::string, double>> metrics;
+    std::map<std::string, ir::Tensor> referenceValues;
+    if (auto reference = runtime::runReference(imported ? *imported : graph, inputs, ir::DType::F64,
+                                               perTensor ? &referenceValues : nullptr);
+        reference.ok()) {
+        for (size_t i = 0; i < reference->size() && i < snap.sim.outputs.size(); ++i) {
+            const std::string name = i < graph.outputs().size() ? graph.outputs()[i]->name() : std::to_string(i);
+            const runtime::TensorComparison c =
+                runtime::compareTensors(name, snap.sim.outputs[i], (*reference)[i], runtime::kNpuAtol,
+                                        runtime::kNpuRtol); // as sextant-cli run --compare-reference
+            snap.log.push_back("npu vs float64 reference: " + runtime::formatComparison(c));
+            metrics.emplace_back("cosine:" + name, c.cosine);
+        }
+        // Every tensor the NPU computed against the reference's of the same name (the Accuracy
+        // tab), as sextant-cli run --compare-reference --per-tensor does.
+        if (perTensor) {
+            const std::map<std::string, ir::Tensor> computed(snap.sim.values.begin(), snap.sim.values.end());
+            snap.accuracy = runtime::compareValues(*snap.program.graph, computed, referenceValues,
+                                                    runtime::kNpuAtol, runtime::kNpuRtol,
+                                                    runtime::AtolScale::LikeOutputs);
+            const runtime::ValueDrift& d = snap.accuracy;
+            snap.log.push_back("per tensor: " + std::to_string(d.values.size()) + " compared, " +
+                                (d.firstFailing < 0 ? std::string("all within tolerance")
+                                                    : "first out of tolerance: '" +
+                                                          d.values[static_cast<size_t>(d.firstFailing)].name +
+                                                          "' (node '" + d.firstFailingNode + "')"));
+        } else {
+            snap.log.push_back("per tensor: not compared, the intermediates would take " +
+                                std::to_string(intermediateBytes >> 20) +
+                                " MiB (sextant-cli run --compare-reference --per-tensor compares them)");
+        }
+    } else {
+        snap.log.push_back("float64 reference failed: " + reference.error().message);
+    }
+    snap.sim.values.clear(); // the intermediates were only needed for the comparison
+    snap.sim.values.shrink_to_fit();
+    SX_TRY(checkCancel(cancel));
+
+    // 5. Profile database, then read it back: the timeline shows what the database holds.
+    report(65, "writing profile");
+    profiler::RunInfo info;
+    info.model = request.modelPath;
+    info.metrics = std::move(metrics);
+    SX_TRY(profiler::writeProfile(request.profilePath, snap.program, snap.sim, info));
+    SX_ASSIGN(profiler::ProfileReader reader, profiler::ProfileReader::open(request.profilePath));
+    SX_ASSIGN(std::vector<profiler::TaskRow> rows, reader.tasks());
+    SX_ASSIGN(snap.profileNodes, reader.nodes());
+    std::vector<TimelineTask> tasks;
+    tasks.reserve(rows.size());
+    for (profiler::TaskRow& r : rows) {
+        TimelineTask t;
+        t.task = r.id;
+        t.core = r.core;
+        t.unit = r.unit;
+        t.ready = r.ready;
+        t.start = r.start;
+        t.end = r.end;
+        t.name = std::move(r.name);
+        t.kernel = std::move(r.kernel);
+        t.nodes = std::move(r.nodes);
+        tasks.push_back(std::move(t));
+    }
+    snap.timeline.setTasks(std::move(tasks), snap.program.target.numCores);
+    snap.memory = buildMemoryMap(snap.program, snap.timeline);
+    snap.log.push_back("profile: " + request.profilePath + " (" + std::to_string(rows.size()) + " tasks)");
+    SX_TRY(checkCancel(cancel));
+
+    return {};
+}
+
 } // namespace
 
 Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileRequest& request,
@@ -158,107 +257,27 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     runtime::CompileOptions options;
     options.target = request.target;
     options.pipeline = request.pipeline;
+    options.keepPipelineOnLoweringError = true; // a model the NPU cannot run still shows its passes
     auto onPass = [&](int done, int total, const std::string& passId) {
         report(5 + (total > 0 ? 40 * done / total : 0), "pass " + passId);
     };
     SX_ASSIGN(runtime::CompileResult compiled, runtime::compileGraph(*graph, options, cancel, onPass));
     snap->pipeline = std::move(compiled.pipeline);
     snap->program = std::move(compiled.program);
-    snap->log.push_back("compiled for " + snap->program.target.name + ": " + std::to_string(snap->program.tasks.size()) +
-                        " tasks, DRAM arena " + std::to_string(snap->program.memory.dramPeak) + " B (lower bound " +
-                        std::to_string(snap->program.memory.dramLowerBound) + " B)");
-    SX_TRY(checkCancel(cancel));
-
-    // 3. Simulate on the inputs that come with the model (or generated ones).
-    report(45, "simulating");
-    SX_ASSIGN(std::vector<ir::Tensor> inputs, findInputs(request.modelPath, *graph, snap->inputsSource));
-    snap->log.push_back("inputs: " + snap->inputsSource);
-    // The per-tensor accuracy below holds every intermediate twice (the NPU's in f32, the
-    // reference's in f64) until it has compared them: only when that stays reasonable.
-    const int64_t intermediateBytes = valueBytes(*snap->program.graph, 4) + valueBytes(*graph, 8); // graph: specialised
-    const bool perTensor = intermediateBytes <= kPerTensorBudget;
-    sim::SimOptions simOptions;
-    simOptions.keepValues = perTensor; // released after the comparison
-    SX_ASSIGN(snap->sim, sim::simulate(snap->program, inputs, simOptions));
-    snap->log.push_back("simulated latency: " + formatCycles(snap->sim.totalCycles, snap->program.target));
-    uint64_t busy = 0;
-    for (const sim::CriticalStep& step : sim::criticalPath(snap->program, snap->sim)) {
-        snap->criticalTasks.push_back(snap->program.tasks[step.task].id);
-        busy += snap->sim.trace[step.task].end - snap->sim.trace[step.task].start;
-    }
-    snap->log.push_back("critical path: " + std::to_string(snap->criticalTasks.size()) + " of " +
-                        std::to_string(snap->program.tasks.size()) + " Tasks, busy " + std::to_string(busy) + " of " +
-                        std::to_string(snap->sim.totalCycles) + " cycles");
-    SX_TRY(checkCancel(cancel));
-
-    // 4. Accuracy against the float64 reference of the imported graph.
-    report(58, "float64 reference");
-    std::vector<std::pair<std::string, double>> metrics;
-    std::map<std::string, ir::Tensor> referenceValues;
-    if (auto reference = runtime::runReference(imported ? *imported : *graph, inputs, ir::DType::F64,
-                                               perTensor ? &referenceValues : nullptr);
-        reference.ok()) {
-        for (size_t i = 0; i < reference->size() && i < snap->sim.outputs.size(); ++i) {
-            const std::string name = i < graph->outputs().size() ? graph->outputs()[i]->name() : std::to_string(i);
-            const runtime::TensorComparison c =
-                runtime::compareTensors(name, snap->sim.outputs[i], (*reference)[i], runtime::kNpuAtol,
-                                        runtime::kNpuRtol); // as sextant-cli run --compare-reference
-            snap->log.push_back("npu vs float64 reference: " + runtime::formatComparison(c));
-            metrics.emplace_back("cosine:" + name, c.cosine);
-        }
-        // Every tensor the NPU computed against the reference's of the same name (the Accuracy
-        // tab), as sextant-cli run --compare-reference --per-tensor does.
-        if (perTensor) {
-            const std::map<std::string, ir::Tensor> computed(snap->sim.values.begin(), snap->sim.values.end());
-            snap->accuracy = runtime::compareValues(*snap->program.graph, computed, referenceValues,
-                                                    runtime::kNpuAtol, runtime::kNpuRtol,
-                                                    runtime::AtolScale::LikeOutputs);
-            const runtime::ValueDrift& d = snap->accuracy;
-            snap->log.push_back("per tensor: " + std::to_string(d.values.size()) + " compared, " +
-                                (d.firstFailing < 0 ? std::string("all within tolerance")
-                                                    : "first out of tolerance: '" +
-                                                          d.values[static_cast<size_t>(d.firstFailing)].name +
-                                                          "' (node '" + d.firstFailingNode + "')"));
-        } else {
-            snap->log.push_back("per tensor: not compared, the intermediates would take " +
-                                std::to_string(intermediateBytes >> 20) +
-                                " MiB (sextant-cli run --compare-reference --per-tensor compares them)");
-        }
+    if (compiled.loweringError) {
+        snap->loweringError = compiled.loweringError->message;
+        snap->program.target = request.target;
+        snap->log.push_back("not lowered for " + request.target.name + ": " + snap->loweringError +
+                            " (the passes, graphs and diffs are shown; the NPU's views stay empty)");
     } else {
-        snap->log.push_back("float64 reference failed: " + reference.error().message);
+        snap->log.push_back("compiled for " + snap->program.target.name + ": " +
+                            std::to_string(snap->program.tasks.size()) + " tasks, DRAM arena " +
+                            std::to_string(snap->program.memory.dramPeak) + " B (lower bound " +
+                            std::to_string(snap->program.memory.dramLowerBound) + " B)");
     }
-    snap->sim.values.clear(); // the intermediates were only needed for the comparison
-    snap->sim.values.shrink_to_fit();
     SX_TRY(checkCancel(cancel));
-
-    // 5. Profile database, then read it back: the timeline shows what the database holds.
-    report(65, "writing profile");
-    profiler::RunInfo info;
-    info.model = request.modelPath;
-    info.metrics = std::move(metrics);
-    SX_TRY(profiler::writeProfile(request.profilePath, snap->program, snap->sim, info));
-    SX_ASSIGN(profiler::ProfileReader reader, profiler::ProfileReader::open(request.profilePath));
-    SX_ASSIGN(std::vector<profiler::TaskRow> rows, reader.tasks());
-    SX_ASSIGN(snap->profileNodes, reader.nodes());
-    std::vector<TimelineTask> tasks;
-    tasks.reserve(rows.size());
-    for (profiler::TaskRow& r : rows) {
-        TimelineTask t;
-        t.task = r.id;
-        t.core = r.core;
-        t.unit = r.unit;
-        t.ready = r.ready;
-        t.start = r.start;
-        t.end = r.end;
-        t.name = std::move(r.name);
-        t.kernel = std::move(r.kernel);
-        t.nodes = std::move(r.nodes);
-        tasks.push_back(std::move(t));
-    }
-    snap->timeline.setTasks(std::move(tasks), snap->program.target.numCores);
-    snap->memory = buildMemoryMap(snap->program, snap->timeline);
-    snap->log.push_back("profile: " + request.profilePath + " (" + std::to_string(rows.size()) + " tasks)");
-    SX_TRY(checkCancel(cancel));
+    if (snap->loweringError.empty())
+        SX_TRY(simulateAndProfile(request, *graph, imported.get(), *snap, cancel, report));
 
     // 6. Layout every snapshot; a pass that changed nothing shares the previous layout.
     const size_t n = snap->pipeline.snapshots.size();

@@ -89,12 +89,17 @@ void InspectorWidget::render() {
         html += tr("<table><tr><td class='k'>target</td><td>%1 (%2 cores)</td></tr>")
                     .arg(esc(prog.target.name))
                     .arg(prog.target.numCores);
-        html += tr("<tr><td class='k'>tasks</td><td>%1</td></tr>").arg(prog.tasks.size());
-        html += tr("<tr><td class='k'>latency</td><td>%1 cycles (%2 µs)</td></tr>")
-                    .arg(m_snapshot->sim.totalCycles)
-                    .arg(prog.target.cyclesToMicros(m_snapshot->sim.totalCycles), 0, 'f', 2);
-        html += tr("<tr><td class='k'>memory</td><td>%1</td></tr></table>")
-                    .arg(memorySummary(m_snapshot->memory).toHtmlEscaped());
+        if (!m_snapshot->loweringError.empty()) {
+            html += tr("<tr><td class='k'>lowering</td><td>not lowered: %1</td></tr></table>")
+                        .arg(esc(m_snapshot->loweringError));
+        } else {
+            html += tr("<tr><td class='k'>tasks</td><td>%1</td></tr>").arg(prog.tasks.size());
+            html += tr("<tr><td class='k'>latency</td><td>%1 cycles (%2 µs)</td></tr>")
+                        .arg(m_snapshot->sim.totalCycles)
+                        .arg(prog.target.cyclesToMicros(m_snapshot->sim.totalCycles), 0, 'f', 2);
+            html += tr("<tr><td class='k'>memory</td><td>%1</td></tr></table>")
+                        .arg(memorySummary(m_snapshot->memory).toHtmlEscaped());
+        }
         if (!m_node.isEmpty())
             html += tr("<p class='dim'>'%1' is not in the graph after %2</p>")
                         .arg(m_node.toHtmlEscaped(), snap ? esc(snap->passId) : QString());

@@ -115,6 +115,11 @@ void TimelineView::setCriticalTasks(std::set<int> taskIds) {
     update();
 }
 
+void TimelineView::setEmptyText(const QString& text) {
+    m_emptyText = text;
+    update();
+}
+
 void TimelineView::setShowCritical(bool show) {
     m_showCritical = show;
     update();
@@ -174,7 +179,8 @@ void TimelineView::paintEvent(QPaintEvent*) {
     const QColor textColor(0x30, 0x30, 0x30);
     if (!m_model || m_model->tasks().empty()) {
         p.setPen(QColor(0x80, 0x80, 0x80));
-        p.drawText(rect(), Qt::AlignCenter, tr("no Tasks yet: open a model to compile and simulate it"));
+        p.drawText(rect(), Qt::AlignCenter | Qt::TextWordWrap,
+                   m_emptyText.isEmpty() ? tr("no Tasks yet: open a model to compile and simulate it") : m_emptyText);
         return;
     }
     const double w = dataWidth();

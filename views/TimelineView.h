@@ -29,6 +29,8 @@ public:
     /// Marks the Tasks (Program Task ids) of the critical path with a red bar under each.
     void setCriticalTasks(std::set<int> taskIds);
     void setShowCritical(bool show);
+    /// What to say when there are no Tasks (empty: the default "open a model" hint).
+    void setEmptyText(const QString& text);
     const std::set<int>& criticalTasks() const { return m_critical; }
     const TimelineCoords& coords() const { return m_coords; }
     /// Index of the Task drawn under widget position `pos`, or -1 (also -1 for folded items).
@@ -65,6 +67,7 @@ private:
     std::set<int> m_highlight;
     std::set<int> m_critical; ///< Program Task ids
     bool m_showCritical = true;
+    QString m_emptyText;
     QPoint m_pressPos;
     QPoint m_lastDragPos;
     bool m_dragging = false;

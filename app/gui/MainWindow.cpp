@@ -548,6 +548,7 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
         if (!lanes[i].items.empty() && (i == 0 || lanes[i].core != lanes[i - 1].core || lanes[i - 1].items.empty()))
             ++cores;
     m_timeline->setCriticalTasks(std::set<int>(m_snapshot->criticalTasks.begin(), m_snapshot->criticalTasks.end()));
+    m_timeline->setEmptyText({});
     m_timelineSummary->setText(tr("%1 Tasks on %2 of %3 cores · %4 cycles (%5 µs) · critical path %7 Tasks · from %6")
                                    .arg(m_snapshot->timeline.tasks().size())
                                    .arg(cores)
@@ -569,6 +570,19 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
                           .arg(m_snapshot->pipeline.snapshots.size() - 1)
                           .arg(m_snapshot->program.tasks.size())
                           .arg(m_snapshot->sim.totalCycles));
+    if (!m_snapshot->loweringError.empty()) {
+        // The passes ran; the NPU cannot run the result: say why where the NPU's views would be.
+        const QString why = QString::fromStdString(m_snapshot->loweringError);
+        m_status->setText(tr("compiled %1: %2 passes; not lowered for %3: %4")
+                              .arg(QFileInfo(QString::fromStdString(m_snapshot->modelPath)).fileName())
+                              .arg(m_snapshot->pipeline.snapshots.size() - 1)
+                              .arg(QString::fromStdString(m_snapshot->program.target.name), why));
+        m_timelineSummary->setText(tr("not lowered for %1: %2").arg(QString::fromStdString(m_snapshot->program.target.name), why));
+        m_timeline->setEmptyText(tr("nothing simulated: the final graph could not be lowered for %1 (%2)")
+                                     .arg(QString::fromStdString(m_snapshot->program.target.name), why));
+        m_memorySummary->setText(tr("no memory plan: the graph was not lowered (%1)").arg(why));
+        m_accuracySummary->setText(tr("nothing simulated: the graph was not lowered (%1)").arg(why.toHtmlEscaped()));
+    }
     std::optional<passes::RuleApplication> culprit = std::exchange(m_pendingCulprit, std::nullopt);
     if (culprit) {
         // A bisection found it: the culprit's pass (its diff ends with the rewrite) and its node.

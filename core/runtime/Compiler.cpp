@@ -30,7 +30,14 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
     if (!result.pipeline.graph)
         return makeError(ErrorKind::Verify, "the pass pipeline produced no graph");
     std::shared_ptr<const ir::Graph> finalGraph = result.pipeline.graph;
-    SX_ASSIGN(result.program, backend::lower(finalGraph, options.target));
+    Expected<backend::Program> lowered = backend::lower(finalGraph, options.target);
+    if (!lowered.ok()) {
+        if (!options.keepPipelineOnLoweringError)
+            return lowered.takeError();
+        result.loweringError = lowered.takeError();
+        return result;
+    }
+    result.program = std::move(lowered).value();
     for (const passes::Snapshot& s : result.pipeline.snapshots)
         if (s.passId != "input")
             result.program.pipeline.push_back(s.passId);

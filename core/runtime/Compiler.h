@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace sextant::runtime {
@@ -16,6 +17,10 @@ namespace sextant::runtime {
 struct CompileOptions {
     backend::Target target = backend::defaultTarget();
     passes::PipelineConfig pipeline;
+    /// When lowering fails (an op the NPU cannot run, a tile that does not fit), return the
+    /// pipeline's result anyway, with CompileResult::loweringError set and no Program, instead of
+    /// the error: the GUI still shows the passes and graphs of a model the NPU cannot run.
+    bool keepPipelineOnLoweringError = false;
 };
 
 /// Everything a compilation produced: the pipeline's snapshots and rule records (for the pass
@@ -23,6 +28,9 @@ struct CompileOptions {
 struct CompileResult {
     passes::PipelineResult pipeline;
     backend::Program program;
+    /// With CompileOptions::keepPipelineOnLoweringError: why lowering failed (then `program` is
+    /// empty); nullopt when it succeeded.
+    std::optional<Error> loweringError;
 };
 
 /// Runs the pass pipeline on `graph`, then lowers its final graph for `options.target`.

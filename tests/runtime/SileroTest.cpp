@@ -63,6 +63,17 @@ TEST_P(Silero, MatchesOnnxruntimeSpecialisesAndIsRefusedByTheNpuByName) {
     EXPECT_NE(compiled.error().message.find("op 'If' at node"), std::string::npos) << compiled.error().message;
     EXPECT_NE(compiled.error().message.find("cannot be lowered to the NPU"), std::string::npos)
         << compiled.error().message;
+
+    // What the GUI asks for: the pipeline's result anyway, with the reason lowering failed.
+    CompileOptions keep;
+    keep.keepPipelineOnLoweringError = true;
+    auto kept = compileGraph(**graph, keep);
+    ASSERT_TRUE(kept.ok()) << kept.error().message;
+    ASSERT_TRUE(kept->loweringError.has_value());
+    EXPECT_NE(kept->loweringError->message.find("op 'If' at node"), std::string::npos);
+    EXPECT_TRUE(kept->pipeline.graph);
+    EXPECT_GE(kept->pipeline.snapshots.size(), 2u);
+    EXPECT_TRUE(kept->program.tasks.empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Silero, ::testing::Values("silero_vad_legacy", "silero_vad_v5"));

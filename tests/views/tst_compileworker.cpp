@@ -124,6 +124,27 @@ private slots:
         QVERIFY2(none.error().message.find("Input shapes") != std::string::npos, none.error().message.c_str());
     }
 
+    // silero-vad's If runs on the host: the NPU cannot run the model, but its passes and graphs
+    // are still there to look at, with the reason in the log.
+    void modelTheNpuCannotRunStillShowsItsPasses() {
+        const std::string silero = SEXTANT_SHARED_DIR "/models/silero-vad/silero_vad_legacy.onnx";
+        if (!std::filesystem::exists(silero))
+            QSKIP("../shared not found: skipping the not-lowered GUI walk");
+        QTemporaryDir dir;
+        CompileRequest req;
+        req.modelPath = silero;
+        req.profilePath = dir.filePath("silero.db").toStdString();
+        auto result = compileModel(req);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        const CompileSnapshot& s = **result;
+        QVERIFY2(s.loweringError.find("runs on the host") != std::string::npos, s.loweringError.c_str());
+        QVERIFY(s.pipeline.snapshots.size() >= 2);
+        QCOMPARE(s.layouts.size(), s.pipeline.snapshots.size());
+        QVERIFY(s.program.tasks.empty());
+        QVERIFY(s.timeline.tasks().empty());
+        QVERIFY(logHas(s, "not lowered for npu-a"));
+    }
+
     void presetCancelStops() {
         QTemporaryDir dir;
         CompileRequest req;
