@@ -171,6 +171,33 @@ TEST(Session, CriticalPathAccountsForTheWholeLatency) {
     }
 }
 
+// The onnx "light" models build their weights at run time with ConstantOfShape. The NPU fills
+// them on its vector unit (too large to fold into weights.bin), so such a model runs end to end.
+TEST(Session, WeightsFilledByConstantOfShapeRunOnTheNpu) {
+    auto g = std::make_shared<ir::Graph>("filled");
+    ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 3, 8, 8})).value();
+    ir::Value* shape = g->addConstant("w_shape", ir::Tensor::fromVector<int64_t>({4}, {4, 3, 3, 3})).value();
+    ir::Node* fill = g->addNode(ir::OpKind::ConstantOfShape, "fill", {shape}, {"w"},
+                                {{"value", ir::Tensor::fromVector<float>({1}, {0.05f})}})
+                         .value();
+    ir::AttributeMap conv;
+    conv["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+    ir::Node* c = g->addNode(ir::OpKind::Conv, "conv", {x, fill->output()}, {"y"}, conv).value();
+    g->setOutputs({c->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    auto p = backend::lower(g, backend::defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    bool filled = false;
+    for (const backend::Task& t : p->tasks)
+        filled = filled || (t.kernel == "ConstantOfShape" && t.unit == backend::UnitKind::Vector);
+    EXPECT_TRUE(filled) << "the fill should be a vector Task";
+    runtime::Session s(std::move(p).value());
+    auto inputs = runtime::generateInputs(*g).value();
+    auto r = s.run(inputs);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_LT(maxAbsDiff(r->outputs[0], interpretF32(*g, inputs[0])), 3e-2);
+}
+
 TEST(Session, RunModeNames) {
     EXPECT_EQ(runtime::parseRunMode("strict"), runtime::RunMode::Strict);
     EXPECT_EQ(runtime::parseRunMode("async"), runtime::RunMode::GraphAsync);
