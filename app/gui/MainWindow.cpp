@@ -1,5 +1,6 @@
 #include "MainWindow.h"
 
+#include "core/backend/Artifact.h"
 #include "views/AccuracyModel.h"
 #include "views/DiffView.h"
 #include "views/FindNode.h"
@@ -321,6 +322,7 @@ void MainWindow::buildMenus() {
     QAction* again = file->addAction(tr("&Recompile"), this, &MainWindow::recompile);
     again->setShortcut(QKeySequence(Qt::Key_F5));
     file->addAction(tr("&Save profile database as…"), this, &MainWindow::saveProfileAs);
+    file->addAction(tr("&Export artifact…"), this, &MainWindow::exportArtifactDialog);
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows);
     quit->setShortcut(QKeySequence::Quit);
@@ -501,6 +503,44 @@ void MainWindow::saveProfileAs() {
         onFailed(tr("could not write '%1'").arg(path));
     else
         log(tr("profile saved to %1").arg(path));
+}
+
+void MainWindow::exportArtifactDialog() {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Export the compiled artifact into"));
+    if (!dir.isEmpty())
+        exportArtifact(dir);
+}
+
+void MainWindow::exportArtifact(const QString& dir) {
+    QString why;
+    if (!m_snapshot)
+        why = tr("nothing compiled yet");
+    else if (!m_snapshot->loweringError.empty())
+        why = tr("the graph was not lowered (%1)").arg(QString::fromStdString(m_snapshot->loweringError));
+    if (!why.isEmpty()) {
+        onFailed(tr("export: %1").arg(why));
+        emit artifactExported(dir, why);
+        return;
+    }
+    m_status->setText(tr("exporting the artifact to %1").arg(dir));
+    // The snapshot keeps the Program alive while the pool thread writes it.
+    std::shared_ptr<const views::CompileSnapshot> snap = m_snapshot;
+    auto* watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcher<QString>::finished, this, [this, watcher, dir] {
+        const QString error = watcher->result();
+        watcher->deleteLater();
+        if (error.isEmpty()) {
+            log(tr("artifact written to %1 (manifest.json, tasks.bin, weights.bin)").arg(dir));
+            m_status->setText(tr("artifact written to %1").arg(dir));
+        } else {
+            onFailed(tr("export: %1").arg(error));
+        }
+        emit artifactExported(dir, error);
+    });
+    watcher->setFuture(QtConcurrent::run([snap, dir]() -> QString {
+        Status s = backend::writeArtifact(snap->program, dir.toStdString());
+        return s.ok() ? QString() : QString::fromStdString(s.error().message);
+    }));
 }
 
 void MainWindow::log(const QString& line) { m_log->appendPlainText(line); }

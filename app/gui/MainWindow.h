@@ -66,6 +66,10 @@ public:
     /// The bisect limit of the next compiles (-1: none); bisectAccuracy sets it.
     int64_t bisectLimit() const { return m_bisectLimit; }
     void clearBisectLimit();
+    /// File > Export artifact: writes the shown compile's artifact (manifest.json, tasks.bin,
+    /// weights.bin, as sextant-cli compile -o does) into `dir`, off the GUI thread;
+    /// artifactExported says when and how it ended.
+    void exportArtifact(const QString& dir);
 
     /// Shows the graph after snapshot `row` (0 = input) and its diff against the one before.
     void selectPass(int row);
@@ -101,6 +105,8 @@ signals:
     /// A bisection ended: `verdict` is the status line; with `culprit` a recompile at the culprit
     /// follows (compileFinished says when it is shown).
     void bisectFinished(const QString& verdict, bool culprit);
+    /// An export ended: `error` is empty on success.
+    void artifactExported(const QString& dir, const QString& error);
 
 private:
     void buildUi();
@@ -120,6 +126,7 @@ private:
     void scrollAccuracyToDrift();
     void inputShapesDialog();
     void saveProfileAs();
+    void exportArtifactDialog();
     void log(const QString& line);
     void setBusy(bool busy);
 

@@ -1,6 +1,7 @@
 // Smoke test of the whole window on the sample: it compiles off the GUI thread, every tab gets
 // data, and selection flows between the timeline, the graph and the inspector.
 #include "MainWindow.h"
+#include "core/backend/Artifact.h"
 #include "views/DiffView.h"
 #include "views/GraphView.h"
 #include "views/MemoryView.h"
@@ -185,6 +186,24 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return again.count() > 0; }, 180000));
         QCOMPARE(w.bisectLimit(), int64_t{-1});
         QVERIFY(w.snapshot()->pipeline.applications.size() > atCulprit);
+    }
+
+    void exportsTheArtifactItShows() {
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.show();
+        QTemporaryDir dir;
+        QSignalSpy exported(&w, &MainWindow::artifactExported);
+        w.exportArtifact(dir.path()); // nothing compiled yet: an error, not a crash
+        QCOMPARE(exported.count(), 1);
+        QVERIFY(!exported.first().at(1).toString().isEmpty());
+        QVERIFY2(compile(w, SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx"), qPrintable(w.lastError()));
+        w.exportArtifact(dir.filePath("sample"));
+        QVERIFY(QTest::qWaitFor([&] { return exported.count() == 2; }, 60000));
+        QVERIFY2(exported.last().at(1).toString().isEmpty(), qPrintable(exported.last().at(1).toString()));
+        auto back = sextant::backend::readArtifact(dir.filePath("sample").toStdString());
+        QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
+        QCOMPARE(back->tasks.size(), w.snapshot()->program.tasks.size());
     }
 
     void badModelKeepsTheWindowUsable() {
