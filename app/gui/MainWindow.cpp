@@ -251,7 +251,12 @@ void MainWindow::buildUi() {
     levelLayout->addWidget(new QLabel(tr("Level"), levelBar));
     levelLayout->addWidget(m_level, 1);
     pipeline->addWidget(levelBar);
-    connect(m_level, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] { recompile(); });
+    // Another level or rule set numbers the applications anew: a bisect limit found for the old
+    // one would cut at a different place, so it goes.
+    connect(m_level, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+        m_bisectLimit = -1;
+        recompile();
+    });
     m_passView = makeTable(m_passModel, pipeline);
     m_passView->horizontalHeader()->setSectionResizeMode(views::PassListModel::PassColumn, QHeaderView::Stretch);
     for (int c = 1; c < views::PassListModel::ColumnCount; ++c)
@@ -271,7 +276,10 @@ void MainWindow::buildUi() {
                 if (current.isValid() && current.row() != m_currentPass)
                     selectPass(current.row());
             });
-    connect(m_ruleModel, &views::RuleStatsModel::disabledChanged, this, &MainWindow::recompile);
+    connect(m_ruleModel, &views::RuleStatsModel::disabledChanged, this, [this] {
+        m_bisectLimit = -1;
+        recompile();
+    });
     auto* pipelineDock = new QDockWidget(tr("Pipeline"), this);
     pipelineDock->setObjectName("pipeline");
     pipelineDock->setWidget(pipeline);
