@@ -2,6 +2,7 @@
 // bugs"), as a script driving LLVM's -opt-bisect-limit would, but built in: the answer comes with
 // the rule, the node and the IR diff it made. core/runtime/Bisect.h does the search.
 #include "Commands.h"
+#include "CompareOptions.h"
 #include "PipelineOptions.h"
 #include "ShapeOption.h"
 
@@ -44,50 +45,26 @@ const char* kUsage =
     "Exit status: 0 the outputs stay within tolerance, 1 a culprit was found (or the outputs are\n"
     "out of tolerance with no rule applied), 2 bad input.\n";
 
-struct BisectArgs {
-    std::string model, inputsDir, expectedDir;
+struct BisectArgs : CompareOptions { // --inputs, --expected, --atol, --rtol, --shape
+    std::string model;
     bool float32 = false;
     PipelineOptions pipeline;
-    std::optional<double> atol, rtol;
-    ir::InputShapes shapes;
 };
 
 std::string parseArgs(Args args, BisectArgs& out, bool& help) {
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
-        auto value = [&](std::string& into) -> bool {
-            if (i + 1 >= args.size())
-                return false;
-            into = args[++i];
-            return true;
-        };
-        std::string v;
         if (a == "-h" || a == "--help") {
             help = true;
             return {};
         }
-        if (a == "--inputs") {
-            if (!value(out.inputsDir))
-                return "bisect: --inputs needs a directory";
-        } else if (a == "--expected") {
-            if (!value(out.expectedDir))
-                return "bisect: --expected needs a directory";
+        if (std::string err; parseCompareOption("bisect", args, i, out, err)) {
+            if (!err.empty())
+                return err;
         } else if (a == "--bisect-limit") {
             return "bisect: --bisect-limit is what bisect searches; give the pipeline without it";
         } else if (std::string err; parsePipelineOption("bisect", args, i, out.pipeline, err)) {
             if (!err.empty())
-                return err;
-        } else if (a == "--atol" || a == "--rtol") {
-            if (!value(v))
-                return "bisect: " + a + " needs a number";
-            std::optional<double> t = parseTolerance(v);
-            if (!t)
-                return "bisect: " + a + " '" + v + "' is not a non-negative number";
-            (a == "--atol" ? out.atol : out.rtol) = *t;
-        } else if (a == "--shape") {
-            if (!value(v))
-                return "bisect: --shape needs NAME=DIMS (e.g. x=1x3x48x320)";
-            if (std::string err = addShapeOption("bisect", v, out.shapes); !err.empty())
                 return err;
         } else if (a == "--float32") {
             out.float32 = true;

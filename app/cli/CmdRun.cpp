@@ -4,6 +4,7 @@
 // with the float64 reference of the original graph (--compare-reference); can write the run to a
 // profile database.
 #include "Commands.h"
+#include "CompareOptions.h"
 #include "PipelineOptions.h"
 #include "ShapeOption.h"
 
@@ -73,15 +74,13 @@ const char* kRunUsage =
     "                        PaddleOCR style) and print the text it reads\n"
     "Exit status: 0 all comparisons pass, 1 a comparison failed, 2 bad input.\n";
 
-struct RunArgs {
+struct RunArgs : CompareOptions { // --inputs, --expected, --atol, --rtol, --shape
     std::string model;
-    std::string inputsDir, expectedDir, profilePath, targetPath, ctcKeys;
+    std::string profilePath, targetPath, ctcKeys;
     bool reference = false, float32 = false, compareReference = false, checkRaces = false, perTensor = false,
          criticalPath = false;
     runtime::RunMode mode = runtime::RunMode::GraphAsync;
     PipelineOptions pipeline;
-    std::optional<double> atol, rtol;
-    ir::InputShapes shapes;
 };
 
 /// Returns an empty string on success, else the error message.
@@ -99,12 +98,9 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
             help = true;
             return {};
         }
-        if (a == "--inputs") {
-            if (!value(out.inputsDir))
-                return "run: --inputs needs a directory";
-        } else if (a == "--expected") {
-            if (!value(out.expectedDir))
-                return "run: --expected needs a directory";
+        if (std::string err; parseCompareOption("run", args, i, out, err)) {
+            if (!err.empty())
+                return err;
         } else if (a == "--profile") {
             if (!value(out.profilePath))
                 return "run: --profile needs a file";
@@ -121,18 +117,6 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
             if (!m)
                 return "run: unknown mode '" + v + "' (expected 'strict' or 'async')";
             out.mode = *m;
-        } else if (a == "--atol" || a == "--rtol") {
-            if (!value(v))
-                return "run: " + a + " needs a number";
-            auto t = parseTolerance(v);
-            if (!t)
-                return "run: " + a + " '" + v + "' is not a non-negative number";
-            (a == "--atol" ? out.atol : out.rtol) = *t;
-        } else if (a == "--shape") {
-            if (!value(v))
-                return "run: --shape needs NAME=DIMS (e.g. x=1x3x48x320)";
-            if (std::string err = addShapeOption("run", v, out.shapes); !err.empty())
-                return err;
         } else if (a == "--ctc-keys") {
             if (!value(out.ctcKeys))
                 return "run: --ctc-keys needs a character list file";
