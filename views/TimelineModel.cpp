@@ -72,7 +72,27 @@ int TimelineModel::indexOfTask(int taskId) const {
 }
 
 std::vector<TimelineDrawItem> TimelineModel::buildDrawList(const TimelineCoords& coords,
-                                                           double widthPx, double mergePx) const {
+                                                           double widthPx, double mergePx,
+                                                           const std::vector<uint8_t>& pinned) const {
+    return collect(coords, widthPx, mergePx, false, pinned, {});
+}
+
+std::vector<TimelineDrawItem> TimelineModel::buildSpanList(const TimelineCoords& coords,
+                                                           double widthPx,
+                                                           const std::vector<uint8_t>& marked,
+                                                           double gapPx) const {
+    if (marked.empty())
+        return {};
+    return collect(coords, widthPx, gapPx, true, {}, marked);
+}
+
+std::vector<TimelineDrawItem> TimelineModel::collect(const TimelineCoords& coords, double widthPx,
+                                                     double mergePx, bool foldWide,
+                                                     const std::vector<uint8_t>& pinned,
+                                                     const std::vector<uint8_t>& only) const {
+    auto flagged = [](const std::vector<uint8_t>& flags, int i) {
+        return static_cast<size_t>(i) < flags.size() && flags[static_cast<size_t>(i)] != 0;
+    };
     std::vector<TimelineDrawItem> out;
     const double tLeft = coords.mapXToTime(0.0);
     const double tRight = coords.mapXToTime(widthPx);
@@ -102,11 +122,13 @@ std::vector<TimelineDrawItem> TimelineModel::buildDrawList(const TimelineCoords&
                 break;
             if (static_cast<double>(t.end) < tLeft)
                 continue;
+            if (!only.empty() && !flagged(only, *it))
+                continue;
             const double x0 = coords.mapTimeToX(static_cast<double>(t.start));
             const double x1 = coords.mapTimeToX(static_cast<double>(t.end));
-            if (x1 - x0 >= mergePx) {
+            if ((!foldWide && x1 - x0 >= mergePx) || flagged(pinned, *it)) {
                 flush();
-                out.push_back(TimelineDrawItem{static_cast<int>(laneIndex), x0, x1, 1, *it});
+                out.push_back(TimelineDrawItem{static_cast<int>(laneIndex), x0, std::max(x1, x0 + 1.0), 1, *it});
                 continue;
             }
             if (pending && x0 - merged.x1 < mergePx) {

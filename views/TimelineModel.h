@@ -64,11 +64,28 @@ public:
 
     /// Builds the draw list for a view `widthPx` wide under `coords`: Tasks entirely outside the
     /// view are dropped, and consecutive Tasks of a lane narrower than `mergePx` whose gaps are
-    /// also under `mergePx` are folded into one item carrying their count.
+    /// also under `mergePx` are folded into one item carrying their count. A Task with a non-zero
+    /// entry in `pinned` (indexed like tasks(); empty: none) is never folded: the selected Tasks
+    /// stay visible, and clickable, as themselves at any zoom (as Perfetto draws the selection).
     std::vector<TimelineDrawItem> buildDrawList(const TimelineCoords& coords, double widthPx,
-                                                double mergePx = 3.0) const;
+                                                double mergePx = 3.0,
+                                                const std::vector<uint8_t>& pinned = {}) const;
+    /// The spans an overlay marks (the critical path): per lane, the visible Tasks with a
+    /// non-zero entry in `marked` (indexed like tasks()), merged while the gap between them is
+    /// under `gapPx` whatever their width, so a marked Task inside a folded item is still marked,
+    /// over its own extent only, and a long chain of marked Tasks costs a few items to paint.
+    std::vector<TimelineDrawItem> buildSpanList(const TimelineCoords& coords, double widthPx,
+                                                const std::vector<uint8_t>& marked,
+                                                double gapPx = 1.0) const;
 
 private:
+    /// buildDrawList and buildSpanList: `only` (if non-empty) selects the Tasks to list; with
+    /// `foldWide`, Tasks merge by their gaps alone, otherwise only those under `mergePx` do.
+    std::vector<TimelineDrawItem> collect(const TimelineCoords& coords, double widthPx,
+                                          double mergePx, bool foldWide,
+                                          const std::vector<uint8_t>& pinned,
+                                          const std::vector<uint8_t>& only) const;
+
     std::vector<TimelineTask> m_tasks;
     std::vector<TimelineLane> m_lanes;
     std::vector<int> m_laneOfTask;

@@ -17,6 +17,7 @@ constexpr double kAxisHeight = 26.0;
 constexpr double kLaneHeight = 24.0;
 constexpr double kLaneGap = 3.0;
 constexpr double kCoreGap = 6.0;    // extra space between cores
+constexpr double kMergePx = 3.0;  // Tasks narrower than this fold (TimelineModel::buildDrawList)
 
 QColor unitColor(backend::UnitKind u) {
     switch (u) {
@@ -69,6 +70,7 @@ void TimelineView::setModel(std::shared_ptr<const TimelineModel> model, double c
     m_model = std::move(model);
     m_clockGhz = clockGhz > 0 ? clockGhz : 1.0;
     m_highlight.clear();
+    updateMarks();
     const int lanes = m_model ? static_cast<int>(m_model->lanes().size()) : 0;
     setMinimumHeight(lanes > 0 ? static_cast<int>(laneTop(lanes - 1) + kLaneHeight + 12) : 120);
     fitAll();
@@ -112,7 +114,20 @@ void TimelineView::fitAll() {
 
 void TimelineView::setCriticalTasks(std::set<int> taskIds) {
     m_critical = std::move(taskIds);
+    updateMarks();
     update();
+}
+
+void TimelineView::updateMarks() {
+    const size_t n = m_model ? m_model->tasks().size() : 0;
+    m_pinned.assign(m_highlight.empty() ? 0 : n, 0);
+    for (int i : m_highlight)
+        if (i >= 0 && static_cast<size_t>(i) < n)
+            m_pinned[static_cast<size_t>(i)] = 1;
+    m_criticalMarks.assign(m_critical.empty() ? 0 : n, 0);
+    if (!m_critical.empty())
+        for (size_t i = 0; i < n; ++i)
+            m_criticalMarks[i] = m_critical.count(m_model->tasks()[i].task) != 0;
 }
 
 void TimelineView::setEmptyText(const QString& text) {
@@ -130,6 +145,7 @@ void TimelineView::highlightNode(const QString& node) {
     if (m_model && !node.isEmpty())
         for (int i : m_model->tasksOfNode(node.toStdString()))
             m_highlight.insert(i);
+    updateMarks();
     if (!m_highlight.empty())
         ensureTaskVisible(*m_highlight.begin());
     update();
@@ -164,12 +180,11 @@ int TimelineView::taskAt(const QPoint& pos) const {
     if (lane < 0)
         return -1;
     const double x = pos.x() - kGutter;
-    for (const TimelineDrawItem& item : m_model->buildDrawList(m_coords, dataWidth())) {
-        if (item.lane != lane)
-            continue;
-        if (x >= item.x0 - 1 && x <= item.x1 + 1)
-            return item.count == 1 ? item.task : -1;
-    }
+    // A Task drawn as itself wins over a folded item beside it (a pinned Task sits between
+    // folded ones).
+    for (const TimelineDrawItem& item : m_model->buildDrawList(m_coords, dataWidth(), kMergePx, m_pinned))
+        if (item.lane == lane && item.count == 1 && x >= item.x0 - 1 && x <= item.x1 + 1)
+            return item.task;
     return -1;
 }
 
@@ -226,7 +241,7 @@ void TimelineView::paintEvent(QPaintEvent*) {
     taskFont.setPointSizeF(8);
     p.setFont(taskFont);
     const QFontMetricsF fm(taskFont);
-    for (const TimelineDrawItem& item : m_model->buildDrawList(m_coords, w)) {
+    for (const TimelineDrawItem& item : m_model->buildDrawList(m_coords, w, kMergePx, m_pinned)) {
         const double top = laneTop(item.lane) + 2;
         const QRectF r(kGutter + item.x0, top, std::max(1.0, item.x1 - item.x0), kLaneHeight - 4);
         if (item.count > 1) {
@@ -247,8 +262,6 @@ void TimelineView::paintEvent(QPaintEvent*) {
             p.setPen(QPen(unitColor(t.unit).darker(140), 1));
             p.drawRect(r);
         }
-        if (m_showCritical && m_critical.count(t.task)) // under the Task, outside its outline
-            p.fillRect(QRectF(r.left(), r.bottom() + 1, r.width(), 2.5), QColor(0xc0, 0x39, 0x2b));
         if (r.width() > 26) {
             p.setPen(Qt::white);
             const QString label = fm.elidedText(QString::fromStdString(t.kernel + " " + t.name), Qt::ElideRight,
@@ -256,6 +269,14 @@ void TimelineView::paintEvent(QPaintEvent*) {
             p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
         }
     }
+    // The critical path: a bar under each of its Tasks, outside their outlines, drawn from its
+    // own span list so that a critical Task folded into a grey item is still marked.
+    if (m_showCritical)
+        for (const TimelineDrawItem& span : m_model->buildSpanList(m_coords, w, m_criticalMarks)) {
+            const double bottom = laneTop(span.lane) + kLaneHeight - 2;
+            p.fillRect(QRectF(kGutter + span.x0, bottom + 1, std::max(1.0, span.x1 - span.x0), 2.5),
+                       QColor(0xc0, 0x39, 0x2b));
+        }
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {

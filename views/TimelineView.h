@@ -60,12 +60,18 @@ private:
     double laneTop(int lane) const;
     int laneAt(double y) const;
     void ensureTaskVisible(int taskIndex);
+    /// Rebuilds m_pinned and m_criticalMarks from m_highlight and m_critical.
+    void updateMarks();
 
     std::shared_ptr<const TimelineModel> m_model;
     double m_clockGhz = 1.0;
     TimelineCoords m_coords;
     std::set<int> m_highlight;
     std::set<int> m_critical; ///< Program Task ids
+    /// Per Task index (see TimelineModel::buildDrawList, buildSpanList): the highlighted Tasks,
+    /// never folded, and the critical path's Tasks. Empty when there are none.
+    std::vector<uint8_t> m_pinned;
+    std::vector<uint8_t> m_criticalMarks;
     bool m_showCritical = true;
     QString m_emptyText;
     QPoint m_pressPos;

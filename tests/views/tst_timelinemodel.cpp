@@ -108,6 +108,55 @@ private slots:
         QVERIFY(items[0].x1 - items[0].x0 >= 1.0); // still visible
     }
 
+    void aPinnedTaskIsNeverFolded() {
+        // 100 Tasks of 10 cycles back to back at 100 cycles per pixel fold into one item; the
+        // selected one (index 40) must still be drawn, and clickable, as itself.
+        std::vector<TimelineTask> tasks;
+        for (int i = 0; i < 100; ++i)
+            tasks.push_back(task(i, 0, UnitKind::Vector, static_cast<uint64_t>(i) * 10, static_cast<uint64_t>(i) * 10 + 10));
+        TimelineModel m;
+        m.setTasks(tasks);
+        std::vector<uint8_t> pinned(100, 0);
+        pinned[40] = 1;
+        TimelineCoords c{0.0, 100.0};
+        const auto items = m.buildDrawList(c, 1000.0, 3.0, pinned);
+        QCOMPARE(items.size(), size_t(3)); // folded 0..39, Task 40, folded 41..99
+        QCOMPARE(items[0].count, 40);
+        QCOMPARE(items[1].count, 1);
+        QCOMPARE(items[1].task, 40);
+        QVERIFY(items[1].x1 - items[1].x0 >= 1.0);
+        QCOMPARE(items[2].count, 59);
+        // Without the pin, one folded item.
+        QCOMPARE(m.buildDrawList(c, 1000.0, 3.0).size(), size_t(1));
+    }
+
+    void markedSpansCoverOnlyTheMarkedTasks() {
+        // Tasks 0..99 back to back, 0.1 px each, and one wide Task; the critical path is Tasks
+        // 10..19 and the wide one. The overlay marks 10..19 (inside what the draw list folds)
+        // as one span over their extent, not over the whole folded item, and the wide Task apart.
+        std::vector<TimelineTask> tasks;
+        for (int i = 0; i < 100; ++i)
+            tasks.push_back(task(i, 0, UnitKind::Vector, static_cast<uint64_t>(i) * 10, static_cast<uint64_t>(i) * 10 + 10));
+        tasks.push_back(task(100, 1, UnitKind::Cube, 5000, 20000));
+        TimelineModel m;
+        m.setTasks(tasks);
+        std::vector<uint8_t> marked(101, 0);
+        for (int i = 10; i < 20; ++i)
+            marked[static_cast<size_t>(i)] = 1;
+        marked[100] = 1;
+        TimelineCoords c{0.0, 100.0};
+        const auto spans = m.buildSpanList(c, 1000.0, marked);
+        QCOMPARE(spans.size(), size_t(2));
+        QCOMPARE(spans[0].count, 10);
+        QCOMPARE(spans[0].x0, 1.0);              // Task 10 starts at cycle 100
+        QVERIFY(spans[0].x1 < 3.0);              // Task 19 ends at cycle 200 (2 px; at least 1 px wide)
+        QCOMPARE(spans[1].lane, m.laneOf(100));
+        QCOMPARE(spans[1].count, 1);
+        QCOMPARE(spans[1].task, 100);
+        QCOMPARE(spans[1].x1, 200.0);
+        QVERIFY(m.buildSpanList(c, 1000.0, {}).empty());
+    }
+
     void tasksOutsideTheViewAreCulled() {
         TimelineModel m;
         m.setTasks({task(0, 0, UnitKind::Cube, 0, 100), task(1, 0, UnitKind::Cube, 200, 300),
