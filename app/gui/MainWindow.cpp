@@ -9,6 +9,7 @@
 #include "views/MemoryView.h"
 #include "views/PassListModel.h"
 #include "views/SelectionModel.h"
+#include "views/TargetDialog.h"
 #include "views/TimelineView.h"
 
 #include <QAction>
@@ -327,6 +328,7 @@ void MainWindow::buildMenus() {
     QAction* open = file->addAction(tr("&Open model…"), this, &MainWindow::openDialog);
     open->setShortcut(QKeySequence::Open);
     file->addAction(tr("Input &shapes…"), this, &MainWindow::inputShapesDialog);
+    file->addAction(tr("&Target…"), this, &MainWindow::targetDialog);
     QAction* again = file->addAction(tr("&Recompile"), this, &MainWindow::recompile);
     again->setShortcut(QKeySequence(Qt::Key_F5));
     file->addAction(tr("&Save profile database as…"), this, &MainWindow::saveProfileAs);
@@ -362,7 +364,36 @@ views::CompileRequest MainWindow::currentRequest() const {
     request.pipeline.optLevel = m_level->currentData().toInt();
     request.pipeline.bisectLimit = m_bisectLimit;
     request.shapes = m_shapes;
+    request.target = m_target;
     return request;
+}
+
+bool MainWindow::setTargetJson(const QString& json, const QString& source, QString* error) {
+    Expected<backend::Target> parsed = backend::parseTarget(json.toStdString(), source.toStdString());
+    if (!parsed.ok()) {
+        if (error)
+            *error = QString::fromStdString(parsed.error().message);
+        return false;
+    }
+    setTarget(std::move(parsed).value());
+    return true;
+}
+
+void MainWindow::setTarget(backend::Target target) {
+    // Another target may change the layout and precision passes' work, and with it the rule
+    // applications' numbering: a bisect limit found for the old one goes.
+    if (backend::targetToJson(target) != backend::targetToJson(m_target))
+        m_bisectLimit = -1;
+    m_target = std::move(target);
+    log(tr("target: %1").arg(views::describeTarget(m_target)));
+}
+
+void MainWindow::targetDialog() {
+    views::TargetDialog dialog(m_target, this);
+    if (dialog.exec() != QDialog::Accepted || !dialog.target())
+        return;
+    setTarget(*dialog.target());
+    recompile();
 }
 
 void MainWindow::openModel(const QString& path) {

@@ -53,6 +53,14 @@ public:
     /// test inputs.
     void setInputShapes(ir::InputShapes shapes) { m_shapes = std::move(shapes); }
     const ir::InputShapes& inputShapes() const { return m_shapes; }
+    /// The NPU of the next compiles (default npu-a). Does not compile by itself; File > Target
+    /// edits it and recompiles.
+    void setTarget(backend::Target target);
+    /// Parses `json` as a target description (as sextant-cli --target reads one; `source` names
+    /// it in errors) and makes it the target; false, with the reason in `error`, if it is not one
+    /// (the target stays as it was).
+    bool setTargetJson(const QString& json, const QString& source, QString* error = nullptr);
+    const backend::Target& target() const { return m_target; }
     /// The optimisation level of the next compiles (0..3, as -O0..-O3); false if out of range.
     /// Does not compile by itself (changing it in the pipeline panel does).
     bool setOptLevel(int level);
@@ -125,6 +133,7 @@ private:
     /// Scrolls the Accuracy table to the first tensor out of tolerance (when it is shown).
     void scrollAccuracyToDrift();
     void inputShapesDialog();
+    void targetDialog();
     void saveProfileAs();
     void exportArtifactDialog();
     void log(const QString& line);
@@ -135,6 +144,7 @@ private:
     std::shared_ptr<const views::CompileSnapshot> m_snapshot;
     QString m_modelPath;
     ir::InputShapes m_shapes;
+    backend::Target m_target = backend::defaultTarget();
     int64_t m_bisectLimit = -1;
     QFutureWatcher<BisectDone>* m_bisectWatcher = nullptr;
     std::shared_ptr<std::atomic<bool>> m_bisectCancel;

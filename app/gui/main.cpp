@@ -1,5 +1,5 @@
 // sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
-// [--select NAME] [--shape NAME=DIMS] [--level N]` opens the model (the sample by default),
+// [--select NAME] [--shape NAME=DIMS] [--level N] [--target FILE]` opens the model (the sample by default),
 // compiles and simulates it off the GUI thread, and shows the result; --screenshot saves the
 // window once the first compile finished and quits (how docs/ screenshots and GUI smoke checks
 // are made).
@@ -48,7 +48,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption bisect(QStringLiteral("bisect"),
                                     QStringLiteral("After the first compile, run Tools > Bisect accuracy (with "
                                                    "--screenshot: save the window once the culprit is shown)."));
-    parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect});
+    const QCommandLineOption target(QStringLiteral("target"),
+                                    QStringLiteral("Target description to compile for, as sextant-cli --target "
+                                                   "(default: the built-in npu-a; File > Target edits it)."),
+                                    QStringLiteral("FILE"));
+    parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -66,6 +70,14 @@ int main(int argc, char** argv) {
 
     sextant::app::MainWindow window;
     window.setInputShapes(std::move(shapes));
+    if (parser.isSet(target)) {
+        auto loaded = sextant::backend::loadTarget(parser.value(target).toStdString());
+        if (!loaded.ok()) {
+            std::fprintf(stderr, "error: --target: %s\n", loaded.error().message.c_str());
+            return 2;
+        }
+        window.setTarget(std::move(loaded).value());
+    }
     bool levelIsNumber = true;
     if (parser.isSet(level) && (!window.setOptLevel(parser.value(level).toInt(&levelIsNumber)) || !levelIsNumber)) {
         std::fprintf(stderr, "error: --level %s: the levels are 0, 1, 2 and 3\n", qPrintable(parser.value(level)));

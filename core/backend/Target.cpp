@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -85,7 +86,19 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
     try {
         doc = json::parse(jsonText);
     } catch (const json::parse_error& e) {
-        return makeError(ErrorKind::Parse, sourceName + ": invalid JSON at byte " + std::to_string(e.byte));
+        // Where an editor shows it: line and column (1-based) of the byte the parser stopped at.
+        const size_t at = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, jsonText.size());
+        size_t line = 1, column = 1;
+        for (size_t i = 0; i < at; ++i) {
+            if (jsonText[i] == '\n') {
+                ++line;
+                column = 1;
+            } else {
+                ++column;
+            }
+        }
+        return makeError(ErrorKind::Parse, sourceName + ": invalid JSON at line " + std::to_string(line) + ", column " +
+                                               std::to_string(column) + " (byte " + std::to_string(e.byte) + ")");
     }
     if (!doc.is_object())
         return makeError(ErrorKind::Parse, sourceName + ": expected a JSON object at the top level");
@@ -182,6 +195,15 @@ const Target& defaultTarget() {
 
 std::string targetToJson(const Target& t) {
     json doc = json::object();
+    doc["format"] = kFormat;
+    doc["version"] = kVersion;
+    for (const Field& f : fields())
+        doc[f.key] = f.get(t);
+    return doc.dump(2) + "\n";
+}
+
+std::string targetToFileJson(const Target& t) {
+    nlohmann::ordered_json doc = nlohmann::ordered_json::object();
     doc["format"] = kFormat;
     doc["version"] = kVersion;
     for (const Field& f : fields())

@@ -56,5 +56,8 @@ Expected<Target> loadTarget(const std::string& path);
 const Target& defaultTarget();
 /// The target as JSON (sorted keys, stable formatting), as written into an artifact's manifest.
 std::string targetToJson(const Target& t);
+/// The target as resources/targets/npu-a.json lays it out, for people to read and edit: format
+/// and version first, then the fields in the order docs/target-format.md lists them.
+std::string targetToFileJson(const Target& t);
 
 } // namespace sextant::backend

@@ -1,6 +1,9 @@
 #include "core/backend/Target.h"
 
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include <functional>
@@ -53,6 +56,18 @@ TEST(Target, JsonRoundTripIsStable) {
     EXPECT_LT(once.find("\"clock_ghz\""), once.find("\"num_cores\""));
 }
 
+TEST(Target, FileLayoutIsTheResourceFile) {
+    // What File > Target shows: the shipped file's layout, field for field, so an edit of the
+    // default reads like the file a user would write.
+    std::ifstream in(std::string(SEXTANT_SOURCE_DIR) + "/resources/targets/npu-a.json");
+    std::stringstream file;
+    file << in.rdbuf();
+    EXPECT_EQ(targetToFileJson(defaultTarget()), file.str());
+    Expected<Target> back = parseTarget(targetToFileJson(defaultTarget()), "file layout");
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(targetToJson(*back), targetToJson(defaultTarget()));
+}
+
 TEST(Target, MissingFieldIsNamed) {
     Expected<Target> t = parseTarget(defaultJsonWith([](auto& j) { j.erase("sram_bytes"); }), "my.json");
     ASSERT_FALSE(t.ok());
@@ -89,6 +104,12 @@ TEST(Target, BadJsonIsAParseError) {
     EXPECT_EQ(t.error().kind, ErrorKind::Parse);
     EXPECT_NE(t.error().message.find("broken.json: invalid JSON"), std::string::npos) << t.error().message;
     EXPECT_FALSE(parseTarget("[1, 2]", "array.json").ok());
+    // An editor needs the line and column: the comma missing after the third line shows at the
+    // end of the next token, "c0" on line 4.
+    Expected<Target> edited = parseTarget("{\n  \"name\": \"npu-a\",\n  \"num_cores\": 8\n  \"c0\": 16\n}", "editor");
+    ASSERT_FALSE(edited.ok());
+    EXPECT_NE(edited.error().message.find("editor: invalid JSON at line 4, column 6"), std::string::npos)
+        << edited.error().message;
 }
 
 TEST(Target, SramMustBeAMultipleOfItsAlignment) {

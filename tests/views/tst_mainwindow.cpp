@@ -7,6 +7,7 @@
 #include "views/MemoryView.h"
 #include "views/PassListModel.h"
 #include "views/SelectionModel.h"
+#include "views/TargetDialog.h"
 #include "views/TimelineView.h"
 
 #include <QSignalSpy>
@@ -186,6 +187,51 @@ private slots:
         QVERIFY(QTest::qWaitFor([&] { return again.count() > 0; }, 180000));
         QCOMPARE(w.bisectLimit(), int64_t{-1});
         QVERIFY(w.snapshot()->pipeline.applications.size() > atCulprit);
+    }
+
+    void theEditedTargetIsWhatTheNextCompileUses() {
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.show();
+        // Not a target: refused with the field named, and the target stays npu-a.
+        QString error;
+        std::string text = sextant::backend::targetToJson(sextant::backend::defaultTarget());
+        const std::string eight = "\"num_cores\": 8";
+        const auto at = text.find(eight);
+        QVERIFY(at != std::string::npos);
+        std::string zeroCores = text;
+        zeroCores.replace(at, eight.size(), "\"num_cores\": 0");
+        QVERIFY(!w.setTargetJson(QString::fromStdString(zeroCores), QStringLiteral("edited"), &error));
+        QVERIFY2(error.contains(QStringLiteral("num_cores")), qPrintable(error));
+        QCOMPARE(w.target().numCores, 8);
+        // Two cores: the compile uses them, and only them.
+        std::string twoCores = text;
+        twoCores.replace(at, eight.size(), "\"num_cores\": 2");
+        QVERIFY2(w.setTargetJson(QString::fromStdString(twoCores), QStringLiteral("edited"), &error), qPrintable(error));
+        QVERIFY2(compile(w, SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx"), qPrintable(w.lastError()));
+        QCOMPARE(w.snapshot()->program.target.numCores, 2);
+        for (const auto& t : w.snapshot()->program.tasks)
+            QVERIFY(t.core < 2);
+        int lanesOfCore2 = 0;
+        for (const auto& lane : w.snapshot()->timeline.lanes())
+            lanesOfCore2 += lane.core >= 2;
+        QCOMPARE(lanesOfCore2, 0);
+    }
+
+    void targetDialogChecksAsTheUserTypes() {
+        sextant::views::TargetDialog dialog(sextant::backend::defaultTarget());
+        QVERIFY(dialog.target());
+        QVERIFY2(dialog.status().startsWith(QStringLiteral("npu-a · 8 cores · 512 KiB SRAM per core")),
+                 qPrintable(dialog.status()));
+        dialog.setText(dialog.text().replace(QStringLiteral("\"num_cores\": 8,"), QStringLiteral("\"num_cores\": 8")));
+        QVERIFY(!dialog.target());
+        QVERIFY2(dialog.status().contains(QStringLiteral("invalid JSON at line")), qPrintable(dialog.status()));
+        dialog.setText(dialog.text().replace(QStringLiteral("\"num_cores\": 8"), QStringLiteral("\"num_cores\": 4,")));
+        QVERIFY2(dialog.target(), qPrintable(dialog.status()));
+        QCOMPARE(dialog.target()->numCores, 4);
+        dialog.setText(dialog.text().replace(QStringLiteral("\"sram_bytes\": 524288"), QStringLiteral("\"sram_bytes\": 1000")));
+        QVERIFY(!dialog.target());
+        QVERIFY2(dialog.status().contains(QStringLiteral("sram_bytes")), qPrintable(dialog.status()));
     }
 
     void exportsTheArtifactItShows() {
