@@ -1,5 +1,8 @@
 #include "FindNode.h"
 
+#include <QRegularExpression>
+#include <QString>
+
 #include <algorithm>
 
 namespace sextant::views {
@@ -58,7 +61,32 @@ FindResult findNode(const ir::Graph& graph, const passes::PipelineResult& pipeli
         if (covers(provenance, name))
             return {{}, "ONNX node '" + name + "' was folded into constant '" + constant + "'" +
                             byWhom(provenance.createdBy)};
-    return {{}, "no node, value or ONNX node named '" + name + "' in this graph"};
+    return {{}, "no node, value or ONNX node named '" + name + "' in this graph", false};
+}
+
+Expected<std::vector<std::string>> findMatching(const ir::Graph& graph, const std::string& pattern) {
+    const std::string text = trimmed(pattern);
+    if (text.empty())
+        return std::vector<std::string>{};
+    const QRegularExpression re(QString::fromStdString(text), QRegularExpression::CaseInsensitiveOption);
+    if (!re.isValid())
+        return makeError(ErrorKind::Invalid,
+                         "'" + text + "' is not a regular expression: " + re.errorString().toStdString() +
+                             " at offset " + std::to_string(re.patternErrorOffset()),
+                         text);
+    auto matches = [&](const std::string& s) { return re.match(QString::fromStdString(s)).hasMatch(); };
+    std::vector<std::string> out;
+    for (const ir::Node* n : graph.nodeOrder()) {
+        const ir::OpInfo& info = n->info();
+        std::string op = info.domain.empty() ? std::string(info.name)
+                                             : std::string(info.domain) + "." + std::string(info.name);
+        bool hit = matches(n->name()) || matches(op);
+        for (size_t i = 0; !hit && i < n->numOutputs(); ++i)
+            hit = n->output(i) && matches(n->output(i)->type().str());
+        if (hit)
+            out.push_back(n->name());
+    }
+    return out;
 }
 
 std::vector<std::string> findCompletions(const ir::Graph& graph) {

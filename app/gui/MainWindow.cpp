@@ -123,7 +123,7 @@ void MainWindow::buildUi() {
     graphBar->addStretch();
     // Find, as in Netron: by node name, tensor name or the name of a node of the ONNX model.
     m_find = new QLineEdit(graphPage);
-    m_find->setPlaceholderText(tr("Find node, tensor or ONNX node (Ctrl+F)"));
+    m_find->setPlaceholderText(tr("Find node, tensor, ONNX node, or a pattern over op types and shapes (Ctrl+F)"));
     m_find->setClearButtonEnabled(true);
     m_find->setMinimumWidth(280);
     m_findModel = new QStringListModel(this);
@@ -350,6 +350,11 @@ void MainWindow::buildMenus() {
         m_find->selectAll();
     });
     findAction->setShortcut(QKeySequence::Find);
+    QAction* findNextAction = view->addAction(tr("Find &next"), this, [this] {
+        if (!m_find->text().trimmed().isEmpty())
+            find(m_find->text());
+    });
+    findNextAction->setShortcut(QKeySequence::FindNext);
     view->addAction(tr("&Fit graph"), m_graph, &views::GraphView::fitToView);
     view->addAction(tr("Fit &timeline"), m_timeline, &views::TimelineView::fitAll);
     view->addSeparator();
@@ -775,9 +780,42 @@ QString MainWindow::find(const QString& name) {
     if (!graph)
         return {};
     const views::FindResult r = views::findNode(*graph, m_snapshot->pipeline, name.toStdString());
-    if (!r.node.empty())
-        m_selection->select(QString::fromStdString(r.node));
-    const QString message = QString::fromStdString(r.message);
+    QString message = QString::fromStdString(r.message);
+    if (r.known) {
+        m_findMatches.clear();
+        if (!r.node.empty())
+            m_selection->select(QString::fromStdString(r.node));
+    } else {
+        // Not a name: a pattern over names, op types and shapes. Asking again for the same one
+        // in the same graph steps to the next match.
+        const QString key = name.trimmed() + QLatin1Char('\n') + QString::fromStdString(shown.passId);
+        if (key != m_findKey || m_findMatches.empty()) {
+            m_findKey = key;
+            m_findNext = 0;
+            Expected<std::vector<std::string>> matches = views::findMatching(*graph, name.toStdString());
+            m_findMatches = matches.ok() ? std::move(matches).value() : std::vector<std::string>{};
+            if (!matches.ok())
+                message = QString::fromStdString(matches.error().message);
+        }
+        if (!m_findMatches.empty()) {
+            const size_t i = m_findNext++ % m_findMatches.size();
+            const std::string& node = m_findMatches[i];
+            const ir::Node* n = graph->findNode(node);
+            message = tr("'%1': %2 of %3 matching nodes: '%4' (%5)%6")
+                          .arg(name.trimmed())
+                          .arg(i + 1)
+                          .arg(m_findMatches.size())
+                          .arg(QString::fromStdString(node),
+                               n ? QString::fromUtf8(n->info().name.data(), static_cast<int>(n->info().name.size()))
+                                 : QString(),
+                               m_findMatches.size() > 1 ? tr(" · Enter or F3 for the next") : QString());
+            m_selection->select(QString::fromStdString(node));
+        } else if (message == QString::fromStdString(r.message)) {
+            message = tr("nothing in this graph is named '%1', and no node's name, op type or output type matches "
+                         "it as a pattern")
+                          .arg(name.trimmed());
+        }
+    }
     if (!message.isEmpty()) {
         m_status->setText(message);
         log(tr("find: %1").arg(message));

@@ -5,6 +5,8 @@
 #include <QMainWindow>
 
 #include <atomic>
+#include <string>
+#include <vector>
 #include <memory>
 #include <optional>
 
@@ -90,7 +92,10 @@ public:
     void selectNode(const QString& node);
     /// The graph tab's find box: resolves `name` in the shown snapshot (a node, a tensor, or an
     /// ONNX node followed through provenance, see views::findNode), selects what it found and
-    /// says how in the status bar. Returns the status text (empty when a node name matched).
+    /// says how in the status bar. Text that names nothing is taken as a pattern over node names,
+    /// op types and output types (views::findMatching): the first match is selected, and the
+    /// same text again (Enter, F3) selects the next. Returns the status text (empty when a node
+    /// name matched).
     QString find(const QString& name);
 
     std::shared_ptr<const views::CompileSnapshot> snapshot() const { return m_snapshot; }
@@ -157,6 +162,10 @@ private:
     QTabWidget* m_tabs = nullptr;
     QComboBox* m_level = nullptr;
     QLineEdit* m_find = nullptr;
+    /// The pattern find last matched (text and snapshot), its matches and the next one to show.
+    QString m_findKey;
+    std::vector<std::string> m_findMatches;
+    size_t m_findNext = 0;
     QStringListModel* m_findModel = nullptr;
     views::GraphView* m_graph = nullptr;
     views::DiffView* m_diff = nullptr;

@@ -33,8 +33,9 @@ int main(int argc, char** argv) {
     const QCommandLineOption pass(QStringLiteral("pass"), QStringLiteral("Pipeline snapshot to show (pass id)."),
                                   QStringLiteral("ID"));
     const QCommandLineOption select(QStringLiteral("select"),
-                                    QStringLiteral("Node to select, as the find box takes it: an IR node, a tensor "
-                                                   "or an ONNX node of the model."),
+                                    QStringLiteral("Node to select, as the find box takes it: an IR node, a tensor, "
+                                                   "an ONNX node of the model, or a pattern over names, op types "
+                                                   "and output types (the first match)."),
                                     QStringLiteral("NAME"));
     const QCommandLineOption size(QStringLiteral("size"), QStringLiteral("Window size, e.g. 1560x960."),
                                   QStringLiteral("WxH"));

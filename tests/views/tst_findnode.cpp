@@ -76,6 +76,33 @@ private slots:
         QCOMPARE(std::count(names.begin(), names.end(), std::string("block1_conv")), 1);
     }
 
+    void patternsMatchNamesOpTypesAndShapes() {
+        const passes::PipelineResult r = compileSample();
+        const ir::Graph& g = *r.graph;
+        QVERIFY(!findNode(g, r, "fusedconv").known); // names nothing: the find box tries a pattern
+        QVERIFY(findNode(g, r, "block1_bn").known);
+
+        // An op type, in any case: both fused convolutions, in graph order.
+        auto convs = views::findMatching(g, "fusedconv");
+        QVERIFY(convs.ok());
+        QCOMPARE(*convs, (std::vector<std::string>{"block1_conv", "block2_conv"}));
+        // A name pattern.
+        auto blocks = views::findMatching(g, "^block\\d_conv$");
+        QVERIFY(blocks.ok());
+        QCOMPARE(blocks->size(), size_t(2));
+        // An output type: the NC1HWC0 values of 16 channels at 32x32.
+        auto shaped = views::findMatching(g, "\\[1,16,32,32\\]@NC1HWC0");
+        QVERIFY(shaped.ok());
+        QCOMPARE(*shaped, (std::vector<std::string>{"block1_conv", "block2_conv", "skip_add"}));
+        // Nothing matches: an empty list, not an error.
+        auto none = views::findMatching(g, "lstm");
+        QVERIFY(none.ok() && none->empty());
+        // A broken pattern says what is wrong.
+        auto broken = views::findMatching(g, "conv(");
+        QVERIFY(!broken.ok());
+        QVERIFY2(contains(broken.error().message, "'conv(' is not a regular expression"), broken.error().message.c_str());
+    }
+
     void removedAndFoldedNodesAreExplained() {
         ir::Graph g("small");
         ir::Value* x = *g.addInput("x", ir::TensorType::of(ir::DType::F32, {1, 4}));

@@ -234,6 +234,24 @@ private slots:
         QVERIFY2(dialog.status().contains(QStringLiteral("sram_bytes")), qPrintable(dialog.status()));
     }
 
+    void findStepsThroughThePatternsMatches() {
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.show();
+        QVERIFY2(compile(w, SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx"), qPrintable(w.lastError()));
+        // The final graph has two FusedConv nodes: Enter twice selects one, then the other.
+        QString first = w.find(QStringLiteral("FusedConv"));
+        QVERIFY2(first.contains(QStringLiteral("1 of 2 matching nodes")), qPrintable(first));
+        QCOMPARE(w.selection()->selectedNode(), QStringLiteral("block1_conv"));
+        QString second = w.find(QStringLiteral("FusedConv"));
+        QVERIFY2(second.contains(QStringLiteral("2 of 2")), qPrintable(second));
+        QCOMPARE(w.selection()->selectedNode(), QStringLiteral("block2_conv"));
+        QVERIFY(w.find(QStringLiteral("FusedConv")).contains(QStringLiteral("1 of 2"))); // wraps around
+        QVERIFY(w.find(QStringLiteral("conv(")).contains(QStringLiteral("not a regular expression")));
+        QVERIFY(w.find(QStringLiteral("lstm")).contains(QStringLiteral("no node's name, op type or output type")));
+        QVERIFY(w.find(QStringLiteral("block1_bn")).contains(QStringLiteral("is part of node 'block1_conv'")));
+    }
+
     void exportsTheArtifactItShows() {
         MainWindow w;
         w.setQuietErrors(true);
