@@ -199,24 +199,10 @@ Status simulateAndProfile(const CompileRequest& request, const ir::Graph& graph,
     SX_ASSIGN(profiler::ProfileReader reader, profiler::ProfileReader::open(request.profilePath));
     SX_ASSIGN(std::vector<profiler::TaskRow> rows, reader.tasks());
     SX_ASSIGN(snap.profileNodes, reader.nodes());
-    std::vector<TimelineTask> tasks;
-    tasks.reserve(rows.size());
-    for (profiler::TaskRow& r : rows) {
-        TimelineTask t;
-        t.task = r.id;
-        t.core = r.core;
-        t.unit = r.unit;
-        t.ready = r.ready;
-        t.start = r.start;
-        t.end = r.end;
-        t.name = std::move(r.name);
-        t.kernel = std::move(r.kernel);
-        t.nodes = std::move(r.nodes);
-        tasks.push_back(std::move(t));
-    }
-    snap.timeline.setTasks(std::move(tasks), snap.program.target.numCores);
+    const size_t numTasks = rows.size();
+    snap.timeline.setTasks(timelineTasks(std::move(rows)), snap.program.target.numCores);
     snap.memory = buildMemoryMap(snap.program, snap.timeline);
-    snap.log.push_back("profile: " + request.profilePath + " (" + std::to_string(rows.size()) + " tasks)");
+    snap.log.push_back("profile: " + request.profilePath + " (" + std::to_string(numTasks) + " tasks)");
     SX_TRY(checkCancel(cancel));
 
     return {};

@@ -71,6 +71,25 @@ int TimelineModel::indexOfTask(int taskId) const {
     return -1;
 }
 
+std::vector<TimelineTask> timelineTasks(std::vector<profiler::TaskRow> rows) {
+    std::vector<TimelineTask> tasks;
+    tasks.reserve(rows.size());
+    for (profiler::TaskRow& r : rows) {
+        TimelineTask t;
+        t.task = r.id;
+        t.core = r.core;
+        t.unit = r.unit;
+        t.ready = r.ready;
+        t.start = r.start;
+        t.end = r.end;
+        t.name = std::move(r.name);
+        t.kernel = std::move(r.kernel);
+        t.nodes = std::move(r.nodes);
+        tasks.push_back(std::move(t));
+    }
+    return tasks;
+}
+
 std::vector<TimelineDrawItem> TimelineModel::buildDrawList(const TimelineCoords& coords,
                                                            double widthPx, double mergePx,
                                                            const std::vector<uint8_t>& pinned) const {

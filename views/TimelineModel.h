@@ -2,6 +2,7 @@
 
 #include "TimelineCoords.h"
 #include "core/backend/Program.h"
+#include "profiler/ProfileReader.h"
 
 #include <cstdint>
 #include <string>
@@ -41,6 +42,9 @@ struct TimelineDrawItem {
     int count = 1;
     int task = -1; ///< index into TimelineModel::tasks() when count == 1
 };
+
+/// The profile database's Task rows as the timeline shows them.
+std::vector<TimelineTask> timelineTasks(std::vector<profiler::TaskRow> rows);
 
 /// The timeline's data, grouped into lanes, and the preprocessing step that turns the visible part
 /// into a compact draw list. No Qt: the widget only paints what buildDrawList returns.

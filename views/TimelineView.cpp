@@ -108,7 +108,20 @@ void TimelineView::fitAll() {
     m_autoFit = true;
     if (!m_model)
         return;
-    m_coords.fit(0.0, static_cast<double>(std::max<uint64_t>(m_model->totalCycles(), 1)), dataWidth(), 6.0);
+    const uint64_t span = m_fitCycles > 0 ? m_fitCycles : m_model->totalCycles();
+    m_coords.fit(0.0, static_cast<double>(std::max<uint64_t>(span, 1)), dataWidth(), 6.0);
+    update();
+}
+
+void TimelineView::setFitCycles(uint64_t cycles) {
+    m_fitCycles = cycles;
+    if (m_autoFit)
+        fitAll();
+}
+
+void TimelineView::setCoords(const TimelineCoords& coords) {
+    m_coords = coords;
+    m_autoFit = false;
     update();
 }
 
@@ -286,6 +299,7 @@ void TimelineView::wheelEvent(QWheelEvent* event) {
     m_coords.zoomAt(event->position().x() - kGutter, std::pow(1.25, steps));
     m_autoFit = false;
     update();
+    emit coordsChanged(m_coords);
     event->accept();
 }
 
@@ -306,6 +320,7 @@ void TimelineView::mouseMoveEvent(QMouseEvent* event) {
     m_lastDragPos = event->pos();
     setCursor(Qt::ClosedHandCursor);
     update();
+    emit coordsChanged(m_coords);
 }
 
 void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
@@ -320,7 +335,10 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
         emit taskClicked(task);
 }
 
-void TimelineView::mouseDoubleClickEvent(QMouseEvent*) { fitAll(); }
+void TimelineView::mouseDoubleClickEvent(QMouseEvent*) {
+    fitAll();
+    emit coordsChanged(m_coords);
+}
 
 void TimelineView::resizeEvent(QResizeEvent* event) {
     QWidget::resizeEvent(event);

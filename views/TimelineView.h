@@ -38,12 +38,20 @@ public:
     /// Widget rectangle of the Task at `taskIndex` under the current zoom (for tests and tooltips).
     QRectF taskRect(int taskIndex) const;
 
+    /// Fits [0, `cycles`] instead of [0, the model's total] from now on (0: the total again), so
+    /// two timelines compared one above the other share one time scale.
+    void setFitCycles(uint64_t cycles);
+    /// Shows the given zoom and pan (another timeline's, to keep two in step); emits nothing.
+    void setCoords(const TimelineCoords& coords);
+
 public slots:
     void fitAll();
 
 signals:
     /// The user clicked Task `taskIndex` (an index into model()->tasks()).
     void taskClicked(int taskIndex);
+    /// The user zoomed, panned or fitted (not emitted for setCoords).
+    void coordsChanged(const sextant::views::TimelineCoords& coords);
 
 protected:
     void paintEvent(QPaintEvent* event) override;
@@ -77,6 +85,7 @@ private:
     QPoint m_pressPos;
     QPoint m_lastDragPos;
     bool m_dragging = false;
+    uint64_t m_fitCycles = 0; ///< see setFitCycles
     bool m_autoFit = true; ///< keep the whole run fitted on resize until the user zooms or pans
 };
 

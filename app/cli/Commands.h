@@ -19,6 +19,7 @@ int cmdRun(Args args);
 int cmdExportTrace(Args args);
 int cmdBisect(Args args);
 int cmdRegress(Args args);
+int cmdCompareRuns(Args args);
 
 /// Prints "error: <message>" to stderr and returns 2.
 int fail(std::string_view message);

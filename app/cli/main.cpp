@@ -42,6 +42,7 @@ const Command kCommands[] = {
     {"run", cmdRun, "run a model on the reference executor or the simulated NPU"},
     {"bisect", cmdBisect, "find the first rule application that moves the outputs out of tolerance"},
     {"regress", cmdRegress, "compare a compile report with a baseline and fail on a regression"},
+    {"compare-runs", cmdCompareRuns, "compare two simulated runs from profile databases"},
     {"export-trace", cmdExportTrace, "export a profile database as Chrome Trace Event JSON"},
 };
 

@@ -8,6 +8,7 @@
 #include "views/InspectorWidget.h"
 #include "views/MemoryView.h"
 #include "views/PassListModel.h"
+#include "views/RunsView.h"
 #include "views/SelectionModel.h"
 #include "views/TargetDialog.h"
 #include "views/TimelineView.h"
@@ -50,7 +51,7 @@ namespace sextant::app {
 
 namespace {
 
-enum Tab { GraphTab, DiffTab, MemoryTab, TimelineTab, AccuracyTab };
+enum Tab { GraphTab, DiffTab, MemoryTab, TimelineTab, AccuracyTab, RunsTab };
 
 QTableView* makeTable(QAbstractItemModel* model, QWidget* parent) {
     auto* view = new QTableView(parent);
@@ -228,6 +229,10 @@ void MainWindow::buildUi() {
             m_selection->select(node);
     });
     m_tabs->addTab(accPage, tr("Accuracy"));
+
+    m_runs = new views::RunsView;
+    connect(m_runs, &views::RunsView::message, this, &MainWindow::log);
+    m_tabs->addTab(m_runs, tr("Runs"));
     // A hidden table cannot scroll: bring the drift into view when the tab is shown.
     connect(m_tabs, &QTabWidget::currentChanged, this, [this](int tab) {
         if (tab == AccuracyTab)
@@ -332,6 +337,14 @@ void MainWindow::buildMenus() {
     QAction* again = file->addAction(tr("&Recompile"), this, &MainWindow::recompile);
     again->setShortcut(QKeySequence(Qt::Key_F5));
     file->addAction(tr("&Save profile database as…"), this, &MainWindow::saveProfileAs);
+    file->addAction(tr("Open profile &database as run A…"), this, [this] {
+        m_tabs->setCurrentIndex(RunsTab);
+        m_runs->openRunDialog(views::RunsView::Side::A);
+    });
+    file->addAction(tr("Open profile database as run &B…"), this, [this] {
+        m_tabs->setCurrentIndex(RunsTab);
+        m_runs->openRunDialog(views::RunsView::Side::B);
+    });
     file->addAction(tr("&Export artifact…"), this, &MainWindow::exportArtifactDialog);
     file->addSeparator();
     QAction* quit = file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows);
@@ -615,6 +628,10 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
         log(QString::fromStdString(line));
     setWindowTitle(tr("Sextant — %1").arg(QFileInfo(QString::fromStdString(m_snapshot->modelPath)).fileName()));
 
+    // The Runs tab compares this compile with the one before (of the same model).
+    if (m_snapshot->loweringError.empty())
+        m_runs->addCompile(QString::fromStdString(m_snapshot->profilePath), m_snapshot->modelPath != m_runsModel);
+    m_runsModel = m_snapshot->modelPath;
     m_passModel->setRows(views::passRows(m_snapshot->pipeline));
     m_ruleModel->setStats(m_snapshot->pipeline.stats);
     const double clock = m_snapshot->program.target.clockGhz;
@@ -746,6 +763,7 @@ bool MainWindow::showTab(const QString& name) {
                     : n == "memory"   ? MemoryTab
                     : n == "timeline" ? TimelineTab
                     : n == "accuracy" ? AccuracyTab
+                    : n == "runs"     ? RunsTab
                                       : -1;
     if (tab < 0)
         return false;

@@ -29,6 +29,7 @@ class GraphView;
 class InspectorWidget;
 class MemoryView;
 class PassListModel;
+class RunsView;
 class RuleStatsModel;
 class SelectionModel;
 class TimelineView;
@@ -85,8 +86,8 @@ public:
     void selectPass(int row);
     /// Selects a pass by id; false if no snapshot has it.
     bool selectPassById(const QString& passId);
-    /// Raises a central tab by name: "graph", "diff", "memory", "timeline", "accuracy". False if
-    /// unknown.
+    /// Raises a central tab by name: "graph", "diff", "memory", "timeline", "accuracy", "runs".
+    /// False if unknown.
     bool showTab(const QString& name);
     /// Selects an IR node everywhere (as if clicked).
     void selectNode(const QString& node);
@@ -105,6 +106,7 @@ public:
     views::DiffView* diffView() const { return m_diff; }
     views::TimelineView* timelineView() const { return m_timeline; }
     views::MemoryView* memoryView() const { return m_memory; }
+    views::RunsView* runsView() const { return m_runs; }
     views::SelectionModel* selection() const { return m_selection; }
     views::PassListModel* passModel() const { return m_passModel; }
     /// When true (tests, --screenshot) errors go to the log and lastError only, no dialog.
@@ -177,6 +179,8 @@ private:
     QLabel* m_timelineSummary = nullptr;
     views::AccuracyModel* m_accuracyModel = nullptr;
     QLabel* m_accuracySummary = nullptr;
+    views::RunsView* m_runs = nullptr;
+    std::string m_runsModel; ///< the model of the last compile the Runs tab was given
     QTableView* m_accuracyView = nullptr;
     views::InspectorWidget* m_inspector = nullptr;
     QPlainTextEdit* m_log = nullptr;

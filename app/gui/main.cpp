@@ -1,11 +1,12 @@
 // sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
-// [--select NAME] [--shape NAME=DIMS] [--level N] [--target FILE]` opens the model (the sample by default),
+// [--select NAME] [--shape NAME=DIMS] [--level N] [--target FILE] [--run-a DB[:RUN]] [--run-b DB[:RUN]]` opens the model (the sample by default),
 // compiles and simulates it off the GUI thread, and shows the result; --screenshot saves the
 // window once the first compile finished and quits (how docs/ screenshots and GUI smoke checks
 // are made).
 #include "MainWindow.h"
 
 #include "core/ir/Allocator.h"
+#include "views/RunsView.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -28,7 +29,7 @@ int main(int argc, char** argv) {
     const QCommandLineOption screenshot(QStringLiteral("screenshot"),
                                         QStringLiteral("Save the window to FILE.png after the first compile, then quit."),
                                         QStringLiteral("FILE"));
-    const QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Tab to show: graph, diff, memory, timeline, accuracy."),
+    const QCommandLineOption tab(QStringLiteral("tab"), QStringLiteral("Tab to show: graph, diff, memory, timeline, accuracy, runs."),
                                  QStringLiteral("NAME"));
     const QCommandLineOption pass(QStringLiteral("pass"), QStringLiteral("Pipeline snapshot to show (pass id)."),
                                   QStringLiteral("ID"));
@@ -53,7 +54,15 @@ int main(int argc, char** argv) {
                                     QStringLiteral("Target description to compile for, as sextant-cli --target "
                                                    "(default: the built-in npu-a; File > Target edits it)."),
                                     QStringLiteral("FILE"));
-    parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target});
+    const QCommandLineOption runA(QStringLiteral("run-a"),
+                                  QStringLiteral("Show run A of the Runs tab from a profile database (RUN: a run id, "
+                                                 "default the newest) instead of the previous compile."),
+                                  QStringLiteral("DB[:RUN]"));
+    const QCommandLineOption runB(QStringLiteral("run-b"),
+                                  QStringLiteral("Show run B of the Runs tab from a profile database instead of the "
+                                                 "current compile."),
+                                  QStringLiteral("DB[:RUN]"));
+    parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -83,6 +92,17 @@ int main(int argc, char** argv) {
     if (parser.isSet(level) && (!window.setOptLevel(parser.value(level).toInt(&levelIsNumber)) || !levelIsNumber)) {
         std::fprintf(stderr, "error: --level %s: the levels are 0, 1, 2 and 3\n", qPrintable(parser.value(level)));
         return 2;
+    }
+    for (const auto& [option, side] : {std::pair{&runA, sextant::views::RunsView::Side::A},
+                                       std::pair{&runB, sextant::views::RunsView::Side::B}}) {
+        if (!parser.isSet(*option))
+            continue;
+        const auto [db, run] = sextant::profiler::parseRunSpec(parser.value(*option).toStdString());
+        QString error;
+        if (!window.runsView()->openRun(side, QString::fromStdString(db), run, &error)) {
+            std::fprintf(stderr, "error: --%s: %s\n", qPrintable(option->names().first()), qPrintable(error));
+            return 2;
+        }
     }
     int w = 1560, h = 960;
     if (parser.isSet(size)) {

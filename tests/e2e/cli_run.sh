@@ -75,6 +75,18 @@ sample)
     expect_line "^critical path: [1-9][0-9]* of [1-9][0-9]* Tasks, busy [0-9]+ of [0-9]+ cycles"
     expect_line "^ +0 transdata_image .* first$"
     expect_line "^ +[0-9]+ softmax +Softmax .* after Task [0-9]+ \(dependency, \+[0-9]+\)$"
+    # compare-runs: -O1 then -O2 appended to one database; its two newest runs, A -> B.
+    rm -f "$work/runs.db"
+    "$cli" run "$src/samples/residual_cnn.onnx" -O1 --profile "$work/runs.db" >"$out" 2>"$err" || fail "run -O1 --profile"
+    "$cli" run "$src/samples/residual_cnn.onnx" -O2 --profile "$work/runs.db" >"$out" 2>"$err" || fail "run -O2 --profile"
+    "$cli" compare-runs "$work/runs.db" --all >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "compare-runs exit code $rc"
+    expect_line "^A: runs\.db run 1 \(residual_cnn\.onnx, npu-a\)$"
+    expect_line "^B: runs\.db run 2 \(residual_cnn\.onnx, npu-a\)$"
+    expect_line "^  latency: [0-9,]+ cycles -> [0-9,]+ cycles \([+-][0-9.]+ %\)"
+    expect_line "^  Tasks matched by name: [1-9][0-9]*; only in A: [0-9]+, only in B: [0-9]+$"
+    expect_line "^  block1_conv +Conv -> FusedConv +[0-9,]+ +[0-9,]+ +[+-][0-9]+  [+-][0-9.]+ %$"
     ;;
 bad-input)
     # Each bad input: exit code 2 and exactly one "error: ..." line, no crash.
@@ -92,6 +104,9 @@ bad-input)
     check "$cli" run "$src/samples/residual_cnn.onnx" --mode fast
     check "$cli" run "$src/samples/residual_cnn.onnx" --inputs "$work"
     check "$cli" run "$src/samples/residual_cnn.onnx" --atol -1
+    check "$cli" compare-runs "$work/junk.db" "$work/junk.db"
+    check "$cli" compare-runs "$work/missing.db"
+    check "$cli" compare-runs "$work/junk.db" --tasks many
     check "$cli" run "$src/samples/residual_cnn.onnx" --per-tensor
     check "$cli" run "$work"
     check "$cli" export-trace "$work/junk.db" -o "$work/x.json"

@@ -6,6 +6,7 @@
 #include "core/runtime/Session.h"
 #include "profiler/ChromeTrace.h"
 #include "profiler/ProfileReader.h"
+#include "profiler/RunCompare.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -34,7 +35,7 @@ struct SimulatedRun {
     sim::SimResult result;
 };
 
-SimulatedRun simulateSmallModel() {
+SimulatedRun simulateSmallModel(const backend::Target& target = backend::defaultTarget()) {
     auto g = std::make_shared<ir::Graph>("small");
     ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 2, 6, 6})).value();
     ir::AttributeMap conv;
@@ -50,7 +51,7 @@ SimulatedRun simulateSmallModel() {
     a->mutableProvenance() = {{"Add_3", "Relu_2"}, "fuse/test-rule"};
     g->setOutputs({a->output()});
     EXPECT_TRUE(g->inferTypes().ok());
-    auto p = backend::lower(g, backend::defaultTarget());
+    auto p = backend::lower(g, target);
     EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
     runtime::Session s(std::move(p.value()));
     auto result = s.run(runtime::generateInputs(*s.program().graph).value());
@@ -284,4 +285,60 @@ TEST_F(ProfileDbTest, ChromeTraceIsWellFormedAndDeterministic) {
     EXPECT_EQ(doc["otherData"]["model"], "small.onnx");
 
     EXPECT_FALSE(profiler::exportChromeTrace(path("none.db"), path("c.json")).ok());
+}
+
+TEST_F(ProfileDbTest, TwoRunsCompareTaskByTask) {
+    // The same graph on the 8-core default and on one core: every Task has its counterpart, and
+    // the summary says what the core count did.
+    SimulatedRun eight = simulateSmallModel();
+    backend::Target one = backend::defaultTarget();
+    one.name = "npu-a-1core";
+    one.numCores = 1;
+    SimulatedRun single = simulateSmallModel(one);
+    const std::string db = path("runs.db");
+    ASSERT_TRUE(profiler::writeProfile(db, eight.program, eight.result, info()).ok());
+    ASSERT_TRUE(profiler::writeProfile(db, single.program, single.result, info()).ok());
+
+    auto a = profiler::loadRun(db, 1);
+    auto b = profiler::loadRun(db, 2);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(b->run.target, "npu-a-1core");
+    const profiler::RunComparison c = profiler::compareRuns(*a, *b);
+    ASSERT_EQ(c.tasks.size(), eight.program.tasks.size());
+    EXPECT_EQ(c.onlyA, 0);
+    EXPECT_EQ(c.onlyB, 0);
+    for (const profiler::TaskDelta& d : c.tasks) {
+        EXPECT_GE(d.taskA, 0);
+        EXPECT_GE(d.taskB, 0);
+        EXPECT_EQ(d.kernelA, d.kernelB);
+    }
+    ASSERT_FALSE(c.summary.empty());
+    EXPECT_EQ(c.summary[0].rfind("latency: ", 0), size_t{0}) << c.summary[0];
+    EXPECT_GT(single.result.totalCycles, eight.result.totalCycles); // the two convolutions queue up
+    EXPECT_NE(c.summary[0].find("(+"), std::string::npos) << c.summary[0]; // slower, and it says so
+    bool cores = false;
+    for (const std::string& line : c.summary)
+        cores |= line.find("cores used: 2 of 8 -> 1 of 1") != std::string::npos;
+    EXPECT_TRUE(cores) << profiler::formatRunComparison(c);
+    const std::string text = profiler::formatRunComparison(c, -1);
+    EXPECT_NE(text.find("A: runs.db run 1 (small.onnx, npu-a)"), std::string::npos) << text;
+    EXPECT_NE(text.find("B: runs.db run 2 (small.onnx, npu-a-1core)"), std::string::npos) << text;
+    EXPECT_NE(text.find("conv2"), std::string::npos) << text;
+
+    // A run the file does not hold, and a file that is not a database.
+    auto missing = profiler::loadRun(db, 7);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("no run 7 (it holds runs 1, 2)"), std::string::npos)
+        << missing.error().message;
+    const std::string text2 = path("notes.txt");
+    std::ofstream(text2) << "not a database";
+    EXPECT_FALSE(profiler::loadRun(text2).ok());
+}
+
+TEST(RunSpec, PathAndOptionalRunId) {
+    EXPECT_EQ(profiler::parseRunSpec("runs.db"), std::make_pair(std::string("runs.db"), int64_t{-1}));
+    EXPECT_EQ(profiler::parseRunSpec("runs.db:3"), std::make_pair(std::string("runs.db"), int64_t{3}));
+    EXPECT_EQ(profiler::parseRunSpec("a:1.db:2"), std::make_pair(std::string("a:1.db"), int64_t{2}));
+    EXPECT_EQ(profiler::parseRunSpec("runs.db:"), std::make_pair(std::string("runs.db:"), int64_t{-1}));
+    EXPECT_EQ(profiler::parseRunSpec("runs.db:x1"), std::make_pair(std::string("runs.db:x1"), int64_t{-1}));
 }

@@ -6,6 +6,7 @@
 #include "views/GraphView.h"
 #include "views/MemoryView.h"
 #include "views/PassListModel.h"
+#include "views/RunsView.h"
 #include "views/SelectionModel.h"
 #include "views/TargetDialog.h"
 #include "views/TimelineView.h"
@@ -250,6 +251,43 @@ private slots:
         QVERIFY(w.find(QStringLiteral("conv(")).contains(QStringLiteral("not a regular expression")));
         QVERIFY(w.find(QStringLiteral("lstm")).contains(QStringLiteral("no node's name, op type or output type")));
         QVERIFY(w.find(QStringLiteral("block1_bn")).contains(QStringLiteral("is part of node 'block1_conv'")));
+    }
+
+    void runsTabComparesThePreviousCompileWithThisOne() {
+        MainWindow w;
+        w.setQuietErrors(true);
+        w.show();
+        QVERIFY(w.setOptLevel(1));
+        QVERIFY2(compile(w, SEXTANT_SOURCE_DIR "/samples/residual_cnn.onnx"), qPrintable(w.lastError()));
+        sextant::views::RunsView* runs = w.runsView();
+        QVERIFY(!runs->run(sextant::views::RunsView::Side::A)); // nothing before the first compile
+        QVERIFY(runs->run(sextant::views::RunsView::Side::B));
+        QVERIFY(w.setOptLevel(2));
+        QSignalSpy again(&w, &MainWindow::compileFinished);
+        w.recompile();
+        QVERIFY(QTest::qWaitFor([&] { return again.count() > 0; }, 180000));
+        const auto& a = runs->run(sextant::views::RunsView::Side::A);
+        const auto& b = runs->run(sextant::views::RunsView::Side::B);
+        QVERIFY(a && b);
+        QVERIFY(a->db != b->db);
+        QCOMPARE(b->tasks.size(), w.snapshot()->program.tasks.size());
+        QVERIFY2(runs->summaryText().startsWith(QStringLiteral("latency: ")), qPrintable(runs->summaryText()));
+        // O2 fused the convolutions: FusedConv Tasks in B, under the names O1's Conv Tasks had.
+        bool kernelChanged = false;
+        for (int row = 0; row < runs->model()->rowCount(); ++row)
+            kernelChanged |= runs->model()
+                                 ->index(row, sextant::views::RunCompareModel::KernelColumn)
+                                 .data()
+                                 .toString()
+                                 .contains(QStringLiteral("Conv → FusedConv"));
+        QVERIFY(kernelChanged);
+        // Either side can be any database; one that is not gives the reason.
+        QString error;
+        QVERIFY(!runs->openRun(sextant::views::RunsView::Side::A, QStringLiteral(SEXTANT_SOURCE_DIR "/README.md"), -1,
+                               &error));
+        QVERIFY2(error.contains(QStringLiteral("not a profile database")), qPrintable(error));
+        QVERIFY(runs->openRun(sextant::views::RunsView::Side::A, QString::fromStdString(b->db), -1, &error));
+        QCOMPARE(runs->model()->comparison()->onlyA + runs->model()->comparison()->onlyB, 0); // B against itself
     }
 
     void exportsTheArtifactItShows() {

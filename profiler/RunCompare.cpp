@@ -1,0 +1,235 @@
+#include "RunCompare.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace sextant::profiler {
+
+namespace {
+
+std::string fileName(const std::string& path) {
+    const size_t slash = path.find_last_of('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string withCommas(uint64_t v) {
+    std::string digits = std::to_string(v);
+    std::string out;
+    for (size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0)
+            out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string bytesText(double bytes) {
+    char buf[48];
+    if (bytes >= 1024.0 * 1024.0)
+        std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1024.0 * 1024.0));
+    else if (bytes >= 1024.0)
+        std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024.0);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+    return buf;
+}
+
+/// "+12.3 %", "-4.0 %", "0.0 %"; "new" when the old value is 0 and the new one is not.
+std::string percentChange(double from, double to) {
+    if (from == 0.0)
+        return to == 0.0 ? "0.0 %" : "new";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%+.1f %%", 100.0 * (to - from) / from);
+    return buf;
+}
+
+std::string line(const std::string& what, const std::string& a, const std::string& b, double from, double to) {
+    return what + ": " + a + " -> " + b + " (" + percentChange(from, to) + ")";
+}
+
+uint64_t duration(const TaskRow& t) { return t.end > t.start ? t.end - t.start : 0; }
+
+} // namespace
+
+double LoadedRun::metric(const std::string& key, double fallback) const {
+    for (const MetricRow& m : metrics)
+        if (m.key == key)
+            return m.value;
+    return fallback;
+}
+
+std::string LoadedRun::label() const {
+    return fileName(db) + " run " + std::to_string(run.id) + " (" + fileName(run.model) + ", " + run.target + ")";
+}
+
+Expected<LoadedRun> loadRun(const std::string& db, int64_t run) {
+    SX_ASSIGN(ProfileReader reader, ProfileReader::open(db));
+    LoadedRun out;
+    out.db = db;
+    SX_ASSIGN(std::vector<RunRow> runs, reader.runs());
+    int64_t id = run;
+    if (id < 0) {
+        SX_ASSIGN(id, reader.latestRun());
+    }
+    auto it = std::find_if(runs.begin(), runs.end(), [&](const RunRow& r) { return r.id == id; });
+    if (it == runs.end()) {
+        std::string ids;
+        for (const RunRow& r : runs)
+            ids += (ids.empty() ? "" : ", ") + std::to_string(r.id);
+        return makeError(ErrorKind::Invalid,
+                         db + ": no run " + std::to_string(id) + " (it holds run" + (runs.size() == 1 ? " " : "s ") +
+                             ids + ")",
+                         db);
+    }
+    out.run = *it;
+    SX_ASSIGN(out.tasks, reader.tasks(id));
+    SX_ASSIGN(out.metrics, reader.metrics(id));
+    return out;
+}
+
+std::pair<std::string, int64_t> parseRunSpec(const std::string& spec) {
+    const size_t colon = spec.find_last_of(':');
+    if (colon == std::string::npos || colon + 1 >= spec.size() || colon == 0)
+        return {spec, -1};
+    const std::string tail = spec.substr(colon + 1);
+    if (!std::all_of(tail.begin(), tail.end(), [](char c) { return c >= '0' && c <= '9'; }) || tail.size() > 18)
+        return {spec, -1};
+    return {spec.substr(0, colon), std::stoll(tail)};
+}
+
+RunComparison compareRuns(LoadedRun a, LoadedRun b) {
+    RunComparison c;
+    c.a = std::move(a);
+    c.b = std::move(b);
+
+    // Match by name; equal names (none in a Program, but a database may be edited) pair up in
+    // start order.
+    std::map<std::string, std::vector<size_t>> inB;
+    for (size_t i = 0; i < c.b.tasks.size(); ++i)
+        inB[c.b.tasks[i].name].push_back(i);
+    std::map<std::string, size_t> takenB;
+    std::vector<bool> matchedB(c.b.tasks.size(), false);
+    for (const TaskRow& t : c.a.tasks) {
+        TaskDelta d;
+        d.name = t.name;
+        d.kernelA = t.kernel;
+        d.taskA = t.id;
+        d.cyclesA = duration(t);
+        auto it = inB.find(t.name);
+        size_t& next = takenB[t.name];
+        if (it != inB.end() && next < it->second.size()) {
+            const TaskRow& u = c.b.tasks[it->second[next]];
+            matchedB[it->second[next]] = true;
+            ++next;
+            d.taskB = u.id;
+            d.kernelB = u.kernel;
+            d.cyclesB = duration(u);
+        } else {
+            ++c.onlyA;
+        }
+        c.tasks.push_back(std::move(d));
+    }
+    for (size_t i = 0; i < c.b.tasks.size(); ++i) {
+        if (matchedB[i])
+            continue;
+        const TaskRow& u = c.b.tasks[i];
+        TaskDelta d;
+        d.name = u.name;
+        d.kernelB = u.kernel;
+        d.taskB = u.id;
+        d.cyclesB = duration(u);
+        c.tasks.push_back(std::move(d));
+        ++c.onlyB;
+    }
+
+    // Summary, A -> B.
+    auto latency = [](const LoadedRun& r) {
+        uint64_t end = 0;
+        for (const TaskRow& t : r.tasks)
+            end = std::max(end, t.end);
+        return static_cast<double>(end);
+    };
+    const double la = c.a.metric("total_cycles", latency(c.a)), lb = c.b.metric("total_cycles", latency(c.b));
+    const double ghzA = c.a.metric("clock_ghz", 1.0), ghzB = c.b.metric("clock_ghz", 1.0);
+    char us[96];
+    std::snprintf(us, sizeof us, " (%.2f us -> %.2f us)", la / (ghzA * 1000.0), lb / (ghzB * 1000.0));
+    c.summary.push_back(line("latency", withCommas(static_cast<uint64_t>(la)) + " cycles",
+                             withCommas(static_cast<uint64_t>(lb)) + " cycles", la, lb) +
+                        us);
+    c.summary.push_back(line("Tasks", std::to_string(c.a.tasks.size()), std::to_string(c.b.tasks.size()),
+                             static_cast<double>(c.a.tasks.size()), static_cast<double>(c.b.tasks.size())));
+    for (backend::UnitKind unit : {backend::UnitKind::Cube, backend::UnitKind::Vector, backend::UnitKind::Dma}) {
+        auto busy = [unit](const LoadedRun& r) {
+            uint64_t sum = 0;
+            for (const TaskRow& t : r.tasks)
+                if (t.unit == unit)
+                    sum += duration(t);
+            return static_cast<double>(sum);
+        };
+        const double ba = busy(c.a), bb = busy(c.b);
+        if (ba > 0 || bb > 0)
+            c.summary.push_back(line(std::string("busy ") + std::string(backend::unitName(unit)) + " cycles",
+                                     withCommas(static_cast<uint64_t>(ba)), withCommas(static_cast<uint64_t>(bb)), ba, bb));
+    }
+    auto cores = [](const LoadedRun& r) {
+        std::set<int> used;
+        for (const TaskRow& t : r.tasks)
+            used.insert(t.core);
+        return static_cast<double>(used.size());
+    };
+    c.summary.push_back("cores used: " + std::to_string(static_cast<int>(cores(c.a))) + " of " +
+                        std::to_string(static_cast<int>(c.a.metric("num_cores"))) + " -> " +
+                        std::to_string(static_cast<int>(cores(c.b))) + " of " +
+                        std::to_string(static_cast<int>(c.b.metric("num_cores"))));
+    for (const char* key : {"dram_peak", "dram_lower_bound"}) {
+        const double ma = c.a.metric(key), mb = c.b.metric(key);
+        c.summary.push_back(line(std::string(key) == "dram_peak" ? "DRAM peak" : "DRAM lower bound", bytesText(ma),
+                                 bytesText(mb), ma, mb));
+    }
+    c.summary.push_back("Tasks matched by name: " + std::to_string(c.tasks.size() - c.onlyA - c.onlyB) +
+                        "; only in A: " + std::to_string(c.onlyA) + ", only in B: " + std::to_string(c.onlyB));
+    return c;
+}
+
+std::string formatRunComparison(const RunComparison& c, int limit) {
+    std::ostringstream out;
+    out << "A: " << c.a.label() << "\n";
+    out << "B: " << c.b.label() << "\n";
+    for (const std::string& s : c.summary)
+        out << "  " << s << "\n";
+    std::vector<const TaskDelta*> order;
+    for (const TaskDelta& d : c.tasks)
+        order.push_back(&d);
+    std::stable_sort(order.begin(), order.end(), [](const TaskDelta* x, const TaskDelta* y) {
+        const uint64_t dx = static_cast<uint64_t>(std::llabs(x->delta())), dy = static_cast<uint64_t>(std::llabs(y->delta()));
+        if (dx != dy)
+            return dx > dy;
+        return x->name < y->name;
+    });
+    const size_t shown = limit < 0 ? order.size() : std::min(order.size(), static_cast<size_t>(limit));
+    if (shown == 0)
+        return out.str();
+    out << (shown == order.size() ? "Tasks" : "the " + std::to_string(shown) + " Tasks whose time changed most")
+        << " (cycles, A -> B):\n";
+    char buf[512];
+    for (size_t i = 0; i < shown; ++i) {
+        const TaskDelta& d = *order[i];
+        const std::string a = d.taskA < 0 ? "-" : withCommas(d.cyclesA);
+        const std::string b = d.taskB < 0 ? "-" : withCommas(d.cyclesB);
+        std::string change = d.taskA < 0 ? "only in B" : d.taskB < 0 ? "only in A" : percentChange(static_cast<double>(d.cyclesA), static_cast<double>(d.cyclesB));
+        const std::string kernel = d.kernelA.empty() ? d.kernelB
+                                   : d.kernelB.empty() || d.kernelB == d.kernelA ? d.kernelA
+                                                                                 : d.kernelA + " -> " + d.kernelB;
+        std::snprintf(buf, sizeof buf, "  %-28s %-26s %14s %14s %+14" PRId64 "  %s\n", d.name.c_str(), kernel.c_str(),
+                      a.c_str(), b.c_str(), d.delta(), change.c_str());
+        out << buf;
+    }
+    return out.str();
+}
+
+} // namespace sextant::profiler
