@@ -174,6 +174,29 @@ TEST(Lower, BigConvIsTiledToFitSram) {
     EXPECT_EQ(p->tasks[0].flops, 2ull * 56 * 56 * 64 * 64 * 9);
 }
 
+// A convolution whose input does not fit the SRAM and that has many output channels (BlazeFace's
+// first one, once its 3 input channels are padded to a C0 block, is like this). Splitting the
+// output channels down to one before splitting rows made every tile reload its whole input
+// window: 29x the bytes and 12x the cycles. Rows are split instead, and the DMA moves about what
+// the convolution reads and writes.
+TEST(Lower, WideConvSplitsRowsNotChannelsWhenItsInputDoesNotFit) {
+    auto g = std::make_shared<ir::Graph>("wide");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 128, 128}));
+    ir::Value* w = *g->addConstant("w", filled({64, 16, 3, 3}, 0.01f));
+    ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, w}, {"y"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    g->setOutputs({c->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const Task& t = p->tasks.at(0);
+    ASSERT_GT(t.tiling.numTiles, 1);
+    // Cube operands are f16: input 16x128x128, weights 64x16x9; the output is f32, 64x128x128.
+    const uint64_t touched = 2ull * 16 * 128 * 128 + 2ull * 64 * 16 * 9 + 4ull * 64 * 128 * 128;
+    EXPECT_LE(t.dmaBytes, 2 * touched) << "tile " << t.tiling.tileShape.size() << "-d, " << t.tiling.numTiles
+                                       << " tiles";
+    EXPECT_EQ(t.tiling.tileShape.at(1), 64) << "the output channels stay whole";
+}
+
 // Upsampling as DBNet's head does it (PaddleOCR's detector): a Resize doubling a map and a
 // stride-2 ConvTranspose. Neither input fits the SRAM whole; a tile reads only the input
 // region its outputs sample or gather from, so both are tiled instead of rejected.
