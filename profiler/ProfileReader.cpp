@@ -168,15 +168,36 @@ Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std:
         SX_ASSIGN(bool row, q.step());
         if (!row)
             break;
+        // A database may come from anywhere (the GUI opens any file): values a Program could not
+        // have are an error naming the Task, not a lane for core two billion.
+        const int64_t id = q.int64(0), core = q.int64(3), start = q.int64(5), end = q.int64(6), ready = q.int64(7);
+        const std::string unit = q.text(4);
+        auto bad = [&](const std::string& what) {
+            return makeError(ErrorKind::Parse,
+                             "profile database '" + m_path + "': Task " + std::to_string(id) + " of run " +
+                                 std::to_string(run) + " " + what,
+                             m_path);
+        };
+        if (id < 0 || id > INT32_MAX)
+            return bad("has an id out of range");
+        if (core < 0 || core > 65535)
+            return bad("has core " + std::to_string(core) + " (a core is 0..65535)");
+        if (unit != "cube" && unit != "vector" && unit != "dma")
+            return bad("has unit '" + unit + "' (cube, vector or dma)");
+        if (start < 0 || end < start || ready < 0)
+            return bad("has times start " + std::to_string(start) + ", end " + std::to_string(end) + ", ready " +
+                       std::to_string(ready) + " (0 <= start <= end, 0 <= ready)");
+        if (q.int64(8) < 0 || q.int64(9) < 0)
+            return bad("has negative flops or DMA bytes");
         TaskRow t;
-        t.id = static_cast<int>(q.int64(0));
+        t.id = static_cast<int>(id);
         t.name = q.text(1);
         t.kernel = q.text(2);
-        t.core = static_cast<int>(q.int64(3));
-        t.unit = parseUnit(q.text(4));
-        t.start = static_cast<uint64_t>(q.int64(5));
-        t.end = static_cast<uint64_t>(q.int64(6));
-        t.ready = static_cast<uint64_t>(q.int64(7));
+        t.core = static_cast<int>(core);
+        t.unit = parseUnit(unit);
+        t.start = static_cast<uint64_t>(start);
+        t.end = static_cast<uint64_t>(end);
+        t.ready = static_cast<uint64_t>(ready);
         t.flops = static_cast<uint64_t>(q.int64(8));
         t.dmaBytes = static_cast<uint64_t>(q.int64(9));
         t.nodes = parseNameList(q.text(10));

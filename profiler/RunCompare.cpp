@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -52,6 +53,12 @@ std::string line(const std::string& what, const std::string& a, const std::strin
     return what + ": " + a + " -> " + b + " (" + percentChange(from, to) + ")";
 }
 
+std::string number(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
 uint64_t duration(const TaskRow& t) { return t.end > t.start ? t.end - t.start : 0; }
 
 } // namespace
@@ -89,6 +96,22 @@ Expected<LoadedRun> loadRun(const std::string& db, int64_t run) {
     out.run = *it;
     SX_ASSIGN(out.tasks, reader.tasks(id));
     SX_ASSIGN(out.metrics, reader.metrics(id));
+    // What the views size things by must be what a Program could have written.
+    auto bad = [&](const std::string& what) {
+        return makeError(ErrorKind::Parse, db + ": run " + std::to_string(id) + " " + what, db);
+    };
+    for (const MetricRow& m : out.metrics)
+        if (!std::isfinite(m.value))
+            return bad("has metric '" + m.key + "' = " + number(m.value));
+    const double cores = out.metric("num_cores", -1.0);
+    if (cores < 1.0 || cores > 1024.0 || cores != std::floor(cores))
+        return bad("has num_cores " + number(cores) + " (a target has 1..1024 cores)");
+    if (out.metric("clock_ghz", 1.0) <= 0.0)
+        return bad("has clock_ghz " + number(out.metric("clock_ghz")) + " (must be above 0)");
+    for (const TaskRow& t : out.tasks)
+        if (t.core >= static_cast<int>(cores))
+            return bad("has Task " + std::to_string(t.id) + " on core " + std::to_string(t.core) + " of " +
+                       std::to_string(static_cast<int>(cores)));
     return out;
 }
 

@@ -333,6 +333,20 @@ TEST_F(ProfileDbTest, TwoRunsCompareTaskByTask) {
     const std::string text2 = path("notes.txt");
     std::ofstream(text2) << "not a database";
     EXPECT_FALSE(profiler::loadRun(text2).ok());
+
+    // A database edited into values no Program has: an error naming them, not a lane for core
+    // 70000 or a million idle cores in the GUI.
+    execOn(db, "UPDATE tasks SET core = 70000 WHERE run = 1 AND id = 0");
+    auto farCore = profiler::loadRun(db, 1);
+    ASSERT_FALSE(farCore.ok());
+    EXPECT_NE(farCore.error().message.find("Task 0 of run 1 has core 70000"), std::string::npos)
+        << farCore.error().message;
+    execOn(db, "UPDATE metrics SET value = 1e15 WHERE run = 2 AND key = (SELECT id FROM strings WHERE text = "
+               "'num_cores')");
+    auto manyCores = profiler::loadRun(db, 2);
+    ASSERT_FALSE(manyCores.ok());
+    EXPECT_NE(manyCores.error().message.find("run 2 has num_cores 1e+15"), std::string::npos)
+        << manyCores.error().message;
 }
 
 TEST(RunSpec, PathAndOptionalRunId) {
