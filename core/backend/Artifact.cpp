@@ -123,6 +123,7 @@ json taskJson(const Task& t) {
     j["flops"] = t.flops;
     j["dma_bytes"] = t.dmaBytes;
     j["est_cycles"] = t.estCycles;
+    j["compute_cycles"] = t.computeCycles;
     j["est_start"] = t.estStart;
     j["est_end"] = t.estEnd;
     json tiling;
@@ -681,6 +682,13 @@ Expected<Program> readArtifact(const std::string& dir) {
         SX_ASSIGN(t.flops, m.u64(j, "flops", path));
         SX_ASSIGN(t.dmaBytes, m.u64(j, "dma_bytes", path));
         SX_ASSIGN(t.estCycles, m.u64(j, "est_cycles", path));
+        if (j.contains("compute_cycles")) { // absent in artifacts written before it existed
+            SX_ASSIGN(t.computeCycles, m.u64(j, "compute_cycles", path));
+            if (t.computeCycles > t.estCycles)
+                return m.err(path + ".compute_cycles", "is " + std::to_string(t.computeCycles) +
+                                                           ", more than the Task's est_cycles " +
+                                                           std::to_string(t.estCycles));
+        }
         SX_ASSIGN(t.estStart, m.u64(j, "est_start", path));
         SX_ASSIGN(t.estEnd, m.u64(j, "est_end", path));
         SX_ASSIGN(const json* tiling, m.get(j, "tiling", path));

@@ -157,6 +157,7 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
         t.flops = cost.flops;
         t.dmaBytes = cost.dmaBytes;
         t.estCycles = cost.estCycles;
+        t.computeCycles = cost.computeCycles;
         tasks.push_back(std::move(t));
     }
 

@@ -77,6 +77,10 @@ struct Task {
     uint64_t flops = 0;
     uint64_t dmaBytes = 0;            ///< bytes moved between DRAM and SRAM
     uint64_t estCycles = 0;           ///< cost-model duration, without dispatch
+    /// Cycles its unit computes over all tiles (the cost model's, per op: cube blocks, vector
+    /// passes at the lanes its precision gives); the simulator times the compute with it. 0 in an
+    /// artifact that predates it: the simulator then derives it from the flops.
+    uint64_t computeCycles = 0;
     uint64_t estStart = 0;            ///< scheduled start (cycles), from the list scheduler
     uint64_t estEnd = 0;              ///< scheduled end, including dispatch
 };

@@ -344,7 +344,46 @@ WorkModel resizeModel(const ir::Node& n, const Target& t) {
 }
 
 /// Elementwise-like ops (and data movement): every output dim splits except `reduceFrom` onwards.
-WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, size_t reduceFrom, bool dmaOnly) {
+/// Passes a vector op makes over its elements: 1 for add, multiply, max and the like; more for
+/// what the vector unit computes by a sequence (division by Newton-Raphson reciprocal and a
+/// multiply, exp/log/sqrt/tanh/erf by polynomial steps). This is what an accuracy-trading rule
+/// that replaces a division by a multiply, or drops softmax's max-subtraction, saves.
+uint64_t vectorSteps(ir::OpKind k) {
+    using K = ir::OpKind;
+    switch (k) {
+    case K::Div:
+    case K::Reciprocal:
+    case K::Sqrt:
+    case K::Exp:
+    case K::Log:
+    case K::Sigmoid:
+    case K::Tanh:
+    case K::Erf:
+    case K::Pow: return 4;
+    case K::HardSwish: return 3;
+    case K::HardSigmoid:
+    case K::Clip:
+    case K::LeakyRelu: return 2;
+    default: return 1;
+    }
+}
+
+/// An ElementwiseGroup replays its body's ops over each tile: the sum of their passes.
+uint64_t groupSteps(const ir::Node& n) {
+    uint64_t steps = 0;
+    if (const ir::Attribute* body = n.attr("body"))
+        if (const auto* ops = std::get_if<std::vector<std::string>>(body))
+            for (const std::string& op : *ops) {
+                const std::optional<ir::OpKind> k = ir::findOp("", op.substr(0, op.find('(')));
+                steps += k ? vectorSteps(*k) : 1;
+            }
+    return std::max<uint64_t>(steps, 1);
+}
+
+/// `steps` passes at the node's lanes, plus `statSteps` passes at `statLanes` (LayerNormalization's
+/// mean and variance, which stash_type may keep in another precision than the output).
+WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, size_t reduceFrom, bool dmaOnly,
+                           uint64_t statSteps = 0, uint64_t statLanes = 1) {
     std::vector<int64_t> od = n.output(0)->type().dims();
     WorkModel m;
     m.outDims = od;
@@ -380,8 +419,44 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
         // A blocked output is written (and computed) in whole C0 blocks, padding included.
         const uint64_t storedTile = storedElems(out, tileNumel, outNumel, c0);
         w.outBytes = storedTile * outElem + (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
-        w.computeCycles = dmaOnly ? 0 : ceilDiv(storedTile, lanes) * steps;
-        w.flops = dmaOnly ? 0 : static_cast<uint64_t>(tileNumel) * steps;
+        w.computeCycles = dmaOnly ? 0 : ceilDiv(storedTile, lanes) * steps + ceilDiv(storedTile, statLanes) * statSteps;
+        w.flops = dmaOnly ? 0 : static_cast<uint64_t>(tileNumel) * (steps + statSteps);
+        return w;
+    };
+    return m;
+}
+
+/// sextant.Attention on one core: per batch and block of query rows, Q x K^T and P x V on the cube
+/// unit and the softmax between them (scale, then five passes, three without max-subtraction)
+/// on the vector unit in f32. K and V are read whole for every block of rows.
+Expected<WorkModel> attentionModel(const ir::Node& n, const Target& t) {
+    const std::vector<int64_t> qd = n.input(0)->type().dims(), kd = n.input(1)->type().dims(),
+                               vd = n.input(2)->type().dims(), od = n.output(0)->type().dims();
+    const size_t r = od.size();
+    if (r < 2 || qd.size() != r || kd.size() != r || vd.size() != r)
+        return makeError(ErrorKind::Invalid, "node '" + n.name() + "': attention needs Q, K, V and output of one rank >= 2",
+                         n.name());
+    const int64_t D = qd[r - 1];
+    const int64_t Sk = n.attrInt("transB", 0) ? kd[r - 2] : kd[r - 1];
+    const int64_t Dv = vd[r - 1];
+    const uint64_t passes = 1 + (n.attrInt("fast_softmax", 0) ? 3 : 5);
+    const uint64_t inElem = n.attrString("precision", "") == "f32" ? 4 : 2;
+    const uint64_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    const uint64_t lanes = vectorLanes(t, ir::DType::F32);
+    WorkModel m;
+    m.outDims = od;
+    for (size_t i = 0; i + 1 < r; ++i) // batch dims and query rows; Dv stays whole
+        m.splitAxes.push_back(static_cast<int>(i));
+    m.tileWork = [=](const std::vector<int64_t>& tile) {
+        TileWork w;
+        const int64_t batch = prod(tile, 0, r - 2), St = tile[r - 2];
+        w.inBytes = static_cast<uint64_t>(batch * (St * D + Sk * (D + Dv))) * inElem;
+        w.outBytes = static_cast<uint64_t>(batch * St * Dv) * outElem;
+        const uint64_t cube = ceilDiv(St, t.cubeM) * ceilDiv(Sk, t.cubeN) * ceilDiv(D, t.cubeK) +
+                              ceilDiv(St, t.cubeM) * ceilDiv(Dv, t.cubeN) * ceilDiv(Sk, t.cubeK);
+        const uint64_t scores = static_cast<uint64_t>(batch * St * Sk);
+        w.computeCycles = static_cast<uint64_t>(batch) * cube + ceilDiv(scores, lanes) * passes;
+        w.flops = 2 * static_cast<uint64_t>(batch * St * Sk * (D + Dv)) + scores * passes;
         return w;
     };
     return m;
@@ -415,13 +490,22 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
         // (covers both the opset < 13 flattening and the opset 13 single-axis semantics).
         return elementwiseModel(n, t, 5, static_cast<size_t>(axis), false);
     }
-    case K::Sigmoid: return elementwiseModel(n, t, 4, SIZE_MAX, false);
     case K::BatchNormalization: return elementwiseModel(n, t, 2, SIZE_MAX, false);
-    case K::Add:
-    case K::Sub:
-    case K::Mul:
-    case K::Div:
-    case K::Relu: return elementwiseModel(n, t, 1, SIZE_MAX, false);
+    case K::LayerNormalization: {
+        int64_t rank = static_cast<int64_t>(n.output(0)->type().rank());
+        int64_t axis = n.attrInt("axis", -1);
+        if (axis < 0)
+            axis += rank;
+        axis = std::clamp<int64_t>(axis, 0, rank);
+        // Mean, subtract, square, mean: four passes at the statistics' precision (f32 unless
+        // stash_type 10 keeps them in f16, rule layernorm-f16-variance); normalise, scale and
+        // shift: three at the output's.
+        const uint64_t statLanes = n.attrInt("stash_type", 1) == 10 ? static_cast<uint64_t>(t.vectorLanesF16)
+                                                                    : vectorLanes(t, ir::DType::F32);
+        return elementwiseModel(n, t, 3, static_cast<size_t>(axis), false, 4, statLanes);
+    }
+    case K::Attention: return attentionModel(n, t);
+    case K::ElementwiseGroup: return elementwiseModel(n, t, groupSteps(n), SIZE_MAX, false);
     case K::Transpose: // the DMA engine gathers a transposed tile with strided reads
     case K::Reshape:
     case K::Flatten:
@@ -430,8 +514,9 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
     case K::Dropout: return elementwiseModel(n, t, 0, SIZE_MAX, true);
     default: break;
     }
-    // Ops added to the table later: a one-step elementwise estimate on their unit.
-    return elementwiseModel(n, t, g.unit == UnitKind::Dma ? 0 : 1, SIZE_MAX, g.unit == UnitKind::Dma);
+    // Any other op: an elementwise estimate on its unit, with its passes per element.
+    return elementwiseModel(n, t, g.unit == UnitKind::Dma ? 0 : vectorSteps(n.kind()), SIZE_MAX,
+                            g.unit == UnitKind::Dma);
 }
 
 std::string kib(uint64_t bytes) { return std::to_string(ceilDiv(bytes, 1024)) + " KiB"; }
@@ -444,6 +529,7 @@ struct Evaluated {
     uint64_t cycles = 0;
     uint64_t dmaBytes = 0;
     uint64_t flops = 0;
+    uint64_t compute = 0; ///< compute cycles over all tiles
     bool fits = false;
     size_t order = 0;
 };
@@ -535,6 +621,7 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t) {
         uint64_t c = w.computeCycles, d = dmaPerTile;
         e.cycles = tiles64 * std::max(c, d) + std::min(c, d);
         e.flops = w.flops * tiles64;
+        e.compute = c * tiles64;
         evals.push_back(std::move(e));
     }
     const Evaluated* best = nullptr;
@@ -556,6 +643,7 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t) {
     cost.tiling.sramBytes = best->sram;
     cost.tiling.estCycles = best->cycles;
     cost.estCycles = best->cycles;
+    cost.computeCycles = best->compute;
     cost.dmaBytes = best->dmaBytes;
     // FLOPs of the whole op (tiles at the edge are partial; count the real output).
     cost.flops = model.tileWork(full).flops;

@@ -12,6 +12,7 @@ struct TaskCost {
     uint64_t flops = 0;
     uint64_t dmaBytes = 0;   ///< DRAM<->SRAM bytes over all tiles
     uint64_t estCycles = 0;  ///< the chosen tiling's estimate (no dispatch)
+    uint64_t computeCycles = 0; ///< the unit's busy cycles over all tiles (no DMA)
 };
 
 /// Chooses the output tile for a group so that its SRAM working set (input + weights + output

@@ -59,7 +59,8 @@ struct SimOptions {
 /// Timing model: each core runs its Tasks in Program::tasks order, one at a time. A Task starts at
 /// max(previous Task on its core ended + dispatchCycles, each waited event's recording Task ended +
 /// eventLatencyCycles). Its duration is dramLatencyCycles (when it moves bytes) plus its compute
-/// cycles (cube: flops / (2*M*N*K); vector: flops / f32 lanes, f16 lanes for f16 ops; DMA-only: 0) and its DMA cycles
+/// cycles (Task::computeCycles, the cost model's for its tiles; in a Program without them, cube:
+/// flops / (2*M*N*K), vector: flops / f32 lanes, f16 lanes for f16 ops; DMA-only: 0) and its DMA cycles
 /// (dmaBytes / min(per-core DMA rate, DRAM rate / Tasks moving data at its start)); with double
 /// buffering the two overlap except for one tile's worth of the shorter. Cross-core data
 /// dependencies are honoured only through events, as on hardware: a missing wait is a race.

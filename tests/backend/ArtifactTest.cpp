@@ -113,6 +113,7 @@ TEST(Artifact, RoundTripRebuildsTheProgram) {
         EXPECT_EQ(a.waitEvents, b.waitEvents);
         EXPECT_EQ(a.recordEvents, b.recordEvents);
         EXPECT_EQ(a.estCycles, b.estCycles);
+        EXPECT_EQ(a.computeCycles, b.computeCycles);
         EXPECT_EQ(a.tiling.tileShape, b.tiling.tileShape);
         EXPECT_EQ(a.tiling.candidates.size(), b.tiling.candidates.size());
     }
@@ -271,6 +272,27 @@ TEST(Artifact, ChunkedReductionRoundTripsAndIsChecked) {
     std::string e = readError(dir);
     EXPECT_NE(e.find("field 'tasks[" + std::to_string(last) + "].tiling.reduce_chunks'"), std::string::npos) << e;
     EXPECT_NE(e.find("does not divide num_tiles"), std::string::npos) << e;
+}
+
+TEST(Artifact, ComputeCyclesAreCheckedAndOptional) {
+    Program p = compiled();
+    std::string dir = freshDir("compute");
+    ASSERT_TRUE(writeArtifact(p, dir).ok());
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    // More compute than the whole Task's estimate: no cost model gives that.
+    m["tasks"][0]["compute_cycles"] = p.tasks[0].estCycles + 1;
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("field 'tasks[0].compute_cycles'"), std::string::npos) << e;
+    EXPECT_NE(e.find("more than the Task's est_cycles"), std::string::npos) << e;
+    // An artifact written before the field existed still reads; the simulator then times the
+    // compute from the flops.
+    for (auto& t : m["tasks"])
+        t.erase("compute_cycles");
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    Expected<Program> old = readArtifact(dir);
+    ASSERT_TRUE(old.ok()) << old.error().message;
+    EXPECT_EQ(old->tasks[0].computeCycles, 0u);
 }
 
 TEST(Artifact, BadJsonAndWrongVersionAreRejected) {

@@ -197,6 +197,61 @@ TEST(Lower, WideConvSplitsRowsNotChannelsWhenItsInputDoesNotFit) {
     EXPECT_EQ(t.tiling.tileShape.at(1), 64) << "the output channels stay whole";
 }
 
+namespace {
+
+/// The compute cycles the cost model gives the first Task of a one-node graph.
+uint64_t computeOf(OpKind kind, std::vector<TensorType> inputs, ir::AttributeMap attrs = {},
+                   std::vector<Tensor> constants = {}) {
+    auto g = std::make_shared<ir::Graph>("one");
+    std::vector<ir::Value*> ins;
+    for (size_t i = 0; i < inputs.size(); ++i)
+        ins.push_back(*g->addInput("in" + std::to_string(i), inputs[i]));
+    for (size_t i = 0; i < constants.size(); ++i)
+        ins.push_back(*g->addConstant("c" + std::to_string(i), constants[i]));
+    ir::Node* n = *g->addNode(kind, "op", ins, {"y"}, std::move(attrs));
+    g->setOutputs({n->output()});
+    EXPECT_TRUE(g->inferTypes().ok());
+    Expected<Program> p = lower(g, defaultTarget());
+    EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+    return p.ok() ? p->tasks.at(0).computeCycles : 0;
+}
+
+} // namespace
+
+// What the accuracy-trading rules buy has to show in the estimates: a division costs the vector
+// unit more passes than the multiply div-to-reciprocal replaces it with, a group pays for each op
+// of its body, LayerNormalization's statistics in f16 (layernorm-f16-variance) take half the
+// cycles, and attention's softmax without max-subtraction (attention-fast-softmax) fewer passes.
+TEST(Lower, CostModelChargesWhatTheAccuracyTradingRulesSave) {
+    const TensorType x = TensorType::of(DType::F32, {1, 64, 32, 32});
+    const Tensor half = Tensor::fromVector<float>({1}, {0.5f});
+    const uint64_t mul = computeOf(OpKind::Mul, {x}, {}, {half});
+    const uint64_t div = computeOf(OpKind::Div, {x}, {}, {half});
+    EXPECT_GT(mul, 0u);
+    EXPECT_EQ(div, 4 * mul);
+
+    ir::AttributeMap body{{"body", std::vector<std::string>{"Mul(i0,i1)", "Div(t0,i1)", "Relu(t1)"}}};
+    EXPECT_EQ(computeOf(OpKind::ElementwiseGroup, {x}, body, {half}), 6 * mul);
+
+    const TensorType tokens = TensorType::of(DType::F32, {1, 40, 120});
+    const Tensor gamma = filled({120}, 1.0f), beta = filled({120}, 0.0f);
+    const uint64_t ln = computeOf(OpKind::LayerNormalization, {tokens}, {{"axis", int64_t{-1}}}, {gamma, beta});
+    const uint64_t lnF16 = computeOf(OpKind::LayerNormalization, {tokens},
+                                     {{"axis", int64_t{-1}}, {"stash_type", int64_t{10}}}, {gamma, beta});
+    EXPECT_LT(lnF16, ln);
+
+    const TensorType q = TensorType::of(DType::F32, {1, 8, 128, 32});
+    ir::AttributeMap att{{"scale", 0.125}, {"transB", int64_t{1}}};
+    const uint64_t attention = computeOf(OpKind::Attention, {q, q, q}, att);
+    ir::AttributeMap fastAtt = att;
+    fastAtt["fast_softmax"] = int64_t{1};
+    EXPECT_LT(computeOf(OpKind::Attention, {q, q, q}, fastAtt), attention);
+    // The matrix products are cube work, quadratic in the sequence: twice the tokens, about four
+    // times the cycles (not the output's 2x that an elementwise estimate would give).
+    const TensorType q2 = TensorType::of(DType::F32, {1, 8, 256, 32});
+    EXPECT_GT(computeOf(OpKind::Attention, {q2, q2, q2}, att), 3 * attention);
+}
+
 // Upsampling as DBNet's head does it (PaddleOCR's detector): a Resize doubling a map and a
 // stride-2 ConvTranspose. Neither input fits the SRAM whole; a tile reads only the input
 // region its outputs sample or gather from, so both are tiled instead of rejected.

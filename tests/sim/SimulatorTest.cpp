@@ -168,6 +168,17 @@ TEST(Simulator, TimingFollowsTheEventAndTheCoreQueues) {
     EXPECT_EQ(t[0].dmaSharers, 1);
     EXPECT_EQ(t[2].dmaSharers, 2);
     EXPECT_EQ(r->totalCycles, t[3].end);
+    // This hand-made Program has no cost-model compute figures (as an artifact from before they
+    // existed): the compute is timed from the flops at the unit's rate. A Task that has one (every
+    // Task lower() makes) is timed with it.
+    const uint64_t cubeRate = 2ull * tg.cubeM * tg.cubeN * tg.cubeK;
+    ASSERT_EQ(s.program.tasks[0].unit, backend::UnitKind::Cube);
+    EXPECT_EQ(t[0].computeCycles, (s.program.tasks[0].flops + cubeRate - 1) / cubeRate);
+    Sample costed = makeSample();
+    costed.program.tasks[0].computeCycles = 777;
+    auto withFigure = simulateSample(costed);
+    ASSERT_TRUE(withFigure.ok()) << withFigure.error().message;
+    EXPECT_EQ(withFigure->trace[0].computeCycles, 777u);
 }
 
 TEST(Simulator, IsDeterministic) {
