@@ -462,6 +462,16 @@ Expected<WorkModel> attentionModel(const ir::Node& n, const Target& t) {
     return m;
 }
 
+/// The first dim a Softmax or LayerNormalization reduces: its "axis" attribute (default -1,
+/// counted from the end when negative), clamped to the output's rank.
+size_t reducedFrom(const ir::Node& n) {
+    const int64_t rank = static_cast<int64_t>(n.output(0)->type().rank());
+    int64_t axis = n.attrInt("axis", -1);
+    if (axis < 0)
+        axis += rank;
+    return static_cast<size_t>(std::clamp<int64_t>(axis, 0, rank));
+}
+
 Expected<WorkModel> workModel(const Group& g, const Target& t) {
     const ir::Node& n = *g.nodes.front();
     using K = ir::OpKind;
@@ -480,29 +490,18 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
         if (n.output(0)->type().rank() < 3 || n.input(0)->type().rank() != n.output(0)->type().rank())
             return makeError(ErrorKind::Invalid, "node '" + n.name() + "': pooling needs N, C and spatial dims", n.name());
         return poolModel(n, t);
-    case K::Softmax: {
-        int64_t rank = static_cast<int64_t>(n.output(0)->type().rank());
-        int64_t axis = n.attrInt("axis", -1);
-        if (axis < 0)
-            axis += rank;
-        axis = std::clamp<int64_t>(axis, 0, rank);
+    case K::Softmax:
         // max, subtract, exp, sum, divide: five passes; every dim from the axis on is reduced
         // (covers both the opset < 13 flattening and the opset 13 single-axis semantics).
-        return elementwiseModel(n, t, 5, static_cast<size_t>(axis), false);
-    }
+        return elementwiseModel(n, t, 5, reducedFrom(n), false);
     case K::BatchNormalization: return elementwiseModel(n, t, 2, SIZE_MAX, false);
     case K::LayerNormalization: {
-        int64_t rank = static_cast<int64_t>(n.output(0)->type().rank());
-        int64_t axis = n.attrInt("axis", -1);
-        if (axis < 0)
-            axis += rank;
-        axis = std::clamp<int64_t>(axis, 0, rank);
         // Mean, subtract, square, mean: four passes at the statistics' precision (f32 unless
         // stash_type 10 keeps them in f16, rule layernorm-f16-variance); normalise, scale and
         // shift: three at the output's.
         const uint64_t statLanes = n.attrInt("stash_type", 1) == 10 ? static_cast<uint64_t>(t.vectorLanesF16)
                                                                     : vectorLanes(t, ir::DType::F32);
-        return elementwiseModel(n, t, 3, static_cast<size_t>(axis), false, 4, statLanes);
+        return elementwiseModel(n, t, 3, reducedFrom(n), false, 4, statLanes);
     }
     case K::Attention: return attentionModel(n, t);
     case K::ElementwiseGroup: return elementwiseModel(n, t, groupSteps(n), SIZE_MAX, false);
