@@ -115,6 +115,23 @@ Expected<LoadedRun> loadRun(const std::string& db, int64_t run) {
     return out;
 }
 
+std::string groupName(const std::string& taskName) {
+    // "NAME[i/K]", i and K digits.
+    if (taskName.empty() || taskName.back() != ']')
+        return taskName;
+    const size_t open = taskName.rfind('[');
+    if (open == std::string::npos || open == 0)
+        return taskName;
+    const std::string inner = taskName.substr(open + 1, taskName.size() - open - 2);
+    const size_t slash = inner.find('/');
+    auto digits = [](const std::string& x) {
+        return !x.empty() && std::all_of(x.begin(), x.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+    };
+    if (slash == std::string::npos || !digits(inner.substr(0, slash)) || !digits(inner.substr(slash + 1)))
+        return taskName;
+    return taskName.substr(0, open);
+}
+
 std::pair<std::string, int64_t> parseRunSpec(const std::string& spec) {
     const size_t colon = spec.find_last_of(':');
     if (colon == std::string::npos || colon + 1 >= spec.size() || colon == 0)
@@ -130,42 +147,60 @@ RunComparison compareRuns(LoadedRun a, LoadedRun b) {
     c.a = std::move(a);
     c.b = std::move(b);
 
-    // Match by name; equal names (none in a Program, but a database may be edited) pair up in
-    // start order.
-    std::map<std::string, std::vector<size_t>> inB;
-    for (size_t i = 0; i < c.b.tasks.size(); ++i)
-        inB[c.b.tasks[i].name].push_back(i);
-    std::map<std::string, size_t> takenB;
-    std::vector<bool> matchedB(c.b.tasks.size(), false);
-    for (const TaskRow& t : c.a.tasks) {
+    // Fold each run's Tasks into groups (a split group's parts into one), in first-start order.
+    struct Grouped {
+        std::string name, kernel;
+        int task = -1, parts = 0;
+        uint64_t start = 0, end = 0;
+    };
+    auto fold = [](const LoadedRun& r) {
+        std::vector<Grouped> out;
+        std::map<std::string, size_t> at;
+        for (const TaskRow& t : r.tasks) { // Tasks come in start order
+            const std::string g = groupName(t.name);
+            auto [it, fresh] = at.emplace(g, out.size());
+            if (fresh)
+                out.push_back(Grouped{g, t.kernel, t.id, 0, t.start, t.end});
+            Grouped& x = out[it->second];
+            ++x.parts;
+            x.start = std::min(x.start, t.start);
+            x.end = std::max(x.end, t.end);
+        }
+        return out;
+    };
+    const std::vector<Grouped> ga = fold(c.a), gb = fold(c.b);
+    std::map<std::string, size_t> inB;
+    for (size_t i = 0; i < gb.size(); ++i)
+        inB.emplace(gb[i].name, i);
+    std::vector<bool> matchedB(gb.size(), false);
+    for (const Grouped& x : ga) {
         TaskDelta d;
-        d.name = t.name;
-        d.kernelA = t.kernel;
-        d.taskA = t.id;
-        d.cyclesA = duration(t);
-        auto it = inB.find(t.name);
-        size_t& next = takenB[t.name];
-        if (it != inB.end() && next < it->second.size()) {
-            const TaskRow& u = c.b.tasks[it->second[next]];
-            matchedB[it->second[next]] = true;
-            ++next;
-            d.taskB = u.id;
-            d.kernelB = u.kernel;
-            d.cyclesB = duration(u);
+        d.name = x.name;
+        d.kernelA = x.kernel;
+        d.taskA = x.task;
+        d.partsA = x.parts;
+        d.cyclesA = x.end - x.start;
+        if (auto it = inB.find(x.name); it != inB.end() && !matchedB[it->second]) {
+            const Grouped& y = gb[it->second];
+            matchedB[it->second] = true;
+            d.taskB = y.task;
+            d.kernelB = y.kernel;
+            d.partsB = y.parts;
+            d.cyclesB = y.end - y.start;
         } else {
             ++c.onlyA;
         }
         c.tasks.push_back(std::move(d));
     }
-    for (size_t i = 0; i < c.b.tasks.size(); ++i) {
+    for (size_t i = 0; i < gb.size(); ++i) {
         if (matchedB[i])
             continue;
-        const TaskRow& u = c.b.tasks[i];
         TaskDelta d;
-        d.name = u.name;
-        d.kernelB = u.kernel;
-        d.taskB = u.id;
-        d.cyclesB = duration(u);
+        d.name = gb[i].name;
+        d.kernelB = gb[i].kernel;
+        d.taskB = gb[i].task;
+        d.partsB = gb[i].parts;
+        d.cyclesB = gb[i].end - gb[i].start;
         c.tasks.push_back(std::move(d));
         ++c.onlyB;
     }
@@ -214,7 +249,7 @@ RunComparison compareRuns(LoadedRun a, LoadedRun b) {
         c.summary.push_back(line(std::string(key) == "dram_peak" ? "DRAM peak" : "DRAM lower bound", bytesText(ma),
                                  bytesText(mb), ma, mb));
     }
-    c.summary.push_back("Tasks matched by name: " + std::to_string(c.tasks.size() - c.onlyA - c.onlyB) +
+    c.summary.push_back("groups matched by name: " + std::to_string(c.tasks.size() - c.onlyA - c.onlyB) +
                         "; only in A: " + std::to_string(c.onlyA) + ", only in B: " + std::to_string(c.onlyB));
     return c;
 }
@@ -237,17 +272,19 @@ std::string formatRunComparison(const RunComparison& c, int limit) {
     const size_t shown = limit < 0 ? order.size() : std::min(order.size(), static_cast<size_t>(limit));
     if (shown == 0)
         return out.str();
-    out << (shown == order.size() ? "Tasks" : "the " + std::to_string(shown) + " Tasks whose time changed most")
-        << " (cycles, A -> B):\n";
+    out << (shown == order.size() ? "groups" : "the " + std::to_string(shown) + " groups whose time changed most")
+        << " (cycles from first start to last end, A -> B; xK: split across K cores):\n";
     char buf[512];
     for (size_t i = 0; i < shown; ++i) {
         const TaskDelta& d = *order[i];
         const std::string a = d.taskA < 0 ? "-" : withCommas(d.cyclesA);
         const std::string b = d.taskB < 0 ? "-" : withCommas(d.cyclesB);
         std::string change = d.taskA < 0 ? "only in B" : d.taskB < 0 ? "only in A" : percentChange(static_cast<double>(d.cyclesA), static_cast<double>(d.cyclesB));
-        const std::string kernel = d.kernelA.empty() ? d.kernelB
-                                   : d.kernelB.empty() || d.kernelB == d.kernelA ? d.kernelA
-                                                                                 : d.kernelA + " -> " + d.kernelB;
+        auto k = [](const std::string& kernel, int parts) {
+            return parts > 1 ? kernel + " x" + std::to_string(parts) : kernel;
+        };
+        const std::string ka = k(d.kernelA, d.partsA), kb = k(d.kernelB, d.partsB);
+        const std::string kernel = d.kernelA.empty() ? kb : d.kernelB.empty() || kb == ka ? ka : ka + " -> " + kb;
         std::snprintf(buf, sizeof buf, "  %-28s %-26s %14s %14s %+14" PRId64 "  %s\n", d.name.c_str(), kernel.c_str(),
                       a.c_str(), b.c_str(), d.delta(), change.c_str());
         out << buf;

@@ -29,24 +29,30 @@ struct LoadedRun {
 /// database, no such run).
 Expected<LoadedRun> loadRun(const std::string& db, int64_t run = -1);
 
+/// The group a Task belongs to: its name without a split part's "[i/K]" suffix.
+std::string groupName(const std::string& taskName);
+
 /// Splits "FILE.db" or "FILE.db:RUN" (a run id, digits only) into path and run (-1: the newest).
 /// A path that itself ends in ":digits" can be given with an explicit run: "a:1.db:2".
 std::pair<std::string, int64_t> parseRunSpec(const std::string& spec);
 
-/// A Task of either run, matched with its counterpart by name (the name of the group's first
-/// node, which passes keep: switching a fusion off turns FusedConv 'c1' into Conv 'c1'). A rewrite
-/// that formed other groups shows as Tasks present in one run only.
+/// A group of either run (a Task, or the parts "NAME[i/K]" of one split across cores), matched
+/// with its counterpart by name (the name of the group's first node, which passes keep:
+/// switching a fusion off turns FusedConv 'c1' into Conv 'c1'). A rewrite that formed other
+/// groups shows as groups present in one run only.
 struct TaskDelta {
     std::string name;
-    std::string kernelA, kernelB;       ///< "" where the run has no such Task
-    int taskA = -1, taskB = -1;         ///< Task ids; -1 where the run has no such Task
-    uint64_t cyclesA = 0, cyclesB = 0;  ///< end - start in each run (0 where absent)
+    std::string kernelA, kernelB;       ///< "" where the run has no such group
+    int taskA = -1, taskB = -1;         ///< the (first part's) Task id; -1 where the run has none
+    int partsA = 0, partsB = 0;         ///< Tasks the group ran as (0 where absent)
+    /// From the first part's start to the last part's end, in each run (0 where absent).
+    uint64_t cyclesA = 0, cyclesB = 0;
     int64_t delta() const { return static_cast<int64_t>(cyclesB) - static_cast<int64_t>(cyclesA); }
 };
 
 struct RunComparison {
     LoadedRun a, b;
-    /// Run A's Tasks in its order (start time), matched or not, then the Tasks only run B has.
+    /// Run A's groups in its order (first start), matched or not, then the groups only B has.
     std::vector<TaskDelta> tasks;
     int onlyA = 0, onlyB = 0;
     /// Human-readable lines, A -> B: latency, Tasks, busy cycles per unit, DRAM peak and lower
@@ -56,7 +62,7 @@ struct RunComparison {
 
 RunComparison compareRuns(LoadedRun a, LoadedRun b);
 
-/// The comparison as text: the summary, then the `limit` Tasks whose time changed most (by
+/// The comparison as text: the summary, then the `limit` groups whose time changed most (by
 /// |delta|, ties by name; all of them when `limit` < 0), unmatched ones included.
 std::string formatRunComparison(const RunComparison& c, int limit = 20);
 

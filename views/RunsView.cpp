@@ -39,7 +39,7 @@ QVariant RunCompareModel::headerData(int section, Qt::Orientation orientation, i
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return {};
     switch (section) {
-    case TaskColumn: return tr("Task");
+    case TaskColumn: return tr("Task (group)");
     case KernelColumn: return tr("Kernel");
     case CyclesAColumn: return tr("Cycles A");
     case CyclesBColumn: return tr("Cycles B");
@@ -78,10 +78,15 @@ QVariant RunCompareModel::data(const QModelIndex& index, int role) const {
         return {};
     switch (index.column()) {
     case TaskColumn: return QString::fromStdString(d.name);
-    case KernelColumn:
-        if (inA && inB && d.kernelA != d.kernelB)
-            return QString::fromStdString(d.kernelA + " → " + d.kernelB);
-        return QString::fromStdString(inA ? d.kernelA : d.kernelB);
+    case KernelColumn: {
+        auto k = [](const std::string& kernel, int parts) {
+            return QString::fromStdString(kernel) + (parts > 1 ? QStringLiteral(" ×%1").arg(parts) : QString());
+        };
+        const QString ka = k(d.kernelA, d.partsA), kb = k(d.kernelB, d.partsB);
+        if (inA && inB && ka != kb)
+            return ka + QStringLiteral(" → ") + kb;
+        return inA ? ka : kb;
+    }
     case CyclesAColumn: return inA ? locale.toString(static_cast<qulonglong>(d.cyclesA)) : QStringLiteral("–");
     case CyclesBColumn: return inB ? locale.toString(static_cast<qulonglong>(d.cyclesB)) : QStringLiteral("–");
     case DeltaColumn: {

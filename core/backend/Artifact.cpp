@@ -124,6 +124,9 @@ json taskJson(const Task& t) {
     j["dma_bytes"] = t.dmaBytes;
     j["est_cycles"] = t.estCycles;
     j["compute_cycles"] = t.computeCycles;
+    if (t.parts > 1) // a split group's part: present only then
+        j["split"] = json{{"part", t.part}, {"parts", t.parts}, {"axis", t.sliceAxis}, {"begin", t.sliceBegin},
+                          {"end", t.sliceEnd}};
     j["est_start"] = t.estStart;
     j["est_end"] = t.estEnd;
     json tiling;
@@ -327,8 +330,9 @@ Status writeArtifact(const Program& p, const std::string& dir) {
     json nodeTasks = json::object();
     for (const Task& t : p.tasks) {
         tasks.push_back(taskJson(t));
-        for (const std::string& n : t.nodes)
-            nodeTasks[n] = t.id;
+        for (const std::string& n : t.nodes) // the first Task running it (a split group's first part)
+            if (!nodeTasks.contains(n))
+                nodeTasks[n] = t.id;
     }
     m["tasks"] = tasks;
     m["node_tasks"] = nodeTasks;
@@ -689,6 +693,22 @@ Expected<Program> readArtifact(const std::string& dir) {
                                                            ", more than the Task's est_cycles " +
                                                            std::to_string(t.estCycles));
         }
+        if (j.contains("split")) {
+            SX_ASSIGN(const json* split, m.get(j, "split", path));
+            const std::string sp = path + ".split";
+            SX_ASSIGN(t.parts, m.intIn(*split, "parts", sp, 2, 65536));
+            SX_ASSIGN(t.part, m.intIn(*split, "part", sp, 0, t.parts - 1));
+            if (t.outputs.size() != 1)
+                return m.err(sp, "splits a Task with " + std::to_string(t.outputs.size()) + " outputs (one only)");
+            const Buffer& out = p.buffers[static_cast<size_t>(t.outputs.front())];
+            const int rank = static_cast<int>(out.type.rank());
+            SX_ASSIGN(t.sliceAxis, m.intIn(*split, "axis", sp, 0, std::max(rank - 1, 0)));
+            const int64_t extent = out.type.dims().empty() ? 0 : out.type.dims()[static_cast<size_t>(t.sliceAxis)];
+            SX_ASSIGN(int64_t begin, m.intIn(*split, "begin", sp, 0, std::max<int64_t>(extent - 1, 0)));
+            SX_ASSIGN(int64_t end, m.intIn(*split, "end", sp, begin + 1, std::max<int64_t>(extent, begin + 1)));
+            t.sliceBegin = begin;
+            t.sliceEnd = end;
+        }
         SX_ASSIGN(t.estStart, m.u64(j, "est_start", path));
         SX_ASSIGN(t.estEnd, m.u64(j, "est_end", path));
         SX_ASSIGN(const json* tiling, m.get(j, "tiling", path));
@@ -768,12 +788,15 @@ Expected<Program> readArtifact(const std::string& dir) {
     SX_ASSIGN(const json* nodeTasks, m.get(doc, "node_tasks", ""));
     if (!nodeTasks->is_object())
         return m.err("node_tasks", "must be an object");
+    std::map<std::string, int> firstTaskOf;
     for (const Task& t : p.tasks)
-        for (const std::string& n : t.nodes) {
-            auto it = nodeTasks->find(n);
-            if (it == nodeTasks->end() || !it->is_number_integer() || it->get<int64_t>() != t.id)
-                return m.err("node_tasks." + n, "does not map to task " + std::to_string(t.id));
-        }
+        for (const std::string& n : t.nodes)
+            firstTaskOf.emplace(n, t.id);
+    for (const auto& [n, id] : firstTaskOf) {
+        auto it = nodeTasks->find(n);
+        if (it == nodeTasks->end() || !it->is_number_integer() || it->get<int64_t>() != id)
+            return m.err("node_tasks." + n, "does not map to task " + std::to_string(id));
+    }
 
     Status events_ = checkEvents(p);
     if (!events_.ok())

@@ -36,6 +36,28 @@ uint64_t storedBytes(const ir::TensorType& t, int c0) {
     return n < 0 ? 0 : static_cast<uint64_t>(n) * ir::dtypeSize(t.dtype);
 }
 
+SliceBytes sliceOf(const Task& task, const Buffer& buffer) {
+    const int64_t numel = std::max<int64_t>(buffer.type.numel(), 0);
+    const uint64_t elem = ir::dtypeSize(buffer.type.dtype);
+    SliceBytes s;
+    s.end = static_cast<uint64_t>(numel) * elem;
+    if (task.parts <= 1 || task.sliceAxis < 0 || static_cast<size_t>(task.sliceAxis) >= buffer.type.rank())
+        return s;
+    const std::vector<int64_t> dims = buffer.type.dims();
+    const size_t axis = static_cast<size_t>(task.sliceAxis);
+    uint64_t outer = 1, inner = elem;
+    for (size_t d = 0; d < axis; ++d)
+        outer *= static_cast<uint64_t>(std::max<int64_t>(dims[d], 0));
+    for (size_t d = axis + 1; d < dims.size(); ++d)
+        inner *= static_cast<uint64_t>(std::max<int64_t>(dims[d], 0));
+    const uint64_t extent = static_cast<uint64_t>(std::max<int64_t>(dims[axis], 0));
+    s.runs = outer;
+    s.stride = extent * inner;
+    s.begin = std::min(extent, static_cast<uint64_t>(std::max<int64_t>(task.sliceBegin, 0))) * inner;
+    s.end = std::min(extent, static_cast<uint64_t>(std::max<int64_t>(task.sliceEnd, 0))) * inner;
+    return s;
+}
+
 namespace {
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
@@ -99,9 +121,12 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, in
 
 } // namespace
 
-Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target) {
-    if (!graph)
-        return makeError(ErrorKind::Invalid, "lower: no graph");
+namespace {
+
+/// lower() with groups split into at most `maxParts` parts. Sets `*outOfEvents` when the event
+/// allocator ran out of a core's slots (more splitting means more cross-core events).
+Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const Target& target, int maxParts,
+                                 bool* outOfEvents) {
     const ir::Graph& g = *graph;
     if (g.numNodes() == 0)
         return makeError(ErrorKind::Unsupported, "graph '" + g.name() + "' has no nodes to lower");
@@ -114,20 +139,20 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     std::map<std::string, int> bufferOf;
     SX_TRY(createBuffers(prog, g, bufferOf));
 
-    // Tasks in node order (topological), with deps from producing nodes.
-    std::map<std::string, int> taskOfNode;
+    // Tasks in node order (topological), with deps from producing nodes. A group split across
+    // cores (chooseSplit) becomes one Task per part, each depending on every part of each
+    // producer.
+    std::map<std::string, std::vector<int>> tasksOfNode;
     std::vector<Task> tasks;
     for (size_t i = 0; i < groups.size(); ++i) {
         const Group& grp = groups[i];
         Task t;
-        t.id = static_cast<int>(i);
         t.name = grp.nodes.front()->name();
         t.kernel = grp.kernel;
         t.unit = grp.unit;
         std::vector<int> deps;
         for (const ir::Node* n : grp.nodes) {
             t.nodes.push_back(n->name());
-            taskOfNode[n->name()] = t.id;
             for (const ir::Value* read : n->inputs()) {
                 // A view's output is read from the buffer its input lives in, and the Task
                 // depends on that buffer's producer (so the buffer stays live until it ran).
@@ -136,14 +161,13 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
                     continue;
                 t.inputs.push_back(bufferOf.at(v->name()));
                 if (const ir::Node* p = v->producer()) {
-                    auto it = taskOfNode.find(p->name());
-                    if (it == taskOfNode.end())
+                    auto it = tasksOfNode.find(p->name());
+                    if (it == tasksOfNode.end())
                         return makeError(ErrorKind::Invalid,
                                          "node '" + n->name() + "' uses '" + v->name() + "' before node '" + p->name() +
                                              "' computes it (graph not in topological order)",
                                          n->name());
-                    if (it->second != t.id)
-                        deps.push_back(it->second);
+                    deps.insert(deps.end(), it->second.begin(), it->second.end());
                 }
             }
             for (const ir::Value* v : n->outputs())
@@ -153,12 +177,31 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         t.deps = std::move(deps);
         SX_ASSIGN(TaskCost cost, chooseTiling(grp, target));
-        t.tiling = std::move(cost.tiling);
-        t.flops = cost.flops;
-        t.dmaBytes = cost.dmaBytes;
-        t.estCycles = cost.estCycles;
-        t.computeCycles = cost.computeCycles;
-        tasks.push_back(std::move(t));
+        SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts));
+        const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
+        std::vector<int> ids;
+        for (size_t p = 0; p < parts; ++p) {
+            Task part = t;
+            part.id = static_cast<int>(tasks.size());
+            const TaskCost& c = parts == 1 ? cost : split.costs[p];
+            if (parts > 1) {
+                part.name = t.name + "[" + std::to_string(p + 1) + "/" + std::to_string(parts) + "]";
+                part.part = static_cast<int>(p);
+                part.parts = static_cast<int>(parts);
+                part.sliceAxis = split.axis;
+                part.sliceBegin = split.ranges[p].first;
+                part.sliceEnd = split.ranges[p].second;
+            }
+            part.tiling = c.tiling;
+            part.flops = c.flops;
+            part.dmaBytes = c.dmaBytes;
+            part.estCycles = c.estCycles;
+            part.computeCycles = c.computeCycles;
+            ids.push_back(part.id);
+            tasks.push_back(std::move(part));
+        }
+        for (const ir::Node* n : grp.nodes)
+            tasksOfNode[n->name()] = ids;
     }
 
     // Schedule, then issue order = (start, id): a topological order since a dep ends before its
@@ -192,8 +235,9 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
         prog.tasks.push_back(std::move(t));
     }
     for (Task& t : prog.tasks) {
-        for (int b : t.outputs)
-            prog.buffers[static_cast<size_t>(b)].firstTask = t.id;
+        for (int b : t.outputs) // a split group's first part in issue order
+            if (prog.buffers[static_cast<size_t>(b)].firstTask < 0)
+                prog.buffers[static_cast<size_t>(b)].firstTask = t.id;
         for (int b : t.inputs)
             prog.buffers[static_cast<size_t>(b)].lastTask = std::max(prog.buffers[static_cast<size_t>(b)].lastTask, t.id);
     }
@@ -201,7 +245,10 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     for (int b : prog.outputBuffers)
         prog.buffers[static_cast<size_t>(b)].lastTask = -1;
 
-    SX_TRY(allocateEvents(prog));
+    if (Status events = allocateEvents(prog); !events.ok()) {
+        *outOfEvents = true;
+        return events.takeError();
+    }
     std::vector<std::vector<int>> depPreds(prog.tasks.size());
     for (const Task& t : prog.tasks)
         depPreds[static_cast<size_t>(t.id)] = t.deps;
@@ -214,6 +261,21 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     SX_TRY(checkEvents(prog));
     SX_TRY(checkHazards(prog));
     return prog;
+}
+
+} // namespace
+
+Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target) {
+    if (!graph)
+        return makeError(ErrorKind::Invalid, "lower: no graph");
+    // Split groups across up to every core; if the cross-core events that needs do not fit the
+    // cores' event slots, split into fewer parts, down to none.
+    for (int maxParts = std::max(target.numCores, 1);; maxParts /= 2) {
+        bool outOfEvents = false;
+        Expected<Program> p = lowerSplitting(graph, target, maxParts, &outOfEvents);
+        if (p.ok() || !outOfEvents || maxParts <= 1)
+            return p;
+    }
 }
 
 } // namespace sextant::backend

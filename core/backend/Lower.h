@@ -9,9 +9,12 @@
 namespace sextant::backend {
 
 /// Lowers a fused, fully shaped graph to a Program for `target`:
-///   grouping (one Task per node; host-only ops are rejected) -> tiling (cost model, SRAM fit)
-///   -> list scheduling over the cores -> Task order by (start, id) -> events for cross-core deps
-///   -> DRAM memory plan that respects the schedule -> self-checks (checkEvents, checkHazards).
+///   grouping (one group per node; host-only ops are rejected) -> tiling (cost model, SRAM fit)
+///   -> splitting a group across cores where that pays (chooseSplit: one Task per part, each
+///   depending on every part of its producers) -> list scheduling over the cores -> Task order by
+///   (start, id) -> events for cross-core deps -> DRAM memory plan that respects the schedule ->
+///   self-checks (checkEvents, checkHazards). When the events the parts need do not fit the
+///   cores' event slots, it lowers again with at most half as many parts, down to none.
 /// Reshape/Flatten/Identity/Dropout become DMA Tasks that copy (no aliasing), so every value has
 /// its own buffer. Tasks' `inputs` list the buffers of the node's present inputs in input order
 /// (an omitted optional input is skipped); `outputs` list every node output in order.

@@ -280,6 +280,42 @@ std::string bufferLabel(const Program& prog, int id) {
     return "buffer " + std::to_string(id) + " '" + prog.buffers[id].value + "'";
 }
 
+/// A buffer has one writing Task, or the parts of one split group, each writing its own slice
+/// of one dim (disjoint ranges within the dim). Anything else is a compiler bug.
+Status checkWriters(const Program& prog, const Buffer& b, const std::vector<int>& writers) {
+    if (writers.size() == 1)
+        return {};
+    const Task& first = prog.tasks[static_cast<size_t>(writers.front())];
+    bool siblings = !writers.empty() && first.parts == static_cast<int>(writers.size()) && first.parts > 1;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (int w : writers) {
+        const Task& t = prog.tasks[static_cast<size_t>(w)];
+        siblings = siblings && t.parts == first.parts && t.nodes == first.nodes && t.outputs.size() == 1 &&
+                   t.sliceAxis == first.sliceAxis;
+        ranges.emplace_back(t.sliceBegin, t.sliceEnd);
+    }
+    if (!siblings)
+        return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " has " + std::to_string(writers.size()) +
+                                                " writing tasks (expected 1, or the parts of one split group)");
+    const std::vector<int64_t> dims = b.type.dims();
+    if (first.sliceAxis < 0 || static_cast<size_t>(first.sliceAxis) >= dims.size())
+        return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + ": its parts slice dim " +
+                                                std::to_string(first.sliceAxis) + " of " + b.type.str());
+    std::sort(ranges.begin(), ranges.end());
+    for (size_t i = 0; i < ranges.size(); ++i) {
+        if (ranges[i].first < 0 || ranges[i].first >= ranges[i].second ||
+            ranges[i].second > dims[static_cast<size_t>(first.sliceAxis)])
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + ": a part writes the empty or out-of-range "
+                                                    "slice [" + std::to_string(ranges[i].first) + ", " +
+                                                    std::to_string(ranges[i].second) + ") of dim " +
+                                                    std::to_string(first.sliceAxis) + " of " + b.type.str());
+        if (i > 0 && ranges[i].first < ranges[i - 1].second)
+            return makeError(ErrorKind::Verify, "hazard: the parts of " + first.nodes.front() + " write overlapping "
+                                                    "slices of " + bufferLabel(prog, b.id));
+    }
+    return {};
+}
+
 } // namespace
 
 Status planMemory(Program& prog, const Reachability& order) {
@@ -322,12 +358,15 @@ Status planMemory(Program& prog, const Reachability& order) {
     for (size_t i = 0; i < n; ++i) {
         const Buffer& b = prog.buffers[inter[i]];
         const Access& a = acc[b.id];
-        if (a.writers.size() != 1)
-            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " has " + std::to_string(a.writers.size()) +
-                                                    " writers (expected 1)");
+        if (a.writers.empty())
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " has no writer");
+        SX_TRY(checkWriters(prog, b, a.writers));
         problem.sizes[i] = b.size;
-        uint64_t start = prog.tasks[a.writers[0]].estStart;
-        uint64_t end = prog.tasks[a.writers[0]].estEnd;
+        uint64_t start = UINT64_MAX, end = 0;
+        for (int w : a.writers) {
+            start = std::min(start, prog.tasks[w].estStart);
+            end = std::max(end, prog.tasks[w].estEnd);
+        }
         for (int r : a.readers)
             end = std::max(end, prog.tasks[r].estEnd);
         problem.lifetimes[i] = {start, end};
@@ -335,13 +374,14 @@ Status planMemory(Program& prog, const Reachability& order) {
     }
     // safeAfter(x, y): y's writer may reuse x's space because every access to x is done first.
     auto safeAfter = [&](int x, int y) {
-        int w = acc[y].writers[0];
-        for (int t : acc[x].writers)
-            if (!order.before(t, w))
-                return false;
-        for (int t : acc[x].readers)
-            if (!order.before(t, w))
-                return false;
+        for (int w : acc[y].writers) {
+            for (int t : acc[x].writers)
+                if (!order.before(t, w))
+                    return false;
+            for (int t : acc[x].readers)
+                if (!order.before(t, w))
+                    return false;
+        }
         return true;
     };
     for (size_t i = 0; i < n; ++i)
@@ -412,9 +452,10 @@ Status checkHazards(const Program& prog) {
         if (hostWritten && !a.writers.empty())
             return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is written by the host but also by " +
                                                     taskLabel(prog, a.writers[0]));
-        if (!hostWritten && a.writers.size() != 1)
-            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " has " + std::to_string(a.writers.size()) +
-                                                    " writing tasks (expected 1)");
+        if (!hostWritten && a.writers.empty())
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " has 0 writing tasks (expected 1)");
+        if (!hostWritten)
+            SX_TRY(checkWriters(prog, b, a.writers));
         for (int w : a.writers)
             for (int r : a.readers)
                 if (!order.before(w, r))

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sextant::backend {
@@ -74,6 +75,14 @@ struct Task {
     std::vector<int> waitEvents;      ///< event ids waited on before starting (cross-core deps)
     std::vector<int> recordEvents;    ///< event ids recorded on finishing
     Tiling tiling;
+    /// Split across cores (DESIGN §6, groups' tiles assigned to cores): this Task is part `part`
+    /// of `parts` sharing its group's work, and computes the slice [sliceBegin, sliceEnd) of its
+    /// single output along dim `sliceAxis` (all of every other dim; see sliceOf for the bytes).
+    /// The parts' ranges are disjoint and cover the dim. parts == 1: the whole group.
+    int part = 0;
+    int parts = 1;
+    int sliceAxis = -1;
+    int64_t sliceBegin = 0, sliceEnd = 0;
     uint64_t flops = 0;
     uint64_t dmaBytes = 0;            ///< bytes moved between DRAM and SRAM
     uint64_t estCycles = 0;           ///< cost-model duration, without dispatch
@@ -84,6 +93,17 @@ struct Task {
     uint64_t estStart = 0;            ///< scheduled start (cycles), from the list scheduler
     uint64_t estEnd = 0;              ///< scheduled end, including dispatch
 };
+
+/// The bytes of `buffer` (one of the Task's outputs) that `task` writes: `runs` runs of
+/// [begin, end), the i-th offset by i * stride from the buffer's start. The whole tensor is one
+/// run; one part of a split group writes its rows of every outer index. Buffers hold the logical
+/// tensor in row-major order (the NC1HWC0 padding is costed, not stored).
+struct SliceBytes {
+    uint64_t runs = 1;
+    uint64_t stride = 0;
+    uint64_t begin = 0, end = 0;
+};
+SliceBytes sliceOf(const Task& task, const Buffer& buffer);
 
 /// A cross-core synchronisation: the producer records a slot, consumers on other cores wait on it.
 /// Slot semantics: recording event E stores E's id in the slot; a wait on E passes once the slot

@@ -102,6 +102,11 @@ Expected<ir::Tensor> MemoryImage::read(const backend::Buffer& buffer) const {
 }
 
 Status MemoryImage::write(const backend::Buffer& buffer, const ir::Tensor& value) {
+    return writeSlice(buffer, value, backend::SliceBytes{1, 0, 0, UINT64_MAX});
+}
+
+Status MemoryImage::writeSlice(const backend::Buffer& buffer, const ir::Tensor& value,
+                               const backend::SliceBytes& slice) {
     int64_t bytes = payloadBytes(buffer);
     if (bytes < 0)
         return makeError(ErrorKind::Runtime,
@@ -115,8 +120,13 @@ Status MemoryImage::write(const backend::Buffer& buffer, const ir::Tensor& value
                                                  " but was given " + value.type().str());
     SX_ASSIGN(std::byte * p, locate(buffer, static_cast<uint64_t>(bytes)));
     ir::Tensor encoded = value.castTo(buffer.type.dtype);
-    if (bytes > 0)
-        std::memcpy(p, encoded.bytes(), static_cast<size_t>(bytes));
+    const uint64_t total = static_cast<uint64_t>(bytes);
+    for (uint64_t r = 0; r < slice.runs; ++r) {
+        const uint64_t begin = std::min(total, r * slice.stride + slice.begin);
+        const uint64_t end = std::min(total, r * slice.stride + std::min(slice.end, slice.stride ? slice.stride : slice.end));
+        if (begin < end)
+            std::memcpy(p + begin, encoded.bytes() + begin, static_cast<size_t>(end - begin));
+    }
     return {};
 }
 

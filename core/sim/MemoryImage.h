@@ -25,6 +25,9 @@ public:
     /// Encodes `value` into `buffer`, converting to the buffer's dtype (rounding to f16 where the
     /// buffer is f16). The element count must match the buffer's type.
     Status write(const backend::Buffer& buffer, const ir::Tensor& value);
+    /// The same, but stores only the bytes `slice` names (one part of a split Task writes its
+    /// slice); the rest of the buffer keeps what it held.
+    Status writeSlice(const backend::Buffer& buffer, const ir::Tensor& value, const backend::SliceBytes& slice);
 
     uint64_t dramBytes() const { return m_dram.size(); }
     uint64_t sramBytes(int core) const;

@@ -103,6 +103,7 @@ private:
     std::priority_queue<Item, std::vector<Item>, std::greater<Item>> m_queue;
     std::vector<size_t> m_running; ///< started, not ended
     std::map<int, size_t> m_taskById;
+    std::vector<std::vector<size_t>> m_writers; ///< per buffer index: the Tasks (indices) writing it
     /// Race checker only: per buffer, whether its bytes still hold what was last stored for it, and
     /// if not, the buffer whose write overwrote them.
     std::vector<bool> m_intact;
@@ -152,6 +153,7 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
     m_coreFree.assign(m_queues.size(), 0);
     m_state.assign(m_p.tasks.size(), {});
     m_trace.assign(m_p.tasks.size(), {});
+    m_writers.assign(m_p.buffers.size(), {});
     for (size_t i = 0; i < m_p.tasks.size(); ++i) {
         const Task& task = m_p.tasks[i];
         if (task.core < 0 || task.core >= t.numCores)
@@ -172,6 +174,9 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
         for (int e : task.recordEvents)
             m_recorders[e].push_back(i);
         m_taskById.emplace(task.id, i);
+        for (int b : task.outputs)
+            if (auto it = m_bufferById.find(b); it != m_bufferById.end())
+                m_writers[it->second].push_back(i);
         m_queues[static_cast<size_t>(task.core)].push_back(i);
     }
     m_intact.assign(m_p.buffers.size(), false);
@@ -390,7 +395,7 @@ Status Machine::execute(size_t index) {
                 st.pendingWrites.emplace_back(b, outs[i]);
                 st.writes.push_back(b);
             }
-            if (m_opt.keepValues)
+            if (m_opt.keepValues && task.part == 0) // the parts of a split group compute the same
                 m_values.emplace_back(name, outs[i]);
             local[name] = std::move(outs[i]);
         }
@@ -462,6 +467,13 @@ bool overlaps(const Buffer& a, const Buffer& b) {
     return a.offset < b.offset + b.size && b.offset < a.offset + a.size;
 }
 
+/// Two parts of one split group writing (or one writing, one reading nothing of) the same buffer
+/// touch disjoint slices: they may run at once.
+bool disjointParts(const Task& a, const Task& b) {
+    return a.parts > 1 && b.parts == a.parts && a.nodes == b.nodes && a.sliceAxis == b.sliceAxis &&
+           (a.sliceEnd <= b.sliceBegin || b.sliceEnd <= a.sliceBegin);
+}
+
 std::string bufferLabel(const Buffer& b) {
     return "buffer " + std::to_string(b.id) + " ('" + b.value + "')";
 }
@@ -491,11 +503,11 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
     };
     for (size_t b : st.reads) {
         const Buffer& buf = m_p.buffers[b];
-        // Reading a value whose producer has not finished: a missing wait.
-        auto producer = m_taskById.find(buf.firstTask);
-        if (buf.firstTask != task.id && producer != m_taskById.end() &&
-            !m_state[producer->second].ended) {
-            const Task& p = m_p.tasks[producer->second];
+        // Reading a value whose producer (any part of it) has not finished: a missing wait.
+        for (size_t w : m_writers[b]) {
+            if (w == index || m_state[w].ended)
+                continue;
+            const Task& p = m_p.tasks[w];
             return race("reads " + bufferLabel(buf) + " before its producer " + taskLabel(p) +
                         " (core " + std::to_string(p.core) + ") ended: a missing event wait?");
         }
@@ -514,11 +526,14 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
         auto clash = [&](const std::vector<size_t>& mine, const std::vector<size_t>& theirs,
                          const char* verb, const char* theirVerb) -> std::optional<Error> {
             for (size_t a : mine)
-                for (size_t b : theirs)
-                    if (overlaps(m_p.buffers[a], m_p.buffers[b]))
-                        return race(std::string(verb) + " " + bufferLabel(m_p.buffers[a]) +
-                                    " which overlaps " + bufferLabel(m_p.buffers[b]) +
-                                    " that running " + taskLabel(m_p.tasks[r]) + " " + theirVerb);
+                for (size_t b : theirs) {
+                    if (!overlaps(m_p.buffers[a], m_p.buffers[b]) ||
+                        (a == b && disjointParts(task, m_p.tasks[r])))
+                        continue;
+                    return race(std::string(verb) + " " + bufferLabel(m_p.buffers[a]) + " which overlaps " +
+                                bufferLabel(m_p.buffers[b]) + " that running " + taskLabel(m_p.tasks[r]) + " " +
+                                theirVerb);
+                }
             return std::nullopt;
         };
         if (auto e = clash(st.reads, other.writes, "reads", "writes"))
@@ -535,7 +550,8 @@ Status Machine::endTask(size_t index, uint64_t now) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
     for (auto& [b, value] : st.pendingWrites) {
-        Status s = m_mem.write(m_p.buffers[b], value);
+        Status s = task.parts > 1 ? m_mem.writeSlice(m_p.buffers[b], value, backend::sliceOf(task, m_p.buffers[b]))
+                                  : m_mem.write(m_p.buffers[b], value);
         if (!s.ok())
             return makeError(ErrorKind::Runtime, taskLabel(task) + ": " + s.error().message,
                              task.name);

@@ -65,6 +65,9 @@ struct SimOptions {
 /// buffering the two overlap except for one tile's worth of the shorter. Cross-core data
 /// dependencies are honoured only through events, as on hardware: a missing wait is a race.
 ///
+/// A part of a node split across cores (Task::parts > 1) computes the node as a whole Task would
+/// and writes only its slice of the output (backend::sliceOf); its siblings write the rest.
+///
 /// Function: at its start a Task reads the inputs of its nodes from the DRAM/SRAM images at the
 /// planned buffer addresses, evaluates its nodes in the precision the `precision` pass marked
 /// (attribute "precision": "f16-acc-f32" f16 data and weights with f32 accumulation, "f16" f16

@@ -252,7 +252,9 @@ TEST(Artifact, ChunkedReductionRoundTripsAndIsChecked) {
     ir::Node* gap = *g->addNode(OpKind::GlobalAveragePool, "gap", {r->output()}, {"avg"});
     g->setOutputs({gap->output()});
     ASSERT_TRUE(g->inferTypes().ok());
-    Expected<Program> p = lower(g, defaultTarget());
+    Target one = defaultTarget(); // one core: the pooling is one Task, not split across cores
+    one.numCores = 1;
+    Expected<Program> p = lower(g, one);
     ASSERT_TRUE(p.ok()) << p.error().message;
     ASSERT_EQ(p->tasks.back().name, "gap");
     const int chunks = p->tasks.back().tiling.reduceChunks;
@@ -272,6 +274,45 @@ TEST(Artifact, ChunkedReductionRoundTripsAndIsChecked) {
     std::string e = readError(dir);
     EXPECT_NE(e.find("field 'tasks[" + std::to_string(last) + "].tiling.reduce_chunks'"), std::string::npos) << e;
     EXPECT_NE(e.find("does not divide num_tiles"), std::string::npos) << e;
+}
+
+TEST(Artifact, SplitTasksRoundTripAndAreChecked) {
+    // A convolution big enough to be shared out across the cores.
+    auto g = std::make_shared<ir::Graph>("split");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 64, 56, 56}));
+    std::vector<float> w(64 * 64 * 9, 0.01f);
+    ir::Value* wv = *g->addConstant("w", ir::Tensor::fromVector<float>({64, 64, 3, 3}, w));
+    ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, wv}, {"y"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    g->setOutputs({c->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<Program> p = lower(g, defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    ASSERT_GT(p->tasks.size(), 1u);
+    std::string dir = freshDir("split");
+    ASSERT_TRUE(writeArtifact(*p, dir).ok());
+    Expected<Program> back = readArtifact(dir);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    ASSERT_EQ(back->tasks.size(), p->tasks.size());
+    for (size_t i = 0; i < p->tasks.size(); ++i) {
+        EXPECT_EQ(back->tasks[i].part, p->tasks[i].part);
+        EXPECT_EQ(back->tasks[i].parts, p->tasks[i].parts);
+        EXPECT_EQ(back->tasks[i].sliceAxis, p->tasks[i].sliceAxis);
+        EXPECT_EQ(back->tasks[i].sliceBegin, p->tasks[i].sliceBegin);
+        EXPECT_EQ(back->tasks[i].sliceEnd, p->tasks[i].sliceEnd);
+    }
+    // A slice past the end of its dim, and two parts claiming the same rows.
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    nlohmann::json good = m;
+    m["tasks"][0]["split"]["end"] = 1000;
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("field 'tasks[0].split.end'"), std::string::npos) << e;
+    m = good;
+    m["tasks"][1]["split"]["begin"] = m["tasks"][0]["split"]["begin"];
+    m["tasks"][1]["split"]["end"] = m["tasks"][0]["split"]["end"];
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    e = readError(dir);
+    EXPECT_NE(e.find("write overlapping slices"), std::string::npos) << e;
 }
 
 TEST(Artifact, ComputeCyclesAreCheckedAndOptional) {

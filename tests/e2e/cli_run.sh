@@ -73,7 +73,7 @@ sample)
     # --critical-path: the chain of Tasks behind the latency, each with what it waited for.
     "$cli" run "$src/samples/residual_cnn.onnx" --critical-path >"$out" 2>"$err" || fail "--critical-path failed"
     expect_line "^critical path: [1-9][0-9]* of [1-9][0-9]* Tasks, busy [0-9]+ of [0-9]+ cycles"
-    expect_line "^ +0 transdata_image .* first$"
+    expect_line "^ +0 transdata_image(\[[0-9]+/[0-9]+\])? .* first$"
     expect_line "^ +[0-9]+ softmax +Softmax .* after Task [0-9]+ \(dependency, \+[0-9]+\)$"
     # compare-runs: -O1 then -O2 appended to one database; its two newest runs, A -> B.
     rm -f "$work/runs.db"
@@ -85,8 +85,8 @@ sample)
     expect_line "^A: runs\.db run 1 \(residual_cnn\.onnx, npu-a\)$"
     expect_line "^B: runs\.db run 2 \(residual_cnn\.onnx, npu-a\)$"
     expect_line "^  latency: [0-9,]+ cycles -> [0-9,]+ cycles \([+-][0-9.]+ %\)"
-    expect_line "^  Tasks matched by name: [1-9][0-9]*; only in A: [0-9]+, only in B: [0-9]+$"
-    expect_line "^  block1_conv +Conv -> FusedConv +[0-9,]+ +[0-9,]+ +[+-][0-9]+  [+-][0-9.]+ %$"
+    expect_line "^  groups matched by name: [1-9][0-9]*; only in A: [0-9]+, only in B: [0-9]+$"
+    expect_line "^  block1_conv +Conv( x[0-9]+)? -> FusedConv( x[0-9]+)? +[0-9,]+ +[0-9,]+ +[+-][0-9]+  [+-][0-9.]+ %$"
     ;;
 bad-input)
     # Each bad input: exit code 2 and exactly one "error: ..." line, no crash.

@@ -304,13 +304,15 @@ TEST_F(ProfileDbTest, TwoRunsCompareTaskByTask) {
     ASSERT_TRUE(a.ok() && b.ok());
     EXPECT_EQ(b->run.target, "npu-a-1core");
     const profiler::RunComparison c = profiler::compareRuns(*a, *b);
-    ASSERT_EQ(c.tasks.size(), eight.program.tasks.size());
+    // Groups, not Tasks: on one core nothing is split across cores.
+    ASSERT_EQ(c.tasks.size(), single.program.tasks.size());
     EXPECT_EQ(c.onlyA, 0);
     EXPECT_EQ(c.onlyB, 0);
     for (const profiler::TaskDelta& d : c.tasks) {
         EXPECT_GE(d.taskA, 0);
         EXPECT_GE(d.taskB, 0);
         EXPECT_EQ(d.kernelA, d.kernelB);
+        EXPECT_EQ(d.partsB, 1);
     }
     ASSERT_FALSE(c.summary.empty());
     EXPECT_EQ(c.summary[0].rfind("latency: ", 0), size_t{0}) << c.summary[0];
@@ -347,6 +349,14 @@ TEST_F(ProfileDbTest, TwoRunsCompareTaskByTask) {
     ASSERT_FALSE(manyCores.ok());
     EXPECT_NE(manyCores.error().message.find("run 2 has num_cores 1e+15"), std::string::npos)
         << manyCores.error().message;
+}
+
+TEST(RunSpec, SplitPartsBelongToTheirGroup) {
+    EXPECT_EQ(profiler::groupName("conv1[2/8]"), "conv1");
+    EXPECT_EQ(profiler::groupName("p2o.Conv.0[10/16]"), "p2o.Conv.0");
+    EXPECT_EQ(profiler::groupName("conv1"), "conv1");
+    EXPECT_EQ(profiler::groupName("a[b]"), "a[b]");
+    EXPECT_EQ(profiler::groupName("[1/2]"), "[1/2]");
 }
 
 TEST(RunSpec, PathAndOptionalRunId) {
