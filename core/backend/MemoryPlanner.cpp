@@ -283,7 +283,7 @@ std::string bufferLabel(const Program& prog, int id) {
 /// A buffer has one writing Task, or the parts of one split group, each writing its own slice
 /// of one dim (disjoint ranges within the dim). Anything else is a compiler bug.
 Status checkWriters(const Program& prog, const Buffer& b, const std::vector<int>& writers) {
-    if (writers.size() == 1)
+    if (writers.size() == 1 && prog.tasks[static_cast<size_t>(writers.front())].parts <= 1)
         return {};
     const Task& first = prog.tasks[static_cast<size_t>(writers.front())];
     bool siblings = !writers.empty() && first.parts == static_cast<int>(writers.size()) && first.parts > 1;

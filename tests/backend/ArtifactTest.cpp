@@ -313,6 +313,12 @@ TEST(Artifact, SplitTasksRoundTripAndAreChecked) {
     spit(fs::path(dir) / "manifest.json", m.dump(1));
     e = readError(dir);
     EXPECT_NE(e.find("write overlapping slices"), std::string::npos) << e;
+    // One part claiming to be the whole story: the rest of its output would be garbage.
+    m = good;
+    m["tasks"][0]["split"]["parts"] = 9;
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    e = readError(dir);
+    EXPECT_NE(e.find("writing tasks (expected 1, or the parts of one split group)"), std::string::npos) << e;
 }
 
 TEST(Artifact, ComputeCyclesAreCheckedAndOptional) {
