@@ -83,6 +83,16 @@ void printSummary(const runtime::CompileResult& r, const std::string& outDir) {
                   p.modelName.c_str(), p.target.name.c_str(), p.tasks.size(), coresUsed(p), p.target.numCores,
                   static_cast<unsigned long long>(p.estCycles), p.target.cyclesToMicros(p.estCycles));
     std::cout << line;
+    // How the Tasks came about: one per node, or a node's work shared out across cores.
+    int nodes = 0, split = 0, parts = 0;
+    for (const backend::Task& t : p.tasks) {
+        nodes += t.part == 0;
+        split += t.parts > 1 && t.part == 0;
+        parts += t.parts > 1;
+    }
+    if (split > 0)
+        std::cout << "  tasks: " << nodes << " nodes, " << split << " of them shared out across cores in " << parts
+                  << " parts\n";
     int changed = 0;
     for (const passes::Snapshot& s : r.pipeline.snapshots)
         changed += s.changed ? 1 : 0;

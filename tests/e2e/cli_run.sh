@@ -75,6 +75,10 @@ sample)
     expect_line "^critical path: [1-9][0-9]* of [1-9][0-9]* Tasks, busy [0-9]+ of [0-9]+ cycles"
     expect_line "^ +0 transdata_image(\[[0-9]+/[0-9]+\])? .* first$"
     expect_line "^ +[0-9]+ softmax +Softmax .* after Task [0-9]+ \(dependency, \+[0-9]+\)$"
+    # compile says how many Tasks are a node's work shared out across the cores.
+    "$cli" compile "$src/samples/residual_cnn.onnx" >"$out" 2>"$err" || fail "compile failed"
+    expect_line "^compiled 'residual_cnn' for npu-a: [1-9][0-9]* tasks on 8 of 8 cores"
+    expect_line "^  tasks: [1-9][0-9]* nodes, [1-9][0-9]* of them shared out across cores in [1-9][0-9]* parts$"
     # compare-runs: -O1 then -O2 appended to one database; its two newest runs, A -> B.
     rm -f "$work/runs.db"
     "$cli" run "$src/samples/residual_cnn.onnx" -O1 --profile "$work/runs.db" >"$out" 2>"$err" || fail "run -O1 --profile"
