@@ -2,6 +2,7 @@
 // (within f16 rounding), and it must really read the planned addresses: a corrupted plan or a
 // dropped event wait gives wrong numbers or a watchdog error.
 #include "core/sim/Simulator.h"
+#include "core/backend/Lower.h"
 #include "core/ir/Half.h"
 #include "core/ir/Interpreter.h"
 #include "core/sim/MemoryImage.h"
@@ -9,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
 using namespace sextant;
 using backend::Buffer;
@@ -335,4 +337,35 @@ TEST(SimulatorRaceChecker, AcceptsACorrectPlanWithAddressReuse) {
     ASSERT_TRUE(plain.ok());
     EXPECT_TRUE(checked->outputs[0].identical(plain->outputs[0]));
     EXPECT_LT(maxAbsDiff(checked->outputs[0], reference(s)), 2e-2);
+}
+
+// A node shared out across the cores computes, part by part, exactly what one core computes:
+// each part writes its slice, and the parts together the whole output, bit for bit.
+TEST(Simulator, SplitNodeGivesTheNumbersOfOneCore) {
+    auto g = std::make_shared<ir::Graph>("split");
+    ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 32, 48, 48})).value();
+    ir::Value* w = g->addConstant("w", ramp({48, 32, 3, 3}, 0.37, 0.0)).value();
+    ir::AttributeMap conv;
+    conv["pads"] = std::vector<int64_t>{1, 1, 1, 1};
+    ir::Node* c = g->addNode(ir::OpKind::Conv, "conv", {x, w}, {"c"}, conv).value();
+    ir::Node* r = g->addNode(ir::OpKind::Relu, "relu", {c->output()}, {"y"}).value();
+    g->setOutputs({r->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    backend::Target one = backend::defaultTarget();
+    one.numCores = 1;
+    auto eight = backend::lower(g, backend::defaultTarget());
+    auto single = backend::lower(g, one);
+    ASSERT_TRUE(eight.ok() && single.ok());
+    ASSERT_GT(eight->tasks.size(), single->tasks.size()) << "the convolution should be shared out";
+    const ir::Tensor input = ramp({1, 32, 48, 48}, 0.11, 0.0);
+    sim::SimOptions check;
+    check.checkRaces = true;
+    auto a = sim::simulate(*eight, std::vector<ir::Tensor>{input}, check);
+    auto b = sim::simulate(*single, std::vector<ir::Tensor>{input}, check);
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    ASSERT_EQ(a->outputs.size(), 1u);
+    ASSERT_EQ(a->outputs[0].byteSize(), b->outputs[0].byteSize());
+    EXPECT_EQ(std::memcmp(a->outputs[0].bytes(), b->outputs[0].bytes(), a->outputs[0].byteSize()), 0);
+    EXPECT_LT(a->totalCycles, b->totalCycles);
 }
