@@ -5,6 +5,7 @@
 #include "profiler/ProfileReader.h"
 #include "profiler/RunCompare.h"
 
+#include <climits>
 #include <iostream>
 #include <string>
 
@@ -40,14 +41,10 @@ int cmdCompareRuns(Args args) {
             if (i + 1 >= args.size())
                 return fail("compare-runs: --tasks needs a count");
             const std::string v = args[++i];
-            try {
-                size_t used = 0;
-                limit = std::stoi(v, &used);
-                if (used != v.size() || limit < 0)
-                    throw std::invalid_argument(v);
-            } catch (const std::exception&) {
+            const std::optional<int64_t> n = parseWholeNumber(v);
+            if (!n || *n > INT32_MAX)
                 return fail("compare-runs: --tasks '" + v + "' is not a count (0, 1, 2, ...)");
-            }
+            limit = static_cast<int>(*n);
         } else if (!a.empty() && a[0] == '-') {
             return fail("compare-runs: unknown option '" + a + "' (see 'sextant-cli compare-runs --help')");
         } else {

@@ -37,15 +37,11 @@ int cmdExportTrace(Args args) {
         } else if (a == "--run") {
             if (i + 1 >= args.size())
                 return fail("export-trace: --run needs a run id");
-            std::string v = args[++i];
-            try {
-                size_t used = 0;
-                run = std::stoll(v, &used);
-                if (used != v.size() || run < 1)
-                    throw std::invalid_argument(v);
-            } catch (const std::exception&) {
+            const std::string v = args[++i];
+            const std::optional<int64_t> n = parseWholeNumber(v);
+            if (!n || *n < 1)
                 return fail("export-trace: --run '" + v + "' is not a run id (1, 2, ...)");
-            }
+            run = *n;
         } else if (!a.empty() && a[0] == '-') {
             return fail("export-trace: unknown option '" + a +
                         "' (see 'sextant-cli export-trace --help')");

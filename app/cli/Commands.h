@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -26,5 +27,8 @@ int fail(std::string_view message);
 
 /// Parses a tolerance (--atol, --rtol): a non-negative number; nullopt when `s` is not one.
 std::optional<double> parseTolerance(const std::string& s);
+/// Parses a whole number >= 0 written in digits only (at most 15: --bisect-limit, --run,
+/// --tasks); nullopt when `s` is not one.
+std::optional<int64_t> parseWholeNumber(const std::string& s);
 
 } // namespace sextant::cli

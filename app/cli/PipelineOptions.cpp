@@ -50,14 +50,12 @@ bool parsePipelineOption(const std::string& command, Args args, size_t& i, Pipel
         out.any = true;
         if (!value(n, "a number"))
             return true;
-        bool digits = !n.empty() && n.size() <= 15;
-        for (char c : n)
-            digits = digits && c >= '0' && c <= '9';
-        if (!digits) {
+        const std::optional<int64_t> limit = parseWholeNumber(n);
+        if (!limit) {
             error = command + ": --bisect-limit must be a whole number >= 0, got '" + n + "'";
             return true;
         }
-        out.config.bisectLimit = std::stoll(n);
+        out.config.bisectLimit = *limit;
         return true;
     }
     return false;

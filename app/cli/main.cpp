@@ -3,6 +3,7 @@
 
 #include "core/ir/Allocator.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -25,6 +26,12 @@ std::optional<double> parseTolerance(const std::string& s) {
     } catch (const std::exception&) {
         return std::nullopt;
     }
+}
+
+std::optional<int64_t> parseWholeNumber(const std::string& s) {
+    if (s.empty() || s.size() > 15 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return std::nullopt;
+    return std::stoll(s);
 }
 
 namespace {

@@ -58,6 +58,10 @@ SliceBytes sliceOf(const Task& task, const Buffer& buffer) {
     return s;
 }
 
+bool sameSplit(const Task& a, const Task& b) {
+    return a.parts > 1 && a.parts == b.parts && a.nodes == b.nodes && a.sliceAxis == b.sliceAxis;
+}
+
 namespace {
 
 uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
@@ -151,8 +155,9 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         t.kernel = grp.kernel;
         t.unit = grp.unit;
         std::vector<int> deps;
-        for (const ir::Node* n : grp.nodes) {
+        for (const ir::Node* n : grp.nodes)
             t.nodes.push_back(n->name());
+        for (const ir::Node* n : grp.nodes) {
             for (const ir::Value* read : n->inputs()) {
                 // A view's output is read from the buffer its input lives in, and the Task
                 // depends on that buffer's producer (so the buffer stays live until it ran).
@@ -160,7 +165,8 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
                 if (!v)
                     continue;
                 t.inputs.push_back(bufferOf.at(v->name()));
-                if (const ir::Node* p = v->producer()) {
+                const ir::Node* p = v->producer();
+                if (p && std::find(t.nodes.begin(), t.nodes.end(), p->name()) == t.nodes.end()) {
                     auto it = tasksOfNode.find(p->name());
                     if (it == tasksOfNode.end())
                         return makeError(ErrorKind::Invalid,

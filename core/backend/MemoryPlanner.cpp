@@ -290,8 +290,7 @@ Status checkWriters(const Program& prog, const Buffer& b, const std::vector<int>
     std::vector<std::pair<int64_t, int64_t>> ranges;
     for (int w : writers) {
         const Task& t = prog.tasks[static_cast<size_t>(w)];
-        siblings = siblings && t.parts == first.parts && t.nodes == first.nodes && t.outputs.size() == 1 &&
-                   t.sliceAxis == first.sliceAxis;
+        siblings = siblings && sameSplit(t, first) && t.outputs.size() == 1;
         ranges.emplace_back(t.sliceBegin, t.sliceEnd);
     }
     if (!siblings)

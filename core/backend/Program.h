@@ -104,6 +104,8 @@ struct SliceBytes {
     uint64_t begin = 0, end = 0;
 };
 SliceBytes sliceOf(const Task& task, const Buffer& buffer);
+/// Whether `a` and `b` are two parts of one node's split (same node, same part count, same dim).
+bool sameSplit(const Task& a, const Task& b);
 
 /// A cross-core synchronisation: the producer records a slot, consumers on other cores wait on it.
 /// Slot semantics: recording event E stores E's id in the slot; a wait on E passes once the slot

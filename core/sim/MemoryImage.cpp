@@ -123,7 +123,7 @@ Status MemoryImage::writeSlice(const backend::Buffer& buffer, const ir::Tensor& 
     const uint64_t total = static_cast<uint64_t>(bytes);
     for (uint64_t r = 0; r < slice.runs; ++r) {
         const uint64_t begin = std::min(total, r * slice.stride + slice.begin);
-        const uint64_t end = std::min(total, r * slice.stride + std::min(slice.end, slice.stride ? slice.stride : slice.end));
+        const uint64_t end = std::min(total, r * slice.stride + slice.end);
         if (begin < end)
             std::memcpy(p + begin, encoded.bytes() + begin, static_cast<size_t>(end - begin));
     }

@@ -514,8 +514,7 @@ bool overlaps(const Buffer& a, const Buffer& b) {
 /// Two parts of one split group writing (or one writing, one reading nothing of) the same buffer
 /// touch disjoint slices: they may run at once.
 bool disjointParts(const Task& a, const Task& b) {
-    return a.parts > 1 && b.parts == a.parts && a.nodes == b.nodes && a.sliceAxis == b.sliceAxis &&
-           (a.sliceEnd <= b.sliceBegin || b.sliceEnd <= a.sliceBegin);
+    return backend::sameSplit(a, b) && (a.sliceEnd <= b.sliceBegin || b.sliceEnd <= a.sliceBegin);
 }
 
 std::string bufferLabel(const Buffer& b) {
@@ -594,8 +593,7 @@ Status Machine::endTask(size_t index, uint64_t now) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
     for (auto& [b, value] : st.pendingWrites) {
-        Status s = task.parts > 1 ? m_mem.writeSlice(m_p.buffers[b], value, backend::sliceOf(task, m_p.buffers[b]))
-                                  : m_mem.write(m_p.buffers[b], value);
+        Status s = m_mem.writeSlice(m_p.buffers[b], value, backend::sliceOf(task, m_p.buffers[b]));
         if (!s.ok())
             return makeError(ErrorKind::Runtime, taskLabel(task) + ": " + s.error().message,
                              task.name);
