@@ -2,6 +2,7 @@
 
 #include "Attribute.h"
 #include "Error.h"
+#include "InlineVector.h"
 #include "OpRegistry.h"
 #include "Tensor.h"
 #include "TensorType.h"
@@ -45,7 +46,7 @@ public:
     /// Index of this value among its producer's outputs.
     int producerOutput() const { return m_producerOutput; }
     /// One entry per use (a node using the value twice appears twice), in the order uses were made.
-    const std::vector<Node*>& users() const { return m_users; }
+    const InlineVector<Node*, 2>& users() const { return m_users; }
     bool isConstant() const { return m_isConstant; }
     /// Constant data (weights, folded values); nullptr unless isConstant().
     const Tensor* constant() const { return m_constant ? &*m_constant : nullptr; }
@@ -67,7 +68,7 @@ private:
     bool m_isOutput = false;
     bool m_isConstant = false;       ///< m_constant is set (kept here, beside the other flags)
     bool m_queuedForCleanup = false; ///< listed in Graph::m_cleanupCandidates
-    std::vector<Node*> m_users;
+    InlineVector<Node*, 2> m_users;
     TensorType m_type;
     std::string m_name;
     std::optional<Tensor> m_constant;
@@ -87,10 +88,10 @@ public:
     OpKind kind() const { return m_kind; }
     const OpInfo& info() const { return opInfo(m_kind); }
     /// Inputs in order; an omitted optional input is nullptr.
-    const std::vector<Value*>& inputs() const { return m_inputs; }
+    const InlineVector<Value*, 5>& inputs() const { return m_inputs; }
     Value* input(size_t i) const { return i < m_inputs.size() ? m_inputs[i] : nullptr; }
     size_t numInputs() const { return m_inputs.size(); }
-    const std::vector<Value*>& outputs() const { return m_outputs; }
+    const InlineVector<Value*, 1>& outputs() const { return m_outputs; }
     Value* output(size_t i = 0) const { return m_outputs[i]; }
     size_t numOutputs() const { return m_outputs.size(); }
 
@@ -153,8 +154,8 @@ private:
     OpKind m_kind{};
     uint32_t m_version = 0;
     uint64_t m_uid = 0;
-    std::vector<Value*> m_inputs;
-    std::vector<Value*> m_outputs;
+    InlineVector<Value*, 5> m_inputs;
+    InlineVector<Value*, 1> m_outputs;
     Graph* m_graph = nullptr;
     NodeList::iterator m_pos;
     uint32_t m_scratch = 0;

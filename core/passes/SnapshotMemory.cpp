@@ -58,7 +58,7 @@ void addGraphFootprint(const ir::Graph& graph, MemoryFootprint& fp,
     fp.structureBytes += sizeof(ir::Graph) + stringBytes(graph.name());
     for (const ir::Node* n : graph.nodes()) {
         fp.structureBytes += sizeof(ir::Node) + kListNode + kHashEntry + stringBytes(n->name());
-        fp.structureBytes += (n->inputs().capacity() + n->outputs().capacity()) * sizeof(void*);
+        fp.structureBytes += n->inputs().heapBytes() + n->outputs().heapBytes();
         for (const auto& [key, value] : n->attrs()) {
             fp.structureBytes += kMapNode + sizeof(key) + sizeof(value) + stringBytes(key);
             addAttribute(value, fp, seenBuffers);
@@ -71,7 +71,7 @@ void addGraphFootprint(const ir::Graph& graph, MemoryFootprint& fp,
     for (const ir::Value* v : graph.values()) {
         fp.structureBytes += sizeof(ir::Value) + kListNode + kHashEntry + stringBytes(v->name());
         fp.structureBytes += dimHeapBytes(v->type());
-        fp.structureBytes += v->users().capacity() * sizeof(void*);
+        fp.structureBytes += v->users().heapBytes();
         if (const ir::Tensor* t = v->constant())
             addTensor(*t, fp, seenBuffers);
     }

@@ -231,5 +231,42 @@ TEST(GraphStorage, SubgraphsOutliveNothingTheyNeed) {
     EXPECT_EQ(nodeNames(*shared).back(), "r4");
 }
 
+// Operands and users sit inside the node and value up to a few, and move to the heap beyond
+// that (a Concat of dozens of inputs, a value read by many nodes): rewiring, erasing and cloning
+// must see the same lists either way.
+TEST(GraphStorage, ManyOperandsAndUsersSurviveRewiringAndClone) {
+    Graph g("wide");
+    Value* x = g.addInput("x", TensorType::of(DType::F32, {1, 2})).value();
+    std::vector<Value*> parts;
+    for (int i = 0; i < 12; ++i)
+        parts.push_back(g.addNode(OpKind::Relu, "r" + std::to_string(i), {x},
+                                  {"p" + std::to_string(i)})
+                            .value()
+                            ->output(0));
+    ASSERT_EQ(x->users().size(), 12u);
+    Node* cat = g.addNode(OpKind::Concat, "cat", parts, {"y"}, {{"axis", int64_t{1}}}).value();
+    g.setOutputs({cat->output(0)});
+    ASSERT_TRUE(g.inferTypes().ok());
+    EXPECT_EQ(cat->output(0)->type().dims(), (std::vector<int64_t>{1, 24}));
+
+    // Point input 7 at input 3's value, then drop r7: 11 inputs' worth of users remain.
+    g.setInput(cat, 7, parts[3]);
+    EXPECT_EQ(parts[3]->users().size(), 2u);
+    ASSERT_TRUE(g.eraseNode(g.findNode("r7")).ok());
+    EXPECT_EQ(x->users().size(), 11u);
+    EXPECT_EQ(cat->input(7), parts[3]);
+    EXPECT_EQ(cat->input(11), parts[11]);
+    ASSERT_TRUE(verifyGraph(g).ok());
+
+    auto copy = g.clone();
+    const Node* c = copy->findNode("cat");
+    ASSERT_NE(c, nullptr);
+    ASSERT_EQ(c->numInputs(), 12u);
+    for (size_t i = 0; i < 12; ++i)
+        EXPECT_EQ(c->input(i)->name(), cat->input(i)->name()) << "input " << i;
+    EXPECT_EQ(copy->findValue("x")->users().size(), 11u);
+    EXPECT_EQ(printGraph(*copy), printGraph(g));
+}
+
 } // namespace
 } // namespace sextant::ir::test
