@@ -28,6 +28,28 @@ std::string convBiasReason(const ir::Node& conv, int64_t channels) {
     return {};
 }
 
+/// A copy of weight `w` (output channels first) with every element x of output channel c
+/// replaced by f(x, c), computed in double and stored in w's dtype as Tensor::set stores it.
+/// f32 weights take a loop without a call and a dtype switch per element: on a real model the
+/// weights are megabytes, and the element-wise at()/set() made these folds most of the fuse
+/// pass's time.
+template <typename F> ir::Tensor mapPerOutputChannel(const ir::Tensor& w, F f) {
+    const int64_t m = w.shape()[0];
+    const int64_t perChannel = m ? w.numel() / m : 0;
+    ir::Tensor out = ir::Tensor::uninitialized(w.dtype(), w.shape()); // every element is set
+    if (w.dtype() == ir::DType::F32) {
+        const float* src = w.data<float>();
+        float* dst = out.mutableData<float>();
+        for (int64_t c = 0; c < m; ++c)
+            for (int64_t i = c * perChannel; i < (c + 1) * perChannel; ++i)
+                dst[i] = static_cast<float>(f(static_cast<double>(src[i]), c));
+        return out;
+    }
+    for (int64_t i = 0; i < w.numel(); ++i)
+        out.set(i, f(w.at(i), i / perChannel));
+    return out;
+}
+
 /// Why constant `what` of shape `bias` cannot act per channel on an NC... conv output `outDims`
 /// (empty if it can): right-aligned, every dim but the channel dim must be 1.
 std::string perChannelReason(const std::string& what, const std::vector<int64_t>& bias,
@@ -119,7 +141,6 @@ public:
         const ir::Tensor& var = *constantOf(bn->input(4));
         const double eps = bn->attrFloat("epsilon", 1e-5);
         const int64_t m = w.shape()[0];
-        const int64_t perChannel = m ? w.numel() / m : 0;
         auto round = [&](double v) {
             return m_f16 ? static_cast<double>(ir::roundToHalf(static_cast<float>(v))) : v;
         };
@@ -127,9 +148,7 @@ public:
         std::vector<double> scale(static_cast<size_t>(m));
         for (int64_t c = 0; c < m; ++c)
             scale[c] = gamma.at(c) / std::sqrt(var.at(c) + eps);
-        ir::Tensor w2(w.dtype(), w.shape());
-        for (int64_t i = 0; i < w.numel(); ++i)
-            w2.set(i, round(w.at(i) * scale[i / perChannel]));
+        ir::Tensor w2 = mapPerOutputChannel(w, [&](double x, int64_t c) { return round(x * scale[c]); });
         ir::Tensor b2(b ? b->dtype() : w.dtype(), {m});
         for (int64_t c = 0; c < m; ++c)
             b2.set(c, round(((b ? b->at(c) : 0.0) - mean.at(c)) * scale[c] + beta.at(c)));
@@ -200,12 +219,11 @@ public:
         const ir::Tensor& s = *constantOf(otherOperand(*mul, conv.output(0)));
         const ir::Tensor& w = *constantOf(conv.input(1));
         const ir::Tensor* b = constantOf(conv.input(2));
-        const int64_t m = w.shape()[0];
-        const int64_t perChannel = w.numel() / m;
-        auto scale = [&](int64_t c) { return s.at(s.numel() == 1 ? 0 : c); };
-        ir::Tensor w2(w.dtype(), w.shape());
-        for (int64_t i = 0; i < w.numel(); ++i)
-            w2.set(i, w.at(i) * scale(i / perChannel));
+        std::vector<double> factor(static_cast<size_t>(w.shape()[0]));
+        for (size_t c = 0; c < factor.size(); ++c)
+            factor[c] = s.at(s.numel() == 1 ? 0 : static_cast<int64_t>(c));
+        auto scale = [&](int64_t c) { return factor[static_cast<size_t>(c)]; };
+        ir::Tensor w2 = mapPerOutputChannel(w, [&](double x, int64_t c) { return x * scale(c); });
         std::vector<ir::Value*> inputs{conv.input(0)};
         SX_ASSIGN(ir::Value * wv, addDerivedConstant(g, conv.name() + "_scaled_w", std::move(w2)));
         rc.noteConstant(wv->name(), {&conv, mul});
