@@ -150,6 +150,17 @@ std::pair<passes::GreyOpCounts, passes::GreyOpCounts> greyOps(const passes::Pipe
     return {before, after};
 }
 
+/// Whether `next` is part `offset` after `first` of the same split, on the core as many after
+/// first's, over the same cycles with the same tiling: --stats prints such parts as one row.
+bool sameSideBySide(const backend::Task& first, const backend::Task& next, int offset) {
+    return backend::sameSplit(first, next) && next.id == first.id + offset &&
+           next.part == first.part + offset && next.core == first.core + offset &&
+           next.kernel == first.kernel && next.unit == first.unit &&
+           next.estStart == first.estStart && next.estEnd == first.estEnd &&
+           next.tiling.numTiles == first.tiling.numTiles &&
+           next.tiling.sramBytes == first.tiling.sramBytes;
+}
+
 void printStats(const runtime::CompileResult& r) {
     std::cout << "passes (ms, changed):\n";
     for (size_t i = 1; i < r.pipeline.snapshots.size(); ++i) {
@@ -207,14 +218,30 @@ void printStats(const runtime::CompileResult& r) {
             std::cout << "      ... " << reasons.size() - 5 << " more rejection reasons\n";
     }
     const backend::Program& p = r.program;
-    std::cout << "tasks (id name kernel core unit start..end tiles sram):\n";
-    for (const backend::Task& t : p.tasks) {
+    std::cout << "tasks (id name kernel core unit start..end tiles sram; the parts of a split that "
+                 "run side by side share a row):\n";
+    for (size_t i = 0; i < p.tasks.size();) {
+        const backend::Task& t = p.tasks[i];
+        // Parts i..j-1 of one split, on consecutive cores at the same times and sizes: one row.
+        size_t j = i + 1;
+        while (j < p.tasks.size() && sameSideBySide(t, p.tasks[j], static_cast<int>(j - i)))
+            ++j;
+        std::string id = std::to_string(t.id), name = t.name, core = "core " + std::to_string(t.core);
+        if (j - i > 1) {
+            const backend::Task& last = p.tasks[j - 1];
+            id += "-" + std::to_string(last.id);
+            name = name.substr(0, name.rfind('[')) + "[" + std::to_string(t.part + 1) + "-" +
+                   std::to_string(last.part + 1) + "/" + std::to_string(t.parts) + "]";
+            core = "cores " + std::to_string(t.core) + "-" + std::to_string(last.core);
+        }
         char line[512];
-        std::snprintf(line, sizeof line, "  %3d %-24s %-18s core %d %-6s %8llu..%-8llu %4d %s\n", t.id, t.name.c_str(),
-                      t.kernel.c_str(), t.core, std::string(backend::unitName(t.unit)).c_str(),
+        std::snprintf(line, sizeof line, "  %7s %-28s %-18s %-10s %-6s %8llu..%-8llu %4d %s\n",
+                      id.c_str(), name.c_str(), t.kernel.c_str(), core.c_str(),
+                      std::string(backend::unitName(t.unit)).c_str(),
                       static_cast<unsigned long long>(t.estStart), static_cast<unsigned long long>(t.estEnd),
                       t.tiling.numTiles, kib(t.tiling.sramBytes).c_str());
         std::cout << line;
+        i = j;
     }
 }
 
