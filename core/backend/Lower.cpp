@@ -127,10 +127,11 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, in
 
 namespace {
 
-/// lower() with groups split into at most `maxParts` parts. Sets `*outOfEvents` when the event
-/// allocator ran out of a core's slots (more splitting means more cross-core events).
+/// lower() with groups split into at most `maxParts` parts and scheduled on the first `cores`
+/// cores. Sets `*outOfEvents` when the event allocator ran out of a core's slots (more splitting
+/// and more cores mean more cross-core events).
 Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const Target& target, int maxParts,
-                                 bool* outOfEvents) {
+                                 int cores, bool* outOfEvents) {
     const ir::Graph& g = *graph;
     if (g.numNodes() == 0)
         return makeError(ErrorKind::Unsupported, "graph '" + g.name() + "' has no nodes to lower");
@@ -218,7 +219,9 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         preds[i] = tasks[i].deps;
         cycles[i] = tasks[i].estCycles;
     }
-    std::vector<ScheduleSlot> sched = listSchedule(preds, cycles, target);
+    Target onCores = target;
+    onCores.numCores = cores;
+    std::vector<ScheduleSlot> sched = listSchedule(preds, cycles, onCores);
     std::vector<int> order(tasks.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int a, int b) {
@@ -275,12 +278,19 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     if (!graph)
         return makeError(ErrorKind::Invalid, "lower: no graph");
     // Split groups across up to every core; if the cross-core events that needs do not fit the
-    // cores' event slots, split into fewer parts, down to none.
-    for (int maxParts = std::max(target.numCores, 1);; maxParts /= 2) {
-        bool outOfEvents = false;
-        Expected<Program> p = lowerSplitting(graph, target, maxParts, &outOfEvents);
-        if (p.ok() || !outOfEvents || maxParts <= 1)
-            return p;
+    // cores' event slots, split into fewer parts, down to none, and then schedule on fewer
+    // cores: on one core Tasks need no events at all, so a target with very few slots still
+    // gets a program, only a slower one.
+    const int allCores = std::max(target.numCores, 1);
+    for (int cores = allCores;; cores /= 2) {
+        for (int maxParts = cores;; maxParts /= 2) {
+            bool outOfEvents = false;
+            Expected<Program> p = lowerSplitting(graph, target, maxParts, cores, &outOfEvents);
+            if (p.ok() || !outOfEvents || (maxParts <= 1 && cores <= 1))
+                return p;
+            if (maxParts <= 1)
+                break;
+        }
     }
 }
 

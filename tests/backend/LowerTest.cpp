@@ -78,6 +78,33 @@ std::shared_ptr<ir::Graph> wideGraph(int width) {
     return g;
 }
 
+/// SqueezeNet's fire modules in a chain: a 1x1 squeeze conv feeding a 1x1 and a 3x3 expand conv
+/// side by side, joined by a Concat. Branches that split and join again, each module waiting on
+/// the one before.
+std::shared_ptr<ir::Graph> fireGraph(int modules) {
+    auto g = std::make_shared<ir::Graph>("fire");
+    ir::Value* cur = *g->addInput("x", TensorType::of(DType::F32, {1, 32, 16, 16}));
+    auto conv = [&](const std::string& name, ir::Value* in, int64_t outC, int64_t inC, int64_t k) {
+        ir::Value* w = *g->addConstant(name + "_w", filled({outC, inC, k, k}, 0.01f));
+        const int64_t pad = k / 2;
+        ir::Node* c = *g->addNode(OpKind::Conv, name, {in, w}, {name + "_y"},
+                                  {{"pads", std::vector<int64_t>{pad, pad, pad, pad}}});
+        return (*g->addNode(OpKind::Relu, name + "_relu", {c->output()}, {name + "_r"}))->output();
+    };
+    for (int i = 0; i < modules; ++i) {
+        const std::string f = "fire" + std::to_string(i);
+        ir::Value* sq = conv(f + "_squeeze", cur, 8, 32, 1);
+        ir::Value* e1 = conv(f + "_expand1", sq, 16, 8, 1);
+        ir::Value* e3 = conv(f + "_expand3", sq, 16, 8, 3);
+        cur = (*g->addNode(OpKind::Concat, f + "_concat", {e1, e3}, {f + "_y"},
+                           {{"axis", int64_t{1}}}))->output();
+    }
+    g->setOutputs({cur});
+    Status s = g->inferTypes();
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    return g;
+}
+
 void expectValidProgram(const Program& p, const ir::Graph& g) {
     // Every node runs in one Task, or in the parts of one split group, whose slices of the output
     // cover the sliced dim exactly once.
@@ -457,6 +484,21 @@ TEST(Lower, EventSlotsAreReusedWhenFew) {
     for (const Event& e : p->events)
         EXPECT_LT(e.slot, 2);
     EXPECT_TRUE(checkEvents(*p).ok());
+}
+
+// One event slot per core cannot hold the events of independent branches running side by side:
+// the compiler falls back to fewer cores (down to one, which needs no events) instead of failing.
+TEST(Lower, OneEventSlotPerCoreStillGivesAProgram) {
+    auto g = fireGraph(3);
+    Target t = defaultTarget();
+    t.eventSlotsPerCore = 1;
+    Expected<Program> p = lower(g, t);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    expectValidProgram(*p, *g);
+    for (const Event& e : p->events)
+        EXPECT_EQ(e.slot, 0);
+    EXPECT_TRUE(checkEvents(*p).ok());
+    EXPECT_EQ(p->target.numCores, 8) << "the artifact still describes the whole target";
 }
 
 TEST(Lower, SingleCoreTargetHasNoEvents) {
