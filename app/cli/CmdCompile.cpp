@@ -11,6 +11,7 @@
 #include "core/backend/Artifact.h"
 #include "core/backend/Target.h"
 #include "core/frontend/OnnxImporter.h"
+#include "core/passes/GraphDiff.h"
 #include "core/passes/GreyOps.h"
 #include "core/passes/PassManager.h"
 #include "core/passes/TextDiff.h"
@@ -162,12 +163,23 @@ bool sameSideBySide(const backend::Task& first, const backend::Task& next, int o
 }
 
 void printStats(const runtime::CompileResult& r) {
-    std::cout << "passes (ms, changed):\n";
-    for (size_t i = 1; i < r.pipeline.snapshots.size(); ++i) {
-        const passes::Snapshot& s = r.pipeline.snapshots[i];
-        char line[256];
-        std::snprintf(line, sizeof line, "  %-16s %9.3f ms  %s\n", s.passId.c_str(), s.millis,
-                      s.changed ? "changed" : "-");
+    // Like -time-passes: each pass's time and share, then what it did to the graph (the
+    // structural diff against the snapshot before it) and the nodes left.
+    const std::vector<passes::Snapshot>& snaps = r.pipeline.snapshots;
+    double total = 0;
+    for (size_t i = 1; i < snaps.size(); ++i)
+        total += snaps[i].millis;
+    std::cout << "passes (time, share of the passes' time, nodes after, what changed):\n";
+    for (size_t i = 1; i < snaps.size(); ++i) {
+        const passes::Snapshot& s = snaps[i];
+        std::string what = "-";
+        if (s.changed) {
+            std::shared_ptr<const ir::Graph> before = snaps[i - 1].graph(), after = s.graph();
+            what = before && after ? passes::summarizeChanges(passes::diffGraphs(*before, *after)) : "changed";
+        }
+        char line[512];
+        std::snprintf(line, sizeof line, "  %-16s %9.3f ms %5.1f %%  %5zu nodes  %s\n", s.passId.c_str(),
+                      s.millis, total > 0 ? 100.0 * s.millis / total : 0.0, s.numNodes(), what.c_str());
         std::cout << line;
     }
     auto [before, after] = greyOps(r.pipeline);

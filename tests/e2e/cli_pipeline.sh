@@ -31,6 +31,9 @@ levels)
     expect_line "^  keep-f32-critical: [1-9][0-9]* / [1-9][0-9]* / 0 / 0, [0-9.]+ ms$"
     expect_line "^grey ops \(before -> after\): transpose [0-9]+ -> [0-9]+, copy/cast-only [0-9]+ -> [0-9]+, layout conversions [0-9]+ -> [0-9]+$"
     expect_line "^  fuse-conv-bn: [1-9][0-9]* / [1-9][0-9]* / [0-9]+ / 0, [0-9.]+ ms$"
+    # Per pass: time, share, nodes after and the structural diff; a pass that changed nothing says so.
+    expect_line "^  fuse +[0-9.]+ ms +[0-9.]+ % +[0-9]+ nodes  \+[0-9]+ -[1-9][0-9]* ~[0-9]+ nodes, \+[0-9]+ -[0-9]+ ~[0-9]+ constants$"
+    expect_line "^  dce +[0-9.]+ ms +[0-9.]+ % +[0-9]+ nodes  -$"
     # The Task table: a conv shared out over the 8 cores is one row, a Task on one core another.
     expect_line "^ +8-15 block1_conv\[1-8/8\] +FusedConv +cores 0-7 +cube +[0-9]+\.\.[0-9]+ +1 [0-9.]+ KiB$"
     expect_line "^ +[0-9]+ fc +Gemm +core [0-7] +cube "
