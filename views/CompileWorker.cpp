@@ -260,6 +260,8 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
                             std::to_string(snap->program.tasks.size()) + " tasks, DRAM arena " +
                             std::to_string(snap->program.memory.dramPeak) + " B (lower bound " +
                             std::to_string(snap->program.memory.dramLowerBound) + " B)");
+        for (const std::string& note : snap->program.notes)
+            snap->log.push_back("note: " + note);
     }
     SX_TRY(checkCancel(cancel));
     if (snap->loweringError.empty())

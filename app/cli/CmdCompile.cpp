@@ -106,6 +106,8 @@ void printSummary(const runtime::CompileResult& r, const std::string& outDir) {
                   ratio(p.memory.dramPeak, p.memory.dramLowerBound), kib(p.memory.weightBytes).c_str(),
                   kib(p.memory.ioBytes).c_str(), p.events.size());
     std::cout << line;
+    for (const std::string& note : p.notes)
+        std::cout << "  note: " << note << "\n";
     if (!outDir.empty())
         std::cout << "  wrote " << outDir << " (manifest.json, tasks.bin, weights.bin)\n";
 }

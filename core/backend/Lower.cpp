@@ -286,6 +286,15 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
         for (int maxParts = cores;; maxParts /= 2) {
             bool outOfEvents = false;
             Expected<Program> p = lowerSplitting(graph, target, maxParts, cores, &outOfEvents);
+            if (p.ok() && (cores < allCores || maxParts < allCores))
+                p->notes.push_back(
+                    "the cross-core events did not fit " + std::to_string(target.eventSlotsPerCore) +
+                    " event slot" + (target.eventSlotsPerCore == 1 ? "" : "s") + " per core: " +
+                    (maxParts > 1 ? "nodes shared out in at most " + std::to_string(maxParts) + " parts"
+                                  : "no node shared out across cores") +
+                    (cores < allCores ? ", Tasks on at most " + std::to_string(cores) + " of " +
+                                            std::to_string(allCores) + " cores"
+                                      : std::string()));
             if (p.ok() || !outOfEvents || (maxParts <= 1 && cores <= 1))
                 return p;
             if (maxParts <= 1)

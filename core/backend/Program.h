@@ -155,6 +155,9 @@ struct Program {
     std::vector<std::string> disabledRules; ///< rule/pass ids switched off
     int64_t bisectLimit = -1;               ///< the pipeline's rule-application limit (-1: none)
     uint64_t estCycles = 0;                 ///< makespan of the list schedule (cycles)
+    /// What the compiler had to give up and why, one sentence each, for the CLI summary and the
+    /// GUI's log (say, fewer cores because the events did not fit). Not stored in artifacts.
+    std::vector<std::string> notes;
 };
 
 } // namespace sextant::backend

@@ -499,6 +499,12 @@ TEST(Lower, OneEventSlotPerCoreStillGivesAProgram) {
         EXPECT_EQ(e.slot, 0);
     EXPECT_TRUE(checkEvents(*p).ok());
     EXPECT_EQ(p->target.numCores, 8) << "the artifact still describes the whole target";
+    // It says why it used fewer cores; a target with room for the events gets no such note.
+    ASSERT_EQ(p->notes.size(), 1u);
+    EXPECT_NE(p->notes[0].find("did not fit 1 event slot per core"), std::string::npos) << p->notes[0];
+    Expected<Program> roomy = lower(g, defaultTarget());
+    ASSERT_TRUE(roomy.ok()) << roomy.error().message;
+    EXPECT_TRUE(roomy->notes.empty());
 }
 
 TEST(Lower, SingleCoreTargetHasNoEvents) {
