@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 
 namespace sextant::backend {
 
@@ -277,30 +278,46 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
 Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target) {
     if (!graph)
         return makeError(ErrorKind::Invalid, "lower: no graph");
-    // Split groups across up to every core; if the cross-core events that needs do not fit the
-    // cores' event slots, split into fewer parts, down to none, and then schedule on fewer
-    // cores: on one core Tasks need no events at all, so a target with very few slots still
-    // gets a program, only a slower one.
+    // Split groups across up to every core. If the cross-core events that needs do not fit the
+    // cores' event slots, try fewer parts (down to none) on every core, then on half as many
+    // cores, and so on down to one core, which needs no events at all; of the programs that fit,
+    // keep the fastest by the schedule (the most parallel one on a tie). A target with very few
+    // slots still gets a program, only a slower one, and a note says why.
     const int allCores = std::max(target.numCores, 1);
-    for (int cores = allCores;; cores /= 2) {
-        for (int maxParts = cores;; maxParts /= 2) {
-            bool outOfEvents = false;
-            Expected<Program> p = lowerSplitting(graph, target, maxParts, cores, &outOfEvents);
-            if (p.ok() && (cores < allCores || maxParts < allCores))
-                p->notes.push_back(
-                    "the cross-core events did not fit " + std::to_string(target.eventSlotsPerCore) +
-                    " event slot" + (target.eventSlotsPerCore == 1 ? "" : "s") + " per core: " +
-                    (maxParts > 1 ? "nodes shared out in at most " + std::to_string(maxParts) + " parts"
-                                  : "no node shared out across cores") +
-                    (cores < allCores ? ", Tasks on at most " + std::to_string(cores) + " of " +
-                                            std::to_string(allCores) + " cores"
-                                      : std::string()));
-            if (p.ok() || !outOfEvents || (maxParts <= 1 && cores <= 1))
-                return p;
-            if (maxParts <= 1)
-                break;
+    bool outOfEvents = false;
+    Expected<Program> first = lowerSplitting(graph, target, allCores, allCores, &outOfEvents);
+    if (first.ok() || !outOfEvents)
+        return first;
+    std::optional<Program> best;
+    int bestCores = 0, bestParts = 0;
+    for (int cores = allCores; cores >= 1; cores /= 2)
+        for (int maxParts = cores; maxParts >= 1; maxParts /= 2) {
+            if (cores == allCores && maxParts == allCores)
+                continue; // the first attempt
+            bool out = false;
+            Expected<Program> p = lowerSplitting(graph, target, maxParts, cores, &out);
+            if (!p.ok()) {
+                if (!out)
+                    return p; // a real error, not a shortage of slots
+                continue;
+            }
+            if (!best || p->estCycles < best->estCycles) {
+                best = std::move(p).value();
+                bestCores = cores;
+                bestParts = maxParts;
+            }
         }
-    }
+    if (!best)
+        return first;
+    best->notes.push_back(
+        "the cross-core events did not fit " + std::to_string(target.eventSlotsPerCore) + " event slot" +
+        (target.eventSlotsPerCore == 1 ? "" : "s") + " per core: " +
+        (bestParts > 1 ? "nodes shared out in at most " + std::to_string(bestParts) + " parts"
+                       : "no node shared out across cores") +
+        (bestCores < allCores ? ", Tasks on at most " + std::to_string(bestCores) + " of " +
+                                    std::to_string(allCores) + " cores"
+                              : std::string()));
+    return std::move(*best);
 }
 
 } // namespace sextant::backend

@@ -14,8 +14,8 @@ namespace sextant::backend {
 ///   depending on every part of its producers) -> list scheduling over the cores -> Task order by
 ///   (start, id) -> events for cross-core deps -> DRAM memory plan that respects the schedule ->
 ///   self-checks (checkEvents, checkHazards). When the events the parts need do not fit the
-///   cores' event slots, it lowers again with at most half as many parts, down to none, and then
-///   on half as many cores, down to one (which needs no events).
+///   cores' event slots, it lowers again with fewer parts and on fewer cores (down to one, which
+///   needs no events), keeps the fastest program that fits and says so in Program::notes.
 /// Reshape/Flatten/Identity/Dropout become DMA Tasks that copy (no aliasing), so every value has
 /// its own buffer. Tasks' `inputs` list the buffers of the node's present inputs in input order
 /// (an omitted optional input is skipped); `outputs` list every node output in order.

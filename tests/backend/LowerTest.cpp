@@ -507,6 +507,41 @@ TEST(Lower, OneEventSlotPerCoreStillGivesAProgram) {
     EXPECT_TRUE(roomy->notes.empty());
 }
 
+// When the events do not fit, lowering keeps the fastest of the programs that do: among such
+// targets, more event slots never give a slower program. (With enough slots it keeps the first
+// program, every node shared out as far as it pays, without searching.)
+TEST(Lower, MoreEventSlotsNeverGiveASlowerProgram) {
+    for (auto g : {fireGraph(4), wideGraph(7), residualGraph(64, 32)}) {
+        uint64_t previous = UINT64_MAX;
+        for (int slots : {1, 2, 3, 4, 8}) {
+            Target t = defaultTarget();
+            t.eventSlotsPerCore = slots;
+            Expected<Program> p = lower(g, t);
+            ASSERT_TRUE(p.ok()) << p.error().message;
+            EXPECT_EQ(p->notes.size(), 1u) << "the events should not fit " << slots << " slots";
+            EXPECT_LE(p->estCycles, previous) << g->name() << " with " << slots << " slots";
+            previous = p->estCycles;
+        }
+    }
+}
+
+// The first program that fits is not always the fastest: with 3 slots the residual graph's
+// events do not fit its nodes split in two across all 8 cores, and no split at all is slower
+// than the same split on 2 cores.
+TEST(Lower, FewSlotsPreferSplittingOnFewerCoresToNoSplitting) {
+    auto g = residualGraph(64, 32);
+    Target t = defaultTarget();
+    t.eventSlotsPerCore = 2;
+    Expected<Program> two = lower(g, t);
+    t.eventSlotsPerCore = 3;
+    Expected<Program> three = lower(g, t);
+    ASSERT_TRUE(two.ok() && three.ok());
+    EXPECT_LT(three->estCycles, two->estCycles);
+    ASSERT_EQ(three->notes.size(), 1u);
+    EXPECT_NE(three->notes[0].find("shared out in at most 2 parts"), std::string::npos) << three->notes[0];
+    expectValidProgram(*three, *g);
+}
+
 TEST(Lower, SingleCoreTargetHasNoEvents) {
     auto g = residualGraph();
     Target t = defaultTarget();
