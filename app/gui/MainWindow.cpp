@@ -650,14 +650,21 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
             ++cores;
     m_timeline->setCriticalTasks(std::set<int>(m_snapshot->criticalTasks.begin(), m_snapshot->criticalTasks.end()));
     m_timeline->setEmptyText({});
-    m_timelineSummary->setText(tr("%1 Tasks on %2 of %3 cores · %4 cycles (%5 µs) · critical path %7 Tasks · from %6")
+    // Lowering gave up cores or splits because the events did not fit: say so next to the core
+    // count, briefly (the log and the tooltip have the whole sentence).
+    QStringList notes;
+    for (const std::string& note : m_snapshot->program.notes)
+        notes << QString::fromStdString(note);
+    m_timelineSummary->setText(tr("%1 Tasks on %2 of %3 cores%8 · %4 cycles (%5 µs) · critical path %7 Tasks · from %6")
                                    .arg(m_snapshot->timeline.tasks().size())
                                    .arg(cores)
                                    .arg(m_snapshot->program.target.numCores)
                                    .arg(m_snapshot->sim.totalCycles)
                                    .arg(m_snapshot->program.target.cyclesToMicros(m_snapshot->sim.totalCycles), 0, 'f', 2)
                                    .arg(QString::fromStdString(m_snapshot->profilePath))
-                                   .arg(m_snapshot->criticalTasks.size()));
+                                   .arg(m_snapshot->criticalTasks.size())
+                                   .arg(notes.isEmpty() ? QString() : tr(" (too few event slots: see the log)")));
+    m_timelineSummary->setToolTip(notes.join(QLatin1Char('\n')));
 
     // Show the final graph: Tasks name its nodes, so cross-selection works there.
     m_currentPass = -1;
