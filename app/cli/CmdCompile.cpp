@@ -24,6 +24,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -153,6 +154,17 @@ std::pair<passes::GreyOpCounts, passes::GreyOpCounts> greyOps(const passes::Pipe
     return {before, after};
 }
 
+/// What pass `i` of the pipeline changed (the structural diff against the snapshot before it), or
+/// nothing for a pass that changed nothing.
+std::optional<passes::ChangeCounts> passChanges(const passes::PipelineResult& r, size_t i) {
+    if (i == 0 || i >= r.snapshots.size() || !r.snapshots[i].changed)
+        return std::nullopt;
+    std::shared_ptr<const ir::Graph> before = r.snapshots[i - 1].graph(), after = r.snapshots[i].graph();
+    if (!before || !after)
+        return std::nullopt;
+    return passes::countChanges(passes::diffGraphs(*before, *after));
+}
+
 /// Whether `next` is part `offset` after `first` of the same split, on the core as many after
 /// first's, over the same cycles with the same tiling: --stats prints such parts as one row.
 bool sameSideBySide(const backend::Task& first, const backend::Task& next, int offset) {
@@ -175,10 +187,10 @@ void printStats(const runtime::CompileResult& r) {
     for (size_t i = 1; i < snaps.size(); ++i) {
         const passes::Snapshot& s = snaps[i];
         std::string what = "-";
-        if (s.changed) {
-            std::shared_ptr<const ir::Graph> before = snaps[i - 1].graph(), after = s.graph();
-            what = before && after ? passes::summarizeChanges(passes::diffGraphs(*before, *after)) : "changed";
-        }
+        if (std::optional<passes::ChangeCounts> c = passChanges(r.pipeline, i))
+            what = passes::summarizeChanges(*c);
+        else if (s.changed)
+            what = "changed";
         char line[512];
         std::snprintf(line, sizeof line, "  %-16s %9.3f ms %5.1f %%  %5zu nodes  %s\n", s.passId.c_str(),
                       s.millis, total > 0 ? 100.0 * s.millis / total : 0.0, s.numNodes(), what.c_str());
@@ -278,9 +290,15 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const std::string& mo
                        {"io_bytes", p.memory.ioBytes},
                        {"dram_total", p.memory.dramTotal}};
     json passList = json::array();
-    for (const passes::Snapshot& s : r.pipeline.snapshots)
-        if (s.passId != "input")
-            passList.push_back(json{{"id", s.passId}, {"changed", s.changed}, {"millis", s.millis}});
+    for (size_t i = 1; i < r.pipeline.snapshots.size(); ++i) {
+        const passes::Snapshot& s = r.pipeline.snapshots[i];
+        json pass{{"id", s.passId}, {"changed", s.changed}, {"millis", s.millis}, {"nodes", s.numNodes()}};
+        if (std::optional<passes::ChangeCounts> c = passChanges(r.pipeline, i))
+            pass["changes"] = json{{"nodes_added", c->nodesAdded},         {"nodes_removed", c->nodesRemoved},
+                                   {"nodes_changed", c->nodesChanged},     {"constants_added", c->constantsAdded},
+                                   {"constants_removed", c->constantsRemoved}, {"constants_changed", c->constantsChanged}};
+        passList.push_back(std::move(pass));
+    }
     j["passes"] = passList;
     auto [before, after] = greyOps(r.pipeline);
     auto greyJson = [](const passes::GreyOpCounts& c) {

@@ -83,15 +83,28 @@ std::vector<NodeChange> diffGraphs(const ir::Graph& before, const ir::Graph& aft
     return out;
 }
 
-std::string summarizeChanges(const std::vector<NodeChange>& changes) {
-    int n[2][3] = {{0, 0, 0}, {0, 0, 0}};
-    for (const NodeChange& c : changes)
-        ++n[c.isConstant ? 1 : 0][static_cast<int>(c.kind)];
-    auto part = [&](int k, const char* what) {
-        return "+" + std::to_string(n[k][0]) + " -" + std::to_string(n[k][1]) + " ~" +
-               std::to_string(n[k][2]) + " " + what;
+ChangeCounts countChanges(const std::vector<NodeChange>& changes) {
+    ChangeCounts c;
+    for (const NodeChange& ch : changes) {
+        const bool added = ch.kind == NodeChange::Kind::Added, removed = ch.kind == NodeChange::Kind::Removed;
+        int& slot = ch.isConstant ? (added ? c.constantsAdded : removed ? c.constantsRemoved : c.constantsChanged)
+                                  : (added ? c.nodesAdded : removed ? c.nodesRemoved : c.nodesChanged);
+        ++slot;
+    }
+    return c;
+}
+
+std::string summarizeChanges(const ChangeCounts& c) {
+    auto part = [](int added, int removed, int changed, const char* what) {
+        return "+" + std::to_string(added) + " -" + std::to_string(removed) + " ~" + std::to_string(changed) + " " +
+               what;
     };
-    return part(0, "nodes") + ", " + part(1, "constants");
+    return part(c.nodesAdded, c.nodesRemoved, c.nodesChanged, "nodes") + ", " +
+           part(c.constantsAdded, c.constantsRemoved, c.constantsChanged, "constants");
+}
+
+std::string summarizeChanges(const std::vector<NodeChange>& changes) {
+    return summarizeChanges(countChanges(changes));
 }
 
 } // namespace sextant::passes

@@ -25,7 +25,15 @@ struct NodeChange {
 /// Order: removals in `before` order, then additions and changes in `after` order, then constants.
 std::vector<NodeChange> diffGraphs(const ir::Graph& before, const ir::Graph& after);
 
+/// How many nodes and constants diffGraphs found added, removed and changed.
+struct ChangeCounts {
+    int nodesAdded = 0, nodesRemoved = 0, nodesChanged = 0;
+    int constantsAdded = 0, constantsRemoved = 0, constantsChanged = 0;
+};
+ChangeCounts countChanges(const std::vector<NodeChange>& changes);
+
 /// "+3 -5 ~2 nodes, +1 -4 ~0 constants": a one-line summary of diffGraphs' result.
 std::string summarizeChanges(const std::vector<NodeChange>& changes);
+std::string summarizeChanges(const ChangeCounts& counts);
 
 } // namespace sextant::passes

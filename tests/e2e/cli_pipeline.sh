@@ -102,6 +102,14 @@ regress)
     expect_exit 0 compile "$model" -O2 --report "$work/o2.json"
     expect_exit 0 compile "$model" -O2 --report "$work/o2-again.json"
     expect_exit 0 compile "$model" -O1 --report "$work/o1.json"
+    # Each pass in the report: the nodes it left and, if it changed the graph, what it changed.
+    python3 - "$work/o2.json" <<'PY' || fail "the report's passes lack nodes/changes"
+import json, sys
+passes = {p["id"]: p for p in json.load(open(sys.argv[1]))["passes"]}
+fuse, dce = passes["fuse"], passes["dce"]
+assert fuse["changed"] and fuse["nodes"] > 0 and fuse["changes"]["nodes_removed"] > 0, fuse
+assert not dce["changed"] and "changes" not in dce and dce["nodes"] == passes["precision"]["nodes"], dce
+PY
     # The same compile twice: nothing moved.
     expect_exit 0 regress "$work/o2-again.json" --baseline "$work/o2.json"
     expect_line "^no regression "
