@@ -157,6 +157,7 @@ Status simulateAndProfile(const CompileRequest& request, const ir::Graph& graph,
     if (auto reference = runtime::runReference(imported ? *imported : graph, inputs, ir::DType::F64,
                                                perTensor ? &referenceValues : nullptr);
         reference.ok()) {
+        bool anyFailed = false;
         for (size_t i = 0; i < reference->size() && i < snap.sim.outputs.size(); ++i) {
             const std::string name = i < graph.outputs().size() ? graph.outputs()[i]->name() : std::to_string(i);
             const runtime::TensorComparison c =
@@ -164,7 +165,13 @@ Status simulateAndProfile(const CompileRequest& request, const ir::Graph& graph,
                                         runtime::kNpuRtol); // as sextant-cli run --compare-reference
             snap.log.push_back("npu vs float64 reference: " + runtime::formatComparison(c));
             metrics.emplace_back("cosine:" + name, c.cosine);
+            if (!c.pass)
+                anyFailed = true;
         }
+        if (anyFailed && !backend::f16Units(snap.program.target).empty())
+            snap.log.push_back("note: the target computes in f16 (" + backend::f16Units(snap.program.target) +
+                               "); with \"f32\" for both (File ▸ Target…), the run shows how much of the "
+                               "difference is that precision");
         // Every tensor the NPU computed against the reference's of the same name (the Accuracy
         // tab), as sextant-cli run --compare-reference --per-tensor does.
         if (perTensor) {

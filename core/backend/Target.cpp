@@ -212,4 +212,13 @@ std::string targetToFileJson(const Target& t) {
 }
 
 
+std::string f16Units(const Target& t) {
+    std::string out;
+    if (t.cubeInputs == "f16")
+        out = "cube_inputs \"f16\"";
+    if (t.vectorPrecision == "f16")
+        out += std::string(out.empty() ? "" : ", ") + "vector_precision \"f16\"";
+    return out;
+}
+
 } // namespace sextant::backend

@@ -59,5 +59,9 @@ std::string targetToJson(const Target& t);
 /// The target as resources/targets/npu-a.json lays it out, for people to read and edit: format
 /// and version first, then the fields in the order docs/target-format.md lists them.
 std::string targetToFileJson(const Target& t);
+/// Which of the target's units compute in f16, as its fields say it (`cube_inputs "f16",
+/// vector_precision "f16"`); empty when it computes in f32 throughout. For the note that follows
+/// an NPU result out of tolerance: much of the difference may be that precision.
+std::string f16Units(const Target& t);
 
 } // namespace sextant::backend

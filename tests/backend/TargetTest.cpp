@@ -186,6 +186,12 @@ TEST(Target, PrecisionPolicyDefaultsAndIsValidated) {
     ASSERT_TRUE(exact.ok()) << exact.error().message;
     EXPECT_EQ(exact->cubeInputs, "f32");
     EXPECT_EQ(exact->vectorPrecision, "f32");
+    // What the note after an NPU result out of tolerance names: the fields that say f16.
+    EXPECT_EQ(f16Units(defaultTarget()), "cube_inputs \"f16\", vector_precision \"f16\"");
+    EXPECT_EQ(f16Units(*exact), "");
+    Target cubeOnly = *exact;
+    cubeOnly.cubeInputs = "f16";
+    EXPECT_EQ(f16Units(cubeOnly), "cube_inputs \"f16\"");
     Expected<Target> bad = parseTarget(defaultJsonWith([](auto& j) { j["cube_inputs"] = "bf16"; }), "t.json");
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().message, "t.json: field 'cube_inputs' must be \"f16\" or \"f32\" (got \"bf16\")");

@@ -75,6 +75,16 @@ sample)
     expect_line "^critical path: [1-9][0-9]* of [1-9][0-9]* Tasks, busy [0-9]+ of [0-9]+ cycles"
     expect_line "^ +0 transdata_image(\[[0-9]+/[0-9]+\])? .* first$"
     expect_line "^ +[0-9]+ softmax +Softmax .* after Task [0-9]+ \(dependency, \+[0-9]+\)$"
+    # A result out of tolerance on an f16 target says so and how to see the precision's share;
+    # on an all-f32 target the same failure has no such note.
+    "$cli" run "$src/samples/residual_cnn.onnx" --compare-reference --atol 0 --rtol 0 >"$out" 2>"$err"
+    [ $? -eq 1 ] || fail "a zero tolerance should fail"
+    expect_line '^note: the target computes in f16 \(cube_inputs "f16", vector_precision "f16"\); with "f32" for both'
+    sed -e 's/"cube_inputs": "f16"/"cube_inputs": "f32"/' -e 's/"vector_precision": "f16"/"vector_precision": "f32"/' \
+        "$src/resources/targets/npu-a.json" >"$work/f32.json"
+    "$cli" run "$src/samples/residual_cnn.onnx" --compare-reference --atol 0 --rtol 0 --target "$work/f32.json" >"$out" 2>"$err"
+    [ $? -eq 1 ] || fail "a zero tolerance should fail on the f32 target too"
+    grep -q '^note: the target computes in f16' "$out" && fail "an f32 target got the f16 note"
     # compile says how many Tasks are a node's work shared out across the cores.
     "$cli" compile "$src/samples/residual_cnn.onnx" >"$out" 2>"$err" || fail "compile failed"
     expect_line "^compiled 'residual_cnn' for npu-a: [1-9][0-9]* tasks on 8 of 8 cores"
