@@ -311,7 +311,7 @@ void Graph::setInput(Node* node, size_t index, Value* v) {
 void Graph::replaceAllUsesWith(Value* from, Value* to) {
     if (from == to)
         return;
-    std::vector<Node*> users = from->m_users;
+    std::vector<Node*> users(from->m_users.begin(), from->m_users.end()); // the loop changes m_users
     for (Node* u : users)
         for (size_t i = 0; i < u->m_inputs.size(); ++i)
             if (u->m_inputs[i] == from) {

@@ -35,7 +35,8 @@ public:
         assign(v.data(), v.data() + v.size());
         return *this;
     }
-    operator std::vector<T>() const { return std::vector<T>(begin(), end()); }
+    /// A copy as a std::vector; explicit, so that no copy happens unnoticed.
+    explicit operator std::vector<T>() const { return std::vector<T>(begin(), end()); }
 
     size_t size() const { return m_size; }
     /// Bytes held outside the object: 0 while the elements fit inline.
