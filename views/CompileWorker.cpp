@@ -168,10 +168,9 @@ Status simulateAndProfile(const CompileRequest& request, const ir::Graph& graph,
             if (!c.pass)
                 anyFailed = true;
         }
-        if (anyFailed && !backend::f16Units(snap.program.target).empty())
-            snap.log.push_back("note: the target computes in f16 (" + backend::f16Units(snap.program.target) +
-                               "); with \"f32\" for both (File ▸ Target…), the run shows how much of the "
-                               "difference is that precision");
+        if (const std::string note = backend::f16Note(snap.program.target, "(File ▸ Target…)");
+            anyFailed && !note.empty())
+            snap.log.push_back(note);
         // Every tensor the NPU computed against the reference's of the same name (the Accuracy
         // tab), as sextant-cli run --compare-reference --per-tensor does.
         if (perTensor) {

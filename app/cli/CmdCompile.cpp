@@ -154,15 +154,20 @@ std::pair<passes::GreyOpCounts, passes::GreyOpCounts> greyOps(const passes::Pipe
     return {before, after};
 }
 
-/// What pass `i` of the pipeline changed (the structural diff against the snapshot before it), or
-/// nothing for a pass that changed nothing.
-std::optional<passes::ChangeCounts> passChanges(const passes::PipelineResult& r, size_t i) {
-    if (i == 0 || i >= r.snapshots.size() || !r.snapshots[i].changed)
-        return std::nullopt;
-    std::shared_ptr<const ir::Graph> before = r.snapshots[i - 1].graph(), after = r.snapshots[i].graph();
-    if (!before || !after)
-        return std::nullopt;
-    return passes::countChanges(passes::diffGraphs(*before, *after));
+/// What each pass changed, by snapshot index: the structural diff against the snapshot before
+/// it, or nothing for the input and for a pass that changed nothing. Computed once for --stats
+/// and --report.
+using PassChanges = std::vector<std::optional<passes::ChangeCounts>>;
+PassChanges passChanges(const passes::PipelineResult& r) {
+    PassChanges out(r.snapshots.size());
+    for (size_t i = 1; i < r.snapshots.size(); ++i) {
+        if (!r.snapshots[i].changed)
+            continue;
+        std::shared_ptr<const ir::Graph> before = r.snapshots[i - 1].graph(), after = r.snapshots[i].graph();
+        if (before && after)
+            out[i] = passes::countChanges(passes::diffGraphs(*before, *after));
+    }
+    return out;
 }
 
 /// Whether `next` is part `offset` after `first` of the same split, on the core as many after
@@ -176,7 +181,7 @@ bool sameSideBySide(const backend::Task& first, const backend::Task& next, int o
            next.tiling.sramBytes == first.tiling.sramBytes;
 }
 
-void printStats(const runtime::CompileResult& r) {
+void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
     // Like -time-passes: each pass's time and share, then what it did to the graph (the
     // structural diff against the snapshot before it) and the nodes left.
     const std::vector<passes::Snapshot>& snaps = r.pipeline.snapshots;
@@ -187,8 +192,8 @@ void printStats(const runtime::CompileResult& r) {
     for (size_t i = 1; i < snaps.size(); ++i) {
         const passes::Snapshot& s = snaps[i];
         std::string what = "-";
-        if (std::optional<passes::ChangeCounts> c = passChanges(r.pipeline, i))
-            what = passes::summarizeChanges(*c);
+        if (changes[i])
+            what = passes::summarizeChanges(*changes[i]);
         else if (s.changed)
             what = "changed";
         char line[512];
@@ -271,7 +276,7 @@ void printStats(const runtime::CompileResult& r) {
     }
 }
 
-nlohmann::json reportJson(const runtime::CompileResult& r, const std::string& model,
+nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& changes, const std::string& model,
                           const passes::PipelineConfig& config) {
     using nlohmann::json;
     const backend::Program& p = r.program;
@@ -293,7 +298,7 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const std::string& mo
     for (size_t i = 1; i < r.pipeline.snapshots.size(); ++i) {
         const passes::Snapshot& s = r.pipeline.snapshots[i];
         json pass{{"id", s.passId}, {"changed", s.changed}, {"millis", s.millis}, {"nodes", s.numNodes()}};
-        if (std::optional<passes::ChangeCounts> c = passChanges(r.pipeline, i))
+        if (const std::optional<passes::ChangeCounts>& c = changes[i])
             pass["changes"] = json{{"nodes_added", c->nodesAdded},         {"nodes_removed", c->nodesRemoved},
                                    {"nodes_changed", c->nodesChanged},     {"constants_added", c->constantsAdded},
                                    {"constants_removed", c->constantsRemoved}, {"constants_changed", c->constantsChanged}};
@@ -434,13 +439,14 @@ int cmdCompile(Args args) {
             return fail(w.error().message);
     }
     printSummary(*result, outDir);
+    const PassChanges changes = stats || !reportPath.empty() ? passChanges(result->pipeline) : PassChanges{};
     if (stats)
-        printStats(*result);
+        printStats(*result, changes);
     if (!reportPath.empty()) {
         std::ofstream out(reportPath, std::ios::binary | std::ios::trunc);
         if (!out)
             return fail(reportPath + ": cannot open for writing");
-        out << reportJson(*result, model, options.pipeline).dump(2) << "\n";
+        out << reportJson(*result, changes, model, options.pipeline).dump(2) << "\n";
         if (!out)
             return fail(reportPath + ": write failed");
     }

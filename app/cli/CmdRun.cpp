@@ -432,10 +432,8 @@ int runSimulatedMode(const RunArgs& a) {
                         "expected") &&
              ok;
     }
-    if (!ok && !backend::f16Units(program.target).empty())
-        std::cout << "note: the target computes in f16 (" << backend::f16Units(program.target)
-                  << "); with \"f32\" for both in a --target file, the run shows how much of the "
-                     "difference is that precision\n";
+    if (const std::string note = backend::f16Note(program.target, "in a --target file"); !ok && !note.empty())
+        std::cout << note << "\n";
     if (!a.compareReference && a.expectedDir.empty())
         for (size_t i = 0; i < result->outputs.size(); ++i)
             std::cout << "output '" << (i < names.size() ? names[i] : "output_" + std::to_string(i))

@@ -221,4 +221,12 @@ std::string f16Units(const Target& t) {
     return out;
 }
 
+std::string f16Note(const Target& t, const std::string& howToChange) {
+    const std::string units = f16Units(t);
+    if (units.empty())
+        return {};
+    return "note: the target computes in f16 (" + units + "); with \"f32\" for both " + howToChange +
+           ", the run shows how much of the difference is that precision";
+}
+
 } // namespace sextant::backend

@@ -60,8 +60,11 @@ std::string targetToJson(const Target& t);
 /// and version first, then the fields in the order docs/target-format.md lists them.
 std::string targetToFileJson(const Target& t);
 /// Which of the target's units compute in f16, as its fields say it (`cube_inputs "f16",
-/// vector_precision "f16"`); empty when it computes in f32 throughout. For the note that follows
-/// an NPU result out of tolerance: much of the difference may be that precision.
+/// vector_precision "f16"`); empty when it computes in f32 throughout.
 std::string f16Units(const Target& t);
+/// The note that follows an NPU result out of tolerance on a target with f16 units (empty on an
+/// all-f32 one): much of the difference may be that precision; `howToChange` says where the user
+/// sets the fields ("in a --target file").
+std::string f16Note(const Target& t, const std::string& howToChange);
 
 } // namespace sextant::backend

@@ -103,8 +103,4 @@ std::string summarizeChanges(const ChangeCounts& c) {
            part(c.constantsAdded, c.constantsRemoved, c.constantsChanged, "constants");
 }
 
-std::string summarizeChanges(const std::vector<NodeChange>& changes) {
-    return summarizeChanges(countChanges(changes));
-}
-
 } // namespace sextant::passes

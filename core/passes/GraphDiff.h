@@ -33,7 +33,6 @@ struct ChangeCounts {
 ChangeCounts countChanges(const std::vector<NodeChange>& changes);
 
 /// "+3 -5 ~2 nodes, +1 -4 ~0 constants": a one-line summary of diffGraphs' result.
-std::string summarizeChanges(const std::vector<NodeChange>& changes);
 std::string summarizeChanges(const ChangeCounts& counts);
 
 } // namespace sextant::passes

@@ -48,6 +48,6 @@ TEST(GraphDiff, FusionShowsChangedAnchorAndRemovedNodes) {
     // sig is unchanged: the fused node produces the value name the Relu produced.
     EXPECT_EQ(changed, (std::vector<std::string>{"conv"}));
     EXPECT_EQ(added, (std::vector<std::string>{"const:conv_bias"}));
-    EXPECT_EQ(summarizeChanges(changes), "+0 -2 ~1 nodes, +1 -1 ~0 constants");
+    EXPECT_EQ(summarizeChanges(countChanges(changes)), "+0 -2 ~1 nodes, +1 -1 ~0 constants");
     EXPECT_TRUE(diffGraphs(*after->graph(), *after->graph()).empty());
 }
