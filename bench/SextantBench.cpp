@@ -233,6 +233,7 @@ int main(int argc, char** argv) {
     // features unless OPENBLAS_CORETYPE is set; core/ir/Blas.h).
     benchmark::AddCustomContext("openblas_core", ir::blas::info().core);
     benchmark::AddCustomContext("openblas", ir::blas::describe());
+    benchmark::AddCustomContext("allocator", ir::describeAllocator());
     for (const ModelSpec& m : kModels)
         benchmark::RegisterBenchmark((std::string("Reference/") + m.id).c_str(), referenceF32, m)
             ->Unit(benchmark::kMillisecond)

@@ -10,6 +10,7 @@ pkgs=(
   libsqlite3-dev
   nlohmann-json3-dev
   libopenblas-dev
+  libmimalloc-dev
   libgtest-dev libbenchmark-dev
   python3-onnx python3-numpy
   clang libclang-rt-dev

@@ -2,18 +2,25 @@
 
 namespace sextant::ir {
 
-/// Sets the C library's allocator up for what the compiler does with it; call it once, first
-/// thing in main(), before other threads start. Currently, with glibc: no "fastbins".
+/// Sets the allocator up for what the compiler does with it; call it once, first thing in main(),
+/// before other threads start.
 ///
-/// glibc keeps small freed blocks (up to 128 bytes: names, operand lists, attribute entries)
-/// unmerged in fastbins, and merges all of them with their neighbours in one sweep the next time
-/// any block of 1 KB or more is asked for. A pass pipeline frees small blocks by the hundred
-/// thousand and asks for large ones (node lists, tables) all the time, so every such sweep walks
-/// blocks scattered over the whole heap: on a 20,000-node graph those sweeps alone were about a
-/// fifth of the cache misses above linear growth (simulated, see BENCHMARKS.md). Without
-/// fastbins a freed block is merged when it is freed, while its neighbours are likely still in
-/// the cache; the per-thread cache (tcache) still serves the common small allocations first.
-/// Elsewhere (another C library) this does nothing.
+/// Sextant's programs allocate with mimalloc (linked into this library; see the README). A pass
+/// pipeline makes and frees small blocks (names, records, attribute entries) by the hundred
+/// thousand and walks graphs of several megabytes: mimalloc keeps blocks of one size together in
+/// pages of their own, and here it is also told to back its memory with transparent huge pages,
+/// so a walk over a big graph needs far fewer TLB entries. On a 20,000-node graph both together
+/// made the O2 pipeline about a third faster (BENCHMARKS.md, "Tenth round"). A user's
+/// MIMALLOC_LARGE_OS_PAGES setting wins over ours.
+///
+/// In a build without mimalloc (sanitizers, or SEXTANT_MIMALLOC=OFF) with glibc: no "fastbins".
+/// glibc keeps small freed blocks unmerged in fastbins and merges all of them in one sweep the
+/// next time a block of 1 KB or more is asked for; on a big graph those sweeps walk blocks
+/// scattered over the whole heap. Without fastbins a block is merged when freed, while its
+/// neighbours are likely still in the cache.
 void tuneAllocator();
+
+/// The allocator in use, in a few words (for the benchmarks' context line).
+const char* describeAllocator();
 
 } // namespace sextant::ir
