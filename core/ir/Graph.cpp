@@ -15,8 +15,17 @@ void Value::setType(TensorType t) {
     if (t == m_type)
         return;
     m_type = std::move(t);
+    restamp();
     if (m_producer)
         ++m_producer->m_version;
+}
+
+namespace {
+std::atomic<uint64_t> g_nextValueStamp{1};
+} // namespace
+
+void Value::restamp() {
+    m_stamp = g_nextValueStamp.fetch_add(1, std::memory_order_relaxed);
 }
 
 // ---- Node attribute helpers
@@ -126,6 +135,7 @@ Graph::~Graph() {
 Value* Graph::newValue(const std::string& name) {
     Value* v = makePooled<Value>(m_pool.get()).release();
     v->m_name = name;
+    v->restamp();
     v->m_id = m_nextValueId++;
     v->m_slot = static_cast<uint32_t>(m_valueSlots.size());
     m_valueSlots.push_back(v);
@@ -371,6 +381,7 @@ Status Graph::renameValue(Value* v, const std::string& newName) {
         return makeError(ErrorKind::Invalid, "duplicate value name '" + newName + "'", newName);
     m_valueIndex.erase(v->m_name);
     v->m_name = newName;
+    v->restamp();
     m_valueIndex[newName] = v;
     // The name shows in the producer's printout and in every user's.
     if (v->m_producer)

@@ -55,12 +55,19 @@ public:
     /// A number unique among the values this graph has ever had, below Graph::valueIdBound():
     /// lets a whole-graph walk keep per-value state in a vector instead of a hash table.
     uint32_t id() const { return m_id; }
+    /// A number no value has had before in this process, given when the value is made and again
+    /// whenever its name or type changes (its other printed parts, the constant's data and the
+    /// graph-input mark, never change). The same stamp means the same printout, so a caller that
+    /// saw the value before can tell it is unchanged without comparing it (the snapshots do).
+    uint64_t stamp() const { return m_stamp; }
 
 private:
     friend class Graph;
+    void restamp();
     // What whole-graph walks read (producer, id, flags, uses) fills the first cache line and the
     // type follows; the name and the constant's data come last.
     Node* m_producer = nullptr;
+    uint64_t m_stamp = 0;
     uint32_t m_id = 0;
     int m_producerOutput = 0;
     uint32_t m_slot = 0; ///< index in Graph::m_valueSlots

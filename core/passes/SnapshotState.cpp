@@ -227,15 +227,39 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
     RecordStore& store = *s->m_store;
     bool differs = !previous || previous->m_name != s->m_name;
 
+    static const bool check = std::getenv("SEXTANT_CHECK_SNAPSHOTS") != nullptr;
+    // A source whose stamp is the one its previous record was made with is unchanged (see
+    // Value::stamp): its record is shared without reading either. Sources keep their order, so
+    // the previous stamps are walked with a cursor; the rest are matched by name and compared.
     PreviousRecords<ValueRecord> prevSources(previous ? &previous->m_sources : nullptr);
+    const std::vector<uint64_t>* prevStamps = previous ? &previous->m_sourceStamps : nullptr;
+    size_t stampCursor = 0;
     for (const ir::Value* v : graph.values()) {
         if (v->producer())
             continue;
-        const ValueRecord* old = prevSources.find(v->name());
-        if (old && sourceMatches(*old, *v))
-            s->m_sources.push_back(old);
-        else
-            s->m_sources.push_back(recordOf(*v, store));
+        const ValueRecord* shared = nullptr;
+        if (prevStamps) {
+            const size_t end = std::min(prevStamps->size(), stampCursor + 4);
+            for (size_t i = stampCursor; i < end; ++i)
+                if ((*prevStamps)[i] == v->stamp()) {
+                    shared = previous->m_sources[i];
+                    stampCursor = i + 1;
+                    break;
+                }
+        }
+        if (shared && check && !sourceMatches(*shared, *v)) {
+            std::fprintf(stderr,
+                         "SEXTANT_CHECK_SNAPSHOTS: value '%s' changed without a new stamp: a "
+                         "Graph/Value mutator misses Value::restamp\n",
+                         v->name().c_str());
+            std::abort();
+        }
+        if (!shared) {
+            const ValueRecord* old = prevSources.find(v->name());
+            shared = old && sourceMatches(*old, *v) ? old : recordOf(*v, store);
+        }
+        s->m_sources.push_back(shared);
+        s->m_sourceStamps.push_back(v->stamp());
     }
     PreviousRecords<NodeRecord> prevNodes(previous ? &previous->m_nodes : nullptr);
     s->m_nodes.reserve(graph.numNodes());
@@ -246,7 +270,6 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
     // walked with a cursor; anything else is matched by name and compared field by field.
     const std::vector<NodeKey>* prevKeys = previous ? &previous->m_nodeKeys : nullptr;
     size_t keyCursor = 0;
-    static const bool check = std::getenv("SEXTANT_CHECK_SNAPSHOTS") != nullptr;
     for (const ir::Node* n : graph.nodeOrder()) {
         const NodeRecord* shared = nullptr;
         const NodeRecord* sameNode = nullptr; // the previous record of this live node

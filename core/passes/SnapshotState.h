@@ -68,7 +68,9 @@ public:
     const std::vector<std::string>& outputs() const { return m_outputs; }
     size_t numNodes() const { return m_nodes.size(); }
     /// Bytes of the per-node keys that let the next capture skip unchanged nodes (footprints).
-    size_t keyBytes() const { return m_nodeKeys.capacity() * sizeof(NodeKey); }
+    size_t keyBytes() const {
+        return m_nodeKeys.capacity() * sizeof(NodeKey) + m_sourceStamps.capacity() * sizeof(uint64_t);
+    }
     /// The store that owns this snapshot's records, shared by every snapshot captured against
     /// it (for footprints: count each store once).
     const RecordStore* store() const { return m_store.get(); }
@@ -92,6 +94,9 @@ private:
         uint32_t version = 0;
     };
     std::vector<NodeKey> m_nodeKeys;
+    /// For each source record: the live value's Value::stamp() when the record was made or last
+    /// found equal. The next capture shares the record of a value that still has this stamp.
+    std::vector<uint64_t> m_sourceStamps;
     std::vector<std::string> m_outputs;
 
     mutable std::mutex m_mutex; ///< guards the two caches (views read snapshots from threads)
