@@ -176,40 +176,55 @@ const ValueRecord* recordOf(const ir::Value& v, RecordStore& store) {
     return r;
 }
 
-/// Finds the previous record for each live item: first the one at the cursor (passes mostly keep
-/// the order), else through a name index built the first time the cursor misses.
+/// Finds, for each live item in graph order, the index of its record in the previous snapshot.
+/// One cursor serves both ways of looking: passes mostly keep the order, and mostly erase items
+/// (the members of a fused chain) or put new ones under an old name (the anchor's), so the record
+/// sought is usually a few places past the cursor. Whatever finds it moves the cursor there, so
+/// after a run of erased items the next unchanged one is again found near the cursor.
 template <typename Record> class PreviousRecords {
 public:
+    static constexpr size_t npos = static_cast<size_t>(-1);
+
     explicit PreviousRecords(const std::vector<const Record*>* prev) : m_prev(prev) {}
 
-    const Record* find(const std::string& name) {
+    /// The first index in the few past the cursor whose entry satisfies `is` (a key compare:
+    /// it reads a key array, not the records), else npos.
+    template <typename Pred> size_t nearCursor(Pred is) const {
         if (!m_prev)
-            return nullptr;
-        // A pass mostly erases nodes (the members of a fused chain) and puts new ones under the
-        // anchor's name, so the record sought is usually a few places past the cursor. Looking
-        // there first keeps most captures from indexing the whole previous snapshot (one
-        // allocation per record, and a hash lookup that misses the cache on big graphs). Names
-        // are unique, so any record found by name is the one the index would give.
-        const size_t end = std::min(m_prev->size(), m_cursor + kWindow);
+            return npos;
+        const size_t end = std::min(m_prev->size(), m_cursor + kKeyWindow);
         for (size_t i = m_cursor; i < end; ++i)
-            if ((*m_prev)[i]->name == name) {
-                m_cursor = i + 1;
-                return (*m_prev)[i];
-            }
+            if (is(i))
+                return i;
+        return npos;
+    }
+
+    /// The index of the record named `name`, else npos: first a window past the cursor, then a
+    /// name index built the first time the window misses. Looking near the cursor first keeps
+    /// most captures from indexing the whole previous snapshot (one allocation per record, and a
+    /// hash lookup that misses the cache on big graphs). Names are unique, so any record found
+    /// by name is the one the index would give.
+    size_t byName(const std::string& name) {
+        if (!m_prev)
+            return npos;
+        const size_t end = std::min(m_prev->size(), m_cursor + kNameWindow);
+        for (size_t i = m_cursor; i < end; ++i)
+            if ((*m_prev)[i]->name == name)
+                return i;
         if (!m_indexed) {
             m_indexed = true;
             for (size_t i = 0; i < m_prev->size(); ++i)
                 m_index.emplace((*m_prev)[i]->name, i);
         }
         auto it = m_index.find(name);
-        if (it == m_index.end())
-            return nullptr;
-        m_cursor = it->second + 1;
-        return (*m_prev)[it->second];
+        return it == m_index.end() ? npos : it->second;
     }
 
+    void movePast(size_t i) { m_cursor = i + 1; }
+
 private:
-    static constexpr size_t kWindow = 16;
+    static constexpr size_t kKeyWindow = 8;
+    static constexpr size_t kNameWindow = 16;
     const std::vector<const Record*>* m_prev;
     size_t m_cursor = 0;
     bool m_indexed = false;
@@ -229,36 +244,31 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
 
     static const bool check = std::getenv("SEXTANT_CHECK_SNAPSHOTS") != nullptr;
     // A source whose stamp is the one its previous record was made with is unchanged (see
-    // Value::stamp): its record is shared without reading either. Sources keep their order, so
-    // the previous stamps are walked with a cursor; the rest are matched by name and compared.
+    // Value::stamp): its record is shared without reading either. The rest are matched by name
+    // and compared.
     PreviousRecords<ValueRecord> prevSources(previous ? &previous->m_sources : nullptr);
-    const std::vector<uint64_t>* prevStamps = previous ? &previous->m_sourceStamps : nullptr;
-    size_t stampCursor = 0;
     for (const ir::Value* v : graph.values()) {
         if (v->producer())
             continue;
         const ValueRecord* shared = nullptr;
-        if (prevStamps) {
-            const size_t end = std::min(prevStamps->size(), stampCursor + 4);
-            for (size_t i = stampCursor; i < end; ++i)
-                if ((*prevStamps)[i] == v->stamp()) {
-                    shared = previous->m_sources[i];
-                    stampCursor = i + 1;
-                    break;
-                }
+        size_t i = prevSources.nearCursor(
+            [&](size_t k) { return previous->m_sourceStamps[k] == v->stamp(); });
+        if (i != prevSources.npos) {
+            shared = previous->m_sources[i];
+            if (check && !sourceMatches(*shared, *v)) {
+                std::fprintf(stderr,
+                             "SEXTANT_CHECK_SNAPSHOTS: value '%s' changed without a new stamp: a "
+                             "Graph/Value mutator misses Value::restamp\n",
+                             v->name().c_str());
+                std::abort();
+            }
+        } else if ((i = prevSources.byName(v->name())) != prevSources.npos &&
+                   sourceMatches(*previous->m_sources[i], *v)) {
+            shared = previous->m_sources[i];
         }
-        if (shared && check && !sourceMatches(*shared, *v)) {
-            std::fprintf(stderr,
-                         "SEXTANT_CHECK_SNAPSHOTS: value '%s' changed without a new stamp: a "
-                         "Graph/Value mutator misses Value::restamp\n",
-                         v->name().c_str());
-            std::abort();
-        }
-        if (!shared) {
-            const ValueRecord* old = prevSources.find(v->name());
-            shared = old && sourceMatches(*old, *v) ? old : recordOf(*v, store);
-        }
-        s->m_sources.push_back(shared);
+        if (i != prevSources.npos)
+            prevSources.movePast(i);
+        s->m_sources.push_back(shared ? shared : recordOf(*v, store));
         s->m_sourceStamps.push_back(v->stamp());
     }
     PreviousRecords<NodeRecord> prevNodes(previous ? &previous->m_nodes : nullptr);
@@ -266,37 +276,32 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
     s->m_nodeKeys.reserve(graph.numNodes());
     // A node that is still the same live node at the same version as when the previous record
     // was made is unchanged (Node::version goes up with every change a record shows): its record
-    // is shared without reading it. Passes keep most nodes in order, so the previous keys are
-    // walked with a cursor; anything else is matched by name and compared field by field.
-    const std::vector<NodeKey>* prevKeys = previous ? &previous->m_nodeKeys : nullptr;
-    size_t keyCursor = 0;
+    // is shared without reading it. Anything else is matched by name and compared field by field.
     for (const ir::Node* n : graph.nodeOrder()) {
         const NodeRecord* shared = nullptr;
         const NodeRecord* sameNode = nullptr; // the previous record of this live node
-        if (prevKeys) {
-            const size_t end = std::min(prevKeys->size(), keyCursor + 4);
-            for (size_t i = keyCursor; i < end; ++i)
-                if ((*prevKeys)[i].uid == n->uid()) {
-                    if ((*prevKeys)[i].version == n->version())
-                        shared = previous->m_nodes[i];
-                    sameNode = previous->m_nodes[i];
-                    keyCursor = i + 1;
-                    break;
-                }
-        }
-        if (shared && check && !recordMatches(*shared, *n)) {
-            std::fprintf(stderr,
-                         "SEXTANT_CHECK_SNAPSHOTS: node '%s' changed without its version going "
-                         "up: a Graph/Node mutator misses a version bump\n",
-                         n->name().c_str());
-            std::abort();
-        }
-        if (!shared) {
-            const NodeRecord* old = prevNodes.find(n->name());
-            if (old && recordMatches(*old, *n))
+        size_t i = prevNodes.nearCursor(
+            [&](size_t k) { return previous->m_nodeKeys[k].uid == n->uid(); });
+        if (i == prevNodes.npos)
+            i = prevNodes.byName(n->name());
+        if (i != prevNodes.npos) {
+            prevNodes.movePast(i);
+            const NodeRecord* old = previous->m_nodes[i];
+            const NodeKey& key = previous->m_nodeKeys[i];
+            if (key.uid == n->uid() && key.version == n->version()) {
                 shared = old;
-            else if (old && !sameNode)
-                sameNode = old;
+                if (check && !recordMatches(*shared, *n)) {
+                    std::fprintf(stderr,
+                                 "SEXTANT_CHECK_SNAPSHOTS: node '%s' changed without its version "
+                                 "going up: a Graph/Node mutator misses a version bump\n",
+                                 n->name().c_str());
+                    std::abort();
+                }
+            } else if (recordMatches(*old, *n)) {
+                shared = old; // changed and changed back, or a new node just like the old one
+            } else {
+                sameNode = old; // the same live node, or the one that took over its name
+            }
         }
         s->m_nodes.push_back(shared ? shared : recordOf(*n, sameNode, store));
         s->m_nodeKeys.push_back(NodeKey{n->uid(), n->version()});
