@@ -226,6 +226,11 @@ public:
     /// One more than the largest Value::id() given out so far.
     uint32_t valueIdBound() const { return m_nextValueId; }
 
+    /// Whether `v` is one of this graph's live values (not another graph's, not a freed one).
+    bool owns(const Value* v) const {
+        return v && v->m_slot < m_valueSlots.size() && m_valueSlots[v->m_slot] == v;
+    }
+
     Value* findValue(const std::string& name) const;
     Node* findNode(const std::string& name) const;
     /// A name not yet used by a value or node: `base`, else `base_1`, `base_2`, ...

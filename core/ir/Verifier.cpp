@@ -29,26 +29,26 @@ bool compatible(const TensorType& inferred, const TensorType& stored) {
 } // namespace
 
 Status verifyGraph(const Graph& graph) {
-    // Per-value state by Value::id, with the value itself beside it so that a value of another
-    // graph that happens to have the same id does not pass for this graph's.
-    struct Slot {
-        const Value* value = nullptr;
-        bool defined = false;
-    };
-    std::vector<Slot> slots(graph.valueIdBound());
-    // One walk over the values: index them, define the constants, and remember the first
-    // constant that also has a producer (reported after any error in the graph inputs).
+    // Which of this graph's values are defined so far, one bit per Value::id (a value of another
+    // graph with the same id is told apart by Graph::owns first). Bits, not a table of pointers:
+    // the table was the size of every value the graph ever had, cleared and read at random on
+    // every verification, which on a big graph meant a cache miss per operand.
+    std::vector<bool> defined(graph.valueIdBound());
+    // One walk over the values: define the constants, and remember the first constant that also
+    // has a producer (reported after any error in the graph inputs).
     const Value* producedConstant = nullptr;
     for (const Value* v : graph.values()) {
-        slots[v->id()] = {v, v->isConstant()};
-        if (v->isConstant() && v->producer() && !producedConstant)
+        if (!v->isConstant())
+            continue;
+        defined[v->id()] = true;
+        if (v->producer() && !producedConstant)
             producedConstant = v;
     }
-    auto owns = [&](const Value* v) { return v->id() < slots.size() && slots[v->id()].value == v; };
-    auto isDefined = [&](const Value* v) { return owns(v) && slots[v->id()].defined; };
+    auto owns = [&](const Value* v) { return graph.owns(v); };
+    auto isDefined = [&](const Value* v) { return owns(v) && defined[v->id()]; };
     auto define = [&](const Value* v) {
         if (owns(v))
-            slots[v->id()].defined = true;
+            defined[v->id()] = true;
     };
     for (const Value* v : graph.inputs()) {
         if (v->producer() || v->isConstant())

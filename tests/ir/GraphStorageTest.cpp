@@ -269,4 +269,33 @@ TEST(GraphStorage, ManyOperandsAndUsersSurviveRewiringAndClone) {
 }
 
 } // namespace
+TEST(GraphStorage, VerifierTellsAnotherGraphsValueFromOneWithTheSameId) {
+    // Two graphs built alike give their values the same ids: the verifier must still see that
+    // r1 reads a value of the other graph, and that a value used before its producer runs is
+    // not defined yet.
+    auto g = reluChain(3);
+    auto other = reluChain(3);
+    ASSERT_TRUE(g->inferTypes().ok());
+    ASSERT_TRUE(other->inferTypes().ok());
+    ASSERT_TRUE(verifyGraph(*g).ok());
+    EXPECT_EQ(g->findValue("v0")->id(), other->findValue("v0")->id());
+    g->setInput(g->findNode("r1"), 0, other->findValue("v0"));
+    Status st = verifyGraph(*g);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("node 'r1'"), std::string::npos) << st.error().message;
+    EXPECT_NE(st.error().message.find("input 'v0' does not belong to this graph"), std::string::npos)
+        << st.error().message;
+    EXPECT_TRUE(g->owns(g->findValue("v0")));
+    EXPECT_FALSE(g->owns(other->findValue("v0")));
+
+    auto late = reluChain(3);
+    ASSERT_TRUE(late->inferTypes().ok());
+    late->setInput(late->findNode("r0"), 0, late->findValue("v1"));
+    st = verifyGraph(*late);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("input 'v1' is used before it is defined (by node 'r1')"),
+              std::string::npos)
+        << st.error().message;
+}
+
 } // namespace sextant::ir::test
