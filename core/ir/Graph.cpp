@@ -123,7 +123,7 @@ template <typename T> std::unique_ptr<T, PoolDelete> makePooled(std::pmr::memory
 
 Graph::Graph(std::string name)
     : m_name(std::move(name)), m_pool(std::make_unique<std::pmr::unsynchronized_pool_resource>()),
-      m_nodes(m_pool.get()), m_valueIndex(m_pool.get()), m_nodeIndex(m_pool.get()) {}
+      m_nodes(m_pool.get()) {}
 
 Graph::~Graph() {
     PoolDelete free{m_pool.get()};
@@ -140,7 +140,7 @@ Value* Graph::newValue(const std::string& name) {
     v->m_slot = static_cast<uint32_t>(m_valueSlots.size());
     m_valueSlots.push_back(v);
     ++m_numValues;
-    m_valueIndex[name] = v;
+    m_valueIndex.insert(v);
     return v;
 }
 
@@ -166,7 +166,7 @@ void Graph::destroyValue(Value* v) {
 }
 
 Expected<Value*> Graph::addInput(const std::string& name, TensorType type) {
-    if (m_valueIndex.count(name))
+    if (m_valueIndex.contains(name))
         return makeError(ErrorKind::Invalid, "duplicate value name '" + name + "'", name);
     Value* v = newValue(name);
     v->m_type = std::move(type);
@@ -176,7 +176,7 @@ Expected<Value*> Graph::addInput(const std::string& name, TensorType type) {
 }
 
 Expected<Value*> Graph::addConstant(const std::string& name, Tensor data) {
-    if (m_valueIndex.count(name))
+    if (m_valueIndex.contains(name))
         return makeError(ErrorKind::Invalid, "duplicate value name '" + name + "'", name);
     Value* v = newValue(name);
     v->m_type = data.type();
@@ -190,10 +190,10 @@ Expected<Value*> Graph::addConstant(const std::string& name, Tensor data) {
 Expected<Node*> Graph::addNode(OpKind kind, const std::string& name, std::vector<Value*> inputs,
                                const std::vector<std::string>& outputNames, AttributeMap attrs,
                                Node* before) {
-    if (m_nodeIndex.count(name))
+    if (m_nodeIndex.contains(name))
         return makeError(ErrorKind::Invalid, "duplicate node name '" + name + "'", name);
     for (const std::string& o : outputNames)
-        if (m_valueIndex.count(o))
+        if (m_valueIndex.contains(o))
             return makeError(ErrorKind::Invalid,
                              "value '" + o + "' is produced twice (again by node '" + name + "')",
                              name);
@@ -218,7 +218,7 @@ Expected<Node*> Graph::addNode(OpKind kind, const std::string& name, std::vector
     auto pos = before ? before->m_pos : m_nodes.end();
     n->m_pos = m_nodes.insert(pos, std::move(node));
     m_orderValid.store(false, std::memory_order_relaxed);
-    m_nodeIndex[name] = n;
+    m_nodeIndex.insert(n);
     ++m_structureVersion;
     return n;
 }
@@ -270,18 +270,16 @@ std::vector<Value*> Graph::values() const {
 }
 
 Value* Graph::findValue(const std::string& name) const {
-    auto it = m_valueIndex.find(name);
-    return it == m_valueIndex.end() ? nullptr : it->second;
+    return m_valueIndex.find(name);
 }
 
 Node* Graph::findNode(const std::string& name) const {
-    auto it = m_nodeIndex.find(name);
-    return it == m_nodeIndex.end() ? nullptr : it->second;
+    return m_nodeIndex.find(name);
 }
 
 std::string Graph::uniqueName(const std::string& base) const {
     auto taken = [this](const std::string& s) {
-        return m_valueIndex.count(s) != 0 || m_nodeIndex.count(s) != 0;
+        return m_valueIndex.contains(s) || m_nodeIndex.contains(s);
     };
     if (!taken(base))
         return base;
@@ -377,12 +375,12 @@ void Graph::removeUnusedConstants() {
 Status Graph::renameValue(Value* v, const std::string& newName) {
     if (v->m_name == newName)
         return {};
-    if (m_valueIndex.count(newName))
+    if (m_valueIndex.contains(newName))
         return makeError(ErrorKind::Invalid, "duplicate value name '" + newName + "'", newName);
     m_valueIndex.erase(v->m_name);
     v->m_name = newName;
     v->restamp();
-    m_valueIndex[newName] = v;
+    m_valueIndex.insert(v);
     // The name shows in the producer's printout and in every user's.
     if (v->m_producer)
         ++v->m_producer->m_version;
@@ -394,12 +392,12 @@ Status Graph::renameValue(Value* v, const std::string& newName) {
 Status Graph::renameNode(Node* n, const std::string& newName) {
     if (n->m_name == newName)
         return {};
-    if (m_nodeIndex.count(newName))
+    if (m_nodeIndex.contains(newName))
         return makeError(ErrorKind::Invalid, "duplicate node name '" + newName + "'", newName);
     m_nodeIndex.erase(n->m_name);
     n->m_name = newName;
     ++n->m_version;
-    m_nodeIndex[newName] = n;
+    m_nodeIndex.insert(n);
     ++m_structureVersion;
     return {};
 }

@@ -3,6 +3,7 @@
 #include "Attribute.h"
 #include "Error.h"
 #include "InlineVector.h"
+#include "NameIndex.h"
 #include "OpRegistry.h"
 #include "Tensor.h"
 #include "TensorType.h"
@@ -293,9 +294,9 @@ private:
     std::vector<Value*> m_valueSlots;
     size_t m_numValues = 0;
     size_t m_numConstants = 0;
-    /// Name indexes, in the pool too (their entries are made and dropped with every rewrite).
-    std::pmr::unordered_map<std::string, Value*> m_valueIndex;
-    std::pmr::unordered_map<std::string, Node*> m_nodeIndex;
+    /// Name indexes, keyed by the values' and nodes' own names (see NameIndex).
+    NameIndex<Value> m_valueIndex;
+    NameIndex<Node> m_nodeIndex;
     std::vector<Value*> m_inputs;
     std::vector<Value*> m_outputs;
     /// Constants that were unused, or lost a use or their graph-output mark, since the last
