@@ -224,6 +224,14 @@ public:
     uint64_t structureVersion() const { return m_structureVersion; }
     /// Every live value in creation order.
     std::vector<Value*> values() const;
+    /// Calls f(Value*) for every live value in creation order, without copying the list as
+    /// values() does (a whole-graph walk after every pass, such as the verifier's, then reads
+    /// one array). The graph must not gain or lose values meanwhile.
+    template <typename F> void forEachValue(F&& f) const {
+        for (Value* v : m_valueSlots)
+            if (v)
+                f(v);
+    }
     /// One more than the largest Value::id() given out so far.
     uint32_t valueIdBound() const { return m_nextValueId; }
 

@@ -37,13 +37,13 @@ Status verifyGraph(const Graph& graph) {
     // One walk over the values: define the constants, and remember the first constant that also
     // has a producer (reported after any error in the graph inputs).
     const Value* producedConstant = nullptr;
-    for (const Value* v : graph.values()) {
+    graph.forEachValue([&](const Value* v) {
         if (!v->isConstant())
-            continue;
+            return;
         defined[v->id()] = true;
         if (v->producer() && !producedConstant)
             producedConstant = v;
-    }
+    });
     auto owns = [&](const Value* v) { return graph.owns(v); };
     auto isDefined = [&](const Value* v) { return owns(v) && defined[v->id()]; };
     auto define = [&](const Value* v) {

@@ -247,9 +247,11 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
     // Value::stamp): its record is shared without reading either. The rest are matched by name
     // and compared.
     PreviousRecords<ValueRecord> prevSources(previous ? &previous->m_sources : nullptr);
-    for (const ir::Value* v : graph.values()) {
+    s->m_sources.reserve(graph.inputs().size() + graph.numConstants());
+    s->m_sourceStamps.reserve(graph.inputs().size() + graph.numConstants());
+    graph.forEachValue([&](const ir::Value* v) {
         if (v->producer())
-            continue;
+            return;
         const ValueRecord* shared = nullptr;
         size_t i = prevSources.nearCursor(
             [&](size_t k) { return previous->m_sourceStamps[k] == v->stamp(); });
@@ -270,7 +272,7 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
             prevSources.movePast(i);
         s->m_sources.push_back(shared ? shared : recordOf(*v, store));
         s->m_sourceStamps.push_back(v->stamp());
-    }
+    });
     PreviousRecords<NodeRecord> prevNodes(previous ? &previous->m_nodes : nullptr);
     s->m_nodes.reserve(graph.numNodes());
     s->m_nodeKeys.reserve(graph.numNodes());
