@@ -17,6 +17,13 @@ void tuneAllocator() {
     // MIMALLOC_LARGE_OS_PAGES still wins.
     if (std::getenv("MIMALLOC_LARGE_OS_PAGES") == nullptr)
         mi_option_enable(mi_option_large_os_pages);
+    // An arena of 1 GiB of address space, mapped up front (the kernel backs a page only when it
+    // is first touched): segments mimalloc frees go back to it and stay mapped, instead of going
+    // back to the OS. Without it, the reference executor's large tensors were mapped,
+    // faulted in and unmapped again node after node (PaddleOCR det ran about 35 % slower than
+    // with glibc's malloc); with it, as fast. Memory beyond the arena comes from the OS as usual.
+    if (std::getenv("MIMALLOC_RESERVE_OS_MEMORY") == nullptr)
+        (void)mi_reserve_os_memory(size_t{1} << 30, /*commit=*/true, /*allow_large=*/true);
 #elif defined(__GLIBC__)
     mallopt(M_MXFAST, 0);
 #endif
