@@ -9,9 +9,11 @@ namespace sextant::ir {
 /// pipeline makes and frees small blocks (names, records, attribute entries) by the hundred
 /// thousand and walks graphs of several megabytes: mimalloc keeps blocks of one size together in
 /// pages of their own, and here it is also told to back its memory with transparent huge pages,
-/// so a walk over a big graph needs far fewer TLB entries. On a 20,000-node graph both together
-/// made the O2 pipeline about a third faster (BENCHMARKS.md, "Tenth round"). A user's
-/// MIMALLOC_LARGE_OS_PAGES setting wins over ours.
+/// so a walk over a big graph needs far fewer TLB entries; and it takes its segments from a 1 GiB
+/// arena mapped at start, so the reference executor's big tensors do not map and unmap memory
+/// node after node. On a 20,000-node graph the O2 pipeline is about a third faster than with
+/// glibc's malloc (BENCHMARKS.md, "Tenth round"). A user's MIMALLOC_LARGE_OS_PAGES or
+/// MIMALLOC_RESERVE_OS_MEMORY setting wins over ours.
 ///
 /// In a build without mimalloc (sanitizers, or SEXTANT_MIMALLOC=OFF) with glibc: no "fastbins".
 /// glibc keeps small freed blocks unmerged in fastbins and merges all of them in one sweep the
