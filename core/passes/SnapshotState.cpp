@@ -176,6 +176,15 @@ const ValueRecord* recordOf(const ir::Value& v, RecordStore& store) {
     return r;
 }
 
+/// SEXTANT_CHECK_SNAPSHOTS found a record shared by key that no longer matches its item: a
+/// mutator changed the item without saying so. Stops the process, naming the item.
+[[noreturn]] void sharedStaleRecord(const char* kind, const std::string& name,
+                                    const char* without) {
+    std::fprintf(stderr, "SEXTANT_CHECK_SNAPSHOTS: %s '%s' changed without %s\n", kind,
+                 name.c_str(), without);
+    std::abort();
+}
+
 /// Finds, for each live item in graph order, the index of its record in the previous snapshot.
 /// One cursor serves both ways of looking: passes mostly keep the order, and mostly erase items
 /// (the members of a fused chain) or put new ones under an old name (the anchor's), so the record
@@ -257,13 +266,9 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
             [&](size_t k) { return previous->m_sourceStamps[k] == v->stamp(); });
         if (i != prevSources.npos) {
             shared = previous->m_sources[i];
-            if (check && !sourceMatches(*shared, *v)) {
-                std::fprintf(stderr,
-                             "SEXTANT_CHECK_SNAPSHOTS: value '%s' changed without a new stamp: a "
-                             "Graph/Value mutator misses Value::restamp\n",
-                             v->name().c_str());
-                std::abort();
-            }
+            if (check && !sourceMatches(*shared, *v))
+                sharedStaleRecord("value", v->name(),
+                                  "a new stamp: a Graph/Value mutator misses Value::restamp");
         } else if ((i = prevSources.byName(v->name())) != prevSources.npos &&
                    sourceMatches(*previous->m_sources[i], *v)) {
             shared = previous->m_sources[i];
@@ -292,13 +297,10 @@ std::shared_ptr<const SnapshotState> SnapshotState::capture(const ir::Graph& gra
             const NodeKey& key = previous->m_nodeKeys[i];
             if (key.uid == n->uid() && key.version == n->version()) {
                 shared = old;
-                if (check && !recordMatches(*shared, *n)) {
-                    std::fprintf(stderr,
-                                 "SEXTANT_CHECK_SNAPSHOTS: node '%s' changed without its version "
-                                 "going up: a Graph/Node mutator misses a version bump\n",
-                                 n->name().c_str());
-                    std::abort();
-                }
+                if (check && !recordMatches(*shared, *n))
+                    sharedStaleRecord("node", n->name(),
+                                      "its version going up: a Graph/Node mutator misses a "
+                                      "version bump");
             } else if (recordMatches(*old, *n)) {
                 shared = old; // changed and changed back, or a new node just like the old one
             } else {
