@@ -15,6 +15,7 @@
 #include "core/passes/PassManager.h"
 #include "core/runtime/Compare.h"
 #include "core/runtime/CtcDecode.h"
+#include "core/runtime/FloatRange.h"
 #include "core/runtime/Compiler.h"
 #include "core/runtime/InputGenerator.h"
 #include "core/runtime/ReferenceExecutor.h"
@@ -265,9 +266,17 @@ int runReferenceMode(const RunArgs& a) {
     ir::DType compute = a.float32 ? ir::DType::F32 : ir::DType::F64;
     // Which BLAS kernels the products run on: what a user comparing speed needs to know first.
     std::cout << "blas: " << ir::blas::describe() << "\n";
-    Expected<std::vector<ir::Tensor>> outputs = runtime::runReference(**graph, *inputs, compute);
+    // In float32, what the format could not carry (an overflow, logits too large to resolve) is
+    // said after the results: it tells a model float32 cannot compute from a wrong kernel.
+    runtime::FloatRangeWatch range;
+    Expected<std::vector<ir::Tensor>> outputs = runtime::runReference(
+        **graph, *inputs, compute, nullptr, a.float32 ? range.observer() : decltype(ir::KernelContext::onNode){});
     if (!outputs.ok())
         return fail(outputs.error().message);
+    auto printRangeNotes = [&] {
+        for (const runtime::FloatRangeFinding& f : range.findings())
+            std::cout << "note: " << runtime::formatFinding(f) << "\n";
+    };
     std::vector<std::string> names = outputNames(**graph);
     if (!printCtcText(a, *outputs))
         return 2;
@@ -276,6 +285,7 @@ int runReferenceMode(const RunArgs& a) {
         for (size_t i = 0; i < outputs->size(); ++i)
             std::cout << "output '" << names[i] << "': " << dimsText((*outputs)[i]) << " argmax "
                       << argmax((*outputs)[i]) << "\n";
+        printRangeNotes();
         return 0;
     }
     Expected<std::vector<ir::Tensor>> expected = loadExpected(a, outputs->size());
@@ -290,6 +300,7 @@ int runReferenceMode(const RunArgs& a) {
     bool ok = compareAll(
         std::string("reference (") + (a.float32 ? "float32" : "float64") + ") vs expected:", names,
         *outputs, *expected, atols, a.rtol.value_or(runtime::kOutputRtol), nullptr, "");
+    printRangeNotes();
     return ok ? 0 : 1;
 }
 

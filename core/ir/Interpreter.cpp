@@ -209,6 +209,8 @@ Expected<std::vector<Tensor>> interpret(const Graph& graph, std::span<const Tens
             args.push_back(*t);
         }
         SX_ASSIGN(std::vector<Tensor> outs, evaluateNode(*n, args, inner));
+        if (inner.onNode)
+            inner.onNode(*n, args, outs);
         args.clear();
         for (size_t i = 0; i < outs.size(); ++i) {
             const Value* o = n->output(i);

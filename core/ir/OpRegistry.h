@@ -37,6 +37,10 @@ struct KernelContext {
     DType compute = DType::F64; ///< F64 or F32
     /// Runs a subgraph (If/Loop body) with the given values for its formal inputs; set by executors.
     std::function<Expected<std::vector<Tensor>>(const Graph&, std::span<const Tensor>)> runSubgraph;
+    /// Called by ir::interpret after each node (subgraph nodes included) with the node's inputs and
+    /// outputs, before anything is released: lets a caller watch a run (say, for the first value
+    /// float32 cannot hold) without keeping every intermediate. Empty: nothing is called.
+    std::function<void(const Node&, std::span<const Tensor> inputs, std::span<const Tensor> outputs)> onNode;
 };
 
 using VerifyFn = Status (*)(const Node&);

@@ -57,7 +57,8 @@ Status checkInput(const ir::Value& declared, const ir::Tensor& given,
 Expected<std::vector<ir::Tensor>> runReference(const ir::Graph& graph,
                                                std::span<const ir::Tensor> inputs,
                                                ir::DType compute,
-                                               std::map<std::string, ir::Tensor>* values) {
+                                               std::map<std::string, ir::Tensor>* values,
+                                               decltype(ir::KernelContext::onNode) onNode) {
     if (compute != ir::DType::F64 && compute != ir::DType::F32)
         return makeError(ErrorKind::Unsupported,
                          "the reference executor computes in f64 or f32, not " +
@@ -81,6 +82,7 @@ Expected<std::vector<ir::Tensor>> runReference(const ir::Graph& graph,
     }
     ir::KernelContext ctx;
     ctx.compute = compute;
+    ctx.onNode = std::move(onNode);
     return ir::interpret(graph, cast, ctx, values);
 }
 
