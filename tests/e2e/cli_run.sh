@@ -40,12 +40,19 @@ mnist-reference)
     model="$shared/models/ort-examples/mnist.onnx"
     data="$shared/models/ort-examples/test_data/mnist/test_data_set_0"
     if [ ! -f "$model" ]; then echo "../shared not found: skipping the mnist reference CLI test"; exit 77; fi
-    "$cli" run "$model" --reference --inputs "$data" --expected "$data" >"$out" 2>"$err"
+    # Which OpenBLAS kernels the products ran on, and who chose them, is part of the run's
+    # header. The test sets the environment it expects instead of reading the user's: unset,
+    # Sextant (or OpenBLAS) chooses; set, the user's choice is named and wins.
+    env -u OPENBLAS_CORETYPE "$cli" run "$model" --reference --inputs "$data" --expected "$data" >"$out" 2>"$err"
     rc=$?
     [ $rc -eq 0 ] || fail "exit code $rc"
     expect_line "^output 'Plus214_Output_0': max_abs [0-9.e+-]+ max_rel [0-9.e+-]+ cosine 1\.000000 argmax 7/7 PASS$"
-    # Which OpenBLAS kernels the products ran on (and who chose them) is part of the run's header.
-    expect_line "^blas: OpenBLAS [0-9.]+, [A-Za-z0-9]+ kernels \(chosen by "
+    expect_line "^blas: OpenBLAS [0-9.]+, [A-Za-z0-9]+ kernels \((chosen by Sextant: the CPU has .*; set OPENBLAS_CORETYPE to override|the CPU has neither AVX-512 nor AVX2\+FMA: OpenBLAS's own CPU detection|not an x86-64 build: OpenBLAS's own CPU detection)\)$"
+    OPENBLAS_CORETYPE=Prescott "$cli" run "$model" --reference --inputs "$data" --expected "$data" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc with OPENBLAS_CORETYPE=Prescott"
+    expect_line "^blas: OpenBLAS [0-9.]+, Prescott kernels \(OPENBLAS_CORETYPE=Prescott\)$"
+    expect_line "^output 'Plus214_Output_0': .* argmax 7/7 PASS$"
     # An impossible tolerance turns the same run into a FAIL with exit code 1.
     "$cli" run "$model" --reference --float32 --inputs "$data" --expected "$data" --atol 0 --rtol 0 >"$out" 2>"$err"
     rc=$?

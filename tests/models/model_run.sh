@@ -41,6 +41,19 @@ reference)
     need "$file"
     args=(run "$file" --reference --inputs "$data" --expected "$data")
     heading="reference \(float64\) vs expected:"
+    # f32-haswell / f32-prescott: float32 on one OpenBLAS kernel family, forced as a user's
+    # environment may force it (with OPENBLAS_L2_SIZE too), so every machine tests the kernels
+    # other CPUs run: Haswell's are what AMD Zen and AVX2 Intel CPUs get, Prescott's (SSE3) run
+    # anywhere. The plain f32 case runs in whatever environment the suite was started in.
+    runner=()
+    case $compute in
+    f32-haswell)
+        grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo ||
+            { echo "this CPU has no AVX2+FMA: skipping $tag (OpenBLAS's Haswell kernels need them)"; exit 77; }
+        runner=(env OPENBLAS_CORETYPE=Haswell OPENBLAS_L2_SIZE=512) ;;
+    f32-prescott) runner=(env OPENBLAS_CORETYPE=Prescott OPENBLAS_L2_SIZE=512) ;;
+    esac
+    [ ${#runner[@]} -gt 0 ] && compute=f32
     if [ "$compute" = f32 ]; then
         args+=(--float32)
         heading="reference \(float32\) vs expected:"
@@ -49,11 +62,38 @@ reference)
     case $(basename "$model") in
     ch_PP-OCRv4_rec_infer) args+=(--ctc-keys "$models/paddleocr/ppocr_keys_v1.txt") ;;
     esac
-    "$cli" "${args[@]}" >"$out" 2>"$err"
+    "${runner[@]}" "$cli" "${args[@]}" >"$out" 2>"$err"
     rc=$?
-    [ $rc -eq 0 ] || fail "exit code $rc"
     [ -s "$err" ] && fail "unexpected stderr"
     expect_line "^$heading$"
+    # The onnx-light models' generated weights (ConstantOfShape: every channel alike) grow their
+    # logits far past what float32 resolves: SqueezeNet's reach 9.5e9, where float32 numbers are
+    # 1024 apart. Their float32 probabilities are then decided by how a kernel rounds each
+    # channel's sums: OpenBLAS's SkylakeX and Prescott kernels round all channels alike and
+    # match onnxruntime's uniform 0.001, Haswell's (what AMD Zen gets too) do not on SqueezeNet.
+    # Every product still agrees with float64 to about 6e-7 relative. What is asserted is the
+    # model's own fact, the note naming the Softmax and the magnitude, not the verdict.
+    unresolved=""
+    if [ "$compute" = f32 ]; then
+        case $(basename "$model") in
+        light_squeezenet) unresolved="Softmax 'n65': 'r65' reaches 9.5e+09, where float32 numbers are 1024 apart" ;;
+        light_resnet50) unresolved="Softmax 'n175': 'r174' reaches 1.3e+19, where float32 numbers are 1.1e+12 apart" ;;
+        light_vgg19) unresolved="Softmax 'n45': 'r46' reaches 3.7e+31, where float32 numbers are 2.4e+24 apart" ;;
+        light_inception_v1) unresolved="Softmax 'n143': 'r143' reaches 1.2e+21, where float32 numbers are 1.4e+14 apart" ;;
+        light_bvlc_alexnet) unresolved="Softmax 'n23': 'r24' reaches 3.6e+12, where float32 numbers are 2.6e+05 apart" ;;
+        light_zfnet512) unresolved="Softmax 'n21': 'r20' reaches 4.1e+12, where float32 numbers are 2.6e+05 apart" ;;
+        esac
+    fi
+    if [ -n "$unresolved" ]; then
+        want="note: float32 cannot resolve the logits of $unresolved, so rounding alone decides its outputs (float64 resolves them)"
+        grep -qxF -- "$want" "$out" || fail "no line: $want"
+        [ "$(grep -c '^note: ' "$out")" -eq 1 ] || fail "expected exactly one note"
+        [ $rc -eq 0 ] || [ $rc -eq 1 ] || fail "exit code $rc"
+        echo "PASS: $tag (float32 cannot resolve its logits, as the note says; the verdict is rounding's)"
+        exit 0
+    fi
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    grep -q '^note: float32' "$out" && fail "a float32 range note on a model float32 computes"
     # One PASS line per expected output, no FAIL.
     outputs=$(ls "$data" | grep -c '^output_[0-9]*\.pb$')
     passes=$(grep -Ec "^output '.*': max_abs [0-9.e+-]+ max_rel [0-9.e+-]+ cosine [0-9.]+ argmax -?[0-9]+/-?[0-9]+ PASS$" "$out")
