@@ -1,0 +1,192 @@
+#include "Machine.h"
+
+#include "core/backend/Grouping.h"
+#include "core/ir/Interpreter.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sextant::sim::detail {
+
+std::vector<size_t> Machine::outputBuffersFor(const Task& task, const std::string& value) const {
+    std::vector<size_t> out;
+    auto it = m_buffersByValue.find(value);
+    if (it == m_buffersByValue.end())
+        return out;
+    for (size_t index : it->second) {
+        const Buffer& b = m_p.buffers[index];
+        bool listed =
+            std::find(task.outputs.begin(), task.outputs.end(), b.id) != task.outputs.end();
+        if (listed || b.firstTask == task.id)
+            out.push_back(index);
+    }
+    return out;
+}
+
+Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, const ir::Value& v,
+                                        const std::map<std::string, ir::Tensor>& local,
+                                        std::vector<size_t>& reads) {
+    if (auto it = local.find(v.name()); it != local.end())
+        return it->second;
+    // The output of a view node (no Task) is read from the buffer its input lives in, then
+    // takes its own shape below.
+    const ir::Value* owner = m_buffersByValue.count(v.name()) ? &v : backend::bufferOwner(&v);
+    if (owner != &v)
+        if (auto it = local.find(owner->name()); it != local.end())
+            return it->second.reshaped(v.type().dims());
+    const Buffer* chosen = nullptr;
+    if (auto it = m_buffersByValue.find(owner->name()); it != m_buffersByValue.end()) {
+        // Prefer a buffer the Task lists as an input (it may have an SRAM copy), else the value's
+        // first buffer by id.
+        for (size_t index : it->second) {
+            const Buffer& b = m_p.buffers[index];
+            if (std::find(task.inputs.begin(), task.inputs.end(), b.id) != task.inputs.end()) {
+                chosen = &b;
+                break;
+            }
+        }
+        if (!chosen && !it->second.empty())
+            chosen = &m_p.buffers[it->second.front()];
+    }
+    if (!chosen) {
+        if (v.isConstant() && !ir::isFloat(v.constant()->dtype()))
+            return *v.constant(); // a shape/axes operand: part of the descriptor, not of memory
+        return makeError(ErrorKind::Runtime,
+                         taskLabel(task) + ": input '" + v.name() + "' of node '" + node.name() +
+                             "' has no planned buffer",
+                         task.name);
+    }
+    reads.push_back(static_cast<size_t>(chosen - m_p.buffers.data()));
+    SX_ASSIGN(ir::Tensor t, m_mem.read(*chosen));
+    if (v.type().isStatic() && v.type().numel() == t.numel() && v.type().dims() != t.shape())
+        t = t.reshaped(v.type().dims());
+    return t;
+}
+
+namespace {
+
+/// How a node's numbers are computed on its unit, from the precision the `precision` pass wrote
+/// (node attribute "precision"), or the unit's default where the pass did not run:
+///   "f16-acc-f32"  operands 0 and 1 (data, weights) rounded to f16, f32 accumulation
+///   "f16"          every float operand and the results rounded to f16 (vector lanes in f16)
+///   "f32"          f32 throughout (a cube op kept in f32 reads f32 data and weights)
+///   none           cube nodes as "f16-acc-f32", everything else f32
+struct Numerics {
+    size_t f16Operands = 0; ///< the first this-many operands are rounded to f16
+    bool f16Results = false;
+};
+
+Numerics numericsOf(const Task& task, const ir::Node& node) {
+    const bool cube = task.unit == UnitKind::Cube && node.info().cost == ir::CostClass::Cube;
+    const std::string precision = node.attrString("precision", "");
+    if (precision == "f32")
+        return {};
+    if (precision == "f16-acc-f32")
+        return {2, false};
+    if (precision == "f16")
+        return {SIZE_MAX, true};
+    return cube ? Numerics{2, false} : Numerics{};
+}
+
+/// Same dtypes, shapes and bytes (an omitted operand matches only an omitted one).
+bool sameTensors(const std::vector<ir::Tensor>& a, const std::vector<ir::Tensor>& b) {
+    if (a.size() != b.size())
+        return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+        const ir::Tensor& x = a[i];
+        const ir::Tensor& y = b[i];
+        if (x.valid() != y.valid() || x.dtype() != y.dtype() || x.shape() != y.shape())
+            return false;
+        if (x.byteSize() > 0 && (x.bytes() == nullptr || y.bytes() == nullptr ||
+                                 std::memcmp(x.bytes(), y.bytes(), x.byteSize()) != 0))
+            return false;
+    }
+    return true;
+}
+
+} // namespace
+
+Status Machine::execute(size_t index) {
+    const Task& task = m_p.tasks[index];
+    TaskState& st = m_state[index];
+    std::map<std::string, ir::Tensor> local;
+    ir::KernelContext ctx;
+    ctx.compute = ir::DType::F32;
+    for (const std::string& nodeName : task.nodes) {
+        const ir::Node* node = m_p.graph->findNode(nodeName);
+        if (!node)
+            return makeError(ErrorKind::Runtime,
+                             taskLabel(task) + " executes node '" + nodeName +
+                                 "' which is not in the graph",
+                             task.name);
+        const Numerics num = numericsOf(task, *node);
+        std::vector<ir::Tensor> raw; // as read from memory
+        raw.reserve(node->numInputs());
+        for (size_t i = 0; i < node->numInputs(); ++i) {
+            const ir::Value* v = node->input(i);
+            if (!v) {
+                raw.emplace_back();
+                continue;
+            }
+            SX_ASSIGN(ir::Tensor t, readInput(task, *node, *v, local, st.reads));
+            raw.push_back(std::move(t));
+        }
+        // The parts of a node split across cores compute the same numbers from the same inputs:
+        // the first part to start computes them, and a later part whose inputs read back
+        // byte-identical takes them over. A plan that changed an input between parts (a hazard)
+        // reads other bytes, so that part computes afresh and the corruption shows.
+        std::vector<ir::Tensor> outs;
+        auto cached = task.parts > 1 ? m_partResults.find(nodeName) : m_partResults.end();
+        if (cached != m_partResults.end() && sameTensors(cached->second.inputs, raw)) {
+            outs = cached->second.outputs;
+        } else {
+            std::vector<ir::Tensor> args;
+            args.reserve(raw.size());
+            for (size_t i = 0; i < raw.size(); ++i) {
+                ir::Tensor t = raw[i];
+                if (t.valid() && ir::isFloat(t.dtype())) {
+                    // f16 operands are rounded to f16 (the cube's data and weights, i < 2; every
+                    // operand of an f16 vector op); the cube's bias joins the f32 accumulator.
+                    t = i < num.f16Operands ? t.castTo(ir::DType::F16).castTo(ir::DType::F32)
+                                            : t.castTo(ir::DType::F32);
+                }
+                args.push_back(std::move(t));
+            }
+            auto results = ir::evaluateNode(*node, args, ctx);
+            if (!results.ok())
+                return makeError(ErrorKind::Runtime,
+                                 taskLabel(task) + ": node '" + nodeName + "': " + results.error().message,
+                                 task.name);
+            outs = std::move(results).value();
+            if (num.f16Results)
+                for (ir::Tensor& o : outs)
+                    if (ir::isFloat(o.dtype()))
+                        o = o.castTo(ir::DType::F16).castTo(ir::DType::F32);
+            if (task.parts > 1)
+                cached = m_partResults.insert_or_assign(nodeName, PartResults{std::move(raw), outs, 0}).first;
+        }
+        if (task.parts > 1 && ++cached->second.started >= task.parts)
+            m_partResults.erase(cached); // the last part: nobody needs them any more
+        for (size_t i = 0; i < outs.size() && i < node->numOutputs(); ++i) {
+            const std::string& name = node->output(i)->name();
+            for (size_t b : outputBuffersFor(task, name)) {
+                st.pendingWrites.emplace_back(b, outs[i]);
+                st.writes.push_back(b);
+            }
+            if (m_opt.keepValues && task.part == 0) // the parts of a split group compute the same
+                m_values.emplace_back(name, outs[i]);
+            local[name] = std::move(outs[i]);
+        }
+    }
+    for (int b : task.outputs) {
+        const Buffer& buf = m_p.buffers[m_bufferById.at(b)];
+        if (!local.count(buf.value))
+            return makeError(ErrorKind::Runtime,
+                             taskLabel(task) + " lists output buffer " + std::to_string(b) + " ('" +
+                                 buf.value + "') but none of its nodes computes it",
+                             task.name);
+    }
+    return {};
+}
+
+} // namespace sextant::sim::detail

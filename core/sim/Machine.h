@@ -1,0 +1,122 @@
+#pragma once
+
+// The simulator's machine: the state of one run and the member functions that move it, defined
+// across the files of core/sim by what they model (internal to sextant_sim; include only there):
+//   Simulator.cpp    the event loop: load memory, dispatch Tasks as their events allow, start/end
+//   Executor.cpp     the functional executor: a Task's nodes computed from the memory image
+//   Timing.cpp       the timing model: a Task's cycles from its tiles, DMA and the shared DRAM
+//   RaceChecker.cpp  the race checker (SimOptions::checkRaces): unordered or overlapping accesses
+//   Watchdog.cpp     the watchdog's dump when no Task can make progress
+
+#include "MemoryImage.h"
+#include "Simulator.h"
+
+#include <map>
+#include <optional>
+#include <queue>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace sextant::sim::detail {
+
+using backend::Buffer;
+using backend::Program;
+using backend::Task;
+using backend::UnitKind;
+
+/// "task 7 'conv1'", as every simulator message names a Task.
+std::string taskLabel(const Task& t);
+
+/// One entry of the event queue. Ends sort before starts at the same cycle so that a Task starting
+/// exactly when its producer ends sees the producer's data; ties then go by Task id.
+struct Item {
+    uint64_t time;
+    int kind; ///< 0 end, 1 start
+    int taskId;
+    size_t index;
+    bool operator>(const Item& o) const {
+        return std::tie(time, kind, taskId, index) > std::tie(o.time, o.kind, o.taskId, o.index);
+    }
+};
+
+struct TaskState {
+    bool scheduled = false;
+    bool started = false;
+    bool ended = false;
+    uint64_t ready = 0;
+    uint64_t start = 0;
+    uint64_t end = 0;
+    std::vector<std::pair<size_t, ir::Tensor>> pendingWrites; ///< buffer index, value
+    std::vector<size_t> reads;  ///< buffer indices read (for the race checker)
+    std::vector<size_t> writes; ///< buffer indices written
+};
+
+/// The whole state of one run; simulate() builds one and calls run().
+class Machine {
+public:
+    Machine(const Program& program, const SimOptions& options, MemoryImage memory)
+        : m_p(program), m_opt(options), m_mem(std::move(memory)) {}
+
+    Status prepare(std::span<const ir::Tensor> inputs);
+    Expected<SimResult> run();
+
+private:
+    Status loadWeights();
+    Status loadInputs(std::span<const ir::Tensor> inputs);
+    void trySchedule(int core);
+    Status startTask(size_t index, uint64_t now);
+    Status endTask(size_t index, uint64_t now);
+    Status execute(size_t index);
+    Expected<ir::Tensor> readInput(const Task& task, const ir::Node& node, const ir::Value& v,
+                                   const std::map<std::string, ir::Tensor>& local,
+                                   std::vector<size_t>& reads);
+    Status checkRaces(size_t index, uint64_t now) const;
+    std::vector<size_t> outputBuffersFor(const Task& task, const std::string& value) const;
+    std::string watchdogDump(uint64_t now) const;
+
+    const Program& m_p;
+    SimOptions m_opt;
+    std::vector<std::pair<std::string, ir::Tensor>> m_values; ///< SimOptions::keepValues
+    MemoryImage m_mem;
+    std::map<int, size_t> m_bufferById;
+    std::map<std::string, std::vector<size_t>> m_buffersByValue; ///< buffer indices, by id order
+    std::map<int, size_t> m_eventById;
+    std::map<int, std::vector<size_t>> m_recorders; ///< event id -> Tasks that record it
+    /// Hardware event slots, keyed by (recording core, slot): the event last recorded there and
+    /// the cycle its recording Task ended. A wait on E passes while E's slot holds E.
+    std::map<std::pair<int, int>, std::pair<int, uint64_t>> m_slots;
+    std::set<int> m_everRecorded; ///< for the watchdog dump
+    /// The slot an event lives in: (core of the Task that records it, Event::slot); unknown
+    /// events get a slot no Task records, so their waits never pass.
+    std::pair<int, int> slotOf(int event) const;
+    /// The cycle `event` was recorded if its slot holds it now.
+    std::optional<uint64_t> recordedAt(int event) const;
+    std::vector<std::vector<size_t>> m_queues; ///< per core: Task indices in issue order
+    std::vector<size_t> m_head;
+    std::vector<uint64_t> m_coreFree;
+    std::vector<TaskState> m_state;
+    std::vector<TraceRecord> m_trace;
+    std::priority_queue<Item, std::vector<Item>, std::greater<Item>> m_queue;
+    std::vector<size_t> m_running; ///< started, not ended
+    std::map<int, size_t> m_taskById;
+    std::vector<std::vector<size_t>> m_writers; ///< per buffer index: the Tasks (indices) writing it
+    /// A split node's outputs, from its first part to start until its last, with the inputs they
+    /// were computed from (see execute).
+    struct PartResults {
+        std::vector<ir::Tensor> inputs; ///< as the part that computed them read them
+        std::vector<ir::Tensor> outputs;
+        int started = 0;
+    };
+    std::map<std::string, PartResults> m_partResults;
+    /// Race checker only: per buffer, whether its bytes still hold what was last stored for it, and
+    /// if not, the buffer whose write overwrote them.
+    std::vector<bool> m_intact;
+    std::vector<size_t> m_clobberedBy;
+    void noteWrite(size_t buffer);
+    size_t m_finished = 0;
+};
+
+
+} // namespace sextant::sim::detail

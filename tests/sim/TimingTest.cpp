@@ -1,0 +1,85 @@
+// The simulator's timing model on single Tasks whose cycles can be worked out by hand, on the
+// default target (npu-a: 64 B/cycle DMA, 512 B/cycle DRAM, 400 cycles of DRAM latency, a
+// 16x16x16 cube, 64 f32 / 128 f16 vector lanes).
+#include "core/sim/Timing.h"
+
+#include "core/ir/Parser.h"
+
+#include <gtest/gtest.h>
+
+namespace sextant::sim {
+namespace {
+
+std::unique_ptr<ir::Graph> graphWithRelu(const char* precision) {
+    std::string text = "graph @g(%x: f32[1,64]) -> (%y: f32[1,64]) {\n"
+                       "  %y: f32[1,64] = Relu(%x) {precision = \"" + std::string(precision) + "\"} @relu\n"
+                       "  return %y\n}\n";
+    auto g = ir::parseGraph(text);
+    EXPECT_TRUE(g.ok()) << g.error().message;
+    return g.ok() ? std::move(g).value() : nullptr;
+}
+
+backend::Task task(backend::UnitKind unit, uint64_t flops, uint64_t dmaBytes, int tiles, bool doubleBuffered) {
+    backend::Task t;
+    t.unit = unit;
+    t.nodes = {"relu"};
+    t.flops = flops;
+    t.dmaBytes = dmaBytes;
+    t.tiling.numTiles = tiles;
+    t.tiling.doubleBuffered = doubleBuffered;
+    return t;
+}
+
+TEST(Timing, ComputeAndDmaAddUpWithoutDoubleBufferingPlusDramLatency) {
+    const backend::Target target = backend::defaultTarget();
+    auto g = graphWithRelu("f32");
+    ASSERT_TRUE(g);
+    // 6400 f32 flops over 64 lanes = 100 cycles; 6400 bytes at 64 B/cycle = 100 cycles; + 400.
+    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 6400, 4, false), target, *g, 1);
+    EXPECT_EQ(t.compute, 100u);
+    EXPECT_EQ(t.dma, 100u);
+    EXPECT_EQ(t.duration, 600u);
+}
+
+TEST(Timing, DoubleBufferingHidesTheShorterStreamButOneTile) {
+    const backend::Target target = backend::defaultTarget();
+    auto g = graphWithRelu("f32");
+    ASSERT_TRUE(g);
+    // compute 100, DMA 200 over 4 tiles: 200 + 100/4 + 400.
+    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 12800, 4, true), target, *g, 1);
+    EXPECT_EQ(t.duration, 200u + 25u + 400u);
+    // One tile has nothing to overlap with.
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Vector, 6400, 12800, 1, true), target, *g, 1).duration, 700u);
+}
+
+TEST(Timing, TasksStreamingAtOnceShareDramBandwidth) {
+    const backend::Target target = backend::defaultTarget();
+    auto g = graphWithRelu("f32");
+    ASSERT_TRUE(g);
+    // Up to 8 sharers each still get the engine's 64 B/cycle (512 / 8); 16 get 32 B/cycle.
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, *g, 8).dma, 100u);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, *g, 16).dma, 200u);
+}
+
+TEST(Timing, F16VectorOpsUseTheWiderLanesAndCubeOpsTheMacs) {
+    const backend::Target target = backend::defaultTarget();
+    auto f16 = graphWithRelu("f16");
+    ASSERT_TRUE(f16);
+    EXPECT_EQ(computeCycles(task(backend::UnitKind::Vector, 6400, 0, 1, false), target, *f16), 50u);
+    // 2 * 16 * 16 * 16 = 8192 flops a cycle on the cube; a partial block still takes a cycle.
+    EXPECT_EQ(computeCycles(task(backend::UnitKind::Cube, 8192 * 3 + 1, 0, 1, false), target, *f16), 4u);
+    // The cost model's own figure wins.
+    backend::Task modelled = task(backend::UnitKind::Cube, 8192, 0, 1, false);
+    modelled.computeCycles = 77;
+    EXPECT_EQ(computeCycles(modelled, target, *f16), 77u);
+}
+
+TEST(Timing, EveryTaskTakesAtLeastOneCycle) {
+    const backend::Target target = backend::defaultTarget();
+    auto g = graphWithRelu("f32");
+    ASSERT_TRUE(g);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 0, 1, false), target, *g, 0).duration, 1u);
+}
+
+} // namespace
+} // namespace sextant::sim
