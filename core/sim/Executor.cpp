@@ -8,12 +8,14 @@
 
 namespace sextant::sim::detail {
 
-std::vector<size_t> Machine::outputBuffersFor(const Task& task, const std::string& value) const {
+const std::vector<size_t>& Machine::buffersOf(const ir::Value& v) const {
+    static const std::vector<size_t> kNone;
+    return v.id() < m_buffersByValue.size() ? m_buffersByValue[v.id()] : kNone;
+}
+
+std::vector<size_t> Machine::outputBuffersFor(const Task& task, const ir::Value& value) const {
     std::vector<size_t> out;
-    auto it = m_buffersByValue.find(value);
-    if (it == m_buffersByValue.end())
-        return out;
-    for (size_t index : it->second) {
+    for (size_t index : buffersOf(value)) {
         const Buffer& b = m_p.buffers[index];
         bool listed =
             std::find(task.outputs.begin(), task.outputs.end(), b.id) != task.outputs.end();
@@ -24,29 +26,29 @@ std::vector<size_t> Machine::outputBuffersFor(const Task& task, const std::strin
 }
 
 Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, const ir::Value& v,
-                                        const std::map<std::string, ir::Tensor>& local,
-                                        std::vector<size_t>& reads) {
-    if (auto it = local.find(v.name()); it != local.end())
-        return it->second;
+                                        const TaskLocals& local, std::vector<size_t>& reads) {
+    if (const ir::Tensor* t = local.find(&v))
+        return *t;
     // The output of a view node (no Task) is read from the buffer its input lives in, then
     // takes its own shape below.
-    const ir::Value* owner = m_buffersByValue.count(v.name()) ? &v : backend::bufferOwner(&v);
+    const ir::Value* owner = !buffersOf(v).empty() ? &v : backend::bufferOwner(&v);
     if (owner != &v)
-        if (auto it = local.find(owner->name()); it != local.end())
-            return it->second.reshaped(v.type().dims());
+        if (const ir::Tensor* t = local.find(owner))
+            return t->reshaped(v.type().dims());
     const Buffer* chosen = nullptr;
-    if (auto it = m_buffersByValue.find(owner->name()); it != m_buffersByValue.end()) {
+    {
         // Prefer a buffer the Task lists as an input (it may have an SRAM copy), else the value's
         // first buffer by id.
-        for (size_t index : it->second) {
+        const std::vector<size_t>& planned = buffersOf(*owner);
+        for (size_t index : planned) {
             const Buffer& b = m_p.buffers[index];
             if (std::find(task.inputs.begin(), task.inputs.end(), b.id) != task.inputs.end()) {
                 chosen = &b;
                 break;
             }
         }
-        if (!chosen && !it->second.empty())
-            chosen = &m_p.buffers[it->second.front()];
+        if (!chosen && !planned.empty())
+            chosen = &m_p.buffers[planned.front()];
     }
     if (!chosen) {
         if (v.isConstant() && !ir::isFloat(v.constant()->dtype()))
@@ -109,11 +111,12 @@ bool sameTensors(const std::vector<ir::Tensor>& a, const std::vector<ir::Tensor>
 Status Machine::execute(size_t index) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
-    std::map<std::string, ir::Tensor> local;
+    TaskLocals local;
     ir::KernelContext ctx;
     ctx.compute = ir::DType::F32;
-    for (const std::string& nodeName : task.nodes) {
-        const ir::Node* node = m_p.graph->findNode(nodeName);
+    for (size_t k = 0; k < task.nodes.size(); ++k) {
+        const std::string& nodeName = task.nodes[k];
+        const ir::Node* node = m_taskNodes[index][k];
         if (!node)
             return makeError(ErrorKind::Runtime,
                              taskLabel(task) + " executes node '" + nodeName +
@@ -136,7 +139,7 @@ Status Machine::execute(size_t index) {
         // byte-identical takes them over. A plan that changed an input between parts (a hazard)
         // reads other bytes, so that part computes afresh and the corruption shows.
         std::vector<ir::Tensor> outs;
-        auto cached = task.parts > 1 ? m_partResults.find(nodeName) : m_partResults.end();
+        auto cached = task.parts > 1 ? m_partResults.find(node) : m_partResults.end();
         if (cached != m_partResults.end() && sameTensors(cached->second.inputs, raw)) {
             outs = cached->second.outputs;
         } else {
@@ -163,24 +166,26 @@ Status Machine::execute(size_t index) {
                     if (ir::isFloat(o.dtype()))
                         o = o.castTo(ir::DType::F16).castTo(ir::DType::F32);
             if (task.parts > 1)
-                cached = m_partResults.insert_or_assign(nodeName, PartResults{std::move(raw), outs, 0}).first;
+                cached = m_partResults.insert_or_assign(node, PartResults{std::move(raw), outs, 0}).first;
         }
         if (task.parts > 1 && ++cached->second.started >= task.parts)
             m_partResults.erase(cached); // the last part: nobody needs them any more
         for (size_t i = 0; i < outs.size() && i < node->numOutputs(); ++i) {
-            const std::string& name = node->output(i)->name();
-            for (size_t b : outputBuffersFor(task, name)) {
+            const ir::Value* value = node->output(i);
+            const std::string& name = value->name();
+            for (size_t b : outputBuffersFor(task, *value)) {
                 st.pendingWrites.emplace_back(b, outs[i]);
                 st.writes.push_back(b);
             }
             if (m_opt.keepValues && task.part == 0) // the parts of a split group compute the same
                 m_values.emplace_back(name, outs[i]);
-            local[name] = std::move(outs[i]);
+            local.set(value, std::move(outs[i]));
         }
     }
     for (int b : task.outputs) {
-        const Buffer& buf = m_p.buffers[m_bufferById.at(b)];
-        if (!local.count(buf.value))
+        const size_t bi = m_bufferById.at(b);
+        const Buffer& buf = m_p.buffers[bi];
+        if (!m_bufferValue[bi] || !local.find(m_bufferValue[bi]))
             return makeError(ErrorKind::Runtime,
                              taskLabel(task) + " lists output buffer " + std::to_string(b) + " ('" +
                                  buf.value + "') but none of its nodes computes it",

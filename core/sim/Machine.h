@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace sextant::sim::detail {
@@ -53,6 +54,29 @@ struct TaskState {
     std::vector<size_t> writes; ///< buffer indices written
 };
 
+/// The values a Task's nodes computed so far, by value: a Task runs a handful of nodes, so a
+/// short list searched by pointer beats any map keyed by name.
+class TaskLocals {
+public:
+    const ir::Tensor* find(const ir::Value* v) const {
+        for (const auto& [value, tensor] : m_items)
+            if (value == v)
+                return &tensor;
+        return nullptr;
+    }
+    void set(const ir::Value* v, ir::Tensor t) {
+        for (auto& [value, tensor] : m_items)
+            if (value == v) {
+                tensor = std::move(t);
+                return;
+            }
+        m_items.emplace_back(v, std::move(t));
+    }
+
+private:
+    std::vector<std::pair<const ir::Value*, ir::Tensor>> m_items;
+};
+
 /// The whole state of one run; simulate() builds one and calls run().
 class Machine {
 public:
@@ -70,10 +94,12 @@ private:
     Status endTask(size_t index, uint64_t now);
     Status execute(size_t index);
     Expected<ir::Tensor> readInput(const Task& task, const ir::Node& node, const ir::Value& v,
-                                   const std::map<std::string, ir::Tensor>& local,
+                                   const TaskLocals& local,
                                    std::vector<size_t>& reads);
     Status checkRaces(size_t index, uint64_t now) const;
-    std::vector<size_t> outputBuffersFor(const Task& task, const std::string& value) const;
+    std::vector<size_t> outputBuffersFor(const Task& task, const ir::Value& value) const;
+    /// The buffers planned for `v` (indices, in buffer id order); empty when it has none.
+    const std::vector<size_t>& buffersOf(const ir::Value& v) const;
     std::string watchdogDump(uint64_t now) const;
 
     const Program& m_p;
@@ -81,7 +107,13 @@ private:
     std::vector<std::pair<std::string, ir::Tensor>> m_values; ///< SimOptions::keepValues
     MemoryImage m_mem;
     std::map<int, size_t> m_bufferById;
-    std::map<std::string, std::vector<size_t>> m_buffersByValue; ///< buffer indices, by id order
+    /// The graph's objects behind the program's names, resolved once in prepare() so the run looks
+    /// nothing up by name: per buffer index its value (nullptr when the graph has none of that
+    /// name), per Value::id() its buffers in id order, per Task index its nodes (nullptr for a
+    /// name the graph lacks; execute() reports it).
+    std::vector<const ir::Value*> m_bufferValue;
+    std::vector<std::vector<size_t>> m_buffersByValue;
+    std::vector<std::vector<const ir::Node*>> m_taskNodes;
     std::map<int, size_t> m_eventById;
     std::map<int, std::vector<size_t>> m_recorders; ///< event id -> Tasks that record it
     /// Hardware event slots, keyed by (recording core, slot): the event last recorded there and
@@ -109,7 +141,7 @@ private:
         std::vector<ir::Tensor> outputs;
         int started = 0;
     };
-    std::map<std::string, PartResults> m_partResults;
+    std::unordered_map<const ir::Node*, PartResults> m_partResults; ///< looked up, never iterated
     /// Race checker only: per buffer, whether its bytes still hold what was last stored for it, and
     /// if not, the buffer whose write overwrote them.
     std::vector<bool> m_intact;

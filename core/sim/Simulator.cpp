@@ -42,8 +42,18 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
     std::vector<size_t> byId;
     for (const auto& [id, index] : m_bufferById)
         byId.push_back(index);
-    for (size_t index : byId)
-        m_buffersByValue[m_p.buffers[index].value].push_back(index);
+    m_bufferValue.assign(m_p.buffers.size(), nullptr);
+    m_buffersByValue.assign(m_p.graph->valueIdBound(), {});
+    for (size_t index : byId) {
+        const ir::Value* v = m_p.graph->findValue(m_p.buffers[index].value);
+        m_bufferValue[index] = v;
+        if (v)
+            m_buffersByValue[v->id()].push_back(index);
+    }
+    m_taskNodes.assign(m_p.tasks.size(), {});
+    for (size_t i = 0; i < m_p.tasks.size(); ++i)
+        for (const std::string& name : m_p.tasks[i].nodes)
+            m_taskNodes[i].push_back(m_p.graph->findNode(name));
     for (size_t i = 0; i < m_p.events.size(); ++i)
         m_eventById.emplace(m_p.events[i].id, i);
 
@@ -87,7 +97,7 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
 Status Machine::loadWeights() {
     for (const auto& [id, index] : m_bufferById) {
         const Buffer& b = m_p.buffers[index];
-        const ir::Value* v = m_p.graph->findValue(b.value);
+        const ir::Value* v = m_bufferValue[index];
         if (!v || !v->isConstant())
             continue;
         if (b.kind != backend::BufferKind::Weight && b.firstTask >= 0)
@@ -167,7 +177,8 @@ Status Machine::startTask(size_t index, uint64_t now) {
     for (size_t r : m_running)
         if (m_p.tasks[r].dmaBytes > 0)
             ++sharers;
-    const TaskTiming timing = timeTask(task, m_p.target, *m_p.graph, sharers);
+    const ir::Node* first = m_taskNodes[index].empty() ? nullptr : m_taskNodes[index].front();
+    const TaskTiming timing = timeTask(task, m_p.target, first, sharers);
     st.end = now + timing.duration;
     TraceRecord& rec = m_trace[index];
     rec.task = task.id;

@@ -12,7 +12,7 @@ uint64_t ceilDiv(uint64_t a, uint64_t b) {
 
 } // namespace
 
-uint64_t computeCycles(const backend::Task& t, const backend::Target& tg, const ir::Graph& graph) {
+uint64_t computeCycles(const backend::Task& t, const backend::Target& tg, const ir::Node* node) {
     if (t.computeCycles > 0) // the cost model's figure for its tiles
         return t.computeCycles;
     switch (t.unit) {
@@ -20,7 +20,6 @@ uint64_t computeCycles(const backend::Task& t, const backend::Target& tg, const 
         return ceilDiv(t.flops, 2ull * static_cast<uint64_t>(tg.cubeM) * tg.cubeN * tg.cubeK);
     case backend::UnitKind::Vector: {
         // An f16 vector op fills the wider f16 lanes.
-        const ir::Node* node = t.nodes.empty() ? nullptr : graph.findNode(t.nodes.front());
         const bool f16 = node && node->attrString("precision", "") == "f16";
         return ceilDiv(t.flops, static_cast<uint64_t>(std::max(f16 ? tg.vectorLanesF16 : tg.vectorLanesF32, 1)));
     }
@@ -30,12 +29,12 @@ uint64_t computeCycles(const backend::Task& t, const backend::Target& tg, const 
     return 0;
 }
 
-TaskTiming timeTask(const backend::Task& task, const backend::Target& tg, const ir::Graph& graph, int dmaSharers) {
+TaskTiming timeTask(const backend::Task& task, const backend::Target& tg, const ir::Node* firstNode, int dmaSharers) {
     const int sharers = std::max(dmaSharers, 1);
     uint64_t rate = std::min<uint64_t>(tg.dmaBytesPerCycle, tg.dramBytesPerCycle / static_cast<uint64_t>(sharers));
     rate = std::max<uint64_t>(rate, 1);
     TaskTiming timing;
-    timing.compute = computeCycles(task, tg, graph);
+    timing.compute = computeCycles(task, tg, firstNode);
     timing.dma = ceilDiv(task.dmaBytes, rate);
     uint64_t body;
     const int tiles = std::max(task.tiling.numTiles, 1);

@@ -35,7 +35,7 @@ TEST(Timing, ComputeAndDmaAddUpWithoutDoubleBufferingPlusDramLatency) {
     auto g = graphWithRelu("f32");
     ASSERT_TRUE(g);
     // 6400 f32 flops over 64 lanes = 100 cycles; 6400 bytes at 64 B/cycle = 100 cycles; + 400.
-    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 6400, 4, false), target, *g, 1);
+    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 6400, 4, false), target, g->findNode("relu"), 1);
     EXPECT_EQ(t.compute, 100u);
     EXPECT_EQ(t.dma, 100u);
     EXPECT_EQ(t.duration, 600u);
@@ -46,10 +46,10 @@ TEST(Timing, DoubleBufferingHidesTheShorterStreamButOneTile) {
     auto g = graphWithRelu("f32");
     ASSERT_TRUE(g);
     // compute 100, DMA 200 over 4 tiles: 200 + 100/4 + 400.
-    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 12800, 4, true), target, *g, 1);
+    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 12800, 4, true), target, g->findNode("relu"), 1);
     EXPECT_EQ(t.duration, 200u + 25u + 400u);
     // One tile has nothing to overlap with.
-    EXPECT_EQ(timeTask(task(backend::UnitKind::Vector, 6400, 12800, 1, true), target, *g, 1).duration, 700u);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Vector, 6400, 12800, 1, true), target, g->findNode("relu"), 1).duration, 700u);
 }
 
 TEST(Timing, TasksStreamingAtOnceShareDramBandwidth) {
@@ -57,28 +57,28 @@ TEST(Timing, TasksStreamingAtOnceShareDramBandwidth) {
     auto g = graphWithRelu("f32");
     ASSERT_TRUE(g);
     // Up to 8 sharers each still get the engine's 64 B/cycle (512 / 8); 16 get 32 B/cycle.
-    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, *g, 8).dma, 100u);
-    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, *g, 16).dma, 200u);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, g->findNode("relu"), 8).dma, 100u);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, g->findNode("relu"), 16).dma, 200u);
 }
 
 TEST(Timing, F16VectorOpsUseTheWiderLanesAndCubeOpsTheMacs) {
     const backend::Target target = backend::defaultTarget();
     auto f16 = graphWithRelu("f16");
     ASSERT_TRUE(f16);
-    EXPECT_EQ(computeCycles(task(backend::UnitKind::Vector, 6400, 0, 1, false), target, *f16), 50u);
+    EXPECT_EQ(computeCycles(task(backend::UnitKind::Vector, 6400, 0, 1, false), target, f16->findNode("relu")), 50u);
     // 2 * 16 * 16 * 16 = 8192 flops a cycle on the cube; a partial block still takes a cycle.
-    EXPECT_EQ(computeCycles(task(backend::UnitKind::Cube, 8192 * 3 + 1, 0, 1, false), target, *f16), 4u);
+    EXPECT_EQ(computeCycles(task(backend::UnitKind::Cube, 8192 * 3 + 1, 0, 1, false), target, f16->findNode("relu")), 4u);
     // The cost model's own figure wins.
     backend::Task modelled = task(backend::UnitKind::Cube, 8192, 0, 1, false);
     modelled.computeCycles = 77;
-    EXPECT_EQ(computeCycles(modelled, target, *f16), 77u);
+    EXPECT_EQ(computeCycles(modelled, target, f16->findNode("relu")), 77u);
 }
 
 TEST(Timing, EveryTaskTakesAtLeastOneCycle) {
     const backend::Target target = backend::defaultTarget();
     auto g = graphWithRelu("f32");
     ASSERT_TRUE(g);
-    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 0, 1, false), target, *g, 0).duration, 1u);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 0, 1, false), target, g->findNode("relu"), 0).duration, 1u);
 }
 
 } // namespace
