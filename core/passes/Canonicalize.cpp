@@ -21,7 +21,7 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         rc.noteRemoved(n, "no-op: its output equals its input");
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
@@ -51,7 +51,7 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         rc.noteRemoved(n, "no-op: its output equals its input");
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
@@ -76,7 +76,7 @@ public:
         std::string why = cannotForward(n.output(0), n.input(1 - k));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         int k = neutralOperand(n);
         rc.noteRemoved(n, "neutral constant operand '" + n.input(k)->name() + "'");
         return forwardAndErase(g, &n, n.output(0), n.input(1 - k));
@@ -155,7 +155,7 @@ public:
             return Match::none();
         return Match::matched();
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext&) const override {
         ir::Node* inner = n.input(0)->producer();
         g.setInput(&n, 0, inner->input(0));
         if (useCount(inner->output(0)) == 0) {
@@ -180,7 +180,7 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         rc.noteRemoved(n, "no-op: its output equals its input");
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
@@ -223,7 +223,7 @@ public:
             return Match::rejected("shape of '" + n.output(0)->name() + "' is not static");
         return Match::matched();
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         ir::Node* inner = n.input(0)->producer();
         ir::Value* x = inner->input(0);
         const std::vector<int64_t> dims = n.output(0)->type().dims();
@@ -300,7 +300,7 @@ public:
         }
         return Match::matched();
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         ir::Node* inner = n.input(0)->producer();
         ir::Value* x = inner->input(0);
         std::vector<int64_t> perm = composePerms(permOf(*inner), permOf(n));
@@ -338,7 +338,7 @@ public:
         std::string why = cannotForward(n.output(0), n.input(0));
         return why.empty() ? Match::matched() : Match::rejected(why);
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         rc.noteRemoved(n, "no-op: its output equals its input");
         return forwardAndErase(g, &n, n.output(0), n.input(0));
     }
@@ -393,7 +393,7 @@ public:
             return Match::rejected("'" + u->output(0)->name() + "' is a graph output");
         return Match::matched();
     }
-    Status apply(ir::Graph& g, ir::Node& t, RewriteContext&) const override {
+    Status apply(ir::Graph& g, ir::Node& t, const Match&, RewriteContext&) const override {
         ir::Node* u = singleUser(t.output(0));
         ir::Value* x = t.input(0);
         ir::Value* y = t.output(0);

@@ -114,7 +114,7 @@ public:
         return Match::matched();
     }
 
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         auto it = m_cache.find(n.name());
         std::vector<ir::Tensor> values;
         if (it != m_cache.end()) {

@@ -128,11 +128,11 @@ public:
                                        std::to_string(t->numel()) + " elements but the conv has " +
                                        std::to_string(m0) + " output channels");
         }
-        return Match::matched();
+        return matchedWith(bn);
     }
 
-    Status apply(ir::Graph& g, ir::Node& conv, RewriteContext& rc) const override {
-        ir::Node* bn = conv.output(0)->users()[0];
+    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
+        ir::Node* bn = match.planAs<PairPlan>().other;
         const ir::Tensor& w = *constantOf(conv.input(1));
         const ir::Tensor* b = constantOf(conv.input(2));
         const ir::Tensor& gamma = *constantOf(bn->input(1));
@@ -211,11 +211,11 @@ public:
                                    "' has an unexpected shape");
         if (std::string why2 = convBiasReason(conv, w->shape()[0]); !why2.empty())
             return Match::rejected(why2);
-        return Match::matched();
+        return matchedWith(mul);
     }
 
-    Status apply(ir::Graph& g, ir::Node& conv, RewriteContext& rc) const override {
-        ir::Node* mul = conv.output(0)->users()[0];
+    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
+        ir::Node* mul = match.planAs<PairPlan>().other;
         const ir::Tensor& s = *constantOf(otherOperand(*mul, conv.output(0)));
         const ir::Tensor& w = *constantOf(conv.input(1));
         const ir::Tensor* b = constantOf(conv.input(2));
@@ -305,14 +305,11 @@ public:
     }
 
     Match matchHere(const ir::Node& conv) const override {
-        Plan p;
-        return plan(conv, p);
+        return matchWithPlan<Plan>(conv, plan);
     }
 
-    Status apply(ir::Graph& g, ir::Node& conv, RewriteContext& rc) const override {
-        Plan p;
-        if (plan(conv, p).kind != Match::Kind::Matched)
-            return makeError(ErrorKind::Verify, "pattern no longer matches", conv.name());
+    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
         std::vector<ir::Node*> chain{&conv};
         std::vector<ir::Value*> inputs{conv.input(0), conv.input(1)};
         if (p.add) {
@@ -421,11 +418,11 @@ public:
         const std::string autoPad = conv->attrString("auto_pad", "NOTSET");
         if (autoPad != "NOTSET" && !autoPad.empty())
             return Match::rejected("conv '" + conv->name() + "' uses auto_pad " + autoPad);
-        return Match::matched();
+        return matchedWith(conv);
     }
 
-    Status apply(ir::Graph& g, ir::Node& pad, RewriteContext& rc) const override {
-        ir::Node* conv = pad.output(0)->users()[0];
+    Status apply(ir::Graph& g, ir::Node& pad, const Match& match, RewriteContext& rc) const override {
+        ir::Node* conv = match.planAs<PairPlan>().other;
         std::string why;
         std::vector<int64_t> amounts = *padAmounts(pad, why);
         const size_t rank = pad.input(0)->type().rank();

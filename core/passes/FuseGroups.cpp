@@ -55,7 +55,7 @@ public:
     Phase phase() const override { return Phase::Recognise; }
     std::vector<OpKind> targets() const override { return {OpKind::Softmax}; }
 
-    struct Plan {
+    struct Plan : MatchPlan {
         ir::Node* preScale = nullptr;  ///< Mul/Div on Q before the product
         ir::Node* transpose = nullptr; ///< Transpose of K
         ir::Node* mm1 = nullptr;
@@ -140,14 +140,11 @@ public:
     }
 
     Match matchHere(const ir::Node& sm) const override {
-        Plan p;
-        return plan(sm, p);
+        return matchWithPlan<Plan>(sm, plan);
     }
 
-    Status apply(ir::Graph& g, ir::Node& sm, RewriteContext& rc) const override {
-        Plan p;
-        if (plan(sm, p).kind != Match::Kind::Matched)
-            return makeError(ErrorKind::Verify, "pattern no longer matches", sm.name());
+    Status apply(ir::Graph& g, ir::Node& sm, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
         std::vector<ir::Node*> chain{p.mm1};
         if (p.postScale)
             chain.push_back(p.postScale);
@@ -250,13 +247,18 @@ public:
         return chain;
     }
 
+    struct Plan : MatchPlan {
+        std::vector<ir::Node*> chain; ///< the anchor, then each node its predecessor alone feeds
+    };
+
     Match matchHere(const ir::Node& n) const override {
-        std::vector<ir::Node*> chain = chainFrom(n);
-        return chain.size() >= 2 ? Match::matched() : Match::none();
+        auto plan = std::make_unique<Plan>();
+        plan->chain = chainFrom(n);
+        return plan->chain.size() >= 2 ? Match::matched(std::move(plan)) : Match::none();
     }
 
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
-        std::vector<ir::Node*> chain = chainFrom(n);
+    Status apply(ir::Graph& g, ir::Node& n, const Match& match, RewriteContext& rc) const override {
+        const std::vector<ir::Node*>& chain = match.planAs<Plan>().chain;
         std::vector<ir::Value*> inputs;
         std::vector<std::string> body;
         for (size_t s = 0; s < chain.size(); ++s) {
@@ -310,7 +312,7 @@ public:
         return n.attrInt("fast_softmax", 0) ? Match::none() : Match::matched();
     }
 
-    Status apply(ir::Graph&, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph&, ir::Node& n, const Match&, RewriteContext& rc) const override {
         n.setAttr("fast_softmax", int64_t{1});
         n.mutableProvenance().createdBy = rc.createdBy();
         return {};
@@ -341,7 +343,7 @@ public:
         return Match::matched();
     }
 
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         const ir::Tensor& c = *constantOf(n.input(1));
         // Rounded to f32 as a vector unit would hold it: the point of the rule is to be cheap.
         ir::Tensor r(c.dtype(), c.shape());

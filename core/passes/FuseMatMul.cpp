@@ -115,11 +115,11 @@ public:
             return Match::rejected("addend '" + c->name() + "' has another dtype than the product");
         if (c->producer() == &mm)
             return Match::none();
-        return Match::matched();
+        return matchedWith(add);
     }
 
-    Status apply(ir::Graph& g, ir::Node& mm, RewriteContext& rc) const override {
-        ir::Node* add = mm.output(0)->users()[0];
+    Status apply(ir::Graph& g, ir::Node& mm, const Match& match, RewriteContext& rc) const override {
+        ir::Node* add = match.planAs<PairPlan>().other;
         ir::Value* c = otherOperand(*add, mm.output(0));
         const bool batched = mm.input(0)->type().rank() > 2;
         ir::AttributeMap attrs = plainGemmAttrs();
@@ -191,14 +191,11 @@ public:
     }
 
     Match matchHere(const ir::Node& n) const override {
-        Plan p;
-        return plan(n, p);
+        return matchWithPlan<Plan>(n, plan);
     }
 
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
-        Plan p;
-        if (plan(n, p).kind != Match::Kind::Matched)
-            return makeError(ErrorKind::Verify, "pattern no longer matches", n.name());
+    Status apply(ir::Graph& g, ir::Node& n, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
         std::vector<ir::Node*> chain{&n};
         std::vector<ir::Value*> inputs{n.input(0), n.input(1)};
         ir::AttributeMap attrs;
@@ -295,7 +292,7 @@ public:
         return Match::matched();
     }
 
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         std::string why;
         const int mask = absorbable(n, why);
         ir::AttributeMap attrs = n.kind() == OpKind::MatMul ? plainGemmAttrs() : n.attrs();

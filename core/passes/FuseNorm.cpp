@@ -52,7 +52,7 @@ public:
     Phase phase() const override { return Phase::Recognise; }
     std::vector<OpKind> targets() const override { return {OpKind::ReduceMean}; }
 
-    struct Plan {
+    struct Plan : MatchPlan {
         std::vector<ir::Node*> chain; ///< in graph order
         int64_t axis = -1;
         double eps = 0;
@@ -152,14 +152,11 @@ public:
     }
 
     Match matchHere(const ir::Node& rm1) const override {
-        Plan p;
-        return plan(rm1, p);
+        return matchWithPlan<Plan>(rm1, plan);
     }
 
-    Status apply(ir::Graph& g, ir::Node& rm1, RewriteContext& rc) const override {
-        Plan p;
-        if (plan(rm1, p).kind != Match::Kind::Matched)
-            return makeError(ErrorKind::Verify, "pattern no longer matches", rm1.name());
+    Status apply(ir::Graph& g, ir::Node& rm1, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
         ir::Value* x = rm1.input(0);
         const std::vector<int64_t> dims = x->type().dims();
         std::vector<int64_t> normShape(dims.begin() + p.axis, dims.end());
@@ -233,7 +230,7 @@ public:
         return false;
     }
 
-    struct Plan {
+    struct Plan : MatchPlan {
         std::vector<ir::Node*> chain;
         ir::Value* x = nullptr;
     };
@@ -306,14 +303,11 @@ public:
     }
 
     Match matchHere(const ir::Node& anchor) const override {
-        Plan p;
-        return plan(anchor, p);
+        return matchWithPlan<Plan>(anchor, plan);
     }
 
-    Status apply(ir::Graph& g, ir::Node& anchor, RewriteContext& rc) const override {
-        Plan p;
-        if (plan(anchor, p).kind != Match::Kind::Matched)
-            return makeError(ErrorKind::Verify, "pattern no longer matches", anchor.name());
+    Status apply(ir::Graph& g, ir::Node& anchor, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
         SX_ASSIGN(ir::Node * fused,
                   replaceChain(g, p.chain, OpKind::HardSwish, {p.x}, {}, rc.createdBy()));
         (void)fused;
@@ -340,7 +334,7 @@ public:
         return n.attrInt("stash_type", 1) == 10 ? Match::none() : Match::matched();
     }
 
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext& rc) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
         (void)g;
         n.setAttr("stash_type", int64_t{10});
         n.mutableProvenance().createdBy = rc.createdBy();

@@ -43,6 +43,19 @@ private:
     std::shared_ptr<const Phase> m_current;
 };
 
+/// The plan of a rule whose rewrite takes the anchor and one more node it matched (the
+/// BatchNormalization after a Conv, the Mul scaling it, the Conv after a Pad, the Add after a
+/// MatMul).
+struct PairPlan : MatchPlan {
+    ir::Node* other = nullptr;
+};
+/// Matched, with `other` as the PairPlan.
+inline Match matchedWith(ir::Node* other) {
+    auto plan = std::make_unique<PairPlan>();
+    plan->other = other;
+    return Match::matched(std::move(plan));
+}
+
 /// The sole user of `v` when some user has one of `kinds`: Matched with `user` set; NoMatch when
 /// no user has those kinds; Rejected ("<what> output has N users") when `v` has other uses too.
 Match soleUserOfKind(const ir::Value* v, std::initializer_list<ir::OpKind> kinds,
@@ -82,7 +95,7 @@ void setActivation(ir::AttributeMap& attrs, const ActivationSpec& act);
 
 /// What a producer + bias + activation fusion takes along: the bias Add (and its constant
 /// operand), the activation after it or right after the producer, and that activation's spec.
-struct BiasActPlan {
+struct BiasActPlan : MatchPlan {
     ir::Node* add = nullptr;
     ir::Value* bias = nullptr;
     ir::Node* act = nullptr;

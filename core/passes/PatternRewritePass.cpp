@@ -162,7 +162,7 @@ Expected<bool> PatternRewritePass::run(ir::Graph& graph, PassContext& ctx) {
                 if (!ctx.requestApplication(slot.id, name))
                     continue;
                 RewriteContext rc(m_id + "/" + slot.id, ctx);
-                Status s = slot.rule->apply(graph, *node, rc);
+                Status s = slot.rule->apply(graph, *node, m, rc);
                 if (!s.ok()) {
                     Error e = s.takeError();
                     e.message = "rule '" + slot.id + "' at node '" + name + "': " + e.message;

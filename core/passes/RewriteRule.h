@@ -5,6 +5,7 @@
 #include "core/ir/Error.h"
 #include "core/ir/Graph.h"
 
+#include <cassert>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,16 +35,44 @@ private:
     PassContext& m_pass;
 };
 
+/// What a rule's match() found, handed to its apply(): the nodes and values the rewrite will
+/// touch, so apply() acts on what was checked instead of looking for it again (and can never find
+/// something else). Each rule that needs one derives its own plan type from this.
+struct MatchPlan {
+    virtual ~MatchPlan() = default;
+};
+
 /// The outcome of RewriteRule::match on one node.
 struct Match {
     enum class Kind { NoMatch, Matched, Rejected };
     Kind kind = Kind::NoMatch;
     std::string reason; ///< why a node of the rule's op kinds cannot be rewritten (Rejected)
+    /// Matched: what apply() rewrites, as the rule that matched built it (null for rules whose
+    /// rewrite needs nothing beyond the anchor).
+    std::unique_ptr<const MatchPlan> plan;
 
-    static Match none() { return {Kind::NoMatch, {}}; }
-    static Match matched() { return {Kind::Matched, {}}; }
-    static Match rejected(std::string why) { return {Kind::Rejected, std::move(why)}; }
+    static Match none() { return {Kind::NoMatch, {}, nullptr}; }
+    static Match matched(std::unique_ptr<const MatchPlan> plan = nullptr) {
+        return {Kind::Matched, {}, std::move(plan)};
+    }
+    static Match rejected(std::string why) { return {Kind::Rejected, std::move(why), nullptr}; }
+
+    /// The plan as the type the matching rule gave it; only that rule's apply() asks.
+    template <typename P> const P& planAs() const {
+        assert(dynamic_cast<const P*>(plan.get()) && "the plan is not of the rule's own type");
+        return static_cast<const P&>(*plan);
+    }
 };
+
+/// Runs a rule's planner, `planner(anchor, P&) -> Match`, and when it matched hands the plan it
+/// filled on in the Match: the one place a rule's match() and apply() meet.
+template <typename P, typename Planner> Match matchWithPlan(const ir::Node& anchor, Planner&& planner) {
+    auto plan = std::make_unique<P>();
+    Match m = planner(anchor, *plan);
+    if (m.kind == Match::Kind::Matched)
+        m.plan = std::move(plan);
+    return m;
+}
 
 /// A local rewrite anchored at one node, in the style of onnxruntime's rewrite rules: it names
 /// the op kinds it targets, checks its condition cheaply (match), then rewrites (apply).
@@ -67,10 +96,11 @@ public:
     /// Cheap check, no graph changes. Rejected (with a reason) when the node looks like this
     /// rule's pattern but some condition fails, NoMatch when it is simply not the pattern.
     virtual Match match(const ir::Node& anchor) const = 0;
-    /// Rewrites the graph around `anchor`, which match() accepted. New nodes get
-    /// `rc.createdBy()` in their provenance; new constants are reported with rc.noteConstant.
-    /// An error here is an internal failure of the rule.
-    virtual Status apply(ir::Graph& graph, ir::Node& anchor, RewriteContext& rc) const = 0;
+    /// Rewrites the graph around `anchor` as `match` (what match() returned for it, Matched, with
+    /// nothing changed since) found it. New nodes get `rc.createdBy()` in their provenance; new
+    /// constants are reported with rc.noteConstant. An error here is an internal failure of the
+    /// rule.
+    virtual Status apply(ir::Graph& graph, ir::Node& anchor, const Match& match, RewriteContext& rc) const = 0;
 };
 
 /// A pass that drives a list of rules over the graph to a fixed point: every node, in graph

@@ -33,7 +33,7 @@ public:
         ++m_c.match;
         return m_renameOnce && m_c.apply == 0 && n.name() == "r0" ? Match::matched() : Match::none();
     }
-    Status apply(ir::Graph& g, ir::Node& n, RewriteContext&) const override {
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext&) const override {
         ++m_c.apply;
         return g.renameNode(&n, "r0_renamed");
     }
@@ -41,6 +41,36 @@ public:
 private:
     Counts& m_c;
     bool m_renameOnce;
+};
+
+/// Plans in match() what apply() does: the Relu it saw and the name it will give it. apply()
+/// works from the plan alone, so a driver that handed it another node's match would rename the
+/// wrong node, and one that handed it none would fail.
+class PlanningRule : public RewriteRule {
+public:
+    struct Plan : MatchPlan {
+        const ir::Node* anchor = nullptr;
+        std::string newName;
+    };
+    std::string id() const override { return "planning-rule"; }
+    std::string summary() const override { return "renames each Relu as its match planned"; }
+    std::vector<ir::OpKind> targets() const override { return {ir::OpKind::Relu}; }
+    Match match(const ir::Node& n) const override {
+        if (n.name().ends_with("_planned"))
+            return Match::none();
+        auto plan = std::make_unique<Plan>();
+        plan->anchor = &n;
+        plan->newName = n.name() + "_planned";
+        return Match::matched(std::move(plan));
+    }
+    Status apply(ir::Graph& g, ir::Node& n, const Match& m, RewriteContext&) const override {
+        if (!m.plan)
+            return makeError(ErrorKind::Verify, "no plan");
+        const Plan& p = m.planAs<Plan>();
+        if (p.anchor != &n)
+            return makeError(ErrorKind::Verify, "the plan is another node's");
+        return g.renameNode(&n, p.newName);
+    }
 };
 
 std::unique_ptr<ir::Graph> chain(int reluCount, int negCount) {
@@ -93,6 +123,21 @@ TEST(RewriteDriverCost, AStructuralChangeIsSeenByLaterLookups) {
     EXPECT_NE(g->findNode("r0_renamed"), nullptr);
     EXPECT_EQ(g->findNode("r0"), nullptr);
     EXPECT_EQ(c.id, 1);
+}
+
+TEST(RewriteDriverCost, ApplyGetsThePlanItsMatchMade) {
+    auto g = chain(3, 2);
+    std::vector<std::unique_ptr<RewriteRule>> rules;
+    rules.push_back(std::make_unique<PlanningRule>());
+    PatternRewritePass pass("plan", "planning pass", std::move(rules));
+    PipelineConfig cfg;
+    PassContext ctx(cfg);
+    Expected<bool> changed = pass.run(*g, ctx);
+    ASSERT_TRUE(changed.ok()) << changed.error().message;
+    EXPECT_TRUE(*changed);
+    for (const char* name : {"r0_planned", "r1_planned", "r2_planned", "n0", "n1"})
+        EXPECT_NE(g->findNode(name), nullptr) << name;
+    EXPECT_EQ(g->findNode("r0"), nullptr);
 }
 
 } // namespace
