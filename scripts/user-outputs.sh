@@ -21,6 +21,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 shared=${3:-$here/../shared}
 [ -x "$cli" ] || { echo "error: $1 is not an executable sextant-cli" >&2; exit 2; }
 mkdir -p "$out"
+out=$(readlink -f "$out")
 
 # Models with symbolic input dims compile at their test inputs' shapes.
 shape_of() {
@@ -52,7 +53,9 @@ EOF
 
 # one MODEL DATA_DIR: every output of one model into $out/<stem>.
 one() {
-    local model=$1 data=$2 stem dir shape
+    local model data stem dir shape
+    model=$(readlink -f "$1")
+    data=$(readlink -f "$2")
     stem=$(basename "$model" .onnx)
     dir="$out/$stem"
     rm -rf "$dir"
@@ -60,20 +63,25 @@ one() {
     shape=()
     [ -n "$(shape_of "$stem")" ] && shape=(--shape "$(shape_of "$stem")")
     echo "$stem" >&2
-    "$cli" compile "$model" "${shape[@]}" -o "$dir/artifact" --print-changed >"$dir/print-changed.txt" 2>&1
-    echo "exit $?" >>"$dir/print-changed.txt"
-    if "$cli" compile "$model" "${shape[@]}" --report "$dir/report.json" >/dev/null 2>"$dir/report.err"; then
-        strip_millis "$dir/report.json"
-        rm -f "$dir/report.err"
-    fi
-    "$cli" run "$model" --inputs "$data" --expected "$data" --profile "$dir/run.db" >"$dir/run.txt" 2>&1
-    echo "exit $?" >>"$dir/run.txt"
-    if [ -f "$dir/run.db" ]; then
-        "$cli" export-trace "$dir/run.db" -o "$dir/trace.json" >/dev/null 2>"$dir/trace.err" && rm -f "$dir/trace.err"
-        rm -f "$dir/run.db" "$dir/run.db-wal" "$dir/run.db-shm"
-    fi
-    "$cli" run "$model" --reference --inputs "$data" --expected "$data" 2>&1 | grep -v '^blas: ' >"$dir/reference.txt"
-    echo "exit ${PIPESTATUS[0]}" >>"$dir/reference.txt"
+    # Inside the model's folder, with relative names: the lines that name a written file read the
+    # same whichever OUT_DIR was given.
+    (
+        cd "$dir" || exit 2
+        "$cli" compile "$model" "${shape[@]}" -o artifact --print-changed >print-changed.txt 2>&1
+        echo "exit $?" >>print-changed.txt
+        if "$cli" compile "$model" "${shape[@]}" --report report.json >/dev/null 2>report.err; then
+            strip_millis report.json
+            rm -f report.err
+        fi
+        "$cli" run "$model" --inputs "$data" --expected "$data" --profile run.db >run.txt 2>&1
+        echo "exit $?" >>run.txt
+        if [ -f run.db ]; then
+            "$cli" export-trace run.db -o trace.json >/dev/null 2>trace.err && rm -f trace.err
+            rm -f run.db run.db-wal run.db-shm
+        fi
+        "$cli" run "$model" --reference --inputs "$data" --expected "$data" 2>&1 | grep -v '^blas: ' >reference.txt
+        echo "exit ${PIPESTATUS[0]}" >>reference.txt
+    )
 }
 
 one "$here/samples/residual_cnn.onnx" "$here/samples/residual_cnn"
