@@ -1,5 +1,6 @@
 #include "MemoryPlanner.h"
 
+#include "MathUtil.h"
 #include "Reachability.h"
 
 #include <algorithm>
@@ -11,8 +12,6 @@
 namespace sextant::backend {
 
 namespace {
-
-uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
 
 enum class Fit { Best, First };
 

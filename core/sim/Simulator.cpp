@@ -2,6 +2,7 @@
 
 #include "MemoryImage.h"
 #include "core/backend/Grouping.h"
+#include "core/backend/MathUtil.h"
 #include "core/ir/Half.h"
 #include "core/ir/Interpreter.h"
 
@@ -19,13 +20,10 @@ namespace sextant::sim {
 namespace {
 
 using backend::Buffer;
+using backend::ceilDiv;
 using backend::Program;
 using backend::Task;
 using backend::UnitKind;
-
-uint64_t ceilDiv(uint64_t a, uint64_t b) {
-    return b == 0 ? a : (a + b - 1) / b;
-}
 
 std::string taskLabel(const Task& t) {
     return "task " + std::to_string(t.id) + " '" + t.name + "'";
