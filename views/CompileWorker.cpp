@@ -238,8 +238,9 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     // 1b. Concrete input shapes for a model exported with symbolic ones. The float64 reference
     // below runs the imported graph as it was, so the specialisation is checked, not trusted.
     std::unique_ptr<ir::Graph> imported;
-    if (!request.shapes.empty() || !ir::symbolicInputs(*graph).empty())
-        imported = graph->clone();
+    if (!request.shapes.empty() || !ir::symbolicInputs(*graph).empty()) {
+        SX_ASSIGN(imported, graph->clone());
+    }
     std::string shapesSource;
     SX_ASSIGN(snap->inputShapes, specializeForGui(request.modelPath, request.shapes, *graph, shapesSource));
     if (!snap->inputShapes.empty())
@@ -296,7 +297,7 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
 Expected<runtime::BisectOutcome> bisectModel(const CompileRequest& request, const std::atomic<bool>* cancel,
                                              const std::function<void(const runtime::BisectProbe&)>& onProbe) {
     SX_ASSIGN(std::unique_ptr<ir::Graph> graph, frontend::importOnnx(request.modelPath));
-    std::unique_ptr<ir::Graph> imported = graph->clone();
+    SX_ASSIGN(std::unique_ptr<ir::Graph> imported, graph->clone());
     std::string shapesSource;
     SX_TRY(specializeForGui(request.modelPath, request.shapes, *graph, shapesSource));
     runtime::BisectBaseline baseline;

@@ -254,8 +254,10 @@ int runReferenceMode(const RunArgs& a) {
         Expected<passes::PipelineResult> optimised = passes::runPipeline(**graph, a.pipeline.config);
         if (!optimised.ok())
             return fail("run: " + optimised.error().message);
-        std::unique_ptr<ir::Graph> g = optimised->graph->clone();
-        *graph = std::move(g);
+        Expected<std::unique_ptr<ir::Graph>> g = optimised->graph->clone();
+        if (!g.ok())
+            return fail("run: " + g.error().message);
+        *graph = std::move(g).value();
         std::cout << "reference graph: optimised at -O" << a.pipeline.config.optLevel << " (" << before
                   << " -> " << (*graph)->numNodes() << " nodes, " << optimised->applications.size()
                   << " rule applications)\n";

@@ -27,6 +27,7 @@
 #include "Artifact.h"
 
 #include "EventAllocator.h"
+#include "MathUtil.h"
 #include "MemoryPlanner.h"
 #include "core/ir/Parser.h"
 #include "core/ir/Printer.h"
@@ -51,8 +52,6 @@ constexpr uint64_t kHeaderBytes = 64;
 constexpr uint64_t kDescFixed = 64;
 constexpr uint64_t kBufferRef = 24;
 constexpr uint64_t kEventRef = 8;
-
-uint64_t alignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
 // ---- little-endian encoding
 

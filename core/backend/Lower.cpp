@@ -2,6 +2,7 @@
 
 #include "EventAllocator.h"
 #include "Grouping.h"
+#include "MathUtil.h"
 #include "MemoryPlanner.h"
 #include "Reachability.h"
 #include "Scheduler.h"
@@ -64,8 +65,6 @@ bool sameSplit(const Task& a, const Task& b) {
 }
 
 namespace {
-
-uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
 
 /// Buffers for every value the Tasks touch: weights (constant order), graph inputs, graph
 /// outputs (output order), then intermediates in node order. A value the layout pass tagged

@@ -1,18 +1,19 @@
 #include "MemoryPlanner.h"
 
+#include "MathUtil.h"
 #include "Reachability.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <sstream>
 
 namespace sextant::backend {
 
 namespace {
-
-uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : (v + a - 1) / a * a; }
 
 enum class Fit { Best, First };
 
@@ -205,6 +206,21 @@ uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers) {
     return static_cast<uint64_t>(peak);
 }
 
+namespace {
+
+/// A cell of digits only, as a number; nothing for anything else (a sign, spaces, trailing text,
+/// more than 64 bits).
+std::optional<uint64_t> parseCount(const std::string& cell) {
+    uint64_t v = 0;
+    const char* end = cell.data() + cell.size();
+    auto [at, ec] = std::from_chars(cell.data(), end, v);
+    if (ec != std::errc() || at != end || cell.empty())
+        return std::nullopt;
+    return v;
+}
+
+} // namespace
+
 Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
     std::ifstream in(path);
     if (!in)
@@ -231,14 +247,13 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
                 return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineNo) + ": expected 4 fields");
         IntervalBuffer b;
         b.id = cells[0];
-        try {
-            size_t used = 0;
-            b.lower = std::stoull(cells[1], &used);
-            b.upper = std::stoull(cells[2], &used);
-            b.size = std::stoull(cells[3], &used);
-        } catch (const std::exception&) {
+        const std::optional<uint64_t> lower = parseCount(cells[1]), upper = parseCount(cells[2]),
+                                      size = parseCount(cells[3]);
+        if (!lower || !upper || !size)
             return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineNo) + ": not a number");
-        }
+        b.lower = *lower;
+        b.upper = *upper;
+        b.size = *size;
         if (b.upper < b.lower)
             return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineNo) + ": upper < lower");
         out.push_back(std::move(b));

@@ -1,14 +1,13 @@
 #include "Tiling.h"
 
+#include "MathUtil.h"
+
 #include <algorithm>
 #include <functional>
 
 namespace sextant::backend {
 
 namespace {
-
-uint64_t ceilDiv(uint64_t a, uint64_t b) { return b == 0 ? 0 : (a + b - 1) / b; }
-uint64_t alignUp(uint64_t v, uint64_t a) { return a <= 1 ? v : ceilDiv(v, a) * a; }
 
 /// Bytes `v` occupies in memory (an NC1HWC0 value with its channel padding, see storedBytes).
 uint64_t bytesOf(const ir::Value* v, int c0) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <atomic>
 #include <queue>
-#include <stdexcept>
 #include <unordered_set>
 
 namespace sextant::ir {
@@ -492,7 +491,7 @@ Status Graph::inferTypes(bool* changed) {
     return {};
 }
 
-std::unique_ptr<Graph> Graph::clone() const {
+Expected<std::unique_ptr<Graph>> Graph::clone() const {
     auto g = std::make_unique<Graph>(m_name);
     g->m_valueIndex.reserve(m_numValues);
     g->m_valueSlots.reserve(m_numValues);
@@ -500,11 +499,17 @@ std::unique_ptr<Graph> Graph::clone() const {
     // This graph's value -> the copy, by Value::id (a hash table here cost more than the copy).
     // The original is kept beside it, so a value of another graph with the same id is caught.
     std::vector<std::pair<const Value*, Value*>> map(m_nextValueId, {nullptr, nullptr});
-    auto mapped = [&map](const Value* v) {
+    // The copy of `v`, or nullptr when it is not defined yet (or not this graph's).
+    auto mapped = [&map](const Value* v) -> Value* {
         if (v->m_id >= map.size() || map[v->m_id].first != v)
-            throw std::logic_error("Graph::clone: value '" + v->m_name +
-                                   "' is used but not defined in this graph");
+            return nullptr;
         return map[v->m_id].second;
+    };
+    auto undefined = [this](const Value* v, const std::string& user) {
+        return makeError(ErrorKind::Verify,
+                         "cannot copy graph '" + m_name + "': value '" + v->m_name + "' used by " + user +
+                             (owns(v) ? " is not defined before it" : " belongs to another graph"),
+                         v->m_name);
     };
     // Sources (inputs, constants) are made first, in their creation order, then each node's
     // outputs in node order: constants() and the printout come out as the original's.
@@ -519,18 +524,26 @@ std::unique_ptr<Graph> Graph::clone() const {
         map[v->m_id] = {v, nv};
     }
     for (const Value* v : m_inputs) {
-        mapped(v)->m_isInput = true;
-        g->m_inputs.push_back(mapped(v));
+        Value* nv = mapped(v);
+        if (!nv)
+            return undefined(v, "the graph's inputs");
+        nv->m_isInput = true;
+        g->m_inputs.push_back(nv);
     }
     std::vector<std::string> outs;
     for (const Node* n : nodeOrder()) {
         std::vector<Value*> ins;
         ins.reserve(n->m_inputs.size());
-        for (Value* in : n->m_inputs)
-            ins.push_back(in ? mapped(in) : nullptr);
+        for (Value* in : n->m_inputs) {
+            Value* nin = in ? mapped(in) : nullptr;
+            if (in && !nin)
+                return undefined(in, "node '" + n->m_name + "'");
+            ins.push_back(nin);
+        }
         outs.clear();
         for (Value* o : n->m_outputs)
             outs.push_back(o->m_name);
+        // Names are unique here, so they are in the copy: addNode cannot refuse them.
         Node* nn = g->addNode(n->m_kind, n->m_name, std::move(ins), outs).value();
         nn->setSharedAttrs(n->m_sharedAttrs); // shared until either graph changes them
         nn->m_provenance = n->m_provenance;
@@ -540,8 +553,12 @@ std::unique_ptr<Graph> Graph::clone() const {
         }
     }
     std::vector<Value*> graphOutputs;
-    for (Value* o : m_outputs)
-        graphOutputs.push_back(mapped(o));
+    for (Value* o : m_outputs) {
+        Value* no = mapped(o);
+        if (!no)
+            return undefined(o, "the graph's outputs");
+        graphOutputs.push_back(no);
+    }
     g->setOutputs(std::move(graphOutputs));
     // Constants are copied without addConstant: list the unused ones as addConstant would have.
     for (Value* v : g->m_valueSlots)

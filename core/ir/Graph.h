@@ -269,8 +269,12 @@ public:
     /// `*changed` (when given) to whether any type differs from before.
     Status inferTypes(bool* changed = nullptr);
 
-    /// A deep copy of the structure; constant tensors share storage with this graph.
-    std::unique_ptr<Graph> clone() const;
+    /// A deep copy of the structure; constant tensors share storage with this graph. Fails
+    /// (ErrorKind::Verify, naming the value and its user) when a node or a graph output uses a
+    /// value this graph does not define before that use: a node order that is not topological,
+    /// or a value of another graph. The verifier reports the same graphs; clone may meet them
+    /// first (the interpreter and the pipeline copy their input before verifying it).
+    Expected<std::unique_ptr<Graph>> clone() const;
 
 private:
     Value* newValue(const std::string& name);

@@ -59,7 +59,7 @@ bool hasSubgraphs(const Graph& graph) {
 
 /// A copy of `graph` whose inputs take the concrete shapes of `inputs` and whose node types are
 /// re-inferred from them; nullptr when the declared input types already are those shapes, or when
-/// re-inference fails (the original graph then runs and reports any mismatch itself).
+/// the copy or its re-inference fails (the original graph then runs and reports the problem itself).
 std::unique_ptr<Graph> specialisedCopy(const Graph& graph, std::span<const Tensor> inputs) {
     bool exact = true;
     for (size_t i = 0; i < inputs.size() && exact; ++i) {
@@ -68,7 +68,10 @@ std::unique_ptr<Graph> specialisedCopy(const Graph& graph, std::span<const Tenso
     }
     if (exact)
         return nullptr;
-    std::unique_ptr<Graph> copy = graph.clone();
+    Expected<std::unique_ptr<Graph>> cloned = graph.clone();
+    if (!cloned.ok())
+        return nullptr;
+    std::unique_ptr<Graph> copy = std::move(cloned).value();
     for (size_t i = 0; i < inputs.size(); ++i) {
         Value* v = copy->inputs()[i];
         TensorType t = TensorType::of(v->type().dtype, inputs[i].shape());

@@ -188,7 +188,7 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
     }
     const int total = static_cast<int>(plan.size());
 
-    std::shared_ptr<ir::Graph> graph(input.clone());
+    SX_ASSIGN(std::shared_ptr<ir::Graph> graph, input.clone());
     result.graph = graph;
     PassContext ctx(config, levels);
     // Statistics, applications and provenance go into `result` once, however this returns: a

@@ -1,16 +1,12 @@
 #include "Timing.h"
 
+#include "core/backend/MathUtil.h"
+
 #include <algorithm>
 
 namespace sextant::sim {
 
-namespace {
-
-uint64_t ceilDiv(uint64_t a, uint64_t b) {
-    return b == 0 ? a : (a + b - 1) / b;
-}
-
-} // namespace
+using backend::ceilDiv;
 
 uint64_t computeCycles(const backend::Task& t, const backend::Target& tg, const ir::Node* node) {
     if (t.computeCycles > 0) // the cost model's figure for its tiles

@@ -100,4 +100,14 @@ TEST(MemoryPlanner, CsvErrorsNameTheFileAndLine) {
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find(path + ":3"), std::string::npos) << r.error().message;
     EXPECT_FALSE(readIntervalCsv(path + ".missing").ok());
+    // A number with trailing text or a sign is not read as its leading digits (or wrapped).
+    for (const char* cell : {"12abc", "-1", " 5", "0x10"}) {
+        {
+            std::ofstream out(path);
+            out << "id,lower,upper,size\n0,1,2,3\n1,1,2," << cell << "\n";
+        }
+        Expected<std::vector<IntervalBuffer>> bad = readIntervalCsv(path);
+        ASSERT_FALSE(bad.ok()) << "'" << cell << "'";
+        EXPECT_EQ(bad.error().message, path + ":3: not a number");
+    }
 }

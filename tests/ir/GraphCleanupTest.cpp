@@ -74,7 +74,9 @@ TEST(GraphCleanup, AConstantThatStopsBeingAGraphOutputIsRemoved) {
 TEST(GraphCleanup, AClonesUnusedConstantsAreRemovedAndOrderIsKept) {
     Small s;
     s.g->addConstant("c4", scalarF32(4)).value();
-    std::unique_ptr<Graph> copy = s.g->clone();
+    auto cloned = s.g->clone();
+    ASSERT_TRUE(cloned.ok()) << cloned.error().message;
+    std::unique_ptr<Graph> copy = std::move(cloned).value();
     copy->removeUnusedConstants();
     std::vector<std::string> names;
     for (const Value* v : copy->values())

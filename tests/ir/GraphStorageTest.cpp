@@ -77,7 +77,9 @@ TEST(GraphStorage, OrderSurvivesHeavyEraseAndReinsertion) {
     // Sorting an already sorted graph keeps its order exactly, and a clone prints the same.
     ASSERT_TRUE(g->topoSort().ok());
     EXPECT_EQ(nodeNames(*g), names);
-    auto c = g->clone();
+    auto cCloned = g->clone();
+    ASSERT_TRUE(cCloned.ok()) << cCloned.error().message;
+    std::unique_ptr<Graph> c = std::move(cCloned).value();
     EXPECT_EQ(printGraph(*c), printGraph(*g));
     EXPECT_EQ(nodeNames(*c), names);
 }
@@ -124,7 +126,9 @@ TEST(GraphStorage, ValuesKeepCreationOrderWhenManyAreRemoved) {
     expected.push_back("late");
     EXPECT_EQ(valueNames(g->values()), expected);
     EXPECT_EQ(g->numConstants(), 4u);
-    auto c = g->clone();
+    auto cCloned = g->clone();
+    ASSERT_TRUE(cCloned.ok()) << cCloned.error().message;
+    std::unique_ptr<Graph> c = std::move(cCloned).value();
     EXPECT_EQ(valueNames(c->values()),
               (std::vector<std::string>{"x", "k0", "k150", "k299", "late", "v0", "v1", "v2", "v3",
                                         "v4", "v5", "v6", "v7", "v8", "v9"}));
@@ -196,7 +200,9 @@ TEST(GraphStorage, AttributesAreSharedUntilChanged) {
     // map someone kept (a snapshot does) never changes.
     auto g = reluChain(2);
     g->findNode("r0")->setAttr("alpha", int64_t{1});
-    auto c = g->clone();
+    auto cCloned = g->clone();
+    ASSERT_TRUE(cCloned.ok()) << cCloned.error().message;
+    std::unique_ptr<Graph> c = std::move(cCloned).value();
     Node* a = g->findNode("r0");
     Node* b = c->findNode("r0");
     EXPECT_EQ(a->sharedAttrs(), b->sharedAttrs());
@@ -224,7 +230,9 @@ TEST(GraphStorage, SubgraphsOutliveNothingTheyNeed) {
     {
         auto g = reluChain(2);
         g->findNode("r0")->setAttr("body", shared);
-        auto c = g->clone();
+        auto cCloned = g->clone();
+        ASSERT_TRUE(cCloned.ok()) << cCloned.error().message;
+        std::unique_ptr<Graph> c = std::move(cCloned).value();
         EXPECT_EQ(c->findNode("r0")->attrGraph("body"), shared.get());
     }
     EXPECT_EQ(shared->numNodes(), 5u);
@@ -258,7 +266,11 @@ TEST(GraphStorage, ManyOperandsAndUsersSurviveRewiringAndClone) {
     EXPECT_EQ(cat->input(11), parts[11]);
     ASSERT_TRUE(verifyGraph(g).ok());
 
-    auto copy = g.clone();
+    auto copyCloned = g.clone();
+
+    ASSERT_TRUE(copyCloned.ok()) << copyCloned.error().message;
+
+    std::unique_ptr<Graph> copy = std::move(copyCloned).value();
     const Node* c = copy->findNode("cat");
     ASSERT_NE(c, nullptr);
     ASSERT_EQ(c->numInputs(), 12u);
@@ -296,6 +308,34 @@ TEST(GraphStorage, VerifierTellsAnotherGraphsValueFromOneWithTheSameId) {
     EXPECT_NE(st.error().message.find("input 'v1' is used before it is defined (by node 'r1')"),
               std::string::npos)
         << st.error().message;
+}
+
+TEST(GraphStorage, CloneOfAGraphTheVerifierRejectsIsAnErrorNotACrash) {
+    // The same two broken graphs as above: the interpreter and the pipeline copy their input
+    // before they verify it, so the copy must say what is wrong instead of ending the process.
+    auto g = reluChain(3);
+    auto other = reluChain(3);
+    g->setInput(g->findNode("r1"), 0, other->findValue("v0"));
+    auto foreign = g->clone();
+    ASSERT_FALSE(foreign.ok());
+    EXPECT_EQ(foreign.error().kind, ErrorKind::Verify);
+    EXPECT_EQ(foreign.error().subject, "v0");
+    EXPECT_EQ(foreign.error().message,
+              "cannot copy graph 'chain': value 'v0' used by node 'r1' belongs to another graph");
+
+    auto late = reluChain(3);
+    late->setInput(late->findNode("r0"), 0, late->findValue("v1"));
+    auto early = late->clone();
+    ASSERT_FALSE(early.ok());
+    EXPECT_EQ(early.error().message,
+              "cannot copy graph 'chain': value 'v1' used by node 'r0' is not defined before it");
+
+    auto outside = reluChain(1);
+    outside->setOutputs({other->findValue("v2")});
+    auto output = outside->clone();
+    ASSERT_FALSE(output.ok());
+    EXPECT_EQ(output.error().message,
+              "cannot copy graph 'chain': value 'v2' used by the graph's outputs belongs to another graph");
 }
 
 } // namespace sextant::ir::test

@@ -26,11 +26,18 @@ TEST(InstanceNormalizationKernel, NormalisesEachChannelOverItsSpatialDims) {
         EXPECT_NEAR(y[0].at(i), want[static_cast<size_t>(i)], 1e-12) << "element " << i;
 }
 
+// A scale with one entry per channel too many: the run stops with an error that names the node
+// and says how many entries scale and bias need, instead of reading past the channels.
 TEST(InstanceNormalizationKernel, RejectsScaleOfTheWrongLength) {
     OneNode one = makeOneNode(OpKind::InstanceNormalization,
                               {f64t({1, 2, 2}, {1, 3, 4, 8}), f64t({3}, {1, 1, 1}), f64t({2}, {0, 0})}, {});
+    auto types = one.graph->inferTypes();
+    ASSERT_TRUE(types.ok()) << types.error().message;
     KernelContext ctx;
     ctx.compute = DType::F64;
     auto r = interpret(*one.graph, one.feeds, ctx);
-    EXPECT_FALSE(r.ok());
+    ASSERT_FALSE(r.ok());
+    const std::string& message = r.error().message;
+    EXPECT_NE(message.find("node 'n'"), std::string::npos) << message;
+    EXPECT_NE(message.find("scale and bias must have 2 entries"), std::string::npos) << message;
 }

@@ -79,7 +79,9 @@ TEST(ShapeSpec, ListsParseAndPrintBack) {
 TEST(Specialize, ResolvesShapeArithmeticAndKeepsResults) {
     auto g = parse(kDynamicFlatten);
     ASSERT_TRUE(g);
-    auto original = g->clone();
+    auto originalCloned = g->clone();
+    ASSERT_TRUE(originalCloned.ok()) << originalCloned.error().message;
+    std::unique_ptr<Graph> original = std::move(originalCloned).value();
     std::vector<std::string> folded;
     Status s = specializeInputs(*g, {{"x", {2, 3, 4, 5}}}, &folded);
     ASSERT_TRUE(s.ok()) << s.error().message;

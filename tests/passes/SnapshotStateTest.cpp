@@ -36,7 +36,9 @@ TEST(ValueStamp, ChangesWithTheNameOrTypeOnly) {
     EXPECT_NE(x->stamp(), second);
     EXPECT_NE(x->stamp(), first);
     // A clone's values are other values: their stamps are their own.
-    auto copy = g->clone();
+    auto copyCloned = g->clone();
+    ASSERT_TRUE(copyCloned.ok()) << copyCloned.error().message;
+    std::unique_ptr<ir::Graph> copy = std::move(copyCloned).value();
     EXPECT_NE(copy->findValue("input")->stamp(), x->stamp());
     EXPECT_NE(copy->findValue("c")->stamp(), g->findValue("c")->stamp());
 }

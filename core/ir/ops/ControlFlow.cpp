@@ -103,7 +103,7 @@ Expected<std::vector<TensorType>> branchOutputTypes(const Node& n, const char* w
             types.push_back(o->type());
         return types;
     }
-    std::unique_ptr<Graph> copy = body->clone();
+    SX_ASSIGN(std::unique_ptr<Graph> copy, body->clone());
     bool allStatic = true;
     InputShapes shapes;
     for (size_t i = 0; i < copy->inputs().size(); ++i) {
