@@ -80,8 +80,8 @@ struct RunRequest {
     RunMode mode = RunMode::GraphAsync; ///< how the simulated device issues Tasks
     bool checkRaces = false;            ///< the simulator's race checker (sim::SimOptions)
 
-    /// RunEngine::Npu: run the float64 reference of the model as imported and compare the NPU's
-    /// outputs with it (CompareReference).
+    /// RunEngine::Npu: run the float64 reference of the model (not of the compiled graph) and
+    /// compare the NPU's outputs with it (CompareReference).
     bool compareReference = false;
     /// With compareReference: also every intermediate tensor (ValueDrift, in the compiled graph's
     /// order). The simulator and the reference then keep every value until compared.
@@ -135,7 +135,7 @@ struct RunResult {
 
     // Reference
     /// The graph the reference executor ran (imported, unspecialised, optimised, or the
-    /// artifact's); null when it did not run.
+    /// artifact's; it points into this result); null when it did not run.
     const ir::Graph* referenceGraph = nullptr;
     std::vector<ir::Tensor> reference;    ///< its outputs
     std::optional<Error> referenceError;  ///< with tolerateReferenceFailure: why it failed
