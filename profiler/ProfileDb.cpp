@@ -1,5 +1,6 @@
 #include "ProfileDb.h"
 
+#include "RunRecord.h"
 #include "Sqlite.h"
 
 #include <nlohmann/json.hpp>
@@ -236,18 +237,9 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
     }
 
     {
-        std::vector<std::pair<std::string, double>> metrics = {
-            {"total_cycles", static_cast<double>(result.totalCycles)},
-            {"clock_ghz", p.target.clockGhz},
-            {"num_cores", static_cast<double>(p.target.numCores)},
-            {"num_tasks", static_cast<double>(p.tasks.size())},
-            {"num_events", static_cast<double>(p.events.size())},
-            {"dram_peak", static_cast<double>(p.memory.dramPeak)},
-            {"dram_lower_bound", static_cast<double>(p.memory.dramLowerBound)},
-            {"weight_bytes", static_cast<double>(p.memory.weightBytes)},
-            {"io_bytes", static_cast<double>(p.memory.ioBytes)},
-        };
-        metrics.insert(metrics.end(), info.metrics.begin(), info.metrics.end());
+        // The same rows a run recorded in memory has (RunRecord.h): what the GUI shows is what
+        // the database keeps.
+        const std::vector<MetricRow> metrics = metricRows(p, result, info);
         SX_ASSIGN(
             Statement ins,
             Statement::prepare(db, "INSERT INTO metrics(run, key, value) VALUES(?1, ?2, ?3)"));

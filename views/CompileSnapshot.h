@@ -9,7 +9,7 @@
 #include "core/passes/PassManager.h"
 #include "core/runtime/Compare.h"
 #include "core/sim/Simulator.h"
-#include "profiler/ProfileReader.h"
+#include "profiler/RunCompare.h"
 
 #include <memory>
 #include <string>
@@ -22,15 +22,17 @@ struct CompileRequest {
     std::string modelPath;             ///< an .onnx file
     passes::PipelineConfig pipeline;   ///< pass and rule switches
     backend::Target target = backend::defaultTarget();
-    /// Where to write the profile database (SQLite). Required: the timeline and memory tabs read it.
+    /// Where to keep the run: a profile database (SQLite) the run is appended to, for File > Save
+    /// profile database and for other tools. Empty: kept nowhere. The views never read it back.
     std::string profilePath;
     /// Concrete dims for inputs with symbolic ones (PaddleOCR's 'p2o.DynamicDimension.N'). Empty:
     /// the shapes of the test inputs next to the model, if it has some (see compileModel).
     ir::InputShapes shapes;
 };
 
-/// Everything one compile-and-simulate run produced, ready for the views. Built once by the
-/// worker, then shared read-only (std::shared_ptr<const CompileSnapshot>) with every view, so
+/// Everything one compile-and-simulate run produced, ready for the views: what the driver's
+/// runtime::RunResult holds, plus what views need on top (layouts, timeline lanes, memory map,
+/// log). Built once by the worker, then shared read-only (std::shared_ptr<const CompileSnapshot>) with every view, so
 /// views never call the compiler and never see a half-updated state.
 struct CompileSnapshot {
     std::string modelPath;
@@ -38,6 +40,9 @@ struct CompileSnapshot {
     backend::Program program;
     sim::SimResult sim;
     std::string profilePath;                  ///< the SQLite database the run was written to
+    /// Why the run could not be written to profilePath (then the file may be missing or hold
+    /// earlier runs only); empty when it was, or when nothing was simulated.
+    std::string profileError;
     std::string inputsSource;                 ///< where the inputs came from, for the log
     /// Why the final graph could not be lowered for the target (then `program` is empty and
     /// nothing was simulated: only the pipeline's views have data); empty when it was.
@@ -47,8 +52,10 @@ struct CompileSnapshot {
     ir::InputShapes inputShapes;
     /// One layout per pipeline snapshot (a pass that changed nothing shares its predecessor's).
     std::vector<std::shared_ptr<const GraphLayoutResult>> layouts;
-    TimelineModel timeline;                   ///< Tasks read back from the profile database
-    std::vector<profiler::NodeRow> profileNodes; ///< compiled nodes with provenance, from the database
+    TimelineModel timeline;                   ///< the simulated Tasks (profiler::taskRows of program and sim)
+    /// The run as the Runs tab compares it (profiler::recordRun; `db` and the run id are where it
+    /// was kept, when it was).
+    profiler::LoadedRun run;
     MemoryMapData memory;
     /// Every tensor the simulated NPU computed against the float64 reference's tensor of the same
     /// name, in graph order, with the first out of tolerance (the Accuracy tab).

@@ -19,16 +19,18 @@ namespace sextant::views {
 /// Progress callback of compileModel: overall percent (0..100) and the stage being worked on.
 using CompileProgress = std::function<void(int percent, const std::string& stage)>;
 
-/// The whole walk for the GUI, on the calling thread: import → pass pipeline (snapshots) → lower →
-/// simulate → float64 reference comparison → write the profile database → read Tasks and nodes
-/// back from it → memory map → Graphviz layout of every snapshot. `cancel` is polled between
-/// stages (and inside the pipeline); a cancelled run returns ErrorKind::Cancelled.
+/// The whole walk for the GUI, on the calling thread: the driver's stages (runtime::RunJob:
+/// import → specialise → pass pipeline (snapshots) → lower → simulate → float64 reference →
+/// comparison), then the timeline, memory map and Runs-tab run built from its result, keeping the
+/// run in the profile database at request.profilePath (a failure is logged, the results stay), and
+/// the Graphviz layout of every snapshot. `cancel` is polled between stages (and inside the
+/// pipeline); a cancelled run returns ErrorKind::Cancelled.
 Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileRequest& request,
                                                               const std::atomic<bool>* cancel = nullptr,
                                                               const CompileProgress& progress = {});
 
 /// The GUI's accuracy bisection (core/runtime/Bisect.h) on `request`'s model, level and switches:
-/// imports and specialises it as compileModel does, runs the imported graph on the float64
+/// imports and specialises it as compileModel does (a reference-only RunJob), runs the imported graph on the float64
 /// reference executor as the baseline (tolerances as sextant-cli run --reference), then searches
 /// the bisect limit. Runs on the calling thread; `onProbe` hears each probe, `cancel` stops it.
 Expected<runtime::BisectOutcome> bisectModel(const CompileRequest& request, const std::atomic<bool>* cancel = nullptr,

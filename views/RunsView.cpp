@@ -4,6 +4,7 @@
 
 #include <QFileDialog>
 #include <QFileInfo>
+#include <QFutureWatcher>
 #include <QFontDatabase>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -16,6 +17,7 @@
 #include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include <cstdlib>
 
@@ -209,55 +211,77 @@ void RunsView::highlight(const QString& node) {
     m_timelineB->highlightNode(node);
 }
 
-void RunsView::addCompile(const QString& profilePath, bool startOver) {
-    m_previousCompile = startOver ? QString() : m_currentCompile;
-    m_currentCompile = profilePath;
-    bool changed = false;
-    auto load = [&](std::optional<profiler::LoadedRun>& side, const QString& path) {
-        if (path.isEmpty()) {
-            side.reset();
-            return;
-        }
-        auto loaded = profiler::loadRun(path.toStdString());
-        if (loaded.ok())
-            side = std::move(loaded).value();
-        else {
-            side.reset();
-            emit message(tr("runs: %1").arg(QString::fromStdString(loaded.error().message)));
-        }
-        changed = true;
-    };
+void RunsView::addCompile(profiler::LoadedRun run, bool startOver) {
+    m_previousCompile = startOver ? std::nullopt : std::move(m_currentCompile);
+    m_currentCompile = std::move(run);
     if (!m_pinnedA)
-        load(m_a, m_previousCompile);
+        m_a = m_previousCompile;
     if (!m_pinnedB)
-        load(m_b, m_currentCompile);
-    if (changed)
+        m_b = m_currentCompile;
+    if (!m_pinnedA || !m_pinnedB)
         refresh();
 }
 
 void RunsView::followCompiles() {
     m_pinnedA = m_pinnedB = false;
-    const QString current = m_currentCompile;
-    m_currentCompile = m_previousCompile; // addCompile shifts them back
-    addCompile(current);
+    ++m_serialA; // a read still in flight no longer decides a side
+    ++m_serialB;
+    m_a = m_previousCompile;
+    m_b = m_currentCompile;
     refresh();
 }
 
-bool RunsView::openRun(Side side, const QString& path, int64_t run, QString* error) {
-    auto loaded = profiler::loadRun(path.toStdString(), run);
-    if (!loaded.ok()) {
-        const QString why = QString::fromStdString(loaded.error().message);
-        if (error)
-            *error = why;
-        emit message(tr("runs: %1").arg(why));
-        return false;
-    }
-    (side == Side::A ? m_a : m_b) = std::move(loaded).value();
-    (side == Side::A ? m_pinnedA : m_pinnedB) = true;
-    emit message(tr("runs: %1 is %2").arg(side == Side::A ? "A" : "B",
-                                           QString::fromStdString((side == Side::A ? m_a : m_b)->label())));
-    refresh();
-    return true;
+void RunsView::showError(const QString& why) {
+    emit message(tr("runs: %1").arg(why));
+    m_summary->setText(why);
+}
+
+namespace {
+
+/// What a pool thread hands back: a run, or why there is none.
+struct LoadOutcome {
+    std::optional<profiler::LoadedRun> run;
+    QString error;
+};
+
+struct ListOutcome {
+    std::vector<profiler::RunRow> runs;
+    QString error;
+};
+
+} // namespace
+
+void RunsView::openRun(Side side, const QString& path, int64_t run) {
+    const int serial = ++(side == Side::A ? m_serialA : m_serialB);
+    ++m_loading;
+    auto* watcher = new QFutureWatcher<LoadOutcome>(this);
+    connect(watcher, &QFutureWatcher<LoadOutcome>::finished, this, [this, watcher, side, serial] {
+        LoadOutcome out = watcher->result();
+        watcher->deleteLater();
+        --m_loading;
+        if (serial != (side == Side::A ? m_serialA : m_serialB))
+            return; // superseded
+        if (!out.run) {
+            showError(out.error);
+            emit runOpened(side, out.error);
+            return;
+        }
+        (side == Side::A ? m_a : m_b) = std::move(out.run);
+        (side == Side::A ? m_pinnedA : m_pinnedB) = true;
+        emit message(tr("runs: %1 is %2").arg(side == Side::A ? "A" : "B",
+                                               QString::fromStdString((side == Side::A ? m_a : m_b)->label())));
+        refresh();
+        emit runOpened(side, QString());
+    });
+    watcher->setFuture(QtConcurrent::run([db = path.toStdString(), run]() -> LoadOutcome {
+        LoadOutcome out;
+        auto loaded = profiler::loadRun(db, run);
+        if (loaded.ok())
+            out.run = std::move(loaded).value();
+        else
+            out.error = QString::fromStdString(loaded.error().message);
+        return out;
+    }));
 }
 
 void RunsView::openRunDialog(Side side) {
@@ -265,27 +289,48 @@ void RunsView::openRunDialog(Side side) {
                                                       QString(), tr("Profile databases (*.db);;All files (*)"));
     if (path.isEmpty())
         return;
-    auto reader = profiler::ProfileReader::open(path.toStdString());
-    if (!reader.ok()) {
-        emit message(tr("runs: %1").arg(QString::fromStdString(reader.error().message)));
-        m_summary->setText(QString::fromStdString(reader.error().message));
-        return;
-    }
-    auto runs = reader->runs();
-    int64_t run = -1;
-    if (runs.ok() && runs->size() > 1) {
-        QStringList items;
-        for (auto it = runs->rbegin(); it != runs->rend(); ++it)
-            items << tr("run %1 · %2 · %3").arg(it->id).arg(QFileInfo(QString::fromStdString(it->model)).fileName(),
-                                                              QString::fromStdString(it->target));
-        bool ok = false;
-        const QString chosen = QInputDialog::getItem(this, tr("Which run?"), tr("%1 holds %2 runs:").arg(path).arg(runs->size()),
-                                                     items, 0, false, &ok);
-        if (!ok)
+    ++m_loading;
+    auto* watcher = new QFutureWatcher<ListOutcome>(this);
+    connect(watcher, &QFutureWatcher<ListOutcome>::finished, this, [this, watcher, side, path] {
+        const ListOutcome out = watcher->result();
+        watcher->deleteLater();
+        --m_loading;
+        if (!out.error.isEmpty()) {
+            showError(out.error);
             return;
-        run = (*runs)[runs->size() - 1 - static_cast<size_t>(items.indexOf(chosen))].id;
-    }
-    openRun(side, path, run);
+        }
+        int64_t run = -1;
+        if (out.runs.size() > 1) {
+            QStringList items;
+            for (auto it = out.runs.rbegin(); it != out.runs.rend(); ++it)
+                items << tr("run %1 · %2 · %3")
+                             .arg(it->id)
+                             .arg(QFileInfo(QString::fromStdString(it->model)).fileName(),
+                                  QString::fromStdString(it->target));
+            bool ok = false;
+            const QString chosen = QInputDialog::getItem(this, tr("Which run?"),
+                                                         tr("%1 holds %2 runs:").arg(path).arg(out.runs.size()), items,
+                                                         0, false, &ok);
+            if (!ok)
+                return;
+            run = out.runs[out.runs.size() - 1 - static_cast<size_t>(items.indexOf(chosen))].id;
+        }
+        openRun(side, path, run);
+    });
+    watcher->setFuture(QtConcurrent::run([db = path.toStdString()]() -> ListOutcome {
+        ListOutcome out;
+        auto reader = profiler::ProfileReader::open(db);
+        if (!reader.ok()) {
+            out.error = QString::fromStdString(reader.error().message);
+            return out;
+        }
+        auto runs = reader->runs();
+        if (runs.ok())
+            out.runs = std::move(runs).value();
+        else
+            out.error = QString::fromStdString(runs.error().message);
+        return out;
+    }));
 }
 
 QString RunsView::summaryText() const { return m_summary->text(); }

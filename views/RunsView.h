@@ -49,19 +49,26 @@ class RunsView : public QWidget {
     Q_OBJECT
 public:
     enum class Side { A, B };
+    Q_ENUM(Side)
     explicit RunsView(QWidget* parent = nullptr);
 
-    /// Tells the view about a finished compile's database: unless a side was opened from a file,
-    /// A becomes the previous compile and B this one. With `startOver` (another model was
-    /// opened) there is no previous compile to compare with.
-    void addCompile(const QString& profilePath, bool startOver = false);
-    /// Shows run `run` (-1: the newest) of database `path` on `side` from now on (until "Previous
-    /// vs current compile"). False, with the reason on the tab and in `error`, if it cannot be read.
-    bool openRun(Side side, const QString& path, int64_t run = -1, QString* error = nullptr);
+    /// Tells the view about a finished compile's run (profiler::recordRun of its Program and
+    /// trace, in memory): unless a side was opened from a file, A becomes the previous compile and
+    /// B this one. With `startOver` (another model was opened) there is no previous compile to
+    /// compare with.
+    void addCompile(profiler::LoadedRun run, bool startOver = false);
+    /// Starts reading run `run` (-1: the newest) of database `path` on a pool thread, never on
+    /// the GUI thread; runOpened(side, error) follows. Once read, the run shows on `side` from
+    /// now on (until "Previous vs current compile"); a file that cannot be read leaves the side
+    /// as it was and puts the reason on the tab.
+    void openRun(Side side, const QString& path, int64_t run = -1);
     /// Back to comparing the previous compile with the current one.
     void followCompiles();
-    /// Asks for a database (and, when it holds several, which run) and shows it on `side`.
+    /// Asks for a database and, when it holds several runs (listed on a pool thread), which one,
+    /// then opens it as openRun does.
     void openRunDialog(Side side);
+    /// A database is being read for a side.
+    bool isLoading() const { return m_loading > 0; }
 
     const std::optional<profiler::LoadedRun>& run(Side side) const { return side == Side::A ? m_a : m_b; }
     /// The summary lines shown above the timelines (empty until both sides have a run).
@@ -72,14 +79,22 @@ public:
 signals:
     /// Something the user may want logged ("opened ..." or why not).
     void message(const QString& text);
+    /// openRun finished: the run is shown on `side` (`error` empty), or why it could not be read.
+    void runOpened(sextant::views::RunsView::Side side, const QString& error);
 
 private:
     void refresh();
     void highlight(const QString& node);
 
+    void showError(const QString& why);
+
     std::optional<profiler::LoadedRun> m_a, m_b;
     bool m_pinnedA = false, m_pinnedB = false;
-    QString m_previousCompile, m_currentCompile;
+    std::optional<profiler::LoadedRun> m_previousCompile, m_currentCompile;
+    /// Per side, the number of the latest openRun: a read that finishes after a newer one started
+    /// (or after "Previous vs current compile") is dropped.
+    int m_serialA = 0, m_serialB = 0;
+    int m_loading = 0; ///< reads in flight
 
     QLabel* m_labelA = nullptr;
     QLabel* m_labelB = nullptr;

@@ -12,7 +12,7 @@
 #include "core/passes/TextDiff.h"
 #include "core/runtime/Bisect.h"
 #include "core/runtime/Compare.h"
-#include "core/runtime/InputGenerator.h"
+#include "core/runtime/ModelInputs.h"
 #include "core/runtime/ReferenceExecutor.h"
 
 #include <cstdio>
@@ -104,17 +104,15 @@ int cmdBisect(Args args) {
     Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(a.model);
     if (!graph.ok())
         return fail(graph.error().message);
-    if (Status s = applyShapesOrInputs(**graph, a.shapes, a.inputsDir); !s.ok())
+    if (auto s = runtime::specialiseInputs(**graph, a.shapes, a.inputsDir, /*requireStatic=*/true); !s.ok())
         return fail("bisect: " + s.error().message);
 
     runtime::BisectBaseline b;
     b.compute = a.float32 ? ir::DType::F32 : ir::DType::F64;
-    Expected<std::vector<ir::Tensor>> inputs = a.inputsDir.empty()
-                                                   ? runtime::generateInputs(**graph)
-                                                   : frontend::loadTestDataSet(a.inputsDir, "input");
+    Expected<runtime::RunInputs> inputs = runtime::chooseInputs(**graph, a.inputsDir, /*lookNextToModel=*/false, a.model);
     if (!inputs.ok())
         return fail(inputs.error().message);
-    b.inputs = std::move(inputs).value();
+    b.inputs = std::move(inputs->tensors);
     std::string baselineName;
     if (!a.expectedDir.empty()) {
         Expected<std::vector<ir::Tensor>> expected = frontend::loadTestDataSet(a.expectedDir, "output");

@@ -16,6 +16,7 @@
 #include "core/passes/PassManager.h"
 #include "core/passes/TextDiff.h"
 #include "core/runtime/Compiler.h"
+#include "core/runtime/ModelInputs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -424,7 +425,7 @@ int cmdCompile(Args args) {
     Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(model);
     if (!graph.ok())
         return fail(graph.error().message);
-    if (Status s = applyShapeOptions(**graph, shapes, /*requireStatic=*/true); !s.ok())
+    if (auto s = runtime::specialiseInputs(**graph, shapes, /*inputsDir=*/"", /*requireStatic=*/true); !s.ok())
         return fail("compile: " + s.error().message);
     Expected<runtime::CompileResult> result = runtime::compileGraph(**graph, options);
     if (!result.ok())

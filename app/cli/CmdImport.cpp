@@ -6,6 +6,7 @@
 #include "core/frontend/OnnxImporter.h"
 #include "core/ir/Graph.h"
 #include "core/ir/Printer.h"
+#include "core/runtime/ModelInputs.h"
 
 #include <cstdio>
 #include <iostream>
@@ -91,7 +92,7 @@ int cmdImport(Args args) {
     auto graph = frontend::importOnnx(model);
     if (!graph.ok())
         return fail(graph.error().str());
-    if (Status s = applyShapeOptions(**graph, shapes, /*requireStatic=*/false); !s.ok())
+    if (auto s = runtime::specialiseInputs(**graph, shapes, /*inputsDir=*/"", /*requireStatic=*/false); !s.ok())
         return fail("import: " + s.error().message);
     if (summary)
         printSummary(model, **graph);

@@ -6,28 +6,18 @@
 #include "Commands.h"
 #include "CompareOptions.h"
 #include "PipelineOptions.h"
-#include "ShapeOption.h"
 
 #include "core/backend/Target.h"
-#include "core/frontend/OnnxImporter.h"
-#include "core/frontend/TensorProtoIO.h"
 #include "core/ir/Blas.h"
-#include "core/passes/PassManager.h"
 #include "core/runtime/Compare.h"
 #include "core/runtime/CtcDecode.h"
-#include "core/runtime/FloatRange.h"
-#include "core/runtime/Compiler.h"
-#include "core/runtime/InputGenerator.h"
-#include "core/runtime/ReferenceExecutor.h"
-#include "core/runtime/Session.h"
+#include "core/runtime/Driver.h"
 #include "core/sim/CriticalPath.h"
 #include "profiler/ProfileDb.h"
 
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -171,139 +161,36 @@ int64_t argmax(const ir::Tensor& t) {
     return best;
 }
 
-/// Prints one comparison line per output; returns false if any failed. `names` are the outputs'
-/// names (from the model); `atols` the absolute tolerance per output; `metrics` collects cosine
-/// and max_abs per output for the profile.
-bool compareAll(const std::string& heading, const std::vector<std::string>& names,
-                const std::vector<ir::Tensor>& got, const std::vector<ir::Tensor>& expected,
-                const std::vector<double>& atols, double rtol,
-                std::vector<std::pair<std::string, double>>* metrics, const std::string& tag) {
+/// Prints one comparison line per output under `heading`; returns false if any failed.
+/// `metrics` collects cosine and max_abs per output for the profile, keys prefixed with `tag`.
+bool printComparisons(const std::string& heading, const std::vector<runtime::TensorComparison>& comparisons,
+                      std::vector<std::pair<std::string, double>>* metrics, const std::string& tag) {
     std::cout << heading << "\n";
     bool ok = true;
-    for (size_t i = 0; i < got.size(); ++i) {
-        std::string name = i < names.size() ? names[i] : "output_" + std::to_string(i);
-        runtime::TensorComparison c =
-            runtime::compareTensors(name, got[i], expected[i], atols[i], rtol);
+    for (const runtime::TensorComparison& c : comparisons) {
         std::cout << runtime::formatComparison(c) << "\n";
         ok = ok && c.pass;
         if (metrics) {
-            metrics->emplace_back(tag + "_cosine:" + name, c.cosine);
-            metrics->emplace_back(tag + "_max_abs:" + name, c.maxAbs);
+            metrics->emplace_back(tag + "_cosine:" + c.name, c.cosine);
+            metrics->emplace_back(tag + "_max_abs:" + c.name, c.maxAbs);
         }
     }
     return ok;
 }
 
-Expected<std::vector<ir::Tensor>> loadInputs(const RunArgs& a, const ir::Graph& graph) {
-    if (!a.inputsDir.empty())
-        return frontend::loadTestDataSet(a.inputsDir, "input");
-    std::cout << "inputs: generated (deterministic uniform values in [-1, 1); give real ones with "
-                 "--inputs DIR)\n";
-    return runtime::generateInputs(graph);
-}
-
-Expected<std::vector<ir::Tensor>> loadExpected(const RunArgs& a, size_t outputs) {
-    SX_ASSIGN(std::vector<ir::Tensor> expected, frontend::loadTestDataSet(a.expectedDir, "output"));
-    if (expected.size() != outputs)
-        return makeError(ErrorKind::Invalid,
-                         "'" + a.expectedDir + "' holds " + std::to_string(expected.size()) +
-                             " expected output(s) but the model has " + std::to_string(outputs));
-    return expected;
-}
-
-std::vector<std::string> outputNames(const ir::Graph& g) {
-    std::vector<std::string> names;
-    for (const ir::Value* v : g.outputs())
-        names.push_back(v->name());
-    return names;
-}
-
-/// With --ctc-keys: prints the text output 0 reads as CTC scores. Returns false on bad input.
-bool printCtcText(const RunArgs& a, const std::vector<ir::Tensor>& outputs) {
+/// With --ctc-keys: prints the text output 0 reads as CTC scores. The error is what to print.
+Status printCtcText(const RunArgs& a, const std::vector<ir::Tensor>& outputs) {
     if (a.ctcKeys.empty())
-        return true;
-    Expected<std::vector<std::string>> alphabet = runtime::loadCtcAlphabet(a.ctcKeys);
-    if (!alphabet.ok()) {
-        fail(alphabet.error().message);
-        return false;
-    }
-    if (outputs.empty()) {
-        fail("run: --ctc-keys needs an output to decode");
-        return false;
-    }
-    Expected<std::vector<std::string>> texts = runtime::ctcGreedyDecode(outputs[0], *alphabet);
-    if (!texts.ok()) {
-        fail("run: --ctc-keys: " + texts.error().message);
-        return false;
-    }
+        return {};
+    SX_ASSIGN(std::vector<std::string> alphabet, runtime::loadCtcAlphabet(a.ctcKeys));
+    if (outputs.empty())
+        return makeError(ErrorKind::Invalid, "run: --ctc-keys needs an output to decode");
+    Expected<std::vector<std::string>> texts = runtime::ctcGreedyDecode(outputs[0], alphabet);
+    if (!texts.ok())
+        return makeError(texts.error().kind, "run: --ctc-keys: " + texts.error().message);
     for (const std::string& t : *texts)
         std::cout << "text: \"" << t << "\"\n";
-    return true;
-}
-
-int runReferenceMode(const RunArgs& a) {
-    Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(a.model);
-    if (!graph.ok())
-        return fail(graph.error().message);
-    if (Status s = applyShapeOptions(**graph, a.shapes, /*requireStatic=*/false); !s.ok())
-        return fail("run: " + s.error().message);
-    if (a.pipeline.any) {
-        // -O/--disable/--fusion-switch/--bisect-limit with --reference: run the optimised graph,
-        // so a rule that changes the numbers shows up without the NPU in the way.
-        const size_t before = (*graph)->numNodes();
-        Expected<passes::PipelineResult> optimised = passes::runPipeline(**graph, a.pipeline.config);
-        if (!optimised.ok())
-            return fail("run: " + optimised.error().message);
-        Expected<std::unique_ptr<ir::Graph>> g = optimised->graph->clone();
-        if (!g.ok())
-            return fail("run: " + g.error().message);
-        *graph = std::move(g).value();
-        std::cout << "reference graph: optimised at -O" << a.pipeline.config.optLevel << " (" << before
-                  << " -> " << (*graph)->numNodes() << " nodes, " << optimised->applications.size()
-                  << " rule applications)\n";
-    }
-    Expected<std::vector<ir::Tensor>> inputs = loadInputs(a, **graph);
-    if (!inputs.ok())
-        return fail(inputs.error().message);
-    ir::DType compute = a.float32 ? ir::DType::F32 : ir::DType::F64;
-    // Which BLAS kernels the products run on: what a user comparing speed needs to know first.
-    std::cout << "blas: " << ir::blas::describe() << "\n";
-    // In float32, what the format could not carry (an overflow, logits too large to resolve) is
-    // said after the results: it tells a model float32 cannot compute from a wrong kernel.
-    runtime::FloatRangeWatch range;
-    Expected<std::vector<ir::Tensor>> outputs = runtime::runReference(
-        **graph, *inputs, compute, nullptr, a.float32 ? range.observer() : decltype(ir::KernelContext::onNode){});
-    if (!outputs.ok())
-        return fail(outputs.error().message);
-    auto printRangeNotes = [&] {
-        for (const runtime::FloatRangeFinding& f : range.findings())
-            std::cout << "note: " << runtime::formatFinding(f) << "\n";
-    };
-    std::vector<std::string> names = outputNames(**graph);
-    if (!printCtcText(a, *outputs))
-        return 2;
-    if (a.expectedDir.empty()) {
-        std::cout << "reference (" << (a.float32 ? "float32" : "float64") << ") outputs:\n";
-        for (size_t i = 0; i < outputs->size(); ++i)
-            std::cout << "output '" << names[i] << "': " << dimsText((*outputs)[i]) << " argmax "
-                      << argmax((*outputs)[i]) << "\n";
-        printRangeNotes();
-        return 0;
-    }
-    Expected<std::vector<ir::Tensor>> expected = loadExpected(a, outputs->size());
-    if (!expected.ok())
-        return fail(expected.error().message);
-    // Default tolerances follow shared/models/INVENTORY.md: rtol 1e-3; atol 1e-4 for
-    // probability-like outputs, 1e-4 * max|expected| for unbounded ones.
-    std::vector<double> atols;
-    for (size_t i = 0; i < outputs->size(); ++i)
-        atols.push_back(a.atol ? *a.atol
-                               : runtime::outputAtol(*(*graph)->outputs()[i], (*expected)[i]));
-    bool ok = compareAll(
-        std::string("reference (") + (a.float32 ? "float32" : "float64") + ") vs expected:", names,
-        *outputs, *expected, atols, a.rtol.value_or(runtime::kOutputRtol), nullptr, "");
-    printRangeNotes();
-    return ok ? 0 : 1;
+    return {};
 }
 
 /// --per-tensor: every value the NPU computed against the reference's value of the same name, in
@@ -311,11 +198,7 @@ int runReferenceMode(const RunArgs& a) {
 /// the numbers start to drift. Tolerances are the NPU's (rtol 1e-2; atol 1e-2, times
 /// max|reference| for a tensor that is not probability-like). A value the reference has no
 /// counterpart for (made by fusion under a new name, a layout conversion's copy) is only counted.
-void printPerTensor(const backend::Program& program, const std::vector<std::pair<std::string, ir::Tensor>>& got,
-                    const std::map<std::string, ir::Tensor>& reference) {
-    const std::map<std::string, ir::Tensor> computed(got.begin(), got.end());
-    const runtime::ValueDrift drift = runtime::compareValues(*program.graph, computed, reference, runtime::kNpuAtol,
-                                                             runtime::kNpuRtol, runtime::AtolScale::LikeOutputs);
+void printPerTensor(const runtime::ValueDrift& drift) {
     std::cout << "per tensor, in graph order (npu vs float64 reference):\n";
     for (size_t i = 0; i < drift.values.size(); ++i) {
         const runtime::TensorComparison& c = drift.values[i];
@@ -362,113 +245,158 @@ int coresUsed(const backend::Program& p) {
     return static_cast<int>(cores.size());
 }
 
-int runSimulatedMode(const RunArgs& a) {
+/// The driver's request for these arguments (the target is loaded by the caller).
+runtime::RunRequest runRequest(const RunArgs& a) {
+    runtime::RunRequest q;
+    q.model = a.model;
+    q.engine = a.reference ? runtime::RunEngine::Reference : runtime::RunEngine::Npu;
+    q.compile.pipeline = a.pipeline.config;
+    // -O/--disable/--fusion-switch/--bisect-limit with --reference: run the optimised graph, so a
+    // rule that changes the numbers shows up without the NPU in the way.
+    q.optimiseReference = a.reference && a.pipeline.any;
+    q.shapes = a.shapes;
+    q.requireStaticInputs = !a.reference; // the reference executor takes symbolic dims
+    q.inputsDir = a.inputsDir;
+    q.mode = a.mode;
+    q.checkRaces = a.checkRaces;
+    q.compareReference = a.compareReference;
+    q.perTensor = a.perTensor;
+    q.referenceFloat32 = a.float32;
+    q.expectedDir = a.expectedDir;
+    q.atol = a.atol;
+    q.rtol = a.rtol;
+    return q;
+}
+
+/// The error line for a failed run. The stages that check the user's shapes and options say
+/// "run:" first, as they always have; the others' messages name their file or node themselves.
+int failRun(const Error& e, runtime::RunStage stage, bool reference) {
+    const bool prefixed = stage == runtime::RunStage::Specialise || stage == runtime::RunStage::CompareReference ||
+                          (reference && stage == runtime::RunStage::Compile);
+    return fail(prefixed ? "run: " + e.message : e.message);
+}
+
+/// `run MODEL|ARTIFACT_DIR [options]`: the driver's stages, each printing its lines as it
+/// completes, so what a user reads comes in the order the work is done (and a failure after
+/// the simulation still shows its latency line first).
+int runModel(const RunArgs& a) {
     std::error_code ec;
-    bool isArtifact = std::filesystem::is_directory(a.model, ec);
-    std::unique_ptr<ir::Graph> original;
-    std::optional<runtime::Session> session;
-    if (isArtifact) {
-        if (!a.targetPath.empty() || !!a.pipeline.any || !a.shapes.empty())
-            return fail("run: '" + a.model +
-                        "' is a compiled artifact: --target, --disable and --shape apply when "
-                        "compiling");
-        Expected<runtime::Session> s = runtime::Session::fromArtifact(a.model);
-        if (!s.ok())
-            return fail(s.error().message);
-        session.emplace(std::move(*s));
-    } else {
-        runtime::CompileOptions options;
-        options.pipeline = a.pipeline.config;
-        if (!a.targetPath.empty()) {
-            Expected<backend::Target> t = backend::loadTarget(a.targetPath);
-            if (!t.ok())
-                return fail(t.error().message);
-            options.target = *t;
-        }
-        Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(a.model);
-        if (!graph.ok())
-            return fail(graph.error().message);
-        original = std::move(*graph);
-        Status specialized = applyShapesOrInputs(*original, a.shapes, a.inputsDir);
-        if (!specialized.ok())
-            return fail("run: " + specialized.error().message);
-        Expected<runtime::CompileResult> compiled = runtime::compileGraph(*original, options);
-        if (!compiled.ok())
-            return fail(compiled.error().message);
-        session.emplace(std::move(compiled->program));
+    const bool isArtifact = !a.reference && std::filesystem::is_directory(a.model, ec);
+    if (isArtifact && (!a.targetPath.empty() || !!a.pipeline.any || !a.shapes.empty()))
+        return fail("run: '" + a.model +
+                    "' is a compiled artifact: --target, --disable and --shape apply when "
+                    "compiling");
+    runtime::RunRequest request = runRequest(a);
+    if (!a.reference && !isArtifact && !a.targetPath.empty()) {
+        Expected<backend::Target> t = backend::loadTarget(a.targetPath);
+        if (!t.ok())
+            return fail(t.error().message);
+        request.compile.target = *t;
     }
-    const backend::Program& program = session->program();
-    // The reference runs the model as imported; an artifact only carries its compiled graph.
-    const ir::Graph& referenceGraph = original ? *original : *program.graph;
-
-    Expected<std::vector<ir::Tensor>> inputs = loadInputs(a, referenceGraph);
-    if (!inputs.ok())
-        return fail(inputs.error().message);
-    Expected<sim::SimResult> result = session->run(*inputs, a.mode, a.checkRaces, a.perTensor);
-    if (!result.ok())
-        return fail(result.error().message);
-
-    std::printf("simulated '%s' on %s (%s mode): %zu tasks on %d of %d cores\n",
-                program.modelName.c_str(), program.target.name.c_str(),
-                std::string(runtime::runModeName(a.mode)).c_str(), program.tasks.size(),
-                coresUsed(program), program.target.numCores);
-    std::fflush(stdout);
-    std::vector<std::string> names = outputNames(referenceGraph);
-    double atol = a.atol.value_or(runtime::kNpuAtol), rtol = a.rtol.value_or(runtime::kNpuRtol);
+    const char* compute = a.float32 ? "float32" : "float64";
     bool ok = true;
     std::vector<std::pair<std::string, double>> metrics;
-    if (a.compareReference) {
-        std::map<std::string, ir::Tensor> referenceValues;
-        Expected<std::vector<ir::Tensor>> ref = runtime::runReference(
-            referenceGraph, *inputs, ir::DType::F64, a.perTensor ? &referenceValues : nullptr);
-        if (!ref.ok())
-            return fail(ref.error().message);
-        if (ref->size() != result->outputs.size())
-            return fail("run: the reference has " + std::to_string(ref->size()) +
-                        " outputs, the program " + std::to_string(result->outputs.size()));
-        std::string heading = original
-                                  ? "npu vs reference (float64, original graph):"
-                                  : "npu vs reference (float64, the artifact's compiled graph):";
-        ok = compareAll(heading, names, result->outputs, *ref,
-                        std::vector<double>(result->outputs.size(), atol), rtol, &metrics,
-                        "reference") &&
-             ok;
-        if (a.perTensor)
-            printPerTensor(program, result->values, referenceValues);
+    runtime::RunStage current = runtime::RunStage::Import;
+
+    runtime::RunHooks hooks;
+    hooks.progress = [&](runtime::RunStage stage, int, std::string_view detail) {
+        if (!detail.empty())
+            return;
+        current = stage;
+        if (stage == runtime::RunStage::Inputs && a.inputsDir.empty())
+            std::cout << "inputs: generated (deterministic uniform values in [-1, 1); give real ones with "
+                         "--inputs DIR)\n";
+        // Which BLAS kernels the products run on: what a user comparing speed needs to know first.
+        if (stage == runtime::RunStage::Reference && a.reference)
+            std::cout << "blas: " << ir::blas::describe() << "\n";
+    };
+    hooks.stageDone = [&](runtime::RunStage stage, const runtime::RunResult& r) -> Status {
+        switch (stage) {
+        case runtime::RunStage::Import:
+        case runtime::RunStage::Specialise:
+        case runtime::RunStage::Inputs:
+            return {};
+        case runtime::RunStage::Compile:
+            if (a.reference)
+                std::cout << "reference graph: optimised at -O" << a.pipeline.config.optLevel << " ("
+                          << r.graph->numNodes() << " -> " << r.pipeline.graph->numNodes() << " nodes, "
+                          << r.pipeline.applications.size() << " rule applications)\n";
+            return {};
+        case runtime::RunStage::Simulate: {
+            const backend::Program& program = r.program;
+            std::printf("simulated '%s' on %s (%s mode): %zu tasks on %d of %d cores\n", program.modelName.c_str(),
+                        program.target.name.c_str(), std::string(runtime::runModeName(a.mode)).c_str(),
+                        program.tasks.size(), coresUsed(program), program.target.numCores);
+            std::fflush(stdout);
+            return {};
+        }
+        case runtime::RunStage::Reference:
+            if (!a.reference)
+                return {};
+            SX_TRY(printCtcText(a, r.reference));
+            if (a.expectedDir.empty()) {
+                std::cout << "reference (" << compute << ") outputs:\n";
+                for (size_t i = 0; i < r.reference.size(); ++i)
+                    std::cout << "output '" << r.outputName(i) << "': " << dimsText(r.reference[i]) << " argmax "
+                              << argmax(r.reference[i]) << "\n";
+            }
+            return {};
+        case runtime::RunStage::CompareReference:
+            ok = printComparisons(r.graph ? "npu vs reference (float64, original graph):"
+                                          : "npu vs reference (float64, the artifact's compiled graph):",
+                                  r.referenceComparisons, &metrics, "reference") &&
+                 ok;
+            if (a.perTensor)
+                printPerTensor(r.drift);
+            return {};
+        case runtime::RunStage::CompareExpected:
+            if (a.reference)
+                ok = printComparisons(std::string("reference (") + compute + ") vs expected:", r.expectedComparisons,
+                                      nullptr, "") &&
+                     ok;
+            else
+                ok = printComparisons("npu vs expected:", r.expectedComparisons, &metrics, "expected") && ok;
+            return {};
+        }
+        return {};
+    };
+    Expected<runtime::RunResult> run = runtime::RunJob(std::move(request), std::move(hooks)).run();
+    if (!run.ok())
+        return failRun(run.error(), current, a.reference);
+    if (a.reference) {
+        // In float32, what the format could not carry is said after the results: it tells a model
+        // float32 cannot compute from a wrong kernel.
+        for (const runtime::FloatRangeFinding& f : run->floatRange)
+            std::cout << "note: " << runtime::formatFinding(f) << "\n";
+        return ok ? 0 : 1;
     }
-    if (!a.expectedDir.empty()) {
-        Expected<std::vector<ir::Tensor>> expected = loadExpected(a, result->outputs.size());
-        if (!expected.ok())
-            return fail(expected.error().message);
-        ok = compareAll("npu vs expected:", names, result->outputs, *expected,
-                        std::vector<double>(result->outputs.size(), atol), rtol, &metrics,
-                        "expected") &&
-             ok;
-    }
+
+    const runtime::RunResult& r = *run;
+    const backend::Program& program = r.program;
+    const sim::SimResult& result = r.sim;
     if (const std::string note = backend::f16Note(program.target, "in a --target file"); !ok && !note.empty())
         std::cout << note << "\n";
     if (!a.compareReference && a.expectedDir.empty())
-        for (size_t i = 0; i < result->outputs.size(); ++i)
-            std::cout << "output '" << (i < names.size() ? names[i] : "output_" + std::to_string(i))
-                      << "': " << dimsText(result->outputs[i]) << " argmax "
-                      << argmax(result->outputs[i]) << "\n";
-    if (!printCtcText(a, result->outputs))
-        return 2;
-    std::printf("latency: %llu cycles (%.2f us at %g GHz)\n",
-                static_cast<unsigned long long>(result->totalCycles),
-                program.target.cyclesToMicros(result->totalCycles), program.target.clockGhz);
+        for (size_t i = 0; i < result.outputs.size(); ++i)
+            std::cout << "output '" << r.outputName(i) << "': " << dimsText(result.outputs[i]) << " argmax "
+                      << argmax(result.outputs[i]) << "\n";
+    if (Status s = printCtcText(a, result.outputs); !s.ok())
+        return fail(s.error().message);
+    std::printf("latency: %llu cycles (%.2f us at %g GHz)\n", static_cast<unsigned long long>(result.totalCycles),
+                program.target.cyclesToMicros(result.totalCycles), program.target.clockGhz);
     if (a.criticalPath)
-        printCriticalPath(program, *result, a.mode == runtime::RunMode::Strict);
+        printCriticalPath(program, result, a.mode == runtime::RunMode::Strict);
     std::fflush(stdout);
 
+    // Keeping the run: the profile database is written after everything was shown.
     if (!a.profilePath.empty()) {
         profiler::RunInfo info;
         info.model = a.model;
         info.metrics = std::move(metrics);
-        Expected<int64_t> run = profiler::writeProfile(a.profilePath, program, *result, info);
-        if (!run.ok())
-            return fail(run.error().message);
-        std::cout << "profile: wrote run " << *run << " to " << a.profilePath << "\n";
+        Expected<int64_t> written = profiler::writeProfile(a.profilePath, program, result, info);
+        if (!written.ok())
+            return fail(written.error().message);
+        std::cout << "profile: wrote run " << *written << " to " << a.profilePath << "\n";
     }
     return ok ? 0 : 1;
 }
@@ -485,7 +413,7 @@ int cmdRun(Args args) {
     }
     if (!err.empty())
         return fail(err);
-    return a.reference ? runReferenceMode(a) : runSimulatedMode(a);
+    return runModel(a);
 }
 
 } // namespace sextant::cli

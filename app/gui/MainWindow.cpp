@@ -555,6 +555,12 @@ void MainWindow::saveProfileAs() {
                                                       tr("SQLite databases (*.db)"));
     if (path.isEmpty())
         return;
+    if (!m_snapshot->profileError.empty() || m_snapshot->profilePath.empty()) {
+        onFailed(tr("the run was not kept in a profile database: %1")
+                     .arg(m_snapshot->profileError.empty() ? tr("nothing was simulated")
+                                                           : QString::fromStdString(m_snapshot->profileError)));
+        return;
+    }
     QFile::remove(path);
     if (!QFile::copy(QString::fromStdString(m_snapshot->profilePath), path))
         onFailed(tr("could not write '%1'").arg(path));
@@ -630,7 +636,7 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
 
     // The Runs tab compares this compile with the one before (of the same model).
     if (m_snapshot->loweringError.empty())
-        m_runs->addCompile(QString::fromStdString(m_snapshot->profilePath), m_snapshot->modelPath != m_runsModel);
+        m_runs->addCompile(m_snapshot->run, m_snapshot->modelPath != m_runsModel);
     m_runsModel = m_snapshot->modelPath;
     m_passModel->setRows(views::passRows(m_snapshot->pipeline));
     m_ruleModel->setStats(m_snapshot->pipeline.stats);

@@ -14,6 +14,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <map>
 
 int main(int argc, char** argv) {
     sextant::ir::tuneAllocator();
@@ -93,16 +94,33 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "error: --level %s: the levels are 0, 1, 2 and 3\n", qPrintable(parser.value(level)));
         return 2;
     }
+    // --run-a / --run-b: read on a pool thread like any run the tab opens; one that cannot be
+    // read ends the program with the reason, as a bad option does.
+    int exitCode = 0;
+    std::map<sextant::views::RunsView::Side, QString> startupRuns;
+    for (const auto& [option, side] : {std::pair{&runA, sextant::views::RunsView::Side::A},
+                                       std::pair{&runB, sextant::views::RunsView::Side::B}})
+        if (parser.isSet(*option))
+            startupRuns[side] = option->names().first();
+    QObject::connect(window.runsView(), &sextant::views::RunsView::runOpened, &window,
+                     [&](sextant::views::RunsView::Side side, const QString& error) {
+                         auto it = startupRuns.find(side);
+                         if (it == startupRuns.end())
+                             return;
+                         const QString option = it->second;
+                         startupRuns.erase(it);
+                         if (error.isEmpty())
+                             return;
+                         std::fprintf(stderr, "error: --%s: %s\n", qPrintable(option), qPrintable(error));
+                         exitCode = 2;
+                         app.quit();
+                     });
     for (const auto& [option, side] : {std::pair{&runA, sextant::views::RunsView::Side::A},
                                        std::pair{&runB, sextant::views::RunsView::Side::B}}) {
         if (!parser.isSet(*option))
             continue;
         const auto [db, run] = sextant::profiler::parseRunSpec(parser.value(*option).toStdString());
-        QString error;
-        if (!window.runsView()->openRun(side, QString::fromStdString(db), run, &error)) {
-            std::fprintf(stderr, "error: --%s: %s\n", qPrintable(option->names().first()), qPrintable(error));
-            return 2;
-        }
+        window.runsView()->openRun(side, QString::fromStdString(db), run);
     }
     int w = 1560, h = 960;
     if (parser.isSet(size)) {
@@ -124,7 +142,6 @@ int main(int argc, char** argv) {
         if (parser.isSet(tab) && !window.showTab(parser.value(tab)))
             std::fprintf(stderr, "warning: unknown tab '%s'\n", qPrintable(parser.value(tab)));
     };
-    int exitCode = 0;
     auto saveScreenshot = [&] {
         // Let the views lay themselves out and paint once before grabbing.
         QTimer::singleShot(400, &window, [&] {

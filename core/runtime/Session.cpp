@@ -32,12 +32,12 @@ Expected<Session> Session::fromArtifact(const std::string& dir) {
     return Session(std::move(program));
 }
 
-Status Session::checkInputs(std::span<const ir::Tensor> inputs) const {
-    if (!m_program.graph)
-        return makeError(ErrorKind::Invalid, "program '" + m_program.modelName + "' has no graph");
-    const auto& formal = m_program.graph->inputs();
+Status checkProgramInputs(const backend::Program& program, std::span<const ir::Tensor> inputs) {
+    if (!program.graph)
+        return makeError(ErrorKind::Invalid, "program '" + program.modelName + "' has no graph");
+    const auto& formal = program.graph->inputs();
     if (inputs.size() != formal.size())
-        return makeError(ErrorKind::Invalid, "model '" + m_program.modelName + "' takes " +
+        return makeError(ErrorKind::Invalid, "model '" + program.modelName + "' takes " +
                                                  std::to_string(formal.size()) + " input(s), got " +
                                                  std::to_string(inputs.size()));
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -53,19 +53,28 @@ Status Session::checkInputs(std::span<const ir::Tensor> inputs) const {
     return {};
 }
 
-Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMode mode, bool checkRaces,
-                                      bool keepValues) const {
-    SX_TRY(checkInputs(inputs));
+Expected<sim::SimResult> runProgram(const backend::Program& program, std::span<const ir::Tensor> inputs,
+                                    RunMode mode, bool checkRaces, bool keepValues) {
+    SX_TRY(checkProgramInputs(program, inputs));
     std::vector<ir::Tensor> converted;
     converted.reserve(inputs.size());
-    const auto& formal = m_program.graph->inputs();
+    const auto& formal = program.graph->inputs();
     for (size_t i = 0; i < inputs.size(); ++i)
         converted.push_back(inputs[i].castTo(formal[i]->type().dtype));
     sim::SimOptions options;
     options.strict = mode == RunMode::Strict;
     options.checkRaces = checkRaces;
     options.keepValues = keepValues;
-    return sim::simulate(m_program, converted, options);
+    return sim::simulate(program, converted, options);
+}
+
+Status Session::checkInputs(std::span<const ir::Tensor> inputs) const {
+    return checkProgramInputs(m_program, inputs);
+}
+
+Expected<sim::SimResult> Session::run(std::span<const ir::Tensor> inputs, RunMode mode, bool checkRaces,
+                                      bool keepValues) const {
+    return runProgram(m_program, inputs, mode, checkRaces, keepValues);
 }
 
 } // namespace sextant::runtime

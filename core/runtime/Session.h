@@ -23,6 +23,16 @@ std::string_view runModeName(RunMode mode);
 /// Parses "strict", "async" (or "graph-async").
 std::optional<RunMode> parseRunMode(std::string_view name);
 
+/// Checks `inputs` against `program`'s graph inputs: count, element type (any float for a float
+/// input) and shape. The error names the input and both types.
+Status checkProgramInputs(const backend::Program& program, std::span<const ir::Tensor> inputs);
+
+/// Runs `program` once on fresh device memory, as Session::run does (the driver runs the Program
+/// it compiled in place, without a Session owning a copy).
+Expected<sim::SimResult> runProgram(const backend::Program& program, std::span<const ir::Tensor> inputs,
+                                    RunMode mode = RunMode::GraphAsync, bool checkRaces = false,
+                                    bool keepValues = false);
+
 /// A loaded Program ready to run on the simulated device. Cheap to copy (the graph is shared).
 class Session {
 public:

@@ -2,6 +2,9 @@
 // the worker thread, on the sample model and (when ../shared exists) on mnist.
 #include "views/CompileWorker.h"
 
+#include "profiler/ProfileReader.h"
+#include "profiler/RunCompare.h"
+
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -64,6 +67,81 @@ private slots:
         QCOMPARE(s.accuracy.firstFailing, -1);
         QVERIFY(s.sim.values.empty());
         QVERIFY(logHas(s, "per tensor: "));
+    }
+
+    // The timeline, the memory map and the Runs tab are built from the run itself; the database
+    // keeps the same run. Reading it back must give exactly what the views show: the same Task
+    // rows in the same order with the same names, lanes and metrics.
+    void viewsShowWhatTheDatabaseKeeps() {
+        QTemporaryDir dir;
+        CompileRequest req;
+        req.modelPath = kSample;
+        req.profilePath = dir.filePath("run.db").toStdString();
+        auto result = compileModel(req);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        const CompileSnapshot& s = **result;
+        QVERIFY(s.profileError.empty());
+        auto reader = profiler::ProfileReader::open(req.profilePath);
+        QVERIFY2(reader.ok(), reader.ok() ? "" : reader.error().message.c_str());
+        auto rows = reader->tasks();
+        QVERIFY(rows.ok());
+        const std::vector<TimelineTask> kept = timelineTasks(*rows);
+        const std::vector<TimelineTask>& shown = s.timeline.tasks();
+        QCOMPARE(shown.size(), kept.size());
+        QVERIFY(shown.size() > 8);
+        for (size_t i = 0; i < shown.size(); ++i) {
+            QCOMPARE(shown[i].task, kept[i].task);
+            QCOMPARE(shown[i].name, kept[i].name);
+            QCOMPARE(shown[i].kernel, kept[i].kernel);
+            QCOMPARE(shown[i].core, kept[i].core);
+            QCOMPARE(shown[i].unit, kept[i].unit);
+            QCOMPARE(shown[i].ready, kept[i].ready);
+            QCOMPARE(shown[i].start, kept[i].start);
+            QCOMPARE(shown[i].end, kept[i].end);
+            QCOMPARE(shown[i].nodes, kept[i].nodes);
+        }
+        TimelineModel fromDb;
+        fromDb.setTasks(kept, s.program.target.numCores);
+        QCOMPARE(s.timeline.lanes().size(), fromDb.lanes().size());
+        for (size_t i = 0; i < fromDb.lanes().size(); ++i) {
+            QCOMPARE(s.timeline.lanes()[i].label, fromDb.lanes()[i].label);
+            QCOMPARE(s.timeline.lanes()[i].items, fromDb.lanes()[i].items);
+        }
+        // The Runs tab's run of this compile is the one loadRun reads back.
+        auto loaded = profiler::loadRun(req.profilePath);
+        QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+        QCOMPARE(s.run.db, req.profilePath);
+        QCOMPARE(s.run.label(), loaded->label());
+        QCOMPARE(s.run.run.id, loaded->run.id);
+        QCOMPARE(s.run.run.model, loaded->run.model);
+        QCOMPARE(s.run.run.pipeline, loaded->run.pipeline);
+        QCOMPARE(s.run.run.created, loaded->run.created);
+        QCOMPARE(s.run.tasks.size(), loaded->tasks.size());
+        QCOMPARE(s.run.metrics.size(), loaded->metrics.size());
+        for (size_t i = 0; i < s.run.metrics.size(); ++i) {
+            QCOMPARE(s.run.metrics[i].key, loaded->metrics[i].key);
+            QCOMPARE(s.run.metrics[i].value, loaded->metrics[i].value);
+        }
+        QVERIFY(s.run.metric("cosine:probs", -1.0) > 0.99);
+    }
+
+    // Keeping the run is the last step: a database that cannot be written costs the file, not
+    // the results.
+    void unwritableProfileHidesNoResults() {
+        QTemporaryDir dir;
+        CompileRequest req;
+        req.modelPath = kSample;
+        req.profilePath = dir.filePath("no-such-folder/run.db").toStdString();
+        auto result = compileModel(req);
+        QVERIFY2(result.ok(), result.ok() ? "" : result.error().message.c_str());
+        const CompileSnapshot& s = **result;
+        QVERIFY(!s.profileError.empty());
+        QVERIFY(logHas(s, "profile: not kept: "));
+        QCOMPARE(s.timeline.tasks().size(), s.program.tasks.size());
+        QVERIFY(!s.memory.blocks.empty());
+        QCOMPARE(s.run.tasks.size(), s.program.tasks.size());
+        QVERIFY(s.accuracy.values.size() >= 5);
+        QCOMPARE(s.layouts.size(), s.pipeline.snapshots.size());
     }
 
     void mnistMatchesTheReference() {

@@ -1,0 +1,91 @@
+#include "ModelInputs.h"
+
+#include "InputGenerator.h"
+#include "core/frontend/SizeLimits.h"
+#include "core/frontend/TensorProtoIO.h"
+
+#include <filesystem>
+
+namespace sextant::runtime {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+/// True when `inputs` fit `graph`'s (static) inputs one for one: same count and dims.
+bool inputsFit(const std::vector<ir::Tensor>& inputs, const ir::Graph& graph) {
+    if (inputs.size() != graph.inputs().size())
+        return false;
+    for (size_t i = 0; i < inputs.size(); ++i)
+        if (inputs[i].shape() != graph.inputs()[i]->type().dims())
+            return false;
+    return true;
+}
+
+} // namespace
+
+std::optional<std::string> testDataNextTo(const std::string& modelPath) {
+    const fs::path model(modelPath);
+    const fs::path dir = model.parent_path();
+    const std::string stem = model.stem().string();
+    for (const fs::path& candidate : {dir / stem, dir / "test_data" / stem / "test_data_set_0"}) {
+        std::error_code ec;
+        if (fs::exists(candidate / "input_0.pb", ec))
+            return candidate.string();
+    }
+    return std::nullopt;
+}
+
+Expected<ir::InputShapes> specialiseInputs(ir::Graph& graph, const ir::InputShapes& requested,
+                                           const std::string& inputsDir, bool requireStatic,
+                                           const std::string& hint) {
+    ir::InputShapes shapes = requested;
+    if (shapes.empty() && !inputsDir.empty() && !ir::symbolicInputs(graph).empty()) {
+        SX_ASSIGN(std::vector<ir::Tensor> inputs, frontend::loadTestDataSet(inputsDir, "input"));
+        if (inputs.size() != graph.inputs().size())
+            return makeError(ErrorKind::Invalid, "'" + inputsDir + "' holds " + std::to_string(inputs.size()) +
+                                                     " input(s) but the model has " +
+                                                     std::to_string(graph.inputs().size()));
+        for (size_t i = 0; i < inputs.size(); ++i)
+            shapes[graph.inputs()[i]->name()] = inputs[i].shape();
+    }
+    if (shapes.empty()) {
+        if (!requireStatic)
+            return shapes;
+        Status needed = ir::requireStaticInputs(graph);
+        if (needed.ok())
+            return shapes;
+        if (hint.empty())
+            return needed.takeError();
+        return makeError(needed.error().kind, needed.error().message + "; " + hint, needed.error().subject);
+    }
+    SX_TRY(ir::specializeInputs(graph, shapes));
+    SX_TRY(frontend::checkTensorSizes(graph));
+    return shapes;
+}
+
+Expected<RunInputs> chooseInputs(const ir::Graph& graph, const std::string& inputsDir, bool lookNextToModel,
+                                 const std::string& modelPath) {
+    RunInputs out;
+    if (!inputsDir.empty()) {
+        SX_ASSIGN(out.tensors, frontend::loadTestDataSet(inputsDir, "input"));
+        out.origin = InputsOrigin::Directory;
+        out.dir = inputsDir;
+        return out;
+    }
+    if (lookNextToModel)
+        if (std::optional<std::string> dir = testDataNextTo(modelPath)) {
+            SX_ASSIGN(std::vector<ir::Tensor> inputs, frontend::loadTestDataSet(*dir, "input"));
+            out.dir = *dir;
+            if (inputsFit(inputs, graph)) {
+                out.tensors = std::move(inputs);
+                out.origin = InputsOrigin::Directory;
+                return out;
+            }
+            out.origin = InputsOrigin::GeneratedShapesDiffer;
+        }
+    SX_ASSIGN(out.tensors, generateInputs(graph, 1));
+    return out;
+}
+
+} // namespace sextant::runtime

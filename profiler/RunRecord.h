@@ -1,0 +1,31 @@
+#pragma once
+
+// One simulated run as a profile database holds it (runs, tasks and metrics rows), built in memory
+// from the Program and its trace. writeProfile stores these rows; the GUI shows a compile from them
+// directly, so the database is where a run is kept, not how it reaches a view.
+
+#include "ProfileDb.h"
+#include "ProfileReader.h"
+#include "RunCompare.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sextant::profiler {
+
+/// The Task rows of `program`'s run `result`, as ProfileReader::tasks returns them once written:
+/// ordered by start cycle, then Task id.
+std::vector<TaskRow> taskRows(const backend::Program& program, const sim::SimResult& result);
+
+/// The metric rows writeProfile stores, in its order: total_cycles, clock_ghz, num_cores,
+/// num_tasks, num_events, dram_peak, dram_lower_bound, weight_bytes, io_bytes, then info.metrics.
+std::vector<MetricRow> metricRows(const backend::Program& program, const sim::SimResult& result,
+                                  const RunInfo& info);
+
+/// The run as loadRun would read it back after writeProfile(db, program, result, info) returned
+/// `runId` (`db` empty and `runId` 0 for a run kept nowhere).
+LoadedRun recordRun(const backend::Program& program, const sim::SimResult& result, const RunInfo& info,
+                    const std::string& db = {}, int64_t runId = 0);
+
+} // namespace sextant::profiler
