@@ -1,0 +1,152 @@
+#pragma once
+
+// The parts of the artifact reader and writer (Artifact.h), internal to sextant_backend:
+//   TaskDescriptors.cpp  tasks.bin: the binary descriptor codec and its check against the manifest
+//   ArtifactManifest.cpp manifest.json: the document written, and its typed, path-naming reader
+//   Artifact.cpp         the directory: which files, in which order, and the checks across them
+
+#include "Artifact.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace sextant::backend::artifact {
+
+using nlohmann::json;
+
+// ---- tasks.bin (TaskDescriptors.cpp)
+
+/// The kernel names of `p`'s Tasks, sorted and unique: a descriptor holds an index into it.
+std::vector<std::string> kernelTable(const Program& p);
+/// Checks tasks.bin against the Program rebuilt from the manifest: header, offsets, sizes, and
+/// every descriptor's fields, buffer addresses and events. Errors name `file`.
+Status checkTasksBin(const std::vector<uint8_t>& bin, const Program& p, const std::vector<std::string>& kernels,
+                     const std::string& file);
+
+// ---- manifest.json (ArtifactManifest.cpp)
+
+/// Bytes a tensor of this type holds (0 when its size is unknown).
+uint64_t tensorBytes(const ir::TensorType& t);
+
+/// The manifest of `p`, with the sizes and hashes of the binary files it goes with.
+json manifestJson(const Program& p, const std::vector<uint8_t>& tasksBin, const std::vector<uint8_t>& weightsBin);
+
+/// Typed access to manifest fields; every error names the file and the field path.
+class Manifest {
+public:
+    explicit Manifest(std::string file) : m_file(std::move(file)) {}
+
+    Error err(const std::string& path, const std::string& what) const {
+        return makeError(ErrorKind::Parse, m_file + ": field '" + path + "' " + what, path);
+    }
+    Error fail(const std::string& what) const { return makeError(ErrorKind::Parse, m_file + ": " + what); }
+
+    Expected<const json*> get(const json& obj, const std::string& key, const std::string& path) const {
+        if (!obj.is_object())
+            return err(path, "is not an object");
+        auto it = obj.find(key);
+        if (it == obj.end())
+            return err(join(path, key), "is missing");
+        return &*it;
+    }
+    Expected<uint64_t> u64(const json& obj, const std::string& key, const std::string& path) const {
+        SX_ASSIGN(const json* v, get(obj, key, path));
+        if (!v->is_number_unsigned())
+            return err(join(path, key), "must be a non-negative integer");
+        return v->get<uint64_t>();
+    }
+    Expected<int64_t> i64(const json& obj, const std::string& key, const std::string& path) const {
+        SX_ASSIGN(const json* v, get(obj, key, path));
+        if (!v->is_number_integer())
+            return err(join(path, key), "must be an integer");
+        return v->get<int64_t>();
+    }
+    /// An int in [lo, hi].
+    Expected<int> intIn(const json& obj, const std::string& key, const std::string& path, int64_t lo, int64_t hi) const {
+        SX_ASSIGN(int64_t v, i64(obj, key, path));
+        if (v < lo || v > hi)
+            return err(join(path, key), "is " + std::to_string(v) + ", outside [" + std::to_string(lo) + ", " +
+                                            std::to_string(hi) + "]");
+        return static_cast<int>(v);
+    }
+    Expected<std::string> str(const json& obj, const std::string& key, const std::string& path) const {
+        SX_ASSIGN(const json* v, get(obj, key, path));
+        if (!v->is_string())
+            return err(join(path, key), "must be a string");
+        return v->get<std::string>();
+    }
+    Expected<bool> boolean(const json& obj, const std::string& key, const std::string& path) const {
+        SX_ASSIGN(const json* v, get(obj, key, path));
+        if (!v->is_boolean())
+            return err(join(path, key), "must be true or false");
+        return v->get<bool>();
+    }
+    Expected<const json*> array(const json& obj, const std::string& key, const std::string& path) const {
+        SX_ASSIGN(const json* v, get(obj, key, path));
+        if (!v->is_array())
+            return err(join(path, key), "must be an array");
+        return v;
+    }
+    /// An array of ints, each in [lo, hi].
+    Expected<std::vector<int>> ints(const json& obj, const std::string& key, const std::string& path, int64_t lo,
+                                    int64_t hi) const {
+        SX_ASSIGN(const json* a, array(obj, key, path));
+        std::vector<int> out;
+        for (size_t i = 0; i < a->size(); ++i) {
+            const json& v = (*a)[i];
+            std::string p = join(path, key) + "[" + std::to_string(i) + "]";
+            if (!v.is_number_integer())
+                return err(p, "must be an integer");
+            int64_t x = v.get<int64_t>();
+            if (x < lo || x > hi)
+                return err(p, "is " + std::to_string(x) + ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+            out.push_back(static_cast<int>(x));
+        }
+        return out;
+    }
+    Expected<std::vector<int64_t>> dims(const json& obj, const std::string& key, const std::string& path) const {
+        SX_ASSIGN(const json* a, array(obj, key, path));
+        std::vector<int64_t> out;
+        for (size_t i = 0; i < a->size(); ++i) {
+            const json& v = (*a)[i];
+            if (!v.is_number_integer() || v.get<int64_t>() < 0)
+                return err(join(path, key) + "[" + std::to_string(i) + "]", "must be a non-negative integer");
+            out.push_back(v.get<int64_t>());
+        }
+        return out;
+    }
+    Expected<std::vector<std::string>> strings(const json& obj, const std::string& key, const std::string& path) const {
+        SX_ASSIGN(const json* a, array(obj, key, path));
+        std::vector<std::string> out;
+        for (size_t i = 0; i < a->size(); ++i) {
+            if (!(*a)[i].is_string())
+                return err(join(path, key) + "[" + std::to_string(i) + "]", "must be a string");
+            out.push_back((*a)[i].get<std::string>());
+        }
+        return out;
+    }
+    static std::string join(const std::string& path, const std::string& key) {
+        return path.empty() ? key : path + "." + key;
+    }
+    const std::string& file() const { return m_file; }
+
+private:
+    std::string m_file;
+};
+
+
+/// Checks one binary file against the manifest's "files" entry: its size, then its hash.
+Status checkFile(const Manifest& m, const json& files, const std::string& name, const std::vector<uint8_t>& bytes,
+                 const std::string& binPath);
+
+/// Rebuilds a Program's model, target, pipeline, estimate and memory regions (which must follow
+/// one another inside the target's DRAM) from the manifest `doc`; `kernels` receives the kernel
+/// table.
+Status parseProgramHead(const Manifest& m, const json& doc, Program& p, std::vector<std::string>& kernels);
+/// Then its buffers, inputs and outputs, Tasks and events, each field typed and every id and
+/// reference in range.
+Status parseProgramTables(const Manifest& m, const json& doc, Program& p);
+
+} // namespace sextant::backend::artifact

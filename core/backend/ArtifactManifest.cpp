@@ -1,0 +1,373 @@
+#include "ArtifactInternal.h"
+
+#include "core/ir/Printer.h"
+
+#include <algorithm>
+
+namespace sextant::backend::artifact {
+
+namespace {
+
+const char* kindName(BufferKind k) {
+    switch (k) {
+    case BufferKind::Input: return "input";
+    case BufferKind::Output: return "output";
+    case BufferKind::Weight: return "weight";
+    case BufferKind::Intermediate: return "intermediate";
+    }
+    return "?";
+}
+const char* levelName(MemLevel l) {
+    switch (l) {
+    case MemLevel::Dram: return "dram";
+    case MemLevel::Sram: return "sram";
+    }
+    return "?";
+}
+
+json shapeJson(const std::vector<int64_t>& dims) { return json(dims); }
+
+json taskJson(const Task& t) {
+    json j;
+    j["id"] = t.id;
+    j["name"] = t.name;
+    j["kernel"] = t.kernel;
+    j["core"] = t.core;
+    j["unit"] = std::string(unitName(t.unit));
+    j["nodes"] = t.nodes;
+    j["inputs"] = t.inputs;
+    j["outputs"] = t.outputs;
+    j["deps"] = t.deps;
+    j["wait_events"] = t.waitEvents;
+    j["record_events"] = t.recordEvents;
+    j["flops"] = t.flops;
+    j["dma_bytes"] = t.dmaBytes;
+    j["est_cycles"] = t.estCycles;
+    j["compute_cycles"] = t.computeCycles;
+    if (t.parts > 1) // a split group's part: present only then
+        j["split"] = json{{"part", t.part}, {"parts", t.parts}, {"axis", t.sliceAxis}, {"begin", t.sliceBegin},
+                          {"end", t.sliceEnd}};
+    j["est_start"] = t.estStart;
+    j["est_end"] = t.estEnd;
+    json tiling;
+    tiling["tile_shape"] = shapeJson(t.tiling.tileShape);
+    tiling["num_tiles"] = t.tiling.numTiles;
+    if (t.tiling.reduceChunks > 1) // written only when split: other artifacts stay as they were
+        tiling["reduce_chunks"] = t.tiling.reduceChunks;
+    tiling["double_buffered"] = t.tiling.doubleBuffered;
+    tiling["sram_bytes"] = t.tiling.sramBytes;
+    tiling["est_cycles"] = t.tiling.estCycles;
+    json cands = json::array();
+    for (const Tiling::Candidate& c : t.tiling.candidates) {
+        json cj{{"tile_shape", shapeJson(c.tileShape)},
+                {"est_cycles", c.estCycles},
+                {"rejected_because", c.rejectedBecause}};
+        if (c.reduceChunks > 1)
+            cj["reduce_chunks"] = c.reduceChunks;
+        cands.push_back(std::move(cj));
+    }
+    tiling["candidates"] = cands;
+    j["tiling"] = tiling;
+    return j;
+}
+
+Expected<BufferKind> parseKind(const Manifest& m, const std::string& s, const std::string& path) {
+    for (BufferKind k : {BufferKind::Input, BufferKind::Output, BufferKind::Weight, BufferKind::Intermediate})
+        if (s == kindName(k))
+            return k;
+    return m.err(path, "has unknown buffer kind '" + s + "'");
+}
+Expected<MemLevel> parseLevel(const Manifest& m, const std::string& s, const std::string& path) {
+    for (MemLevel l : {MemLevel::Dram, MemLevel::Sram})
+        if (s == levelName(l))
+            return l;
+    return m.err(path, "has unknown memory level '" + s + "'");
+}
+Expected<UnitKind> parseUnit(const Manifest& m, const std::string& s, const std::string& path) {
+    for (UnitKind u : {UnitKind::Cube, UnitKind::Vector, UnitKind::Dma})
+        if (s == unitName(u))
+            return u;
+    return m.err(path, "has unknown unit '" + s + "'");
+}
+Expected<ir::LayoutKind> parseLayout(const Manifest& m, const std::string& s, const std::string& path) {
+    for (ir::LayoutKind l : {ir::LayoutKind::Any, ir::LayoutKind::NCHW, ir::LayoutKind::NHWC, ir::LayoutKind::NC1HWC0})
+        if (s == ir::layoutName(l))
+            return l;
+    return m.err(path, "has unknown layout '" + s + "'");
+}
+
+
+/// The memory block: the DRAM regions, which must follow one another inside the target's DRAM.
+Status parseMemory(const Manifest& m, const json& doc, Program& p) {
+    SX_ASSIGN(const json* mem, m.get(doc, "memory", ""));
+    SX_ASSIGN(p.memory.dramPeak, m.u64(*mem, "dram_peak", "memory"));
+    SX_ASSIGN(p.memory.dramLowerBound, m.u64(*mem, "dram_lower_bound", "memory"));
+    SX_ASSIGN(p.memory.weightBytes, m.u64(*mem, "weight_bytes", "memory"));
+    SX_ASSIGN(p.memory.ioBytes, m.u64(*mem, "io_bytes", "memory"));
+    SX_ASSIGN(p.memory.weightsBase, m.u64(*mem, "weights_base", "memory"));
+    SX_ASSIGN(p.memory.ioBase, m.u64(*mem, "io_base", "memory"));
+    SX_ASSIGN(p.memory.arenaBase, m.u64(*mem, "arena_base", "memory"));
+    SX_ASSIGN(p.memory.dramTotal, m.u64(*mem, "dram_total", "memory"));
+    const MemoryStats& ms = p.memory;
+    if (ms.weightsBase + ms.weightBytes > ms.ioBase || ms.ioBase + ms.ioBytes > ms.arenaBase ||
+        ms.arenaBase + ms.dramPeak != ms.dramTotal || ms.dramTotal > p.target.dramBytes)
+        return m.err("memory", "describes regions that overlap or exceed the target's DRAM");
+    return {};
+}
+
+/// buffers[i]: a DRAM or SRAM buffer of the program, inside its region.
+Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const Program& p, int64_t nt) {
+    const MemoryStats& ms = p.memory;
+    std::string path = "buffers[" + std::to_string(i) + "]";
+    Buffer b;
+    SX_ASSIGN(b.id, m.intIn(j, "id", path, i, i));
+    SX_ASSIGN(b.value, m.str(j, "value", path));
+    SX_ASSIGN(std::string kind, m.str(j, "kind", path));
+    SX_ASSIGN(b.kind, parseKind(m, kind, path + ".kind"));
+    SX_ASSIGN(std::string level, m.str(j, "level", path));
+    SX_ASSIGN(b.level, parseLevel(m, level, path + ".level"));
+    SX_ASSIGN(b.core, m.intIn(j, "core", path, -1, p.target.numCores - 1));
+    SX_ASSIGN(b.offset, m.u64(j, "offset", path));
+    SX_ASSIGN(b.size, m.u64(j, "size", path));
+    SX_ASSIGN(std::string dtype, m.str(j, "dtype", path));
+    std::optional<ir::DType> dt = ir::parseDType(dtype);
+    if (!dt)
+        return m.err(path + ".dtype", "has unknown dtype '" + dtype + "'");
+    SX_ASSIGN(std::vector<int64_t> shape, m.dims(j, "shape", path));
+    SX_ASSIGN(std::string layout, m.str(j, "layout", path));
+    b.type = ir::TensorType::of(*dt, shape);
+    SX_ASSIGN(b.type.layout, parseLayout(m, layout, path + ".layout"));
+    SX_ASSIGN(b.firstTask, m.intIn(j, "first_task", path, -1, nt - 1));
+    SX_ASSIGN(b.lastTask, m.intIn(j, "last_task", path, -1, nt - 1));
+    if (b.offset > ms.dramTotal || b.size > ms.dramTotal - b.offset)
+        return m.err(path + ".offset", "puts buffer '" + b.value + "' at [" + std::to_string(b.offset) + ", " +
+                                           std::to_string(b.offset + b.size) + "), outside the program's " +
+                                           std::to_string(ms.dramTotal) + " bytes of DRAM");
+    if (tensorBytes(b.type) > b.size)
+        return m.err(path + ".size", "is smaller than the tensor " + b.type.str());
+    if (b.kind == BufferKind::Weight && (b.offset < ms.weightsBase || b.offset + tensorBytes(b.type) > ms.weightsBase + ms.weightBytes))
+        return m.err(path + ".offset", "puts weight '" + b.value + "' outside the weights region");
+    return b;
+}
+
+/// A Task's tiling, with its runner-up candidates.
+Status parseTiling(const Manifest& m, const json& tiling, const std::string& tp, Tiling& out) {
+    SX_ASSIGN(out.tileShape, m.dims(tiling, "tile_shape", tp));
+    SX_ASSIGN(out.numTiles, m.intIn(tiling, "num_tiles", tp, 1, INT32_MAX));
+    if (tiling.contains("reduce_chunks")) {
+        SX_ASSIGN(out.reduceChunks, m.intIn(tiling, "reduce_chunks", tp, 1, INT32_MAX));
+        if (out.numTiles % out.reduceChunks != 0)
+            return m.err(tp + ".reduce_chunks", "is " + std::to_string(out.reduceChunks) +
+                                                    ", which does not divide num_tiles (" +
+                                                    std::to_string(out.numTiles) + ")");
+    }
+    SX_ASSIGN(out.doubleBuffered, m.boolean(tiling, "double_buffered", tp));
+    SX_ASSIGN(out.sramBytes, m.u64(tiling, "sram_bytes", tp));
+    SX_ASSIGN(out.estCycles, m.u64(tiling, "est_cycles", tp));
+    SX_ASSIGN(const json* cands, m.array(tiling, "candidates", tp));
+    for (size_t c = 0; c < cands->size(); ++c) {
+        std::string cp = tp + ".candidates[" + std::to_string(c) + "]";
+        Tiling::Candidate cand;
+        SX_ASSIGN(cand.tileShape, m.dims((*cands)[c], "tile_shape", cp));
+        if ((*cands)[c].contains("reduce_chunks")) {
+            SX_ASSIGN(cand.reduceChunks, m.intIn((*cands)[c], "reduce_chunks", cp, 1, INT32_MAX));
+        }
+        SX_ASSIGN(cand.estCycles, m.u64((*cands)[c], "est_cycles", cp));
+        SX_ASSIGN(cand.rejectedBecause, m.str((*cands)[c], "rejected_because", cp));
+        out.candidates.push_back(std::move(cand));
+    }
+    return {};
+}
+
+/// tasks[i]: a Task whose buffers, dependencies (earlier Tasks only) and events are in range.
+Expected<Task> parseTask(const Manifest& m, const json& j, int64_t i, const Program& p, int64_t nb, int64_t ne) {
+    std::string path = "tasks[" + std::to_string(i) + "]";
+    Task t;
+    SX_ASSIGN(t.id, m.intIn(j, "id", path, i, i));
+    SX_ASSIGN(t.name, m.str(j, "name", path));
+    SX_ASSIGN(t.kernel, m.str(j, "kernel", path));
+    SX_ASSIGN(t.core, m.intIn(j, "core", path, 0, p.target.numCores - 1));
+    SX_ASSIGN(std::string unit, m.str(j, "unit", path));
+    SX_ASSIGN(t.unit, parseUnit(m, unit, path + ".unit"));
+    SX_ASSIGN(t.nodes, m.strings(j, "nodes", path));
+    SX_ASSIGN(t.inputs, m.ints(j, "inputs", path, 0, nb - 1));
+    SX_ASSIGN(t.outputs, m.ints(j, "outputs", path, 0, nb - 1));
+    SX_ASSIGN(t.deps, m.ints(j, "deps", path, 0, i - 1));
+    SX_ASSIGN(t.waitEvents, m.ints(j, "wait_events", path, 0, ne - 1));
+    SX_ASSIGN(t.recordEvents, m.ints(j, "record_events", path, 0, ne - 1));
+    SX_ASSIGN(t.flops, m.u64(j, "flops", path));
+    SX_ASSIGN(t.dmaBytes, m.u64(j, "dma_bytes", path));
+    SX_ASSIGN(t.estCycles, m.u64(j, "est_cycles", path));
+    if (j.contains("compute_cycles")) { // absent in artifacts written before it existed
+        SX_ASSIGN(t.computeCycles, m.u64(j, "compute_cycles", path));
+        if (t.computeCycles > t.estCycles)
+            return m.err(path + ".compute_cycles", "is " + std::to_string(t.computeCycles) +
+                                                       ", more than the Task's est_cycles " +
+                                                       std::to_string(t.estCycles));
+    }
+    if (j.contains("split")) {
+        SX_ASSIGN(const json* split, m.get(j, "split", path));
+        const std::string sp = path + ".split";
+        SX_ASSIGN(t.parts, m.intIn(*split, "parts", sp, 2, 65536));
+        SX_ASSIGN(t.part, m.intIn(*split, "part", sp, 0, t.parts - 1));
+        if (t.outputs.size() != 1)
+            return m.err(sp, "splits a Task with " + std::to_string(t.outputs.size()) + " outputs (one only)");
+        const Buffer& out = p.buffers[static_cast<size_t>(t.outputs.front())];
+        const int rank = static_cast<int>(out.type.rank());
+        SX_ASSIGN(t.sliceAxis, m.intIn(*split, "axis", sp, 0, std::max(rank - 1, 0)));
+        const int64_t extent = out.type.dims().empty() ? 0 : out.type.dims()[static_cast<size_t>(t.sliceAxis)];
+        SX_ASSIGN(int64_t begin, m.intIn(*split, "begin", sp, 0, std::max<int64_t>(extent - 1, 0)));
+        SX_ASSIGN(int64_t end, m.intIn(*split, "end", sp, begin + 1, std::max<int64_t>(extent, begin + 1)));
+        t.sliceBegin = begin;
+        t.sliceEnd = end;
+    }
+    SX_ASSIGN(t.estStart, m.u64(j, "est_start", path));
+    SX_ASSIGN(t.estEnd, m.u64(j, "est_end", path));
+    SX_ASSIGN(const json* tiling, m.get(j, "tiling", path));
+    SX_TRY(parseTiling(m, *tiling, path + ".tiling", t.tiling));
+    const std::string tp = path + ".tiling";
+    if (t.tiling.sramBytes > p.target.sramBytes)
+        return m.err(tp + ".sram_bytes", "is " + std::to_string(t.tiling.sramBytes) + ", more than the target's SRAM");
+    if (t.inputs.size() > 0xffff || t.outputs.size() > 0xffff || t.waitEvents.size() > 0xffff ||
+        t.recordEvents.size() > 0xffff)
+        return m.err(path, "has too many buffers or events for a descriptor");
+    return t;
+}
+
+/// events[i]: an event slot record between Tasks in range.
+Expected<Event> parseEvent(const Manifest& m, const json& j, int64_t i, const Program& p, int64_t nt) {
+    std::string path = "events[" + std::to_string(i) + "]";
+    Event e;
+    SX_ASSIGN(e.id, m.intIn(j, "id", path, i, i));
+    SX_ASSIGN(e.slot, m.intIn(j, "slot", path, 0, p.target.eventSlotsPerCore - 1));
+    SX_ASSIGN(e.core, m.intIn(j, "core", path, 0, p.target.numCores - 1));
+    SX_ASSIGN(e.producerTask, m.intIn(j, "producer", path, 0, nt - 1));
+    SX_ASSIGN(e.consumerTasks, m.ints(j, "consumers", path, 0, nt - 1));
+    return e;
+}
+
+} // namespace
+
+uint64_t tensorBytes(const ir::TensorType& t) {
+    int64_t n = t.numel();
+    return n < 0 ? 0 : static_cast<uint64_t>(n) * ir::dtypeSize(t.dtype);
+}
+
+
+json manifestJson(const Program& p, const std::vector<uint8_t>& tasksBin, const std::vector<uint8_t>& weightsBin) {
+    json m;
+    m["format"] = kArtifactFormat;
+    m["version"] = kArtifactVersion;
+    m["model"] = p.modelName;
+    m["target"] = json::parse(targetToJson(p.target));
+    m["pipeline"] = json{{"passes", p.pipeline}, {"disabled", p.disabledRules}, {"bisect_limit", p.bisectLimit}};
+    m["est_cycles"] = p.estCycles;
+    m["kernels"] = kernelTable(p);
+    json mem;
+    mem["dram_peak"] = p.memory.dramPeak;
+    mem["dram_lower_bound"] = p.memory.dramLowerBound;
+    mem["weight_bytes"] = p.memory.weightBytes;
+    mem["io_bytes"] = p.memory.ioBytes;
+    mem["weights_base"] = p.memory.weightsBase;
+    mem["io_base"] = p.memory.ioBase;
+    mem["arena_base"] = p.memory.arenaBase;
+    mem["dram_total"] = p.memory.dramTotal;
+    m["memory"] = mem;
+    json buffers = json::array();
+    for (const Buffer& b : p.buffers) {
+        json j;
+        j["id"] = b.id;
+        j["value"] = b.value;
+        j["kind"] = kindName(b.kind);
+        j["level"] = levelName(b.level);
+        j["core"] = b.core;
+        j["offset"] = b.offset;
+        j["size"] = b.size;
+        j["dtype"] = std::string(ir::dtypeName(b.type.dtype));
+        j["shape"] = shapeJson(b.type.isStatic() ? b.type.dims() : std::vector<int64_t>{});
+        j["layout"] = std::string(ir::layoutName(b.type.layout));
+        j["first_task"] = b.firstTask;
+        j["last_task"] = b.lastTask;
+        buffers.push_back(std::move(j));
+    }
+    m["buffers"] = buffers;
+    m["inputs"] = p.inputBuffers;
+    m["outputs"] = p.outputBuffers;
+    json tasks = json::array();
+    json nodeTasks = json::object();
+    for (const Task& t : p.tasks) {
+        tasks.push_back(taskJson(t));
+        for (const std::string& n : t.nodes) // the first Task running it (a split group's first part)
+            if (!nodeTasks.contains(n))
+                nodeTasks[n] = t.id;
+    }
+    m["tasks"] = tasks;
+    m["node_tasks"] = nodeTasks;
+    json events = json::array();
+    for (const Event& e : p.events)
+        events.push_back(json{{"id", e.id}, {"slot", e.slot}, {"core", e.core}, {"producer", e.producerTask},
+                              {"consumers", e.consumerTasks}});
+    m["events"] = events;
+    m["graph"] = ir::printGraph(*p.graph);
+    m["files"] = json{{"tasks.bin", json{{"bytes", tasksBin.size()}, {"fnv1a64", fnv1a64Hex(tasksBin)}}},
+                      {"weights.bin", json{{"bytes", weightsBin.size()}, {"fnv1a64", fnv1a64Hex(weightsBin)}}}};
+    return m;
+}
+
+Status checkFile(const Manifest& m, const json& files, const std::string& name, const std::vector<uint8_t>& bytes,
+                 const std::string& binPath) {
+    SX_ASSIGN(const json* f, m.get(files, name, "files"));
+    SX_ASSIGN(uint64_t size, m.u64(*f, "bytes", "files." + name));
+    SX_ASSIGN(std::string hash, m.str(*f, "fnv1a64", "files." + name));
+    if (size != bytes.size())
+        return makeError(ErrorKind::Parse, binPath + ": size " + std::to_string(bytes.size()) + " bytes, manifest says " +
+                                               std::to_string(size) + " (truncated or wrong file)");
+    std::string actual = fnv1a64Hex(bytes);
+    if (actual != hash)
+        return makeError(ErrorKind::Parse, binPath + ": content hash " + actual + " does not match the manifest's " + hash +
+                                               " (corrupt file)");
+    return {};
+}
+
+
+Status parseProgramHead(const Manifest& m, const json& doc, Program& p, std::vector<std::string>& kernels) {
+    SX_ASSIGN(p.modelName, m.str(doc, "model", ""));
+    SX_ASSIGN(const json* target, m.get(doc, "target", ""));
+    SX_ASSIGN(p.target, parseTarget(target->dump(), m.file() + " (target)"));
+    SX_ASSIGN(const json* pipeline, m.get(doc, "pipeline", ""));
+    SX_ASSIGN(p.pipeline, m.strings(*pipeline, "passes", "pipeline"));
+    SX_ASSIGN(p.disabledRules, m.strings(*pipeline, "disabled", "pipeline"));
+    SX_ASSIGN(p.bisectLimit, m.i64(*pipeline, "bisect_limit", "pipeline"));
+    if (p.bisectLimit < -1)
+        return m.err("pipeline.bisect_limit", "must be -1 or more");
+    SX_ASSIGN(p.estCycles, m.u64(doc, "est_cycles", ""));
+    SX_ASSIGN(kernels, m.strings(doc, "kernels", ""));
+
+    return parseMemory(m, doc, p);
+}
+
+Status parseProgramTables(const Manifest& m, const json& doc, Program& p) {
+    SX_ASSIGN(const json* buffers, m.array(doc, "buffers", ""));
+    SX_ASSIGN(const json* tasks, m.array(doc, "tasks", ""));
+    SX_ASSIGN(const json* events, m.array(doc, "events", ""));
+    const int64_t nb = static_cast<int64_t>(buffers->size());
+    const int64_t nt = static_cast<int64_t>(tasks->size());
+    const int64_t ne = static_cast<int64_t>(events->size());
+    for (int64_t i = 0; i < nb; ++i) {
+        SX_ASSIGN(Buffer b, parseBuffer(m, (*buffers)[static_cast<size_t>(i)], i, p, nt));
+        p.buffers.push_back(std::move(b));
+    }
+    SX_ASSIGN(p.inputBuffers, m.ints(doc, "inputs", "", 0, nb - 1));
+    SX_ASSIGN(p.outputBuffers, m.ints(doc, "outputs", "", 0, nb - 1));
+    for (int64_t i = 0; i < nt; ++i) {
+        SX_ASSIGN(Task t, parseTask(m, (*tasks)[static_cast<size_t>(i)], i, p, nb, ne));
+        p.tasks.push_back(std::move(t));
+    }
+    for (int64_t i = 0; i < ne; ++i) {
+        SX_ASSIGN(Event e, parseEvent(m, (*events)[static_cast<size_t>(i)], i, p, nt));
+        p.events.push_back(std::move(e));
+    }
+    return {};
+}
+
+} // namespace sextant::backend::artifact
