@@ -3,9 +3,7 @@
 namespace sextant::backend {
 
 bool isViewNode(const ir::Node& node) {
-    const ir::OpKind k = node.kind();
-    if (k != ir::OpKind::Reshape && k != ir::OpKind::Flatten && k != ir::OpKind::Squeeze &&
-        k != ir::OpKind::Unsqueeze)
+    if (node.info().layout != ir::LayoutClass::View)
         return false;
     if (node.attrInt("view", 0) != 1 || node.numOutputs() != 1 || !node.input(0))
         return false;

@@ -99,7 +99,8 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     for (size_t i = 2; i < od.size(); ++i)
         m.splitAxes.push_back(static_cast<int>(i));
     uint64_t lanes = vectorLanes(t, ir::DType::F32);
-    bool fused = n.kind() == ir::OpKind::FusedConv;
+    // An epilogue (bias, fused activation) on the vector unit after the product.
+    const bool epilogue = n.info().passes > 0 || b;
     // An NC1HWC0 activation moves with its channel padding: a tile's bytes scale by the
     // tensor's stored / logical ratio (the padding spread over its tiles).
     const int c0 = t.c0;
@@ -123,7 +124,7 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
         uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
         uint64_t K = static_cast<uint64_t>(ciPerGroup * kSpatial);
         w.computeCycles = static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK);
-        if (fused || b)
+        if (epilogue)
             w.computeCycles += ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes); // bias/act epilogue
         w.flops = 2 * M * static_cast<uint64_t>(tile[1]) * K;
         return w;
@@ -151,7 +152,8 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
         m.splitAxes.push_back(static_cast<int>(i));
     uint64_t lanes = vectorLanes(t, ir::DType::F32);
     uint64_t cBytes = bytesOf(c, t.c0);
-    bool fused = n.kind() == ir::OpKind::FusedGemm;
+    // An epilogue (bias, fused activation) on the vector unit after the product.
+    const bool epilogue = n.info().passes > 0 || c;
     // The cube unit reads f16, or f32 where the precision pass kept the op in f32.
     const uint64_t inElem = n.attrString("precision", "") == "f32" ? 4 : 2;
     m.tileWork = [=](const std::vector<int64_t>& tile) {
@@ -166,7 +168,7 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
         w.weightsSplit = Nt < Nfull || bBatched;
         w.outBytes = static_cast<uint64_t>(batch * Mt * Nt) * outElem;
         w.computeCycles = static_cast<uint64_t>(batch) * ceilDiv(Mt, t.cubeM) * ceilDiv(Nt, t.cubeN) * ceilDiv(K, t.cubeK);
-        if (fused || c)
+        if (epilogue)
             w.computeCycles += ceilDiv(static_cast<uint64_t>(batch * Mt * Nt), lanes);
         w.flops = 2 * static_cast<uint64_t>(batch * Mt * Nt * K);
         return w;
@@ -174,12 +176,11 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
     return m;
 }
 
-WorkModel poolModel(const ir::Node& n, const Target& t) {
+WorkModel poolModel(const ir::Node& n, const Target& t, bool global) {
     std::vector<int64_t> xd = n.input(0)->type().dims(), od = n.output(0)->type().dims();
     const size_t sp = xd.size() >= 2 ? xd.size() - 2 : 0;
     std::vector<int64_t> kernel = n.attrInts("kernel_shape", std::vector<int64_t>(sp, 1));
     std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
-    bool global = n.kind() == ir::OpKind::GlobalAveragePool || n.kind() == ir::OpKind::GlobalMaxPool;
     const size_t elem = ir::dtypeSize(n.input(0)->type().dtype);
     uint64_t lanes = lanesFor(n, t);
     uint64_t extraOutBytes = 0;
@@ -342,31 +343,6 @@ WorkModel resizeModel(const ir::Node& n, const Target& t) {
     return m;
 }
 
-/// Elementwise-like ops (and data movement): every output dim splits except `reduceFrom` onwards.
-/// Passes a vector op makes over its elements: 1 for add, multiply, max and the like; more for
-/// what the vector unit computes by a sequence (division by Newton-Raphson reciprocal and a
-/// multiply, exp/log/sqrt/tanh/erf by polynomial steps). This is what an accuracy-trading rule
-/// that replaces a division by a multiply, or drops softmax's max-subtraction, saves.
-uint64_t vectorSteps(ir::OpKind k) {
-    using K = ir::OpKind;
-    switch (k) {
-    case K::Div:
-    case K::Reciprocal:
-    case K::Sqrt:
-    case K::Exp:
-    case K::Log:
-    case K::Sigmoid:
-    case K::Tanh:
-    case K::Erf:
-    case K::Pow: return 4;
-    case K::HardSwish: return 3;
-    case K::HardSigmoid:
-    case K::Clip:
-    case K::LeakyRelu: return 2;
-    default: return 1;
-    }
-}
-
 /// An ElementwiseGroup replays its body's ops over each tile: the sum of their passes.
 uint64_t groupSteps(const ir::Node& n) {
     uint64_t steps = 0;
@@ -374,15 +350,20 @@ uint64_t groupSteps(const ir::Node& n) {
         if (const auto* ops = std::get_if<std::vector<std::string>>(body))
             for (const std::string& op : *ops) {
                 const std::optional<ir::OpKind> k = ir::findOp("", op.substr(0, op.find('(')));
-                steps += k ? vectorSteps(*k) : 1;
+                steps += k ? static_cast<uint64_t>(ir::opInfo(*k).passes) : 1;
             }
     return std::max<uint64_t>(steps, 1);
 }
 
-/// `steps` passes at the node's lanes, plus `statSteps` passes at `statLanes` (LayerNormalization's
-/// mean and variance, which stash_type may keep in another precision than the output).
+/// Elementwise-like ops (and data movement): every output dim splits except `reduceFrom` onwards.
+/// `steps` passes at the node's lanes (OpInfo::passes: 1 for add, multiply, max and the like;
+/// more for what the vector unit computes by a sequence, such as division by Newton-Raphson
+/// reciprocal and a multiply, or exp/log/sqrt/tanh/erf by polynomial steps; this is what an
+/// accuracy-trading rule that replaces a division by a multiply saves), plus `statSteps` passes
+/// at `statLanes` (LayerNormalization's mean and variance, which stash_type may keep in another
+/// precision than the output). `concat`: each input supplies its share of the tile.
 WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, size_t reduceFrom, bool dmaOnly,
-                           uint64_t statSteps = 0, uint64_t statLanes = 1) {
+                           bool concat = false, uint64_t statSteps = 0, uint64_t statLanes = 1) {
     std::vector<int64_t> od = n.output(0)->type().dims();
     WorkModel m;
     m.outDims = od;
@@ -395,7 +376,6 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
     uint64_t extraOutBytes = 0;
     for (size_t i = 1; i < n.numOutputs(); ++i)
         extraOutBytes += bytesOf(n.output(i), t.c0);
-    bool concat = n.kind() == ir::OpKind::Concat;
     const int c0 = t.c0;
     const ir::Value* out = n.output(0);
     m.tileWork = [=](const std::vector<int64_t>& tile) {
@@ -473,48 +453,43 @@ size_t reducedFrom(const ir::Node& n) {
 
 Expected<WorkModel> workModel(const Group& g, const Target& t) {
     const ir::Node& n = *g.nodes.front();
-    using K = ir::OpKind;
-    switch (n.kind()) {
-    case K::Conv:
-    case K::FusedConv: return convModel(n, t);
-    case K::ConvTranspose: return convTransposeModel(n, t);
-    case K::Resize: return resizeModel(n, t);
-    case K::MatMul:
-    case K::Gemm:
-    case K::FusedGemm: return gemmModel(n, t);
-    case K::MaxPool:
-    case K::AveragePool:
-    case K::GlobalAveragePool:
-    case K::GlobalMaxPool:
+    const ir::OpInfo& op = n.info();
+    const uint64_t passes = static_cast<uint64_t>(op.passes);
+    switch (op.work) {
+    case ir::WorkModel::Host:
+        return makeError(ErrorKind::Unsupported,
+                         "op '" + ir::qualifiedOpName(n.kind()) + "' at node '" + n.name() +
+                             "' has no NPU cost model",
+                         n.name());
+    case ir::WorkModel::Conv: return convModel(n, t);
+    case ir::WorkModel::ConvTranspose: return convTransposeModel(n, t);
+    case ir::WorkModel::Resize: return resizeModel(n, t);
+    case ir::WorkModel::Gemm: return gemmModel(n, t);
+    case ir::WorkModel::Pool:
+    case ir::WorkModel::GlobalPool:
         if (n.output(0)->type().rank() < 3 || n.input(0)->type().rank() != n.output(0)->type().rank())
             return makeError(ErrorKind::Invalid, "node '" + n.name() + "': pooling needs N, C and spatial dims", n.name());
-        return poolModel(n, t);
-    case K::Softmax:
-        // max, subtract, exp, sum, divide: five passes; every dim from the axis on is reduced
+        return poolModel(n, t, op.work == ir::WorkModel::GlobalPool);
+    case ir::WorkModel::Softmax:
+        // Softmax: max, subtract, exp, sum, divide; every dim from the axis on is reduced
         // (covers both the opset < 13 flattening and the opset 13 single-axis semantics).
-        return elementwiseModel(n, t, 5, reducedFrom(n), false);
-    case K::BatchNormalization: return elementwiseModel(n, t, 2, SIZE_MAX, false);
-    case K::LayerNormalization: {
+        return elementwiseModel(n, t, passes, reducedFrom(n), false);
+    case ir::WorkModel::LayerNorm: {
         // Mean, subtract, square, mean: four passes at the statistics' precision (f32 unless
         // stash_type 10 keeps them in f16, rule layernorm-f16-variance); normalise, scale and
-        // shift: three at the output's.
+        // shift: the op's passes at the output's.
         const uint64_t statLanes = n.attrInt("stash_type", 1) == 10 ? static_cast<uint64_t>(t.vectorLanesF16)
                                                                     : vectorLanes(t, ir::DType::F32);
-        return elementwiseModel(n, t, 3, reducedFrom(n), false, 4, statLanes);
+        return elementwiseModel(n, t, passes, reducedFrom(n), false, false, 4, statLanes);
     }
-    case K::Attention: return attentionModel(n, t);
-    case K::ElementwiseGroup: return elementwiseModel(n, t, groupSteps(n), SIZE_MAX, false);
-    case K::Transpose: // the DMA engine gathers a transposed tile with strided reads
-    case K::Reshape:
-    case K::Flatten:
-    case K::Concat:
-    case K::Identity:
-    case K::Dropout: return elementwiseModel(n, t, 0, SIZE_MAX, true);
-    default: break;
+    case ir::WorkModel::Attention: return attentionModel(n, t);
+    case ir::WorkModel::Elementwise: return elementwiseModel(n, t, passes, SIZE_MAX, false);
+    case ir::WorkModel::Group: return elementwiseModel(n, t, groupSteps(n), SIZE_MAX, false);
+    case ir::WorkModel::Copy: // the DMA engine gathers a transposed tile with strided reads
+        return elementwiseModel(n, t, 0, SIZE_MAX, true);
+    case ir::WorkModel::Concat: return elementwiseModel(n, t, 0, SIZE_MAX, true, true);
     }
-    // Any other op: an elementwise estimate on its unit, with its passes per element.
-    return elementwiseModel(n, t, g.unit == UnitKind::Dma ? 0 : vectorSteps(n.kind()), SIZE_MAX,
-                            g.unit == UnitKind::Dma);
+    return makeError(ErrorKind::Invalid, "node '" + n.name() + "': unknown work model", n.name());
 }
 
 std::string kib(uint64_t bytes) { return std::to_string(ceilDiv(bytes, 1024)) + " KiB"; }

@@ -6,7 +6,8 @@ namespace sextant::ir {
 
 // Each op's functions are defined in ops/*.cpp; declaring them here makes a missing one a link
 // error, and the registry test checks that every row is complete.
-#define SEXTANT_OP(id, domain, name, minIn, maxIn, minOut, maxOut, cost, summary)                  \
+#define SEXTANT_OP(id, domain, name, minIn, maxIn, minOut, maxOut, cost, work, passes, layout, \
+                   fusable, grey, compare, f16risk, summary)                                      \
     Status verify##id(const Node&);                                                                \
     Expected<std::vector<TensorType>> infer##id(const Node&);                                      \
     Expected<std::vector<Tensor>> run##id(const Node&, std::span<const Tensor>,                    \
@@ -16,9 +17,13 @@ namespace sextant::ir {
 
 namespace {
 const OpInfo kOps[] = {
-#define SEXTANT_OP(id, domain, name, minIn, maxIn, minOut, maxOut, cost, summary)                  \
-    OpInfo{OpKind::id, domain,           name,       minIn,   maxIn,  minOut,                      \
-           maxOut,     CostClass::cost,  summary,    &verify##id, &infer##id, &run##id},
+#define SEXTANT_OP(id, domain, name, minIn, maxIn, minOut, maxOut, cost, work, passes, layout, \
+                   fusable, grey, compare, f16risk, summary)                                      \
+    OpInfo{OpKind::id,      domain,           name,                  minIn,                        \
+           maxIn,           minOut,           maxOut,                CostClass::cost,              \
+           WorkModel::work, passes,           LayoutClass::layout,   Fusable::fusable,             \
+           GreyClass::grey, CompareClass::compare, F16Risk::f16risk, summary,                      \
+           &verify##id,     &infer##id,       &run##id},
 #include "OpTable.def"
 #undef SEXTANT_OP
 };

@@ -172,27 +172,12 @@ public:
 
 // ---- fuse-elementwise-chain
 
-/// Ops a group body may hold (the kernel accepts the same list: ops/FusionOps.cpp).
+/// Whether `n` may be a step of a group: its op may (the op table's Fusable column, which the
+/// group kernel in ops/FusionOps.cpp checks too), and it computes floats from at least one
+/// computed value with float attributes only.
 bool groupable(const ir::Node& n) {
-    switch (n.kind()) {
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Pow:
-    case OpKind::Max:
-    case OpKind::Relu:
-    case OpKind::Sigmoid:
-    case OpKind::Exp:
-    case OpKind::Neg:
-    case OpKind::Sqrt:
-    case OpKind::Log:
-    case OpKind::LeakyRelu:
-    case OpKind::Clip:
-    case OpKind::HardSigmoid:
-    case OpKind::HardSwish: break;
-    default: return false;
-    }
+    if (n.info().fusable != ir::Fusable::Group)
+        return false;
     if (n.numOutputs() != 1 || !ir::isFloat(n.output(0)->type().dtype))
         return false;
     for (const auto& [key, value] : n.attrs())
@@ -227,10 +212,11 @@ public:
     }
     Phase phase() const override { return Phase::Late; }
     std::vector<OpKind> targets() const override {
-        return {OpKind::Add,   OpKind::Sub,     OpKind::Mul,       OpKind::Div,
-                OpKind::Pow,   OpKind::Max,     OpKind::Relu,      OpKind::Sigmoid,
-                OpKind::Exp,   OpKind::Neg,     OpKind::Sqrt,      OpKind::Log,
-                OpKind::LeakyRelu, OpKind::Clip, OpKind::HardSigmoid, OpKind::HardSwish};
+        std::vector<OpKind> kinds;
+        for (const ir::OpInfo& op : ir::allOps())
+            if (op.fusable == ir::Fusable::Group)
+                kinds.push_back(op.kind);
+        return kinds;
     }
 
     static std::vector<ir::Node*> chainFrom(const ir::Node& head) {

@@ -4,21 +4,6 @@ namespace sextant::passes {
 
 namespace {
 
-bool isCopyOrCast(ir::OpKind k) {
-    switch (k) {
-    case ir::OpKind::Identity:
-    case ir::OpKind::Dropout:
-    case ir::OpKind::Cast:
-    case ir::OpKind::Reshape:
-    case ir::OpKind::Flatten:
-    case ir::OpKind::Squeeze:
-    case ir::OpKind::Unsqueeze:
-        return true;
-    default:
-        return false;
-    }
-}
-
 std::vector<int64_t> permOf(const ir::Node& t) {
     std::vector<int64_t> perm = t.attrInts("perm");
     if (!perm.empty() || !t.input(0))
@@ -33,12 +18,12 @@ std::vector<int64_t> permOf(const ir::Node& t) {
 GreyOpCounts countGreyOps(const ir::Graph& graph) {
     GreyOpCounts c;
     for (const ir::Node* n : graph.nodeOrder()) {
-        if (n->kind() == ir::OpKind::Transpose)
-            ++c.transposes;
-        else if (isCopyOrCast(n->kind()))
-            ++c.copyOrCast;
-        else if (n->kind() == ir::OpKind::TransData)
-            ++c.layoutConversions;
+        switch (n->info().grey) {
+        case ir::GreyClass::NotGrey: break;
+        case ir::GreyClass::Transpose: ++c.transposes; break;
+        case ir::GreyClass::CopyOrCast: ++c.copyOrCast; break;
+        case ir::GreyClass::LayoutConversion: ++c.layoutConversions; break;
+        }
     }
     return c;
 }

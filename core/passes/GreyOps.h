@@ -10,13 +10,13 @@ namespace sextant::passes {
 /// "Grey" ops move or relabel data without computing anything; a good pipeline removes them or
 /// folds them into their neighbours. Counted before and after the pipeline in the compile report.
 struct GreyOpCounts {
-    int transposes = 0;        ///< Transpose nodes
-    int copyOrCast = 0;        ///< Identity, Dropout, Cast, Reshape, Flatten, Squeeze, Unsqueeze
-    int layoutConversions = 0; ///< sextant.TransData nodes (NCHW <-> NC1HWC0 conversions)
+    int transposes = 0;        ///< GreyClass::Transpose: Transpose nodes
+    int copyOrCast = 0;        ///< GreyClass::CopyOrCast: Identity, Dropout, Cast, Reshape, ...
+    int layoutConversions = 0; ///< GreyClass::LayoutConversion: sextant.TransData
     int total() const { return transposes + copyOrCast + layoutConversions; }
 };
 
-/// Counts the grey ops of `graph`.
+/// Counts the grey ops of `graph`, by the op table's GreyClass of each node.
 GreyOpCounts countGreyOps(const ir::Graph& graph);
 
 /// Transpose nodes fed directly by a Transpose whose permutation they undo ("inner -> outer"

@@ -39,67 +39,10 @@ namespace sextant::passes {
 
 namespace {
 
-bool isUnaryElementwise(ir::OpKind k) {
-    using K = ir::OpKind;
-    switch (k) {
-    case K::Relu:
-    case K::Sigmoid:
-    case K::LeakyRelu:
-    case K::Clip:
-    case K::HardSigmoid:
-    case K::HardSwish:
-    case K::Tanh:
-    case K::Abs:
-    case K::Neg:
-    case K::Exp:
-    case K::Log:
-    case K::Sqrt:
-    case K::Elu:
-    case K::Selu:
-    case K::Celu:
-    case K::Softplus:
-    case K::Softsign:
-    case K::Erf:
-    case K::Reciprocal:
-    case K::Floor:
-    case K::Ceil:
-    case K::Round:
-    case K::ThresholdedRelu:
-    case K::Shrink:
-        return true;
-    default:
-        return false;
-    }
-}
+/// The op table's layout behaviour of a node's op (OpTable.def, column LayoutClass).
+ir::LayoutClass layoutOf(ir::OpKind k) { return ir::opInfo(k).layout; }
 
-bool isBinaryElementwise(ir::OpKind k) {
-    using K = ir::OpKind;
-    switch (k) {
-    case K::Add:
-    case K::Sub:
-    case K::Mul:
-    case K::Div:
-    case K::Max:
-    case K::Min:
-    case K::Pow:
-    case K::PRelu:
-    case K::Sum:
-    case K::Mean:
-    case K::ElementwiseGroup:
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool isConvFamily(ir::OpKind k) {
-    return k == ir::OpKind::Conv || k == ir::OpKind::FusedConv || k == ir::OpKind::ConvTranspose;
-}
-
-bool isPooling(ir::OpKind k) {
-    return k == ir::OpKind::MaxPool || k == ir::OpKind::AveragePool ||
-           k == ir::OpKind::GlobalAveragePool || k == ir::OpKind::BatchNormalization;
-}
+bool isConvFamily(ir::OpKind k) { return layoutOf(k) == ir::LayoutClass::Conv; }
 
 bool isRank4(const ir::Value* v) {
     return v && v->type().rank() == 4;
@@ -208,9 +151,7 @@ private:
     static bool markViews(ir::Graph& graph, PassContext& ctx) {
         bool changed = false;
         for (ir::Node* n : graph.nodes()) {
-            const ir::OpKind k = n->kind();
-            if (k != ir::OpKind::Reshape && k != ir::OpKind::Flatten &&
-                k != ir::OpKind::Squeeze && k != ir::OpKind::Unsqueeze)
+            if (layoutOf(n->kind()) != ir::LayoutClass::View)
                 continue;
             if (n->attrInt(kViewAttr, 0) == 1 || n->numOutputs() != 1)
                 continue;
@@ -483,16 +424,23 @@ private:
     /// that could, but some condition fails (left empty for kinds the rule does not handle).
     static bool wantsBlocked(const ir::Node& n, const std::set<const ir::Value*>& blocked,
                              std::string& why) {
-        const ir::OpKind k = n.kind();
-        const bool conv = isConvFamily(k);
-        if (!conv && !isUnaryElementwise(k) && !isBinaryElementwise(k) && !isPooling(k) &&
-            k != ir::OpKind::Concat)
-            return false;
+        const ir::LayoutClass layout = layoutOf(n.kind());
+        bool followsInput0 = false; // stays blocked when its input 0 is blocked
+        switch (layout) {
+        case ir::LayoutClass::Plain:
+        case ir::LayoutClass::View: return false;
+        case ir::LayoutClass::Unary:
+        case ir::LayoutClass::Pooling: followsInput0 = true; break;
+        case ir::LayoutClass::Conv:
+        case ir::LayoutClass::Binary:
+        case ir::LayoutClass::Concat: break;
+        }
+        const bool conv = layout == ir::LayoutClass::Conv;
         if (n.numOutputs() == 0 || !n.input(0))
             return false;
         // The activation operand of a conv, unary or pooling op is input 0; binary ops and fused
         // groups may read a constant first (scale * x + bias), checked operand by operand below.
-        const bool firstIsActivation = conv || isUnaryElementwise(k) || isPooling(k);
+        const bool firstIsActivation = conv || followsInput0;
         if (!isRank4(n.output(0)) || (firstIsActivation && !isRank4(n.input(0)))) {
             if (conv)
                 why = "convolution is not 2-D (rank " + std::to_string(n.output(0)->type().rank()) +
@@ -505,7 +453,7 @@ private:
         }
         if (conv)
             return true;
-        if (isUnaryElementwise(k) || isPooling(k)) {
+        if (followsInput0) {
             // Only worth it when the activation is already blocked; otherwise nothing to keep.
             return blocked.count(n.input(0)) != 0;
         }
@@ -525,7 +473,8 @@ private:
                       "' is a plain (not NC1HWC0) activation";
                 return false;
             }
-            if (k != ir::OpKind::Concat && v->type().dims() != n.output(0)->type().dims()) {
+            if (layout != ir::LayoutClass::Concat &&
+                v->type().dims() != n.output(0)->type().dims()) {
                 why = "operand " + std::to_string(i) + " '" + v->name() +
                       "' is broadcast to the output shape";
                 return false;

@@ -12,41 +12,27 @@ namespace sextant::passes {
 
 namespace {
 
-/// Why an op must stay in f32, or empty when f16 is fine for it.
-std::string criticalReason(ir::OpKind k) {
-    using K = ir::OpKind;
-    switch (k) {
-    case K::Softmax:
+/// Why an op must stay in f32 (the op table's F16Risk), or empty when f16 is fine for it.
+std::string criticalReason(ir::F16Risk risk) {
+    switch (risk) {
+    case ir::F16Risk::Safe: return {};
+    case ir::F16Risk::Softmax:
         return "softmax: exp and the normalising sum overflow or lose mass in f16";
-    case K::LayerNormalization:
-        return "layernorm: mean and variance reductions need f32";
-    case K::ReduceMean:
-    case K::ReduceSum:
-    case K::ReduceSumSquare:
-    case K::ReduceL1:
-    case K::ReduceL2:
-    case K::ReduceLogSum:
-    case K::ReduceLogSumExp:
-    case K::ReduceProd:
+    case ir::F16Risk::LayerNorm: return "layernorm: mean and variance reductions need f32";
+    case ir::F16Risk::Reduction:
         return "reduction: an f16 accumulator loses precision over long axes";
-    case K::Exp:
-    case K::Log:
-    case K::Pow:
-    case K::Sqrt:
-    case K::Reciprocal:
-    case K::Erf:
+    case ir::F16Risk::Transcendental:
         return "exp/log/pow/sqrt/reciprocal/erf: f16 range and relative error are too coarse";
-    case K::LRN:
-        return "lrn: sum of squares across channels needs f32";
-    case K::BatchNormalization:
+    case ir::F16Risk::Lrn: return "lrn: sum of squares across channels needs f32";
+    case ir::F16Risk::BatchNorm:
         return "batchnorm: raw running statistics (variance, mean) and 1/sqrt(var + eps) leave f16's "
                "range and precision";
-    default:
-        return {};
     }
+    return {};
 }
 
-/// A fused elementwise group inherits the most demanding precision of its body.
+/// A fused elementwise group inherits the most demanding precision of its body: the first step
+/// whose op the table marks Transcendental keeps the group in f32.
 std::string groupReason(const ir::Node& n) {
     const ir::Attribute* body = n.attr("body");
     if (!body)
@@ -54,12 +40,12 @@ std::string groupReason(const ir::Node& n) {
     const auto* lines = std::get_if<std::vector<std::string>>(body);
     if (!lines)
         return {};
-    for (const std::string& line : *lines)
-        for (const char* op : {"Exp(", "Log(", "Pow(", "Sqrt(", "Reciprocal(", "Erf("})
-            if (line.rfind(op, 0) == 0 || line.find(std::string(" ") + op) != std::string::npos ||
-                line.find(std::string("=") + op) != std::string::npos)
-                return std::string("group contains ") +
-                       std::string(op, std::string(op).size() - 1) + ", kept in f32";
+    for (const std::string& line : *lines) {
+        const std::string op = line.substr(0, line.find('('));
+        const std::optional<ir::OpKind> k = ir::findOp("", op);
+        if (k && ir::opInfo(*k).f16Risk == ir::F16Risk::Transcendental)
+            return "group contains " + op + ", kept in f32";
+    }
     return {};
 }
 
@@ -93,7 +79,8 @@ public:
                 continue;
             if (n->numOutputs() == 0 || !ir::isFloat(n->output(0)->type().dtype))
                 continue; // integer and boolean ops have no precision choice
-            std::string why = cost == ir::CostClass::Vector ? criticalReason(n->kind()) : "";
+            std::string why =
+                cost == ir::CostClass::Vector ? criticalReason(n->info().f16Risk) : "";
             if (why.empty() && n->kind() == ir::OpKind::ElementwiseGroup)
                 why = groupReason(*n);
             std::string want;

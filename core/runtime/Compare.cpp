@@ -90,24 +90,16 @@ TensorComparison compareTensors(const std::string& name, const ir::Tensor& got,
 bool isProbabilityLike(const ir::Value& output) {
     const ir::Value* v = &output;
     while (const ir::Node* p = v->producer()) {
-        switch (p->kind()) {
-        case ir::OpKind::Softmax:
-        case ir::OpKind::Sigmoid:
-        case ir::OpKind::HardSigmoid:
-            return true;
-        case ir::OpKind::Reshape:
-        case ir::OpKind::Flatten:
-        case ir::OpKind::Squeeze:
-        case ir::OpKind::Unsqueeze:
-        case ir::OpKind::Transpose:
-        case ir::OpKind::Identity:
+        switch (p->info().compare) {
+        case ir::CompareClass::Probability: return true;
+        case ir::CompareClass::Scaled: return false;
+        case ir::CompareClass::Transparent:
             if (!p->input(0))
                 return false;
             v = p->input(0);
             continue;
-        default:
-            return false;
         }
+        return false;
     }
     return false;
 }

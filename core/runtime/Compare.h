@@ -49,9 +49,10 @@ inline constexpr double kOutputRtol = 1e-3;
 inline constexpr double kNpuAtol = 1e-2;
 inline constexpr double kNpuRtol = 1e-2;
 
-/// Whether a graph output is probability-like: computed by Softmax, Sigmoid or HardSigmoid,
-/// possibly through ops that only move data (Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
-/// Identity). Such outputs live in [0, 1], so an absolute tolerance needs no scaling.
+/// Whether a graph output is probability-like: computed by an op of CompareClass Probability
+/// (Softmax, Sigmoid, HardSigmoid), possibly through Transparent ops that only move data
+/// (Reshape, Flatten, Squeeze, Unsqueeze, Transpose, Identity), as the op table says. Such
+/// outputs live in [0, 1], so an absolute tolerance needs no scaling.
 bool isProbabilityLike(const ir::Value& output);
 
 /// The absolute tolerance a model output is held to against onnxruntime, following

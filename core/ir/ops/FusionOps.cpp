@@ -295,28 +295,9 @@ Expected<std::vector<Tensor>> runAttention(const Node& n, std::span<const Tensor
 
 namespace {
 
-/// The ops a group body may contain: elementwise, float attributes only.
-bool groupable(OpKind k) {
-    switch (k) {
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Div:
-    case OpKind::Pow:
-    case OpKind::Max:
-    case OpKind::Relu:
-    case OpKind::Sigmoid:
-    case OpKind::Exp:
-    case OpKind::Neg:
-    case OpKind::Sqrt:
-    case OpKind::Log:
-    case OpKind::LeakyRelu:
-    case OpKind::Clip:
-    case OpKind::HardSigmoid:
-    case OpKind::HardSwish: return true;
-    default: return false;
-    }
-}
+/// The ops a group body may contain: the op table's Fusable column (the fuse-elementwise-chain
+/// rule asks the same column).
+bool groupable(OpKind k) { return opInfo(k).fusable == Fusable::Group; }
 
 struct BodyStep {
     OpKind kind{};

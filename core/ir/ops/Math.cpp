@@ -1,14 +1,15 @@
 // Elementwise math added for ONNX coverage: unary float functions (trigonometric, hyperbolic,
 // rounding, Erf, Reciprocal, the parametric activations Elu/Selu/Celu/ThresholdedRelu/Shrink/
-// Softplus/Softsign), Abs and Sign on any numeric type, IsNaN/IsInf, the comparisons Greater/Less/
-// LessOrEqual, the logical And/Or/Xor, variadic Min and Mean, PRelu, Mod and Where. Float inputs
-// arrive in the compute dtype; integer and bool tensors unchanged.
+// Softplus/Softsign, Gelu), Abs and Sign on any numeric type, IsNaN/IsInf, the comparisons
+// Greater/Less/LessOrEqual, the logical And/Or/Xor, variadic Min and Mean, PRelu, Mod and Where.
+// Float inputs arrive in the compute dtype; integer and bool tensors unchanged.
 
 #include "OpUtil.h"
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <numbers>
 #include <type_traits>
 
 namespace sextant::ir {
@@ -286,6 +287,27 @@ Expected<std::vector<Tensor>> runShrink(const Node& n, std::span<const Tensor> i
     return mapFloat(n, inputs, [bias, lambd](double x) {
         return x < -lambd ? x + bias : (x > lambd ? x - bias : 0.0);
     });
+}
+
+// ---- Gelu (opset 20): x * Phi(x), Phi the standard normal CDF; approximate "tanh" uses
+// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))). The exact form is computed with erfc,
+// so the tiny values far below zero are not lost to 1 + erf(x) cancelling.
+
+Status verifyGelu(const Node& n) {
+    SX_TRY(ops::checkStringAttr(n, "approximate", {"none", "tanh"}));
+    return ops::requireFloatInput(n, 0, "gelu input");
+}
+Expected<std::vector<TensorType>> inferGelu(const Node& n) { return inferSame(n); }
+Expected<std::vector<Tensor>> runGelu(const Node& n, std::span<const Tensor> inputs,
+                                      const KernelContext&) {
+    if (n.attrString("approximate", "none") == "tanh") {
+        const double k = std::sqrt(2.0 / std::numbers::pi);
+        return mapFloat(n, inputs, [k](double x) {
+            return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+        });
+    }
+    return mapFloat(n, inputs,
+                    [](double x) { return 0.5 * x * std::erfc(-x / std::numbers::sqrt2); });
 }
 
 // ---- Abs, Sign (any numeric type)
