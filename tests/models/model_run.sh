@@ -71,7 +71,7 @@ reference)
     # 1024 apart. Their float32 probabilities are then decided by how a kernel rounds each
     # channel's sums: OpenBLAS's SkylakeX and Prescott kernels round all channels alike and
     # match onnxruntime's uniform 0.001, Haswell's (what AMD Zen gets too) do not on SqueezeNet.
-    # Every product still agrees with float64 to about 6e-7 relative. What is asserted is the
+    # Every tensor still agrees with float64 to within 5e-6 of its largest value. What is asserted is the
     # model's own fact, the note naming the Softmax and the magnitude, not the verdict.
     unresolved=""
     if [ "$compute" = f32 ]; then
