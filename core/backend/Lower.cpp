@@ -1,12 +1,12 @@
 #include "Lower.h"
 
+#include "CoreSplit.h"
 #include "EventAllocator.h"
 #include "Grouping.h"
 #include "MathUtil.h"
 #include "MemoryPlanner.h"
 #include "Reachability.h"
 #include "Scheduler.h"
-#include "Tiling.h"
 
 #include <algorithm>
 #include <map>

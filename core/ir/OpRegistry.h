@@ -33,7 +33,7 @@ enum class CostClass : uint8_t {
 };
 std::string_view costClassName(CostClass c);
 
-/// Which cost model backend/Tiling.cpp applies to an op: what one output tile reads, writes and
+/// Which cost model backend/CostModel.cpp applies to an op: what one output tile reads, writes and
 /// computes. Each Cube model uses the cube unit, each Copy/Concat model only the DMA engine.
 enum class WorkModel : uint8_t {
     Host,          ///< never lowered to the NPU (CostClass::Host)

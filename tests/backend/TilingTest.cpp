@@ -3,7 +3,7 @@
 // cycles (64 f32 lanes, one pass) and waits ceil(8e / 64) + 400 cycles for its DMA (64 B/cycle,
 // 400 cycles DRAM latency); T tiles pipeline to T * max(compute, dma) + min(compute, dma).
 #include "core/backend/Grouping.h"
-#include "core/backend/Tiling.h"
+#include "core/backend/CoreSplit.h"
 
 #include <gtest/gtest.h>
 

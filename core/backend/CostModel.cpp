@@ -1,9 +1,8 @@
-#include "Tiling.h"
+#include "CostModel.h"
 
 #include "MathUtil.h"
 
 #include <algorithm>
-#include <functional>
 
 namespace sextant::backend {
 
@@ -20,30 +19,8 @@ uint64_t storedElems(const ir::Value* v, int64_t part, int64_t whole, int c0) {
     const int64_t stored = v ? storedElements(v->type(), c0) : -1;
     if (whole <= 0 || stored <= 0 || part <= 0)
         return static_cast<uint64_t>(std::max<int64_t>(part, 0));
-    return (static_cast<uint64_t>(stored) * static_cast<uint64_t>(part) + static_cast<uint64_t>(whole) - 1) /
-           static_cast<uint64_t>(whole);
+    return ceilDiv(static_cast<uint64_t>(stored) * static_cast<uint64_t>(part), static_cast<uint64_t>(whole));
 }
-
-/// What one tile costs: SRAM pieces and compute.
-struct TileWork {
-    uint64_t inBytes = 0;      ///< activation input tile(s)
-    uint64_t weightBytes = 0;  ///< weights (and bias) tile
-    bool weightsSplit = false; ///< the weight tile differs between tiles (reloaded per tile)
-    uint64_t outBytes = 0;
-    uint64_t computeCycles = 0;
-    uint64_t flops = 0;
-};
-
-/// The op-specific part of the cost model.
-struct WorkModel {
-    std::vector<int64_t> outDims;
-    std::vector<int> splitAxes; ///< outermost first
-    /// Extents of the dims the op reduces over, when they may be split too (global pooling):
-    /// each chunk of them is accumulated into the output tile, which stays in SRAM until the
-    /// last chunk. A tile passed to tileWork lists the output dims, then these.
-    std::vector<int64_t> reduceDims;
-    std::function<TileWork(const std::vector<int64_t>& tile)> tileWork;
-};
 
 int64_t prod(const std::vector<int64_t>& v, size_t from = 0, size_t to = SIZE_MAX) {
     int64_t p = 1;
@@ -451,6 +428,8 @@ size_t reducedFrom(const ir::Node& n) {
     return static_cast<size_t>(std::clamp<int64_t>(axis, 0, rank));
 }
 
+} // namespace
+
 Expected<WorkModel> workModel(const Group& g, const Target& t) {
     const ir::Node& n = *g.nodes.front();
     const ir::OpInfo& op = n.info();
@@ -490,234 +469,6 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
     case ir::WorkModel::Concat: return elementwiseModel(n, t, 0, SIZE_MAX, true, true);
     }
     return makeError(ErrorKind::Invalid, "node '" + n.name() + "': unknown work model", n.name());
-}
-
-std::string kib(uint64_t bytes) { return std::to_string(ceilDiv(bytes, 1024)) + " KiB"; }
-
-struct Evaluated {
-    std::vector<int64_t> tile; ///< output dims, then the model's reduceDims
-    int64_t numTiles = 1;
-    int64_t reduceChunks = 1;
-    uint64_t sram = 0;
-    uint64_t cycles = 0;
-    uint64_t dmaBytes = 0;
-    uint64_t flops = 0;
-    uint64_t compute = 0; ///< compute cycles over all tiles
-    bool fits = false;
-    size_t order = 0;
-};
-
-} // namespace
-
-Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const OutputSlice* slice) {
-    const ir::Node& n = *group.nodes.front();
-    SX_ASSIGN(WorkModel model, workModel(group, t));
-    std::vector<int64_t> od = model.outDims;
-    if (slice) {
-        if (slice->axis >= od.size() || slice->extent < 1 || slice->extent > od[slice->axis])
-            return makeError(ErrorKind::Invalid, "node '" + n.name() + "': slice out of the output's range", n.name());
-        od[slice->axis] = slice->extent;
-    }
-    for (int64_t d : od)
-        if (d < 0)
-            return makeError(ErrorKind::Unsupported, "node '" + n.name() + "' has a dynamic output shape", n.name());
-
-    // Candidates: every combination of the split axes (and the reduced dims the model lets
-    // split) each halved 0, 1, 2, ... times down to 1, the whole output first. Halving one axis
-    // all the way before touching the next missed the good tilings of a convolution whose
-    // blocked input does not fit: split into single output channels first, every tile reloaded
-    // the whole input window (BlazeFace's first convolution moved 29x the bytes it needs). A
-    // rank-4 output gives a few hundred combinations; past kMaxCandidates (large ranks and
-    // extents) only the whole-axis-at-a-time chains in both axis orders are tried.
-    const size_t rank = od.size();
-    std::vector<int64_t> full = od;
-    full.insert(full.end(), model.reduceDims.begin(), model.reduceDims.end());
-    std::vector<size_t> axes(model.splitAxes.begin(), model.splitAxes.end());
-    for (size_t r = 0; r < model.reduceDims.size(); ++r)
-        axes.push_back(rank + r);
-    std::vector<std::vector<int64_t>> levels; // per axis: full, halved, ..., 1
-    size_t combinations = 1;
-    for (size_t axis : axes) {
-        std::vector<int64_t> l{full[axis]};
-        while (l.back() > 1)
-            l.push_back((l.back() + 1) / 2);
-        combinations = std::min<size_t>(combinations * l.size(), SIZE_MAX / 64);
-        levels.push_back(std::move(l));
-    }
-    constexpr size_t kMaxCandidates = 4096;
-    std::vector<std::vector<int64_t>> tiles;
-    if (combinations <= kMaxCandidates) {
-        // Odometer over the levels, the last axis turning fastest.
-        std::vector<size_t> at(axes.size(), 0);
-        while (true) {
-            std::vector<int64_t> tile = full;
-            for (size_t i = 0; i < axes.size(); ++i)
-                tile[axes[i]] = levels[i][at[i]];
-            tiles.push_back(std::move(tile));
-            size_t i = axes.size();
-            while (i > 0 && ++at[i - 1] == levels[i - 1].size())
-                at[--i] = 0;
-            if (i == 0)
-                break;
-        }
-    } else {
-        tiles.push_back(full);
-        for (bool innerFirst : {false, true}) {
-            std::vector<int64_t> cur = full;
-            for (size_t k = 0; k < axes.size(); ++k) {
-                const size_t i = innerFirst ? axes.size() - 1 - k : k;
-                for (size_t l = 1; l < levels[i].size(); ++l) {
-                    cur[axes[i]] = levels[i][l];
-                    if (std::find(tiles.begin(), tiles.end(), cur) == tiles.end())
-                        tiles.push_back(cur);
-                }
-            }
-        }
-    }
-    std::vector<Evaluated> evals;
-    const uint64_t align = t.sramAlign;
-    for (size_t i = 0; i < tiles.size(); ++i) {
-        Evaluated e;
-        e.tile = tiles[i];
-        e.order = i;
-        for (size_t d = 0; d < full.size(); ++d) {
-            const int64_t parts = e.tile[d] == 0 ? 1 : (full[d] + e.tile[d] - 1) / e.tile[d];
-            e.numTiles *= parts;
-            if (d >= rank)
-                e.reduceChunks *= parts;
-        }
-        TileWork w = model.tileWork(e.tile);
-        uint64_t ws = alignUp(w.inBytes, align) + alignUp(w.weightBytes, align) + alignUp(w.outBytes, align);
-        bool doubleBuffer = e.numTiles > 1;
-        e.sram = doubleBuffer ? 2 * ws : ws;
-        e.fits = e.sram <= t.sramBytes;
-        uint64_t tiles64 = static_cast<uint64_t>(e.numTiles);
-        // An output tile is written once, after the last chunk of a split reduction.
-        const uint64_t outTiles = static_cast<uint64_t>(e.numTiles / e.reduceChunks);
-        e.dmaBytes = tiles64 * w.inBytes + outTiles * w.outBytes + (w.weightsSplit ? tiles64 : 1) * w.weightBytes;
-        uint64_t dmaPerTile = ceilDiv(ceilDiv(e.dmaBytes, tiles64), t.dmaBytesPerCycle) + t.dramLatencyCycles;
-        uint64_t c = w.computeCycles, d = dmaPerTile;
-        e.cycles = tiles64 * std::max(c, d) + std::min(c, d);
-        e.flops = w.flops * tiles64;
-        e.compute = c * tiles64;
-        evals.push_back(std::move(e));
-    }
-    const Evaluated* best = nullptr;
-    for (const Evaluated& e : evals)
-        if (e.fits && (!best || e.cycles < best->cycles))
-            best = &e;
-    if (!best) {
-        const Evaluated& smallest = evals.back();
-        return makeError(ErrorKind::Unsupported,
-                         "node '" + n.name() + "': no tiling fits the " + kib(t.sramBytes) +
-                             " SRAM (the smallest tile needs " + kib(smallest.sram) + ")",
-                         n.name());
-    }
-    TaskCost cost;
-    cost.tiling.tileShape.assign(best->tile.begin(), best->tile.begin() + static_cast<std::ptrdiff_t>(rank));
-    cost.tiling.numTiles = static_cast<int>(std::min<int64_t>(best->numTiles, INT32_MAX));
-    cost.tiling.reduceChunks = static_cast<int>(std::min<int64_t>(best->reduceChunks, INT32_MAX));
-    cost.tiling.doubleBuffered = best->numTiles > 1;
-    cost.tiling.sramBytes = best->sram;
-    cost.tiling.estCycles = best->cycles;
-    cost.estCycles = best->cycles;
-    cost.computeCycles = best->compute;
-    cost.dmaBytes = best->dmaBytes;
-    // FLOPs of the whole op (tiles at the edge are partial; count the real output).
-    cost.flops = model.tileWork(full).flops;
-
-    // Runner-ups: the cheapest other candidates, so the GUI can show what was traded away.
-    std::vector<const Evaluated*> others;
-    for (const Evaluated& e : evals)
-        if (&e != best && e.tile != best->tile)
-            others.push_back(&e);
-    std::sort(others.begin(), others.end(), [](const Evaluated* a, const Evaluated* b) {
-        return std::tie(a->cycles, a->order) < std::tie(b->cycles, b->order);
-    });
-    // Three of them; the whole output among them when it was not chosen, since it says why the
-    // op is tiled at all (the cheapest others are close variants of the chosen tile).
-    if (others.size() > 3) {
-        auto whole = std::find_if(others.begin(), others.end(), [](const Evaluated* e) { return e->order == 0; });
-        if (whole != others.end() && whole - others.begin() >= 3) {
-            const Evaluated* w = *whole;
-            others.erase(whole);
-            others.insert(others.begin() + 2, w);
-        }
-    }
-    for (size_t i = 0; i < others.size() && i < 3; ++i) {
-        const Evaluated& e = *others[i];
-        Tiling::Candidate c;
-        c.tileShape.assign(e.tile.begin(), e.tile.begin() + static_cast<std::ptrdiff_t>(rank));
-        c.reduceChunks = static_cast<int>(std::min<int64_t>(e.reduceChunks, INT32_MAX));
-        c.estCycles = e.cycles;
-        if (!e.fits)
-            c.rejectedBecause = "needs " + kib(e.sram) + " SRAM > " + kib(t.sramBytes);
-        else
-            c.rejectedBecause = "est " + std::to_string(e.cycles) + " cycles >= " + std::to_string(best->cycles) + " chosen";
-        cost.tiling.candidates.push_back(std::move(c));
-    }
-    return cost;
-}
-
-} // namespace sextant::backend
-
-namespace sextant::backend {
-
-Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskCost& whole, int maxParts) {
-    SplitPlan plan;
-    const ir::Node& n = *group.nodes.front();
-    if (t.numCores < 2 || maxParts < 2 || group.nodes.size() != 1 || n.numOutputs() != 1)
-        return plan;
-    SX_ASSIGN(WorkModel model, workModel(group, t));
-    const std::vector<int64_t>& od = model.outDims;
-    // The two outermost dims the model can split (a convolution's channels and rows, say).
-    std::vector<size_t> axes;
-    for (int a : model.splitAxes)
-        if (static_cast<size_t>(a) < od.size() && od[static_cast<size_t>(a)] >= 2 && axes.size() < 2)
-            axes.push_back(static_cast<size_t>(a));
-    const int most = std::min(t.numCores, maxParts);
-    std::vector<int> tries;
-    for (int k = 2; k <= most; k *= 2)
-        tries.push_back(k);
-    if (most >= 2 && tries.back() != most)
-        tries.push_back(most);
-    uint64_t best = whole.estCycles;
-    for (size_t axis : axes) {
-        // A blocked output's channels split in whole C0 blocks.
-        const int64_t unit =
-            n.output(0)->type().layout == ir::LayoutKind::NC1HWC0 && axis == 1 ? std::max(t.c0, 1) : 1;
-        const int64_t extent = od[axis];
-        const int64_t units = (extent + unit - 1) / unit;
-        for (int k : tries) {
-            if (k > units)
-                break;
-            const int64_t per = (units + k - 1) / k * unit;
-            const int64_t parts = (extent + per - 1) / per;
-            if (parts < 2)
-                continue;
-            OutputSlice first{axis, per};
-            Expected<TaskCost> cost = chooseTiling(group, t, &first);
-            if (!cost.ok())
-                continue;
-            const uint64_t total = cost->estCycles + t.eventLatencyCycles + t.dispatchCycles;
-            if (total >= best)
-                continue;
-            const int64_t lastExtent = extent - (parts - 1) * per;
-            OutputSlice last{axis, lastExtent};
-            Expected<TaskCost> lastCost = lastExtent == per ? cost : chooseTiling(group, t, &last);
-            if (!lastCost.ok())
-                continue;
-            SplitPlan candidate;
-            candidate.axis = static_cast<int>(axis);
-            for (int64_t p = 0; p < parts; ++p) {
-                candidate.ranges.emplace_back(p * per, std::min(extent, (p + 1) * per));
-                candidate.costs.push_back(p + 1 == parts ? *lastCost : *cost);
-            }
-            best = total;
-            plan = std::move(candidate);
-        }
-    }
-    return plan;
 }
 
 } // namespace sextant::backend

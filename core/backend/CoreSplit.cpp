@@ -1,0 +1,66 @@
+#include "CoreSplit.h"
+
+#include "CostModel.h"
+
+#include <algorithm>
+
+namespace sextant::backend {
+
+Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskCost& whole, int maxParts) {
+    SplitPlan plan;
+    const ir::Node& n = *group.nodes.front();
+    if (t.numCores < 2 || maxParts < 2 || group.nodes.size() != 1 || n.numOutputs() != 1)
+        return plan;
+    SX_ASSIGN(WorkModel model, workModel(group, t));
+    const std::vector<int64_t>& od = model.outDims;
+    // The two outermost dims the model can split (a convolution's channels and rows, say).
+    std::vector<size_t> axes;
+    for (int a : model.splitAxes)
+        if (static_cast<size_t>(a) < od.size() && od[static_cast<size_t>(a)] >= 2 && axes.size() < 2)
+            axes.push_back(static_cast<size_t>(a));
+    const int most = std::min(t.numCores, maxParts);
+    std::vector<int> tries;
+    for (int k = 2; k <= most; k *= 2)
+        tries.push_back(k);
+    if (most >= 2 && tries.back() != most)
+        tries.push_back(most);
+    uint64_t best = whole.estCycles;
+    for (size_t axis : axes) {
+        // A blocked output's channels split in whole C0 blocks.
+        const int64_t unit =
+            n.output(0)->type().layout == ir::LayoutKind::NC1HWC0 && axis == 1 ? std::max(t.c0, 1) : 1;
+        const int64_t extent = od[axis];
+        const int64_t units = (extent + unit - 1) / unit;
+        for (int k : tries) {
+            if (k > units)
+                break;
+            const int64_t per = (units + k - 1) / k * unit;
+            const int64_t parts = (extent + per - 1) / per;
+            if (parts < 2)
+                continue;
+            OutputSlice first{axis, per};
+            Expected<TaskCost> cost = chooseTiling(group, t, &first);
+            if (!cost.ok())
+                continue;
+            const uint64_t total = cost->estCycles + t.eventLatencyCycles + t.dispatchCycles;
+            if (total >= best)
+                continue;
+            const int64_t lastExtent = extent - (parts - 1) * per;
+            OutputSlice last{axis, lastExtent};
+            Expected<TaskCost> lastCost = lastExtent == per ? cost : chooseTiling(group, t, &last);
+            if (!lastCost.ok())
+                continue;
+            SplitPlan candidate;
+            candidate.axis = static_cast<int>(axis);
+            for (int64_t p = 0; p < parts; ++p) {
+                candidate.ranges.emplace_back(p * per, std::min(extent, (p + 1) * per));
+                candidate.costs.push_back(p + 1 == parts ? *lastCost : *cost);
+            }
+            best = total;
+            plan = std::move(candidate);
+        }
+    }
+    return plan;
+}
+
+} // namespace sextant::backend

@@ -1,0 +1,30 @@
+#pragma once
+
+// The cross-core split: whether a group is worth dividing between AI cores, and how. Lower.cpp
+// asks it once per group, after the tile search has priced the whole group; the scheduler then
+// places the parts' Tasks (Scheduler.h).
+
+#include "Tiling.h"
+
+#include <utility>
+#include <vector>
+
+namespace sextant::backend {
+
+/// How a group's output is shared out across cores.
+struct SplitPlan {
+    int axis = -1; ///< -1: one Task does it all
+    std::vector<std::pair<int64_t, int64_t>> ranges; ///< [begin, end) along `axis`, one per part
+    std::vector<TaskCost> costs;                      ///< per part
+};
+
+/// DESIGN §6, scheduling: "do not split work that is cheaper than the event it would need". A
+/// group with a single output is split into K parts along one of the two outermost dims its cost
+/// model can split (K up to the target's cores; in C0 blocks along a blocked output's channels)
+/// when a part plus the cross-core event latency and a dispatch costs less than `whole`; the dim
+/// and K that cost least win. Each part's cost is chooseTiling's for its slice: a convolution
+/// split by output channels still reads its whole input in every part, and that is in the figure.
+/// At most `maxParts` parts.
+Expected<SplitPlan> chooseSplit(const Group& group, const Target& target, const TaskCost& whole, int maxParts);
+
+} // namespace sextant::backend

@@ -1,0 +1,40 @@
+#pragma once
+
+// The op-specific half of tiling: what one output tile of a group costs (its SRAM pieces, its
+// compute cycles and FLOPs), per work model of the op table (ir::WorkModel). TileSearch.cpp
+// searches tiles with it; CoreSplit.cpp sizes cross-core parts with it. Internal to backend/.
+
+#include "Grouping.h"
+#include "Target.h"
+
+#include <functional>
+#include <vector>
+
+namespace sextant::backend {
+
+/// What one tile costs: SRAM pieces and compute.
+struct TileWork {
+    uint64_t inBytes = 0;      ///< activation input tile(s)
+    uint64_t weightBytes = 0;  ///< weights (and bias) tile
+    bool weightsSplit = false; ///< the weight tile differs between tiles (reloaded per tile)
+    uint64_t outBytes = 0;
+    uint64_t computeCycles = 0;
+    uint64_t flops = 0;
+};
+
+/// The op-specific part of the cost model.
+struct WorkModel {
+    std::vector<int64_t> outDims;
+    std::vector<int> splitAxes; ///< outermost first
+    /// Extents of the dims the op reduces over, when they may be split too (global pooling):
+    /// each chunk of them is accumulated into the output tile, which stays in SRAM until the
+    /// last chunk. A tile passed to tileWork lists the output dims, then these.
+    std::vector<int64_t> reduceDims;
+    std::function<TileWork(const std::vector<int64_t>& tile)> tileWork;
+};
+
+/// The cost model of a group's first node, by its op's work model. Fails for a host-only op
+/// (no NPU cost model) and for a pooling without spatial dims, naming the node.
+Expected<WorkModel> workModel(const Group& g, const Target& t);
+
+} // namespace sextant::backend
