@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_map>
 #include <numeric>
 #include <optional>
 
@@ -71,7 +72,9 @@ namespace {
 /// NC1HWC0 is sized with its channel padding (storedBytes), so the memory plan shows what the
 /// blocked layout really costs. Weights are plain: a blocked convolution's weights are repacked
 /// when the program is built, never by a TransData at run time.
-Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, int>& byValue) {
+/// `byValue[v->id()]` becomes the buffer of value v (-1: none, a view's output or an unread value).
+Status createBuffers(Program& prog, const ir::Graph& g, std::vector<int>& byValue) {
+    byValue.assign(g.valueIdBound(), -1);
     const uint64_t align = std::max<uint64_t>(prog.target.dramAlign, 1);
     auto add = [&](const ir::Value* v, BufferKind kind) -> Expected<int> {
         if (!v->type().isStatic())
@@ -85,7 +88,7 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, in
         b.type = v->type();
         uint64_t bytes = storedBytes(v->type(), prog.target.c0);
         b.size = std::max<uint64_t>(alignUp(bytes, align), align); // never 0 bytes: every buffer has an address
-        byValue[v->name()] = b.id;
+        byValue[v->id()] = b.id;
         prog.buffers.push_back(std::move(b));
         return prog.buffers.back().id;
     };
@@ -103,11 +106,8 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, in
                              "graph output '" + out->name() + "' is a graph input or constant; the NPU program has no task "
                              "to produce it",
                              out->name());
-        auto it = byValue.find(out->name());
-        int id;
-        if (it != byValue.end()) {
-            id = it->second;
-        } else {
+        int id = byValue[out->id()];
+        if (id < 0) {
             SX_ASSIGN(int made, add(out, BufferKind::Output));
             id = made;
         }
@@ -117,10 +117,17 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::map<std::string, in
         if (isViewNode(*n))
             continue; // a view's output lives in its input's buffer (see bufferOwner)
         for (const ir::Value* v : n->outputs())
-            if (!byValue.count(v->name()))
+            if (byValue[v->id()] < 0)
                 SX_TRY(add(v, BufferKind::Intermediate));
     }
     return {};
+}
+
+/// The buffer createBuffers gave `v`, which node `n` reads or writes.
+Expected<int> bufferFor(const std::vector<int>& byValue, const ir::Value& v, const ir::Node& n) {
+    if (v.id() < byValue.size() && byValue[v.id()] >= 0)
+        return byValue[v.id()];
+    return makeError(ErrorKind::Invalid, "node '" + n.name() + "' uses '" + v.name() + "', which has no buffer", n.name());
 }
 
 } // namespace
@@ -141,13 +148,13 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     prog.graph = graph;
 
     SX_ASSIGN(std::vector<Group> groups, formGroups(g));
-    std::map<std::string, int> bufferOf;
+    std::vector<int> bufferOf;
     SX_TRY(createBuffers(prog, g, bufferOf));
 
     // Tasks in node order (topological), with deps from producing nodes. A group split across
     // cores (chooseSplit) becomes one Task per part, each depending on every part of each
     // producer.
-    std::map<std::string, std::vector<int>> tasksOfNode;
+    std::unordered_map<const ir::Node*, std::vector<int>> tasksOfNode;
     std::vector<Task> tasks;
     for (size_t i = 0; i < groups.size(); ++i) {
         const Group& grp = groups[i];
@@ -165,10 +172,11 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
                 const ir::Value* v = bufferOwner(read);
                 if (!v)
                     continue;
-                t.inputs.push_back(bufferOf.at(v->name()));
+                SX_ASSIGN(int in, bufferFor(bufferOf, *v, *n));
+                t.inputs.push_back(in);
                 const ir::Node* p = v->producer();
-                if (p && std::find(t.nodes.begin(), t.nodes.end(), p->name()) == t.nodes.end()) {
-                    auto it = tasksOfNode.find(p->name());
+                if (p && std::find(grp.nodes.begin(), grp.nodes.end(), p) == grp.nodes.end()) {
+                    auto it = tasksOfNode.find(p);
                     if (it == tasksOfNode.end())
                         return makeError(ErrorKind::Invalid,
                                          "node '" + n->name() + "' uses '" + v->name() + "' before node '" + p->name() +
@@ -177,8 +185,10 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
                     deps.insert(deps.end(), it->second.begin(), it->second.end());
                 }
             }
-            for (const ir::Value* v : n->outputs())
-                t.outputs.push_back(bufferOf.at(v->name()));
+            for (const ir::Value* v : n->outputs()) {
+                SX_ASSIGN(int out, bufferFor(bufferOf, *v, *n));
+                t.outputs.push_back(out);
+            }
         }
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
@@ -208,7 +218,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
             tasks.push_back(std::move(part));
         }
         for (const ir::Node* n : grp.nodes)
-            tasksOfNode[n->name()] = ids;
+            tasksOfNode[n] = ids;
     }
 
     // Schedule, then issue order = (start, id): a topological order since a dep ends before its
