@@ -21,6 +21,7 @@ int cmdExportTrace(Args args);
 int cmdBisect(Args args);
 int cmdRegress(Args args);
 int cmdCompareRuns(Args args);
+int cmdPlanOffsets(Args args);
 
 /// Prints "error: <message>" to stderr and returns 2.
 int fail(std::string_view message);

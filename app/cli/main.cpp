@@ -51,6 +51,7 @@ const Command kCommands[] = {
     {"regress", cmdRegress, "compare a compile report with a baseline and fail on a regression"},
     {"compare-runs", cmdCompareRuns, "compare two simulated runs from profile databases"},
     {"export-trace", cmdExportTrace, "export a profile database as Chrome Trace Event JSON"},
+    {"plan-offsets", cmdPlanOffsets, "plan buffer offsets for MiniMalloc-format CSV problems"},
 };
 
 void usage(std::FILE* out) {

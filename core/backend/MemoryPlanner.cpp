@@ -1,6 +1,7 @@
 #include "MemoryPlanner.h"
 
 #include "MathUtil.h"
+#include "OffsetSearch.h"
 #include "Reachability.h"
 
 #include <algorithm>
@@ -60,7 +61,10 @@ OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, F
 
 } // namespace
 
-OffsetPlan planOffsets(const OffsetProblem& p) {
+namespace {
+
+/// The heuristic stage of planOffsets: the best of the greedy orderings.
+OffsetPlan planByHeuristics(const OffsetProblem& p) {
     const size_t n = p.sizes.size();
     if (n == 0)
         return OffsetPlan{{}, 0, "empty"};
@@ -128,6 +132,16 @@ OffsetPlan planOffsets(const OffsetProblem& p) {
         }
     }
     return best;
+}
+
+} // namespace
+
+OffsetPlan planOffsets(const OffsetProblem& p, const OffsetSearchOptions& options) {
+    OffsetPlan plan = planByHeuristics(p);
+    searchSmallerPeak(p, options, plan);
+    if (options.capacity > 0 && plan.peak > options.capacity)
+        plan.fitsCapacity = false;
+    return plan;
 }
 
 Status checkOffsetPlan(const OffsetProblem& p, const OffsetPlan& plan) {
@@ -221,41 +235,101 @@ std::optional<uint64_t> parseCount(const std::string& cell) {
 
 } // namespace
 
+namespace {
+
+constexpr size_t kMaxCsvLine = 1 << 16;        ///< bytes in one line of an interval CSV
+constexpr size_t kMaxCsvRows = 10'000'000;     ///< buffers in one file
+
+/// Reads one line (without its "\n" or "\r\n") of at most kMaxCsvLine bytes. False at the end of
+/// the input; `tooLong` when the line goes on past the limit (a file of endless bytes).
+bool readLine(std::istream& in, std::string& line, bool& tooLong) {
+    line.clear();
+    tooLong = false;
+    char c;
+    bool any = false;
+    while (in.get(c)) {
+        any = true;
+        if (c == '\n')
+            break;
+        if (line.size() >= kMaxCsvLine) {
+            tooLong = true;
+            return true;
+        }
+        line.push_back(c);
+    }
+    if (!line.empty() && line.back() == '\r')
+        line.pop_back();
+    return any;
+}
+
+std::vector<std::string> splitCells(const std::string& line) {
+    std::vector<std::string> cells(1);
+    for (char c : line) {
+        if (c == ',')
+            cells.emplace_back();
+        else
+            cells.back().push_back(c);
+    }
+    return cells;
+}
+
+} // namespace
+
 Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
-    std::ifstream in(path);
+    std::ifstream in(path, std::ios::binary);
     if (!in)
         return makeError(ErrorKind::Io, path + ": cannot open");
     std::string line;
-    if (!std::getline(in, line))
-        return makeError(ErrorKind::Parse, path + ": empty file");
-    if (!line.empty() && line.back() == '\r')
-        line.pop_back();
-    if (line != "id,lower,upper,size")
-        return makeError(ErrorKind::Parse, path + ": expected header 'id,lower,upper,size'");
+    bool tooLong = false;
+    if (!readLine(in, line, tooLong))
+        return makeError(ErrorKind::Parse, path + ": empty file (expected the header 'id,lower,upper,size')");
+    if (tooLong)
+        return makeError(ErrorKind::Parse, path + ":1: line longer than " + std::to_string(kMaxCsvLine) + " bytes");
+    // The four columns by name; others (an `offset` column of a written plan) are ignored.
+    const std::vector<std::string> header = splitCells(line);
+    const char* names[4] = {"id", "lower", "upper", "size"};
+    size_t column[4];
+    std::string missing;
+    for (int k = 0; k < 4; ++k) {
+        auto at = std::find(header.begin(), header.end(), names[k]);
+        column[k] = static_cast<size_t>(at - header.begin());
+        if (at == header.end())
+            missing += std::string(missing.empty() ? "" : ", ") + names[k];
+    }
+    if (!missing.empty())
+        return makeError(ErrorKind::Parse, path + ":1: the header has no column " + missing +
+                                               " (expected 'id,lower,upper,size')");
     std::vector<IntervalBuffer> out;
-    int lineNo = 1;
-    while (std::getline(in, line)) {
+    size_t lineNo = 1;
+    while (readLine(in, line, tooLong)) {
         ++lineNo;
-        if (!line.empty() && line.back() == '\r')
-            line.pop_back();
+        const std::string where = path + ":" + std::to_string(lineNo) + ": ";
+        if (tooLong)
+            return makeError(ErrorKind::Parse, where + "line longer than " + std::to_string(kMaxCsvLine) + " bytes");
         if (line.empty())
             continue;
-        std::stringstream ss(line);
-        std::string cells[4];
-        for (auto& c : cells)
-            if (!std::getline(ss, c, ','))
-                return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineNo) + ": expected 4 fields");
+        if (out.size() >= kMaxCsvRows)
+            return makeError(ErrorKind::Parse, where + "more than " + std::to_string(kMaxCsvRows) + " buffers");
+        const std::vector<std::string> cells = splitCells(line);
+        if (cells.size() != header.size())
+            return makeError(ErrorKind::Parse, where + "expected " + std::to_string(header.size()) + " fields, found " +
+                                                   std::to_string(cells.size()));
         IntervalBuffer b;
-        b.id = cells[0];
-        const std::optional<uint64_t> lower = parseCount(cells[1]), upper = parseCount(cells[2]),
-                                      size = parseCount(cells[3]);
-        if (!lower || !upper || !size)
-            return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineNo) + ": not a number");
-        b.lower = *lower;
-        b.upper = *upper;
-        b.size = *size;
-        if (b.upper < b.lower)
-            return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineNo) + ": upper < lower");
+        b.id = cells[column[0]];
+        uint64_t* fields[3] = {&b.lower, &b.upper, &b.size};
+        for (int k = 1; k < 4; ++k) {
+            const std::string& cell = cells[column[k]];
+            const std::optional<uint64_t> v = parseCount(cell);
+            if (!v) {
+                const bool negative = cell.size() > 1 && cell[0] == '-' && parseCount(cell.substr(1));
+                return makeError(ErrorKind::Parse, where + names[k] + " '" + cell + "' is " +
+                                                       (negative ? "negative" : "not a number"));
+            }
+            *fields[k - 1] = *v;
+        }
+        if (b.lower >= b.upper)
+            return makeError(ErrorKind::Parse, where + "lower " + std::to_string(b.lower) + " is not below upper " +
+                                                   std::to_string(b.upper) + " (a lifetime is [lower, upper))");
         out.push_back(std::move(b));
     }
     return out;
@@ -406,7 +480,9 @@ Status planMemory(Program& prog, const Reachability& order) {
                 problem.conflicts[j].push_back(static_cast<int>(i));
             }
         }
-    OffsetPlan plan = planOffsets(problem);
+    // The program's conflicts come from Task order, not from the lifetimes (which only order the
+    // heuristics), so the interval search does not apply; heuristics only, as before.
+    OffsetPlan plan = planOffsets(problem, OffsetSearchOptions{.steps = 0});
     SX_TRY(checkOffsetPlan(problem, plan));
     for (size_t i = 0; i < n; ++i)
         prog.buffers[inter[i]].offset = mem.arenaBase + plan.offsets[i];

@@ -18,8 +18,9 @@ class Reachability;
 struct OffsetProblem {
     std::vector<uint64_t> sizes;                ///< bytes per buffer
     std::vector<std::vector<int>> conflicts;    ///< symmetric: conflicts[i] lists j that must not overlap i
-    /// Optional [lower, upper) lifetimes (same length as sizes, or empty). Only used to order the
-    /// placement heuristics; the conflicts alone decide validity.
+    /// Optional [lower, upper) lifetimes (same length as sizes, or empty). They order the
+    /// placement heuristics, and when every conflict is an overlap of two lifetimes, planOffsets
+    /// also searches by them; the conflicts alone decide validity.
     std::vector<std::pair<uint64_t, uint64_t>> lifetimes;
     uint64_t alignment = 1;                     ///< every offset is a multiple of this
 };
@@ -28,13 +29,33 @@ struct OffsetProblem {
 struct OffsetPlan {
     std::vector<uint64_t> offsets;
     uint64_t peak = 0;         ///< max over buffers of offset + size
-    std::string heuristic;     ///< which ordering/placement won ("size-desc/best-fit", ...)
+    std::string heuristic;     ///< which ordering/placement won ("size-desc/best-fit", "search", ...)
+    /// No plan has a smaller peak: the largest total live at one time, raised by every capacity
+    /// the search proved too small. 0 when the problem has no lifetimes to bound it with.
+    uint64_t lowerBound = 0;
+    bool optimal = false;      ///< peak == lowerBound: proven the least possible
+    uint64_t searchSteps = 0;  ///< search steps spent (0: heuristics only)
+    /// With OffsetSearchOptions::capacity: whether the plan fits it. When it does not, `peak` is
+    /// the smallest capacity found to work and `lowerBound` the least any plan could need.
+    bool fitsCapacity = true;
+};
+
+/// How hard planOffsets searches. Steps, not seconds, limit it, so that a problem gets the same
+/// plan on every machine; kDefaultSearchSteps takes about a second for the 150-300 buffer
+/// MiniMalloc instances on a 2-core machine (BENCHMARKS.md).
+struct OffsetSearchOptions {
+    static constexpr uint64_t kDefaultSearchSteps = 4'000'000;
+    uint64_t steps = kDefaultSearchSteps; ///< 0: heuristics only
+    uint64_t capacity = 0;                ///< bytes the plan must fit in (0: no limit)
 };
 
 /// Places every buffer. Runs several greedy orderings (size descending as in TFLite's arena
 /// planner, conflict weight, lifetime length, start time) with best-fit and first-fit gap
-/// selection and keeps the smallest peak; deterministic.
-OffsetPlan planOffsets(const OffsetProblem& problem);
+/// selection and keeps the smallest peak; then, for a problem whose conflicts are its lifetimes'
+/// overlaps (interval problems, per-core SRAM), searches for a smaller peak (OffsetSearch.h):
+/// first at the lower bound, then halving the distance between the bound and the best found.
+/// Deterministic: the same problem and options give the same plan.
+OffsetPlan planOffsets(const OffsetProblem& problem, const OffsetSearchOptions& options = {});
 
 /// Proves a plan valid: aligned offsets, and no two conflicting buffers overlap in space.
 Status checkOffsetPlan(const OffsetProblem& problem, const OffsetPlan& plan);
@@ -49,7 +70,9 @@ struct IntervalBuffer {
 OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, uint64_t alignment = 1);
 /// The largest total size live at one time: a lower bound for any plan of these intervals.
 uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers);
-/// Reads a CSV with header `id,lower,upper,size` (the MiniMalloc benchmark format).
+/// Reads a CSV with header `id,lower,upper,size` (the MiniMalloc benchmark format; further
+/// columns, such as a plan's `offset`, are ignored). Every row needs lower < upper and numbers in
+/// digits; a bad row is an error naming the file, the line and the field.
 Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path);
 
 /// Plans the DRAM of a scheduled Program: lays out [weights][graph inputs+outputs][intermediate

@@ -101,13 +101,53 @@ TEST(MemoryPlanner, CsvErrorsNameTheFileAndLine) {
     EXPECT_NE(r.error().message.find(path + ":3"), std::string::npos) << r.error().message;
     EXPECT_FALSE(readIntervalCsv(path + ".missing").ok());
     // A number with trailing text or a sign is not read as its leading digits (or wrapped).
-    for (const char* cell : {"12abc", "-1", " 5", "0x10"}) {
+    for (const char* cell : {"12abc", " 5", "0x10", ""}) {
         {
             std::ofstream out(path);
             out << "id,lower,upper,size\n0,1,2,3\n1,1,2," << cell << "\n";
         }
         Expected<std::vector<IntervalBuffer>> bad = readIntervalCsv(path);
         ASSERT_FALSE(bad.ok()) << "'" << cell << "'";
-        EXPECT_EQ(bad.error().message, path + ":3: not a number");
+        EXPECT_EQ(bad.error().message, path + ":3: size '" + cell + "' is not a number");
     }
+    // Each kind of bad row names its line and what is wrong with it.
+    const std::pair<const char*, const char*> rows[] = {
+        {"1,1,2,-1", ":3: size '-1' is negative"},
+        {"1,5,5,8", ":3: lower 5 is not below upper 5 (a lifetime is [lower, upper))"},
+        {"1,6,5,8", ":3: lower 6 is not below upper 5 (a lifetime is [lower, upper))"},
+        {"1,1,2", ":3: expected 4 fields, found 3"},
+    };
+    for (const auto& [row, message] : rows) {
+        {
+            std::ofstream out(path);
+            out << "id,lower,upper,size\n0,1,2,3\n" << row << "\n";
+        }
+        Expected<std::vector<IntervalBuffer>> bad = readIntervalCsv(path);
+        ASSERT_FALSE(bad.ok()) << row;
+        EXPECT_EQ(bad.error().message, path + message);
+    }
+    {
+        std::ofstream out(path);
+        out << "id,start,upper,size\n0,1,2,3\n";
+    }
+    Expected<std::vector<IntervalBuffer>> noLower = readIntervalCsv(path);
+    ASSERT_FALSE(noLower.ok());
+    EXPECT_EQ(noLower.error().message, path + ":1: the header has no column lower (expected 'id,lower,upper,size')");
+    {
+        // A written plan (with its offset column) reads back.
+        std::ofstream out(path);
+        out << "id,lower,upper,size,offset\r\nx,0,4,16,0\r\n";
+    }
+    Expected<std::vector<IntervalBuffer>> plan = readIntervalCsv(path);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    ASSERT_EQ(plan->size(), 1u);
+    EXPECT_EQ((*plan)[0].size, 16u);
+    {
+        // Endless bytes without a newline: an error, not a hang or an exhausted memory.
+        std::ofstream out(path);
+        out << "id,lower,upper,size\n" << std::string(200000, '7');
+    }
+    Expected<std::vector<IntervalBuffer>> endless = readIntervalCsv(path);
+    ASSERT_FALSE(endless.ok());
+    EXPECT_EQ(endless.error().message, path + ":2: line longer than 65536 bytes");
 }

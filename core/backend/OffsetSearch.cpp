@@ -1,0 +1,371 @@
+#include "OffsetSearch.h"
+
+#include "MathUtil.h"
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+namespace sextant::backend {
+
+IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uint64_t alignment)
+    : m_spans(std::move(spans)), m_sections(std::max(sections, 0)), m_align(std::max<uint64_t>(alignment, 1)) {
+    const int n = static_cast<int>(m_spans.size());
+    m_neighbours.resize(static_cast<size_t>(n));
+    std::vector<int> byFirst(static_cast<size_t>(n));
+    std::iota(byFirst.begin(), byFirst.end(), 0);
+    std::sort(byFirst.begin(), byFirst.end(), [&](int a, int b) {
+        return std::tie(m_spans[a].first, a) < std::tie(m_spans[b].first, b);
+    });
+    for (size_t x = 0; x < byFirst.size(); ++x) {
+        const SectionSpan& i = m_spans[byFirst[x]];
+        if (i.first >= i.last || i.size == 0)
+            continue;
+        for (size_t y = x + 1; y < byFirst.size(); ++y) {
+            const SectionSpan& j = m_spans[byFirst[y]];
+            if (j.first >= i.last)
+                break;
+            if (j.first >= j.last || j.size == 0)
+                continue;
+            m_neighbours[byFirst[x]].push_back(byFirst[y]);
+            m_neighbours[byFirst[y]].push_back(byFirst[x]);
+        }
+    }
+    m_lowest.assign(static_cast<size_t>(m_sections), 0);
+    m_total.assign(static_cast<size_t>(m_sections), 0);
+    m_starts.resize(static_cast<size_t>(m_sections));
+}
+
+uint64_t IntervalPacker::aligned(uint64_t v) const { return alignUp(v, m_align); }
+
+uint64_t IntervalPacker::maxLive() const {
+    std::vector<uint64_t> total(static_cast<size_t>(m_sections), 0);
+    for (const SectionSpan& s : m_spans)
+        for (int q = s.first; q < s.last; ++q)
+            total[static_cast<size_t>(q)] += s.size;
+    return total.empty() ? 0 : *std::max_element(total.begin(), total.end());
+}
+
+std::vector<std::vector<int>> IntervalPacker::preorders() const {
+    const size_t n = m_spans.size();
+    std::vector<uint64_t> total(static_cast<size_t>(m_sections), 0);
+    for (const SectionSpan& s : m_spans)
+        for (int q = s.first; q < s.last; ++q)
+            total[static_cast<size_t>(q)] += s.size;
+    std::vector<uint64_t> fullest(n, 0), area(n, 0), length(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+        const SectionSpan& s = m_spans[i];
+        for (int q = s.first; q < s.last; ++q)
+            fullest[i] = std::max(fullest[i], total[static_cast<size_t>(q)]);
+        length[i] = static_cast<uint64_t>(std::max(s.last - s.first, 0));
+        area[i] = s.size * length[i];
+    }
+    auto sorted = [&](auto less) {
+        std::vector<int> order(n);
+        std::iota(order.begin(), order.end(), 0);
+        std::sort(order.begin(), order.end(), less);
+        return order;
+    };
+    // Each a strict weak order ending in the buffer index, so that the order never depends on
+    // the sort implementation.
+    return {
+        sorted([&](int a, int b) { return std::tie(fullest[b], area[b], a) < std::tie(fullest[a], area[a], b); }),
+        sorted([&](int a, int b) { return std::tie(area[b], fullest[b], a) < std::tie(area[a], fullest[a], b); }),
+        sorted([&](int a, int b) { return std::tie(length[b], area[b], a) < std::tie(length[a], area[a], b); }),
+    };
+}
+
+void IntervalPacker::place(int b, uint64_t offset) {
+    const uint64_t end = offset + m_spans[b].size;
+    m_placed[b] = 1;
+    m_offset[b] = offset;
+    m_trail.push_back({b, -1, 0});
+    for (int j : m_neighbours[b])
+        if (!m_placed[j] && m_top[j] < end) {
+            m_trail.push_back({b, j, m_top[j]});
+            m_top[j] = end;
+        }
+}
+
+void IntervalPacker::rollback(size_t mark) {
+    while (m_trail.size() > mark) {
+        const Undo u = m_trail.back();
+        m_trail.pop_back();
+        if (u.neighbour >= 0)
+            m_top[u.neighbour] = u.oldTop;
+        else
+            m_placed[u.buffer] = 0;
+    }
+}
+
+/// The section lower bounds: in every section, the open buffers live there are stacked without
+/// overlapping, none below its own lowest position or below the watermark (later buffers never
+/// go lower). Everywhere: the lowest of those positions plus their sizes must fit the capacity.
+/// In the sections [focusFirst, focusLast) (where the last placement moved positions), the
+/// stronger bound: stacked in the order of their positions (one machine with release dates).
+bool IntervalPacker::sectionsCanHold(const std::vector<int>& open, const std::vector<uint64_t>& pos,
+                                     uint64_t watermark, int focusFirst, int focusLast) {
+    for (int b : open)
+        for (int q = m_spans[b].first; q < m_spans[b].last; ++q) {
+            m_lowest[static_cast<size_t>(q)] = UINT64_MAX;
+            m_total[static_cast<size_t>(q)] = 0;
+        }
+    for (size_t k = 0; k < open.size(); ++k) {
+        const SectionSpan& s = m_spans[open[k]];
+        const uint64_t from = std::max(watermark, pos[k]);
+        for (int q = s.first; q < s.last; ++q) {
+            m_lowest[static_cast<size_t>(q)] = std::min(m_lowest[static_cast<size_t>(q)], from);
+            m_total[static_cast<size_t>(q)] += s.size;
+            if (q >= focusFirst && q < focusLast)
+                m_starts[static_cast<size_t>(q)].emplace_back(from, s.size);
+        }
+    }
+    bool fits = true;
+    for (int b : open)
+        for (int q = m_spans[b].first; q < m_spans[b].last && fits; ++q)
+            fits = m_lowest[static_cast<size_t>(q)] + m_total[static_cast<size_t>(q)] <= m_capacity;
+    for (int q = std::max(focusFirst, 0); q < std::min(focusLast, m_sections); ++q) {
+        auto& starts = m_starts[static_cast<size_t>(q)];
+        if (fits && starts.size() > 1) {
+            std::sort(starts.begin(), starts.end());
+            uint64_t height = 0;
+            for (const auto& [from, size] : starts)
+                height = aligned(std::max(height, from)) + size;
+            fits = height <= m_capacity;
+        }
+        starts.clear();
+    }
+    return fits;
+}
+
+IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst,
+                                             int focusLast) {
+    if (open.empty())
+        return Step::Found;
+    if (m_steps >= m_budget)
+        return Step::OutOfSteps;
+    m_steps += open.size();
+    // Time ranges that no open buffer crosses are independent: solve them one after another,
+    // each from address 0 (its own canonical order), and stop at the first that cannot be done.
+    auto byFirst = [&](int a, int b) { return std::tie(m_spans[a].first, a) < std::tie(m_spans[b].first, b); };
+    if (!std::is_sorted(open.begin(), open.end(), byFirst)) // removing a buffer keeps the order
+        std::sort(open.begin(), open.end(), byFirst);
+    std::vector<size_t> cuts;
+    int reach = m_spans[open.front()].last;
+    for (size_t k = 1; k < open.size(); ++k) {
+        if (m_spans[open[k]].first >= reach)
+            cuts.push_back(k);
+        reach = std::max(reach, m_spans[open[k]].last);
+    }
+    if (cuts.empty())
+        return searchComponent(open, watermark, lastRank, focusFirst, focusLast);
+    cuts.push_back(open.size());
+    const size_t mark = m_trail.size();
+    size_t from = 0;
+    for (size_t to : cuts) {
+        std::vector<int> part(open.begin() + static_cast<std::ptrdiff_t>(from), open.begin() + static_cast<std::ptrdiff_t>(to));
+        const Step s = searchComponent(part, 0, -1, focusFirst, focusLast);
+        if (s != Step::Found) {
+            rollback(mark);
+            return s;
+        }
+        from = to;
+    }
+    return Step::Found;
+}
+
+/// One search node: every open buffer's canonical position is the aligned top of its placed
+/// neighbours. A buffer may be placed only at or above the watermark (ties: later in the
+/// preorder), and only below the lowest top any open buffer could reach (a buffer placed higher
+/// would leave a gap another buffer could drop into: not canonical).
+IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& open, uint64_t watermark, int lastRank,
+                                                      int focusFirst, int focusLast) {
+    std::vector<uint64_t> pos(open.size());
+    uint64_t minHeight = UINT64_MAX;
+    for (size_t k = 0; k < open.size(); ++k) {
+        pos[k] = aligned(m_top[open[k]]);
+        const uint64_t end = pos[k] + m_spans[open[k]].size;
+        if (end > m_capacity)
+            return Step::Exhausted;
+        minHeight = std::min(minHeight, end);
+    }
+    if (!sectionsCanHold(open, pos, watermark, focusFirst, focusLast))
+        return Step::Exhausted;
+    std::vector<size_t> order(open.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return std::tie(pos[a], m_rank[open[a]]) < std::tie(pos[b], m_rank[open[b]]);
+    });
+    for (size_t k : order) {
+        const int b = open[k];
+        const uint64_t p = pos[k];
+        if (p < watermark || (p == watermark && m_rank[b] < lastRank))
+            continue;
+        if (p >= minHeight)
+            break;
+        const size_t mark = m_trail.size();
+        place(b, p);
+        std::vector<int> rest;
+        rest.reserve(open.size() - 1);
+        for (int x : open)
+            if (x != b)
+                rest.push_back(x);
+        // The positions that moved are those of b's neighbours: the sections around b's.
+        int first = m_spans[b].first, last = m_spans[b].last;
+        for (int j : m_neighbours[b]) {
+            first = std::min(first, m_spans[j].first);
+            last = std::max(last, m_spans[j].last);
+        }
+        const Step s = search(std::move(rest), p, m_rank[b], first, last);
+        if (s == Step::Found)
+            return s;
+        rollback(mark);
+        if (s == Step::OutOfSteps)
+            return s;
+    }
+    return Step::Exhausted;
+}
+
+SearchVerdict IntervalPacker::fits(uint64_t capacity, const std::vector<int>& preorder, uint64_t budget,
+                                   uint64_t& stepsUsed, std::vector<uint64_t>& offsets) {
+    const size_t n = m_spans.size();
+    m_capacity = capacity;
+    m_budget = budget;
+    m_steps = 0;
+    m_rank.assign(n, 0);
+    for (size_t r = 0; r < preorder.size() && r < n; ++r)
+        m_rank[static_cast<size_t>(preorder[r])] = static_cast<int>(r);
+    m_top.assign(n, 0);
+    m_offset.assign(n, 0);
+    m_placed.assign(n, 0);
+    m_trail.clear();
+    std::vector<int> open;
+    for (size_t i = 0; i < n; ++i) {
+        const SectionSpan& s = m_spans[i];
+        if (s.first < s.last && s.size > 0)
+            open.push_back(static_cast<int>(i));
+        else
+            m_placed[i] = 1; // occupies nothing: address 0
+    }
+    const Step s = search(std::move(open), 0, -1, 0, m_sections);
+    stepsUsed = m_steps;
+    if (s == Step::Found) {
+        offsets = m_offset;
+        return SearchVerdict::Found;
+    }
+    return s == Step::Exhausted ? SearchVerdict::Infeasible : SearchVerdict::OutOfSteps;
+}
+
+} // namespace sextant::backend
+
+namespace sextant::backend {
+
+namespace {
+
+/// The interval form of `p`: its lifetimes on a time axis of sections (between consecutive
+/// distinct lifetime ends). Nothing when p has no lifetimes or a conflict between two buffers
+/// whose lifetimes do not meet (then a plan by lifetimes would not be the same problem).
+std::optional<std::pair<std::vector<SectionSpan>, int>> asSections(const OffsetProblem& p) {
+    const size_t n = p.sizes.size();
+    if (p.lifetimes.size() != n || p.conflicts.size() != n)
+        return std::nullopt;
+    auto live = [&](size_t i) { return p.lifetimes[i].first < p.lifetimes[i].second; };
+    for (size_t i = 0; i < n; ++i)
+        for (int j : p.conflicts[i]) {
+            const auto& a = p.lifetimes[i];
+            const auto& b = p.lifetimes[static_cast<size_t>(j)];
+            if (p.sizes[i] > 0 && p.sizes[static_cast<size_t>(j)] > 0 &&
+                !(live(i) && live(static_cast<size_t>(j)) && a.first < b.second && b.first < a.second))
+                return std::nullopt;
+        }
+    std::vector<uint64_t> points;
+    for (size_t i = 0; i < n; ++i)
+        if (live(i)) {
+            points.push_back(p.lifetimes[i].first);
+            points.push_back(p.lifetimes[i].second);
+        }
+    std::sort(points.begin(), points.end());
+    points.erase(std::unique(points.begin(), points.end()), points.end());
+    auto at = [&](uint64_t t) { return static_cast<int>(std::lower_bound(points.begin(), points.end(), t) - points.begin()); };
+    std::vector<SectionSpan> spans(n);
+    for (size_t i = 0; i < n; ++i) {
+        spans[i].size = p.sizes[i];
+        if (live(i)) {
+            spans[i].first = at(p.lifetimes[i].first);
+            spans[i].last = at(p.lifetimes[i].second);
+        }
+    }
+    return std::make_pair(std::move(spans), points.empty() ? 0 : static_cast<int>(points.size()) - 1);
+}
+
+uint64_t peakOf(const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& sizes) {
+    uint64_t peak = 0;
+    for (size_t i = 0; i < offsets.size(); ++i)
+        peak = std::max(peak, offsets[i] + sizes[i]);
+    return peak;
+}
+
+/// One capacity tried with the preorders in turn, each given a node limit that doubles every
+/// round (a run that goes astray early is cut short and another order gets its turn), until one
+/// finds a plan or proves there is none, or `budget` steps are spent.
+SearchVerdict tryCapacity(IntervalPacker& packer, const std::vector<std::vector<int>>& preorders, uint64_t capacity,
+                          uint64_t budget, size_t buffers, uint64_t& spent, std::vector<uint64_t>& offsets) {
+    uint64_t limit = 2 * std::max<uint64_t>(buffers, 1);
+    while (spent < budget) {
+        for (const std::vector<int>& order : preorders) {
+            const uint64_t allowed = std::min(limit, budget - spent);
+            uint64_t used = 0;
+            const SearchVerdict v = packer.fits(capacity, order, allowed, used, offsets);
+            spent += used;
+            if (v != SearchVerdict::OutOfSteps)
+                return v;
+            if (spent >= budget)
+                break;
+        }
+        limit *= 2;
+    }
+    return SearchVerdict::OutOfSteps;
+}
+
+} // namespace
+
+void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& options, OffsetPlan& plan) {
+    auto sections = asSections(problem);
+    if (!sections)
+        return;
+    const size_t n = problem.sizes.size();
+    IntervalPacker packer(std::move(sections->first), sections->second, problem.alignment);
+    uint64_t proven = packer.maxLive(); // no plan needs less
+    plan.lowerBound = proven;
+    plan.optimal = plan.peak <= proven;
+    if (plan.optimal || options.steps == 0 || n > kMaxSearchBuffers)
+        return;
+    const std::vector<std::vector<int>> preorders = packer.preorders();
+    uint64_t spent = 0;
+    // Capacities tried: the bound first (most instances that can be packed tightly are found
+    // there quickly), then halfway between the lowest capacity not yet ruled out and the best peak.
+    uint64_t low = proven;
+    bool first = true;
+    while (spent < options.steps && low < plan.peak) {
+        const uint64_t capacity = first ? low : low + (plan.peak - 1 - low) / 2;
+        const uint64_t share = first ? options.steps / 4 : std::max<uint64_t>((options.steps - spent) / 4, 64 * n);
+        first = false;
+        std::vector<uint64_t> offsets;
+        const SearchVerdict v =
+            tryCapacity(packer, preorders, capacity, std::min(options.steps, spent + share), n, spent, offsets);
+        if (v == SearchVerdict::Found) {
+            plan.offsets = std::move(offsets);
+            plan.peak = peakOf(plan.offsets, problem.sizes);
+            plan.heuristic = "search";
+        } else {
+            low = capacity + 1; // unknown or proven: either way try higher
+            if (v == SearchVerdict::Infeasible)
+                proven = std::max(proven, capacity + 1);
+        }
+    }
+    plan.searchSteps = spent;
+    plan.lowerBound = proven;
+    plan.optimal = plan.peak <= proven;
+}
+
+} // namespace sextant::backend
