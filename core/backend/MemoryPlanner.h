@@ -44,7 +44,7 @@ struct OffsetPlan {
 /// plan on every machine; kDefaultSearchSteps takes about a second for the 150-300 buffer
 /// MiniMalloc instances on a 2-core machine (BENCHMARKS.md).
 struct OffsetSearchOptions {
-    static constexpr uint64_t kDefaultSearchSteps = 4'000'000;
+    static constexpr uint64_t kDefaultSearchSteps = 150'000'000;
     uint64_t steps = kDefaultSearchSteps; ///< 0: heuristics only
     uint64_t capacity = 0;                ///< bytes the plan must fit in (0: no limit)
 };

@@ -3,6 +3,7 @@
 #include "MathUtil.h"
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <optional>
 
@@ -31,9 +32,7 @@ IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uin
             m_neighbours[byFirst[y]].push_back(byFirst[x]);
         }
     }
-    m_lowest.assign(static_cast<size_t>(m_sections), 0);
-    m_total.assign(static_cast<size_t>(m_sections), 0);
-    m_starts.resize(static_cast<size_t>(m_sections));
+
 }
 
 uint64_t IntervalPacker::aligned(uint64_t v) const { return alignUp(v, m_align); }
@@ -79,6 +78,8 @@ void IntervalPacker::place(int b, uint64_t offset) {
     const uint64_t end = offset + m_spans[b].size;
     m_placed[b] = 1;
     m_offset[b] = offset;
+    for (int q = m_spans[b].first; q < m_spans[b].last; ++q)
+        m_remaining[static_cast<size_t>(q)] -= m_spans[b].size;
     m_trail.push_back({b, -1, 0});
     for (int j : m_neighbours[b])
         if (!m_placed[j] && m_top[j] < end) {
@@ -93,49 +94,55 @@ void IntervalPacker::rollback(size_t mark) {
         m_trail.pop_back();
         if (u.neighbour >= 0)
             m_top[u.neighbour] = u.oldTop;
-        else
+        else {
             m_placed[u.buffer] = 0;
+            for (int q = m_spans[u.buffer].first; q < m_spans[u.buffer].last; ++q)
+                m_remaining[static_cast<size_t>(q)] += m_spans[u.buffer].size;
+        }
     }
 }
 
 /// The section lower bounds: in every section, the open buffers live there are stacked without
 /// overlapping, none below its own lowest position or below the watermark (later buffers never
-/// go lower). Everywhere: the lowest of those positions plus their sizes must fit the capacity.
-/// In the sections [focusFirst, focusLast) (where the last placement moved positions), the
-/// stronger bound: stacked in the order of their positions (one machine with release dates).
+/// go lower), so they need at least the lowest of those positions plus their sizes; stacked in
+/// the order of their positions (one machine with release dates), more. Positions change only in
+/// the sections [focusFirst, focusLast) (those of the buffer just placed and its neighbours), so
+/// the bounds that depend on them are computed there; elsewhere only the watermark moved, and
+/// the watermark plus the bytes still to place is checked.
 bool IntervalPacker::sectionsCanHold(const std::vector<int>& open, const std::vector<uint64_t>& pos,
-                                     uint64_t watermark, int focusFirst, int focusLast) {
-    for (int b : open)
-        for (int q = m_spans[b].first; q < m_spans[b].last; ++q) {
-            m_lowest[static_cast<size_t>(q)] = UINT64_MAX;
-            m_total[static_cast<size_t>(q)] = 0;
-        }
-    for (size_t k = 0; k < open.size(); ++k) {
+                                     const std::vector<size_t>& byPosition, uint64_t watermark, int focusFirst,
+                                     int focusLast) {
+    int lo = m_sections, hi = 0;
+    for (int b : open) {
+        lo = std::min(lo, m_spans[b].first);
+        hi = std::max(hi, m_spans[b].last);
+    }
+    m_steps += static_cast<uint64_t>(std::max(hi - lo, 0));
+    for (int q = lo; q < hi; ++q)
+        if (watermark + m_remaining[static_cast<size_t>(q)] > m_capacity)
+            return false;
+    focusFirst = std::max(focusFirst, lo);
+    focusLast = std::min(focusLast, hi);
+    if (focusFirst >= focusLast)
+        return true;
+    // Buffers in the order of their positions: each section's stack grows in that order.
+    for (int q = focusFirst; q < focusLast; ++q)
+        m_height[static_cast<size_t>(q)] = 0;
+    for (size_t k : byPosition) {
         const SectionSpan& s = m_spans[open[k]];
+        const int a = std::max(s.first, focusFirst), z = std::min(s.last, focusLast);
+        if (a >= z)
+            continue;
+        m_steps += static_cast<uint64_t>(z - a);
         const uint64_t from = std::max(watermark, pos[k]);
-        for (int q = s.first; q < s.last; ++q) {
-            m_lowest[static_cast<size_t>(q)] = std::min(m_lowest[static_cast<size_t>(q)], from);
-            m_total[static_cast<size_t>(q)] += s.size;
-            if (q >= focusFirst && q < focusLast)
-                m_starts[static_cast<size_t>(q)].emplace_back(from, s.size);
+        for (int q = a; q < z; ++q) {
+            uint64_t& height = m_height[static_cast<size_t>(q)];
+            height = aligned(std::max(height, from)) + s.size;
+            if (height > m_capacity)
+                return false;
         }
     }
-    bool fits = true;
-    for (int b : open)
-        for (int q = m_spans[b].first; q < m_spans[b].last && fits; ++q)
-            fits = m_lowest[static_cast<size_t>(q)] + m_total[static_cast<size_t>(q)] <= m_capacity;
-    for (int q = std::max(focusFirst, 0); q < std::min(focusLast, m_sections); ++q) {
-        auto& starts = m_starts[static_cast<size_t>(q)];
-        if (fits && starts.size() > 1) {
-            std::sort(starts.begin(), starts.end());
-            uint64_t height = 0;
-            for (const auto& [from, size] : starts)
-                height = aligned(std::max(height, from)) + size;
-            fits = height <= m_capacity;
-        }
-        starts.clear();
-    }
-    return fits;
+    return true;
 }
 
 IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst,
@@ -189,13 +196,14 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
             return Step::Exhausted;
         minHeight = std::min(minHeight, end);
     }
-    if (!sectionsCanHold(open, pos, watermark, focusFirst, focusLast))
-        return Step::Exhausted;
+    m_steps += open.size() * static_cast<uint64_t>(std::bit_width(open.size())); // the sort
     std::vector<size_t> order(open.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
         return std::tie(pos[a], m_rank[open[a]]) < std::tie(pos[b], m_rank[open[b]]);
     });
+    if (!sectionsCanHold(open, pos, order, watermark, focusFirst, focusLast))
+        return Step::Exhausted;
     for (size_t k : order) {
         const int b = open[k];
         const uint64_t p = pos[k];
@@ -239,13 +247,18 @@ SearchVerdict IntervalPacker::fits(uint64_t capacity, const std::vector<int>& pr
     m_offset.assign(n, 0);
     m_placed.assign(n, 0);
     m_trail.clear();
+    m_height.assign(static_cast<size_t>(m_sections), 0);
+    m_remaining.assign(static_cast<size_t>(m_sections), 0);
     std::vector<int> open;
     for (size_t i = 0; i < n; ++i) {
         const SectionSpan& s = m_spans[i];
-        if (s.first < s.last && s.size > 0)
+        if (s.first < s.last && s.size > 0) {
             open.push_back(static_cast<int>(i));
-        else
+            for (int q = s.first; q < s.last; ++q)
+                m_remaining[static_cast<size_t>(q)] += s.size;
+        } else {
             m_placed[i] = 1; // occupies nothing: address 0
+        }
     }
     const Step s = search(std::move(open), 0, -1, 0, m_sections);
     stepsUsed = m_steps;

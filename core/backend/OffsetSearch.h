@@ -66,8 +66,8 @@ private:
     Step search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst, int focusLast);
     Step searchComponent(const std::vector<int>& open, uint64_t watermark, int lastRank, int focusFirst,
                          int focusLast);
-    bool sectionsCanHold(const std::vector<int>& open, const std::vector<uint64_t>& pos, uint64_t watermark,
-                         int focusFirst, int focusLast);
+    bool sectionsCanHold(const std::vector<int>& open, const std::vector<uint64_t>& pos,
+                         const std::vector<size_t>& byPosition, uint64_t watermark, int focusFirst, int focusLast);
     void place(int b, uint64_t offset);
     void rollback(size_t mark);
     uint64_t aligned(uint64_t v) const;
@@ -84,9 +84,8 @@ private:
     std::vector<uint64_t> m_top;       ///< per buffer: highest end among its placed neighbours
     std::vector<uint64_t> m_offset;
     std::vector<char> m_placed;
-    std::vector<uint64_t> m_lowest;    ///< per section scratch: lowest start of an open buffer
-    std::vector<uint64_t> m_total;     ///< per section scratch: bytes of the open buffers live there
-    std::vector<std::vector<std::pair<uint64_t, uint64_t>>> m_starts; ///< per section scratch
+    std::vector<uint64_t> m_remaining; ///< per section: bytes of the open buffers live there
+    std::vector<uint64_t> m_height;    ///< per section scratch: the least height its open buffers need
     std::vector<Undo> m_trail;
 };
 

@@ -160,7 +160,7 @@ TEST(OffsetSearch, SharedInstancesNoWorseThanHeuristicsAndDeterministic) {
         ASSERT_TRUE(buffers.ok()) << buffers.error().message;
         OffsetProblem p = problemFromIntervals(*buffers);
         OffsetSearchOptions few;
-        few.steps = 2'000'000; // a tenth of the default: keeps the suite quick
+        few.steps = 30'000'000; // a fifth of the default: keeps the suite quick
         OffsetPlan searched = planOffsets(p, few);
         OffsetPlan heuristic = planOffsets(p, OffsetSearchOptions{.steps = 0});
         ASSERT_TRUE(checkOffsetPlan(p, searched).ok()) << entry.path();
