@@ -102,10 +102,14 @@ Status allocateEvents(Program& program) {
     return {};
 }
 
-Status checkEvents(const Program& p) {
-    const size_t nt = p.tasks.size();
-    auto validTask = [&](int id) { return id >= 0 && static_cast<size_t>(id) < nt; };
-    for (size_t i = 0; i < nt; ++i)
+namespace {
+
+bool validTask(const Program& p, int id) { return id >= 0 && static_cast<size_t>(id) < p.tasks.size(); }
+
+/// Tasks are numbered by position, run on one of the target's cores and depend only on earlier
+/// tasks.
+Status checkTasks(const Program& p) {
+    for (size_t i = 0; i < p.tasks.size(); ++i)
         if (p.tasks[i].id != static_cast<int>(i))
             return makeError(ErrorKind::Verify, "task at position " + std::to_string(i) + " has id " +
                                                     std::to_string(p.tasks[i].id));
@@ -114,38 +118,47 @@ Status checkEvents(const Program& p) {
             return makeError(ErrorKind::Verify, taskLabel(p, t.id) + " is on core " + std::to_string(t.core) +
                                                     " outside the target's " + std::to_string(p.target.numCores));
         for (int d : t.deps)
-            if (!validTask(d) || d >= t.id)
+            if (!validTask(p, d) || d >= t.id)
                 return makeError(ErrorKind::Verify, taskLabel(p, t.id) + " depends on task " + std::to_string(d) +
                                                         " which does not come before it");
     }
-    for (size_t i = 0; i < p.events.size(); ++i) {
-        const Event& e = p.events[i];
-        std::string label = "event " + std::to_string(i);
-        if (e.id != static_cast<int>(i))
-            return makeError(ErrorKind::Verify, label + " has id " + std::to_string(e.id));
-        if (!validTask(e.producerTask))
-            return makeError(ErrorKind::Verify, label + " has no recording task");
-        const Task& prod = p.tasks[static_cast<size_t>(e.producerTask)];
-        if (e.core != prod.core)
-            return makeError(ErrorKind::Verify, label + " is on core " + std::to_string(e.core) + " but its producer " +
-                                                    taskLabel(p, prod.id) + " runs on core " + std::to_string(prod.core));
-        if (e.slot < 0 || e.slot >= p.target.eventSlotsPerCore)
-            return makeError(ErrorKind::Verify, label + " uses slot " + std::to_string(e.slot) + " outside 0.." +
-                                                    std::to_string(p.target.eventSlotsPerCore - 1));
-        if (std::count(prod.recordEvents.begin(), prod.recordEvents.end(), e.id) != 1)
-            return makeError(ErrorKind::Verify, label + " is not recorded by its producer " + taskLabel(p, prod.id));
-        if (e.consumerTasks.empty())
-            return makeError(ErrorKind::Verify, label + " has no waiting task");
-        for (int c : e.consumerTasks) {
-            if (!validTask(c))
-                return makeError(ErrorKind::Verify, label + " is waited on by unknown task " + std::to_string(c));
-            const Task& ct = p.tasks[static_cast<size_t>(c)];
-            if (ct.core == prod.core)
-                return makeError(ErrorKind::Verify, label + " connects tasks on the same core " + std::to_string(ct.core));
-            if (std::count(ct.waitEvents.begin(), ct.waitEvents.end(), e.id) != 1)
-                return makeError(ErrorKind::Verify, label + " lists " + taskLabel(p, c) + " as a consumer that does not wait on it");
-        }
+    return {};
+}
+
+/// Event `i` is numbered by position, recorded once by its producer on the producer's core in a
+/// slot the core has, and waited on by tasks of other cores that list it.
+Status checkEvent(const Program& p, size_t i) {
+    const Event& e = p.events[i];
+    std::string label = "event " + std::to_string(i);
+    if (e.id != static_cast<int>(i))
+        return makeError(ErrorKind::Verify, label + " has id " + std::to_string(e.id));
+    if (!validTask(p, e.producerTask))
+        return makeError(ErrorKind::Verify, label + " has no recording task");
+    const Task& prod = p.tasks[static_cast<size_t>(e.producerTask)];
+    if (e.core != prod.core)
+        return makeError(ErrorKind::Verify, label + " is on core " + std::to_string(e.core) + " but its producer " +
+                                                taskLabel(p, prod.id) + " runs on core " + std::to_string(prod.core));
+    if (e.slot < 0 || e.slot >= p.target.eventSlotsPerCore)
+        return makeError(ErrorKind::Verify, label + " uses slot " + std::to_string(e.slot) + " outside 0.." +
+                                                std::to_string(p.target.eventSlotsPerCore - 1));
+    if (std::count(prod.recordEvents.begin(), prod.recordEvents.end(), e.id) != 1)
+        return makeError(ErrorKind::Verify, label + " is not recorded by its producer " + taskLabel(p, prod.id));
+    if (e.consumerTasks.empty())
+        return makeError(ErrorKind::Verify, label + " has no waiting task");
+    for (int c : e.consumerTasks) {
+        if (!validTask(p, c))
+            return makeError(ErrorKind::Verify, label + " is waited on by unknown task " + std::to_string(c));
+        const Task& ct = p.tasks[static_cast<size_t>(c)];
+        if (ct.core == prod.core)
+            return makeError(ErrorKind::Verify, label + " connects tasks on the same core " + std::to_string(ct.core));
+        if (std::count(ct.waitEvents.begin(), ct.waitEvents.end(), e.id) != 1)
+            return makeError(ErrorKind::Verify, label + " lists " + taskLabel(p, c) + " as a consumer that does not wait on it");
     }
+    return {};
+}
+
+/// Each task waits only on events that list it as a consumer and records only its own events.
+Status checkTaskEventLists(const Program& p) {
     for (const Task& t : p.tasks) {
         for (int e : t.waitEvents) {
             if (e < 0 || static_cast<size_t>(e) >= p.events.size())
@@ -161,11 +174,14 @@ Status checkEvents(const Program& p) {
                 return makeError(ErrorKind::Verify, taskLabel(p, t.id) + " records event " + std::to_string(e) +
                                                         " that it does not produce");
     }
+    return {};
+}
 
-    // Acyclic: Kahn over deps + per-core order + event edges.
+/// Acyclic: Kahn over deps + per-core order (`preds`, from combinedPreds) + event edges.
+Status checkAcyclic(const Program& p, const std::vector<std::vector<int>>& preds) {
+    const size_t nt = p.tasks.size();
     std::vector<std::vector<int>> succ(nt);
     std::vector<int> indeg(nt, 0);
-    std::vector<std::vector<int>> preds = combinedPreds(p);
     for (size_t b = 0; b < nt; ++b)
         for (int a : preds[b]) {
             succ[static_cast<size_t>(a)].push_back(static_cast<int>(b));
@@ -191,10 +207,12 @@ Status checkEvents(const Program& p) {
     }
     if (seen != nt)
         return makeError(ErrorKind::Verify, "the event graph has a cycle (tasks, per-core order and events)");
+    return {};
+}
 
-    Reachability order(preds);
-    // Every cross-core dep is covered: an event from the producer waited on by a task on the
-    // consumer's core that comes no later than the consumer.
+/// Every cross-core dep is covered: an event from the producer waited on by a task on the
+/// consumer's core that comes no later than the consumer.
+Status checkCrossCoreDeps(const Program& p, const Reachability& order) {
     for (const Task& t : p.tasks)
         for (int d : t.deps) {
             const Task& prod = p.tasks[static_cast<size_t>(d)];
@@ -209,8 +227,12 @@ Status checkEvents(const Program& p) {
                 return makeError(ErrorKind::Verify, "cross-core dependency " + taskLabel(p, d) + " -> " +
                                                         taskLabel(p, t.id) + " has no event");
         }
-    // Slot reuse: within one core and slot, every consumer of an earlier event happens-before the
-    // producer of the next.
+    return {};
+}
+
+/// Slot reuse: within one core and slot, every consumer of an earlier event happens-before the
+/// producer of the next.
+Status checkSlotReuse(const Program& p, const Reachability& order) {
     std::map<std::pair<int, int>, std::vector<int>> bySlot;
     for (const Event& e : p.events)
         bySlot[{e.core, e.slot}].push_back(e.id);
@@ -230,6 +252,20 @@ Status checkEvents(const Program& p) {
         }
     }
     return {};
+}
+
+} // namespace
+
+Status checkEvents(const Program& p) {
+    SX_TRY(checkTasks(p));
+    for (size_t i = 0; i < p.events.size(); ++i)
+        SX_TRY(checkEvent(p, i));
+    SX_TRY(checkTaskEventLists(p));
+    const std::vector<std::vector<int>> preds = combinedPreds(p);
+    SX_TRY(checkAcyclic(p, preds));
+    const Reachability order(preds);
+    SX_TRY(checkCrossCoreDeps(p, order));
+    return checkSlotReuse(p, order);
 }
 
 } // namespace sextant::backend

@@ -30,7 +30,7 @@ int64_t storedElements(const ir::TensorType& t, int c0) {
     if (n < 0 || t.layout != ir::LayoutKind::NC1HWC0 || t.rank() != 4 || c0 <= 1)
         return n;
     const std::vector<int64_t> d = t.dims();
-    const int64_t c1 = (d[1] + c0 - 1) / c0;
+    const int64_t c1 = static_cast<int64_t>(ceilDiv(d[1], c0));
     return d[0] * c1 * d[2] * d[3] * c0;
 }
 

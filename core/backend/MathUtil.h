@@ -1,22 +1,12 @@
 #pragma once
 
-#include <cstdint>
+// ceilDiv and alignUp live in core/ir/MathUtil.h, where the ops' shape arithmetic can use them
+// too; the backend names them unqualified.
+#include "core/ir/MathUtil.h"
 
 namespace sextant::backend {
 
-/// ceil(a / b): tiles, cycles and blocks counted whole. A divisor of 0 counts as 1 (the result is
-/// `a`), the same rule alignUp applies to an alignment of 0, so "no divisor" means one thing
-/// everywhere. Exact for every `a`: no `a + b - 1` that wraps near UINT64_MAX.
-constexpr uint64_t ceilDiv(uint64_t a, uint64_t b) {
-    if (b <= 1)
-        return a;
-    return a / b + (a % b != 0 ? 1 : 0);
-}
-
-/// `v` rounded up to a multiple of `align` (buffer offsets, SRAM working sets, descriptors). An
-/// alignment of 0 or 1 leaves `v` as it is; 0 stays 0 for every alignment.
-constexpr uint64_t alignUp(uint64_t v, uint64_t align) {
-    return align <= 1 ? v : ceilDiv(v, align) * align;
-}
+using ir::alignUp;
+using ir::ceilDiv;
 
 } // namespace sextant::backend

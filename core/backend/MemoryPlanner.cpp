@@ -404,13 +404,10 @@ Status checkWriters(const Program& prog, const Buffer& b, const std::vector<int>
     return {};
 }
 
-} // namespace
-
-Status planMemory(Program& prog, const Reachability& order) {
-    const Target& target = prog.target;
-    const uint64_t align = std::max<uint64_t>(target.dramAlign, 1);
+/// Weights first, then graph inputs and outputs, each aligned, from address 0; records the
+/// regions in prog.memory and returns the first address after them (the arena's base).
+uint64_t placeHostBuffers(Program& prog, uint64_t align) {
     MemoryStats& mem = prog.memory;
-    mem = MemoryStats{};
     uint64_t cursor = 0;
     mem.weightsBase = 0;
     for (Buffer& b : prog.buffers)
@@ -427,23 +424,14 @@ Status planMemory(Program& prog, const Reachability& order) {
                 cursor = alignUp(cursor + b.size, align);
             }
     mem.ioBytes = cursor - mem.ioBase;
-    mem.arenaBase = cursor;
+    return cursor;
+}
 
-    // Intermediates: conflicts come from the Task order (deps), not from the graph order, since
-    // Tasks on different cores run in parallel.
-    std::vector<Access> acc = accessesOf(prog);
-    std::vector<int> inter;
-    for (const Buffer& b : prog.buffers)
-        if (b.kind == BufferKind::Intermediate)
-            inter.push_back(b.id);
-    const size_t n = inter.size();
-    OffsetProblem problem;
-    problem.alignment = align;
-    problem.sizes.resize(n);
-    problem.conflicts.resize(n);
-    problem.lifetimes.resize(n);
-    std::vector<IntervalBuffer> timeline(n);
-    for (size_t i = 0; i < n; ++i) {
+/// The sizes and estimated lifetimes (first write to last access) of the intermediates
+/// `inter`, into `problem` and `timeline`; each must have a writer, checked by checkWriters.
+Status describeIntermediates(const Program& prog, const std::vector<Access>& acc, const std::vector<int>& inter,
+                             OffsetProblem& problem, std::vector<IntervalBuffer>& timeline) {
+    for (size_t i = 0; i < inter.size(); ++i) {
         const Buffer& b = prog.buffers[inter[i]];
         const Access& a = acc[b.id];
         if (a.writers.empty())
@@ -460,6 +448,13 @@ Status planMemory(Program& prog, const Reachability& order) {
         problem.lifetimes[i] = {start, end};
         timeline[i] = IntervalBuffer{b.value, start, end, b.size};
     }
+    return {};
+}
+
+/// Intermediates `inter[i]` and `inter[j]` conflict unless one's accesses all happen before
+/// the other's writers.
+void addConflicts(const std::vector<Access>& acc, const std::vector<int>& inter, const Reachability& order,
+                  OffsetProblem& problem) {
     // safeAfter(x, y): y's writer may reuse x's space because every access to x is done first.
     auto safeAfter = [&](int x, int y) {
         for (int w : acc[y].writers) {
@@ -472,6 +467,7 @@ Status planMemory(Program& prog, const Reachability& order) {
         }
         return true;
     };
+    const size_t n = inter.size();
     for (size_t i = 0; i < n; ++i)
         for (size_t j = i + 1; j < n; ++j) {
             int x = inter[i], y = inter[j];
@@ -480,25 +476,11 @@ Status planMemory(Program& prog, const Reachability& order) {
                 problem.conflicts[j].push_back(static_cast<int>(i));
             }
         }
-    // The program's conflicts come from Task order, not from the lifetimes (which only order the
-    // heuristics), so the interval search does not apply; heuristics only, as before.
-    OffsetPlan plan = planOffsets(problem, OffsetSearchOptions{.steps = 0});
-    SX_TRY(checkOffsetPlan(problem, plan));
-    for (size_t i = 0; i < n; ++i)
-        prog.buffers[inter[i]].offset = mem.arenaBase + plan.offsets[i];
-    mem.dramPeak = plan.peak;
-    // Buffers live together in the estimated schedule are never ordered, so they conflict: the
-    // schedule's max-live is a lower bound for the plan.
-    mem.dramLowerBound = maxLiveBytes(timeline);
-    mem.dramTotal = mem.arenaBase + mem.dramPeak;
-    if (mem.dramTotal > target.dramBytes)
-        return makeError(ErrorKind::Unsupported, "program needs " + std::to_string(mem.dramTotal) +
-                                                     " bytes of DRAM > " + std::to_string(target.dramBytes) +
-                                                     " on target '" + target.name + "'");
-    return {};
 }
 
-Status checkHazards(const Program& prog) {
+/// Tasks are numbered by position, depend only on earlier tasks and name existing buffers;
+/// returns each task's dependencies.
+Expected<std::vector<std::vector<int>>> taskPredecessors(const Program& prog) {
     const size_t nt = prog.tasks.size();
     std::vector<std::vector<int>> preds(nt);
     for (size_t i = 0; i < nt; ++i) {
@@ -518,7 +500,11 @@ Status checkHazards(const Program& prog) {
             if (b < 0 || static_cast<size_t>(b) >= prog.buffers.size())
                 return makeError(ErrorKind::Verify, taskLabel(prog, t.id) + " writes unknown buffer " + std::to_string(b));
     }
-    Reachability order(preds);
+    return preds;
+}
+
+/// Every DRAM buffer is aligned, inside the planned DRAM and large enough for its tensor.
+Status checkDramPlacement(const Program& prog) {
     const MemoryStats& mem = prog.memory;
     const uint64_t align = std::max<uint64_t>(prog.target.dramAlign, 1);
     for (const Buffer& b : prog.buffers) {
@@ -535,7 +521,12 @@ Status checkHazards(const Program& prog) {
         if (numel < 0 || static_cast<uint64_t>(numel) * ir::dtypeSize(b.type.dtype) > b.size)
             return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is smaller than its tensor " + b.type.str());
     }
-    std::vector<Access> acc = accessesOf(prog);
+    return {};
+}
+
+/// Host-written buffers (inputs, weights) have no writing task, every other buffer has its
+/// writers, and every reader depends on every writer.
+Status checkWritersAndReaders(const Program& prog, const std::vector<Access>& acc, const Reachability& order) {
     for (const Buffer& b : prog.buffers) {
         const Access& a = acc[b.id];
         bool hostWritten = b.kind == BufferKind::Input || b.kind == BufferKind::Weight;
@@ -552,7 +543,45 @@ Status checkHazards(const Program& prog) {
                     return makeError(ErrorKind::Verify, "hazard: " + taskLabel(prog, r) + " reads " + bufferLabel(prog, b.id) +
                                                             " without depending on its writer " + taskLabel(prog, w));
     }
-    // Pairs of distinct buffers whose address ranges overlap, by a sweep over offsets.
+    return {};
+}
+
+/// Buffers x and y overlap in space (y starting inside x): a hazard when either is touched by
+/// the host, or when a write to one and an access to the other are not ordered.
+Status checkOverlap(const Program& prog, const std::vector<Access>& acc, const Reachability& order, const Buffer& x,
+                    const Buffer& y) {
+    // Weights and graph inputs/outputs have their own regions and are touched by the host, so
+    // any overlap involving one of them is a hazard.
+    bool hostX = x.kind != BufferKind::Intermediate, hostY = y.kind != BufferKind::Intermediate;
+    std::string where = " at [" + std::to_string(y.offset) + ", " +
+                        std::to_string(std::min(x.offset + x.size, y.offset + y.size)) + ")";
+    if (hostX || hostY)
+        return makeError(ErrorKind::Verify, "hazard: " + bufferLabel(prog, x.id) + " and " +
+                                                    bufferLabel(prog, y.id) + " overlap" + where);
+    const Access& ax = acc[x.id];
+    const Access& ay = acc[y.id];
+    auto check = [&](int t1, bool w1, int t2, bool w2) -> Status {
+        if (!(w1 || w2) || order.ordered(t1, t2))
+            return {};
+        return makeError(ErrorKind::Verify, "hazard: " + taskLabel(prog, t1) + (w1 ? " writes " : " reads ") +
+                                                bufferLabel(prog, x.id) + " and " + taskLabel(prog, t2) +
+                                                (w2 ? " writes " : " reads ") + bufferLabel(prog, y.id) +
+                                                where + " with no ordering between them");
+    };
+    for (int w : ax.writers) {
+        for (int t : ay.writers)
+            SX_TRY(check(w, true, t, true));
+        for (int t : ay.readers)
+            SX_TRY(check(w, true, t, false));
+    }
+    for (int r : ax.readers)
+        for (int t : ay.writers)
+            SX_TRY(check(r, false, t, true));
+    return {};
+}
+
+/// Pairs of distinct buffers whose address ranges overlap, by a sweep over offsets.
+Status checkOverlaps(const Program& prog, const std::vector<Access>& acc, const Reachability& order) {
     std::vector<int> byOffset;
     for (const Buffer& b : prog.buffers)
         if (b.level == MemLevel::Dram && b.size > 0)
@@ -566,36 +595,62 @@ Status checkHazards(const Program& prog) {
             const Buffer& y = prog.buffers[byOffset[j]];
             if (y.offset >= x.offset + x.size)
                 break;
-            // x and y overlap in space. Weights and graph inputs/outputs have their own regions
-            // and are touched by the host, so any overlap involving one of them is a hazard.
-            bool hostX = x.kind != BufferKind::Intermediate, hostY = y.kind != BufferKind::Intermediate;
-            std::string where = " at [" + std::to_string(y.offset) + ", " +
-                                std::to_string(std::min(x.offset + x.size, y.offset + y.size)) + ")";
-            if (hostX || hostY)
-                return makeError(ErrorKind::Verify, "hazard: " + bufferLabel(prog, x.id) + " and " +
-                                                            bufferLabel(prog, y.id) + " overlap" + where);
-            const Access& ax = acc[x.id];
-            const Access& ay = acc[y.id];
-            auto check = [&](int t1, bool w1, int t2, bool w2) -> Status {
-                if (!(w1 || w2) || order.ordered(t1, t2))
-                    return {};
-                return makeError(ErrorKind::Verify, "hazard: " + taskLabel(prog, t1) + (w1 ? " writes " : " reads ") +
-                                                        bufferLabel(prog, x.id) + " and " + taskLabel(prog, t2) +
-                                                        (w2 ? " writes " : " reads ") + bufferLabel(prog, y.id) +
-                                                        where + " with no ordering between them");
-            };
-            for (int w : ax.writers) {
-                for (int t : ay.writers)
-                    SX_TRY(check(w, true, t, true));
-                for (int t : ay.readers)
-                    SX_TRY(check(w, true, t, false));
-            }
-            for (int r : ax.readers)
-                for (int t : ay.writers)
-                    SX_TRY(check(r, false, t, true));
+            SX_TRY(checkOverlap(prog, acc, order, x, y));
         }
     }
     return {};
+}
+
+} // namespace
+
+Status planMemory(Program& prog, const Reachability& order) {
+    const Target& target = prog.target;
+    const uint64_t align = std::max<uint64_t>(target.dramAlign, 1);
+    MemoryStats& mem = prog.memory;
+    mem = MemoryStats{};
+    mem.arenaBase = placeHostBuffers(prog, align);
+
+    // Intermediates: conflicts come from the Task order (deps), not from the graph order, since
+    // Tasks on different cores run in parallel.
+    std::vector<Access> acc = accessesOf(prog);
+    std::vector<int> inter;
+    for (const Buffer& b : prog.buffers)
+        if (b.kind == BufferKind::Intermediate)
+            inter.push_back(b.id);
+    const size_t n = inter.size();
+    OffsetProblem problem;
+    problem.alignment = align;
+    problem.sizes.resize(n);
+    problem.conflicts.resize(n);
+    problem.lifetimes.resize(n);
+    std::vector<IntervalBuffer> timeline(n);
+    SX_TRY(describeIntermediates(prog, acc, inter, problem, timeline));
+    addConflicts(acc, inter, order, problem);
+    // The program's conflicts come from Task order (two buffers whose estimated lifetimes do not
+    // meet may still be unordered), so the interval search does not apply: heuristics only.
+    OffsetPlan plan = planOffsets(problem, OffsetSearchOptions{.steps = 0});
+    SX_TRY(checkOffsetPlan(problem, plan));
+    for (size_t i = 0; i < n; ++i)
+        prog.buffers[inter[i]].offset = mem.arenaBase + plan.offsets[i];
+    mem.dramPeak = plan.peak;
+    // Buffers live together in the estimated schedule are never ordered, so they conflict: the
+    // schedule's max-live is a lower bound for the plan.
+    mem.dramLowerBound = maxLiveBytes(timeline);
+    mem.dramTotal = mem.arenaBase + mem.dramPeak;
+    if (mem.dramTotal > target.dramBytes)
+        return makeError(ErrorKind::Unsupported, "program needs " + std::to_string(mem.dramTotal) +
+                                                     " bytes of DRAM > " + std::to_string(target.dramBytes) +
+                                                     " on target '" + target.name + "'");
+    return {};
+}
+
+Status checkHazards(const Program& prog) {
+    SX_ASSIGN(const std::vector<std::vector<int>> preds, taskPredecessors(prog));
+    const Reachability order(preds);
+    SX_TRY(checkDramPlacement(prog));
+    const std::vector<Access> acc = accessesOf(prog);
+    SX_TRY(checkWritersAndReaders(prog, acc, order));
+    return checkOverlaps(prog, acc, order);
 }
 
 } // namespace sextant::backend

@@ -79,12 +79,11 @@ Error fieldError(const std::string& source, const std::string& key, const std::s
 
 bool isPowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
-} // namespace
-
-Expected<Target> parseTarget(const std::string& jsonText, const std::string& sourceName) {
-    json doc;
+/// The JSON document of `jsonText`, or an error naming the line and column where it stops
+/// being JSON.
+Expected<json> parseJson(const std::string& jsonText, const std::string& sourceName) {
     try {
-        doc = json::parse(jsonText);
+        return json::parse(jsonText);
     } catch (const json::parse_error& e) {
         // Where an editor shows it: line and column (1-based) of the byte the parser stopped at.
         const size_t at = std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, jsonText.size());
@@ -100,6 +99,10 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
         return makeError(ErrorKind::Parse, sourceName + ": invalid JSON at line " + std::to_string(line) + ", column " +
                                                std::to_string(column) + " (byte " + std::to_string(e.byte) + ")");
     }
+}
+
+/// The document is an object of target fields only, with this format and version.
+Status checkHeader(const json& doc, const std::string& sourceName) {
     if (!doc.is_object())
         return makeError(ErrorKind::Parse, sourceName + ": expected a JSON object at the top level");
 
@@ -114,8 +117,36 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
         return fieldError(sourceName, "format", std::string("must be \"") + kFormat + "\"");
     if (!doc.contains("version") || !doc["version"].is_number_integer() || doc["version"].get<int64_t>() != kVersion)
         return fieldError(sourceName, "version", "must be " + std::to_string(kVersion));
+    return {};
+}
 
-    Target t;
+/// Value `v` of field `f` has the field's kind.
+Status checkFieldValue(const Field& f, const json& v, const std::string& sourceName) {
+    switch (f.kind) {
+    case Field::Kind::String:
+        if (!v.is_string() || v.get<std::string>().empty())
+            return fieldError(sourceName, f.key, "must be a non-empty string");
+        break;
+    case Field::Kind::Positive:
+        if (!v.is_number_integer())
+            return fieldError(sourceName, f.key, "must be an integer");
+        if (v.is_number_unsigned() ? v.get<uint64_t>() == 0 : v.get<int64_t>() <= 0)
+            return fieldError(sourceName, f.key, "must be positive (got " + v.dump() + ")");
+        if (v.get<uint64_t>() > (uint64_t{1} << 48))
+            return fieldError(sourceName, f.key, "is too large (got " + v.dump() + ")");
+        break;
+    case Field::Kind::PositiveReal:
+        if (!v.is_number())
+            return fieldError(sourceName, f.key, "must be a number");
+        if (!(v.get<double>() > 0.0))
+            return fieldError(sourceName, f.key, "must be positive (got " + v.dump() + ")");
+        break;
+    }
+    return {};
+}
+
+/// Sets every field of `t` the document gives, in table order; a required one must be there.
+Status readFields(const json& doc, const std::string& sourceName, Target& t) {
     for (const Field& f : fields()) {
         if (!doc.contains(f.key)) {
             if (f.optional)
@@ -123,28 +154,19 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
             return fieldError(sourceName, f.key, "is missing");
         }
         const json& v = doc[f.key];
-        switch (f.kind) {
-        case Field::Kind::String:
-            if (!v.is_string() || v.get<std::string>().empty())
-                return fieldError(sourceName, f.key, "must be a non-empty string");
-            break;
-        case Field::Kind::Positive:
-            if (!v.is_number_integer())
-                return fieldError(sourceName, f.key, "must be an integer");
-            if (v.is_number_unsigned() ? v.get<uint64_t>() == 0 : v.get<int64_t>() <= 0)
-                return fieldError(sourceName, f.key, "must be positive (got " + v.dump() + ")");
-            if (v.get<uint64_t>() > (uint64_t{1} << 48))
-                return fieldError(sourceName, f.key, "is too large (got " + v.dump() + ")");
-            break;
-        case Field::Kind::PositiveReal:
-            if (!v.is_number())
-                return fieldError(sourceName, f.key, "must be a number");
-            if (!(v.get<double>() > 0.0))
-                return fieldError(sourceName, f.key, "must be positive (got " + v.dump() + ")");
-            break;
-        }
+        SX_TRY(checkFieldValue(f, v, sourceName));
         f.set(t, v);
     }
+    return {};
+}
+
+} // namespace
+
+Expected<Target> parseTarget(const std::string& jsonText, const std::string& sourceName) {
+    SX_ASSIGN(const json doc, parseJson(jsonText, sourceName));
+    SX_TRY(checkHeader(doc, sourceName));
+    Target t;
+    SX_TRY(readFields(doc, sourceName, t));
 
     // Consistency between fields.
     for (auto [key, value] : {std::pair<const char*, uint64_t>{"sram_align", t.sramAlign},

@@ -92,6 +92,17 @@ private:
     Status nameNodes();
     Expected<std::vector<int>> sortNodes();
     Status addNode(int index);
+    /// The graph attributes (If branches) of one node, by attribute name, in file order.
+    using Branches = std::vector<std::pair<std::string, onnx::GraphProto*>>;
+    Expected<ir::OpKind> findKind(const onnx::NodeProto& node, const std::string& domain,
+                                  const std::string& name) const;
+    Status checkArity(int index, const ir::OpInfo& info, int numIn, int numOut) const;
+    Expected<std::vector<ir::Value*>> nodeInputs(int index, const ir::OpInfo& info,
+                                                 int numIn) const;
+    std::vector<std::string> nodeOutputNames(int index, int numOut) const;
+    Status convertAttributes(int index, ir::OpKind kind, ir::AttributeMap& attrs,
+                             Branches& branches);
+    Status addCapturedInputs(int index, std::vector<ir::Value*>& inputs) const;
     Status addConstantNode(onnx::NodeProto& node, const std::string& name);
     Expected<ir::Attribute> convertAttribute(AttributeProto& attr, const std::string& nodeName);
     Expected<ir::TensorType> convertType(const onnx::ValueInfoProto& info, const char* role);
@@ -433,7 +444,43 @@ Status Importer::addNode(int index) {
     const std::string domain = normaliseDomain(node.domain());
     if (domain.empty() && node.op_type() == "Constant")
         return addConstantNode(node, name);
+    SX_ASSIGN(const ir::OpKind kind, findKind(node, domain, name));
+    const ir::OpInfo& info = ir::opInfo(kind);
 
+    // Trailing empty names are omitted optional inputs/outputs; interior ones stay as gaps.
+    int numIn = node.input_size();
+    while (numIn > 0 && node.input(numIn - 1).empty())
+        --numIn;
+    int numOut = node.output_size();
+    while (numOut > 0 && node.output(numOut - 1).empty())
+        --numOut;
+    SX_TRY(checkArity(index, info, numIn, numOut));
+    SX_ASSIGN(std::vector<ir::Value*> inputs, nodeInputs(index, info, numIn));
+    const std::vector<std::string> outputs = nodeOutputNames(index, numOut);
+
+    ir::AttributeMap attrs;
+    Branches branches;
+    SX_TRY(convertAttributes(index, kind, attrs, branches));
+    // Softmax, LogSoftmax and Hardmax changed meaning at opset 13 (axis default and 2-D
+    // coercion); the kernel needs it.
+    if (kind == ir::OpKind::Softmax || kind == ir::OpKind::LogSoftmax ||
+        kind == ir::OpKind::Hardmax)
+        attrs["_opset"] = opsetOf(domain);
+
+    SX_TRY(addCapturedInputs(index, inputs));
+    if (!branches.empty())
+        m_pendingBranches[name] = std::move(branches);
+
+    SX_ASSIGN(ir::Node * n, m_graph->addNode(kind, name, std::move(inputs), outputs,
+                                             std::move(attrs)));
+    n->mutableProvenance().origins = {name};
+    n->mutableProvenance().createdBy = "import";
+    return {};
+}
+
+/// The op a node names, or an error naming the opset when the op table does not have it.
+Expected<ir::OpKind> Importer::findKind(const onnx::NodeProto& node, const std::string& domain,
+                                        const std::string& name) const {
     std::optional<ir::OpKind> kind = ir::findOp(domain, node.op_type());
     if (!kind) {
         int64_t opset = opsetOf(domain);
@@ -443,31 +490,37 @@ Status Importer::addNode(int index) {
                              ") at node '" + name + "'",
                          name);
     }
-    const ir::OpInfo& info = ir::opInfo(*kind);
+    return *kind;
+}
 
-    // Trailing empty names are omitted optional inputs/outputs; interior ones stay as gaps.
-    int numIn = node.input_size();
-    while (numIn > 0 && node.input(numIn - 1).empty())
-        --numIn;
-    int numOut = node.output_size();
-    while (numOut > 0 && node.output(numOut - 1).empty())
-        --numOut;
-    auto range = [](int lo, int hi) {
-        return hi < 0 ? std::to_string(lo) + " or more"
-                      : lo == hi ? std::to_string(lo)
-                                 : std::to_string(lo) + " to " + std::to_string(hi);
-    };
+/// "2", "1 to 3" or "1 or more" (hi < 0: no upper bound).
+std::string countRange(int lo, int hi) {
+    return hi < 0 ? std::to_string(lo) + " or more"
+                  : lo == hi ? std::to_string(lo)
+                             : std::to_string(lo) + " to " + std::to_string(hi);
+}
+
+/// The node's input and output counts (trailing omitted ones not counted) are ones its op takes.
+Status Importer::checkArity(int index, const ir::OpInfo& info, int numIn, int numOut) const {
+    const std::string& name = m_nodeNames[index];
     if (numIn < info.minInputs || (info.maxInputs >= 0 && numIn > info.maxInputs))
         return makeError(ErrorKind::Invalid,
                          nodeError(index) + " has " + std::to_string(numIn) +
-                             " inputs, expected " + range(info.minInputs, info.maxInputs),
+                             " inputs, expected " + countRange(info.minInputs, info.maxInputs),
                          name);
     if (numOut < info.minOutputs || numOut > info.maxOutputs)
         return makeError(ErrorKind::Invalid,
                          nodeError(index) + " has " + std::to_string(numOut) +
-                             " outputs, expected " + range(info.minOutputs, info.maxOutputs),
+                             " outputs, expected " + countRange(info.minOutputs, info.maxOutputs),
                          name);
+    return {};
+}
 
+/// The values of the node's first `numIn` inputs (nullptr for an omitted optional one).
+Expected<std::vector<ir::Value*>> Importer::nodeInputs(int index, const ir::OpInfo& info,
+                                                       int numIn) const {
+    const onnx::NodeProto& node = m_onnx->node(index);
+    const std::string& name = m_nodeNames[index];
     std::vector<ir::Value*> inputs;
     for (int i = 0; i < numIn; ++i) {
         const std::string& in = node.input(i);
@@ -480,6 +533,13 @@ Status Importer::addNode(int index) {
                              name);
         inputs.push_back(in.empty() ? nullptr : m_graph->findValue(in));
     }
+    return inputs;
+}
+
+/// The names of the node's first `numOut` outputs, a fresh one for each omitted output.
+std::vector<std::string> Importer::nodeOutputNames(int index, int numOut) const {
+    const onnx::NodeProto& node = m_onnx->node(index);
+    const std::string& name = m_nodeNames[index];
     std::vector<std::string> outputs;
     for (int i = 0; i < numOut; ++i) {
         std::string out = node.output(i);
@@ -492,15 +552,21 @@ Status Importer::addNode(int index) {
         }
         outputs.push_back(std::move(out));
     }
+    return outputs;
+}
 
-    ir::AttributeMap attrs;
-    std::vector<std::pair<std::string, onnx::GraphProto*>> branches;
+/// Converts the node's attributes into `attrs`; its graph attributes (If's branches only) go
+/// to `branches`, imported later.
+Status Importer::convertAttributes(int index, ir::OpKind kind, ir::AttributeMap& attrs,
+                                   Branches& branches) {
+    onnx::NodeProto& node = *m_onnx->mutable_node(index);
+    const std::string& name = m_nodeNames[index];
     for (AttributeProto& a : *node.mutable_attribute()) {
         if (a.name().empty())
             return makeError(ErrorKind::Invalid, nodeError(index) + " has an unnamed attribute",
                              name);
         if (isGraphAttribute(a)) {
-            if (*kind != ir::OpKind::If)
+            if (kind != ir::OpKind::If)
                 return makeError(ErrorKind::Unsupported,
                                  nodeError(index) + " has graph attribute '" + a.name() +
                                      "'; subgraphs are supported on If only",
@@ -520,27 +586,19 @@ Status Importer::addNode(int index) {
             return makeError(ErrorKind::Invalid,
                              nodeError(index) + " has attribute '" + a.name() + "' twice", name);
     }
-    // Softmax, LogSoftmax and Hardmax changed meaning at opset 13 (axis default and 2-D
-    // coercion); the kernel needs it.
-    if (*kind == ir::OpKind::Softmax || *kind == ir::OpKind::LogSoftmax ||
-        *kind == ir::OpKind::Hardmax)
-        attrs["_opset"] = opsetOf(domain);
+    return {};
+}
 
-    // Subgraphs are isolated from above: the outer values they read become explicit inputs.
-    for (const std::string& captured : capturedNames(node)) {
+/// Subgraphs are isolated from above: the outer values they read become explicit inputs.
+Status Importer::addCapturedInputs(int index, std::vector<ir::Value*>& inputs) const {
+    for (const std::string& captured : capturedNames(m_onnx->node(index))) {
         ir::Value* v = m_graph->findValue(captured);
         if (!v)
             return makeError(ErrorKind::Invalid,
-                             nodeError(index) + " has a subgraph that uses undefined value '" + captured + "'", name);
+                             nodeError(index) + " has a subgraph that uses undefined value '" + captured + "'",
+                             m_nodeNames[index]);
         inputs.push_back(v);
     }
-    if (!branches.empty())
-        m_pendingBranches[name] = std::move(branches);
-
-    SX_ASSIGN(ir::Node * n, m_graph->addNode(*kind, name, std::move(inputs), outputs,
-                                             std::move(attrs)));
-    n->mutableProvenance().origins = {name};
-    n->mutableProvenance().createdBy = "import";
     return {};
 }
 

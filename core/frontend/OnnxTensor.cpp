@@ -72,9 +72,8 @@ std::string shapeText(ir::DType dtype, const std::vector<int64_t>& dims) {
     return ir::TensorType::of(dtype, dims).str();
 }
 
-} // namespace
-
-Expected<ir::Tensor> tensorFromProto(TensorProto& proto, const std::string& what) {
+/// The element type of a tensor whose data this importer can read (inline, unsegmented).
+Expected<ir::DType> readableDtype(const TensorProto& proto, const std::string& what) {
     if (proto.data_location() == TensorProto::EXTERNAL)
         return makeError(ErrorKind::Unsupported,
                          what + " uses external data, which is not supported yet");
@@ -85,9 +84,12 @@ Expected<ir::Tensor> tensorFromProto(TensorProto& proto, const std::string& what
         return makeError(ErrorKind::Unsupported,
                          what + " has data type " + onnxTypeName(proto.data_type()) +
                              ", which is not supported");
-    std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
-    const size_t elemSize = ir::dtypeSize(*dtype);
-    // Guard the element count against overflow before anything multiplies it.
+    return *dtype;
+}
+
+/// The element count of `dims`, each non-negative, guarded against overflow before anything
+/// multiplies it.
+Expected<int64_t> elementCount(const std::vector<int64_t>& dims, const std::string& what) {
     const int64_t limit = std::numeric_limits<int64_t>::max() / 16;
     int64_t numel = 1;
     for (int64_t d : dims) {
@@ -98,52 +100,57 @@ Expected<ir::Tensor> tensorFromProto(TensorProto& proto, const std::string& what
             return makeError(ErrorKind::Invalid, what + " has too many elements");
         numel *= d;
     }
-    const std::string typeText = shapeText(*dtype, dims);
-    if (numel == 0)
-        return ir::Tensor(*dtype, std::move(dims));
+    return numel;
+}
 
-    if (proto.has_raw_data()) {
-        const size_t expected = static_cast<size_t>(numel) * elemSize;
-        if (proto.raw_data().size() != expected)
-            return makeError(ErrorKind::Invalid,
-                             what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
-                                 " bytes, expected " + std::to_string(expected) + " for " +
-                                 typeText);
-        std::shared_ptr<std::string> owner(proto.release_raw_data());
-        const auto* bytes = reinterpret_cast<const std::byte*>(owner->data());
-        if (!aligned8(bytes))
-            return ir::Tensor::copyOf(*dtype, std::move(dims), {bytes, expected});
-        return ir::Tensor::view(*dtype, std::move(dims), std::move(owner), bytes);
-    }
+/// A tensor adopting raw_data (viewed in place when 8-byte aligned, else copied).
+Expected<ir::Tensor> fromRawData(TensorProto& proto, ir::DType dtype, std::vector<int64_t> dims, int64_t numel,
+                                 const std::string& what) {
+    const size_t expected = static_cast<size_t>(numel) * ir::dtypeSize(dtype);
+    if (proto.raw_data().size() != expected)
+        return makeError(ErrorKind::Invalid,
+                         what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
+                             " bytes, expected " + std::to_string(expected) + " for " +
+                             shapeText(dtype, dims));
+    std::shared_ptr<std::string> owner(proto.release_raw_data());
+    const auto* bytes = reinterpret_cast<const std::byte*>(owner->data());
+    if (!aligned8(bytes))
+        return ir::Tensor::copyOf(dtype, std::move(dims), {bytes, expected});
+    return ir::Tensor::view(dtype, std::move(dims), std::move(owner), bytes);
+}
 
+/// A tensor from the typed repeated field its type travels in (float_data, int32_data...).
+Expected<ir::Tensor> fromTypedData(TensorProto& proto, ir::DType dtype, std::vector<int64_t> dims, int64_t numel,
+                                   const std::string& what) {
+    const std::string typeText = shapeText(dtype, dims);
     auto countError = [&](const char* field, int count) {
         return makeError(ErrorKind::Invalid, what + ": " + field + " has " +
                                                  std::to_string(count) + " elements, expected " +
                                                  std::to_string(numel) + " for " + typeText);
     };
-    switch (*dtype) {
+    switch (dtype) {
     case ir::DType::F32:
         if (proto.float_data_size() != numel)
             return countError("float_data", proto.float_data_size());
-        return adoptRepeated(*dtype, std::move(dims), proto.mutable_float_data());
+        return adoptRepeated(dtype, std::move(dims), proto.mutable_float_data());
     case ir::DType::F64:
         if (proto.double_data_size() != numel)
             return countError("double_data", proto.double_data_size());
-        return adoptRepeated(*dtype, std::move(dims), proto.mutable_double_data());
+        return adoptRepeated(dtype, std::move(dims), proto.mutable_double_data());
     case ir::DType::I64:
         if (proto.int64_data_size() != numel)
             return countError("int64_data", proto.int64_data_size());
-        return adoptRepeated(*dtype, std::move(dims), proto.mutable_int64_data());
+        return adoptRepeated(dtype, std::move(dims), proto.mutable_int64_data());
     case ir::DType::I32:
         if (proto.int32_data_size() != numel)
             return countError("int32_data", proto.int32_data_size());
-        return adoptRepeated(*dtype, std::move(dims), proto.mutable_int32_data());
+        return adoptRepeated(dtype, std::move(dims), proto.mutable_int32_data());
     case ir::DType::F16:
     case ir::DType::BF16: {
         // 16-bit floats travel as their bit patterns, one per int32_data element.
         if (proto.int32_data_size() != numel)
             return countError("int32_data", proto.int32_data_size());
-        ir::Tensor t(*dtype, std::move(dims));
+        ir::Tensor t(dtype, std::move(dims));
         uint16_t* out = t.mutableData<uint16_t>();
         for (int64_t i = 0; i < numel; ++i)
             out[i] = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)));
@@ -154,13 +161,26 @@ Expected<ir::Tensor> tensorFromProto(TensorProto& proto, const std::string& what
     case ir::DType::Bool: {
         if (proto.int32_data_size() != numel)
             return countError("int32_data", proto.int32_data_size());
-        ir::Tensor t(*dtype, std::move(dims));
+        ir::Tensor t(dtype, std::move(dims));
         for (int64_t i = 0; i < numel; ++i)
             t.set(i, proto.int32_data(static_cast<int>(i)));
         return t;
     }
     }
     return makeError(ErrorKind::Unsupported, what + " has an unsupported data type");
+}
+
+} // namespace
+
+Expected<ir::Tensor> tensorFromProto(TensorProto& proto, const std::string& what) {
+    SX_ASSIGN(const ir::DType dtype, readableDtype(proto, what));
+    std::vector<int64_t> dims(proto.dims().begin(), proto.dims().end());
+    SX_ASSIGN(const int64_t numel, elementCount(dims, what));
+    if (numel == 0)
+        return ir::Tensor(dtype, std::move(dims));
+    if (proto.has_raw_data())
+        return fromRawData(proto, dtype, std::move(dims), numel, what);
+    return fromTypedData(proto, dtype, std::move(dims), numel, what);
 }
 
 void tensorToProto(const ir::Tensor& tensor, const std::string& name, TensorProto& out) {

@@ -546,6 +546,27 @@ private:
         // A node: %a: T, %b: T = Op(...) {...} @name origins=[...] by="..."
         std::vector<std::string> outNames{first};
         std::vector<TensorType> outTypes;
+        SX_TRY(parseOutputs(outNames, outTypes));
+        SX_TRY(expect('='));
+        SX_ASSIGN(OpKind kind, parseOpKind());
+        SX_ASSIGN(std::vector<Value*> inputs, parseOperands());
+        SX_ASSIGN(AttributeMap attrs, parseAttributes());
+        SX_TRY(expect('@'));
+        size_t nameAt = position();
+        SX_ASSIGN(std::string nodeName, parseName("a node name"));
+        SX_ASSIGN(Provenance prov, parseProvenance());
+        auto node = m_graph->addNode(kind, nodeName, std::move(inputs), outNames, std::move(attrs));
+        if (!node.ok())
+            return errorAt(nameAt, node.error().message);
+        for (size_t i = 0; i < outTypes.size(); ++i)
+            (*node)->output(i)->setType(outTypes[i]);
+        (*node)->mutableProvenance() = std::move(prov);
+        return {};
+    }
+
+    /// The type of the first output (its name already read), then ", %name: type" for each
+    /// further one.
+    Status parseOutputs(std::vector<std::string>& outNames, std::vector<TensorType>& outTypes) {
         SX_TRY(expect(':'));
         SX_ASSIGN(TensorType t0, parseType());
         outTypes.push_back(std::move(t0));
@@ -557,7 +578,11 @@ private:
             outNames.push_back(std::move(name));
             outTypes.push_back(std::move(t));
         }
-        SX_TRY(expect('='));
+        return {};
+    }
+
+    /// An op name, bare or "domain.Op", that the op table has.
+    Expected<OpKind> parseOpKind() {
         size_t opAt = position();
         SX_ASSIGN(std::string opName, parseName("an op name"));
         std::optional<OpKind> kind;
@@ -569,6 +594,11 @@ private:
                           std::string_view(opName).substr(dot + 1));
         if (!kind)
             return errorAt(opAt, "unknown op '" + opName + "'");
+        return *kind;
+    }
+
+    /// "(%a, none, ...)": the operands, nullptr for an omitted one.
+    Expected<std::vector<Value*>> parseOperands() {
         SX_TRY(expect('('));
         std::vector<Value*> inputs;
         if (!consume(')')) {
@@ -578,6 +608,11 @@ private:
             } while (consume(','));
             SX_TRY(expect(')'));
         }
+        return inputs;
+    }
+
+    /// An optional "{name = value, ...}", each name once.
+    Expected<AttributeMap> parseAttributes() {
         AttributeMap attrs;
         if (consume('{')) {
             do {
@@ -591,9 +626,11 @@ private:
             } while (consume(','));
             SX_TRY(expect('}'));
         }
-        SX_TRY(expect('@'));
-        size_t nameAt = position();
-        SX_ASSIGN(std::string nodeName, parseName("a node name"));
+        return attrs;
+    }
+
+    /// An optional origins=["...", ...] and an optional by="...".
+    Expected<Provenance> parseProvenance() {
         Provenance prov;
         if (consumeWord("origins")) {
             SX_TRY(expect('='));
@@ -610,13 +647,7 @@ private:
             SX_TRY(expect('='));
             SX_ASSIGN(prov.createdBy, parseQuoted());
         }
-        auto node = m_graph->addNode(*kind, nodeName, std::move(inputs), outNames, std::move(attrs));
-        if (!node.ok())
-            return errorAt(nameAt, node.error().message);
-        for (size_t i = 0; i < outTypes.size(); ++i)
-            (*node)->output(i)->setType(outTypes[i]);
-        (*node)->mutableProvenance() = std::move(prov);
-        return {};
+        return prov;
     }
 
     Status parseConstant(const std::string& name, size_t at) {

@@ -209,55 +209,66 @@ std::string formatShapeList(const InputShapes& shapes) {
     return out;
 }
 
-Status specializeInputs(Graph& graph, const InputShapes& shapes, std::vector<std::string>* folded) {
-    // 1. Check every request and bind the symbols it fixes.
-    std::map<std::string, int64_t> bound; // symbol -> extent
-    std::map<std::string, std::string> boundBy; // symbol -> input that bound it
-    for (const auto& [name, dims] : shapes) {
-        const Value* in = graph.findValue(name);
-        if (!in || !in->isGraphInput())
-            return makeError(ErrorKind::Invalid, "cannot specialise '" + name +
-                                                     "': the graph has no input of that name "
-                                                     "(inputs: " + joinInputNames(graph) + ")");
-        const TensorType& t = in->type();
-        if (dims.size() != t.rank())
-            return makeError(ErrorKind::Invalid,
-                             "input '" + name + "' has rank " + std::to_string(t.rank()) + " (" +
-                                 t.str() + ") but the shape " + shapeText(dims) + " has rank " +
-                                 std::to_string(dims.size()));
-        int64_t total = 1;
-        for (size_t i = 0; i < dims.size(); ++i) {
-            const int64_t d = dims[i];
-            if (d < 0)
-                return makeError(ErrorKind::Invalid, "input '" + name + "': dim " +
-                                                         std::to_string(i) + " is negative");
-            if (d != 0 && total > kMaxInputElements / d)
-                return makeError(ErrorKind::Invalid, "input '" + name + "': shape " +
-                                                         shapeText(dims) + " is too large");
-            total *= d;
-            const Dim& decl = t.shape[i];
-            if (decl.isKnown()) {
-                if (decl.value != d)
-                    return makeError(ErrorKind::Invalid,
-                                     "input '" + name + "' dim " + std::to_string(i) +
-                                         " is fixed to " + std::to_string(decl.value) +
-                                         " by the model (" + t.str() + ") but the shape " +
-                                         shapeText(dims) + " gives " + std::to_string(d));
-                continue;
-            }
-            if (decl.symbol.empty() || decl.symbol == "?")
-                continue; // an unnamed unknown dim binds nothing
-            auto [it, inserted] = bound.emplace(decl.symbol, d);
-            if (!inserted && it->second != d)
-                return makeError(ErrorKind::Invalid,
-                                 "dim '" + decl.symbol.str() + "' is " + std::to_string(it->second) +
-                                     " in input '" + boundBy[decl.symbol] + "' but " +
-                                     std::to_string(d) + " in input '" + name + "'");
-            boundBy.emplace(decl.symbol, name);
-        }
-    }
+namespace {
 
-    // 2. Give the inputs their types: the requested dims, or the bound symbols' extents.
+/// The symbols a model's dims are named by, bound to extents, and the input that bound each.
+struct SymbolBindings {
+    std::map<std::string, int64_t> bound;         // symbol -> extent
+    std::map<std::string, std::string> boundBy;   // symbol -> input that bound it
+};
+
+/// Checks the requested shape `dims` of graph input `name` (rank, range, the model's fixed dims,
+/// symbols bound consistently) and binds the symbols it fixes.
+Status bindInputShape(const Graph& graph, const std::string& name, const std::vector<int64_t>& dims,
+                      SymbolBindings& symbols) {
+    std::map<std::string, int64_t>& bound = symbols.bound;
+    std::map<std::string, std::string>& boundBy = symbols.boundBy;
+    const Value* in = graph.findValue(name);
+    if (!in || !in->isGraphInput())
+        return makeError(ErrorKind::Invalid, "cannot specialise '" + name +
+                                                 "': the graph has no input of that name "
+                                                 "(inputs: " + joinInputNames(graph) + ")");
+    const TensorType& t = in->type();
+    if (dims.size() != t.rank())
+        return makeError(ErrorKind::Invalid,
+                         "input '" + name + "' has rank " + std::to_string(t.rank()) + " (" +
+                             t.str() + ") but the shape " + shapeText(dims) + " has rank " +
+                             std::to_string(dims.size()));
+    int64_t total = 1;
+    for (size_t i = 0; i < dims.size(); ++i) {
+        const int64_t d = dims[i];
+        if (d < 0)
+            return makeError(ErrorKind::Invalid, "input '" + name + "': dim " +
+                                                     std::to_string(i) + " is negative");
+        if (d != 0 && total > kMaxInputElements / d)
+            return makeError(ErrorKind::Invalid, "input '" + name + "': shape " +
+                                                     shapeText(dims) + " is too large");
+        total *= d;
+        const Dim& decl = t.shape[i];
+        if (decl.isKnown()) {
+            if (decl.value != d)
+                return makeError(ErrorKind::Invalid,
+                                 "input '" + name + "' dim " + std::to_string(i) +
+                                     " is fixed to " + std::to_string(decl.value) +
+                                     " by the model (" + t.str() + ") but the shape " +
+                                     shapeText(dims) + " gives " + std::to_string(d));
+            continue;
+        }
+        if (decl.symbol.empty() || decl.symbol == "?")
+            continue; // an unnamed unknown dim binds nothing
+        auto [it, inserted] = bound.emplace(decl.symbol, d);
+        if (!inserted && it->second != d)
+            return makeError(ErrorKind::Invalid,
+                             "dim '" + decl.symbol.str() + "' is " + std::to_string(it->second) +
+                                 " in input '" + boundBy[decl.symbol] + "' but " +
+                                 std::to_string(d) + " in input '" + name + "'");
+        boundBy.emplace(decl.symbol, name);
+    }
+    return {};
+}
+
+/// Gives the inputs their types: the requested dims, or the bound symbols' extents.
+void retypeInputs(Graph& graph, const InputShapes& shapes, const std::map<std::string, int64_t>& bound) {
     for (Value* in : graph.inputs()) {
         TensorType t = in->type();
         auto req = shapes.find(in->name());
@@ -272,8 +283,11 @@ Status specializeInputs(Graph& graph, const InputShapes& shapes, std::vector<std
         }
         in->setType(std::move(t));
     }
+}
 
-    // 3. Re-infer in node order, folding the shape arithmetic that became computable.
+/// Re-infers in node order, folding the shape arithmetic that became computable; the names of
+/// the folded nodes go to `folded` when given.
+Status reinferAndFold(Graph& graph, std::vector<std::string>* folded) {
     std::set<const Value*> derived; // constants this specialisation created
     for (Node* n : graph.nodes()) {
         SX_TRY(inferNode(*n));
@@ -285,8 +299,11 @@ Status specializeInputs(Graph& graph, const InputShapes& shapes, std::vector<std
         if (folded)
             folded->push_back(name);
     }
+    return {};
+}
 
-    // 4. Every dim must now be known: inputs first, then node outputs in node order.
+/// Every dim must now be known: inputs first, then node outputs in node order.
+Status checkAllDimsKnown(const Graph& graph) {
     for (const Value* in : graph.inputs())
         for (const Dim& d : in->type().shape)
             if (!d.isKnown())
@@ -302,6 +319,18 @@ Status specializeInputs(Graph& graph, const InputShapes& shapes, std::vector<std
                                          "' (" + origin(*out) + ") after specialising the inputs",
                                      n->name());
     return {};
+}
+
+} // namespace
+
+Status specializeInputs(Graph& graph, const InputShapes& shapes, std::vector<std::string>* folded) {
+    // Check every request and bind the symbols it fixes, then retype, re-infer and check.
+    SymbolBindings symbols;
+    for (const auto& [name, dims] : shapes)
+        SX_TRY(bindInputShape(graph, name, dims, symbols));
+    retypeInputs(graph, shapes, symbols.bound);
+    SX_TRY(reinferAndFold(graph, folded));
+    return checkAllDimsKnown(graph);
 }
 
 std::vector<const Value*> symbolicInputs(const Graph& graph) {

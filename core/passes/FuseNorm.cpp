@@ -64,91 +64,123 @@ public:
         ir::Value* x = rm1.input(0);
         if (!x)
             return Match::none();
-        ir::Node* sub = nullptr;
-        Match m = soleUserOfKind(rm1.output(0), {OpKind::Sub}, "mean", sub);
-        if (m.kind != Match::Kind::Matched)
+        Chain c;
+        if (Match m = matchCentring(rm1, c); m.kind != Match::Kind::Matched)
             return m;
-        if (sub->input(0) != x || sub->input(1) != rm1.output(0))
-            return Match::none();
-        const ir::Value* d = sub->output(0);
-        // The centred value feeds Pow (variance) and Div (normalisation), nothing else.
+        if (Match m = matchVariance(rm1, c); m.kind != Match::Kind::Matched)
+            return m;
+        if (!x->type().isStatic())
+            return Match::rejected("layernorm input '" + x->name() + "' has an unknown shape");
+        p.chain = {const_cast<ir::Node*>(&rm1), c.sub, c.pow, c.rm2, c.addEps, c.sqrt, c.div};
+        p.axis = c.axis;
+        p.eps = c.eps;
+        planAffineTail(*x, *c.div, p);
+        return Match::matched();
+    }
+
+    /// The core chain after the mean, found by matchCentring and matchVariance.
+    struct Chain {
+        ir::Node* sub = nullptr;
         ir::Node* pow = nullptr;
         ir::Node* div = nullptr;
+        ir::Node* rm2 = nullptr;
+        ir::Node* addEps = nullptr;
+        ir::Node* sqrt = nullptr;
+        int64_t axis = -1;
+        double eps = 0;
+    };
+
+    /// mean -> Sub(x, mean), whose result feeds a Pow and a Div.
+    static Match matchCentring(const ir::Node& rm1, Chain& c) {
+        ir::Value* x = rm1.input(0);
+        Match m = soleUserOfKind(rm1.output(0), {OpKind::Sub}, "mean", c.sub);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        if (c.sub->input(0) != x || c.sub->input(1) != rm1.output(0))
+            return Match::none();
+        const ir::Value* d = c.sub->output(0);
+        // The centred value feeds Pow (variance) and Div (normalisation), nothing else.
         for (ir::Node* u : d->users()) {
             if (u->kind() == OpKind::Pow && u->input(0) == d)
-                pow = u;
+                c.pow = u;
             else if (u->kind() == OpKind::Div && u->input(0) == d)
-                div = u;
+                c.div = u;
         }
-        if (!pow)
+        if (!c.pow)
             return Match::none();
-        if (!div || useCount(d) != 2)
+        if (!c.div || useCount(d) != 2)
             return Match::rejected("centred value has " + std::to_string(useCount(d)) +
                                    " users; a layernorm's has 2 (Pow and Div)");
-        std::optional<double> two = scalarConstant(pow->input(1));
+        return Match::matched();
+    }
+
+    /// Pow(d, 2) -> ReduceMean over the mean's trailing axes -> Add(eps) -> Sqrt -> the Div.
+    static Match matchVariance(const ir::Node& rm1, Chain& c) {
+        std::optional<double> two = scalarConstant(c.pow->input(1));
         if (!two || *two != 2.0)
             return Match::rejected("pow exponent is not the constant 2");
-        ir::Node* rm2 = nullptr;
-        if (soleUserOfKind(pow->output(0), {OpKind::ReduceMean}, "pow", rm2).kind !=
+        if (soleUserOfKind(c.pow->output(0), {OpKind::ReduceMean}, "pow", c.rm2).kind !=
             Match::Kind::Matched)
             return Match::rejected("variance is not a ReduceMean of the square alone");
         const int64_t axis = trailingReduceAxis(rm1);
         if (axis < 0)
             return Match::rejected("mean is not over trailing axes with keepdims");
-        if (trailingReduceAxis(*rm2) != axis)
+        if (trailingReduceAxis(*c.rm2) != axis)
             return Match::rejected("mean and variance reduce different axes");
-        ir::Node* addEps = nullptr;
-        if (soleUserOfKind(rm2->output(0), {OpKind::Add}, "variance", addEps).kind !=
+        if (soleUserOfKind(c.rm2->output(0), {OpKind::Add}, "variance", c.addEps).kind !=
             Match::Kind::Matched)
             return Match::rejected("variance is not followed by an Add of epsilon alone");
-        std::optional<double> eps = scalarConstant(otherOperand(*addEps, rm2->output(0)));
+        std::optional<double> eps = scalarConstant(otherOperand(*c.addEps, c.rm2->output(0)));
         if (!eps || *eps < 0)
             return Match::rejected("epsilon is not a non-negative constant scalar");
-        ir::Node* sqrt = nullptr;
-        if (soleUserOfKind(addEps->output(0), {OpKind::Sqrt}, "epsilon add", sqrt).kind !=
+        if (soleUserOfKind(c.addEps->output(0), {OpKind::Sqrt}, "epsilon add", c.sqrt).kind !=
             Match::Kind::Matched)
             return Match::rejected("variance + epsilon is not followed by Sqrt alone");
-        if (singleUser(sqrt->output(0)) != div || div->input(1) != sqrt->output(0))
+        if (singleUser(c.sqrt->output(0)) != c.div || c.div->input(1) != c.sqrt->output(0))
             return Match::rejected("the standard deviation does not feed the Div alone");
-        if (!x->type().isStatic())
-            return Match::rejected("layernorm input '" + x->name() + "' has an unknown shape");
-        const std::vector<int64_t> dims = x->type().dims();
+        c.axis = axis;
+        c.eps = *eps;
+        return Match::matched();
+    }
+
+    /// Optional affine tail: Mul by a constant gamma, then Add of a constant beta, each per
+    /// normalised element (or one value); joins p.chain when found.
+    static void planAffineTail(const ir::Value& x, const ir::Node& div, Plan& p) {
+        ir::Node* mul = singleUser(div.output(0));
+        if (mul && mul->kind() == OpKind::Mul && (p.gamma = affineOperand(*mul, div.output(0), x, p.axis))) {
+            p.chain.push_back(mul);
+            ir::Node* add = singleUser(mul->output(0));
+            if (add && add->kind() == OpKind::Add && (p.beta = affineOperand(*add, mul->output(0), x, p.axis)))
+                p.chain.push_back(add);
+        }
+    }
+
+    /// The constant operand of `n` other than `in` when it can scale or shift a LayerNorm of
+    /// static `x` over [axis, rank): x's dtype, one value or one per normalised element, and
+    /// not broadcasting the output beyond x's shape; nullptr otherwise.
+    static ir::Value* affineOperand(const ir::Node& n, const ir::Value* in, const ir::Value& x, int64_t axis) {
+        const std::vector<int64_t> dims = x.type().dims();
         int64_t inner = 1;
         for (size_t i = static_cast<size_t>(axis); i < dims.size(); ++i)
             inner *= dims[i];
-        p.chain = {const_cast<ir::Node*>(&rm1), sub, pow, rm2, addEps, sqrt, div};
-        p.axis = axis;
-        p.eps = *eps;
-        // Optional affine tail: Mul by a constant gamma, then Add of a constant beta, each
-        // per normalised element (or one value).
-        auto affine = [&](const ir::Node* n, const ir::Value* in) -> ir::Value* {
-            ir::Value* c = otherOperand(*n, in);
-            const ir::Tensor* t = constantOf(c);
-            if (!t || t->dtype() != x->type().dtype)
+        ir::Value* c = otherOperand(n, in);
+        const ir::Tensor* t = constantOf(c);
+        if (!t || t->dtype() != x.type().dtype)
+            return nullptr;
+        if (t->numel() != 1 && t->numel() != inner)
+            return nullptr;
+        // Its shape must not broadcast the output beyond x's shape.
+        if (t->rank() > dims.size())
+            return nullptr;
+        for (size_t j = 0; j < t->rank(); ++j) {
+            int64_t dj = t->shape()[t->rank() - 1 - j];
+            int64_t xj = dims[dims.size() - 1 - j];
+            if (dj != 1 && dj != xj)
                 return nullptr;
-            if (t->numel() != 1 && t->numel() != inner)
+            if (dj != 1 && static_cast<int64_t>(dims.size() - 1 - j) < axis)
                 return nullptr;
-            // Its shape must not broadcast the output beyond x's shape.
-            if (t->rank() > dims.size())
-                return nullptr;
-            for (size_t j = 0; j < t->rank(); ++j) {
-                int64_t dj = t->shape()[t->rank() - 1 - j];
-                int64_t xj = dims[dims.size() - 1 - j];
-                if (dj != 1 && dj != xj)
-                    return nullptr;
-                if (dj != 1 && static_cast<int64_t>(dims.size() - 1 - j) < axis)
-                    return nullptr;
-            }
-            return c;
-        };
-        ir::Node* mul = singleUser(div->output(0));
-        if (mul && mul->kind() == OpKind::Mul && (p.gamma = affine(mul, div->output(0)))) {
-            p.chain.push_back(mul);
-            ir::Node* add = singleUser(mul->output(0));
-            if (add && add->kind() == OpKind::Add && (p.beta = affine(add, mul->output(0))))
-                p.chain.push_back(add);
         }
-        return Match::matched();
+        return c;
     }
 
     Match matchHere(const ir::Node& rm1) const override {

@@ -180,50 +180,91 @@ private:
         return changed;
     }
 
-    static Expected<bool> placeRegions(ir::Graph& graph, PassContext& ctx) {
-        const std::vector<ir::Node*> nodes = graph.nodes();
-        // Values already blocked by an earlier run (a TransData into NC1HWC0): read as blocked.
+    /// What one placeRegions sweep shares between its steps: the graph's nodes when it began
+    /// (each holding its position + 1 in Node::scratch), the values read as blocked and the
+    /// nodes finally placed in NC1HWC0.
+    struct Sweep {
+        std::vector<ir::Node*> nodes;
         std::set<const ir::Value*> blocked;
-        for (const ir::Node* n : nodes)
-            if (isTransData(n) && n->attrString("dst_format", "") == "NC1HWC0")
-                blocked.insert(n->output(0));
-        // 1. Which nodes can be blocked, regardless of bisection. Each listed node carries its
-        //    position + 1 (Node::scratch); nodes this pass makes carry 0.
-        for (size_t i = 0; i < nodes.size(); ++i)
-            nodes[i]->setScratch(static_cast<uint32_t>(i + 1));
-        auto indexOf = [&](const ir::Node* n) -> std::optional<size_t> {
+        NodeFlags blockedNodes;
+
+        /// The position of `n` in `nodes`; nothing for a node this pass made.
+        std::optional<size_t> indexOf(const ir::Node* n) const {
             const uint32_t s = n->scratch();
             if (s == 0 || s > nodes.size() || nodes[s - 1] != n)
                 return std::nullopt;
             return s - 1;
-        };
-        std::vector<bool> isBlocked(nodes.size(), false);
-        for (size_t i = 0; i < nodes.size(); ++i) {
-            ir::Node* n = nodes[i];
+        }
+    };
+
+    static Expected<bool> placeRegions(ir::Graph& graph, PassContext& ctx) {
+        Sweep s = startSweep(graph);
+        const std::vector<bool> isBlocked = findCandidates(s, ctx);
+        Regions regions = joinRegions(s, isBlocked);
+        const std::vector<char> allowed = decideRegions(s, isBlocked, regions, ctx);
+        keepAllowedRegions(s, isBlocked, regions, allowed);
+        bool changed = markBlocked(s);
+        SX_ASSIGN(bool entered, insertEntries(graph, ctx, s));
+        changed |= entered;
+        SX_ASSIGN(bool exited, insertExits(graph, ctx, s));
+        changed |= exited;
+        return changed;
+    }
+
+    /// Numbers the graph's nodes (Node::scratch = position + 1) and collects the values already
+    /// blocked by an earlier run (a TransData into NC1HWC0): they are read as blocked.
+    static Sweep startSweep(const ir::Graph& graph) {
+        Sweep s;
+        s.nodes = graph.nodes();
+        for (const ir::Node* n : s.nodes)
+            if (isTransData(n) && n->attrString("dst_format", "") == "NC1HWC0")
+                s.blocked.insert(n->output(0));
+        for (size_t i = 0; i < s.nodes.size(); ++i)
+            s.nodes[i]->setScratch(static_cast<uint32_t>(i + 1));
+        return s;
+    }
+
+    /// Step 1: which nodes can be blocked, regardless of bisection (by position). Their outputs
+    /// join the blocked values; a node of a kind that could be blocked but is not is rejected.
+    static std::vector<bool> findCandidates(Sweep& s, PassContext& ctx) {
+        std::vector<bool> isBlocked(s.nodes.size(), false);
+        for (size_t i = 0; i < s.nodes.size(); ++i) {
+            ir::Node* n = s.nodes[i];
             std::string why;
-            const bool candidate = wantsBlocked(*n, blocked, why);
+            const bool candidate = wantsBlocked(*n, s.blocked, why);
             if (!why.empty())
                 ctx.reject(kAssignLayoutRule, n->name(), why);
             if (candidate) {
                 isBlocked[i] = true;
-                blocked.insert(n->output(0));
+                s.blocked.insert(n->output(0));
             }
         }
-        // 2. Regions: blocked nodes joined through the blocked values they read.
-        Regions regions(nodes.size());
-        for (size_t i = 0; i < nodes.size(); ++i) {
+        return isBlocked;
+    }
+
+    /// Step 2: the regions, blocked nodes joined through the blocked values they read.
+    static Regions joinRegions(const Sweep& s, const std::vector<bool>& isBlocked) {
+        Regions regions(s.nodes.size());
+        for (size_t i = 0; i < s.nodes.size(); ++i) {
             if (!isBlocked[i])
                 continue;
-            for (const ir::Value* v : nodes[i]->inputs()) {
+            for (const ir::Value* v : s.nodes[i]->inputs()) {
                 const ir::Node* p = v ? v->producer() : nullptr;
-                const std::optional<size_t> at = p ? indexOf(p) : std::nullopt;
+                const std::optional<size_t> at = p ? s.indexOf(p) : std::nullopt;
                 if (at && isBlocked[*at])
                     regions.join(i, *at);
             }
         }
-        // 3. One application per region, in the order of their first nodes; a denied region
-        //    stays plain as a whole. A region the pass placed before (every node already
-        //    marked) is not applied again. Indexed by region root (the region's first node).
+        return regions;
+    }
+
+    /// Step 3: one application per region, in the order of their first nodes; a denied region
+    /// stays plain as a whole. A region the pass placed before (every node already marked) is
+    /// not applied again. Returns, indexed by region root (the region's first node), whether
+    /// the region is blocked.
+    static std::vector<char> decideRegions(const Sweep& s, const std::vector<bool>& isBlocked,
+                                           Regions& regions, PassContext& ctx) {
+        const std::vector<ir::Node*>& nodes = s.nodes;
         std::vector<char> placedBefore(nodes.size(), 1);
         for (size_t i = 0; i < nodes.size(); ++i)
             if (isBlocked[i] && nodes[i]->attrString(kLayoutAttr, "") != "NC1HWC0")
@@ -241,17 +282,29 @@ private:
                                 ? kAllowed
                                 : kDenied;
         }
-        NodeFlags blockedNodes{std::vector<char>(nodes.size(), 0)};
-        for (size_t i = 0; i < nodes.size(); ++i) {
-            if (isBlocked[i] && allowed[regions.find(i)] == kAllowed)
-                blockedNodes.flag[i] = 1;
+        for (char& a : allowed)
+            a = a == kAllowed;
+        return allowed;
+    }
+
+    /// Lists the candidates of the allowed regions as the blocked nodes; the outputs of those of
+    /// denied regions are plain again.
+    static void keepAllowedRegions(Sweep& s, const std::vector<bool>& isBlocked, Regions& regions,
+                                   const std::vector<char>& allowed) {
+        s.blockedNodes.flag.assign(s.nodes.size(), 0);
+        for (size_t i = 0; i < s.nodes.size(); ++i) {
+            if (isBlocked[i] && allowed[regions.find(i)])
+                s.blockedNodes.flag[i] = 1;
             else if (isBlocked[i])
-                blocked.erase(nodes[i]->output(0));
+                s.blocked.erase(s.nodes[i]->output(0));
         }
+    }
+
+    /// Step 4: marks the blocked nodes and tags their outputs.
+    static bool markBlocked(const Sweep& s) {
         bool changed = false;
-        // 4. Mark the blocked nodes and tag their outputs.
-        for (ir::Node* n : nodes) {
-            if (!blockedNodes.count(n))
+        for (ir::Node* n : s.nodes) {
+            if (!s.blockedNodes.count(n))
                 continue;
             changed |= n->attrString(kLayoutAttr, "") != "NC1HWC0";
             n->setAttr(kLayoutAttr, std::string("NC1HWC0"));
@@ -263,111 +316,147 @@ private:
                 changed = true;
             }
         }
-        // 5. Entries: a plain activation read by blocked nodes converts once, before its first
-        //    blocked reader. Only a convolution's input 0 can be plain (the other blocked kinds
-        //    need blocked activations), and constants are repacked at compile time.
-        std::map<const ir::Value*, ir::Value*> entryOf;
+        return changed;
+    }
+
+    /// Step 5 (entries): a plain activation read by blocked nodes converts once, before its
+    /// first blocked reader. Only a convolution's input 0 can be plain (the other blocked kinds
+    /// need blocked activations), and constants are repacked at compile time.
+    static Expected<bool> insertEntries(ir::Graph& graph, PassContext& ctx, const Sweep& s) {
+        std::map<const ir::Value*, ir::Node*> entryNode; // the TransData each plain value enters by
         std::vector<ir::Node*> absorbedEntries; // Transposes whose result no longer has readers
-        std::map<const ir::Value*, ir::Node*> entryNode;
-        for (ir::Node* n : nodes) {
-            if (!blockedNodes.count(n))
+        bool changed = false;
+        for (ir::Node* n : s.nodes) {
+            if (!s.blockedNodes.count(n))
                 continue;
             const size_t activations = isConvFamily(n->kind()) ? 1 : n->numInputs();
             for (size_t i = 0; i < activations; ++i) {
                 ir::Value* v = n->input(i);
-                if (!v || v->isConstant() || blocked.count(v) || !isRank4(v))
+                if (!v || v->isConstant() || s.blocked.count(v) || !isRank4(v))
                     continue;
-                auto it = entryOf.find(v);
-                if (it == entryOf.end()) {
-                    // An NHWC -> NCHW Transpose feeding only the region converts in one step.
-                    ir::Node* tr = v->producer();
-                    const bool absorb = isTranspose(tr, {0, 3, 1, 2}) && !v->isGraphOutput() &&
-                                        tr->input(0) && !tr->input(0)->isConstant() &&
-                                        onlyConvActivationOf(v, blockedNodes) &&
-                                        ctx.isEnabled(kAbsorbTransposeRule) &&
-                                        ctx.requestApplication(kAbsorbTransposeRule, tr->name());
-                    ir::Value* src = absorb ? tr->input(0) : v;
-                    SX_ASSIGN(ir::Node * t, addTransData(graph, src, absorb ? "NHWC" : "NCHW",
-                                                         "NC1HWC0", v->name() + "_nc1hwc0", n));
-                    if (absorb)
-                        t->mutableProvenance().origins = tr->provenance().origins;
-                    it = entryOf.emplace(v, t->output(0)).first;
-                    entryNode[v] = t;
-                    if (absorb)
-                        absorbedEntries.push_back(tr);
+                auto it = entryNode.find(v);
+                if (it == entryNode.end()) {
+                    SX_ASSIGN(ir::Node * t, addEntry(graph, ctx, s, v, n, absorbedEntries));
+                    it = entryNode.emplace(v, t).first;
                 }
-                graph.setInput(n, i, it->second);
-                ir::Provenance& prov = entryNode[v]->mutableProvenance();
-                std::set<std::string> origins(prov.origins.begin(), prov.origins.end());
-                origins.insert(n->provenance().origins.begin(), n->provenance().origins.end());
-                prov.origins.assign(origins.begin(), origins.end());
+                graph.setInput(n, i, it->second->output(0));
+                it->second->mutableProvenance().origins = unionOrigins({it->second, n});
                 changed = true;
             }
         }
         for (ir::Node* tr : absorbedEntries)
             SX_TRY(graph.eraseNode(tr));
-        // 6. Exits: a blocked value read by plain nodes, or a graph output, converts once.
-        for (ir::Node* n : nodes) {
-            if (!blockedNodes.count(n))
+        return changed;
+    }
+
+    /// The entry conversion of plain `v` before its first blocked reader `n`. An NHWC -> NCHW
+    /// Transpose feeding only the region converts in one step: the TransData reads the
+    /// Transpose's input and the Transpose joins `absorbed` (erased once no longer read).
+    static Expected<ir::Node*> addEntry(ir::Graph& graph, PassContext& ctx, const Sweep& s,
+                                        ir::Value* v, ir::Node* n,
+                                        std::vector<ir::Node*>& absorbed) {
+        ir::Node* tr = v->producer();
+        const bool absorb = isTranspose(tr, {0, 3, 1, 2}) && !v->isGraphOutput() &&
+                            tr->input(0) && !tr->input(0)->isConstant() &&
+                            onlyConvActivationOf(v, s.blockedNodes) &&
+                            ctx.isEnabled(kAbsorbTransposeRule) &&
+                            ctx.requestApplication(kAbsorbTransposeRule, tr->name());
+        ir::Value* src = absorb ? tr->input(0) : v;
+        SX_ASSIGN(ir::Node * t, addTransData(graph, src, absorb ? "NHWC" : "NCHW", "NC1HWC0",
+                                             v->name() + "_nc1hwc0", n));
+        if (absorb) {
+            t->mutableProvenance().origins = tr->provenance().origins;
+            absorbed.push_back(tr);
+        }
+        return t;
+    }
+
+    /// Step 6 (exits): a blocked value read by plain nodes, or a graph output, converts once.
+    static Expected<bool> insertExits(ir::Graph& graph, PassContext& ctx, const Sweep& s) {
+        bool changed = false;
+        for (ir::Node* n : s.nodes) {
+            if (!s.blockedNodes.count(n))
                 continue;
             ir::Value* v = n->output(0);
-            std::vector<ir::Node*> plainReaders;
-            for (ir::Node* u : v->users())
-                if (!blockedNodes.count(u) && !isTransData(u) &&
-                    std::find(plainReaders.begin(), plainReaders.end(), u) == plainReaders.end())
-                    plainReaders.push_back(u);
+            const std::vector<ir::Node*> plainReaders = plainReadersOf(*v, s.blockedNodes);
             if (plainReaders.empty() && !v->isGraphOutput())
                 continue;
-            // Insert before the first plain reader in graph order (or at the end).
-            ir::Node* before = nullptr;
-            size_t firstIndex = nodes.size();
-            for (ir::Node* u : plainReaders) {
-                const std::optional<size_t> at = indexOf(u);
-                if (at && *at < firstIndex) {
-                    firstIndex = *at;
-                    before = u;
-                }
-            }
             // The only plain reader an NCHW -> NHWC Transpose: convert straight to NHWC.
             if (plainReaders.size() == 1 && !v->isGraphOutput() &&
                 isTranspose(plainReaders[0], {0, 2, 3, 1}) &&
                 ctx.isEnabled(kAbsorbTransposeRule) &&
-                ctx.requestApplication(kAbsorbTransposeRule, plainReaders[0]->name())) {
-                ir::Node* tr = plainReaders[0];
-                ir::Value* result = tr->output(0);
-                SX_ASSIGN(ir::Node * t, addTransData(graph, v, "NC1HWC0", "NHWC",
-                                                     result->name() + "_nhwc", tr));
-                std::set<std::string> origins(n->provenance().origins.begin(),
-                                              n->provenance().origins.end());
-                origins.insert(tr->provenance().origins.begin(), tr->provenance().origins.end());
-                t->mutableProvenance().origins.assign(origins.begin(), origins.end());
-                SX_TRY(forwardAndErase(graph, tr, result, t->output(0)));
-                changed = true;
-                continue;
-            }
-            std::string outName = v->name() + "_nchw";
-            if (v->isGraphOutput()) {
-                // The model's output keeps its name: the blocked value takes a new one.
-                outName = v->name();
-                SX_TRY(graph.renameValue(v, graph.uniqueName(v->name() + "_nc1hwc0")));
-            }
-            SX_ASSIGN(ir::Node * t, addTransData(graph, v, "NC1HWC0", "NCHW", outName, before));
-            t->mutableProvenance().origins = n->provenance().origins;
-            ir::Value* plain = t->output(0);
-            for (ir::Node* u : plainReaders)
-                for (size_t i = 0; i < u->numInputs(); ++i)
-                    if (u->input(i) == v)
-                        graph.setInput(u, i, plain);
-            if (v->isGraphOutput()) {
-                std::vector<ir::Value*> outs = graph.outputs();
-                for (ir::Value*& o : outs)
-                    if (o == v)
-                        o = plain;
-                graph.setOutputs(std::move(outs));
-            }
+                ctx.requestApplication(kAbsorbTransposeRule, plainReaders[0]->name()))
+                SX_TRY(exitThroughTranspose(graph, *n, plainReaders[0]));
+            else
+                SX_TRY(exitToPlain(graph, *n, plainReaders, firstInGraphOrder(s, plainReaders)));
             changed = true;
         }
         return changed;
+    }
+
+    /// The readers of blocked `v` that are neither blocked nor a TransData, each once, in the
+    /// order of `v`'s uses.
+    static std::vector<ir::Node*> plainReadersOf(const ir::Value& v, const NodeFlags& blocked) {
+        std::vector<ir::Node*> plainReaders;
+        for (ir::Node* u : v.users())
+            if (!blocked.count(u) && !isTransData(u) &&
+                std::find(plainReaders.begin(), plainReaders.end(), u) == plainReaders.end())
+                plainReaders.push_back(u);
+        return plainReaders;
+    }
+
+    /// The first of `readers` in graph order; nullptr (the end of the graph) when none was
+    /// there when the sweep began.
+    static ir::Node* firstInGraphOrder(const Sweep& s, const std::vector<ir::Node*>& readers) {
+        ir::Node* before = nullptr;
+        size_t firstIndex = s.nodes.size();
+        for (ir::Node* u : readers) {
+            const std::optional<size_t> at = s.indexOf(u);
+            if (at && *at < firstIndex) {
+                firstIndex = *at;
+                before = u;
+            }
+        }
+        return before;
+    }
+
+    /// Replaces the NCHW -> NHWC Transpose `tr`, the only plain reader of blocked node `n`'s
+    /// output, by one TransData NC1HWC0 -> NHWC.
+    static Status exitThroughTranspose(ir::Graph& graph, const ir::Node& n, ir::Node* tr) {
+        ir::Value* v = n.output(0);
+        ir::Value* result = tr->output(0);
+        SX_ASSIGN(ir::Node * t,
+                  addTransData(graph, v, "NC1HWC0", "NHWC", result->name() + "_nhwc", tr));
+        t->mutableProvenance().origins = unionOrigins({&n, tr});
+        return forwardAndErase(graph, tr, result, t->output(0));
+    }
+
+    /// Converts blocked node `n`'s output back to NCHW before `before` for its plain readers;
+    /// a graph output keeps its name, the blocked value takes a new one.
+    static Status exitToPlain(ir::Graph& graph, const ir::Node& n,
+                              const std::vector<ir::Node*>& plainReaders, ir::Node* before) {
+        ir::Value* v = n.output(0);
+        std::string outName = v->name() + "_nchw";
+        if (v->isGraphOutput()) {
+            // The model's output keeps its name: the blocked value takes a new one.
+            outName = v->name();
+            SX_TRY(graph.renameValue(v, graph.uniqueName(v->name() + "_nc1hwc0")));
+        }
+        SX_ASSIGN(ir::Node * t, addTransData(graph, v, "NC1HWC0", "NCHW", outName, before));
+        t->mutableProvenance().origins = n.provenance().origins;
+        ir::Value* plain = t->output(0);
+        for (ir::Node* u : plainReaders)
+            for (size_t i = 0; i < u->numInputs(); ++i)
+                if (u->input(i) == v)
+                    graph.setInput(u, i, plain);
+        if (v->isGraphOutput()) {
+            std::vector<ir::Value*> outs = graph.outputs();
+            for (ir::Value*& o : outs)
+                if (o == v)
+                    o = plain;
+            graph.setOutputs(std::move(outs));
+        }
+        return {};
     }
 
     /// Adds a TransData reading `v` before `before` (nullptr: at the end), its output named

@@ -1,6 +1,7 @@
 // Conv: N-d convolution (ONNX opsets 1-17) as im2col + GEMM through OpenBLAS.
 
 #include "OpUtil.h"
+#include "core/ir/MathUtil.h"
 
 #include <memory>
 
@@ -102,7 +103,7 @@ namespace {
 inline void validRange(int64_t outExtent, int64_t stride, int64_t shift, int64_t extent,
                        int64_t& lo, int64_t& hi) {
     // o*stride + shift >= 0  <=>  o >= ceil(-shift / stride)
-    lo = shift >= 0 ? 0 : (-shift + stride - 1) / stride;
+    lo = shift >= 0 ? 0 : static_cast<int64_t>(ceilDiv(-shift, stride));
     // o*stride + shift <= extent - 1  <=>  o <= floor((extent - 1 - shift) / stride)
     const int64_t last = extent - 1 - shift;
     hi = last < 0 ? 0 : std::min(outExtent, last / stride + 1);

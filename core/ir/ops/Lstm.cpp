@@ -77,13 +77,26 @@ Tensor permuted(const Tensor& t, const std::vector<size_t>& perm) {
 
 template <typename T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
 
-template <typename T>
-Expected<std::vector<Tensor>> lstmForward(const Node& n, std::span<const Tensor> in) {
+/// The extents one LSTM evaluation runs over (time-major).
+struct LstmSizes {
+    int64_t seq, batch, inSize, dirs, hidden, g4; ///< g4: the four gates, 4 * hidden
+};
+
+LstmSizes lstmSizes(const Node& n, std::span<const Tensor> in) {
     const Tensor& x = in[0];
-    const int64_t seq = x.shape()[0], batch = x.shape()[1], inSize = x.shape()[2];
-    const int64_t dirs = numDirections(n);
-    const int64_t hidden = n.hasAttr("hidden_size") ? n.attrInt("hidden_size", 0) : in[2].shape()[2];
-    const int64_t g4 = 4 * hidden;
+    LstmSizes s;
+    s.seq = x.shape()[0];
+    s.batch = x.shape()[1];
+    s.inSize = x.shape()[2];
+    s.dirs = numDirections(n);
+    s.hidden = n.hasAttr("hidden_size") ? n.attrInt("hidden_size", 0) : in[2].shape()[2];
+    s.g4 = 4 * s.hidden;
+    return s;
+}
+
+/// The inputs given have the shapes the sizes imply, and Y and the input projections fit in
+/// memory.
+Status checkLstmInputs(const Node& n, std::span<const Tensor> in, const LstmSizes& s) {
     auto expectShape = [&](size_t i, std::vector<int64_t> want, const char* what) -> Status {
         if (!n.input(i))
             return {};
@@ -92,16 +105,22 @@ Expected<std::vector<Tensor>> lstmForward(const Node& n, std::span<const Tensor>
                                   TensorType::of(in[i].dtype(), want).str());
         return {};
     };
-    SX_TRY(expectShape(1, {dirs, g4, inSize}, "W"));
-    SX_TRY(expectShape(2, {dirs, g4, hidden}, "R"));
-    SX_TRY(expectShape(3, {dirs, 2 * g4}, "B"));
-    SX_TRY(expectShape(4, {batch}, "sequence_lens"));
-    SX_TRY(expectShape(5, {dirs, batch, hidden}, "initial_h"));
-    SX_TRY(expectShape(6, {dirs, batch, hidden}, "initial_c"));
-    SX_TRY(expectShape(7, {dirs, 3 * hidden}, "P"));
-    SX_TRY(ops::checkAllocation(n, {seq, dirs, batch, hidden}));
-    SX_TRY(ops::checkAllocation(n, {seq, batch, g4}));
+    SX_TRY(expectShape(1, {s.dirs, s.g4, s.inSize}, "W"));
+    SX_TRY(expectShape(2, {s.dirs, s.g4, s.hidden}, "R"));
+    SX_TRY(expectShape(3, {s.dirs, 2 * s.g4}, "B"));
+    SX_TRY(expectShape(4, {s.batch}, "sequence_lens"));
+    SX_TRY(expectShape(5, {s.dirs, s.batch, s.hidden}, "initial_h"));
+    SX_TRY(expectShape(6, {s.dirs, s.batch, s.hidden}, "initial_c"));
+    SX_TRY(expectShape(7, {s.dirs, 3 * s.hidden}, "P"));
+    SX_TRY(ops::checkAllocation(n, {s.seq, s.dirs, s.batch, s.hidden}));
+    SX_TRY(ops::checkAllocation(n, {s.seq, s.batch, s.g4}));
+    return {};
+}
 
+/// Each batch entry's sequence length: sequence_lens (each in 0..seq) when given, else seq.
+Expected<std::vector<int64_t>> sequenceLengths(const Node& n, std::span<const Tensor> in,
+                                               const LstmSizes& s) {
+    const int64_t seq = s.seq, batch = s.batch;
     std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
     if (n.input(4))
         for (int64_t b = 0; b < batch; ++b) {
@@ -111,77 +130,131 @@ Expected<std::vector<Tensor>> lstmForward(const Node& n, std::span<const Tensor>
                                       " is outside 0.." + std::to_string(seq));
             lens[static_cast<size_t>(b)] = static_cast<int64_t>(l);
         }
-    const std::string direction = n.attrString("direction", "forward");
-    const bool inputForget = n.attrInt("input_forget", 0) != 0;
-    const bool clipped = n.hasAttr("clip");
-    const T clip = static_cast<T>(n.attrFloat("clip", 0.0));
-    auto act = [&](T v) { return clipped ? std::clamp(v, -clip, clip) : v; };
+    return lens;
+}
 
-    Tensor y(dtypeOf<T>(), {seq, dirs, batch, hidden});
-    Tensor yh(dtypeOf<T>(), {dirs, batch, hidden});
-    Tensor yc(dtypeOf<T>(), {dirs, batch, hidden});
-    const T* xd = x.data<T>();
-    std::vector<T> xw(static_cast<size_t>(seq * batch * g4));
-    std::vector<T> gates(static_cast<size_t>(batch * g4));
-    std::vector<T> h(static_cast<size_t>(batch * hidden)), c(h.size());
-    std::vector<T> bias(static_cast<size_t>(g4));
-    for (int64_t d = 0; d < dirs; ++d) {
-        const bool reverse = direction == "reverse" || d == 1;
-        const T* w = in[1].data<T>() + d * g4 * inSize;
-        const T* r = in[2].data<T>() + d * g4 * hidden;
-        for (int64_t j = 0; j < g4; ++j)
-            bias[static_cast<size_t>(j)] =
-                n.input(3) ? in[3].data<T>()[d * 2 * g4 + j] + in[3].data<T>()[d * 2 * g4 + g4 + j] : T(0);
-        const T* p = n.input(7) ? in[7].data<T>() + d * 3 * hidden : nullptr;
-        for (size_t k = 0; k < h.size(); ++k) {
-            h[k] = n.input(5) ? in[5].data<T>()[d * batch * hidden + static_cast<int64_t>(k)] : T(0);
-            c[k] = n.input(6) ? in[6].data<T>()[d * batch * hidden + static_cast<int64_t>(k)] : T(0);
-        }
+/// One evaluation of a checked LSTM: the outputs, the step buffers and the direction loop.
+template <typename T> class LstmRun {
+public:
+    LstmRun(const Node& n, std::span<const Tensor> in, const LstmSizes& s, std::vector<int64_t> lens)
+        : m_n(n), m_in(in), m_s(s), m_lens(std::move(lens)),
+          m_reverseOnly(n.attrString("direction", "forward") == "reverse"),
+          m_inputForget(n.attrInt("input_forget", 0) != 0), m_clipped(n.hasAttr("clip")),
+          m_clip(static_cast<T>(n.attrFloat("clip", 0.0))),
+          m_y(dtypeOf<T>(), {s.seq, s.dirs, s.batch, s.hidden}), m_yh(dtypeOf<T>(), {s.dirs, s.batch, s.hidden}),
+          m_yc(dtypeOf<T>(), {s.dirs, s.batch, s.hidden}), m_xw(static_cast<size_t>(s.seq * s.batch * s.g4)),
+          m_gates(static_cast<size_t>(s.batch * s.g4)), m_h(static_cast<size_t>(s.batch * s.hidden)),
+          m_c(m_h.size()), m_bias(static_cast<size_t>(s.g4)) {}
+
+    std::vector<Tensor> run() {
+        for (int64_t d = 0; d < m_s.dirs; ++d)
+            runDirection(d);
+        return {std::move(m_y), std::move(m_yh), std::move(m_yc)};
+    }
+
+private:
+    T act(T v) const { return m_clipped ? std::clamp(v, -m_clip, m_clip) : v; }
+
+    void runDirection(int64_t d) {
+        const int64_t seq = m_s.seq, batch = m_s.batch, inSize = m_s.inSize, hidden = m_s.hidden, g4 = m_s.g4;
+        const bool reverse = m_reverseOnly || d == 1;
+        const T* w = m_in[1].data<T>() + d * g4 * inSize;
+        const T* r = m_in[2].data<T>() + d * g4 * hidden;
+        loadBiasAndStates(d);
+        const T* p = m_n.input(7) ? m_in[7].data<T>() + d * 3 * hidden : nullptr;
         // Input projections of every step at once: [seq*batch, in] x W^T -> [seq*batch, 4H].
         if (seq * batch > 0)
-            ops::gemm(false, true, seq * batch, g4, inSize, T(1), xd, inSize, w, inSize, T(0), xw.data(), g4);
+            ops::gemm(false, true, seq * batch, g4, inSize, T(1), m_in[0].data<T>(), inSize, w, inSize, T(0),
+                      m_xw.data(), g4);
         for (int64_t step = 0; step < seq; ++step) {
-            for (int64_t b = 0; b < batch; ++b) {
-                const int64_t len = lens[static_cast<size_t>(b)];
-                const int64_t t = reverse ? len - 1 - step : step;
-                T* g = gates.data() + b * g4;
-                if (step >= len) {
-                    std::fill(g, g + g4, T(0));
-                    continue;
-                }
-                const T* src = xw.data() + (t * batch + b) * g4;
-                for (int64_t j = 0; j < g4; ++j)
-                    g[j] = src[j] + bias[static_cast<size_t>(j)];
-            }
+            startGates(step, reverse);
             if (batch > 0)
-                ops::gemm(false, true, batch, g4, hidden, T(1), h.data(), hidden, r, hidden, T(1), gates.data(), g4);
-            for (int64_t b = 0; b < batch; ++b) {
-                const int64_t len = lens[static_cast<size_t>(b)];
-                if (step >= len)
-                    continue;
-                const int64_t t = reverse ? len - 1 - step : step;
-                const T* g = gates.data() + b * g4;
-                T* hb = h.data() + b * hidden;
-                T* cb = c.data() + b * hidden;
-                T* yrow = y.mutableData<T>() + ((t * dirs + d) * batch + b) * hidden;
-                for (int64_t j = 0; j < hidden; ++j) {
-                    const T cPrev = cb[j];
-                    const T it = sigmoid(act(g[j] + (p ? p[j] * cPrev : T(0))));
-                    const T ft = inputForget ? T(1) - it
-                                             : sigmoid(act(g[2 * hidden + j] + (p ? p[2 * hidden + j] * cPrev : T(0))));
-                    const T ct = std::tanh(act(g[3 * hidden + j]));
-                    const T cNew = ft * cPrev + it * ct;
-                    const T ot = sigmoid(act(g[hidden + j] + (p ? p[hidden + j] * cNew : T(0))));
-                    cb[j] = cNew;
-                    hb[j] = ot * std::tanh(cNew);
-                    yrow[j] = hb[j];
-                }
+                ops::gemm(false, true, batch, g4, hidden, T(1), m_h.data(), hidden, r, hidden, T(1), m_gates.data(), g4);
+            updateStates(step, d, reverse, p);
+        }
+        std::copy(m_h.begin(), m_h.end(), m_yh.mutableData<T>() + d * batch * hidden);
+        std::copy(m_c.begin(), m_c.end(), m_yc.mutableData<T>() + d * batch * hidden);
+    }
+
+    /// Direction `d`'s bias (Wb + Rb) and initial states.
+    void loadBiasAndStates(int64_t d) {
+        const int64_t batch = m_s.batch, hidden = m_s.hidden, g4 = m_s.g4;
+        for (int64_t j = 0; j < g4; ++j)
+            m_bias[static_cast<size_t>(j)] =
+                m_n.input(3) ? m_in[3].data<T>()[d * 2 * g4 + j] + m_in[3].data<T>()[d * 2 * g4 + g4 + j] : T(0);
+        for (size_t k = 0; k < m_h.size(); ++k) {
+            m_h[k] = m_n.input(5) ? m_in[5].data<T>()[d * batch * hidden + static_cast<int64_t>(k)] : T(0);
+            m_c[k] = m_n.input(6) ? m_in[6].data<T>()[d * batch * hidden + static_cast<int64_t>(k)] : T(0);
+        }
+    }
+
+    /// The gates of one step before the recurrent term: input projection plus bias (zero for a
+    /// batch entry whose sequence has ended).
+    void startGates(int64_t step, bool reverse) {
+        const int64_t batch = m_s.batch, g4 = m_s.g4;
+        for (int64_t b = 0; b < batch; ++b) {
+            const int64_t len = m_lens[static_cast<size_t>(b)];
+            const int64_t t = reverse ? len - 1 - step : step;
+            T* g = m_gates.data() + b * g4;
+            if (step >= len) {
+                std::fill(g, g + g4, T(0));
+                continue;
+            }
+            const T* src = m_xw.data() + (t * batch + b) * g4;
+            for (int64_t j = 0; j < g4; ++j)
+                g[j] = src[j] + m_bias[static_cast<size_t>(j)];
+        }
+    }
+
+    /// The cell and hidden states of one step from its gates (peepholes `p` or nullptr); each
+    /// new hidden state is also that step's row of Y.
+    void updateStates(int64_t step, int64_t d, bool reverse, const T* p) {
+        const int64_t dirs = m_s.dirs, batch = m_s.batch, hidden = m_s.hidden, g4 = m_s.g4;
+        for (int64_t b = 0; b < batch; ++b) {
+            const int64_t len = m_lens[static_cast<size_t>(b)];
+            if (step >= len)
+                continue;
+            const int64_t t = reverse ? len - 1 - step : step;
+            const T* g = m_gates.data() + b * g4;
+            T* hb = m_h.data() + b * hidden;
+            T* cb = m_c.data() + b * hidden;
+            T* yrow = m_y.mutableData<T>() + ((t * dirs + d) * batch + b) * hidden;
+            for (int64_t j = 0; j < hidden; ++j) {
+                const T cPrev = cb[j];
+                const T it = sigmoid(act(g[j] + (p ? p[j] * cPrev : T(0))));
+                const T ft = m_inputForget ? T(1) - it
+                                           : sigmoid(act(g[2 * hidden + j] + (p ? p[2 * hidden + j] * cPrev : T(0))));
+                const T ct = std::tanh(act(g[3 * hidden + j]));
+                const T cNew = ft * cPrev + it * ct;
+                const T ot = sigmoid(act(g[hidden + j] + (p ? p[hidden + j] * cNew : T(0))));
+                cb[j] = cNew;
+                hb[j] = ot * std::tanh(cNew);
+                yrow[j] = hb[j];
             }
         }
-        std::copy(h.begin(), h.end(), yh.mutableData<T>() + d * batch * hidden);
-        std::copy(c.begin(), c.end(), yc.mutableData<T>() + d * batch * hidden);
     }
-    return std::vector<Tensor>{std::move(y), std::move(yh), std::move(yc)};
+
+    const Node& m_n;
+    std::span<const Tensor> m_in;
+    const LstmSizes m_s;
+    const std::vector<int64_t> m_lens;
+    const bool m_reverseOnly; ///< direction = "reverse" (bidirectional: direction 1 only)
+    const bool m_inputForget;
+    const bool m_clipped;
+    const T m_clip;
+    Tensor m_y, m_yh, m_yc;
+    std::vector<T> m_xw;    ///< input projections of every step [seq, batch, 4H]
+    std::vector<T> m_gates; ///< one step's gates [batch, 4H]
+    std::vector<T> m_h, m_c; ///< hidden and cell states [batch, H]
+    std::vector<T> m_bias;  ///< Wb + Rb of the current direction [4H]
+};
+
+template <typename T>
+Expected<std::vector<Tensor>> lstmForward(const Node& n, std::span<const Tensor> in) {
+    const LstmSizes s = lstmSizes(n, in);
+    SX_TRY(checkLstmInputs(n, in, s));
+    SX_ASSIGN(std::vector<int64_t> lens, sequenceLengths(n, in, s));
+    return LstmRun<T>(n, in, s, std::move(lens)).run();
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 #include "OpUtil.h"
 
 #include "core/ir/Blas.h"
+#include "core/ir/MathUtil.h"
 
 #include <algorithm>
 #include <limits>
@@ -177,7 +178,7 @@ Expected<WindowGeometry> windowGeometry(const Node& n, const Shape& inSpatial,
                 g.padsKnown = false;
                 continue;
             }
-            int64_t out = (in.value + s - 1) / s;
+            int64_t out = static_cast<int64_t>(ceilDiv(in.value, s));
             int64_t total = std::max<int64_t>(0, (out - 1) * s + effK - in.value);
             int64_t small = total / 2;
             g.padsBegin[i] = autoPad == "SAME_UPPER" ? small : total - small;
@@ -199,7 +200,7 @@ Expected<WindowGeometry> windowGeometry(const Node& n, const Shape& inSpatial,
                                   " in spatial dim " + std::to_string(i));
         int64_t out = span / s + 1;
         if (ceilMode) {
-            out = (span + s - 1) / s + 1;
+            out = static_cast<int64_t>(ceilDiv(span, s)) + 1;
             // The last window must start inside the input or its leading padding.
             if ((out - 1) * s >= in.value + g.padsBegin[i])
                 --out;

@@ -85,6 +85,96 @@ Status verifyReduction(const Node& n, Red op) {
     return {};
 }
 
+/// Calls visit(i, o) for every element i of `x` in order, with o its output cell: `strides`
+/// are x's strides into the cells, 0 along the reduced dims (walked in input order).
+template <typename F> void forEachElement(const Tensor& x, const std::vector<int64_t>& strides, F&& visit) {
+    const size_t r = x.rank();
+    std::vector<int64_t> idx(r, 0);
+    int64_t off = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+        visit(i, off);
+        for (size_t d = r; d-- > 0;) {
+            ++idx[d];
+            off += strides[d];
+            if (idx[d] < x.shape()[d])
+                break;
+            off -= strides[d] * x.shape()[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// Each cell's accumulator before the first element: 0, 1 for Prod, +inf (or the largest
+/// value) for Min.
+template <typename Acc> std::vector<Acc> startValues(Red op, int64_t cells) {
+    std::vector<Acc> acc(static_cast<size_t>(cells), Acc(0));
+    if (op == Red::Prod)
+        std::fill(acc.begin(), acc.end(), Acc(1));
+    else if (op == Red::Min)
+        std::fill(acc.begin(), acc.end(), std::numeric_limits<Acc>::has_infinity
+                                              ? std::numeric_limits<Acc>::infinity()
+                                              : std::numeric_limits<Acc>::max());
+    return acc;
+}
+
+/// Each cell's largest input, for LogSumExp: log(sum(exp(x - max))) + max, so large inputs do
+/// not overflow.
+template <typename T>
+std::vector<double> cellMaxima(const Tensor& x, const std::vector<int64_t>& strides, int64_t cells) {
+    const T* src = x.data<T>();
+    std::vector<double> peak(static_cast<size_t>(cells), -std::numeric_limits<double>::infinity());
+    forEachElement(x, strides, [&](int64_t i, int64_t o) {
+        peak[static_cast<size_t>(o)] = std::max(peak[static_cast<size_t>(o)], static_cast<double>(src[i]));
+    });
+    return peak;
+}
+
+/// The reduction of `x` (element type T) into the cells of shape `out`. Accumulates in double
+/// for floats, in T for integers (exact, wrapping like numpy).
+template <typename T>
+Tensor reduceTyped(Red op, const Tensor& x, const std::vector<int64_t>& out, const std::vector<int64_t>& strides) {
+    const T* src = x.data<T>();
+    const int64_t cells = product(out);
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
+    std::vector<Acc> acc = startValues<Acc>(op, cells);
+    const std::vector<double> peak = op == Red::LogSumExp ? cellMaxima<T>(x, strides, cells) : std::vector<double>{};
+    forEachElement(x, strides, [&](int64_t i, int64_t o) {
+        Acc& a = acc[static_cast<size_t>(o)];
+        const Acc v = static_cast<Acc>(src[i]);
+        switch (op) {
+        case Red::Sum:
+        case Red::LogSum: a = static_cast<Acc>(a + v); break;
+        case Red::Min: a = v < a || v != v ? v : a; break;
+        case Red::Prod: a = static_cast<Acc>(a * v); break;
+        case Red::L1:
+            if constexpr (std::is_unsigned_v<Acc>)
+                a = static_cast<Acc>(a + v);
+            else
+                a = static_cast<Acc>(a + (v < 0 ? -v : v));
+            break;
+        case Red::L2:
+        case Red::SumSquare: a = static_cast<Acc>(a + v * v); break;
+        case Red::LogSumExp:
+            a = static_cast<Acc>(a + std::exp(static_cast<double>(v) - peak[static_cast<size_t>(o)]));
+            break;
+        }
+    });
+    Tensor y(x.dtype(), out);
+    T* dst = y.mutableData<T>();
+    for (int64_t c = 0; c < cells; ++c) {
+        const Acc a = acc[static_cast<size_t>(c)];
+        switch (op) {
+        case Red::L2: dst[c] = static_cast<T>(std::sqrt(static_cast<double>(a))); break;
+        case Red::LogSum: dst[c] = static_cast<T>(std::log(static_cast<double>(a))); break;
+        case Red::LogSumExp:
+            dst[c] = static_cast<T>(std::log(static_cast<double>(a)) + peak[static_cast<size_t>(c)]);
+            break;
+        default: dst[c] = static_cast<T>(a); break;
+        }
+    }
+    return y;
+}
+
 Expected<std::vector<Tensor>> runReduction(Red op, const Node& n, std::span<const Tensor> inputs) {
     SX_TRY(ops::checkKernelInputs(n, inputs));
     const Tensor& x = inputs[0];
@@ -95,81 +185,8 @@ Expected<std::vector<Tensor>> runReduction(Red op, const Node& n, std::span<cons
     SX_TRY(ops::checkAllocation(n, out));
     // Each input element's output cell: reduced dims have stride 0 (walked in input order).
     const std::vector<int64_t> strides = ops::broadcastStrides(keep, x.shape());
-    auto forEach = [&](auto&& visit) {
-        const size_t r = x.rank();
-        std::vector<int64_t> idx(r, 0);
-        int64_t off = 0;
-        for (int64_t i = 0; i < x.numel(); ++i) {
-            visit(i, off);
-            for (size_t d = r; d-- > 0;) {
-                ++idx[d];
-                off += strides[d];
-                if (idx[d] < x.shape()[d])
-                    break;
-                off -= strides[d] * x.shape()[d];
-                idx[d] = 0;
-            }
-        }
-    };
     auto body = [&](auto tag) -> Expected<std::vector<Tensor>> {
-        using T = decltype(tag);
-        const T* src = x.data<T>();
-        const int64_t cells = product(out);
-        // Accumulate in double for floats, in T for integers (exact, wrapping like numpy).
-        using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
-        std::vector<Acc> acc(static_cast<size_t>(cells), Acc(0));
-        std::vector<double> peak;
-        switch (op) {
-        case Red::Prod: std::fill(acc.begin(), acc.end(), Acc(1)); break;
-        case Red::Min:
-            std::fill(acc.begin(), acc.end(), std::numeric_limits<Acc>::has_infinity
-                                                  ? std::numeric_limits<Acc>::infinity()
-                                                  : std::numeric_limits<Acc>::max());
-            break;
-        case Red::LogSumExp:
-            // log(sum(exp(x - max))) + max, so large inputs do not overflow.
-            peak.assign(static_cast<size_t>(cells), -std::numeric_limits<double>::infinity());
-            forEach([&](int64_t i, int64_t o) {
-                peak[static_cast<size_t>(o)] = std::max(peak[static_cast<size_t>(o)], static_cast<double>(src[i]));
-            });
-            break;
-        default: break;
-        }
-        forEach([&](int64_t i, int64_t o) {
-            Acc& a = acc[static_cast<size_t>(o)];
-            const Acc v = static_cast<Acc>(src[i]);
-            switch (op) {
-            case Red::Sum:
-            case Red::LogSum: a = static_cast<Acc>(a + v); break;
-            case Red::Min: a = v < a || v != v ? v : a; break;
-            case Red::Prod: a = static_cast<Acc>(a * v); break;
-            case Red::L1:
-                if constexpr (std::is_unsigned_v<Acc>)
-                    a = static_cast<Acc>(a + v);
-                else
-                    a = static_cast<Acc>(a + (v < 0 ? -v : v));
-                break;
-            case Red::L2:
-            case Red::SumSquare: a = static_cast<Acc>(a + v * v); break;
-            case Red::LogSumExp:
-                a = static_cast<Acc>(a + std::exp(static_cast<double>(v) - peak[static_cast<size_t>(o)]));
-                break;
-            }
-        });
-        Tensor y(x.dtype(), out);
-        T* dst = y.mutableData<T>();
-        for (int64_t c = 0; c < cells; ++c) {
-            const Acc a = acc[static_cast<size_t>(c)];
-            switch (op) {
-            case Red::L2: dst[c] = static_cast<T>(std::sqrt(static_cast<double>(a))); break;
-            case Red::LogSum: dst[c] = static_cast<T>(std::log(static_cast<double>(a))); break;
-            case Red::LogSumExp:
-                dst[c] = static_cast<T>(std::log(static_cast<double>(a)) + peak[static_cast<size_t>(c)]);
-                break;
-            default: dst[c] = static_cast<T>(a); break;
-            }
-        }
-        return std::vector<Tensor>{y};
+        return std::vector<Tensor>{reduceTyped<decltype(tag)>(op, x, out, strides)};
     };
     return floatOnly(op) ? ops::dispatchFloat(n, x.dtype(), body) : ops::dispatchNumeric(n, x.dtype(), body);
 }

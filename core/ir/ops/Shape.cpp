@@ -3,6 +3,7 @@
 #include "OpUtil.h"
 
 #include "core/ir/Interpreter.h"
+#include "core/ir/MathUtil.h"
 
 #include <algorithm>
 #include <cstring>
@@ -568,11 +569,11 @@ std::pair<int64_t, int64_t> sliceRange(int64_t start, int64_t end, int64_t step,
     if (step > 0) {
         start = std::clamp<int64_t>(start, 0, dim);
         end = std::clamp<int64_t>(end, 0, dim);
-        return {start, end > start ? (end - start + step - 1) / step : 0};
+        return {start, end > start ? static_cast<int64_t>(ceilDiv(end - start, step)) : 0};
     }
     start = std::clamp<int64_t>(start, 0, dim - 1);
     end = std::clamp<int64_t>(end, -1, dim - 1);
-    return {start, start > end ? (start - end - step - 1) / -step : 0};
+    return {start, start > end ? static_cast<int64_t>(ceilDiv(start - end, -step)) : 0};
 }
 
 template <typename E>

@@ -1,10 +1,10 @@
 // The one ceilDiv and alignUp of the compiler: tile counts, cycle estimates, buffer offsets and
 // descriptor sizes all round through them, so an off-by-one here moves every artifact.
-#include "core/backend/MathUtil.h"
+#include "core/ir/MathUtil.h"
 
 #include <gtest/gtest.h>
 
-using namespace sextant::backend;
+using namespace sextant::ir;
 
 TEST(MathUtil, CeilDivRoundsUpAndIsExactOnMultiples) {
     EXPECT_EQ(ceilDiv(0, 16), 0u);
