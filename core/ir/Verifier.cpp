@@ -26,6 +26,21 @@ bool compatible(const TensorType& inferred, const TensorType& stored) {
     return true;
 }
 
+/// The typed fields sit on nodes that can have them, and no attribute hides one: text written
+/// as `precision = "f16"` is the field (Parser.cpp), so an attribute of that name would print twice.
+Status checkFields(const Node& n) {
+    if (n.body() && n.kind() != OpKind::ElementwiseGroup)
+        return nodeError(n, "has a fused body but is not a sextant.ElementwiseGroup");
+    if (n.isView() && n.info().layout != LayoutClass::View)
+        return nodeError(n, "is marked a view but its op never is one");
+    for (std::string_view field : {kPrecisionFieldName, kViewFieldName, kBodyFieldName})
+        if ((field != kBodyFieldName || n.kind() == OpKind::ElementwiseGroup) &&
+            n.hasAttr(std::string(field)))
+            return nodeError(n, "attribute '" + std::string(field) +
+                                    "' must be set as the node's field, not as an attribute");
+    return {};
+}
+
 } // namespace
 
 Status verifyGraph(const Graph& graph) {
@@ -96,6 +111,7 @@ Status verifyGraph(const Graph& graph) {
             if (isDefined(o))
                 return nodeError(*n, "output '" + o->name() + "' is defined twice");
         }
+        SX_TRY(checkFields(*n));
         Status st = info.verify(*n);
         if (!st.ok())
             return nodeError(*n, st.error().message);
