@@ -105,7 +105,7 @@ Expected<GraphLayoutResult> layoutGraph(const ir::Graph& graph) {
         n.typeText = node->numOutputs() > 0 && node->output(0) ? node->output(0)->type().str() : "";
         n.kind = LayoutNodeKind::Op;
         n.cost = node->info().cost;
-        n.view = node->attrInt("view", 0) != 0;
+        n.view = node->isView();
         n.h = opBoxHeight;
         const int box = static_cast<int>(result.nodes.size());
         for (const ir::Value* out : node->outputs())

@@ -1,6 +1,7 @@
 #include "InspectorWidget.h"
 
 #include "MemoryView.h"
+#include "core/ir/Printer.h"
 
 #include <sstream>
 #include <type_traits>
@@ -125,8 +126,11 @@ void InspectorWidget::render() {
         const ir::Value* v = node->output(i);
         html += tr("<tr><td class='k'>out %1</td><td>%2</td></tr>").arg(i).arg(esc(v->name() + " : " + v->type().str()));
     }
-    for (const auto& [name, value] : node->attrs())
-        html += QStringLiteral("<tr><td class='k'>%1</td><td>%2</td></tr>").arg(esc(name), esc(attributeText(value)));
+    // The attributes and the typed fields (precision, view, body) in the printed IR's order.
+    ir::forEachPrintedAttribute(*node, [&](std::string_view name, const ir::Attribute& value) {
+        html += QStringLiteral("<tr><td class='k'>%1</td><td>%2</td></tr>")
+                    .arg(esc(std::string(name)), esc(attributeText(value)));
+    });
     html += QStringLiteral("</table>");
 
     const ir::Provenance& prov = node->provenance();

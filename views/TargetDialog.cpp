@@ -33,7 +33,7 @@ QString describeTarget(const backend::Target& t) {
         .arg(t.numCores)
         .arg(bytesText(t.sramBytes))
         .arg(t.clockGhz)
-        .arg(QString::fromStdString(t.layout));
+        .arg(QString::fromStdString(std::string(ir::npuLayoutName(t.layout))));
 }
 
 TargetDialog::TargetDialog(const backend::Target& current, QWidget* parent) : QDialog(parent) {

@@ -35,7 +35,7 @@ uint64_t vectorLanes(const Target& t, ir::DType dt) {
 
 /// Vector lanes for a node's output: f16 lanes when the precision pass marked it f16.
 uint64_t lanesFor(const ir::Node& n, const Target& t) {
-    if (n.attrString("precision", "") == "f16")
+    if (n.precision() == ir::Precision::F16)
         return static_cast<uint64_t>(t.vectorLanesF16);
     return vectorLanes(t, n.output(0)->type().dtype);
 }
@@ -68,7 +68,7 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     const int64_t ciPerGroup = wd[1];
     const int64_t kSpatial = prod(wd, 2);
     // The cube unit reads f16, or f32 where the precision pass kept the op in f32.
-    const size_t inElem = n.attrString("precision", "") == "f32" ? 4 : 2;
+    const size_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
     const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
     WorkModel m;
     m.outDims = od;
@@ -132,7 +132,7 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
     // An epilogue (bias, fused activation) on the vector unit after the product.
     const bool epilogue = n.info().passes > 0 || c;
     // The cube unit reads f16, or f32 where the precision pass kept the op in f32.
-    const uint64_t inElem = n.attrString("precision", "") == "f32" ? 4 : 2;
+    const uint64_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t Mt = tile.size() >= 2 ? tile[tile.size() - 2] : 1;
@@ -230,7 +230,7 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
     int64_t taps = 1; // kernel taps that land on one output position
     for (size_t d = 0; d < sp; ++d)
         taps *= std::max<int64_t>(1, (wd[2 + d] + strides[d] - 1) / std::max<int64_t>(1, strides[d]));
-    const size_t inElem = n.attrString("precision", "") == "f32" ? 4 : 2;
+    const size_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
     const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
     const uint64_t lanes = vectorLanes(t, ir::DType::F32);
     const int c0 = t.c0;
@@ -323,12 +323,9 @@ WorkModel resizeModel(const ir::Node& n, const Target& t) {
 /// An ElementwiseGroup replays its body's ops over each tile: the sum of their passes.
 uint64_t groupSteps(const ir::Node& n) {
     uint64_t steps = 0;
-    if (const ir::Attribute* body = n.attr("body"))
-        if (const auto* ops = std::get_if<std::vector<std::string>>(body))
-            for (const std::string& op : *ops) {
-                const std::optional<ir::OpKind> k = ir::findOp("", op.substr(0, op.find('(')));
-                steps += k ? static_cast<uint64_t>(ir::opInfo(*k).passes) : 1;
-            }
+    if (const ir::FusedBody* body = n.body())
+        for (const ir::BodyStep& step : body->steps)
+            steps += static_cast<uint64_t>(ir::opInfo(step.op).passes);
     return std::max<uint64_t>(steps, 1);
 }
 
@@ -396,7 +393,7 @@ Expected<WorkModel> attentionModel(const ir::Node& n, const Target& t) {
     const int64_t Sk = n.attrInt("transB", 0) ? kd[r - 2] : kd[r - 1];
     const int64_t Dv = vd[r - 1];
     const uint64_t passes = 1 + (n.attrInt("fast_softmax", 0) ? 3 : 5);
-    const uint64_t inElem = n.attrString("precision", "") == "f32" ? 4 : 2;
+    const uint64_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
     const uint64_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
     const uint64_t lanes = vectorLanes(t, ir::DType::F32);
     WorkModel m;

@@ -5,7 +5,7 @@ namespace sextant::backend {
 bool isViewNode(const ir::Node& node) {
     if (node.info().layout != ir::LayoutClass::View)
         return false;
-    if (node.attrInt("view", 0) != 1 || node.numOutputs() != 1 || !node.input(0))
+    if (!node.isView() || node.numOutputs() != 1 || !node.input(0))
         return false;
     const ir::Value* in = node.input(0);
     const ir::Value* out = node.output(0);

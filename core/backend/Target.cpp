@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -21,23 +22,54 @@ using nlohmann::json;
 struct Field {
     const char* key;
     enum class Kind { String, Positive, PositiveReal } kind;
-    std::function<void(Target&, const json&)> set;
+    /// Stores the value (of the kind checked already); an error says what the value must be, and
+    /// parseTarget puts the file and the field in front of it.
+    std::function<Status(Target&, const json&)> set;
     std::function<json(const Target&)> get;
     bool optional = false; ///< may be absent: the Target's default stays
 };
 
 template <typename T> Field uintField(const char* key, T Target::*member) {
     return Field{key, Field::Kind::Positive,
-                 [member](Target& t, const json& v) { t.*member = static_cast<T>(v.get<uint64_t>()); },
+                 [member](Target& t, const json& v) -> Status {
+                     t.*member = static_cast<T>(v.get<uint64_t>());
+                     return {};
+                 },
                  [member](const Target& t) { return json(static_cast<uint64_t>(t.*member)); }};
+}
+
+/// "must be <choices> (got "<value>")": a string field naming something the target cannot be.
+Error badChoice(const std::string& choices, const json& v) {
+    return makeError(ErrorKind::Parse, "must be " + choices + " (got \"" + v.get<std::string>() + "\")");
+}
+
+/// A unit's precision: "f16" or "f32" (F16 / F32).
+Field unitPrecisionField(const char* key, ir::Precision Target::*member) {
+    return Field{key, Field::Kind::String,
+                 [member](Target& t, const json& v) -> Status {
+                     const std::optional<ir::Precision> p = ir::parsePrecision(v.get<std::string>());
+                     if (!p || (*p != ir::Precision::F16 && *p != ir::Precision::F32))
+                         return badChoice("\"f16\" or \"f32\"", v);
+                     t.*member = *p;
+                     return {};
+                 },
+                 [member](const Target& t) { return json(std::string(ir::precisionName(t.*member))); },
+                 true};
 }
 
 const std::vector<Field>& fields() {
     static const std::vector<Field> kFields = {
-        Field{"name", Field::Kind::String, [](Target& t, const json& v) { t.name = v.get<std::string>(); },
+        Field{"name", Field::Kind::String,
+              [](Target& t, const json& v) -> Status {
+                  t.name = v.get<std::string>();
+                  return {};
+              },
               [](const Target& t) { return json(t.name); }},
         Field{"clock_ghz", Field::Kind::PositiveReal,
-              [](Target& t, const json& v) { t.clockGhz = v.get<double>(); },
+              [](Target& t, const json& v) -> Status {
+                  t.clockGhz = v.get<double>();
+                  return {};
+              },
               [](const Target& t) { return json(t.clockGhz); }},
         uintField("num_cores", &Target::numCores),
         uintField("cube_m", &Target::cubeM),
@@ -56,16 +88,23 @@ const std::vector<Field>& fields() {
         uintField("event_latency_cycles", &Target::eventLatencyCycles),
         uintField("dispatch_cycles", &Target::dispatchCycles),
         uintField("descriptor_align", &Target::descriptorAlign),
-        Field{"layout", Field::Kind::String, [](Target& t, const json& v) { t.layout = v.get<std::string>(); },
-              [](const Target& t) { return json(t.layout); }, true},
-        Field{"c0", Field::Kind::Positive, [](Target& t, const json& v) { t.c0 = static_cast<int>(v.get<uint64_t>()); },
+        Field{"layout", Field::Kind::String,
+              [](Target& t, const json& v) -> Status {
+                  const std::optional<ir::NpuLayout> l = ir::parseNpuLayout(v.get<std::string>());
+                  if (!l)
+                      return badChoice("\"NC1HWC0\" or \"NCHW\"", v);
+                  t.layout = *l;
+                  return {};
+              },
+              [](const Target& t) { return json(std::string(ir::npuLayoutName(t.layout))); }, true},
+        Field{"c0", Field::Kind::Positive,
+              [](Target& t, const json& v) -> Status {
+                  t.c0 = static_cast<int>(v.get<uint64_t>());
+                  return {};
+              },
               [](const Target& t) { return json(t.c0); }, true},
-        Field{"cube_inputs", Field::Kind::String,
-              [](Target& t, const json& v) { t.cubeInputs = v.get<std::string>(); },
-              [](const Target& t) { return json(t.cubeInputs); }, true},
-        Field{"vector_precision", Field::Kind::String,
-              [](Target& t, const json& v) { t.vectorPrecision = v.get<std::string>(); },
-              [](const Target& t) { return json(t.vectorPrecision); }, true},
+        unitPrecisionField("cube_inputs", &Target::cubeInputs),
+        unitPrecisionField("vector_precision", &Target::vectorPrecision),
     };
     return kFields;
 }
@@ -155,7 +194,8 @@ Status readFields(const json& doc, const std::string& sourceName, Target& t) {
         }
         const json& v = doc[f.key];
         SX_TRY(checkFieldValue(f, v, sourceName));
-        f.set(t, v);
+        if (Status st = f.set(t, v); !st.ok())
+            return fieldError(sourceName, f.key, st.error().message);
     }
     return {};
 }
@@ -186,12 +226,6 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
         return fieldError(sourceName, "num_cores", "must be at most 1024 (got " + std::to_string(t.numCores) + ")");
     if (t.eventSlotsPerCore > 65535)
         return fieldError(sourceName, "event_slots_per_core", "must be at most 65535");
-    if (t.layout != "NC1HWC0" && t.layout != "NCHW")
-        return fieldError(sourceName, "layout", "must be \"NC1HWC0\" or \"NCHW\" (got \"" + t.layout + "\")");
-    for (auto [key, value] : {std::pair<const char*, const std::string*>{"cube_inputs", &t.cubeInputs},
-                              {"vector_precision", &t.vectorPrecision}})
-        if (*value != "f16" && *value != "f32")
-            return fieldError(sourceName, key, "must be \"f16\" or \"f32\" (got \"" + *value + "\")");
     if (!isPowerOfTwo(static_cast<uint64_t>(t.c0)) || t.c0 > 256)
         return fieldError(sourceName, "c0", "must be a power of two from 1 to 256 (got " + std::to_string(t.c0) + ")");
     return t;
@@ -236,9 +270,9 @@ std::string targetToFileJson(const Target& t) {
 
 std::string f16Units(const Target& t) {
     std::string out;
-    if (t.cubeInputs == "f16")
+    if (t.cubeInputs == ir::Precision::F16)
         out = "cube_inputs \"f16\"";
-    if (t.vectorPrecision == "f16")
+    if (t.vectorPrecision == ir::Precision::F16)
         out += std::string(out.empty() ? "" : ", ") + "vector_precision \"f16\"";
     return out;
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/ir/Error.h"
+#include "core/ir/Precision.h"
 
 #include <cstdint>
 #include <string>
@@ -31,18 +32,19 @@ struct Target {
     uint64_t dispatchCycles = 100;
     uint64_t descriptorAlign = 64;
     // Data layout (optional in the JSON; these defaults when absent).
-    /// Activation layout of the NPU's compute units: "NC1HWC0" (blocked: C split into C1 blocks of
-    /// c0 channels, the last zero-padded; the layout pass builds blocked regions and inserts
-    /// TransData at their boundaries) or "NCHW" (plain: no regions, no conversions).
-    std::string layout = "NC1HWC0";
+    /// Activation layout of the NPU's compute units, JSON "layout": "NC1HWC0" (blocked: C split
+    /// into C1 blocks of c0 channels, the last zero-padded; the layout pass builds blocked regions
+    /// and inserts TransData at their boundaries) or "NCHW" (plain: no regions, no conversions).
+    ir::NpuLayout layout = ir::NpuLayout::NC1HWC0;
     /// Channels per NC1HWC0 block (C0), a power of two: NC1HWC0 buffers hold ceil(C/c0)*c0 channels.
     int c0 = 16;
     // Precision policy (optional in the JSON; these defaults when absent).
-    /// What the cube unit reads: "f16" (data and weights in f16, f32 accumulation) or "f32".
-    std::string cubeInputs = "f16";
-    /// What non-critical vector ops compute in: "f16" or "f32" (softmax, normalisation,
-    /// reductions and exp/log stay f32 either way, rule keep-f32-critical).
-    std::string vectorPrecision = "f16";
+    /// What the cube unit reads, JSON "cube_inputs": F16 ("f16": data and weights in f16, f32
+    /// accumulation) or F32 ("f32"). parseTarget accepts no other value.
+    ir::Precision cubeInputs = ir::Precision::F16;
+    /// What non-critical vector ops compute in, JSON "vector_precision": F16 or F32 (softmax,
+    /// normalisation, reductions and exp/log stay f32 either way, rule keep-f32-critical).
+    ir::Precision vectorPrecision = ir::Precision::F16;
 
     /// Cycles to microseconds at this target's clock.
     double cyclesToMicros(uint64_t cycles) const { return static_cast<double>(cycles) / (clockGhz * 1000.0); }

@@ -547,6 +547,9 @@ Expected<std::unique_ptr<Graph>> Graph::clone() const {
         Node* nn = g->addNode(n->m_kind, n->m_name, std::move(ins), outs).value();
         nn->setSharedAttrs(n->m_sharedAttrs); // shared until either graph changes them
         nn->m_provenance = n->m_provenance;
+        nn->m_precision = n->m_precision;
+        nn->m_view = n->m_view;
+        nn->m_body = n->m_body; // immutable: shared
         for (size_t i = 0; i < outs.size(); ++i) {
             nn->m_outputs[i]->m_type = n->m_outputs[i]->m_type;
             map[n->m_outputs[i]->m_id] = {n->m_outputs[i], nn->m_outputs[i]};

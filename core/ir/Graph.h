@@ -2,9 +2,11 @@
 
 #include "Attribute.h"
 #include "Error.h"
+#include "FusedBody.h"
 #include "InlineVector.h"
 #include "NameIndex.h"
 #include "OpRegistry.h"
+#include "Precision.h"
 #include "Tensor.h"
 #include "TensorType.h"
 
@@ -127,6 +129,33 @@ public:
     std::vector<double> attrFloats(const std::string& n, std::vector<double> dflt = {}) const;
     const Graph* attrGraph(const std::string& n) const;
 
+    /// The precision the NPU computes this node in, as the `precision` pass chose it (Unset until
+    /// it runs). The IR text shows it as the attribute `precision = "f16"` would appear, in its
+    /// name's sorted place among the attributes.
+    Precision precision() const { return m_precision; }
+    /// Counts as a change (see version()).
+    void setPrecision(Precision p) {
+        ++m_version;
+        m_precision = p;
+    }
+    /// Whether the layout pass marked this reshape-like node a view: it moves no data and shares
+    /// its input's buffer (backend::isViewNode has the last word). Printed as `view = 1`.
+    bool isView() const { return m_view; }
+    /// Counts as a change (see version()).
+    void setView(bool view) {
+        ++m_version;
+        m_view = view;
+    }
+    /// A sextant.ElementwiseGroup's steps (null on other nodes), immutable and shared by clones
+    /// and snapshots. Printed as `body = ["Mul(i0,i1)", ...]` (see FusedBody.h).
+    const FusedBody* body() const { return m_body.get(); }
+    const std::shared_ptr<const FusedBody>& sharedBody() const { return m_body; }
+    /// Counts as a change (see version()).
+    void setBody(std::shared_ptr<const FusedBody> body) {
+        ++m_version;
+        m_body = std::move(body);
+    }
+
     const Provenance& provenance() const { return m_provenance; }
     /// Counts as a change (see version()) when called.
     Provenance& mutableProvenance() {
@@ -138,7 +167,8 @@ public:
     /// Unique among all nodes this process has made (never reused, unlike the node's address).
     uint64_t uid() const { return m_uid; }
     /// Goes up whenever something a printout of the node shows may have changed: its name, its
-    /// inputs or their names, its outputs' names or types, its attributes or its provenance.
+    /// inputs or their names, its outputs' names or types, its attributes, precision, view mark or
+    /// body, or its provenance.
     /// With uid(), lets a caller that saw the node before tell that it is unchanged without
     /// comparing it field by field (the pipeline's snapshots share such nodes' records).
     uint32_t version() const { return m_version; }
@@ -167,11 +197,14 @@ private:
     Graph* m_graph = nullptr;
     NodeList::iterator m_pos;
     uint32_t m_scratch = 0;
+    Precision m_precision = Precision::Unset;
+    bool m_view = false;
     std::string m_name;
     /// The attributes: m_attrs points into m_sharedAttrs (null when there are none). The map is
     /// changed in place only while nothing else shares it.
     std::shared_ptr<const AttributeMap> m_sharedAttrs;
     AttributeMap* m_attrs = nullptr;
+    std::shared_ptr<const FusedBody> m_body;
     Provenance m_provenance;
 };
 

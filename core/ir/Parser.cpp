@@ -537,6 +537,17 @@ private:
         return v;
     }
 
+    /// A node's typed fields, read from the attribute syntax the printer writes them in.
+    struct NodeFields {
+        Precision precision = Precision::Unset;
+        bool view = false;
+        std::shared_ptr<const FusedBody> body;
+        bool given(const std::string& name) const {
+            return (name == kPrecisionFieldName && precision != Precision::Unset) ||
+                   (name == kViewFieldName && view) || (name == kBodyFieldName && body);
+        }
+    };
+
     Status parseStatement() {
         size_t at = position();
         SX_TRY(expect('%'));
@@ -550,7 +561,8 @@ private:
         SX_TRY(expect('='));
         SX_ASSIGN(OpKind kind, parseOpKind());
         SX_ASSIGN(std::vector<Value*> inputs, parseOperands());
-        SX_ASSIGN(AttributeMap attrs, parseAttributes());
+        NodeFields fields;
+        SX_ASSIGN(AttributeMap attrs, parseAttributes(kind, fields));
         SX_TRY(expect('@'));
         size_t nameAt = position();
         SX_ASSIGN(std::string nodeName, parseName("a node name"));
@@ -561,6 +573,12 @@ private:
         for (size_t i = 0; i < outTypes.size(); ++i)
             (*node)->output(i)->setType(outTypes[i]);
         (*node)->mutableProvenance() = std::move(prov);
+        if (fields.precision != Precision::Unset)
+            (*node)->setPrecision(fields.precision);
+        if (fields.view)
+            (*node)->setView(true);
+        if (fields.body)
+            (*node)->setBody(std::move(fields.body));
         return {};
     }
 
@@ -611,8 +629,9 @@ private:
         return inputs;
     }
 
-    /// An optional "{name = value, ...}", each name once.
-    Expected<AttributeMap> parseAttributes() {
+    /// An optional "{name = value, ...}", each name once; the names that are typed fields of a
+    /// `kind` node (precision, view, body) go to `fields`, the rest are returned.
+    Expected<AttributeMap> parseAttributes(OpKind kind, NodeFields& fields) {
         AttributeMap attrs;
         if (consume('{')) {
             do {
@@ -620,9 +639,11 @@ private:
                 SX_ASSIGN(std::string name, parseName("an attribute name"));
                 SX_TRY(expect('='));
                 SX_ASSIGN(Attribute a, parseAttribute());
-                if (attrs.count(name))
+                if (attrs.count(name) || fields.given(name))
                     return errorAt(nameAt, "attribute '" + name + "' given twice");
-                attrs.emplace(std::move(name), std::move(a));
+                SX_ASSIGN(bool isField, takeField(kind, name, a, nameAt, fields));
+                if (!isField)
+                    attrs.emplace(std::move(name), std::move(a));
             } while (consume(','));
             SX_TRY(expect('}'));
         }
@@ -648,6 +669,41 @@ private:
             SX_ASSIGN(prov.createdBy, parseQuoted());
         }
         return prov;
+    }
+
+
+    /// If `name = a` spells one of the node's typed fields (see Printer.h), stores it in `fields`
+    /// and returns true; false for an ordinary attribute. `body` is a field only on an
+    /// ElementwiseGroup (elsewhere it may be an ordinary attribute).
+    Expected<bool> takeField(OpKind kind, const std::string& name, const Attribute& a, size_t at,
+                             NodeFields& fields) {
+        if (name == kPrecisionFieldName) {
+            const auto* text = std::get_if<std::string>(&a);
+            const std::optional<Precision> p = text ? parsePrecision(*text) : std::nullopt;
+            if (!p)
+                return errorAt(at, "precision must be \"f32\", \"f16\" or \"f16-acc-f32\"" +
+                                       (text ? " (got \"" + *text + "\")" : std::string()));
+            fields.precision = *p;
+            return true;
+        }
+        if (name == kViewFieldName) {
+            const auto* v = std::get_if<int64_t>(&a);
+            if (!v || *v != 1)
+                return errorAt(at, "view marks a view and must be 1");
+            fields.view = true;
+            return true;
+        }
+        if (name == kBodyFieldName && kind == OpKind::ElementwiseGroup) {
+            const auto* lines = std::get_if<std::vector<std::string>>(&a);
+            if (!lines)
+                return errorAt(at, "body must be a list of strings");
+            Expected<FusedBody> body = parseBody(*lines);
+            if (!body.ok())
+                return errorAt(at, body.error().message);
+            fields.body = std::make_shared<const FusedBody>(std::move(*body));
+            return true;
+        }
+        return false;
     }
 
     Status parseConstant(const std::string& name, size_t at) {

@@ -13,7 +13,7 @@ bool isNameChar(char c) {
            c == '.';
 }
 
-bool isPlainName(const std::string& s) {
+bool isPlainName(std::string_view s) {
     if (s.empty())
         return false;
     for (char c : s)
@@ -22,7 +22,7 @@ bool isPlainName(const std::string& s) {
     return true;
 }
 
-void appendQuoted(std::string& out, const std::string& s) {
+void appendQuoted(std::string& out, std::string_view s) {
     out += '"';
     for (char c : s) {
         unsigned char u = static_cast<unsigned char>(c);
@@ -44,7 +44,7 @@ void appendQuoted(std::string& out, const std::string& s) {
     out += '"';
 }
 
-void appendName(std::string& out, const std::string& s) {
+void appendName(std::string& out, std::string_view s) {
     if (isPlainName(s))
         out += s;
     else
@@ -227,6 +227,18 @@ std::string printType(const TensorType& type) {
 
 std::string printNode(const Node& node) { return printNodeAt(node, "  "); }
 
+std::vector<std::pair<std::string_view, Attribute>> fieldAttributes(const Node& node) {
+    std::vector<std::pair<std::string_view, Attribute>> fields;
+    // In name order: body < precision < view.
+    if (const FusedBody* body = node.body())
+        fields.emplace_back(kBodyFieldName, bodyText(*body));
+    if (node.precision() != Precision::Unset)
+        fields.emplace_back(kPrecisionFieldName, std::string(precisionName(node.precision())));
+    if (node.isView())
+        fields.emplace_back(kViewFieldName, int64_t{1});
+    return fields;
+}
+
 namespace {
 
 std::string printNodeAt(const Node& node, const std::string& indent) {
@@ -244,19 +256,16 @@ std::string printNodeAt(const Node& node, const std::string& indent) {
         appendValueRef(out, node.input(i));
     }
     out += ')';
-    if (!node.attrs().empty()) {
-        out += " {";
-        bool first = true;
-        for (const auto& [name, value] : node.attrs()) {
-            if (!first)
-                out += ", ";
-            first = false;
-            appendName(out, name);
-            out += " = ";
-            appendAttribute(out, value, indent);
-        }
+    bool first = true;
+    forEachPrintedAttribute(node, [&](std::string_view name, const Attribute& value) {
+        out += first ? " {" : ", ";
+        first = false;
+        appendName(out, name);
+        out += " = ";
+        appendAttribute(out, value, indent);
+    });
+    if (!first)
         out += '}';
-    }
     out += " @";
     appendName(out, node.name());
     const Provenance& p = node.provenance();

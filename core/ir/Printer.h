@@ -3,6 +3,9 @@
 #include "Graph.h"
 
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sextant::ir {
 
@@ -43,6 +46,31 @@ std::string printNode(const Node& node);
 
 /// A type as the printer writes it: "f32[1,N,28,28]", with "@NHWC" when a layout is set.
 std::string printType(const TensorType& type);
+
+/// The names under which the IR text shows a node's typed fields, as if they were attributes
+/// (the syntax they had when they were attributes, so older text still parses).
+inline constexpr std::string_view kBodyFieldName = "body";           ///< Node::body()
+inline constexpr std::string_view kPrecisionFieldName = "precision"; ///< Node::precision()
+inline constexpr std::string_view kViewFieldName = "view";           ///< Node::isView()
+
+/// The node's typed fields that are set, as the attributes they print as, sorted by name:
+/// body = ["Mul(i0,i1)", ...] (ElementwiseGroup), precision = "f16", view = 1.
+std::vector<std::pair<std::string_view, Attribute>> fieldAttributes(const Node& node);
+
+/// Calls f(std::string_view name, const Attribute& value) for everything printGraph shows
+/// between a node's braces, in that order: its attributes with its typed fields
+/// (fieldAttributes) merged in by name. The GUI's inspector lists the same rows.
+template <typename F> void forEachPrintedAttribute(const Node& node, F&& f) {
+    const std::vector<std::pair<std::string_view, Attribute>> fields = fieldAttributes(node);
+    size_t k = 0;
+    for (const auto& [name, value] : node.attrs()) {
+        for (; k < fields.size() && fields[k].first < name; ++k)
+            f(fields[k].first, fields[k].second);
+        f(std::string_view(name), value);
+    }
+    for (; k < fields.size(); ++k)
+        f(fields[k].first, fields[k].second);
+}
 
 /// Constants with at most this many elements print their data inline.
 inline constexpr int64_t kInlineConstantLimit = 16;

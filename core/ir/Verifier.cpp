@@ -26,6 +26,22 @@ bool compatible(const TensorType& inferred, const TensorType& stored) {
     return true;
 }
 
+/// The typed fields sit on nodes that can have them, and no attribute hides one: text written
+/// as `precision = "f16"` is the field (Parser.cpp), so an attribute of that name would print twice.
+Status checkFields(const Node& n) {
+    if (n.body() && n.kind() != OpKind::ElementwiseGroup)
+        return nodeError(n, "has a fused body but is not a sextant.ElementwiseGroup");
+    if (n.isView() && n.info().layout != LayoutClass::View)
+        return nodeError(n, "is marked a view but its op never is one");
+    for (std::string_view field : {kPrecisionFieldName, kViewFieldName, kBodyFieldName})
+        if ((field != kBodyFieldName || n.kind() == OpKind::ElementwiseGroup) &&
+            n.hasAttr(std::string(field)))
+            return nodeError(n, "attribute '" + std::string(field) +
+                                    "' must be set as the node's field, not as an attribute");
+    return {};
+}
+
+
 /// Which of one graph's values are defined so far, one bit per Value::id (a value of another
 /// graph with the same id is told apart by Graph::owns first). Bits, not a table of pointers:
 /// the table was the size of every value the graph ever had, cleared and read at random on
@@ -186,6 +202,7 @@ Status defineOutputs(const Node& n, const std::vector<TensorType>& types, Define
 Status verifyNode(const Node& n, DefinedValues& defined) {
     SX_TRY(checkArity(n));
     SX_TRY(checkOperands(n, defined));
+    SX_TRY(checkFields(n));
     SX_ASSIGN(const std::vector<TensorType> types, inferTypes(n));
     SX_TRY(checkSubgraphs(n));
     return defineOutputs(n, types, defined);

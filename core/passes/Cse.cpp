@@ -51,10 +51,12 @@ uint64_t sampledFingerprint(const ir::Tensor& t) {
     return h;
 }
 
-/// Same op, same attributes, the same input values in the same slots, as many outputs.
+/// Same op, same attributes and typed fields (precision, view mark, body), the same input values
+/// in the same slots, as many outputs.
 bool sameComputation(const ir::Node& a, const ir::Node& b) {
     if (a.kind() != b.kind() || a.inputs() != b.inputs() || a.numOutputs() != b.numOutputs() ||
-        a.attrs().size() != b.attrs().size())
+        a.attrs().size() != b.attrs().size() || a.precision() != b.precision() ||
+        a.isView() != b.isView() || !ir::sameBody(a.body(), b.body()))
         return false;
     auto ia = a.attrs().begin();
     auto ib = b.attrs().begin();

@@ -4,7 +4,6 @@
 #include "FuseUtil.h"
 
 #include <algorithm>
-#include <cstdio>
 
 namespace sextant::passes::fuse {
 
@@ -194,15 +193,9 @@ bool groupable(const ir::Node& n) {
     return computed;
 }
 
-std::string formatDouble(double v) {
-    char buf[40];
-    std::snprintf(buf, sizeof buf, "%.17g", v);
-    return buf;
-}
-
 /// A chain of at least two elementwise ops, each feeding only the next ->
-/// sextant.ElementwiseGroup whose "body" attribute records the ops ("Mul(i0,i1)",
-/// "Sigmoid(t0)", "Clip(t1) min=0 max=6", ...). Other operands become the group's inputs.
+/// sextant.ElementwiseGroup whose body (Node::body()) records the ops, printed "Mul(i0,i1)",
+/// "Sigmoid(t0)", "Clip(t1) min=0 max=6", ... Other operands become the group's inputs.
 class FuseElementwiseChain : public FusionRule {
 public:
     std::string id() const override { return "fuse-elementwise-chain"; }
@@ -246,37 +239,34 @@ public:
     Status apply(ir::Graph& g, ir::Node& n, const Match& match, RewriteContext& rc) const override {
         const std::vector<ir::Node*>& chain = match.planAs<Plan>().chain;
         std::vector<ir::Value*> inputs;
-        std::vector<std::string> body;
+        auto body = std::make_shared<ir::FusedBody>();
         for (size_t s = 0; s < chain.size(); ++s) {
             const ir::Node* step = chain[s];
-            std::string text = std::string(ir::opInfo(step->kind()).name) + "(";
+            ir::BodyStep b;
+            b.op = step->kind();
             for (size_t a = 0; a < step->numInputs(); ++a) {
                 ir::Value* in = step->input(a);
-                std::string arg;
                 if (!in) {
-                    arg = "-";
+                    b.operands.push_back(ir::BodyOperand::omitted());
                 } else if (s > 0 && in == chain[s - 1]->output(0)) {
-                    arg = "t" + std::to_string(s - 1);
+                    b.operands.push_back(ir::BodyOperand::step(static_cast<uint32_t>(s - 1)));
                 } else {
                     auto it = std::find(inputs.begin(), inputs.end(), in);
                     if (it == inputs.end()) {
                         inputs.push_back(in);
                         it = inputs.end() - 1;
                     }
-                    arg = "i" + std::to_string(it - inputs.begin());
+                    b.operands.push_back(
+                        ir::BodyOperand::input(static_cast<uint32_t>(it - inputs.begin())));
                 }
-                text += (a ? "," : "") + arg;
             }
-            text += ")";
             for (const auto& [key, value] : step->attrs())
-                text += " " + key + "=" + formatDouble(std::get<double>(value));
-            body.push_back(std::move(text));
+                b.attrs.emplace_back(key, std::get<double>(value)); // groupable: floats only
+            body->steps.push_back(std::move(b));
         }
-        ir::AttributeMap attrs{{"body", std::move(body)}};
         SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::ElementwiseGroup,
-                                                 std::move(inputs), std::move(attrs),
-                                                 rc.createdBy()));
-        (void)fused;
+                                                 std::move(inputs), {}, rc.createdBy()));
+        fused->setBody(std::move(body));
         return {};
     }
 };

@@ -130,7 +130,7 @@ public:
         bool changed = false;
         if (ctx.isEnabled(kAssignLayoutRule)) {
             auto t0 = std::chrono::steady_clock::now();
-            if (ctx.config().npuLayout == "NC1HWC0") {
+            if (ctx.config().npuLayout == ir::NpuLayout::NC1HWC0) {
                 SX_ASSIGN(bool placed, placeRegions(graph, ctx));
                 changed |= placed;
             }
@@ -153,7 +153,7 @@ private:
         for (ir::Node* n : graph.nodes()) {
             if (layoutOf(n->kind()) != ir::LayoutClass::View)
                 continue;
-            if (n->attrInt(kViewAttr, 0) == 1 || n->numOutputs() != 1)
+            if (n->isView() || n->numOutputs() != 1)
                 continue;
             const ir::Value* in = n->input(0);
             const ir::Value* out = n->output(0);
@@ -174,7 +174,7 @@ private:
             }
             if (!ctx.requestApplication(kReshapeViewRule, n->name()))
                 continue;
-            n->setAttr(kViewAttr, int64_t{1});
+            n->setView(true);
             changed = true;
         }
         return changed;

@@ -18,7 +18,7 @@ inline constexpr const char* kLayoutAttr = "layout";
 /// read by a plain node or returned as a graph output: NC1HWC0 -> NCHW, one per value, shared by
 /// every plain reader). Tensors stay logical NCHW (TransData is the identity on the reference
 /// executor); the backend sizes NC1HWC0 values with the channel padding and costs the
-/// conversions. Inverse TransData pairs cancel. PipelineConfig::npuLayout "NCHW" turns the
+/// conversions. Inverse TransData pairs cancel. PipelineConfig::npuLayout NpuLayout::NCHW turns the
 /// blocked regions off. Rule: assign-npu-layout, one application per region.
 std::unique_ptr<Pass> makeLayoutPass();
 
@@ -27,7 +27,7 @@ std::unique_ptr<Pass> makeLayoutPass();
 inline constexpr const char* kAssignLayoutRule = "assign-npu-layout";
 
 /// The layout pass's second rule: marks a Reshape / Flatten / Squeeze / Unsqueeze of a plain
-/// (not NC1HWC0) tensor with attribute view = 1. The data of a plain tensor is contiguous in
+/// (not NC1HWC0) tensor a view (Node::setView, printed view = 1). The data of a plain tensor is contiguous in
 /// row-major order whatever its shape, so the backend lowers such a node to no Task at all: its
 /// output aliases its input's buffer and its consumers read the producer's bytes. Not for a
 /// graph output (the host reads outputs from their own buffers). One application per node.
@@ -39,7 +39,6 @@ inline constexpr const char* kReshapeViewRule = "reshape-as-view";
 /// Transpose absorbed.
 inline constexpr const char* kAbsorbTransposeRule = "absorb-transpose-into-transdata";
 
-/// Node attribute kReshapeViewRule writes (int 1).
-inline constexpr const char* kViewAttr = "view";
+// kReshapeViewRule marks a node with Node::setView (printed `view = 1`).
 
 } // namespace sextant::passes

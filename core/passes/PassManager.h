@@ -39,12 +39,12 @@ struct PipelineConfig {
     /// Run ir::verifyGraph after every pass, so a pass that breaks the graph is named at once.
     bool verifyEach = true;
     /// The NPU's activation layout, copied from the target (runtime::compileGraph does):
-    /// "NC1HWC0" lets the layout pass build blocked regions, "NCHW" means none (no conversions).
-    std::string npuLayout = "NC1HWC0";
-    /// The target's precision policy (copied like npuLayout): what the `precision` pass marks
-    /// cube ops ("f16": f16-acc-f32, "f32": f32) and non-critical vector ops ("f16" or "f32").
-    std::string cubeInputs = "f16";
-    std::string vectorPrecision = "f16";
+    /// NC1HWC0 lets the layout pass build blocked regions, NCHW means none (no conversions).
+    ir::NpuLayout npuLayout = ir::NpuLayout::NC1HWC0;
+    /// The target's precision policy (copied like npuLayout), F16 or F32: what the `precision`
+    /// pass marks cube ops (F16: F16AccF32, F32: F32) and non-critical vector ops (F16 or F32).
+    ir::Precision cubeInputs = ir::Precision::F16;
+    ir::Precision vectorPrecision = ir::Precision::F16;
 };
 
 /// The graph after one pass, as the GUI's pass stepper shows it. Snapshots are structurally

@@ -1,7 +1,8 @@
 // precision: the NPU's cube unit multiplies f16 and accumulates in f32; its vector unit runs
-// f16 lanes twice as wide as f32 ones. This pass writes the precision each compute node runs
-// in as attribute precision = "f16-acc-f32" | "f16" | "f32" (see Precision.h), keeping the ops
-// whose error f16 would blow up (exponentials, normalisation statistics, reductions) in f32.
+// f16 lanes twice as wide as f32 ones. This pass sets the precision each compute node runs in
+// (Node::precision: F16AccF32 | F16 | F32, printed precision = "f16-acc-f32" | "f16" | "f32"),
+// keeping the ops whose error f16 would blow up (exponentials, normalisation statistics,
+// reductions) in f32.
 #include "Precision.h"
 
 #include "PassContext.h"
@@ -34,18 +35,12 @@ std::string criticalReason(ir::F16Risk risk) {
 /// A fused elementwise group inherits the most demanding precision of its body: the first step
 /// whose op the table marks Transcendental keeps the group in f32.
 std::string groupReason(const ir::Node& n) {
-    const ir::Attribute* body = n.attr("body");
+    const ir::FusedBody* body = n.body();
     if (!body)
         return {};
-    const auto* lines = std::get_if<std::vector<std::string>>(body);
-    if (!lines)
-        return {};
-    for (const std::string& line : *lines) {
-        const std::string op = line.substr(0, line.find('('));
-        const std::optional<ir::OpKind> k = ir::findOp("", op);
-        if (k && ir::opInfo(*k).f16Risk == ir::F16Risk::Transcendental)
-            return "group contains " + op + ", kept in f32";
-    }
+    for (const ir::BodyStep& step : body->steps)
+        if (ir::opInfo(step.op).f16Risk == ir::F16Risk::Transcendental)
+            return "group contains " + std::string(ir::opInfo(step.op).name) + ", kept in f32";
     return {};
 }
 
@@ -83,26 +78,28 @@ public:
                 cost == ir::CostClass::Vector ? criticalReason(n->info().f16Risk) : "";
             if (why.empty() && n->kind() == ir::OpKind::ElementwiseGroup)
                 why = groupReason(*n);
-            std::string want;
+            ir::Precision want = ir::Precision::Unset;
             const char* rule = kAssignPrecisionRule;
             if (!why.empty() && keep) {
-                want = "f32";
+                want = ir::Precision::F32;
                 rule = kKeepF32Rule;
             } else if (assign) {
                 // The target's policy (PipelineConfig, copied from the target's JSON).
                 const PipelineConfig& cfg = ctx.config();
                 if (cost == ir::CostClass::Cube)
-                    want = cfg.cubeInputs == "f32" ? "f32" : "f16-acc-f32";
+                    want = cfg.cubeInputs == ir::Precision::F32 ? ir::Precision::F32
+                                                                : ir::Precision::F16AccF32;
                 else
-                    want = cfg.vectorPrecision == "f32" ? "f32" : "f16";
+                    want = cfg.vectorPrecision == ir::Precision::F32 ? ir::Precision::F32
+                                                                     : ir::Precision::F16;
             } else {
                 continue;
             }
-            if (n->attrString(kPrecisionAttr, "") == want)
+            if (n->precision() == want)
                 continue;
             if (!ctx.requestApplication(rule, n->name()))
                 continue;
-            n->setAttr(kPrecisionAttr, want);
+            n->setPrecision(want);
             changed = true;
         }
         const double ms = millisSince(t0);

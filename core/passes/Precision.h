@@ -6,14 +6,12 @@
 
 namespace sextant::passes {
 
-/// Node attribute the `precision` pass writes: the precision the NPU computes the node in.
-///   "f16-acc-f32"  cube ops: f16 inputs and weights, f32 accumulation
-///   "f16"          vector ops the policy allows in f16
-///   "f32"          accuracy-critical ops (Softmax, normalisation and reductions, Exp/Log/Pow/
-///                  Sqrt/Reciprocal/Erf, and fused groups that contain one of them)
-/// Read it with Node::attrString(kPrecisionAttr, "").
-inline constexpr const char* kPrecisionAttr = "precision";
-
+/// What the `precision` pass sets (Node::precision, printed as `precision = "..."`):
+///   F16AccF32 "f16-acc-f32"  cube ops: f16 inputs and weights, f32 accumulation
+///   F16       "f16"          vector ops the policy allows in f16
+///   F32       "f32"          accuracy-critical ops (Softmax, normalisation and reductions,
+///                            Exp/Log/Pow/Sqrt/Reciprocal/Erf, and fused groups that contain one
+///                            of them), and every op the target's policy keeps in f32
 /// `precision`: marks every compute node (cube and vector cost class) with the precision the
 /// NPU runs it in, per the target's policy (PipelineConfig::cubeInputs / vectorPrecision, from
 /// the target's "cube_inputs" / "vector_precision"; npu-a: f16 both, the marks above). Annotation only: the reference executor keeps

@@ -51,6 +51,19 @@ void addAttribute(const ir::Attribute& a, MemoryFootprint& fp, std::set<const vo
         a);
 }
 
+void addBody(const ir::FusedBody* body, MemoryFootprint& fp, std::set<const void*>& seen) {
+    if (!body || !seen.insert(body).second)
+        return;
+    constexpr size_t kSharedBlock = 16; // make_shared's control block
+    fp.structureBytes += kSharedBlock + sizeof(*body) + body->steps.capacity() * sizeof(ir::BodyStep);
+    for (const ir::BodyStep& s : body->steps) {
+        fp.structureBytes += s.operands.capacity() * sizeof(ir::BodyOperand);
+        fp.structureBytes += s.attrs.capacity() * sizeof(s.attrs[0]);
+        for (const auto& [key, value] : s.attrs)
+            fp.structureBytes += stringBytes(key);
+    }
+}
+
 } // namespace
 
 void addGraphFootprint(const ir::Graph& graph, MemoryFootprint& fp,
@@ -63,6 +76,7 @@ void addGraphFootprint(const ir::Graph& graph, MemoryFootprint& fp,
             fp.structureBytes += kMapNode + sizeof(key) + sizeof(value) + stringBytes(key);
             addAttribute(value, fp, seenBuffers);
         }
+        addBody(n->body(), fp, seenBuffers);
         const ir::Provenance& p = n->provenance();
         fp.structureBytes += p.origins.capacity() * sizeof(std::string) + stringBytes(p.createdBy);
         for (const std::string& o : p.origins)
@@ -115,6 +129,7 @@ void addNodeRecord(const NodeRecord& r, MemoryFootprint& fp, std::set<const void
             addAttribute(value, fp, seen);
         }
     }
+    addBody(r.body.get(), fp, seen);
     if (seen.insert(r.provenance.get()).second) {
         fp.structureBytes += kSharedBlock + sizeof(*r.provenance) +
                              r.provenance->origins.capacity() * sizeof(std::string) +

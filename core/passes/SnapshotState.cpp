@@ -120,7 +120,8 @@ bool sameProvenance(const ir::Provenance& a, const ir::Provenance& b) {
 bool recordMatches(const NodeRecord& r, const ir::Node& n) {
     return r.kind == n.kind() && r.name == n.name() && sameInputs(*r.inputs, n) &&
            sameOutputs(r, n) && sameProvenance(*r.provenance, n.provenance()) &&
-           sameAttributes(*r.attrs, n.attrs());
+           sameAttributes(*r.attrs, n.attrs()) && r.precision == n.precision() &&
+           r.view == n.isView() && ir::sameBody(r.body.get(), n.body());
 }
 
 /// A record of `n`, sharing with `old` (a record of the same node before the pass, or null) the
@@ -156,6 +157,9 @@ const NodeRecord* recordOf(const ir::Node& n, const NodeRecord* old, RecordStore
         r->provenance = old->provenance;
     else
         r->provenance = std::make_shared<const ir::Provenance>(n.provenance());
+    r->precision = n.precision();
+    r->view = n.isView();
+    r->body = n.sharedBody();
     return r;
 }
 
@@ -352,6 +356,9 @@ Expected<std::unique_ptr<ir::Graph>> SnapshotState::build() const {
             if (!p.node)
                 p.node = n;
         n->mutableProvenance() = *r->provenance;
+        n->setPrecision(r->precision);
+        n->setView(r->view);
+        n->setBody(r->body);
         for (size_t i = 0; i < r->outputTypes.size(); ++i)
             n->output(i)->setType(r->outputTypes[i]);
     }

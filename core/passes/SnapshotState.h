@@ -30,6 +30,9 @@ struct NodeRecord {
     std::vector<ir::TensorType> outputTypes;
     std::shared_ptr<const ir::AttributeMap> attrs;
     std::shared_ptr<const ir::Provenance> provenance;
+    ir::Precision precision = ir::Precision::Unset;
+    bool view = false;
+    std::shared_ptr<const ir::FusedBody> body; ///< shared with the node (immutable)
 };
 
 class RecordStore;

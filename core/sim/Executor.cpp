@@ -67,8 +67,8 @@ Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, 
 
 namespace {
 
-/// How a node's numbers are computed on its unit, from the precision the `precision` pass wrote
-/// (node attribute "precision"), or the unit's default where the pass did not run:
+/// How a node's numbers are computed on its unit, from the precision the `precision` pass set
+/// (Node::precision, printed precision = "..."), or the unit's default where the pass did not run:
 ///   "f16-acc-f32"  operands 0 and 1 (data, weights) rounded to f16, f32 accumulation
 ///   "f16"          every float operand and the results rounded to f16 (vector lanes in f16)
 ///   "f32"          f32 throughout (a cube op kept in f32 reads f32 data and weights)
@@ -80,13 +80,12 @@ struct Numerics {
 
 Numerics numericsOf(const Task& task, const ir::Node& node) {
     const bool cube = task.unit == UnitKind::Cube && node.info().cost == ir::CostClass::Cube;
-    const std::string precision = node.attrString("precision", "");
-    if (precision == "f32")
-        return {};
-    if (precision == "f16-acc-f32")
-        return {2, false};
-    if (precision == "f16")
-        return {SIZE_MAX, true};
+    switch (node.precision()) {
+    case ir::Precision::F32: return {};
+    case ir::Precision::F16AccF32: return {2, false};
+    case ir::Precision::F16: return {SIZE_MAX, true};
+    case ir::Precision::Unset: break;
+    }
     return cube ? Numerics{2, false} : Numerics{};
 }
 

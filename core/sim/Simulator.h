@@ -70,7 +70,7 @@ struct SimOptions {
 ///
 /// Function: at its start a Task reads the inputs of its nodes from the DRAM/SRAM images at the
 /// planned buffer addresses, evaluates its nodes in the precision the `precision` pass marked
-/// (attribute "precision": "f16-acc-f32" f16 data and weights with f32 accumulation, "f16" f16
+/// (Node::precision, printed precision = "..."; "f16-acc-f32" f16 data and weights with f32 accumulation, "f16" f16
 /// operands and results, "f32" f32; unmarked: cube nodes f16-acc-f32, everything else f32) and,
 /// at its end, writes its outputs to their buffers. sextant.TransData is the identity on the
 /// logical tensor (buffers hold logical data; the NC1HWC0 padding is costed, not stored).

@@ -16,7 +16,7 @@ uint64_t computeCycles(const backend::Task& t, const backend::Target& tg, const 
         return ceilDiv(t.flops, 2ull * static_cast<uint64_t>(tg.cubeM) * tg.cubeN * tg.cubeK);
     case backend::UnitKind::Vector: {
         // An f16 vector op fills the wider f16 lanes.
-        const bool f16 = node && node->attrString("precision", "") == "f16";
+        const bool f16 = node && node->precision() == ir::Precision::F16;
         return ceilDiv(t.flops, static_cast<uint64_t>(std::max(f16 ? tg.vectorLanesF16 : tg.vectorLanesF32, 1)));
     }
     case backend::UnitKind::Dma:

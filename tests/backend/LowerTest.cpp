@@ -309,7 +309,7 @@ namespace {
 
 /// The compute cycles the cost model gives the first Task of a one-node graph.
 uint64_t computeOf(OpKind kind, std::vector<TensorType> inputs, ir::AttributeMap attrs = {},
-                   std::vector<Tensor> constants = {}) {
+                   std::vector<Tensor> constants = {}, const std::vector<std::string>& body = {}) {
     auto g = std::make_shared<ir::Graph>("one");
     std::vector<ir::Value*> ins;
     for (size_t i = 0; i < inputs.size(); ++i)
@@ -317,6 +317,12 @@ uint64_t computeOf(OpKind kind, std::vector<TensorType> inputs, ir::AttributeMap
     for (size_t i = 0; i < constants.size(); ++i)
         ins.push_back(*g->addConstant("c" + std::to_string(i), constants[i]));
     ir::Node* n = *g->addNode(kind, "op", ins, {"y"}, std::move(attrs));
+    if (!body.empty()) {
+        Expected<ir::FusedBody> b = ir::parseBody(body);
+        EXPECT_TRUE(b.ok());
+        if (b.ok())
+            n->setBody(std::make_shared<const ir::FusedBody>(std::move(*b)));
+    }
     g->setOutputs({n->output()});
     EXPECT_TRUE(g->inferTypes().ok());
     Expected<Program> p = lower(g, oneCore());
@@ -338,8 +344,8 @@ TEST(Lower, CostModelChargesWhatTheAccuracyTradingRulesSave) {
     EXPECT_GT(mul, 0u);
     EXPECT_EQ(div, 4 * mul);
 
-    ir::AttributeMap body{{"body", std::vector<std::string>{"Mul(i0,i1)", "Div(t0,i1)", "Relu(t1)"}}};
-    EXPECT_EQ(computeOf(OpKind::ElementwiseGroup, {x}, body, {half}), 6 * mul);
+    EXPECT_EQ(computeOf(OpKind::ElementwiseGroup, {x}, {}, {half}, {"Mul(i0,i1)", "Div(t0,i1)", "Relu(t1)"}),
+              6 * mul);
 
     const TensorType tokens = TensorType::of(DType::F32, {1, 40, 120});
     const Tensor gamma = filled({120}, 1.0f), beta = filled({120}, 0.0f);

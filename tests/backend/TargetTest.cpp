@@ -133,7 +133,7 @@ TEST(Target, EditedFieldIsUsed) {
 }
 
 TEST(Target, LayoutAndC0DefaultWhenAbsentAndAreValidated) {
-    EXPECT_EQ(defaultTarget().layout, "NC1HWC0");
+    EXPECT_EQ(defaultTarget().layout, ir::NpuLayout::NC1HWC0);
     EXPECT_EQ(defaultTarget().c0, 16);
     // A target file written before the layout fields existed still loads, with the defaults.
     Expected<Target> old = parseTarget(defaultJsonWith([](auto& j) {
@@ -142,7 +142,7 @@ TEST(Target, LayoutAndC0DefaultWhenAbsentAndAreValidated) {
                                        }),
                                        "old.json");
     ASSERT_TRUE(old.ok()) << old.error().message;
-    EXPECT_EQ(old->layout, "NC1HWC0");
+    EXPECT_EQ(old->layout, ir::NpuLayout::NC1HWC0);
     EXPECT_EQ(old->c0, 16);
     Expected<Target> plain = parseTarget(defaultJsonWith([](auto& j) {
                                              j["layout"] = "NCHW";
@@ -150,7 +150,7 @@ TEST(Target, LayoutAndC0DefaultWhenAbsentAndAreValidated) {
                                          }),
                                          "plain.json");
     ASSERT_TRUE(plain.ok()) << plain.error().message;
-    EXPECT_EQ(plain->layout, "NCHW");
+    EXPECT_EQ(plain->layout, ir::NpuLayout::NCHW);
     EXPECT_EQ(plain->c0, 32);
     EXPECT_NE(targetToJson(*plain).find("\"layout\": \"NCHW\""), std::string::npos);
 
@@ -169,30 +169,44 @@ TEST(Target, LayoutAndC0DefaultWhenAbsentAndAreValidated) {
 }
 
 TEST(Target, PrecisionPolicyDefaultsAndIsValidated) {
-    EXPECT_EQ(defaultTarget().cubeInputs, "f16");
-    EXPECT_EQ(defaultTarget().vectorPrecision, "f16");
+    EXPECT_EQ(defaultTarget().cubeInputs, ir::Precision::F16);
+    EXPECT_EQ(defaultTarget().vectorPrecision, ir::Precision::F16);
     Expected<Target> old = parseTarget(defaultJsonWith([](auto& j) {
                                            j.erase("cube_inputs");
                                            j.erase("vector_precision");
                                        }),
                                        "old.json");
     ASSERT_TRUE(old.ok()) << old.error().message;
-    EXPECT_EQ(old->cubeInputs, "f16");
+    EXPECT_EQ(old->cubeInputs, ir::Precision::F16);
     Expected<Target> exact = parseTarget(defaultJsonWith([](auto& j) {
                                              j["cube_inputs"] = "f32";
                                              j["vector_precision"] = "f32";
                                          }),
                                          "exact.json");
     ASSERT_TRUE(exact.ok()) << exact.error().message;
-    EXPECT_EQ(exact->cubeInputs, "f32");
-    EXPECT_EQ(exact->vectorPrecision, "f32");
+    EXPECT_EQ(exact->cubeInputs, ir::Precision::F32);
+    EXPECT_EQ(exact->vectorPrecision, ir::Precision::F32);
     // What the note after an NPU result out of tolerance names: the fields that say f16.
     EXPECT_EQ(f16Units(defaultTarget()), "cube_inputs \"f16\", vector_precision \"f16\"");
     EXPECT_EQ(f16Units(*exact), "");
     Target cubeOnly = *exact;
-    cubeOnly.cubeInputs = "f16";
+    cubeOnly.cubeInputs = ir::Precision::F16;
     EXPECT_EQ(f16Units(cubeOnly), "cube_inputs \"f16\"");
     Expected<Target> bad = parseTarget(defaultJsonWith([](auto& j) { j["cube_inputs"] = "bf16"; }), "t.json");
     ASSERT_FALSE(bad.ok());
     EXPECT_EQ(bad.error().message, "t.json: field 'cube_inputs' must be \"f16\" or \"f32\" (got \"bf16\")");
+    EXPECT_EQ(bad.error().subject, "cube_inputs");
+    // A node precision that is no unit's: the cube reads f16 or f32, nothing else.
+    Expected<Target> nodeOnly =
+        parseTarget(defaultJsonWith([](auto& j) { j["vector_precision"] = "f16-acc-f32"; }), "t.json");
+    ASSERT_FALSE(nodeOnly.ok());
+    EXPECT_EQ(nodeOnly.error().message,
+              "t.json: field 'vector_precision' must be \"f16\" or \"f32\" (got \"f16-acc-f32\")");
+    // The enums go back out as the same text.
+    EXPECT_NE(targetToJson(*exact).find("\"cube_inputs\": \"f32\""), std::string::npos);
+    EXPECT_NE(targetToJson(*exact).find("\"vector_precision\": \"f32\""), std::string::npos);
+    EXPECT_NE(targetToJson(defaultTarget()).find("\"layout\": \"NC1HWC0\""), std::string::npos);
+    Expected<Target> again = parseTarget(targetToJson(*exact), "again.json");
+    ASSERT_TRUE(again.ok()) << again.error().message;
+    EXPECT_EQ(targetToJson(*again), targetToJson(*exact));
 }

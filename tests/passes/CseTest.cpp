@@ -121,3 +121,31 @@ TEST(Cse, BisectLimitCutsCseApplicationsToo) {
     EXPECT_EQ(r.skipped[0].node, "e3");
     expectSameOutputs(before, runF64(*r.graph));
 }
+
+// The typed fields are part of what a node computes: twins that differ only in precision or in
+// their group body stay apart; groups with equal bodies (built separately) merge.
+TEST(Cse, TypedFieldsTellTwinsApart) {
+    Builder b;
+    ir::Value* x = b.input("x", {2, 4});
+    ir::Value* w = b.constant("w", randomTensor({4, 3}, 1));
+    ir::Value* m1 = b.node(OpKind::MatMul, "mm1", {x, w});
+    ir::Value* m2 = b.node(OpKind::MatMul, "mm2", {x, w});
+    m2->producer()->setPrecision(ir::Precision::F32);
+    auto group = [&](const std::string& name, std::vector<std::string> steps) {
+        ir::Value* v = b.node(OpKind::ElementwiseGroup, name, {m1});
+        v->producer()->setBody(std::make_shared<const ir::FusedBody>(*ir::parseBody(steps)));
+        return v;
+    };
+    ir::Value* g1 = group("g1", {"Neg(i0)", "Relu(t0)"});
+    ir::Value* g2 = group("g2", {"Neg(i0)", "Relu(t0)"});
+    ir::Value* g3 = group("g3", {"Neg(i0)", "Sigmoid(t0)"});
+    ir::Value* sum = b.node(OpKind::Add, "sum", {g1, g2});
+    auto g = b.finish({m2, sum, g3});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, onlyCse());
+    EXPECT_EQ(countKind(*r.graph, OpKind::MatMul), 2) << "an f32 twin is another computation";
+    EXPECT_EQ(countKind(*r.graph, OpKind::ElementwiseGroup), 2) << ir::printGraph(*r.graph);
+    EXPECT_EQ(nodeNamed(*r.graph, "g2"), nullptr) << "g2 computes what g1 does";
+    EXPECT_NE(nodeNamed(*r.graph, "g3"), nullptr);
+    expectSameOutputs(before, runF64(*r.graph));
+}

@@ -127,9 +127,13 @@ TEST(FuseElementwiseChain, SwishBecomesOneGroupWithARecordedBody) {
     const ir::Node* n = r.graph->nodes()[0];
     EXPECT_EQ(n->kind(), OpKind::ElementwiseGroup);
     EXPECT_EQ(n->name(), "scale");
-    const auto* body = std::get_if<std::vector<std::string>>(n->attr("body"));
-    ASSERT_NE(body, nullptr);
-    EXPECT_EQ(*body, (std::vector<std::string>{"Mul(i0,i1)", "Sigmoid(t0)", "Mul(i0,t1)"}));
+    ASSERT_NE(n->body(), nullptr);
+    EXPECT_FALSE(n->hasAttr("body")) << "the body is the node's field, not an attribute";
+    EXPECT_EQ(ir::bodyText(*n->body()), (std::vector<std::string>{"Mul(i0,i1)", "Sigmoid(t0)", "Mul(i0,t1)"}));
+    ASSERT_EQ(n->body()->steps.size(), 3u);
+    EXPECT_EQ(n->body()->steps[2].op, OpKind::Mul);
+    EXPECT_EQ(n->body()->steps[2].operands,
+              (std::vector<ir::BodyOperand>{ir::BodyOperand::input(0), ir::BodyOperand::step(1)}));
     EXPECT_EQ(n->provenance().origins, (std::vector<std::string>{"scale", "sig", "swish"}));
     expectSameOutputs(before, runF64(*r.graph));
 
@@ -160,9 +164,8 @@ TEST(FuseElementwiseChain, AttributesBroadcastAndBranchesAreKept) {
     EXPECT_EQ(countKind(*r.graph, OpKind::ElementwiseGroup), 3) << ir::printGraph(*r.graph);
     const ir::Node* head = r.graph->findNode("leaky");
     ASSERT_NE(head, nullptr);
-    const auto* body = std::get_if<std::vector<std::string>>(head->attr("body"));
-    ASSERT_NE(body, nullptr);
-    EXPECT_EQ(*body, (std::vector<std::string>{"LeakyRelu(i0) alpha=0.20000000000000001",
+    ASSERT_NE(head->body(), nullptr);
+    EXPECT_EQ(ir::bodyText(*head->body()), (std::vector<std::string>{"LeakyRelu(i0) alpha=0.20000000000000001",
                                                "Clip(t0) max=0.5 min=-0.5", "Add(t1,i1)"}));
     expectSameOutputs(before, runF64(*r.graph));
 }

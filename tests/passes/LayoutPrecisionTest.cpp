@@ -34,7 +34,16 @@ std::string layoutOf(const ir::Graph& g, const std::string& node) {
 std::string precisionOf(const ir::Graph& g, const std::string& node) {
     const ir::Node* n = g.findNode(node);
     EXPECT_NE(n, nullptr) << node;
-    return n ? n->attrString(kPrecisionAttr, "") : "";
+    return n ? std::string(ir::precisionName(n->precision())) : "";
+}
+
+/// Gives the group node producing `v` the body these step texts spell.
+ir::Value* withBody(ir::Value* v, const std::vector<std::string>& steps) {
+    Expected<ir::FusedBody> body = ir::parseBody(steps);
+    EXPECT_TRUE(body.ok()) << (body.ok() ? "" : body.error().message);
+    if (body.ok())
+        v->producer()->setBody(std::make_shared<const ir::FusedBody>(std::move(*body)));
+    return v;
 }
 
 /// The TransData nodes of `g` converting src -> dst, in graph order.
@@ -299,7 +308,7 @@ TEST(LayoutPass, SwitchedOffAndBisectedPerRegion) {
 TEST(LayoutPass, PlainTargetLayoutMakesNoRegions) {
     auto g = convBlock();
     PipelineConfig cfg = onlyLayoutPrecision();
-    cfg.npuLayout = "NCHW";
+    cfg.npuLayout = ir::NpuLayout::NCHW;
     PipelineResult r = pipeline(*g, cfg);
     ASSERT_TRUE(r.graph);
     EXPECT_EQ(countGreyOps(*r.graph).layoutConversions, 0);
@@ -428,7 +437,7 @@ TEST(PrecisionPass, OnlyAtO2AndAbove) {
     PipelineResult r = pipeline(*g, o1);
     ASSERT_TRUE(r.graph);
     for (const ir::Node* n : r.graph->nodes()) {
-        EXPECT_FALSE(n->hasAttr(kPrecisionAttr)) << n->name();
+        EXPECT_EQ(n->precision(), ir::Precision::Unset) << n->name();
         EXPECT_FALSE(n->hasAttr(kLayoutAttr)) << n->name();
     }
 }
@@ -457,7 +466,7 @@ TEST(LayoutPass, BlazeFaceConvolutionsBlockedConversionsOnlyAtRegionExits) {
         if (n->kind() == OpKind::Conv || n->kind() == OpKind::FusedConv) {
             ++convs;
             EXPECT_EQ(n->attrString(kLayoutAttr, ""), "NC1HWC0") << n->name();
-            EXPECT_EQ(n->attrString(kPrecisionAttr, ""), "f16-acc-f32") << n->name();
+            EXPECT_EQ(n->precision(), ir::Precision::F16AccF32) << n->name();
         }
     }
     // The NHWC input enters the blocked region in one TransData that absorbed the input
@@ -500,8 +509,8 @@ TEST(LayoutPass, ConstantFirstOperandStaysInTheBlockedRegion) {
                           {x, b.constant("w", randomTensor({16, 3, 3, 3}, 8))}, convAttrs());
     ir::Value* scale = b.constant("scale", randomTensor({1}, 9));
     ir::Value* shift = b.constant("shift", randomTensor({1}, 10));
-    ir::Value* grp = b.node(OpKind::ElementwiseGroup, "affine", {scale, c, shift},
-                            {{"body", std::vector<std::string>{"Mul(i0,i1)", "Add(t0,i2)"}}});
+    ir::Value* grp =
+        withBody(b.node(OpKind::ElementwiseGroup, "affine", {scale, c, shift}), {"Mul(i0,i1)", "Add(t0,i2)"});
     ir::Value* m = b.node(OpKind::Mul, "mul_first_const",
                           {b.constant("k", randomTensor({16, 1, 1}, 11)), grp});
     ir::Value* r = b.node(OpKind::Relu, "relu", {m});
@@ -521,10 +530,8 @@ TEST(LayoutPass, ConstantFirstOperandStaysInTheBlockedRegion) {
 TEST(PrecisionPass, FusedGroupWithAnExponentialStaysF32) {
     Builder b;
     ir::Value* x = b.input("x", {2, 5});
-    ir::Value* grp = b.node(OpKind::ElementwiseGroup, "grp", {x},
-                            {{"body", std::vector<std::string>{"Neg(i0)", "Exp(t0)"}}});
-    ir::Value* plain = b.node(OpKind::ElementwiseGroup, "plain", {grp},
-                              {{"body", std::vector<std::string>{"Relu(i0)"}}});
+    ir::Value* grp = withBody(b.node(OpKind::ElementwiseGroup, "grp", {x}), {"Neg(i0)", "Exp(t0)"});
+    ir::Value* plain = withBody(b.node(OpKind::ElementwiseGroup, "plain", {grp}), {"Relu(i0)"});
     auto g = b.finish({plain});
     auto before = runF64(*g);
     PipelineResult res = pipeline(*g, onlyLayoutPrecision());
@@ -554,8 +561,8 @@ TEST(ReshapeAsView, MarksReshapesOfPlainTensorsOnly) {
     // flat reads conv's output through the exit TransData: a plain tensor, so a view.
     EXPECT_EQ(producerOf(*r.graph, "flat")->kind(), OpKind::TransData);
     for (const char* n : {"flat", "unsq", "sq"})
-        EXPECT_EQ(r.graph->findNode(n)->attrInt(kViewAttr, 0), 1) << n;
-    EXPECT_FALSE(r.graph->findNode("out_flat")->hasAttr(kViewAttr));
+        EXPECT_TRUE(r.graph->findNode(n)->isView()) << n;
+    EXPECT_FALSE(r.graph->findNode("out_flat")->isView());
     EXPECT_TRUE(rejectedWith(r, kReshapeViewRule, "out_flat", "graph output"));
     EXPECT_EQ(stats(r, kReshapeViewRule).applied, 3);
     expectSameOutputs(before, runF64(*r.graph));
@@ -565,19 +572,19 @@ TEST(ReshapeAsView, MarksReshapesOfPlainTensorsOnly) {
     off.disabled.insert(kReshapeViewRule);
     PipelineResult ro = pipeline(*g, off);
     ASSERT_TRUE(ro.graph);
-    EXPECT_FALSE(ro.graph->findNode("flat")->hasAttr(kViewAttr));
+    EXPECT_FALSE(ro.graph->findNode("flat")->isView());
 }
 
 // The target's precision policy reaches the marks: an f32 cube and f32 vector lanes.
 TEST(PrecisionPass, FollowsTheTargetPolicy) {
     auto g = convBlock();
     PipelineConfig cfg = onlyLayoutPrecision();
-    cfg.cubeInputs = "f32";
+    cfg.cubeInputs = ir::Precision::F32;
     PipelineResult r = pipeline(*g, cfg);
     ASSERT_TRUE(r.graph);
     EXPECT_EQ(precisionOf(*r.graph, "conv1"), "f32");
     EXPECT_EQ(precisionOf(*r.graph, "relu"), "f16");
-    cfg.vectorPrecision = "f32";
+    cfg.vectorPrecision = ir::Precision::F32;
     PipelineResult r2 = pipeline(*g, cfg);
     ASSERT_TRUE(r2.graph);
     EXPECT_EQ(precisionOf(*r2.graph, "relu"), "f32");

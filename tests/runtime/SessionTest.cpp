@@ -253,7 +253,7 @@ TEST(Session, UnfusedBatchNormWithLargeStatisticsStaysAccurate) {
     ASSERT_TRUE(compiled.ok()) << compiled.error().message;
     const ir::Node* kept = compiled->program.graph->findNode("bn");
     ASSERT_NE(kept, nullptr) << "the BatchNormalization should stay a node of its own";
-    EXPECT_EQ(kept->attrString("precision", ""), "f32");
+    EXPECT_EQ(kept->precision(), ir::Precision::F32);
 
     runtime::Session s(std::move(compiled->program));
     auto inputs = runtime::generateInputs(*g).value();

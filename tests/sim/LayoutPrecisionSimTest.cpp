@@ -54,7 +54,7 @@ std::unique_ptr<ir::Graph> convGraph() {
 
 runtime::CompileResult compile(const ir::Graph& g, const std::string& layout) {
     runtime::CompileOptions opt;
-    opt.target.layout = layout;
+    opt.target.layout = *ir::parseNpuLayout(layout);
     auto r = runtime::compileGraph(g, opt);
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
     return r.ok() ? std::move(*r) : runtime::CompileResult{};
@@ -145,20 +145,19 @@ TEST(LayoutLowering, SimulatorRunsTransDataAsTheIdentity) {
 
 namespace {
 
-/// conv -> sigmoid, with the precision attributes given (empty: none).
+/// conv -> sigmoid, with the precisions given (empty: none).
 std::shared_ptr<ir::Graph> markedGraph(const std::string& convPrecision,
                                        const std::string& sigPrecision) {
     auto g = std::make_shared<ir::Graph>("marked");
     ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 4, 6, 6}));
     ir::Value* w = *g->addConstant("w", wave({8, 4, 3, 3}, 0.31, 0.01));
     ir::AttributeMap conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
-    if (!convPrecision.empty())
-        conv["precision"] = convPrecision;
     ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, w}, {"c"}, conv);
-    ir::AttributeMap sig;
+    if (!convPrecision.empty())
+        c->setPrecision(*ir::parsePrecision(convPrecision));
+    ir::Node* s = *g->addNode(OpKind::Sigmoid, "sig", {c->output()}, {"s"});
     if (!sigPrecision.empty())
-        sig["precision"] = sigPrecision;
-    ir::Node* s = *g->addNode(OpKind::Sigmoid, "sig", {c->output()}, {"s"}, sig);
+        s->setPrecision(*ir::parsePrecision(sigPrecision));
     g->setOutputs({c->output(), s->output()});
     EXPECT_TRUE(g->inferTypes().ok());
     return g;
@@ -224,7 +223,7 @@ TEST(PrecisionSimulation, CompiledProgramHonoursThePrecisionPass) {
         if (n->kind() == OpKind::Sigmoid || n->kind() == OpKind::FusedConv)
             sig = n->kind() == OpKind::Sigmoid ? n : sig;
     ASSERT_NE(sig, nullptr) << "conv has two users: the sigmoid stays a node";
-    EXPECT_EQ(sig->attrString("precision", ""), "f16");
+    EXPECT_EQ(sig->precision(), ir::Precision::F16);
     ir::Tensor x = wave({1, 4, 6, 6}, 0.173, 0.0);
     auto out = sim::simulate(r.program, std::vector<ir::Tensor>{x});
     ASSERT_TRUE(out.ok()) << out.error().message;
@@ -247,16 +246,13 @@ std::shared_ptr<ir::Graph> viewGraph(bool markViews) {
     ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, w}, {"c"},
                               {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
     ir::Node* r = *g->addNode(OpKind::Relu, "relu", {c->output()}, {"r"});
-    ir::AttributeMap view;
-    if (markViews)
-        view["view"] = int64_t{1};
-    ir::AttributeMap flatAttrs = view;
-    flatAttrs["axis"] = int64_t{1};
-    ir::Node* f = *g->addNode(OpKind::Flatten, "flat", {r->output()}, {"f"}, flatAttrs);
+    ir::Node* f = *g->addNode(OpKind::Flatten, "flat", {r->output()}, {"f"}, {{"axis", int64_t{1}}});
+    f->setView(markViews);
     ir::Value* wf = *g->addConstant("wf", wave({128, 5}, 0.11, 0.0));
     ir::Node* fc = *g->addNode(OpKind::Gemm, "fc", {f->output(), wf}, {"logits"});
     ir::Value* shape = *g->addConstant("shape", ir::Tensor::fromVector<int64_t>({2}, {8, 16}));
-    ir::Node* re = *g->addNode(OpKind::Reshape, "reshape", {r->output(), shape}, {"re"}, view);
+    ir::Node* re = *g->addNode(OpKind::Reshape, "reshape", {r->output(), shape}, {"re"});
+    re->setView(markViews);
     ir::Node* s = *g->addNode(OpKind::Sigmoid, "sig", {re->output()}, {"s"});
     g->setOutputs({fc->output(), s->output()});
     EXPECT_TRUE(g->inferTypes().ok());
@@ -314,13 +310,13 @@ TEST(ViewLowering, ViewsHaveNoTaskAndAliasTheirInputBuffer) {
 TEST(PrecisionSimulation, TargetPolicyF32MakesTheNpuMatchF32) {
     auto g = markedGraph("", "");
     runtime::CompileOptions opt;
-    opt.target.cubeInputs = "f32";
-    opt.target.vectorPrecision = "f32";
+    opt.target.cubeInputs = ir::Precision::F32;
+    opt.target.vectorPrecision = ir::Precision::F32;
     auto r = runtime::compileGraph(*g, opt);
     ASSERT_TRUE(r.ok()) << r.error().message;
     for (const ir::Node* n : r->program.graph->nodes())
         if (n->info().cost == ir::CostClass::Cube || n->info().cost == ir::CostClass::Vector)
-            EXPECT_EQ(n->attrString("precision", ""), "f32") << n->name();
+            EXPECT_EQ(n->precision(), ir::Precision::F32) << n->name();
     ir::Tensor x = wave({1, 4, 6, 6}, 0.173, 0.0);
     auto out = sim::simulate(r->program, std::vector<ir::Tensor>{x});
     ASSERT_TRUE(out.ok()) << out.error().message;

@@ -77,7 +77,7 @@ private slots:
         ir::Node* relu = g->addNode(ir::OpKind::Relu, "relu", {flat->output()}, {"y"}).value();
         g->setOutputs({relu->output()});
         QVERIFY(g->inferTypes().ok());
-        flat->setAttr("view", int64_t{1});
+        flat->setView(true);
         auto layout = layoutGraph(*g);
         QVERIFY(layout.ok());
         QVERIFY(layout->nodes[static_cast<size_t>(layout->findNode("flat"))].view);

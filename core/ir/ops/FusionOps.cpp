@@ -295,97 +295,35 @@ Expected<std::vector<Tensor>> runAttention(const Node& n, std::span<const Tensor
 
 namespace {
 
-/// The ops a group body may contain: the op table's Fusable column (the fuse-elementwise-chain
-/// rule asks the same column).
-bool groupable(OpKind k) { return opInfo(k).fusable == Fusable::Group; }
-
-struct BodyStep {
-    OpKind kind{};
-    std::vector<std::string> args; ///< "iN" (group input N), "tN" (step N's result) or "-"
-    AttributeMap attrs;
-};
-
-/// Parses one body entry: `Op(a,b) key=value ...` with float values.
-Expected<BodyStep> parseStep(const Node& n, const std::string& text, size_t index) {
-    auto bad = [&](const std::string& why) {
-        return opError(n, "body step " + std::to_string(index) + " '" + text + "': " + why);
-    };
-    const size_t open = text.find('('), close = text.find(')');
-    if (open == std::string::npos || close == std::string::npos || close < open)
-        return bad("expected Op(args)");
-    BodyStep s;
-    std::optional<OpKind> kind = findOp("", text.substr(0, open));
-    if (!kind || !groupable(*kind))
-        return bad("not an elementwise op a group can hold");
-    s.kind = *kind;
-    std::string args = text.substr(open + 1, close - open - 1);
-    size_t start = 0;
-    while (start <= args.size()) {
-        size_t comma = args.find(',', start);
-        std::string a = args.substr(start, comma == std::string::npos ? comma : comma - start);
-        if (a.empty())
-            return bad("empty argument");
-        s.args.push_back(a);
-        if (comma == std::string::npos)
-            break;
-        start = comma + 1;
-    }
-    size_t pos = close + 1;
-    while (pos < text.size()) {
-        if (text[pos] == ' ') {
-            ++pos;
-            continue;
-        }
-        size_t end = text.find(' ', pos);
-        std::string kv = text.substr(pos, end == std::string::npos ? end : end - pos);
-        size_t eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0)
-            return bad("expected key=value, got '" + kv + "'");
-        char* stop = nullptr;
-        std::string value = kv.substr(eq + 1);
-        double d = std::strtod(value.c_str(), &stop);
-        if (value.empty() || *stop != '\0')
-            return bad("attribute value '" + value + "' is not a number");
-        s.attrs[kv.substr(0, eq)] = d;
-        pos = end == std::string::npos ? text.size() : end;
-    }
-    return s;
-}
-
 /// Builds the body as a graph whose inputs have the given types; its one output is the last
-/// step's result.
+/// step's result. The steps are checked (checkBody) before they are followed.
 Expected<std::unique_ptr<Graph>> buildBody(const Node& n, const std::vector<TensorType>& inputs) {
-    const Attribute* attr = n.attr("body");
-    const auto* list = attr ? std::get_if<std::vector<std::string>>(attr) : nullptr;
-    if (!list || list->empty())
-        return opError(n, "attribute 'body' must list at least one step");
+    const FusedBody* body = n.body();
+    if (!body)
+        return opError(n, "a group needs a body (at least one step)");
+    if (Status s = checkBody(*body, inputs.size()); !s.ok())
+        return opError(n, s.error().message);
     auto g = std::make_unique<Graph>(n.name() + ".body");
     std::vector<Value*> ins, steps;
     for (size_t i = 0; i < inputs.size(); ++i) {
         SX_ASSIGN(Value * v, g->addInput("i" + std::to_string(i), inputs[i]));
         ins.push_back(v);
     }
-    for (size_t i = 0; i < list->size(); ++i) {
-        SX_ASSIGN(BodyStep s, parseStep(n, (*list)[i], i));
+    for (size_t i = 0; i < body->steps.size(); ++i) {
+        const BodyStep& s = body->steps[i];
         std::vector<Value*> args;
-        for (const std::string& a : s.args) {
-            if (a == "-") {
-                args.push_back(nullptr);
-                continue;
+        for (const BodyOperand& o : s.operands) {
+            switch (o.kind) {
+            case BodyOperand::Kind::Omitted: args.push_back(nullptr); break;
+            case BodyOperand::Kind::Input: args.push_back(ins[o.index]); break;
+            case BodyOperand::Kind::Step: args.push_back(steps[o.index]); break;
             }
-            char* stop = nullptr;
-            long idx = a.size() > 1 ? std::strtol(a.c_str() + 1, &stop, 10) : -1;
-            const bool ok = a.size() > 1 && *stop == '\0' && idx >= 0;
-            if (ok && a[0] == 'i' && static_cast<size_t>(idx) < ins.size())
-                args.push_back(ins[static_cast<size_t>(idx)]);
-            else if (ok && a[0] == 't' && static_cast<size_t>(idx) < steps.size())
-                args.push_back(steps[static_cast<size_t>(idx)]);
-            else
-                return opError(n, "body step " + std::to_string(i) + " refers to '" + a +
-                                      "', which is neither a group input nor an earlier step");
         }
-        SX_ASSIGN(Node * step, g->addNode(s.kind, "s" + std::to_string(i), std::move(args),
-                                          {"t" + std::to_string(i)}, std::move(s.attrs)));
+        AttributeMap attrs;
+        for (const auto& [key, value] : s.attrs)
+            attrs.emplace(key, value);
+        SX_ASSIGN(Node * step, g->addNode(s.op, "s" + std::to_string(i), std::move(args),
+                                          {"t" + std::to_string(i)}, std::move(attrs)));
         steps.push_back(step->output(0));
     }
     g->setOutputs({steps.back()});
@@ -395,9 +333,6 @@ Expected<std::unique_ptr<Graph>> buildBody(const Node& n, const std::vector<Tens
 } // namespace
 
 Status verifyElementwiseGroup(const Node& n) {
-    const Attribute* a = n.attr("body");
-    if (!a || !std::holds_alternative<std::vector<std::string>>(*a))
-        return opError(n, "attribute 'body' must be a list of strings");
     std::vector<TensorType> types;
     for (const Value* v : n.inputs()) {
         if (!v)
