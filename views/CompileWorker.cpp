@@ -6,6 +6,7 @@
 #include "profiler/ProfileDb.h"
 #include "profiler/RunRecord.h"
 
+#include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <cstdio>
@@ -241,7 +242,8 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
 }
 
 Expected<runtime::BisectOutcome> bisectModel(const CompileRequest& request, const std::atomic<bool>* cancel,
-                                             const std::function<void(const runtime::BisectProbe&)>& onProbe) {
+                                             const std::function<void(const runtime::BisectProbe&)>& onProbe,
+                                             const BisectTolerance& tolerance) {
     // The baseline: the driver's import, shapes and inputs as compileModel picks them, and the
     // float64 reference of the graph as imported.
     runtime::RunRequest q = guiRunRequest(request);
@@ -254,10 +256,26 @@ Expected<runtime::BisectOutcome> bisectModel(const CompileRequest& request, cons
     baseline.expected = std::move(run.reference);
     const ir::Graph& graph = *run.graph;
     for (size_t i = 0; i < baseline.expected.size() && i < graph.outputs().size(); ++i)
-        baseline.atols.push_back(runtime::outputAtol(*graph.outputs()[i], baseline.expected[i]));
+        baseline.atols.push_back(tolerance.atol ? *tolerance.atol : runtime::outputAtol(*graph.outputs()[i], baseline.expected[i]));
+    baseline.rtol = tolerance.rtol.value_or(runtime::kOutputRtol);
     passes::PipelineConfig config = request.pipeline;
     config.bisectLimit = -1; // the search sets it
     return runtime::bisectRuleApplications(graph, config, baseline, onProbe, cancel);
+}
+
+QString compileSummary(const CompileSnapshot& s) {
+    const QString file = QFileInfo(QString::fromStdString(s.modelPath)).fileName();
+    const size_t passes = s.pipeline.snapshots.size() - 1;
+    if (!s.loweringError.empty()) // the passes ran; the NPU cannot run the result
+        return CompileWorker::tr("compiled %1: %2 passes; not lowered for %3: %4")
+            .arg(file)
+            .arg(passes)
+            .arg(QString::fromStdString(s.program.target.name), QString::fromStdString(s.loweringError));
+    return CompileWorker::tr("compiled %1: %2 passes, %3 Tasks, %4 cycles")
+        .arg(file)
+        .arg(passes)
+        .arg(s.program.tasks.size())
+        .arg(s.sim.totalCycles);
 }
 
 CompileWorker::CompileWorker(QObject* parent) : QObject(parent) {

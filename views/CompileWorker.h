@@ -29,12 +29,25 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
                                                               const std::atomic<bool>* cancel = nullptr,
                                                               const CompileProgress& progress = {});
 
+/// Tolerances of a bisection's comparison, |got - expected| <= atol + rtol*|expected|, as
+/// sextant-cli bisect --atol / --rtol take them; unset: as sextant-cli run --reference (rtol 1e-3,
+/// runtime::outputAtol per output).
+struct BisectTolerance {
+    std::optional<double> atol;
+    std::optional<double> rtol;
+};
+
 /// The GUI's accuracy bisection (core/runtime/Bisect.h) on `request`'s model, level and switches:
 /// imports and specialises it as compileModel does (a reference-only RunJob), runs the imported graph on the float64
-/// reference executor as the baseline (tolerances as sextant-cli run --reference), then searches
-/// the bisect limit. Runs on the calling thread; `onProbe` hears each probe, `cancel` stops it.
+/// reference executor as the baseline (within `tolerance`), then searches the bisect limit. Runs
+/// on the calling thread; `onProbe` hears each probe, `cancel` stops it.
 Expected<runtime::BisectOutcome> bisectModel(const CompileRequest& request, const std::atomic<bool>* cancel = nullptr,
-                                             const std::function<void(const runtime::BisectProbe&)>& onProbe = {});
+                                             const std::function<void(const runtime::BisectProbe&)>& onProbe = {},
+                                             const BisectTolerance& tolerance = {});
+
+/// The status line of a finished compile: "compiled residual_cnn.onnx: 9 passes, 16 Tasks, 41234
+/// cycles", or why the final graph was not lowered.
+QString compileSummary(const CompileSnapshot& snapshot);
 
 /// Runs compileModel on a pool thread (never on the GUI thread) and reports back on the GUI
 /// thread with signals carrying a complete snapshot. One run at a time: starting while a run is

@@ -1,46 +1,44 @@
 #pragma once
 
+#include "core/backend/Target.h"
+#include "views/BisectController.h"
 #include "views/CompileWorker.h"
+#include "views/DiffPage.h"
+#include "views/GraphPage.h"
+#include "views/MemoryPage.h"
+#include "views/PipelinePanel.h"
+#include "views/SelectionModel.h"
+#include "views/TimelinePage.h"
 
 #include <QMainWindow>
 
-#include <atomic>
-#include <string>
-#include <vector>
 #include <memory>
 #include <optional>
+#include <string>
 
-class QCheckBox;
-class QComboBox;
-template <typename T> class QFutureWatcher;
-class QLabel;
-class QLineEdit;
-class QStringListModel;
 class QPlainTextEdit;
-class QProgressBar;
-class QPushButton;
-class QTableView;
 class QTabWidget;
 
 namespace sextant::views {
-class AccuracyModel;
+class AccuracyPage;
 class DiffView;
+class ExportController;
 class GraphView;
 class InspectorWidget;
 class MemoryView;
 class PassListModel;
 class RunsView;
-class RuleStatsModel;
-class SelectionModel;
+class StatusPanel;
 class TimelineView;
 } // namespace sextant::views
 
 namespace sextant::app {
 
 /// The Sextant main window: pipeline panel (passes, rule counters) on the left, central tabs
-/// Graph / IR diff / Memory / Timeline, inspector and log docks, and a status bar with progress
-/// and Cancel. It wires the worker's snapshots into the views and links them through one
-/// SelectionModel; it never compiles on the GUI thread.
+/// Graph / IR diff / Memory / Timeline / Accuracy / Runs, inspector and log docks, and a status bar
+/// with progress and Cancel. It only wires: each tab is a widget of views/, bisection and export
+/// are controllers of views/ (BisectController, ExportController), the worker's snapshots go to the
+/// views, and one SelectionModel links them. Nothing long runs on the GUI thread.
 class MainWindow : public QMainWindow {
     Q_OBJECT
 public:
@@ -66,20 +64,21 @@ public:
     const backend::Target& target() const { return m_target; }
     /// The optimisation level of the next compiles (0..3, as -O0..-O3); false if out of range.
     /// Does not compile by itself (changing it in the pipeline panel does).
-    bool setOptLevel(int level);
-    int optLevel() const;
+    bool setOptLevel(int level) { return m_pipeline->setOptLevel(level); }
+    int optLevel() const { return m_pipeline->optLevel(); }
 
     /// Tools > Bisect accuracy: searches, off the GUI thread, the first rule application after
     /// which the optimised graph's outputs (float64 reference executor) leave the tolerance against
-    /// the imported model's (views::bisectModel), at the current level and switches. With a culprit
-    /// it recompiles with the bisect limit at it and shows the culprit's pass, diff and node.
+    /// the imported model's (views::BisectController), at the current level and switches. With a
+    /// culprit it recompiles with the bisect limit at it and shows the culprit's pass, diff and
+    /// node.
     void bisectAccuracy();
     /// The bisect limit of the next compiles (-1: none); bisectAccuracy sets it.
-    int64_t bisectLimit() const { return m_bisectLimit; }
+    int64_t bisectLimit() const { return m_bisect->limit(); }
     void clearBisectLimit();
     /// File > Export artifact: writes the shown compile's artifact (manifest.json, tasks.bin,
-    /// weights.bin, as sextant-cli compile -o does) into `dir`, off the GUI thread;
-    /// artifactExported says when and how it ended.
+    /// weights.bin, as sextant-cli compile -o does) into `dir`, off the GUI thread
+    /// (views::ExportController); artifactExported says when and how it ended.
     void exportArtifact(const QString& dir);
 
     /// Shows the graph after snapshot `row` (0 = input) and its diff against the one before.
@@ -90,25 +89,22 @@ public:
     /// False if unknown.
     bool showTab(const QString& name);
     /// Selects an IR node everywhere (as if clicked).
-    void selectNode(const QString& node);
-    /// The graph tab's find box: resolves `name` in the shown snapshot (a node, a tensor, or an
-    /// ONNX node followed through provenance, see views::findNode), selects what it found and
-    /// says how in the status bar. Text that names nothing is taken as a pattern over node names,
-    /// op types and output types (views::findMatching): the first match is selected, and the
-    /// same text again (Enter, F3) selects the next. Returns the status text (empty when a node
+    void selectNode(const QString& node) { m_selection->select(node); }
+    /// The graph tab's find box (views::GraphPage::find): selects what `name` stands for in the
+    /// shown snapshot and says how in the status bar. Returns the status text (empty when a node
     /// name matched).
-    QString find(const QString& name);
+    QString find(const QString& name) { return m_graphPage->find(name); }
 
     std::shared_ptr<const views::CompileSnapshot> snapshot() const { return m_snapshot; }
     const QString& lastError() const { return m_lastError; }
     int currentPass() const { return m_currentPass; }
-    views::GraphView* graphView() const { return m_graph; }
-    views::DiffView* diffView() const { return m_diff; }
-    views::TimelineView* timelineView() const { return m_timeline; }
-    views::MemoryView* memoryView() const { return m_memory; }
+    views::GraphView* graphView() const { return m_graphPage->graphView(); }
+    views::DiffView* diffView() const { return m_diffPage->diffView(); }
+    views::TimelineView* timelineView() const { return m_timelinePage->timelineView(); }
+    views::MemoryView* memoryView() const { return m_memoryPage->memoryView(); }
     views::RunsView* runsView() const { return m_runs; }
     views::SelectionModel* selection() const { return m_selection; }
-    views::PassListModel* passModel() const { return m_passModel; }
+    views::PassListModel* passModel() const { return m_pipeline->passModel(); }
     /// When true (tests, --screenshot) errors go to the log and lastError only, no dialog.
     void setQuietErrors(bool quiet) { m_quietErrors = quiet; }
 
@@ -124,73 +120,55 @@ signals:
     void artifactExported(const QString& dir, const QString& error);
 
 private:
-    void buildUi();
+    void buildTabs();
+    void buildDocks();
     void buildMenus();
+    void connectWorkers();
     void onStarted(const QString& path);
-    void onProgress(int percent, const QString& stage);
     void onFinished(std::shared_ptr<const views::CompileSnapshot> snapshot);
     void onFailed(const QString& error);
     void onCancelled();
     void onNodeSelected(const QString& node);
-    void onTaskClicked(int taskIndex);
-    void openDialog();
-    struct BisectDone;
-    void onBisectDone();
+    void onTaskActivated(const QString& node);
+    void onBisectFinished(const QString& verdict, bool culprit);
+    /// The rule switches, level or target changed: the bisect limit goes (the applications are
+    /// numbered anew), then the model is compiled again.
+    void onSwitchesChanged();
+    void showCulprit(const passes::RuleApplication& culprit);
     views::CompileRequest currentRequest() const;
-    /// Scrolls the Accuracy table to the first tensor out of tolerance (when it is shown).
-    void scrollAccuracyToDrift();
+    void openDialog();
     void inputShapesDialog();
     void targetDialog();
     void saveProfileAs();
     void exportArtifactDialog();
     void log(const QString& line);
-    void setBusy(bool busy);
 
+    views::ExportController* m_export = nullptr;
     views::CompileWorker* m_worker = nullptr;
+    views::BisectController* m_bisect = nullptr;
     views::SelectionModel* m_selection = nullptr;
     std::shared_ptr<const views::CompileSnapshot> m_snapshot;
     QString m_modelPath;
     ir::InputShapes m_shapes;
     backend::Target m_target = backend::defaultTarget();
-    int64_t m_bisectLimit = -1;
-    QFutureWatcher<BisectDone>* m_bisectWatcher = nullptr;
-    std::shared_ptr<std::atomic<bool>> m_bisectCancel;
     /// The culprit to show once the recompile at its limit finishes.
     std::optional<passes::RuleApplication> m_pendingCulprit;
     QString m_lastError;
     int m_currentPass = -1;
     bool m_quietErrors = false;
+    std::string m_runsModel; ///< the model of the last compile the Runs tab was given
 
     QTabWidget* m_tabs = nullptr;
-    QComboBox* m_level = nullptr;
-    QLineEdit* m_find = nullptr;
-    /// The pattern find last matched (text and snapshot), its matches and the next one to show.
-    QString m_findKey;
-    std::vector<std::string> m_findMatches;
-    size_t m_findNext = 0;
-    QStringListModel* m_findModel = nullptr;
-    views::GraphView* m_graph = nullptr;
-    views::DiffView* m_diff = nullptr;
-    QCheckBox* m_fullDiff = nullptr;
-    views::MemoryView* m_memory = nullptr;
-    QLabel* m_memorySummary = nullptr;
-    QCheckBox* m_showWeights = nullptr;
-    views::TimelineView* m_timeline = nullptr;
-    QLabel* m_timelineSummary = nullptr;
-    views::AccuracyModel* m_accuracyModel = nullptr;
-    QLabel* m_accuracySummary = nullptr;
+    views::GraphPage* m_graphPage = nullptr;
+    views::DiffPage* m_diffPage = nullptr;
+    views::MemoryPage* m_memoryPage = nullptr;
+    views::TimelinePage* m_timelinePage = nullptr;
+    views::AccuracyPage* m_accuracyPage = nullptr;
     views::RunsView* m_runs = nullptr;
-    std::string m_runsModel; ///< the model of the last compile the Runs tab was given
-    QTableView* m_accuracyView = nullptr;
+    views::PipelinePanel* m_pipeline = nullptr;
     views::InspectorWidget* m_inspector = nullptr;
     QPlainTextEdit* m_log = nullptr;
-    QTableView* m_passView = nullptr;
-    views::PassListModel* m_passModel = nullptr;
-    QTableView* m_ruleView = nullptr;
-    views::RuleStatsModel* m_ruleModel = nullptr;
-    QLabel* m_status = nullptr;
-    QProgressBar* m_progress = nullptr;
-    QPushButton* m_cancel = nullptr;
+    views::StatusPanel* m_status = nullptr;
 };
 
 } // namespace sextant::app

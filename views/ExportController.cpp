@@ -1,0 +1,95 @@
+#include "ExportController.h"
+
+#include "core/backend/Artifact.h"
+
+#include <QFile>
+#include <QFutureWatcher>
+#include <QtConcurrent/QtConcurrentRun>
+
+namespace sextant::views {
+
+ExportController::ExportController(QObject* parent) : QObject(parent) {}
+
+ExportController::~ExportController() {
+    for (auto* watcher : findChildren<QFutureWatcher<QString>*>())
+        watcher->waitForFinished();
+}
+
+QString ExportController::whyNotExportable(const CompileSnapshot* snapshot) {
+    if (!snapshot)
+        return tr("nothing compiled yet");
+    if (!snapshot->loweringError.empty())
+        return tr("the graph was not lowered (%1)")
+            .arg(QString::fromStdString(snapshot->loweringError));
+    return {};
+}
+
+void ExportController::runWrite(std::function<QString()> write,
+                                std::function<void(const QString&)> done) {
+    ++m_running;
+    auto* watcher = new QFutureWatcher<QString>(this);
+    connect(watcher, &QFutureWatcher<QString>::finished, this,
+            [this, watcher, done = std::move(done)] {
+                const QString error = watcher->result();
+                watcher->deleteLater();
+                --m_running;
+                done(error);
+            });
+    watcher->setFuture(QtConcurrent::run(std::move(write)));
+}
+
+void ExportController::exportArtifact(std::shared_ptr<const CompileSnapshot> snapshot,
+                                      const QString& dir) {
+    if (const QString why = whyNotExportable(snapshot.get()); !why.isEmpty()) {
+        finishExport(dir, why);
+        return;
+    }
+    emit status(tr("exporting the artifact to %1").arg(dir));
+    // The snapshot keeps the Program alive while the pool thread writes it.
+    runWrite(
+        [snapshot = std::move(snapshot), dir]() -> QString {
+            Status s = backend::writeArtifact(snapshot->program, dir.toStdString());
+            return s.ok() ? QString() : QString::fromStdString(s.error().message);
+        },
+        [this, dir](const QString& error) { finishExport(dir, error); });
+}
+
+void ExportController::finishExport(const QString& dir, const QString& error) {
+    if (error.isEmpty()) {
+        emit message(tr("artifact written to %1 (manifest.json, tasks.bin, weights.bin)").arg(dir));
+        emit status(tr("artifact written to %1").arg(dir));
+    } else {
+        emit failed(tr("export: %1").arg(error));
+    }
+    emit exported(dir, error);
+}
+
+void ExportController::saveProfile(std::shared_ptr<const CompileSnapshot> snapshot,
+                                   const QString& path) {
+    if (!snapshot)
+        return;
+    if (!snapshot->profileError.empty() || snapshot->profilePath.empty()) {
+        const QString why = snapshot->profileError.empty()
+                                ? tr("nothing was simulated")
+                                : QString::fromStdString(snapshot->profileError);
+        const QString error = tr("the run was not kept in a profile database: %1").arg(why);
+        emit failed(error);
+        emit profileSaved(path, error);
+        return;
+    }
+    const QString from = QString::fromStdString(snapshot->profilePath);
+    runWrite(
+        [from, path]() -> QString {
+            QFile::remove(path);
+            return QFile::copy(from, path) ? QString() : tr("could not write '%1'").arg(path);
+        },
+        [this, path](const QString& error) {
+            if (error.isEmpty())
+                emit message(tr("profile saved to %1").arg(path));
+            else
+                emit failed(error);
+            emit profileSaved(path, error);
+        });
+}
+
+} // namespace sextant::views
