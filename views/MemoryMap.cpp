@@ -70,22 +70,15 @@ MemoryMapData buildMemoryMap(const backend::Program& program, const TimelineMode
                 if (std::find(block.nodes.begin(), block.nodes.end(), n) == block.nodes.end())
                     block.nodes.push_back(n);
         };
-        for (int id : writers[b->id]) {
-            auto it = times.find(id);
-            if (it == times.end())
-                continue;
-            t0 = std::min(t0, it->second->start);
-            t1 = std::max(t1, it->second->end);
-            addNodes(it->second);
-        }
-        for (int id : readers[b->id]) {
-            auto it = times.find(id);
-            if (it == times.end())
-                continue;
-            t0 = std::min(t0, it->second->start);
-            t1 = std::max(t1, it->second->end);
-            addNodes(it->second);
-        }
+        for (const auto* tasks : {&writers[b->id], &readers[b->id]})
+            for (int id : *tasks) {
+                auto it = times.find(id);
+                if (it == times.end())
+                    continue;
+                t0 = std::min(t0, it->second->start);
+                t1 = std::max(t1, it->second->end);
+                addNodes(it->second);
+            }
         if (t1 < t0) // never touched by a Task: show it as a sliver at the start
             t1 = t0;
         block.t0 = t0;

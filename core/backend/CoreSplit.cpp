@@ -30,12 +30,12 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskC
         const int64_t unit =
             n.output(0)->type().layout == ir::LayoutKind::NC1HWC0 && axis == 1 ? std::max(t.c0, 1) : 1;
         const int64_t extent = od[axis];
-        const int64_t units = (extent + unit - 1) / unit;
+        const int64_t units = ceilDivExtent(extent, unit);
         for (int k : tries) {
             if (k > units)
                 break;
-            const int64_t per = (units + k - 1) / k * unit;
-            const int64_t parts = (extent + per - 1) / per;
+            const int64_t per = ceilDivExtent(units, k) * unit;
+            const int64_t parts = ceilDivExtent(extent, per);
             if (parts < 2)
                 continue;
             OutputSlice first{axis, per};

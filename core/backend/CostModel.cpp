@@ -49,20 +49,35 @@ uint64_t elementwiseInput(const ir::Value* v, int64_t outNumel, int64_t tileNume
     return ceilDiv(b * static_cast<uint64_t>(tileNumel), static_cast<uint64_t>(outNumel));
 }
 
-Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
-    const ir::Value* x = n.input(0);
-    const ir::Value* w = n.input(1);
-    const ir::Value* b = n.input(2);
-    std::vector<int64_t> xd = x->type().dims(), wd = w->type().dims(), od = n.output(0)->type().dims();
-    if (xd.size() < 3 || wd.size() != xd.size() || od.size() != xd.size())
-        return makeError(ErrorKind::Invalid, "node '" + n.name() + "': convolution needs N-d input and weights of equal rank",
+/// A (transposed) convolution's input, weights, optional bias and their dims; fails, naming the
+/// node and `what` it is, unless input, weights and output have one rank of at least 3.
+/// Also its strides and dilations, one per spatial dim.
+struct ConvOperands {
+    const ir::Value* x;
+    const ir::Value* w;
+    const ir::Value* b;
+    std::vector<int64_t> xd, wd, od, strides, dil;
+};
+Expected<ConvOperands> convOperands(const ir::Node& n, const std::string& what) {
+    ConvOperands c{n.input(0), n.input(1), n.input(2), n.input(0)->type().dims(), n.input(1)->type().dims(),
+                   n.output(0)->type().dims(), {}, {}};
+    if (c.xd.size() < 3 || c.wd.size() != c.xd.size() || c.od.size() != c.xd.size())
+        return makeError(ErrorKind::Invalid, "node '" + n.name() + "': " + what + " needs N-d input and weights of equal rank",
                          n.name());
-    const size_t sp = xd.size() - 2;
-    std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
-    std::vector<int64_t> dil = n.attrInts("dilations", std::vector<int64_t>(sp, 1));
-    int64_t groups = std::max<int64_t>(1, n.attrInt("group", 1));
-    if (strides.size() != sp || dil.size() != sp)
+    const size_t sp = c.xd.size() - 2;
+    c.strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
+    c.dil = n.attrInts("dilations", std::vector<int64_t>(sp, 1));
+    if (c.strides.size() != sp || c.dil.size() != sp)
         return makeError(ErrorKind::Invalid, "node '" + n.name() + "': strides/dilations rank mismatch", n.name());
+    return c;
+}
+
+Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
+    SX_ASSIGN(ConvOperands c, convOperands(n, "convolution"));
+    const ir::Value *x = c.x, *w = c.w, *b = c.b;
+    const std::vector<int64_t>&xd = c.xd, &wd = c.wd, &od = c.od, &strides = c.strides, &dil = c.dil;
+    const size_t sp = xd.size() - 2;
+    int64_t groups = std::max<int64_t>(1, n.attrInt("group", 1));
     const int64_t co = od[1], ci = xd[1];
     const int64_t coPerGroup = std::max<int64_t>(1, co / groups);
     const int64_t ciPerGroup = wd[1];
@@ -90,7 +105,7 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
             int64_t ext = (tile[2 + d] - 1) * strides[d] + (wd[2 + d] - 1) * dil[d] + 1;
             inSpatial *= std::min(ext, xd[2 + d] + (wd[2 + d] - 1) * dil[d]);
         }
-        int64_t groupsInTile = groups == 1 ? 1 : std::min<int64_t>(groups, (tile[1] + coPerGroup - 1) / coPerGroup);
+        int64_t groupsInTile = groups == 1 ? 1 : std::min<int64_t>(groups, ceilDivExtent(tile[1], coPerGroup));
         int64_t ciTile = groups == 1 ? ci : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
         w.inBytes = storedElems(x, tile[0] * ciTile * inSpatial, inNumel, c0) * inElem;
         w.weightBytes = static_cast<uint64_t>(tile[1] * ciPerGroup * kSpatial) * inElem + (b ? tile[1] * 4 : 0);
@@ -210,26 +225,17 @@ WorkModel poolModel(const ir::Node& n, const Target& t, bool global) {
 /// positions per spatial dim, plus the kernel's reach. Each output position gathers about
 /// k / stride taps per dim, which sets the product's K.
 Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
-    const ir::Value* x = n.input(0);
-    const ir::Value* w = n.input(1);
-    const ir::Value* b = n.input(2);
-    std::vector<int64_t> xd = x->type().dims(), wd = w->type().dims(), od = n.output(0)->type().dims();
-    if (xd.size() < 3 || wd.size() != xd.size() || od.size() != xd.size())
-        return makeError(ErrorKind::Invalid,
-                         "node '" + n.name() + "': transposed convolution needs N-d input and weights of equal rank",
-                         n.name());
+    SX_ASSIGN(ConvOperands c, convOperands(n, "transposed convolution"));
+    const ir::Value *x = c.x, *w = c.w, *b = c.b;
+    const std::vector<int64_t>&xd = c.xd, &wd = c.wd, &od = c.od, &strides = c.strides, &dil = c.dil;
     const size_t sp = xd.size() - 2;
-    std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
-    std::vector<int64_t> dil = n.attrInts("dilations", std::vector<int64_t>(sp, 1));
-    if (strides.size() != sp || dil.size() != sp)
-        return makeError(ErrorKind::Invalid, "node '" + n.name() + "': strides/dilations rank mismatch", n.name());
     const int64_t groups = std::max<int64_t>(1, n.attrInt("group", 1));
     const int64_t ci = xd[1], co = od[1];
     const int64_t ciPerGroup = std::max<int64_t>(1, ci / groups);
     const int64_t coPerGroup = std::max<int64_t>(1, wd[1]);
     int64_t taps = 1; // kernel taps that land on one output position
     for (size_t d = 0; d < sp; ++d)
-        taps *= std::max<int64_t>(1, (wd[2 + d] + strides[d] - 1) / std::max<int64_t>(1, strides[d]));
+        taps *= std::max<int64_t>(1, ceilDivExtent(wd[2 + d], strides[d]));
     const size_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
     const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
     const uint64_t lanes = vectorLanes(t, ir::DType::F32);
@@ -247,10 +253,10 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
         for (size_t d = 0; d < sp; ++d) {
             const int64_t s = std::max<int64_t>(1, strides[d]);
             const int64_t reach = ((wd[2 + d] - 1) * dil[d]) / s + 1;
-            inSpatial *= std::min(xd[2 + d], (tile[2 + d] + s - 1) / s + reach);
+            inSpatial *= std::min(xd[2 + d], ceilDivExtent(tile[2 + d], s) + reach);
         }
         const int64_t groupsInTile =
-            groups == 1 ? 1 : std::min<int64_t>(groups, (tile[1] + coPerGroup - 1) / coPerGroup);
+            groups == 1 ? 1 : std::min<int64_t>(groups, ceilDivExtent(tile[1], coPerGroup));
         const int64_t ciTile = groups == 1 ? ci : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
         tw.inBytes = storedElems(x, tile[0] * ciTile * inSpatial, inNumel, c0) * inElem;
         tw.weightBytes = static_cast<uint64_t>(ciTile * std::min(tile[1], coPerGroup) * prod(wd, 2)) * inElem +
@@ -306,7 +312,7 @@ WorkModel resizeModel(const ir::Node& n, const Target& t) {
                 continue;
             }
             const int64_t margin = xd[d] == od[d] ? 0 : tapsPerDim;
-            inTile *= std::min(xd[d], (tile[d] * xd[d] + od[d] - 1) / od[d] + margin);
+            inTile *= std::min(xd[d], ceilDivExtent(tile[d] * xd[d], od[d]) + margin);
         }
         const int64_t tileNumel = prod(tile);
         w.inBytes = storedElems(x, inTile, inNumel, c0) * elem;

@@ -5,7 +5,10 @@
 // searches tiles with it; CoreSplit.cpp sizes cross-core parts with it. Internal to backend/.
 
 #include "Grouping.h"
+#include "MathUtil.h"
 #include "Target.h"
+
+#include <algorithm>
 
 #include <functional>
 #include <vector>
@@ -32,6 +35,13 @@ struct WorkModel {
     std::vector<int64_t> reduceDims;
     std::function<TileWork(const std::vector<int64_t>& tile)> tileWork;
 };
+
+/// ceil(a / b) for extents kept signed (tensor dims, tile extents, which are never negative
+/// here): ceilDiv's rule, on values clamped to a >= 0 and b >= 1.
+inline int64_t ceilDivExtent(int64_t a, int64_t b) {
+    return static_cast<int64_t>(ceilDiv(static_cast<uint64_t>(std::max<int64_t>(a, 0)),
+                                        static_cast<uint64_t>(std::max<int64_t>(b, 1))));
+}
 
 /// The cost model of a group's first node, by its op's work model. Fails for a host-only op
 /// (no NPU cost model) and for a pooling without spatial dims, naming the node.

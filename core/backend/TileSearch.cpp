@@ -97,7 +97,7 @@ Evaluated evaluate(const WorkModel& model, const std::vector<int64_t>& tile, con
     Evaluated e;
     e.tile = tile;
     for (size_t d = 0; d < full.size(); ++d) {
-        const int64_t parts = e.tile[d] == 0 ? 1 : (full[d] + e.tile[d] - 1) / e.tile[d];
+        const int64_t parts = e.tile[d] == 0 ? 1 : ceilDivExtent(full[d], e.tile[d]);
         e.numTiles *= parts;
         if (d >= rank)
             e.reduceChunks *= parts;

@@ -89,6 +89,9 @@ private:
     Status readOpsets();
     Status addInitializers();
     Status addInputs();
+    /// Names, sorts and adds the nodes, then the outputs, and verifies: what a graph and a
+    /// subgraph do alike once their inputs are in.
+    Expected<std::unique_ptr<ir::Graph>> addNodesAndFinish();
     Status nameNodes();
     Expected<std::vector<int>> sortNodes();
     Status addNode(int index);
@@ -156,14 +159,7 @@ Expected<std::unique_ptr<ir::Graph>> Importer::run() {
         SX_TRY(addInitializers());
         for (const auto& [name, type] : m_captured)
             SX_TRY(m_graph->addInput(name, type));
-        SX_TRY(nameNodes());
-        SX_ASSIGN(std::vector<int> order, sortNodes());
-        for (int index : order)
-            SX_TRY(addNode(index));
-        SX_TRY(addOutputs());
-        SX_TRY(m_graph->topoSort());
-        SX_TRY(verifyAndInfer());
-        return std::move(m_graph);
+        return addNodesAndFinish();
     }
     if (!m_model.has_graph())
         return makeError(ErrorKind::Parse, "model '" + m_path + "' has no graph");
@@ -181,6 +177,10 @@ Expected<std::unique_ptr<ir::Graph>> Importer::run() {
                              "', which is not supported");
     SX_TRY(addInitializers());
     SX_TRY(addInputs());
+    return addNodesAndFinish();
+}
+
+Expected<std::unique_ptr<ir::Graph>> Importer::addNodesAndFinish() {
     SX_TRY(nameNodes());
     SX_ASSIGN(std::vector<int> order, sortNodes());
     for (int index : order)

@@ -105,6 +105,27 @@ bool sameTensors(const std::vector<ir::Tensor>& a, const std::vector<ir::Tensor>
     return true;
 }
 
+/// The node's results from the operands as read from memory, in its numerics: f16 operands are
+/// rounded to f16 (the cube's data and weights, i < 2; every operand of an f16 vector op), the
+/// cube's bias joins the f32 accumulator, and an f16 op's results are rounded to f16.
+Expected<std::vector<ir::Tensor>> computeNode(const ir::Node& node, const std::vector<ir::Tensor>& raw,
+                                              const Numerics& num, ir::KernelContext& ctx) {
+    std::vector<ir::Tensor> args;
+    args.reserve(raw.size());
+    for (size_t i = 0; i < raw.size(); ++i) {
+        ir::Tensor t = raw[i];
+        if (t.valid() && ir::isFloat(t.dtype()))
+            t = i < num.f16Operands ? t.castTo(ir::DType::F16).castTo(ir::DType::F32) : t.castTo(ir::DType::F32);
+        args.push_back(std::move(t));
+    }
+    SX_ASSIGN(std::vector<ir::Tensor> outs, ir::evaluateNode(node, args, ctx));
+    if (num.f16Results)
+        for (ir::Tensor& o : outs)
+            if (ir::isFloat(o.dtype()))
+                o = o.castTo(ir::DType::F16).castTo(ir::DType::F32);
+    return outs;
+}
+
 } // namespace
 
 Status Machine::execute(size_t index) {
@@ -142,28 +163,12 @@ Status Machine::execute(size_t index) {
         if (cached != m_partResults.end() && sameTensors(cached->second.inputs, raw)) {
             outs = cached->second.outputs;
         } else {
-            std::vector<ir::Tensor> args;
-            args.reserve(raw.size());
-            for (size_t i = 0; i < raw.size(); ++i) {
-                ir::Tensor t = raw[i];
-                if (t.valid() && ir::isFloat(t.dtype())) {
-                    // f16 operands are rounded to f16 (the cube's data and weights, i < 2; every
-                    // operand of an f16 vector op); the cube's bias joins the f32 accumulator.
-                    t = i < num.f16Operands ? t.castTo(ir::DType::F16).castTo(ir::DType::F32)
-                                            : t.castTo(ir::DType::F32);
-                }
-                args.push_back(std::move(t));
-            }
-            auto results = ir::evaluateNode(*node, args, ctx);
+            auto results = computeNode(*node, raw, num, ctx);
             if (!results.ok())
                 return makeError(ErrorKind::Runtime,
                                  taskLabel(task) + ": node '" + nodeName + "': " + results.error().message,
                                  task.name);
             outs = std::move(results).value();
-            if (num.f16Results)
-                for (ir::Tensor& o : outs)
-                    if (ir::isFloat(o.dtype()))
-                        o = o.castTo(ir::DType::F16).castTo(ir::DType::F32);
             if (task.parts > 1)
                 cached = m_partResults.insert_or_assign(node, PartResults{std::move(raw), outs, 0}).first;
         }

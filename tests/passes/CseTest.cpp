@@ -16,14 +16,18 @@ PipelineConfig onlyCse() {
     return c;
 }
 const ir::Node* nodeNamed(const ir::Graph& g, const std::string& name) { return g.findNode(name); }
+
+/// x [2, 4] times one weight by two MatMul twins, mm1 and mm2.
+std::pair<ir::Value*, ir::Value*> twinMatMuls(Builder& b) {
+    ir::Value* x = b.input("x", {2, 4});
+    ir::Value* w = b.constant("w", randomTensor({4, 3}, 1));
+    return {b.node(OpKind::MatMul, "mm1", {x, w}), b.node(OpKind::MatMul, "mm2", {x, w})};
+}
 } // namespace
 
 TEST(Cse, MergesTwinNodesKeepsTheFirstAndUnionsProvenance) {
     Builder b;
-    ir::Value* x = b.input("x", {2, 4});
-    ir::Value* w = b.constant("w", randomTensor({4, 3}, 1));
-    ir::Value* m1 = b.node(OpKind::MatMul, "mm1", {x, w});
-    ir::Value* m2 = b.node(OpKind::MatMul, "mm2", {x, w});
+    auto [m1, m2] = twinMatMuls(b);
     ir::Value* r1 = b.node(OpKind::Relu, "relu1", {m1});
     ir::Value* r2 = b.node(OpKind::Relu, "relu2", {m2}); // equal only once mm2 is merged
     ir::Value* sum = b.node(OpKind::Add, "sum", {r1, r2});
@@ -126,10 +130,7 @@ TEST(Cse, BisectLimitCutsCseApplicationsToo) {
 // their group body stay apart; groups with equal bodies (built separately) merge.
 TEST(Cse, TypedFieldsTellTwinsApart) {
     Builder b;
-    ir::Value* x = b.input("x", {2, 4});
-    ir::Value* w = b.constant("w", randomTensor({4, 3}, 1));
-    ir::Value* m1 = b.node(OpKind::MatMul, "mm1", {x, w});
-    ir::Value* m2 = b.node(OpKind::MatMul, "mm2", {x, w});
+    auto [m1, m2] = twinMatMuls(b);
     m2->producer()->setPrecision(ir::Precision::F32);
     auto group = [&](const std::string& name, std::vector<std::string> steps) {
         ir::Value* v = b.node(OpKind::ElementwiseGroup, name, {m1});

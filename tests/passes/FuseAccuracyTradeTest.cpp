@@ -13,10 +13,6 @@ using ir::OpKind;
 
 namespace {
 
-ir::Value* scalar(Builder& b, const std::string& name, double v) {
-    return b.constant(name, ir::Tensor::fromVector<double>({}, {v}));
-}
-
 double maxAbsDiff(const std::vector<ir::Tensor>& a, const std::vector<ir::Tensor>& b) {
     double d = 0;
     for (size_t i = 0; i < a.size() && i < b.size(); ++i)

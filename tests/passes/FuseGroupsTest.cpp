@@ -12,10 +12,6 @@ using ir::OpKind;
 
 namespace {
 
-ir::Value* scalar(Builder& b, const std::string& name, double v) {
-    return b.constant(name, ir::Tensor::fromVector<double>({}, {v}));
-}
-
 struct AttnOptions {
     bool preScale = true;     ///< Mul(q, s) before the product (SVTR); else Div(scores, d)
     bool transposeK = true;   ///< K as [B,H,S,D] through a Transpose; else given as [B,H,D,S]

@@ -11,10 +11,6 @@ using ir::OpKind;
 
 namespace {
 
-ir::Value* scalar(Builder& b, const std::string& name, double v) {
-    return b.constant(name, ir::Tensor::fromVector<double>({}, {v}));
-}
-
 struct LnOptions {
     std::vector<int64_t> axes{-1};
     bool affine = true;

@@ -108,4 +108,9 @@ inline int countKind(const ir::Graph& g, ir::OpKind kind) {
     return n;
 }
 
+/// A float64 scalar constant.
+inline ir::Value* scalar(Builder& b, const std::string& name, double v) {
+    return b.constant(name, ir::Tensor::fromVector<double>({}, {v}));
+}
+
 } // namespace sextant::passes::test

@@ -250,13 +250,7 @@ Expected<std::vector<Tensor>> runMax(const Node& n, std::span<const Tensor> inpu
 // ---- ReduceMax
 
 Status verifyReduceMax(const Node& n) {
-    SX_TRY(ops::checkIntsAttr(n, "axes", -1, std::numeric_limits<int64_t>::min()));
-    SX_TRY(ops::checkIntAttr(n, "keepdims", 0, 1));
-    SX_TRY(ops::checkIntAttr(n, "noop_with_empty_axes", 0, 1));
-    if (n.input(1) && n.hasAttr("axes"))
-        return opError(n, "reduce axes are given both as attribute and as input 1");
-    if (const TensorType* a = ops::inputType(n, 1); a && a->dtype != DType::I64)
-        return opError(n, "reduce axes must be i64, got " + std::string(dtypeName(a->dtype)));
+    SX_TRY(ops::checkReduceAxes(n));
     return {};
 }
 
@@ -284,20 +278,7 @@ Expected<std::vector<Tensor>> runReduceMax(const Node& n, std::span<const Tensor
         const T* src = x.data<T>();
         // Walk the input in order; each element folds into its output cell (reduced dims stride 0).
         const std::vector<int64_t> strides = ops::broadcastStrides(keep, x.shape());
-        const size_t r = x.rank();
-        std::vector<int64_t> idx(r, 0);
-        int64_t off = 0;
-        for (int64_t i = 0; i < x.numel(); ++i) {
-            dst[off] = maxOf(dst[off], src[i]);
-            for (size_t d = r; d-- > 0;) {
-                ++idx[d];
-                off += strides[d];
-                if (idx[d] < x.shape()[d])
-                    break;
-                off -= strides[d] * x.shape()[d];
-                idx[d] = 0;
-            }
-        }
+        ops::forEachElement(x, strides, [&](int64_t i, int64_t off) { dst[off] = maxOf(dst[off], src[i]); });
         return std::vector<Tensor>{y};
     });
 }

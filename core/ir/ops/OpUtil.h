@@ -197,6 +197,38 @@ inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t>& src,
 // The inner loops of broadcastBinary, as functions of their own: inlined into the odometer, GCC
 // left some of them scalar (the float Div by a scalar of PaddleOCR's HardSwish, for one); alone
 // each is a plain loop it vectorises.
+/// Calls visit(i, o) for every element i of `x` in order, with o its output cell: `strides`
+/// are x's strides into the cells, 0 along the reduced dims (walked in input order).
+template <typename F> void forEachElement(const Tensor& x, const std::vector<int64_t>& strides, F&& visit) {
+    const size_t r = x.rank();
+    std::vector<int64_t> idx(r, 0);
+    int64_t off = 0;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+        visit(i, off);
+        for (size_t d = r; d-- > 0;) {
+            ++idx[d];
+            off += strides[d];
+            if (idx[d] < x.shape()[d])
+                break;
+            off -= strides[d] * x.shape()[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/// The reduce ops' axes: attribute "axes" or input 1 (i64), not both; keepdims and
+/// noop_with_empty_axes 0 or 1.
+inline Status checkReduceAxes(const Node& n) {
+    SX_TRY(checkIntsAttr(n, "axes", -1, std::numeric_limits<int64_t>::min()));
+    SX_TRY(checkIntAttr(n, "keepdims", 0, 1));
+    SX_TRY(checkIntAttr(n, "noop_with_empty_axes", 0, 1));
+    if (n.input(1) && n.hasAttr("axes"))
+        return opError(n, "reduce axes are given both as attribute and as input 1");
+    if (const TensorType* a = inputType(n, 1); a && a->dtype != DType::I64)
+        return opError(n, "reduce axes must be i64, got " + std::string(dtypeName(a->dtype)));
+    return {};
+}
+
 template <typename TA, typename TB, typename TO, typename F>
 [[gnu::noinline]] void binaryRowVV(const TA* pa, const TB* pb, TO* po, int64_t n, F f) {
     for (int64_t i = 0; i < n; ++i)

@@ -34,20 +34,7 @@ Expected<std::vector<Tensor>> runReduceMean(const Node& n, std::span<const Tenso
         const T* src = x.data<T>();
         // Walk the input in order; each element adds into its output cell (reduced dims stride 0).
         const std::vector<int64_t> strides = ops::broadcastStrides(keep, x.shape());
-        const size_t r = x.rank();
-        std::vector<int64_t> idx(r, 0);
-        int64_t off = 0;
-        for (int64_t i = 0; i < x.numel(); ++i) {
-            dst[off] += src[i];
-            for (size_t d = r; d-- > 0;) {
-                ++idx[d];
-                off += strides[d];
-                if (idx[d] < x.shape()[d])
-                    break;
-                off -= strides[d] * x.shape()[d];
-                idx[d] = 0;
-            }
-        }
+        ops::forEachElement(x, strides, [&](int64_t i, int64_t off) { dst[off] += src[i]; });
         if (count > 0)
             for (int64_t i = 0; i < y.numel(); ++i)
                 dst[i] /= static_cast<T>(count);
@@ -71,13 +58,7 @@ enum class Red { Sum, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
 bool floatOnly(Red op) { return op == Red::L2 || op == Red::LogSum || op == Red::LogSumExp; }
 
 Status verifyReduction(const Node& n, Red op) {
-    SX_TRY(ops::checkIntsAttr(n, "axes", -1, std::numeric_limits<int64_t>::min()));
-    SX_TRY(ops::checkIntAttr(n, "keepdims", 0, 1));
-    SX_TRY(ops::checkIntAttr(n, "noop_with_empty_axes", 0, 1));
-    if (n.input(1) && n.hasAttr("axes"))
-        return opError(n, "reduce axes are given both as attribute and as input 1");
-    if (const TensorType* a = ops::inputType(n, 1); a && a->dtype != DType::I64)
-        return opError(n, "reduce axes must be i64, got " + std::string(dtypeName(a->dtype)));
+    SX_TRY(ops::checkReduceAxes(n));
     if (floatOnly(op))
         return ops::requireFloatInput(n, 0, "reduce input");
     if (const TensorType* x = ops::inputType(n, 0); x && x->dtype == DType::Bool)
@@ -85,24 +66,6 @@ Status verifyReduction(const Node& n, Red op) {
     return {};
 }
 
-/// Calls visit(i, o) for every element i of `x` in order, with o its output cell: `strides`
-/// are x's strides into the cells, 0 along the reduced dims (walked in input order).
-template <typename F> void forEachElement(const Tensor& x, const std::vector<int64_t>& strides, F&& visit) {
-    const size_t r = x.rank();
-    std::vector<int64_t> idx(r, 0);
-    int64_t off = 0;
-    for (int64_t i = 0; i < x.numel(); ++i) {
-        visit(i, off);
-        for (size_t d = r; d-- > 0;) {
-            ++idx[d];
-            off += strides[d];
-            if (idx[d] < x.shape()[d])
-                break;
-            off -= strides[d] * x.shape()[d];
-            idx[d] = 0;
-        }
-    }
-}
 
 /// Each cell's accumulator before the first element: 0, 1 for Prod, +inf (or the largest
 /// value) for Min.
@@ -123,7 +86,7 @@ template <typename T>
 std::vector<double> cellMaxima(const Tensor& x, const std::vector<int64_t>& strides, int64_t cells) {
     const T* src = x.data<T>();
     std::vector<double> peak(static_cast<size_t>(cells), -std::numeric_limits<double>::infinity());
-    forEachElement(x, strides, [&](int64_t i, int64_t o) {
+    ops::forEachElement(x, strides, [&](int64_t i, int64_t o) {
         peak[static_cast<size_t>(o)] = std::max(peak[static_cast<size_t>(o)], static_cast<double>(src[i]));
     });
     return peak;
@@ -138,7 +101,7 @@ Tensor reduceTyped(Red op, const Tensor& x, const std::vector<int64_t>& out, con
     using Acc = std::conditional_t<std::is_floating_point_v<T>, double, T>;
     std::vector<Acc> acc = startValues<Acc>(op, cells);
     const std::vector<double> peak = op == Red::LogSumExp ? cellMaxima<T>(x, strides, cells) : std::vector<double>{};
-    forEachElement(x, strides, [&](int64_t i, int64_t o) {
+    ops::forEachElement(x, strides, [&](int64_t i, int64_t o) {
         Acc& a = acc[static_cast<size_t>(o)];
         const Acc v = static_cast<Acc>(src[i]);
         switch (op) {
