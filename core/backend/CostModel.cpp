@@ -364,16 +364,25 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
         for (const ir::Value* v : ins) {
             if (!v)
                 continue;
+            uint64_t bytes = 0;
             if (concat) // each input contributes its share of the tile
-                w.inBytes += outNumel ? ceilDiv(bytesOf(v, c0) * tileNumel, outNumel) : 0;
+                bytes = outNumel ? ceilDiv(bytesOf(v, c0) * tileNumel, outNumel) : 0;
             else if (dmaOnly && v->isConstant() && v->type().dtype == ir::DType::I64)
                 w.weightBytes += bytesOf(v, c0); // shape operands
             else if (dmaOnly)
-                w.inBytes += outNumel ? ceilDiv(bytesOf(v, c0) * tileNumel, outNumel) : 0;
+                bytes = outNumel ? ceilDiv(bytesOf(v, c0) * tileNumel, outNumel) : 0;
             else if (v->isConstant())
                 w.weightBytes += bytesOf(v, c0);
             else
-                w.inBytes += elementwiseInput(v, outNumel, tileNumel, c0);
+                bytes = elementwiseInput(v, outNumel, tileNumel, c0);
+            if (bytes == 0)
+                continue;
+            w.inBytes += bytes;
+            auto same = std::find_if(w.inputs.begin(), w.inputs.end(), [&](const auto& in) { return in.first == v; });
+            if (same != w.inputs.end())
+                same->second += bytes;
+            else
+                w.inputs.emplace_back(v, bytes);
         }
         // A blocked output is written (and computed) in whole C0 blocks, padding included.
         const uint64_t storedTile = storedElems(out, tileNumel, outNumel, c0);
@@ -398,6 +407,7 @@ Expected<WorkModel> attentionModel(const ir::Node& n, const Target& t) {
     const int64_t D = qd[r - 1];
     const int64_t Sk = n.attrInt("transB", 0) ? kd[r - 2] : kd[r - 1];
     const int64_t Dv = vd[r - 1];
+    const ir::Value *q = n.input(0), *k = n.input(1), *v = n.input(2);
     const uint64_t passes = 1 + (n.attrInt("fast_softmax", 0) ? 3 : 5);
     const uint64_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
     const uint64_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
@@ -410,6 +420,9 @@ Expected<WorkModel> attentionModel(const ir::Node& n, const Target& t) {
         TileWork w;
         const int64_t batch = prod(tile, 0, r - 2), St = tile[r - 2];
         w.inBytes = static_cast<uint64_t>(batch * (St * D + Sk * (D + Dv))) * inElem;
+        w.inputs = {{q, static_cast<uint64_t>(batch * St * D) * inElem},
+                    {k, static_cast<uint64_t>(batch * Sk * D) * inElem},
+                    {v, static_cast<uint64_t>(batch * Sk * Dv) * inElem}};
         w.outBytes = static_cast<uint64_t>(batch * St * Dv) * outElem;
         const uint64_t cube = ceilDiv(St, t.cubeM) * ceilDiv(Sk, t.cubeN) * ceilDiv(D, t.cubeK) +
                               ceilDiv(St, t.cubeM) * ceilDiv(Dv, t.cubeN) * ceilDiv(Sk, t.cubeK);

@@ -18,6 +18,9 @@ namespace sextant::backend {
 /// What one tile costs: SRAM pieces and compute.
 struct TileWork {
     uint64_t inBytes = 0;      ///< activation input tile(s)
+    /// inBytes by input value, when the op reads several activations (an elementwise group, an
+    /// attention); empty: all of inBytes is the node's first non-constant input.
+    std::vector<std::pair<const ir::Value*, uint64_t>> inputs;
     uint64_t weightBytes = 0;  ///< weights (and bias) tile
     bool weightsSplit = false; ///< the weight tile differs between tiles (reloaded per tile)
     uint64_t outBytes = 0;

@@ -7,6 +7,7 @@
 #include "MemoryPlanner.h"
 #include "Reachability.h"
 #include "Scheduler.h"
+#include "SramPlanner.h"
 
 #include <algorithm>
 #include <map>
@@ -138,7 +139,8 @@ namespace {
 /// cores. Sets `*outOfEvents` when the event allocator ran out of a core's slots (more splitting
 /// and more cores mean more cross-core events).
 Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const Target& target, int maxParts,
-                                 int cores, bool* outOfEvents) {
+                                 int cores, bool* outOfEvents, const LowerOptions& options,
+                                 std::vector<OnChipDecision>* decisions) {
     const ir::Graph& g = *graph;
     if (g.numNodes() == 0)
         return makeError(ErrorKind::Unsupported, "graph '" + g.name() + "' has no nodes to lower");
@@ -156,6 +158,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     // producer.
     std::unordered_map<const ir::Node*, std::vector<int>> tasksOfNode;
     std::vector<Task> tasks;
+    std::vector<TaskCost> costs; // per Task, for the SRAM plan
     for (size_t i = 0; i < groups.size(); ++i) {
         const Group& grp = groups[i];
         Task t;
@@ -216,6 +219,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
             part.computeCycles = c.computeCycles;
             ids.push_back(part.id);
             tasks.push_back(std::move(part));
+            costs.push_back(c);
         }
         for (const ir::Node* n : grp.nodes)
             tasksOfNode[n] = ids;
@@ -240,8 +244,10 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     std::vector<int> newId(tasks.size());
     for (size_t pos = 0; pos < order.size(); ++pos)
         newId[static_cast<size_t>(order[pos])] = static_cast<int>(pos);
+    std::vector<TaskCost> costInOrder(costs.size());
     for (size_t pos = 0; pos < order.size(); ++pos) {
         int old = order[pos];
+        costInOrder[pos] = std::move(costs[static_cast<size_t>(old)]);
         Task t = std::move(tasks[static_cast<size_t>(old)]);
         t.id = static_cast<int>(pos);
         t.core = sched[static_cast<size_t>(old)].core;
@@ -268,6 +274,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         *outOfEvents = true;
         return events.takeError();
     }
+    SX_TRY(planSram(prog, costInOrder, bufferOf, options.sram, decisions));
     std::vector<std::vector<int>> depPreds(prog.tasks.size());
     for (const Task& t : prog.tasks)
         depPreds[static_cast<size_t>(t.id)] = t.deps;
@@ -279,12 +286,14 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     // The phases prove their own work; a failure here is a compiler bug, reported, not ignored.
     SX_TRY(checkEvents(prog));
     SX_TRY(checkHazards(prog));
+    SX_TRY(checkSramPlan(prog));
     return prog;
 }
 
 } // namespace
 
-Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target) {
+Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& options,
+                        std::vector<OnChipDecision>* decisions) {
     if (!graph)
         return makeError(ErrorKind::Invalid, "lower: no graph");
     // Split groups across up to every core. If the cross-core events that needs do not fit the
@@ -294,7 +303,7 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     // slots still gets a program, only a slower one, and a note says why.
     const int allCores = std::max(target.numCores, 1);
     bool outOfEvents = false;
-    Expected<Program> first = lowerSplitting(graph, target, allCores, allCores, &outOfEvents);
+    Expected<Program> first = lowerSplitting(graph, target, allCores, allCores, &outOfEvents, options, decisions);
     if (first.ok() || !outOfEvents)
         return first;
     std::optional<Program> best;
@@ -304,7 +313,8 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
             if (cores == allCores && maxParts == allCores)
                 continue; // the first attempt
             bool out = false;
-            Expected<Program> p = lowerSplitting(graph, target, maxParts, cores, &out);
+            std::vector<OnChipDecision> attempt;
+            Expected<Program> p = lowerSplitting(graph, target, maxParts, cores, &out, options, &attempt);
             if (!p.ok()) {
                 if (!out)
                     return p; // a real error, not a shortage of slots
@@ -312,6 +322,8 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
             }
             if (!best || p->estCycles < best->estCycles) {
                 best = std::move(p).value();
+                if (decisions)
+                    *decisions = std::move(attempt);
                 bestCores = cores;
                 bestParts = maxParts;
             }

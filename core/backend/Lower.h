@@ -1,6 +1,7 @@
 #pragma once
 
 #include "Program.h"
+#include "SramPlanner.h"
 #include "Target.h"
 #include "core/ir/Graph.h"
 
@@ -20,6 +21,12 @@ namespace sextant::backend {
 /// its own buffer. Tasks' `inputs` list the buffers of the node's present inputs in input order
 /// (an omitted optional input is skipped); `outputs` list every node output in order.
 /// Errors name the node concerned.
-Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target);
+/// After the events, the SRAM plan (planSram): every Task's tile slots in its core's SRAM and
+/// the keep-on-chip rule, as `options.sram` says; what the rule did goes to `decisions`.
+struct LowerOptions {
+    SramPlanOptions sram;
+};
+Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& options = {},
+                        std::vector<OnChipDecision>* decisions = nullptr);
 
 } // namespace sextant::backend

@@ -615,7 +615,7 @@ Status planMemory(Program& prog, const Reachability& order) {
     std::vector<Access> acc = accessesOf(prog);
     std::vector<int> inter;
     for (const Buffer& b : prog.buffers)
-        if (b.kind == BufferKind::Intermediate)
+        if (b.kind == BufferKind::Intermediate && b.level == MemLevel::Dram) // kept on chip: no DRAM
             inter.push_back(b.id);
     const size_t n = inter.size();
     OffsetProblem problem;

@@ -121,6 +121,61 @@ struct Event {
     std::vector<int> consumerTasks;
 };
 
+/// What an SRAM buffer holds for the Task or Tasks that use it.
+enum class SramRole : uint8_t {
+    InputTile,   ///< a tile of an activation input, loaded from DRAM
+    WeightTile,  ///< weights (and bias), loaded from DRAM
+    OutputTile,  ///< a tile of the output, stored to DRAM when done
+    Accumulator, ///< an output tile summed over the chunks of a split reduction
+    Resident,    ///< a whole tensor kept on chip from its producer to its last consumer
+};
+std::string_view sramRoleName(SramRole r);
+
+/// A planned region of one core's SRAM (DESIGN §6, on-chip residency). Tile slots live for
+/// one Task; a double-buffered stream has two slots (`pair` 0 and 1: while the unit computes on
+/// one the DMA fills or drains the other). A resident tensor lives from the Task that writes it
+/// to the last Task on the core that reads it; its Program::buffers entry is then at level Sram
+/// on that core, at the same offset, so the simulator computes from and into the SRAM image.
+struct SramBuffer {
+    int id = 0;
+    int core = 0;
+    uint64_t offset = 0; ///< byte offset in the core's SRAM
+    uint64_t size = 0;   ///< bytes, a multiple of the target's sram_align
+    SramRole role = SramRole::InputTile;
+    int pair = -1;       ///< 0 or 1 in a ping-pong pair, -1 for a single slot
+    int task = -1;       ///< the Task whose slot it is; for a resident tensor, the Task that writes it
+    int buffer = -1;     ///< Program::buffers id of the tensor it holds a tile of (or holds whole)
+    /// Lifetime, first to last Task using it (ids of Tasks on `core`, inclusive). Tasks on one
+    /// core run one at a time in issue order, so two buffers whose ranges do not meet are ordered
+    /// by that order: a slot reused later waits for every reader of what it held before.
+    int firstTask = -1, lastTask = -1;
+};
+
+/// One DMA transfer of a Task: DRAM buffer to SRAM slot (a load) or back (a store), over all
+/// its tiles.
+struct Transfer {
+    int task = 0;
+    bool load = true;    ///< DRAM -> SRAM; false: SRAM -> DRAM
+    int dramBuffer = 0;  ///< Program::buffers id
+    int sramBuffer = 0;  ///< Program::sramBuffers id
+    uint64_t bytes = 0;  ///< over all tiles
+};
+
+/// A tensor the keep-on-chip rule kept in SRAM instead of DRAM.
+struct OnChip {
+    int buffer = 0;        ///< Program::buffers id (now at level Sram)
+    int core = 0;
+    uint64_t bytes = 0;    ///< its SRAM footprint
+    uint64_t savedDmaBytes = 0; ///< DRAM bytes no longer written and read
+};
+
+/// Per-core SRAM figures of the plan.
+struct SramStats {
+    uint64_t capacity = 0;   ///< the target's sram_bytes
+    uint64_t peak = 0;       ///< highest byte any SRAM buffer on the core reaches
+    uint64_t lowerBound = 0; ///< max over the core's Tasks of the bytes live at once
+};
+
 /// Summary of the memory plan.
 struct MemoryStats {
     uint64_t dramPeak = 0;        ///< bytes of the intermediate arena the plan uses
@@ -134,6 +189,11 @@ struct MemoryStats {
     uint64_t ioBase = 0;
     uint64_t arenaBase = 0;
     uint64_t dramTotal = 0;       ///< arenaBase + dramPeak: bytes of DRAM the program needs
+    std::vector<SramStats> sram;  ///< one per core of the target
+    /// Bytes the DMA moves between DRAM and SRAM over the whole program (Tasks' dmaBytes).
+    uint64_t dramTrafficBytes = 0;
+    /// What any program must move at least: weights, graph inputs and graph outputs, once.
+    uint64_t compulsoryBytes = 0;
     double fragmentation() const {
         return dramPeak == 0 ? 0.0 : 1.0 - static_cast<double>(dramLowerBound) / static_cast<double>(dramPeak);
     }
@@ -149,6 +209,9 @@ struct Program {
     std::vector<Task> tasks;          ///< in issue order (a valid topological order)
     std::vector<Event> events;
     MemoryStats memory;
+    std::vector<SramBuffer> sramBuffers; ///< every core's SRAM plan, by core then Task
+    std::vector<Transfer> transfers;     ///< DMA transfers, by Task
+    std::vector<OnChip> onChip;          ///< tensors the keep-on-chip rule kept, by buffer id
     std::vector<int> inputBuffers;    ///< one per graph input, in order
     std::vector<int> outputBuffers;   ///< one per graph output, in order
     std::vector<std::string> pipeline;      ///< pass ids that ran, in order

@@ -23,6 +23,7 @@ struct Evaluated {
     uint64_t compute = 0; ///< compute cycles over all tiles
     bool fits = false;
     size_t order = 0;
+    TileWork work; ///< one tile's pieces
 };
 
 /// The output dims to tile: the model's, with `slice` applied. Fails for a slice outside the
@@ -103,8 +104,15 @@ Evaluated evaluate(const WorkModel& model, const std::vector<int64_t>& tile, con
             e.reduceChunks *= parts;
     }
     TileWork w = model.tileWork(e.tile);
+    e.work = w;
     const uint64_t align = t.sramAlign;
-    uint64_t ws = alignUp(w.inBytes, align) + alignUp(w.weightBytes, align) + alignUp(w.outBytes, align);
+    // Each activation input has its own slot (SramPlanner.cpp), aligned on its own.
+    uint64_t inSlots = 0;
+    for (const auto& in : w.inputs)
+        inSlots += alignUp(in.second, align);
+    if (w.inputs.empty())
+        inSlots = alignUp(w.inBytes, align);
+    uint64_t ws = inSlots + alignUp(w.weightBytes, align) + alignUp(w.outBytes, align);
     bool doubleBuffer = e.numTiles > 1;
     e.sram = doubleBuffer ? 2 * ws : ws;
     e.fits = e.sram <= t.sramBytes;
@@ -112,11 +120,9 @@ Evaluated evaluate(const WorkModel& model, const std::vector<int64_t>& tile, con
     // An output tile is written once, after the last chunk of a split reduction.
     const uint64_t outTiles = static_cast<uint64_t>(e.numTiles / e.reduceChunks);
     e.dmaBytes = tiles64 * w.inBytes + outTiles * w.outBytes + (w.weightsSplit ? tiles64 : 1) * w.weightBytes;
-    uint64_t dmaPerTile = ceilDiv(ceilDiv(e.dmaBytes, tiles64), t.dmaBytesPerCycle) + t.dramLatencyCycles;
-    uint64_t c = w.computeCycles, d = dmaPerTile;
-    e.cycles = tiles64 * std::max(c, d) + std::min(c, d);
+    e.compute = w.computeCycles * tiles64;
+    e.cycles = pipelinedCycles(tiles64, e.compute, e.dmaBytes, t);
     e.flops = w.flops * tiles64;
-    e.compute = c * tiles64;
     return e;
 }
 
@@ -158,6 +164,14 @@ std::vector<Tiling::Candidate> runnerUps(const std::vector<Evaluated>& evals, co
 
 } // namespace
 
+uint64_t pipelinedCycles(uint64_t tiles, uint64_t computeCycles, uint64_t dmaBytes, const Target& t) {
+    tiles = std::max<uint64_t>(tiles, 1);
+    const uint64_t c = computeCycles / tiles;
+    const uint64_t d =
+        dmaBytes == 0 ? 0 : ceilDiv(ceilDiv(dmaBytes, tiles), std::max<uint64_t>(t.dmaBytesPerCycle, 1)) + t.dramLatencyCycles;
+    return tiles * std::max(c, d) + std::min(c, d);
+}
+
 Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const OutputSlice* slice) {
     const ir::Node& n = *group.nodes.front();
     SX_ASSIGN(WorkModel model, workModel(group, t));
@@ -197,6 +211,16 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const Outpu
     cost.estCycles = best->cycles;
     cost.computeCycles = best->compute;
     cost.dmaBytes = best->dmaBytes;
+    cost.inputTile = best->work.inputs;
+    if (cost.inputTile.empty() && best->work.inBytes > 0) // all of it is the first activation
+        for (const ir::Value* v : n.inputs())
+            if (v && !v->isConstant()) {
+                cost.inputTile.emplace_back(v, best->work.inBytes);
+                break;
+            }
+    cost.weightTile = best->work.weightBytes;
+    cost.weightsSplit = best->work.weightsSplit;
+    cost.outTile = best->work.outBytes;
     // FLOPs of the whole op (tiles at the edge are partial; count the real output).
     cost.flops = model.tileWork(full).flops;
     cost.tiling.candidates = runnerUps(evals, *best, rank, t);

@@ -13,7 +13,18 @@ struct TaskCost {
     uint64_t dmaBytes = 0;   ///< DRAM<->SRAM bytes over all tiles
     uint64_t estCycles = 0;  ///< the chosen tiling's estimate (no dispatch)
     uint64_t computeCycles = 0; ///< the unit's busy cycles over all tiles (no DMA)
+    /// One tile's DRAM pieces, for the SRAM plan (SramPlanner.h): bytes per activation input
+    /// value, the weights (reloaded every tile when weightsSplit) and the output.
+    std::vector<std::pair<const ir::Value*, uint64_t>> inputTile;
+    uint64_t weightTile = 0;
+    bool weightsSplit = false;
+    uint64_t outTile = 0;
 };
+
+/// A tiled Task's cycles, as the tile search prices them: `tiles` tiles pipelined (double
+/// buffered when more than one), each computing `computeCycles / tiles` and moving its share of
+/// `dmaBytes` at the DMA rate plus the DRAM latency (none when it moves nothing).
+uint64_t pipelinedCycles(uint64_t tiles, uint64_t computeCycles, uint64_t dmaBytes, const Target& target);
 
 /// Chooses the output tile for a group so that its SRAM working set (input + weights + output
 /// tiles, doubled when double-buffered) fits the core's SRAM, minimising estimated cycles.

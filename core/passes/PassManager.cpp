@@ -18,12 +18,25 @@ int ownRuleLevel(const RuleDescription& r) {
     return r.tradesAccuracy ? 3 : 0;
 }
 
+/// The backend's rules: listed, switched and counted like graph rules, applied by the lowering.
+const std::vector<RuleInfo>& backendRuleList() {
+    static const std::vector<RuleInfo> rules{
+        RuleInfo{"keep-on-chip",
+                 "keep a feature map in its core's SRAM from producer to last consumer when they run on one "
+                 "core and it fits beside their tile slots (no DRAM write, no DRAM read)",
+                 "lower", false, 2},
+    };
+    return rules;
+}
+
 std::vector<RuleInfo> rulesOf(const std::vector<std::unique_ptr<Pass>>& passes) {
     std::vector<RuleInfo> out;
     for (const auto& p : passes)
         for (const RuleDescription& r : p->describeRules())
             out.push_back(RuleInfo{r.id, r.summary, p->id(), r.tradesAccuracy,
                                    std::max(p->minLevel(), ownRuleLevel(r))});
+    for (const RuleInfo& r : backendRuleList())
+        out.push_back(r);
     return out;
 }
 
@@ -35,6 +48,8 @@ std::map<std::string, int> levelsOf(const std::vector<std::unique_ptr<Pass>>& pa
         for (const RuleDescription& r : p->describeRules())
             levels[r.id] = ownRuleLevel(r);
     }
+    for (const RuleInfo& r : backendRuleList())
+        levels[r.id] = r.minLevel;
     return levels;
 }
 
@@ -49,6 +64,15 @@ std::vector<PassInfo> listPasses() {
 
 std::vector<RuleInfo> listRules() {
     return rulesOf(defaultPipeline());
+}
+
+std::vector<RuleInfo> backendRules() {
+    return backendRuleList();
+}
+
+bool ruleRuns(const PipelineConfig& config, const std::string& id) {
+    PassContext probe(config, levelsOf(defaultPipeline()));
+    return probe.isEnabled(id);
 }
 
 namespace {
@@ -176,6 +200,8 @@ Status runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<P
     for (const auto& p : passes)
         for (const std::string& r : p->ruleIds())
             ruleOrder.push_back(r);
+    for (const RuleInfo& r : backendRuleList()) // counted by compileGraph once the Program exists
+        ruleOrder.push_back(r.id);
     // Which passes will run: up to stop-after, minus the disabled ones.
     std::map<std::string, int> levels = levelsOf(passes);
     std::vector<Pass*> plan;

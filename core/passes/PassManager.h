@@ -171,8 +171,16 @@ runPassesInto(const ir::Graph& input, const std::vector<std::unique_ptr<Pass>>& 
 
 /// The passes of the default pipeline, in the order they run.
 std::vector<PassInfo> listPasses();
-/// Every rewrite rule, grouped by pass in pipeline order.
+/// Every rewrite rule, grouped by pass in pipeline order, then the backend's rules.
 std::vector<RuleInfo> listRules();
+/// The rules of the backend phase "lower", which act on the lowered Program rather than the
+/// graph (keep-on-chip). They take the same switches as graph rules, are counted in
+/// PipelineResult::stats, and their applications are numbered after the graph rules' (so a
+/// bisect limit covers them); runtime::compileGraph hands their switches to backend::lower.
+std::vector<RuleInfo> backendRules();
+/// Whether the rule `id` runs under `config` (disabled, switched on, or by level), as the pass
+/// manager decides it for graph rules.
+bool ruleRuns(const PipelineConfig& config, const std::string& id);
 /// The id among `candidates` closest to `id` by edit distance (first of equals; empty when there
 /// are no candidates), for "did you mean" hints.
 std::string closestId(const std::string& id, const std::vector<std::string>& candidates);

@@ -2,7 +2,45 @@
 
 #include "core/backend/Lower.h"
 
+#include <algorithm>
+
 namespace sextant::runtime {
+
+namespace {
+
+/// Adds what a backend rule did to the pipeline's records: applications numbered after the
+/// graph rules', skips, and rejections counted by the reason's kind (the text before ':').
+void recordBackendRule(passes::PipelineResult& r, const std::string& rule,
+                       const std::vector<backend::OnChipDecision>& decisions) {
+    auto stats = std::find_if(r.stats.begin(), r.stats.end(), [&](const passes::RuleStats& s) { return s.rule == rule; });
+    if (stats == r.stats.end()) {
+        r.stats.push_back(passes::RuleStats{});
+        r.stats.back().rule = rule;
+        stats = r.stats.end() - 1;
+    }
+    int seq = r.applications.empty() ? 0 : r.applications.back().seq;
+    for (const backend::OnChipDecision& d : decisions) {
+        switch (d.outcome) {
+        case backend::OnChipDecision::Outcome::Applied:
+            ++stats->matched;
+            ++stats->applied;
+            r.applications.push_back(passes::RuleApplication{++seq, rule, d.node, "lower"});
+            break;
+        case backend::OnChipDecision::Outcome::Skipped:
+            ++stats->matched;
+            ++stats->skipped;
+            r.skipped.push_back(passes::RuleApplication{0, rule, d.node, "lower"});
+            break;
+        case backend::OnChipDecision::Outcome::Rejected:
+            ++stats->rejected;
+            ++stats->reasons[d.reason.substr(0, d.reason.find(':'))];
+            r.rejections.push_back(passes::RuleRejection{rule, d.node, "lower", d.value + ": " + d.reason});
+            break;
+        }
+    }
+}
+
+} // namespace
 
 Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOptions& options,
                                      const std::atomic<bool>* cancel,
@@ -30,7 +68,14 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
     if (!result.pipeline.graph)
         return makeError(ErrorKind::Verify, "the pass pipeline produced no graph");
     std::shared_ptr<const ir::Graph> finalGraph = result.pipeline.graph;
-    Expected<backend::Program> lowered = backend::lower(finalGraph, options.target);
+    // The backend's rules take the pipeline's switches, and what the bisect limit leaves.
+    backend::LowerOptions lowerOptions;
+    lowerOptions.sram.keepOnChip = passes::ruleRuns(options.pipeline, backend::kKeepOnChipRule);
+    if (options.pipeline.bisectLimit >= 0)
+        lowerOptions.sram.budget = std::max<int64_t>(
+            0, options.pipeline.bisectLimit - static_cast<int64_t>(result.pipeline.applications.size()));
+    std::vector<backend::OnChipDecision> decisions;
+    Expected<backend::Program> lowered = backend::lower(finalGraph, options.target, lowerOptions, &decisions);
     if (!lowered.ok()) {
         if (!options.keepPipelineOnLoweringError)
             return lowered.takeError();
@@ -38,6 +83,7 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
         return result;
     }
     result.program = std::move(lowered).value();
+    recordBackendRule(result.pipeline, backend::kKeepOnChipRule, decisions);
     for (const passes::Snapshot& s : result.pipeline.snapshots)
         if (s.passId != "input")
             result.program.pipeline.push_back(s.passId);

@@ -87,6 +87,7 @@ public:
     Expected<SimResult> run();
 
 private:
+    Status checkSram() const;
     Status loadWeights();
     Status loadInputs(std::span<const ir::Tensor> inputs);
     void trySchedule(int core);
@@ -148,6 +149,7 @@ private:
     std::vector<size_t> m_clobberedBy;
     void noteWrite(size_t buffer);
     size_t m_finished = 0;
+    std::vector<uint64_t> m_loadBytes; ///< per Task: DMA bytes it loads (the rest it stores)
 };
 
 

@@ -58,8 +58,16 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
         // Reading bytes another buffer's write replaced: two live buffers share addresses.
         if (!m_intact[b]) {
             const Buffer& by = m_p.buffers[m_clobberedBy[b]];
-            return race("reads " + bufferLabel(buf) + " but its bytes were overwritten by " +
-                        bufferLabel(by) + ": the memory plan overlaps two live buffers");
+            std::string writer;
+            if (!m_writers[m_clobberedBy[b]].empty()) {
+                const Task& w = m_p.tasks[m_writers[m_clobberedBy[b]].front()];
+                writer = " written by " + taskLabel(w) + " (core " + std::to_string(w.core) + ")";
+            }
+            const std::string where = buf.level == backend::MemLevel::Sram
+                                          ? " in the SRAM of core " + std::to_string(buf.core)
+                                          : std::string();
+            return race("reads " + bufferLabel(buf) + " but its bytes were overwritten by " + bufferLabel(by) +
+                        writer + where + ": the memory plan overlaps two live buffers");
         }
     }
     // Touching addresses a running Task writes, or writing what it reads: overlapping live buffers.

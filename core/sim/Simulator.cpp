@@ -88,10 +88,40 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
                 m_writers[it->second].push_back(i);
         m_queues[static_cast<size_t>(task.core)].push_back(i);
     }
+    SX_TRY(checkSram());
+    // Loads and stores split a Task's DMA time; a program without transfers (an artifact older
+    // than format 5) counts all of it as loads.
+    m_loadBytes.assign(m_p.tasks.size(), 0);
+    for (size_t i = 0; i < m_p.tasks.size(); ++i)
+        m_loadBytes[i] = m_p.transfers.empty() ? m_p.tasks[i].dmaBytes : 0;
+    for (const backend::Transfer& tr : m_p.transfers)
+        if (auto it = m_taskById.find(tr.task); it != m_taskById.end() && tr.load)
+            m_loadBytes[it->second] += tr.bytes;
     m_intact.assign(m_p.buffers.size(), false);
     m_clobberedBy.assign(m_p.buffers.size(), 0);
     SX_TRY(loadWeights());
     return loadInputs(inputs);
+}
+
+Status Machine::checkSram() const {
+    const backend::Target& t = m_p.target;
+    for (const backend::SramBuffer& sb : m_p.sramBuffers) {
+        auto task = m_taskById.find(sb.task);
+        const std::string who = task == m_taskById.end() ? "task " + std::to_string(sb.task)
+                                                         : taskLabel(m_p.tasks[task->second]);
+        if (sb.core < 0 || sb.core >= t.numCores)
+            return makeError(ErrorKind::Invalid, "SRAM buffer " + std::to_string(sb.id) + " of " + who + " is on core " +
+                                                     std::to_string(sb.core) + " but target '" + t.name + "' has " +
+                                                     std::to_string(t.numCores));
+        if (sb.offset > t.sramBytes || sb.size > t.sramBytes - sb.offset)
+            return makeError(ErrorKind::Runtime,
+                             "SRAM overflow: " + who + " on core " + std::to_string(sb.core) + " uses [" +
+                                 std::to_string(sb.offset) + ", " + std::to_string(sb.offset + sb.size) + ") (" +
+                                 std::string(backend::sramRoleName(sb.role)) + "), past the core's " +
+                                 std::to_string(t.sramBytes) + " bytes of SRAM",
+                             task == m_taskById.end() ? std::string() : m_p.tasks[task->second].name);
+    }
+    return {};
 }
 
 Status Machine::loadWeights() {
@@ -178,7 +208,7 @@ Status Machine::startTask(size_t index, uint64_t now) {
         if (m_p.tasks[r].dmaBytes > 0)
             ++sharers;
     const ir::Node* first = m_taskNodes[index].empty() ? nullptr : m_taskNodes[index].front();
-    const TaskTiming timing = timeTask(task, m_p.target, first, sharers);
+    const TaskTiming timing = timeTask(task, m_p.target, first, sharers, m_loadBytes[index]);
     st.end = now + timing.duration;
     TraceRecord& rec = m_trace[index];
     rec.task = task.id;
@@ -190,6 +220,10 @@ Status Machine::startTask(size_t index, uint64_t now) {
     rec.computeCycles = timing.compute;
     rec.dmaCycles = timing.dma;
     rec.dmaSharers = std::max(sharers, 1);
+    rec.loadEnd = now + timing.loadEnd;
+    rec.computeStart = now + timing.computeStart;
+    rec.computeEnd = now + timing.computeEnd;
+    rec.storeStart = now + timing.storeStart;
     m_running.push_back(index);
     m_queue.push(Item{st.end, 0, task.id, index});
     return {};

@@ -23,6 +23,10 @@ struct TraceRecord {
     uint64_t computeCycles = 0; ///< cycles its unit was busy
     uint64_t dmaCycles = 0;     ///< cycles its DMA engine needed at the bandwidth it got
     int dmaSharers = 1;         ///< Tasks (itself included) whose DMA shared DRAM when it started
+    /// Its phases (TaskTiming): the DMA loads over [start, loadEnd), the unit computes over
+    /// [computeStart, computeEnd), the DMA stores over [storeStart, end). A double-buffered Task
+    /// streams over [start, loadEnd) while it computes, and storeStart == end.
+    uint64_t loadEnd = 0, computeStart = 0, computeEnd = 0, storeStart = 0;
 };
 
 /// The result of simulating a Program once.

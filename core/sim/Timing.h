@@ -17,6 +17,12 @@ struct TaskTiming {
     uint64_t compute = 0;  ///< cycles on its unit
     uint64_t dma = 0;      ///< cycles moving its DRAM bytes at the rate it gets
     uint64_t duration = 0; ///< start to end: compute and DMA (overlapped when double-buffered) and DRAM latency
+    /// Phases, in cycles from the start. Not double-buffered: the DMA loads [0, loadEnd), the
+    /// unit computes [computeStart, computeEnd) and the DMA stores [storeStart, duration), one after
+    /// another. Double-buffered: the DMA streams every tile in and out over [0, loadEnd) while the
+    /// unit computes over [computeStart, computeEnd), from the first tile's arrival to the end;
+    /// storeStart is then `duration` (no separate store phase).
+    uint64_t loadEnd = 0, computeStart = 0, computeEnd = 0, storeStart = 0;
 };
 
 /// Cycles of `task` on its unit: the cost model's figure (Task::computeCycles) when it has one,
@@ -28,7 +34,9 @@ uint64_t computeCycles(const backend::Task& task, const backend::Target& target,
 /// is the engine's, or an equal share of DRAM bandwidth when that is less; a double-buffered
 /// stream of several tiles hides the shorter of compute and DMA behind the longer except one
 /// tile's worth; any DRAM traffic adds the DRAM latency once. At least one cycle.
+/// `loadBytes` of its dmaBytes are loads (DRAM to SRAM), the rest stores; they split the DMA
+/// time between the load and store phases.
 TaskTiming timeTask(const backend::Task& task, const backend::Target& target, const ir::Node* firstNode,
-                    int dmaSharers);
+                    int dmaSharers, uint64_t loadBytes);
 
 } // namespace sextant::sim

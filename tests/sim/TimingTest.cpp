@@ -35,7 +35,7 @@ TEST(Timing, ComputeAndDmaAddUpWithoutDoubleBufferingPlusDramLatency) {
     auto g = graphWithRelu("f32");
     ASSERT_TRUE(g);
     // 6400 f32 flops over 64 lanes = 100 cycles; 6400 bytes at 64 B/cycle = 100 cycles; + 400.
-    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 6400, 4, false), target, g->findNode("relu"), 1);
+    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 6400, 4, false), target, g->findNode("relu"), 1, ~0ull);
     EXPECT_EQ(t.compute, 100u);
     EXPECT_EQ(t.dma, 100u);
     EXPECT_EQ(t.duration, 600u);
@@ -46,10 +46,10 @@ TEST(Timing, DoubleBufferingHidesTheShorterStreamButOneTile) {
     auto g = graphWithRelu("f32");
     ASSERT_TRUE(g);
     // compute 100, DMA 200 over 4 tiles: 200 + 100/4 + 400.
-    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 12800, 4, true), target, g->findNode("relu"), 1);
+    TaskTiming t = timeTask(task(backend::UnitKind::Vector, 6400, 12800, 4, true), target, g->findNode("relu"), 1, ~0ull);
     EXPECT_EQ(t.duration, 200u + 25u + 400u);
     // One tile has nothing to overlap with.
-    EXPECT_EQ(timeTask(task(backend::UnitKind::Vector, 6400, 12800, 1, true), target, g->findNode("relu"), 1).duration, 700u);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Vector, 6400, 12800, 1, true), target, g->findNode("relu"), 1, ~0ull).duration, 700u);
 }
 
 TEST(Timing, TasksStreamingAtOnceShareDramBandwidth) {
@@ -57,8 +57,8 @@ TEST(Timing, TasksStreamingAtOnceShareDramBandwidth) {
     auto g = graphWithRelu("f32");
     ASSERT_TRUE(g);
     // Up to 8 sharers each still get the engine's 64 B/cycle (512 / 8); 16 get 32 B/cycle.
-    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, g->findNode("relu"), 8).dma, 100u);
-    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, g->findNode("relu"), 16).dma, 200u);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, g->findNode("relu"), 8, ~0ull).dma, 100u);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 6400, 1, false), target, g->findNode("relu"), 16, ~0ull).dma, 200u);
 }
 
 TEST(Timing, F16VectorOpsUseTheWiderLanesAndCubeOpsTheMacs) {
@@ -78,7 +78,7 @@ TEST(Timing, EveryTaskTakesAtLeastOneCycle) {
     const backend::Target target = backend::defaultTarget();
     auto g = graphWithRelu("f32");
     ASSERT_TRUE(g);
-    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 0, 1, false), target, g->findNode("relu"), 0).duration, 1u);
+    EXPECT_EQ(timeTask(task(backend::UnitKind::Dma, 0, 0, 1, false), target, g->findNode("relu"), 0, ~0ull).duration, 1u);
 }
 
 } // namespace

@@ -1,0 +1,589 @@
+#include "SramPlanner.h"
+
+#include "Grouping.h"
+#include "MathUtil.h"
+#include "MemoryPlanner.h"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+
+namespace sextant::backend {
+
+std::string_view sramRoleName(SramRole r) {
+    switch (r) {
+    case SramRole::InputTile: return "input-tile";
+    case SramRole::WeightTile: return "weight-tile";
+    case SramRole::OutputTile: return "output-tile";
+    case SramRole::Accumulator: return "accumulator";
+    case SramRole::Resident: return "resident";
+    }
+    return "?";
+}
+
+namespace {
+
+std::string kib(uint64_t bytes) { return std::to_string(ceilDiv(bytes, 1024)) + " KiB"; }
+
+std::string taskName(const Program& p, int task) {
+    return "task " + std::to_string(task) + " '" + p.tasks[static_cast<size_t>(task)].name + "'";
+}
+
+/// One Task's DRAM traffic by piece, per tile: what its SRAM slots hold and its transfers move.
+struct TaskPieces {
+    std::vector<std::pair<int, uint64_t>> inputs; ///< buffer id, bytes per tile (distinct buffers)
+    int weightBuffer = -1;                        ///< the first weight it reads (-1: none)
+    uint64_t weightTile = 0;
+    bool weightsSplit = false;
+    uint64_t outTile = 0;
+    uint64_t tiles = 1, outTiles = 1;
+    int copies = 1; ///< 2 when double-buffered: every slot is a ping-pong pair
+};
+
+TaskPieces piecesOf(const Program& p, const Task& t, const TaskCost& c, const std::vector<int>& bufferOf) {
+    TaskPieces s;
+    for (const auto& [value, bytes] : c.inputTile) {
+        const ir::Value* owner = bufferOwner(value);
+        if (!owner || owner->id() >= bufferOf.size() || bufferOf[owner->id()] < 0)
+            continue;
+        const int b = bufferOf[owner->id()];
+        auto same = std::find_if(s.inputs.begin(), s.inputs.end(), [&](const auto& in) { return in.first == b; });
+        if (same != s.inputs.end())
+            same->second += bytes;
+        else
+            s.inputs.emplace_back(b, bytes);
+    }
+    for (int b : t.inputs)
+        if (p.buffers[static_cast<size_t>(b)].kind == BufferKind::Weight) {
+            s.weightBuffer = b;
+            break;
+        }
+    s.weightTile = c.weightTile;
+    s.weightsSplit = c.weightsSplit;
+    s.outTile = c.outTile;
+    s.tiles = static_cast<uint64_t>(std::max(t.tiling.numTiles, 1));
+    s.outTiles = std::max<uint64_t>(1, s.tiles / static_cast<uint64_t>(std::max(t.tiling.reduceChunks, 1)));
+    s.copies = t.tiling.doubleBuffered ? 2 : 1;
+    return s;
+}
+
+/// The state of the plan while keep-on-chip decides: per Task its pieces, which of its inputs
+/// and whether its output are resident, and the SRAM bytes its working set holds.
+struct PlanState {
+    std::vector<TaskPieces> pieces;
+    std::vector<std::vector<int>> residentInputs; ///< per Task: input buffers read in place
+    std::vector<bool> residentOutput;             ///< per Task: it computes into a resident tensor
+    std::vector<uint64_t> slotBytes;              ///< per Task: its tile slots' bytes
+    std::vector<uint64_t> residentLive;           ///< per Task: bytes of residents live while it runs
+    std::vector<std::vector<int>> byCore;         ///< per core: Task ids in issue order
+    std::vector<int> position;                    ///< per Task: index in byCore[core]
+    std::vector<int> residents;                   ///< kept buffers, in the order they were kept
+    std::vector<uint64_t> residentSize;           ///< per buffer: SRAM bytes when kept (0: not kept)
+    std::vector<std::pair<int, int>> residentSpan; ///< per buffer: first, last Task using it
+};
+
+uint64_t slotSize(uint64_t bytes, uint64_t align) { return bytes == 0 ? 0 : alignUp(bytes, align); }
+
+bool readsInPlace(const PlanState& s, int task, int buffer) {
+    const auto& in = s.residentInputs[static_cast<size_t>(task)];
+    return std::find(in.begin(), in.end(), buffer) != in.end();
+}
+
+/// The bytes Task `t`'s tile slots take, with what is resident left out.
+uint64_t workingSet(const PlanState& s, int t, uint64_t align) {
+    const TaskPieces& pc = s.pieces[static_cast<size_t>(t)];
+    uint64_t bytes = 0;
+    for (const auto& [b, tile] : pc.inputs)
+        if (!readsInPlace(s, t, b))
+            bytes += slotSize(tile, align);
+    bytes += slotSize(pc.weightTile, align);
+    if (!s.residentOutput[static_cast<size_t>(t)])
+        bytes += slotSize(pc.outTile, align);
+    return bytes * static_cast<uint64_t>(pc.copies);
+}
+
+/// DRAM bytes Task `t` moves with what is resident left out.
+uint64_t trafficOf(const PlanState& s, int t) {
+    const TaskPieces& pc = s.pieces[static_cast<size_t>(t)];
+    uint64_t bytes = (pc.weightsSplit ? pc.tiles : 1) * pc.weightTile;
+    for (const auto& [b, tile] : pc.inputs)
+        if (!readsInPlace(s, t, b))
+            bytes += pc.tiles * tile;
+    if (!s.residentOutput[static_cast<size_t>(t)])
+        bytes += pc.outTiles * pc.outTile;
+    return bytes;
+}
+
+/// Bytes live on Task t's core while t runs: its slots and every resident whose span covers it.
+uint64_t liveAt(const PlanState& s, int t) {
+    return s.slotBytes[static_cast<size_t>(t)] + s.residentLive[static_cast<size_t>(t)];
+}
+
+/// Adds `delta` (or removes it) to the resident bytes of every Task on `core` in [first, last].
+void addResident(PlanState& s, int core, int first, int last, uint64_t size, bool add) {
+    const std::vector<int>& onCore = s.byCore[static_cast<size_t>(core)];
+    for (int pos = s.position[static_cast<size_t>(first)]; pos <= s.position[static_cast<size_t>(last)]; ++pos) {
+        uint64_t& live = s.residentLive[static_cast<size_t>(onCore[static_cast<size_t>(pos)])];
+        live = add ? live + size : live - size;
+    }
+}
+
+/// The readers of each buffer (Task ids, ascending) and its writers.
+struct Accesses {
+    std::vector<std::vector<int>> readers, writers;
+};
+Accesses accessesByBuffer(const Program& p) {
+    Accesses a;
+    a.readers.resize(p.buffers.size());
+    a.writers.resize(p.buffers.size());
+    for (const Task& t : p.tasks) {
+        for (int b : t.inputs)
+            if (a.readers[static_cast<size_t>(b)].empty() || a.readers[static_cast<size_t>(b)].back() != t.id)
+                a.readers[static_cast<size_t>(b)].push_back(t.id);
+        for (int b : t.outputs)
+            a.writers[static_cast<size_t>(b)].push_back(t.id);
+    }
+    return a;
+}
+
+/// Why buffer `b`, written by `producer`, cannot stay on chip whatever the space; empty if it can.
+std::string structuralReason(const Program& p, const Accesses& acc, int b, int producer) {
+    const Buffer& buf = p.buffers[static_cast<size_t>(b)];
+    const Task& pt = p.tasks[static_cast<size_t>(producer)];
+    if (buf.kind == BufferKind::Output)
+        return "graph output: the host reads it from DRAM";
+    if (pt.outputs.size() != 1)
+        return "several outputs: its Task writes " + std::to_string(pt.outputs.size());
+    if (acc.writers[static_cast<size_t>(b)].size() != 1)
+        return "split across cores: computed in " + std::to_string(acc.writers[static_cast<size_t>(b)].size()) +
+               " parts";
+    const std::vector<int>& readers = acc.readers[static_cast<size_t>(b)];
+    if (readers.empty())
+        return "no reader: no Task reads it";
+    for (int r : readers) {
+        const Task& rt = p.tasks[static_cast<size_t>(r)];
+        if (rt.core != pt.core)
+            return "read on another core: '" + rt.name + "' on core " + std::to_string(rt.core) +
+                   ", written on core " + std::to_string(pt.core);
+    }
+    return {};
+}
+
+/// Keeps `b` resident in the plan state (its producer computes into it, its readers read it).
+void keep(const Program& p, PlanState& s, const Accesses& acc, int b, uint64_t size, uint64_t align) {
+    const int producer = acc.writers[static_cast<size_t>(b)].front();
+    const int last = acc.readers[static_cast<size_t>(b)].back();
+    s.residentOutput[static_cast<size_t>(producer)] = true;
+    for (int r : acc.readers[static_cast<size_t>(b)])
+        s.residentInputs[static_cast<size_t>(r)].push_back(b);
+    s.residentSize[static_cast<size_t>(b)] = size;
+    s.residentSpan[static_cast<size_t>(b)] = {producer, last};
+    s.residents.push_back(b);
+    s.slotBytes[static_cast<size_t>(producer)] = workingSet(s, producer, align);
+    for (int r : acc.readers[static_cast<size_t>(b)])
+        s.slotBytes[static_cast<size_t>(r)] = workingSet(s, r, align);
+    addResident(s, p.tasks[static_cast<size_t>(producer)].core, producer, last, size, true);
+}
+
+void release(const Program& p, PlanState& s, const Accesses& acc, int b, uint64_t align) {
+    const int producer = acc.writers[static_cast<size_t>(b)].front();
+    addResident(s, p.tasks[static_cast<size_t>(producer)].core, producer, acc.readers[static_cast<size_t>(b)].back(),
+                s.residentSize[static_cast<size_t>(b)], false);
+    s.residentOutput[static_cast<size_t>(producer)] = false;
+    for (int r : acc.readers[static_cast<size_t>(b)]) {
+        auto& in = s.residentInputs[static_cast<size_t>(r)];
+        in.erase(std::remove(in.begin(), in.end(), b), in.end());
+    }
+    s.residentSize[static_cast<size_t>(b)] = 0;
+    s.residents.erase(std::remove(s.residents.begin(), s.residents.end(), b), s.residents.end());
+    s.slotBytes[static_cast<size_t>(producer)] = workingSet(s, producer, align);
+    for (int r : acc.readers[static_cast<size_t>(b)])
+        s.slotBytes[static_cast<size_t>(r)] = workingSet(s, r, align);
+}
+
+/// The keep-on-chip rule over every candidate, in the order of their producing Tasks.
+void decide(const Program& p, PlanState& s, const Accesses& acc, const SramPlanOptions& opt,
+            std::vector<OnChipDecision>& out) {
+    const uint64_t align = std::max<uint64_t>(p.target.sramAlign, 1);
+    const uint64_t capacity = p.target.sramBytes;
+    int64_t budget = opt.budget;
+    for (const Task& t : p.tasks) {
+        for (int b : t.outputs) {
+            const Buffer& buf = p.buffers[static_cast<size_t>(b)];
+            if (buf.kind != BufferKind::Intermediate && buf.kind != BufferKind::Output)
+                continue;
+            if (acc.writers[static_cast<size_t>(b)].front() != t.id)
+                continue; // looked at once, with its first writer
+            OnChipDecision d;
+            d.value = buf.value;
+            d.node = t.nodes.empty() ? t.name : t.nodes.front();
+            d.reason = structuralReason(p, acc, b, t.id);
+            if (!d.reason.empty()) {
+                out.push_back(std::move(d));
+                continue;
+            }
+            const uint64_t size = slotSize(storedBytes(buf.type, p.target.c0), align);
+            const int last = acc.readers[static_cast<size_t>(b)].back();
+            // What the core holds over the span with `b` kept: its producer and readers drop the
+            // slots it replaces.
+            keep(p, s, acc, b, size, align);
+            uint64_t need = 0;
+            const std::vector<int>& onCore = s.byCore[static_cast<size_t>(t.core)];
+            for (int pos = s.position[static_cast<size_t>(t.id)]; pos <= s.position[static_cast<size_t>(last)]; ++pos)
+                need = std::max(need, liveAt(s, onCore[static_cast<size_t>(pos)]));
+            if (need > capacity) {
+                release(p, s, acc, b, align);
+                const uint64_t others = need - size;
+                d.reason = "does not fit: needs " + kib(size) + ", " + kib(others < capacity ? capacity - others : 0) +
+                           " free on core " + std::to_string(t.core);
+                out.push_back(std::move(d));
+                continue;
+            }
+            if (budget == 0) {
+                release(p, s, acc, b, align);
+                d.outcome = OnChipDecision::Outcome::Skipped;
+                out.push_back(std::move(d));
+                continue;
+            }
+            if (budget > 0)
+                --budget;
+            d.outcome = OnChipDecision::Outcome::Applied;
+            out.push_back(std::move(d));
+        }
+    }
+}
+
+/// The SRAM buffers of one core: each Task's slots (one Task long) and the residents.
+std::vector<SramBuffer> buffersOfCore(const Program& p, const PlanState& s, int core) {
+    const uint64_t align = std::max<uint64_t>(p.target.sramAlign, 1);
+    std::vector<SramBuffer> out;
+    auto slot = [&](int task, SramRole role, int buffer, uint64_t bytes, int copies) {
+        if (bytes == 0)
+            return;
+        for (int k = 0; k < copies; ++k) {
+            SramBuffer sb;
+            sb.core = core;
+            sb.size = slotSize(bytes, align);
+            sb.role = role;
+            sb.pair = copies == 2 ? k : -1;
+            sb.task = task;
+            sb.buffer = buffer;
+            sb.firstTask = sb.lastTask = task;
+            out.push_back(sb);
+        }
+    };
+    for (int t : s.byCore[static_cast<size_t>(core)]) {
+        const TaskPieces& pc = s.pieces[static_cast<size_t>(t)];
+        const Task& task = p.tasks[static_cast<size_t>(t)];
+        for (int b : task.outputs) // a tensor kept on chip lives from the Task that writes it
+            if (s.residentSize[static_cast<size_t>(b)] > 0) {
+                SramBuffer sb;
+                sb.core = core;
+                sb.size = s.residentSize[static_cast<size_t>(b)];
+                sb.role = SramRole::Resident;
+                sb.task = t;
+                sb.buffer = b;
+                sb.firstTask = s.residentSpan[static_cast<size_t>(b)].first;
+                sb.lastTask = s.residentSpan[static_cast<size_t>(b)].second;
+                out.push_back(sb);
+            }
+        for (const auto& [b, tile] : pc.inputs)
+            if (!readsInPlace(s, t, b))
+                slot(t, SramRole::InputTile, b, tile, pc.copies);
+        slot(t, SramRole::WeightTile, pc.weightBuffer, pc.weightTile, pc.copies);
+        if (!s.residentOutput[static_cast<size_t>(t)])
+            slot(t, task.tiling.reduceChunks > 1 ? SramRole::Accumulator : SramRole::OutputTile,
+                 task.outputs.empty() ? -1 : task.outputs.front(), pc.outTile, pc.copies);
+    }
+    return out;
+}
+
+/// Offsets for one core's buffers: an interval problem over the core's Task positions.
+OffsetPlan placeCore(const PlanState& s, std::vector<SramBuffer>& bufs, uint64_t align, uint64_t capacity,
+                     uint64_t steps) {
+    std::vector<IntervalBuffer> iv(bufs.size());
+    for (size_t i = 0; i < bufs.size(); ++i) {
+        iv[i].lower = static_cast<uint64_t>(s.position[static_cast<size_t>(bufs[i].firstTask)]);
+        iv[i].upper = static_cast<uint64_t>(s.position[static_cast<size_t>(bufs[i].lastTask)]) + 1;
+        iv[i].size = bufs[i].size;
+    }
+    OffsetPlan plan = planOffsets(problemFromIntervals(iv, align), OffsetSearchOptions{steps, capacity});
+    plan.lowerBound = std::max(plan.lowerBound, maxLiveBytes(iv));
+    for (size_t i = 0; i < bufs.size(); ++i)
+        bufs[i].offset = plan.offsets[i];
+    return plan;
+}
+
+/// Re-times the list schedule after Task durations changed: the same cores and order, each
+/// Task starting when its core is free and its deps ended (plus the event latency across cores).
+void retime(Program& p) {
+    std::vector<uint64_t> coreFree(static_cast<size_t>(std::max(p.target.numCores, 1)), 0);
+    p.estCycles = 0;
+    for (Task& t : p.tasks) {
+        uint64_t start = coreFree[static_cast<size_t>(t.core)];
+        for (int d : t.deps) {
+            const Task& dt = p.tasks[static_cast<size_t>(d)];
+            start = std::max(start, dt.estEnd + (dt.core == t.core ? 0 : p.target.eventLatencyCycles));
+        }
+        t.estStart = start;
+        t.estEnd = start + p.target.dispatchCycles + t.estCycles;
+        coreFree[static_cast<size_t>(t.core)] = t.estEnd;
+        p.estCycles = std::max(p.estCycles, t.estEnd);
+    }
+}
+
+PlanState initialState(const Program& p, const std::vector<TaskCost>& costs, const std::vector<int>& bufferOf) {
+    const uint64_t align = std::max<uint64_t>(p.target.sramAlign, 1);
+    PlanState s;
+    const size_t nt = p.tasks.size();
+    s.pieces.resize(nt);
+    s.residentInputs.resize(nt);
+    s.residentOutput.assign(nt, false);
+    s.slotBytes.assign(nt, 0);
+    s.residentLive.assign(nt, 0);
+    s.byCore.resize(static_cast<size_t>(std::max(p.target.numCores, 1)));
+    s.position.assign(nt, 0);
+    s.residentSize.assign(p.buffers.size(), 0);
+    s.residentSpan.assign(p.buffers.size(), {-1, -1});
+    for (const Task& t : p.tasks) {
+        s.pieces[static_cast<size_t>(t.id)] = piecesOf(p, t, costs[static_cast<size_t>(t.id)], bufferOf);
+        s.slotBytes[static_cast<size_t>(t.id)] = workingSet(s, t.id, align);
+        auto& core = s.byCore[static_cast<size_t>(t.core)];
+        s.position[static_cast<size_t>(t.id)] = static_cast<int>(core.size());
+        core.push_back(t.id);
+    }
+    return s;
+}
+
+/// Plans every core, evicting the most recently kept tensor of a core whose plan does not fit
+/// (the heuristics and the search could not pack what max-live allowed) until it does.
+Expected<std::vector<std::vector<SramBuffer>>> placeAll(Program& p, PlanState& s, const Accesses& acc,
+                                                        const SramPlanOptions& opt, std::vector<OnChipDecision>& out) {
+    const uint64_t align = std::max<uint64_t>(p.target.sramAlign, 1);
+    const uint64_t capacity = p.target.sramBytes;
+    std::vector<std::vector<SramBuffer>> cores(s.byCore.size());
+    p.memory.sram.assign(s.byCore.size(), SramStats{});
+    for (size_t c = 0; c < s.byCore.size(); ++c) {
+        while (true) {
+            cores[c] = buffersOfCore(p, s, static_cast<int>(c));
+            OffsetPlan plan = placeCore(s, cores[c], align, capacity, opt.searchSteps);
+            if (plan.fitsCapacity && plan.peak <= capacity) {
+                p.memory.sram[c] = SramStats{capacity, plan.peak, plan.lowerBound};
+                break;
+            }
+            auto kept = std::find_if(s.residents.rbegin(), s.residents.rend(), [&](int b) {
+                return p.tasks[static_cast<size_t>(s.residentSpan[static_cast<size_t>(b)].first)].core ==
+                       static_cast<int>(c);
+            });
+            if (kept == s.residents.rend()) {
+                for (int t : s.byCore[c])
+                    if (s.slotBytes[static_cast<size_t>(t)] > capacity)
+                        return makeError(ErrorKind::Unsupported,
+                                         taskName(p, t) + " needs " + kib(s.slotBytes[static_cast<size_t>(t)]) +
+                                             " of SRAM on core " + std::to_string(c) + ", more than its " +
+                                             kib(capacity),
+                                         p.tasks[static_cast<size_t>(t)].name);
+                return makeError(ErrorKind::Unsupported, "the tile slots of core " + std::to_string(c) +
+                                                             " do not fit its " + kib(capacity) + " of SRAM (" +
+                                                             kib(plan.peak) + " planned)");
+            }
+            const int b = *kept;
+            const std::string value = p.buffers[static_cast<size_t>(b)].value;
+            const uint64_t size = s.residentSize[static_cast<size_t>(b)];
+            release(p, s, acc, b, align);
+            for (OnChipDecision& d : out)
+                if (d.value == value && d.outcome == OnChipDecision::Outcome::Applied) {
+                    d.outcome = OnChipDecision::Outcome::Rejected;
+                    d.reason = "does not fit once placed: the tile slots beside it on core " + std::to_string(c) +
+                               " leave no gap of " + kib(size) + " free";
+                }
+        }
+    }
+    return cores;
+}
+
+/// Writes the plan into the Program: SRAM buffers, kept tensors' buffers, transfers, the Tasks'
+/// DMA bytes and cycles, and the memory figures.
+void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std::vector<SramBuffer>> cores,
+            const std::vector<TaskCost>& costs) {
+    p.sramBuffers.clear();
+    p.onChip.clear();
+    p.transfers.clear();
+    std::vector<std::map<std::pair<int, int>, int>> slotOf(p.tasks.size()); // (role, buffer) -> pair-0 slot
+    for (auto& core : cores)
+        for (SramBuffer& sb : core) {
+            sb.id = static_cast<int>(p.sramBuffers.size());
+            if (sb.role == SramRole::Resident) {
+                Buffer& b = p.buffers[static_cast<size_t>(sb.buffer)];
+                const uint64_t before = s.pieces[static_cast<size_t>(sb.task)].outTiles *
+                                        s.pieces[static_cast<size_t>(sb.task)].outTile;
+                uint64_t reads = 0;
+                for (int r : acc.readers[static_cast<size_t>(sb.buffer)])
+                    for (const auto& [in, tile] : s.pieces[static_cast<size_t>(r)].inputs)
+                        if (in == sb.buffer)
+                            reads += s.pieces[static_cast<size_t>(r)].tiles * tile;
+                p.onChip.push_back(OnChip{sb.buffer, sb.core, sb.size, before + reads});
+                b.level = MemLevel::Sram;
+                b.core = sb.core;
+                b.offset = sb.offset;
+                b.size = sb.size;
+            } else if (sb.pair <= 0) {
+                slotOf[static_cast<size_t>(sb.task)][{static_cast<int>(sb.role), sb.buffer}] = sb.id;
+            }
+            p.sramBuffers.push_back(sb);
+        }
+    std::sort(p.onChip.begin(), p.onChip.end(), [](const OnChip& a, const OnChip& b) { return a.buffer < b.buffer; });
+    p.memory.dramTrafficBytes = 0;
+    for (Task& t : p.tasks) {
+        const TaskPieces& pc = s.pieces[static_cast<size_t>(t.id)];
+        auto slot = [&](SramRole r, int buffer) {
+            auto it = slotOf[static_cast<size_t>(t.id)].find({static_cast<int>(r), buffer});
+            return it == slotOf[static_cast<size_t>(t.id)].end() ? -1 : it->second;
+        };
+        for (const auto& [b, tile] : pc.inputs)
+            if (!readsInPlace(s, t.id, b))
+                p.transfers.push_back(Transfer{t.id, true, b, slot(SramRole::InputTile, b), pc.tiles * tile});
+        if (pc.weightTile > 0)
+            p.transfers.push_back(Transfer{t.id, true, pc.weightBuffer, slot(SramRole::WeightTile, pc.weightBuffer),
+                                           (pc.weightsSplit ? pc.tiles : 1) * pc.weightTile});
+        if (!s.residentOutput[static_cast<size_t>(t.id)] && pc.outTile > 0 && !t.outputs.empty()) {
+            const SramRole role = t.tiling.reduceChunks > 1 ? SramRole::Accumulator : SramRole::OutputTile;
+            p.transfers.push_back(Transfer{t.id, false, t.outputs.front(), slot(role, t.outputs.front()),
+                                           pc.outTiles * pc.outTile});
+        }
+        const uint64_t traffic = trafficOf(s, t.id);
+        if (traffic != t.dmaBytes) {
+            t.dmaBytes = traffic;
+            t.estCycles = pipelinedCycles(pc.tiles, costs[static_cast<size_t>(t.id)].computeCycles, traffic, p.target);
+            t.tiling.estCycles = t.estCycles;
+        }
+        t.tiling.sramBytes = s.slotBytes[static_cast<size_t>(t.id)];
+        p.memory.dramTrafficBytes += t.dmaBytes;
+    }
+}
+
+/// Weights the Tasks read, graph inputs and outputs: what any program moves at least once.
+uint64_t compulsoryBytes(const Program& p, const Accesses& acc) {
+    uint64_t bytes = 0;
+    for (const Buffer& b : p.buffers) {
+        const bool read = !acc.readers[static_cast<size_t>(b.id)].empty();
+        if (b.kind == BufferKind::Input || b.kind == BufferKind::Output || (b.kind == BufferKind::Weight && read))
+            bytes += storedBytes(b.type, p.target.c0);
+    }
+    return bytes;
+}
+
+} // namespace
+
+Status planSram(Program& p, const std::vector<TaskCost>& costs, const std::vector<int>& bufferOf,
+                const SramPlanOptions& options, std::vector<OnChipDecision>* decisions) {
+    if (costs.size() != p.tasks.size())
+        return makeError(ErrorKind::Invalid, "SRAM plan: " + std::to_string(costs.size()) + " tiling results for " +
+                                                 std::to_string(p.tasks.size()) + " Tasks");
+    const Accesses acc = accessesByBuffer(p);
+    PlanState s = initialState(p, costs, bufferOf);
+    std::vector<OnChipDecision> out;
+    if (options.keepOnChip)
+        decide(p, s, acc, options, out);
+    SX_ASSIGN(auto cores, placeAll(p, s, acc, options, out));
+    commit(p, s, acc, std::move(cores), costs);
+    p.memory.compulsoryBytes = compulsoryBytes(p, acc);
+    if (!p.onChip.empty())
+        retime(p);
+    if (decisions)
+        *decisions = std::move(out);
+    return {};
+}
+
+Status checkSramPlan(const Program& p) {
+    const Target& tg = p.target;
+    const uint64_t align = std::max<uint64_t>(tg.sramAlign, 1);
+    const int nt = static_cast<int>(p.tasks.size());
+    std::vector<std::vector<int>> byCore(static_cast<size_t>(std::max(tg.numCores, 0)));
+    for (const SramBuffer& sb : p.sramBuffers) {
+        const std::string label = "SRAM buffer " + std::to_string(sb.id) + " (" + std::string(sramRoleName(sb.role)) + ")";
+        if (sb.core < 0 || sb.core >= tg.numCores)
+            return makeError(ErrorKind::Verify, label + " is on core " + std::to_string(sb.core) + ", which the target lacks");
+        if (sb.offset % align != 0)
+            return makeError(ErrorKind::Verify, label + " offset " + std::to_string(sb.offset) + " is not " +
+                                                    std::to_string(align) + "-byte aligned");
+        if (sb.offset + sb.size > tg.sramBytes || sb.offset + sb.size < sb.offset)
+            return makeError(ErrorKind::Verify, label + " [" + std::to_string(sb.offset) + ", " +
+                                                    std::to_string(sb.offset + sb.size) + ") overflows the " +
+                                                    std::to_string(tg.sramBytes) + " bytes of SRAM on core " +
+                                                    std::to_string(sb.core));
+        if (sb.firstTask < 0 || sb.lastTask >= nt || sb.firstTask > sb.lastTask)
+            return makeError(ErrorKind::Verify, label + " has Task range [" + std::to_string(sb.firstTask) + ", " +
+                                                    std::to_string(sb.lastTask) + "] outside the program");
+        for (int t : {sb.firstTask, sb.lastTask})
+            if (p.tasks[static_cast<size_t>(t)].core != sb.core)
+                return makeError(ErrorKind::Verify, label + " on core " + std::to_string(sb.core) + " is used by " +
+                                                        taskName(p, t) + " on core " +
+                                                        std::to_string(p.tasks[static_cast<size_t>(t)].core));
+        byCore[static_cast<size_t>(sb.core)].push_back(sb.id);
+    }
+    // Per core, a sweep in Task order: the live buffers by address; a new one must not meet its
+    // neighbours. Buffers whose Task ranges do not meet are ordered by the core's program order.
+    for (std::vector<int>& ids : byCore) {
+        std::sort(ids.begin(), ids.end(), [&](int a, int b) {
+            return std::tie(p.sramBuffers[static_cast<size_t>(a)].firstTask, a) <
+                   std::tie(p.sramBuffers[static_cast<size_t>(b)].firstTask, b);
+        });
+        std::map<uint64_t, int> live; // offset -> buffer id
+        for (int id : ids) {
+            const SramBuffer& sb = p.sramBuffers[static_cast<size_t>(id)];
+            for (auto it = live.begin(); it != live.end();) // drop what ended before it begins
+                it = p.sramBuffers[static_cast<size_t>(it->second)].lastTask < sb.firstTask ? live.erase(it) : std::next(it);
+            auto next = live.lower_bound(sb.offset);
+            const SramBuffer* clash = nullptr;
+            if (next != live.end() && next->first < sb.offset + sb.size)
+                clash = &p.sramBuffers[static_cast<size_t>(next->second)];
+            if (!clash && next != live.begin()) {
+                const SramBuffer& prev = p.sramBuffers[static_cast<size_t>(std::prev(next)->second)];
+                if (prev.offset + prev.size > sb.offset)
+                    clash = &prev;
+            }
+            if (clash)
+                return makeError(ErrorKind::Verify,
+                                 "hazard: SRAM buffers " + std::to_string(clash->id) + " and " + std::to_string(sb.id) +
+                                     " on core " + std::to_string(sb.core) + " overlap while " + taskName(p, sb.firstTask) +
+                                     " runs");
+            if (sb.size > 0)
+                live[sb.offset] = id;
+        }
+    }
+    std::vector<int> residentOf(p.buffers.size(), -1);
+    for (const SramBuffer& sb : p.sramBuffers)
+        if (sb.role == SramRole::Resident && sb.buffer >= 0 && static_cast<size_t>(sb.buffer) < p.buffers.size())
+            residentOf[static_cast<size_t>(sb.buffer)] = sb.id;
+    for (const Buffer& b : p.buffers) {
+        if (b.level != MemLevel::Sram)
+            continue;
+        const int r = residentOf[static_cast<size_t>(b.id)];
+        const SramBuffer* res = r < 0 ? nullptr : &p.sramBuffers[static_cast<size_t>(r)];
+        if (!res || res->core != b.core || res->offset != b.offset || res->size < b.size)
+            return makeError(ErrorKind::Verify, "buffer " + std::to_string(b.id) + " '" + b.value +
+                                                    "' is in SRAM but not where a resident SRAM buffer holds it");
+    }
+    for (const Task& t : p.tasks) {
+        auto check = [&](int id) -> Status {
+            const Buffer& b = p.buffers[static_cast<size_t>(id)];
+            if (b.level != MemLevel::Sram)
+                return {};
+            const SramBuffer& res = p.sramBuffers[static_cast<size_t>(residentOf[static_cast<size_t>(id)])];
+            if (t.core == b.core && t.id >= res.firstTask && t.id <= res.lastTask)
+                return {};
+            return makeError(ErrorKind::Verify, taskName(p, t.id) + " on core " + std::to_string(t.core) + " touches '" +
+                                                    b.value + "', kept in the SRAM of core " + std::to_string(b.core) +
+                                                    " for tasks " + std::to_string(res.firstTask) + ".." +
+                                                    std::to_string(res.lastTask));
+        };
+        for (int id : t.inputs)
+            SX_TRY(check(id));
+        for (int id : t.outputs)
+            SX_TRY(check(id));
+    }
+    return {};
+}
+
+} // namespace sextant::backend

@@ -1,0 +1,321 @@
+// The on-chip memory plan: every Task's tile slots and the tensors keep-on-chip keeps, per core,
+// inside the core's SRAM; what the rule refuses says why; and a kept tensor really lives in the
+// simulated SRAM (the numbers come from there, so a wrong address gives wrong numbers).
+#include "core/backend/Lower.h"
+#include "core/backend/MemoryPlanner.h"
+#include "core/backend/SramPlanner.h"
+#include "core/sim/Simulator.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+using namespace sextant;
+using namespace sextant::backend;
+using ir::DType;
+using ir::OpKind;
+using ir::Tensor;
+using ir::TensorType;
+
+namespace {
+
+Tensor filled(std::vector<int64_t> shape, float start) {
+    Tensor t(DType::F32, std::move(shape));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        t.set(i, start + 0.001 * static_cast<double>(i % 97));
+    return t;
+}
+
+Target cores(int n, uint64_t sram = 512 * 1024) {
+    Target t = defaultTarget();
+    t.numCores = n;
+    t.sramBytes = sram;
+    return t;
+}
+
+/// x -> conv -> relu -> (convA, convB) -> add -> skip add (with relu's output) -> y: a residual
+/// block whose feature maps (8 channels, hw x hw) fit a core's SRAM many times over.
+std::shared_ptr<ir::Graph> block(int64_t hw = 16) {
+    auto g = std::make_shared<ir::Graph>("block");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 8, hw, hw}));
+    ir::AttributeMap conv{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    ir::Value* w0 = *g->addConstant("w0", filled({8, 8, 3, 3}, 0.01f));
+    ir::Node* c0 = *g->addNode(OpKind::Conv, "conv0", {x, w0}, {"c0"}, conv);
+    ir::Node* r0 = *g->addNode(OpKind::Relu, "relu0", {c0->output()}, {"r0"});
+    ir::Value* wa = *g->addConstant("wa", filled({8, 8, 3, 3}, 0.02f));
+    ir::Value* wb = *g->addConstant("wb", filled({8, 8, 3, 3}, -0.01f));
+    ir::Node* ca = *g->addNode(OpKind::Conv, "convA", {r0->output(), wa}, {"ca"}, conv);
+    ir::Node* cb = *g->addNode(OpKind::Conv, "convB", {r0->output(), wb}, {"cb"}, conv);
+    ir::Node* add = *g->addNode(OpKind::Add, "add", {ca->output(), cb->output()}, {"sum"});
+    ir::Node* skip = *g->addNode(OpKind::Add, "skip", {add->output(), r0->output()}, {"y"});
+    g->setOutputs({skip->output()});
+    Status s = g->inferTypes();
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    return g;
+}
+
+Program lowered(const std::shared_ptr<ir::Graph>& g, const Target& t, bool keep = true, int64_t budget = -1,
+                std::vector<OnChipDecision>* decisions = nullptr) {
+    LowerOptions o;
+    o.sram.keepOnChip = keep;
+    o.sram.budget = budget;
+    Expected<Program> p = lower(g, t, o, decisions);
+    EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
+    return p.ok() ? std::move(p).value() : Program{};
+}
+
+const Buffer* bufferOf(const Program& p, const std::string& value) {
+    for (const Buffer& b : p.buffers)
+        if (b.value == value)
+            return &b;
+    return nullptr;
+}
+
+std::vector<Tensor> run(const Program& p, bool checkRaces = false) {
+    sim::SimOptions o;
+    o.checkRaces = checkRaces;
+    Tensor x = filled({1, 8, 16, 16}, -0.3f);
+    Expected<sim::SimResult> r = sim::simulate(p, std::vector<Tensor>{x}, o);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? r->outputs : std::vector<Tensor>{};
+}
+
+} // namespace
+
+TEST(SramPlan, EveryTaskHasItsSlotsInsideItsCoresSram) {
+    const Program p = lowered(block(), cores(1));
+    ASSERT_FALSE(p.tasks.empty());
+    ASSERT_TRUE(checkSramPlan(p).ok());
+    ASSERT_EQ(p.memory.sram.size(), 1u);
+    for (const SramBuffer& sb : p.sramBuffers) {
+        EXPECT_EQ(sb.offset % p.target.sramAlign, 0u);
+        EXPECT_EQ(sb.size % p.target.sramAlign, 0u);
+        EXPECT_LE(sb.offset + sb.size, p.target.sramBytes);
+        EXPECT_LE(sb.offset + sb.size, p.memory.sram[0].peak);
+    }
+    EXPECT_LE(p.memory.sram[0].lowerBound, p.memory.sram[0].peak);
+    EXPECT_LE(p.memory.sram[0].peak, p.memory.sram[0].capacity);
+    // Every Task that moves bytes has the slots its transfers fill or drain.
+    for (const Task& t : p.tasks) {
+        if (t.dmaBytes == 0)
+            continue;
+        const bool hasSlot = std::any_of(p.sramBuffers.begin(), p.sramBuffers.end(), [&](const SramBuffer& sb) {
+            return sb.task == t.id && sb.role != SramRole::Resident;
+        });
+        EXPECT_TRUE(hasSlot) << t.name;
+    }
+    uint64_t moved = 0;
+    for (const Transfer& tr : p.transfers) {
+        moved += tr.bytes;
+        ASSERT_GE(tr.sramBuffer, 0);
+        EXPECT_EQ(p.sramBuffers[static_cast<size_t>(tr.sramBuffer)].task, tr.task);
+    }
+    EXPECT_EQ(moved, p.memory.dramTrafficBytes);
+}
+
+TEST(SramPlan, DoubleBufferedStreamsHavePingPongPairs) {
+    // 64x64 maps do not fit whole next to their weights in 64 KiB: the convolutions are tiled.
+    const Program p = lowered(block(64), cores(1, 64 * 1024), false);
+    bool sawPair = false;
+    for (const Task& t : p.tasks) {
+        if (!t.tiling.doubleBuffered)
+            continue;
+        std::map<std::pair<int, int>, std::vector<const SramBuffer*>> byPiece;
+        for (const SramBuffer& sb : p.sramBuffers)
+            if (sb.task == t.id)
+                byPiece[{static_cast<int>(sb.role), sb.buffer}].push_back(&sb);
+        for (const auto& [piece, slots] : byPiece) {
+            ASSERT_EQ(slots.size(), 2u) << t.name;
+            EXPECT_EQ(slots[0]->pair, 0);
+            EXPECT_EQ(slots[1]->pair, 1);
+            EXPECT_EQ(slots[0]->size, slots[1]->size);
+            EXPECT_NE(slots[0]->offset, slots[1]->offset); // both live while the Task runs
+            sawPair = true;
+        }
+    }
+    EXPECT_TRUE(sawPair);
+    EXPECT_TRUE(checkSramPlan(p).ok());
+}
+
+TEST(SramPlan, FeatureMapsOnOneCoreStayOnChipAndSaveTheirTraffic) {
+    std::vector<OnChipDecision> decisions;
+    const Program on = lowered(block(), cores(1), true, -1, &decisions);
+    const Program off = lowered(block(), cores(1), false);
+    // relu0's output is read by convA, convB and the skip add, all on core 0.
+    const Buffer* r0 = bufferOf(on, "r0");
+    ASSERT_NE(r0, nullptr);
+    EXPECT_EQ(r0->level, MemLevel::Sram);
+    EXPECT_EQ(r0->core, 0);
+    EXPECT_EQ(bufferOf(off, "r0")->level, MemLevel::Dram);
+    EXPECT_FALSE(on.onChip.empty());
+    uint64_t saved = 0;
+    for (const OnChip& k : on.onChip)
+        saved += k.savedDmaBytes;
+    EXPECT_EQ(on.memory.dramTrafficBytes + saved, off.memory.dramTrafficBytes);
+    EXPECT_LT(on.estCycles, off.estCycles);
+    // The graph output is never kept: the host reads it from DRAM.
+    EXPECT_EQ(bufferOf(on, "y")->level, MemLevel::Dram);
+    auto y = std::find_if(decisions.begin(), decisions.end(), [](const OnChipDecision& d) { return d.value == "y"; });
+    ASSERT_NE(y, decisions.end());
+    EXPECT_EQ(y->outcome, OnChipDecision::Outcome::Rejected);
+    EXPECT_EQ(y->reason, "graph output: the host reads it from DRAM");
+    // A resident has one SRAM buffer spanning its producer to its last reader.
+    auto res = std::find_if(on.sramBuffers.begin(), on.sramBuffers.end(), [&](const SramBuffer& sb) {
+        return sb.role == SramRole::Resident && sb.buffer == r0->id;
+    });
+    ASSERT_NE(res, on.sramBuffers.end());
+    EXPECT_EQ(res->offset, r0->offset);
+    EXPECT_LT(res->firstTask, res->lastTask);
+    ASSERT_TRUE(checkSramPlan(on).ok());
+    ASSERT_TRUE(checkHazards(on).ok());
+}
+
+TEST(SramPlan, KeepingOnChipLeavesTheNumbersBitForBit) {
+    const Program on = lowered(block(), cores(1));
+    const Program off = lowered(block(), cores(1), false);
+    ASSERT_FALSE(on.onChip.empty());
+    const std::vector<Tensor> a = run(on, true), b = run(off, true);
+    ASSERT_EQ(a.size(), 1u);
+    ASSERT_EQ(b.size(), 1u);
+    ASSERT_EQ(a[0].numel(), b[0].numel());
+    for (int64_t i = 0; i < a[0].numel(); ++i)
+        ASSERT_EQ(a[0].at(i), b[0].at(i)) << i;
+}
+
+TEST(SramPlan, RejectionsSayWhyATensorStaysInDram) {
+    // 4 KiB of SRAM holds the tile slots but no whole 8x16x16 map.
+    std::vector<OnChipDecision> decisions;
+    const Program tiny = lowered(block(), cores(1, 4096), true, -1, &decisions);
+    EXPECT_TRUE(tiny.onChip.empty());
+    auto r0 = std::find_if(decisions.begin(), decisions.end(), [](const OnChipDecision& d) { return d.value == "r0"; });
+    ASSERT_NE(r0, decisions.end());
+    EXPECT_EQ(r0->outcome, OnChipDecision::Outcome::Rejected);
+    EXPECT_EQ(r0->reason.rfind("does not fit: needs ", 0), 0u) << r0->reason;
+    EXPECT_NE(r0->reason.find("KiB free on core 0"), std::string::npos) << r0->reason;
+    EXPECT_EQ(r0->node, "relu0");
+    EXPECT_TRUE(checkSramPlan(tiny).ok());
+}
+
+TEST(SramPlan, AConsumerOnAnotherCoreReadsDram) {
+    // Two cores: the parallel convolutions go to different cores, so relu0's map crosses cores.
+    std::vector<OnChipDecision> decisions;
+    const Program p = lowered(block(), cores(2), true, -1, &decisions);
+    bool crossCore = false;
+    for (const OnChipDecision& d : decisions)
+        if (d.reason.rfind("read on another core: ", 0) == 0 || d.reason.rfind("split across cores: ", 0) == 0) {
+            crossCore = true;
+            const Buffer* b = bufferOf(p, d.value);
+            ASSERT_NE(b, nullptr);
+            EXPECT_EQ(b->level, MemLevel::Dram) << d.value;
+        }
+    EXPECT_TRUE(crossCore);
+    for (const Buffer& b : p.buffers)
+        if (b.level == MemLevel::Sram)
+            for (const Task& t : p.tasks)
+                if (std::find(t.inputs.begin(), t.inputs.end(), b.id) != t.inputs.end())
+                    EXPECT_EQ(t.core, b.core) << t.name << " reads " << b.value;
+    EXPECT_TRUE(checkSramPlan(p).ok());
+}
+
+TEST(SramPlan, TheBisectBudgetLimitsApplications) {
+    std::vector<OnChipDecision> all, one, none;
+    const Program full = lowered(block(), cores(1), true, -1, &all);
+    const Program first = lowered(block(), cores(1), true, 1, &one);
+    const Program zero = lowered(block(), cores(1), true, 0, &none);
+    auto applied = [](const std::vector<OnChipDecision>& ds) {
+        return std::count_if(ds.begin(), ds.end(),
+                             [](const OnChipDecision& d) { return d.outcome == OnChipDecision::Outcome::Applied; });
+    };
+    ASSERT_GE(applied(all), 2);
+    EXPECT_EQ(applied(one), 1);
+    EXPECT_EQ(first.onChip.size(), 1u);
+    EXPECT_EQ(applied(none), 0);
+    EXPECT_TRUE(zero.onChip.empty());
+    // The one application is the first of the unlimited compile's.
+    auto firstApplied = [](const std::vector<OnChipDecision>& ds) {
+        return std::find_if(ds.begin(), ds.end(),
+                            [](const OnChipDecision& d) { return d.outcome == OnChipDecision::Outcome::Applied; })
+            ->value;
+    };
+    EXPECT_EQ(firstApplied(one), firstApplied(all));
+}
+
+TEST(SramPlan, TheCheckerCatchesOverlappingLiveBuffers) {
+    Program p = lowered(block(), cores(1));
+    ASSERT_TRUE(checkSramPlan(p).ok());
+    // Move a resident onto a slot of a Task inside its lifetime.
+    auto res = std::find_if(p.sramBuffers.begin(), p.sramBuffers.end(),
+                            [](const SramBuffer& sb) { return sb.role == SramRole::Resident; });
+    ASSERT_NE(res, p.sramBuffers.end());
+    auto slot = std::find_if(p.sramBuffers.begin(), p.sramBuffers.end(), [&](const SramBuffer& sb) {
+        return sb.role != SramRole::Resident && sb.task > res->firstTask && sb.task <= res->lastTask;
+    });
+    ASSERT_NE(slot, p.sramBuffers.end());
+    res->offset = slot->offset;
+    p.buffers[static_cast<size_t>(res->buffer)].offset = slot->offset;
+    Status s = checkSramPlan(p);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("hazard: SRAM buffers"), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("on core 0 overlap while task"), std::string::npos) << s.error().message;
+}
+
+TEST(SramPlan, AWrongSramAddressCorruptsTheOutputAndTheRaceCheckerNamesBothTasks) {
+    Program p = lowered(block(), cores(1));
+    const std::vector<Tensor> good = run(p);
+    // Put two residents whose lifetimes meet at one address.
+    std::vector<SramBuffer*> res;
+    for (SramBuffer& sb : p.sramBuffers)
+        if (sb.role == SramRole::Resident)
+            res.push_back(&sb);
+    ASSERT_GE(res.size(), 2u);
+    SramBuffer* a = nullptr;
+    SramBuffer* b = nullptr;
+    for (SramBuffer* x : res)
+        for (SramBuffer* y : res)
+            if (x != y && x->firstTask < y->firstTask && y->firstTask <= x->lastTask && !a) {
+                a = x;
+                b = y;
+            }
+    ASSERT_NE(a, nullptr) << "no two residents live at once";
+    b->offset = a->offset;
+    p.buffers[static_cast<size_t>(b->buffer)].offset = a->offset;
+    sim::SimOptions plain;
+    Expected<sim::SimResult> wrong = sim::simulate(p, std::vector<Tensor>{filled({1, 8, 16, 16}, -0.3f)}, plain);
+    ASSERT_TRUE(wrong.ok()) << wrong.error().message;
+    bool differs = false;
+    for (int64_t i = 0; i < good[0].numel(); ++i)
+        differs = differs || good[0].at(i) != wrong->outputs[0].at(i);
+    EXPECT_TRUE(differs) << "a clobbered SRAM tensor left the output unchanged";
+    sim::SimOptions checked;
+    checked.checkRaces = true;
+    Expected<sim::SimResult> caught = sim::simulate(p, std::vector<Tensor>{filled({1, 8, 16, 16}, -0.3f)}, checked);
+    ASSERT_FALSE(caught.ok());
+    const std::string& m = caught.error().message;
+    EXPECT_NE(m.find("race: task "), std::string::npos) << m;
+    EXPECT_NE(m.find(" written by task "), std::string::npos) << m;
+    EXPECT_NE(m.find("in the SRAM of core 0"), std::string::npos) << m;
+}
+
+TEST(SramPlan, AnSramOverflowNamesTheTaskAndTheCore) {
+    Program p = lowered(block(), cores(1));
+    ASSERT_FALSE(p.sramBuffers.empty());
+    SramBuffer& sb = p.sramBuffers.back();
+    sb.offset = p.target.sramBytes - p.target.sramAlign; // runs past the end
+    Expected<sim::SimResult> r = sim::simulate(p, std::vector<Tensor>{filled({1, 8, 16, 16}, -0.3f)});
+    ASSERT_FALSE(r.ok());
+    const std::string& m = r.error().message;
+    EXPECT_EQ(m.rfind("SRAM overflow: task " + std::to_string(sb.task) + " '", 0), 0u) << m;
+    EXPECT_NE(m.find("on core 0"), std::string::npos) << m;
+}
+
+TEST(SramPlan, IsDeterministic) {
+    const Program a = lowered(block(), cores(2));
+    const Program b = lowered(block(), cores(2));
+    ASSERT_EQ(a.sramBuffers.size(), b.sramBuffers.size());
+    for (size_t i = 0; i < a.sramBuffers.size(); ++i) {
+        EXPECT_EQ(a.sramBuffers[i].offset, b.sramBuffers[i].offset);
+        EXPECT_EQ(a.sramBuffers[i].task, b.sramBuffers[i].task);
+    }
+}
