@@ -607,7 +607,11 @@ Status planMemory(Program& prog, const Reachability& order) {
     const Target& target = prog.target;
     const uint64_t align = std::max<uint64_t>(target.dramAlign, 1);
     MemoryStats& mem = prog.memory;
-    mem = MemoryStats{};
+    MemoryStats fresh; // the SRAM plan's figures (planSram ran first) stay
+    fresh.sram = std::move(mem.sram);
+    fresh.dramTrafficBytes = mem.dramTrafficBytes;
+    fresh.compulsoryBytes = mem.compulsoryBytes;
+    mem = std::move(fresh);
     mem.arenaBase = placeHostBuffers(prog, align);
 
     // Intermediates: conflicts come from the Task order (deps), not from the graph order, since
