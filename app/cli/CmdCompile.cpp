@@ -62,7 +62,8 @@ const char* kCompileUsage =
     "                      matches --bisect-limit cut)\n"
     "  --stats             print pass times, rule counters, grey-op counts, each core's SRAM peak,\n"
     "                      the DRAM traffic, what keep-on-chip kept, and per-Task figures\n"
-    "  --report FILE.json  write the summary, rule counters and Task table as JSON\n"
+    "  --report FILE.json  write the summary, memory figures, rule counters and Task table as\n"
+    "                      JSON (docs/compile-report.md)\n"
     "  --shape NAME=DIMS   give input NAME concrete dims, e.g. x=1x3x48x320 (repeatable; needed\n"
     "                      for models with symbolic input dims)\n";
 
