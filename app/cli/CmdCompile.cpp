@@ -203,6 +203,13 @@ bool sameSideBySide(const backend::Task& first, const backend::Task& next, int o
            next.tiling.sramBytes == first.tiling.sramBytes;
 }
 
+bool isBackendRule(const std::string& id) {
+    for (const passes::RuleInfo& r : passes::backendRules())
+        if (r.id == id)
+            return true;
+    return false;
+}
+
 /// The SRAM plan's figures: each core's peak against its capacity and lower bound, the DRAM
 /// traffic against what any program must move, and what keep-on-chip kept.
 void printMemoryStats(const backend::Program& p) {
@@ -261,8 +268,10 @@ void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
     for (const passes::RuleStats& s : r.pipeline.stats) {
         if (s.matched == 0 && s.rejected == 0)
             continue;
-        char ms[32];
+        char ms[64];
         std::snprintf(ms, sizeof ms, "%.3f ms", s.millis);
+        if (isBackendRule(s.rule)) // applied inside the lowering, which times it as a whole
+            std::snprintf(ms, sizeof ms, "in lower");
         std::cout << "  " << s.rule << ": " << s.matched << " / " << s.applied << " / " << s.rejected << " / "
                   << s.skipped << ", " << ms << "\n";
         // Reasons that differ only in the names they quote ("gemm already has a bias input 'b1'",
