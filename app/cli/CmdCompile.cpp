@@ -73,6 +73,15 @@ std::string kib(uint64_t bytes) {
     return buf;
 }
 
+/// KiB below 10 MiB, MiB above: a whole network's DMA traffic reads at a glance.
+std::string kibOrMib(uint64_t bytes) {
+    if (bytes < 10ull * 1024 * 1024)
+        return kib(bytes);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+    return buf;
+}
+
 int coresUsed(const backend::Program& p) {
     std::set<int> cores;
     for (const backend::Task& t : p.tasks)
@@ -228,11 +237,12 @@ void printMemoryStats(const backend::Program& p) {
         saved += oc.savedDmaBytes;
     }
     char line[256];
-    std::snprintf(line, sizeof line, "dram traffic: %s vs compulsory %s (%.2fx)\n", kib(p.memory.dramTrafficBytes).c_str(),
-                  kib(p.memory.compulsoryBytes).c_str(), ratio(p.memory.dramTrafficBytes, p.memory.compulsoryBytes));
+    std::snprintf(line, sizeof line, "dram traffic: %s vs compulsory %s (%.2fx)\n",
+                  kibOrMib(p.memory.dramTrafficBytes).c_str(), kibOrMib(p.memory.compulsoryBytes).c_str(),
+                  ratio(p.memory.dramTrafficBytes, p.memory.compulsoryBytes));
     std::cout << line;
-    std::cout << "on chip (" << backend::kKeepOnChipRule << "): " << p.onChip.size() << " tensors kept, " << kib(kept)
-              << " of SRAM, " << kib(saved) << " of DRAM traffic saved\n";
+    std::cout << "on chip (" << backend::kKeepOnChipRule << "): " << p.onChip.size() << " tensors kept, "
+              << kibOrMib(kept) << " of SRAM, " << kibOrMib(saved) << " of DRAM traffic saved\n";
 }
 
 void printStats(const runtime::CompileResult& r, const PassChanges& changes) {

@@ -148,8 +148,8 @@ sram)
     expect_line "^sram per core \(peak / capacity, lower bound\):$"
     [ "$(grep -Ec '^  core [0-7] +[0-9.]+ KiB / 512\.0 KiB \( *[0-9.]+ %\), lower bound [0-9.]+ KiB$' "$out")" -eq 8 ] ||
         fail "not one SRAM line per core of npu-a (8)"
-    expect_line "^dram traffic: [0-9.]+ KiB vs compulsory [0-9.]+ KiB \([0-9]+\.[0-9]{2}x\)$"
-    expect_line "^on chip \(keep-on-chip\): [1-9][0-9]* tensors kept, [0-9.]+ KiB of SRAM, [0-9.]+ KiB of DRAM traffic saved$"
+    expect_line "^dram traffic: [0-9.]+ [KM]iB vs compulsory [0-9.]+ [KM]iB \([0-9]+\.[0-9]{2}x\)$"
+    expect_line "^on chip \(keep-on-chip\): [1-9][0-9]* tensors kept, [0-9.]+ [KM]iB of SRAM, [0-9.]+ [KM]iB of DRAM traffic saved$"
     # Its counters: applications, and rejections by the kind of reason.
     expect_line "^  keep-on-chip: [1-9][0-9]* / [1-9][0-9]* / [1-9][0-9]* / 0, "
     expect_line "^      rejected [1-9][0-9]*x: graph output$"
