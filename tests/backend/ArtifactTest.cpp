@@ -145,6 +145,11 @@ TEST(Artifact, CompilingTwiceGivesByteIdenticalFiles) {
     ASSERT_TRUE(writeArtifact(compiled(), b).ok());
     for (const char* f : {"manifest.json", "tasks.bin", "weights.bin"})
         EXPECT_EQ(slurp(fs::path(a) / f), slurp(fs::path(b) / f)) << f << " differs between two compilations";
+    // The SRAM plan is part of what must not move.
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(a) / "manifest.json"));
+    EXPECT_FALSE(m["sram_buffers"].empty());
+    EXPECT_FALSE(m["transfers"].empty());
+    EXPECT_FALSE(m["on_chip"].empty());
     // Overwriting an existing artifact gives the same bytes too.
     ASSERT_TRUE(writeArtifact(compiled(), a).ok());
     EXPECT_EQ(slurp(fs::path(a) / "manifest.json"), slurp(fs::path(b) / "manifest.json"));
