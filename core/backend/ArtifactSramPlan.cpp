@@ -72,6 +72,57 @@ Expected<SramRole> parseRole(const Manifest& m, const std::string& s, const std:
     return m.err(path, "has unknown SRAM role '" + s + "'");
 }
 
+/// A resident: one buffer from the Task that writes its tensor, where that tensor's buffer is.
+Status checkResident(const Manifest& m, const SramBuffer& sb, const std::string& path, const Program& p) {
+    const Task& task = p.tasks[static_cast<size_t>(sb.task)];
+    if (sb.pair != -1)
+        return m.err(path + ".pair", "is " + std::to_string(sb.pair) +
+                                         ": a resident tensor is one buffer, not a ping-pong pair");
+    if (sb.task != sb.firstTask)
+        return m.err(path + ".task", "is " + std::to_string(sb.task) +
+                                         ": a resident lives from the Task that writes it (first_task " +
+                                         std::to_string(sb.firstTask) + ")");
+    if (sb.buffer < 0)
+        return m.err(path + ".buffer", "is -1: a resident SRAM buffer holds a tensor");
+    const Buffer& b = p.buffers[static_cast<size_t>(sb.buffer)];
+    if (!contains(task.outputs, sb.buffer))
+        return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) + ", which its " +
+                                           taskLabel(p, sb.task) + " does not write");
+    if (b.level != MemLevel::Sram)
+        return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) +
+                                           ", which is at level dram, not kept on chip");
+    if (b.core != sb.core || b.offset != sb.offset || b.size > sb.size)
+        return m.err(path + ".offset", "holds " + bufferLabel(p, sb.buffer) + " at offset " + num(sb.offset) +
+                                           " of core " + std::to_string(sb.core) + " (" + num(sb.size) +
+                                           " bytes), but the buffer is at offset " + num(b.offset) + " of core " +
+                                           std::to_string(b.core) + " (" + num(b.size) + " bytes)");
+    return {};
+}
+
+/// A tile slot: one Task long, a ping-pong half only for a double-buffered Task, on a DRAM
+/// tensor that Task reads (or, for an output tile or accumulator, writes).
+Status checkTileSlot(const Manifest& m, const SramBuffer& sb, const std::string& path, const Program& p) {
+    const Task& task = p.tasks[static_cast<size_t>(sb.task)];
+    const std::string role(sramRoleName(sb.role));
+    if (sb.firstTask != sb.task || sb.lastTask != sb.task)
+        return m.err(path + ".last_task", "makes the " + role + " live over tasks " + std::to_string(sb.firstTask) +
+                                              ".." + std::to_string(sb.lastTask) +
+                                              ": a tile slot lives for its one Task (" + std::to_string(sb.task) + ")");
+    if (task.tiling.doubleBuffered != (sb.pair >= 0))
+        return m.err(path + ".pair", "is " + std::to_string(sb.pair) + ", but " + taskLabel(p, sb.task) + " is " +
+                                         (task.tiling.doubleBuffered ? "" : "not ") + "double-buffered");
+    if (sb.buffer >= 0) {
+        const bool output = sb.role == SramRole::OutputTile || sb.role == SramRole::Accumulator;
+        if (!contains(output ? task.outputs : task.inputs, sb.buffer))
+            return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) + ", which " + taskLabel(p, sb.task) +
+                                               " does not " + (output ? "write" : "read"));
+        if (p.buffers[static_cast<size_t>(sb.buffer)].level == MemLevel::Sram)
+            return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) +
+                                               ", which is kept in SRAM: a tile slot streams a DRAM tensor");
+    }
+    return {};
+}
+
 /// sram_buffers[i]: typed and in range, aligned inside its core's SRAM, its Tasks on its core;
 /// a resident where its buffer says, a tile slot one Task long on a buffer that Task uses.
 Expected<SramBuffer> parseSramBuffer(const Manifest& m, const json& j, size_t i, const Program& p) {
@@ -116,48 +167,8 @@ Expected<SramBuffer> parseSramBuffer(const Manifest& m, const json& j, size_t i,
     }
     if (sb.task < 0)
         return m.err(path + ".task", "is -1: every SRAM buffer belongs to a Task");
-    const Task& task = p.tasks[static_cast<size_t>(sb.task)];
 
-    if (sb.role == SramRole::Resident) {
-        if (sb.pair != -1)
-            return m.err(path + ".pair", "is " + std::to_string(sb.pair) +
-                                             ": a resident tensor is one buffer, not a ping-pong pair");
-        if (sb.task != sb.firstTask)
-            return m.err(path + ".task", "is " + std::to_string(sb.task) +
-                                             ": a resident lives from the Task that writes it (first_task " +
-                                             std::to_string(sb.firstTask) + ")");
-        if (sb.buffer < 0)
-            return m.err(path + ".buffer", "is -1: a resident SRAM buffer holds a tensor");
-        const Buffer& b = p.buffers[static_cast<size_t>(sb.buffer)];
-        if (!contains(task.outputs, sb.buffer))
-            return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) + ", which its " +
-                                               taskLabel(p, sb.task) + " does not write");
-        if (b.level != MemLevel::Sram)
-            return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) +
-                                               ", which is at level dram, not kept on chip");
-        if (b.core != sb.core || b.offset != sb.offset || b.size > sb.size)
-            return m.err(path + ".offset", "holds " + bufferLabel(p, sb.buffer) + " at offset " + num(sb.offset) +
-                                               " of core " + std::to_string(sb.core) + " (" + num(sb.size) +
-                                               " bytes), but the buffer is at offset " + num(b.offset) + " of core " +
-                                               std::to_string(b.core) + " (" + num(b.size) + " bytes)");
-        return sb;
-    }
-    if (sb.firstTask != sb.task || sb.lastTask != sb.task)
-        return m.err(path + ".last_task", "makes the " + role + " live over tasks " + std::to_string(sb.firstTask) +
-                                              ".." + std::to_string(sb.lastTask) +
-                                              ": a tile slot lives for its one Task (" + std::to_string(sb.task) + ")");
-    if (task.tiling.doubleBuffered != (sb.pair >= 0))
-        return m.err(path + ".pair", "is " + std::to_string(sb.pair) + ", but " + taskLabel(p, sb.task) + " is " +
-                                         (task.tiling.doubleBuffered ? "" : "not ") + "double-buffered");
-    if (sb.buffer >= 0) {
-        const bool output = sb.role == SramRole::OutputTile || sb.role == SramRole::Accumulator;
-        if (!contains(output ? task.outputs : task.inputs, sb.buffer))
-            return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) + ", which " + taskLabel(p, sb.task) +
-                                               " does not " + (output ? "write" : "read"));
-        if (p.buffers[static_cast<size_t>(sb.buffer)].level == MemLevel::Sram)
-            return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) +
-                                               ", which is kept in SRAM: a tile slot streams a DRAM tensor");
-    }
+    SX_TRY(sb.role == SramRole::Resident ? checkResident(m, sb, path, p) : checkTileSlot(m, sb, path, p));
     return sb;
 }
 
