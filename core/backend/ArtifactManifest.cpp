@@ -47,6 +47,8 @@ json taskJson(const Task& t) {
     if (t.parts > 1) // a split group's part: present only then
         j["split"] = json{{"part", t.part}, {"parts", t.parts}, {"axis", t.sliceAxis}, {"begin", t.sliceBegin},
                           {"end", t.sliceEnd}};
+    if (!t.sliceLocalInputs.empty()) // present only when some are
+        j["slice_local_inputs"] = t.sliceLocalInputs;
     j["est_start"] = t.estStart;
     j["est_end"] = t.estEnd;
     json tiling;
@@ -115,6 +117,50 @@ Status parseMemory(const Manifest& m, const json& doc, Program& p) {
     return {};
 }
 
+/// buffers[i].stripes: an SRAM buffer kept a stripe per core, each a slice of dim `axis` on its
+/// core, inside its SRAM and large enough for its slice; the slices in order and disjoint.
+Status parseStripes(const Manifest& m, const json& j, const std::string& path, const Program& p, Buffer& b) {
+    const std::string sp = path + ".stripes";
+    SX_ASSIGN(const json* stripes, m.get(j, "stripes", path));
+    if (b.level != MemLevel::Sram)
+        return m.err(sp, "is given for a buffer in DRAM");
+    const int rank = static_cast<int>(b.type.rank());
+    SX_ASSIGN(b.stripeAxis, m.intIn(*stripes, "axis", sp, 0, std::max(rank - 1, 0)));
+    SX_ASSIGN(const json* parts, m.get(*stripes, "parts", sp));
+    if (!parts->is_array() || parts->empty() || parts->size() > 65536)
+        return m.err(sp + ".parts", "must be a non-empty array");
+    const std::vector<int64_t> dims = b.type.dims();
+    const int64_t extent = dims.empty() ? 0 : dims[static_cast<size_t>(b.stripeAxis)];
+    uint64_t perStep = ir::dtypeSize(b.type.dtype);
+    for (size_t d = 0; d < dims.size(); ++d)
+        if (static_cast<int>(d) != b.stripeAxis)
+            perStep *= static_cast<uint64_t>(std::max<int64_t>(dims[d], 0));
+    int64_t at = 0;
+    for (size_t k = 0; k < parts->size(); ++k) {
+        const std::string kp = sp + ".parts[" + std::to_string(k) + "]";
+        const json& part = (*parts)[k];
+        Buffer::Stripe st;
+        SX_ASSIGN(st.core, m.intIn(part, "core", kp, 0, p.target.numCores - 1));
+        SX_ASSIGN(st.offset, m.u64(part, "offset", kp));
+        SX_ASSIGN(st.size, m.u64(part, "size", kp));
+        SX_ASSIGN(st.begin, m.intIn(part, "begin", kp, at, std::max<int64_t>(extent - 1, at)));
+        SX_ASSIGN(st.end, m.intIn(part, "end", kp, st.begin + 1, std::max<int64_t>(extent, st.begin + 1)));
+        if (st.offset > p.target.sramBytes || st.size > p.target.sramBytes - st.offset)
+            return m.err(kp + ".offset", "puts the stripe outside the " + std::to_string(p.target.sramBytes) +
+                                             " bytes of SRAM of core " + std::to_string(st.core));
+        if (static_cast<uint64_t>(st.end - st.begin) * perStep > st.size)
+            return m.err(kp + ".size", "is smaller than its slice of " + b.type.str());
+        if (b.stripeOn(st.core))
+            return m.err(kp + ".core", "holds a second stripe of '" + b.value + "' on core " + std::to_string(st.core));
+        at = st.end;
+        b.stripes.push_back(st);
+    }
+    const Buffer::Stripe& first = b.stripes.front();
+    if (b.core != first.core || b.offset != first.offset || b.size != first.size)
+        return m.err(path, "does not name its first stripe (core, offset and size)");
+    return {};
+}
+
 /// buffers[i]: a DRAM or SRAM buffer of the program, inside its region.
 Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const Program& p, int64_t nt) {
     const MemoryStats& ms = p.memory;
@@ -160,7 +206,9 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
                                            std::to_string(b.offset + b.size) + "), outside the program's " +
                                            std::to_string(ms.dramTotal) + " bytes of DRAM");
     }
-    if (tensorBytes(b.type) > b.size)
+    if (j.contains("stripes"))
+        SX_TRY(parseStripes(m, j, path, p, b));
+    else if (tensorBytes(b.type) > b.size)
         return m.err(path + ".size", "is smaller than the tensor " + b.type.str());
     if (b.kind == BufferKind::Weight && (b.offset < ms.weightsBase || b.offset + tensorBytes(b.type) > ms.weightsBase + ms.weightBytes))
         return m.err(path + ".offset", "puts weight '" + b.value + "' outside the weights region");
@@ -238,6 +286,15 @@ Expected<Task> parseTask(const Manifest& m, const json& j, int64_t i, const Prog
         t.sliceBegin = begin;
         t.sliceEnd = end;
     }
+    if (j.contains("slice_local_inputs")) {
+        SX_ASSIGN(t.sliceLocalInputs, m.ints(j, "slice_local_inputs", path, 0, nb - 1));
+        for (int b : t.sliceLocalInputs)
+            if (t.parts < 2 || std::find(t.inputs.begin(), t.inputs.end(), b) == t.inputs.end())
+                return m.err(path + ".slice_local_inputs", "names buffer " + std::to_string(b) +
+                                                               ", which is not an input of this part of a split");
+        if (!std::is_sorted(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end()))
+            return m.err(path + ".slice_local_inputs", "is not in ascending order");
+    }
     SX_ASSIGN(t.estStart, m.u64(j, "est_start", path));
     SX_ASSIGN(t.estEnd, m.u64(j, "est_end", path));
     SX_ASSIGN(const json* tiling, m.get(j, "tiling", path));
@@ -306,6 +363,13 @@ json manifestJson(const Program& p, const std::vector<uint8_t>& tasksBin, const 
         j["layout"] = std::string(ir::layoutName(b.type.layout));
         j["first_task"] = b.firstTask;
         j["last_task"] = b.lastTask;
+        if (!b.stripes.empty()) { // kept on chip a stripe per core: present only then
+            json stripes = json::array();
+            for (const Buffer::Stripe& st : b.stripes)
+                stripes.push_back(json{{"core", st.core}, {"offset", st.offset}, {"size", st.size},
+                                       {"begin", st.begin}, {"end", st.end}});
+            j["stripes"] = json{{"axis", b.stripeAxis}, {"parts", stripes}};
+        }
         buffers.push_back(std::move(j));
     }
     m["buffers"] = buffers;

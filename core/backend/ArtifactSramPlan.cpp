@@ -5,6 +5,10 @@
 // its buffers, its Tasks and their dma_bytes — with every failure naming the field.
 #include "ArtifactInternal.h"
 
+#include <map>
+#include <set>
+#include <tuple>
+
 #include <algorithm>
 
 namespace sextant::backend::artifact {
@@ -91,11 +95,22 @@ Status checkResident(const Manifest& m, const SramBuffer& sb, const std::string&
     if (b.level != MemLevel::Sram)
         return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) +
                                            ", which is at level dram, not kept on chip");
-    if (b.core != sb.core || b.offset != sb.offset || b.size > sb.size)
+    // A whole tensor is where its buffer says; a striped one has a stripe on this core there.
+    const Buffer::Stripe* st = b.stripeOn(sb.core);
+    const int core = b.stripes.empty() ? b.core : (st ? st->core : -1);
+    const uint64_t offset = b.stripes.empty() ? b.offset : (st ? st->offset : 0);
+    const uint64_t size = b.stripes.empty() ? b.size : (st ? st->size : 0);
+    if (core != sb.core || offset != sb.offset || size > sb.size)
         return m.err(path + ".offset", "holds " + bufferLabel(p, sb.buffer) + " at offset " + num(sb.offset) +
                                            " of core " + std::to_string(sb.core) + " (" + num(sb.size) +
-                                           " bytes), but the buffer is at offset " + num(b.offset) + " of core " +
-                                           std::to_string(b.core) + " (" + num(b.size) + " bytes)");
+                                           " bytes), but the buffer " +
+                                           (b.stripes.empty() ? "is at offset " + num(b.offset) + " of core " +
+                                                                    std::to_string(b.core) + " (" + num(b.size) +
+                                                                    " bytes)"
+                                                              : std::string(st ? "has its stripe of core " +
+                                                                                     std::to_string(sb.core) +
+                                                                                     " at offset " + num(st->offset)
+                                                                               : "has no stripe on that core")));
     return {};
 }
 
@@ -178,6 +193,7 @@ Status checkSramBuffers(const Manifest& m, const Program& p) {
     const std::vector<SramBuffer>& sbs = p.sramBuffers;
     std::vector<int> residentOf(p.buffers.size(), -1);
     std::vector<uint64_t> slotBytes(p.tasks.size(), 0);
+    std::vector<std::set<int>> coresHolding(p.buffers.size());
     for (size_t i = 0; i < sbs.size(); ++i) {
         const SramBuffer& sb = sbs[i];
         if (sb.pair == 0) {
@@ -194,17 +210,27 @@ Status checkSramBuffers(const Manifest& m, const Program& p) {
             slotBytes[static_cast<size_t>(sb.task)] += sb.size;
             continue;
         }
+        // Once per buffer, or once per stripe (core) of a striped one.
         int& r = residentOf[static_cast<size_t>(sb.buffer)];
-        if (r >= 0)
+        const bool striped = !p.buffers[static_cast<size_t>(sb.buffer)].stripes.empty();
+        if (r >= 0 && (!striped || !coresHolding[static_cast<size_t>(sb.buffer)].insert(sb.core).second))
             return m.err(at("sram_buffers", i) + ".buffer", "holds " + bufferLabel(p, sb.buffer) +
                                                                 ", which sram_buffers[" + std::to_string(r) +
                                                                 "] already holds");
+        if (r < 0 && striped)
+            coresHolding[static_cast<size_t>(sb.buffer)].insert(sb.core);
         r = static_cast<int>(i);
     }
-    for (const Buffer& b : p.buffers)
+    for (const Buffer& b : p.buffers) {
         if (b.level == MemLevel::Sram && residentOf[static_cast<size_t>(b.id)] < 0)
             return m.err(at("buffers", static_cast<size_t>(b.id)) + ".level",
                          "is sram, but no resident SRAM buffer holds '" + b.value + "'");
+        for (const Buffer::Stripe& st : b.stripes)
+            if (!coresHolding[static_cast<size_t>(b.id)].count(st.core))
+                return m.err(at("buffers", static_cast<size_t>(b.id)) + ".stripes",
+                             "puts a stripe of '" + b.value + "' on core " + std::to_string(st.core) +
+                                 ", where no resident SRAM buffer holds it");
+    }
     for (const Task& t : p.tasks)
         if (t.tiling.sramBytes != slotBytes[static_cast<size_t>(t.id)])
             return m.err(at("tasks", static_cast<size_t>(t.id)) + ".tiling.sram_bytes",
@@ -258,26 +284,29 @@ Expected<Transfer> parseTransfer(const Manifest& m, const json& j, size_t i, con
     return tr;
 }
 
-/// on_chip[i]: a buffer kept in SRAM, once each, by buffer id, with its resident's size.
+/// on_chip[i]: a buffer kept in SRAM, once each (once per stripe: per core), by buffer id then
+/// core, with its resident's size.
 Expected<OnChip> parseOnChip(const Manifest& m, const json& j, size_t i, const Program& p,
-                             const std::vector<int>& residentOf) {
+                             const std::map<std::pair<int, int>, int>& residentOf) {
     const std::string path = at("on_chip", i);
     OnChip oc;
     SX_ASSIGN(oc.buffer, m.intIn(j, "buffer", path, 0, static_cast<int64_t>(p.buffers.size()) - 1));
     SX_ASSIGN(oc.core, m.intIn(j, "core", path, 0, p.target.numCores - 1));
     SX_ASSIGN(oc.bytes, m.u64(j, "bytes", path));
     SX_ASSIGN(oc.savedDmaBytes, m.u64(j, "saved_dma_bytes", path));
-    if (i > 0 && oc.buffer <= p.onChip.back().buffer)
-        return m.err(path + ".buffer", "is " + std::to_string(oc.buffer) + ", not after on_chip[" +
-                                           std::to_string(i - 1) + "]'s " + std::to_string(p.onChip.back().buffer) +
-                                           " (the list is by buffer id, each once)");
+    if (i > 0 && std::tie(oc.buffer, oc.core) <= std::tie(p.onChip.back().buffer, p.onChip.back().core))
+        return m.err(path + ".buffer", "is " + std::to_string(oc.buffer) + " on core " + std::to_string(oc.core) +
+                                           ", not after on_chip[" + std::to_string(i - 1) + "]'s " +
+                                           std::to_string(p.onChip.back().buffer) +
+                                           " (the list is by buffer id then core, each once)");
     const Buffer& b = p.buffers[static_cast<size_t>(oc.buffer)];
     if (b.level != MemLevel::Sram)
         return m.err(path + ".buffer", "names " + bufferLabel(p, oc.buffer) + ", which is at level dram");
-    if (oc.core != b.core)
+    auto res_ = residentOf.find({oc.buffer, oc.core});
+    if (res_ == residentOf.end())
         return m.err(path + ".core", "is " + std::to_string(oc.core) + ", but " + bufferLabel(p, oc.buffer) +
-                                         " is in the SRAM of core " + std::to_string(b.core));
-    const SramBuffer& res = p.sramBuffers[static_cast<size_t>(residentOf[static_cast<size_t>(oc.buffer)])];
+                                         " is not in the SRAM of that core");
+    const SramBuffer& res = p.sramBuffers[static_cast<size_t>(res_->second)];
     if (oc.bytes != res.size)
         return m.err(path + ".bytes", "is " + num(oc.bytes) + ", but its resident sram_buffers[" +
                                           std::to_string(res.id) + "] is " + num(res.size) + " bytes");
@@ -386,10 +415,10 @@ Status parseSramPlan(const Manifest& m, const json& doc, int64_t version, Progra
                 return m.err(at("buffers", static_cast<size_t>(b.id)) + ".level",
                              "is sram, but sram_buffers is empty: no resident holds '" + b.value + "'");
     }
-    std::vector<int> residentOf(p.buffers.size(), -1);
+    std::map<std::pair<int, int>, int> residentOf; // (buffer, core) -> resident SRAM buffer
     for (const SramBuffer& sb : p.sramBuffers)
         if (sb.role == SramRole::Resident)
-            residentOf[static_cast<size_t>(sb.buffer)] = sb.id;
+            residentOf[{sb.buffer, sb.core}] = sb.id;
     SX_ASSIGN(const json* onChip, m.array(doc, "on_chip", ""));
     for (size_t i = 0; i < onChip->size(); ++i) {
         SX_ASSIGN(OnChip oc, parseOnChip(m, (*onChip)[i], i, p, residentOf));
@@ -398,8 +427,8 @@ Status parseSramPlan(const Manifest& m, const json& doc, int64_t version, Progra
     for (const Buffer& b : p.buffers)
         if (b.level == MemLevel::Sram &&
             std::none_of(p.onChip.begin(), p.onChip.end(), [&](const OnChip& oc) { return oc.buffer == b.id; }))
-            return m.err("on_chip", "does not list " + bufferLabel(p, b.id) + ", kept in SRAM by sram_buffers[" +
-                                        std::to_string(residentOf[static_cast<size_t>(b.id)]) + "]");
+            return m.err("on_chip", "does not list " + bufferLabel(p, b.id) + ", kept in the SRAM of core " +
+                                        std::to_string(b.core));
 
     SX_ASSIGN(const json* mem, m.get(doc, "memory", ""));
     SX_TRY(parseSramStats(m, *mem, p));

@@ -142,9 +142,14 @@ struct LocalInput {
     const ir::Node* producer = nullptr;
 };
 
+/// The slice-local inputs whose stripes are worth keeping on chip: each part's stripe fits its
+/// core's SRAM beside the producer part's and the consumer part's working sets, so the SRAM plan
+/// (keep-on-chip) can keep it there. Deps are narrowed only for these: a narrowed chain in DRAM
+/// would keep every core's chain unordered with the others, and the DRAM plan could not reuse
+/// one node's buffer for a later one's.
 std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& split, const std::vector<Task>& tasks,
                                          const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode,
-                                         const std::vector<int>& bufferOf) {
+                                         const std::vector<int>& bufferOf, const Target& target) {
     std::vector<LocalInput> out;
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1)
@@ -157,10 +162,17 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
         if (it == tasksOfNode.end() || it->second.size() != split.ranges.size() || !readsOwnSlice(n, *v, split.axis))
             continue;
         bool same = true;
+        const std::vector<int64_t> dims = v->type().dims();
+        const uint64_t whole = storedBytes(v->type(), target.c0);
+        const int64_t extent = dims[static_cast<size_t>(split.axis)];
         for (size_t p = 0; p < split.ranges.size() && same; ++p) {
             const Task& pt = tasks[static_cast<size_t>(it->second[p])];
             same = pt.sliceAxis == split.axis && pt.sliceBegin == split.ranges[p].first &&
                    pt.sliceEnd == split.ranges[p].second && pt.outputs.size() == 1;
+            const uint64_t stripe = alignUp(
+                ceilDiv(whole * static_cast<uint64_t>(pt.sliceEnd - pt.sliceBegin), static_cast<uint64_t>(extent)),
+                std::max<uint64_t>(target.sramAlign, 1));
+            same = same && stripe + pt.tiling.sramBytes + split.costs[p].tiling.sramBytes <= target.sramBytes;
         }
         if (same)
             out.push_back(LocalInput{bufferOf[v->id()], v->producer()});
@@ -225,6 +237,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     std::unordered_map<const ir::Node*, std::vector<int>> tasksOfNode;
     std::vector<Task> tasks;
     std::vector<TaskCost> costs; // per Task, for the SRAM plan
+    std::vector<int> follow;     // per Task: the Task whose core it must run on (-1: any)
     for (size_t i = 0; i < groups.size(); ++i) {
         const Group& grp = groups[i];
         Task t;
@@ -265,13 +278,16 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         SX_ASSIGN(TaskCost cost, chooseTiling(grp, target));
         SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts));
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
-        const std::vector<LocalInput> local = parts > 1 ? sliceLocalInputs(grp, split, tasks, tasksOfNode, bufferOf)
-                                                        : std::vector<LocalInput>{};
+        const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip
+                                                  ? sliceLocalInputs(grp, split, tasks, tasksOfNode, bufferOf, target)
+                                                  : std::vector<LocalInput>{};
         std::vector<int> ids;
         for (size_t p = 0; p < parts; ++p) {
             Task part = t;
             if (!local.empty())
                 narrowDeps(part, local, p, tasks, tasksOfNode);
+            // Pinned beside the part whose stripe it reads first, so the stripe can stay on chip.
+            follow.push_back(local.empty() ? -1 : tasksOfNode.at(local.front().producer)[p]);
             part.id = static_cast<int>(tasks.size());
             const TaskCost& c = parts == 1 ? cost : split.costs[p];
             if (parts > 1) {
@@ -305,7 +321,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     }
     Target onCores = target;
     onCores.numCores = cores;
-    std::vector<ScheduleSlot> sched = listSchedule(preds, cycles, onCores);
+    std::vector<ScheduleSlot> sched = listSchedule(preds, cycles, onCores, follow);
     std::vector<int> order(tasks.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int a, int b) {

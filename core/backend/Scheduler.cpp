@@ -5,14 +5,20 @@
 namespace sextant::backend {
 
 std::vector<ScheduleSlot> listSchedule(const std::vector<std::vector<int>>& preds,
-                                       const std::vector<uint64_t>& cycles, const Target& target) {
+                                       const std::vector<uint64_t>& cycles, const Target& target,
+                                       const std::vector<int>& follow) {
     const int cores = std::max(1, target.numCores);
     std::vector<uint64_t> coreFree(static_cast<size_t>(cores), 0);
     std::vector<ScheduleSlot> out(preds.size());
     for (size_t i = 0; i < preds.size(); ++i) {
         int bestCore = 0;
         uint64_t bestStart = UINT64_MAX;
+        const int pinned = i < follow.size() && follow[i] >= 0 && static_cast<size_t>(follow[i]) < i
+                               ? out[static_cast<size_t>(follow[i])].core
+                               : -1;
         for (int c = 0; c < cores; ++c) {
+            if (pinned >= 0 && c != pinned)
+                continue;
             uint64_t ready = coreFree[static_cast<size_t>(c)];
             for (int p : preds[i]) {
                 const ScheduleSlot& s = out[static_cast<size_t>(p)];

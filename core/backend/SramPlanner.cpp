@@ -67,6 +67,15 @@ TaskPieces piecesOf(const Program& p, const Task& t, const TaskCost& c, const st
     return s;
 }
 
+/// Where one kept tensor (or one stripe of it) lives: on `core`, from the Task `first` that
+/// writes it to the last Task `last` on that core that reads it; a stripe is the slice
+/// [begin, end) of the writer's split dim.
+struct ResidentSpan {
+    int first = -1, last = -1, core = 0;
+    uint64_t size = 0;
+    int64_t begin = 0, end = 0;
+};
+
 /// The state of the plan while keep-on-chip decides: per Task its pieces, which of its inputs
 /// and whether its output are resident, and the SRAM bytes its working set holds.
 struct PlanState {
@@ -78,8 +87,7 @@ struct PlanState {
     std::vector<std::vector<int>> byCore;         ///< per core: Task ids in issue order
     std::vector<int> position;                    ///< per Task: index in byCore[core]
     std::vector<int> residents;                   ///< kept buffers, in the order they were kept
-    std::vector<uint64_t> residentSize;           ///< per buffer: SRAM bytes when kept (0: not kept)
-    std::vector<std::pair<int, int>> residentSpan; ///< per buffer: first, last Task using it
+    std::vector<std::vector<ResidentSpan>> spans; ///< per buffer: where it is kept (empty: not kept)
 };
 
 uint64_t slotSize(uint64_t bytes, uint64_t align) { return bytes == 0 ? 0 : alignUp(bytes, align); }
@@ -146,6 +154,61 @@ Accesses accessesByBuffer(const Program& p) {
     return a;
 }
 
+/// Where a kept tensor lives: its whole (one span) or, for a node split across cores, one stripe
+/// per part, each on its part's core from the part to the last Task reading that slice.
+std::vector<ResidentSpan> spansOf(const Program& p, const Accesses& acc, int b) {
+    const Buffer& buf = p.buffers[static_cast<size_t>(b)];
+    const uint64_t align = std::max<uint64_t>(p.target.sramAlign, 1);
+    const std::vector<int>& writers = acc.writers[static_cast<size_t>(b)];
+    const std::vector<int>& readers = acc.readers[static_cast<size_t>(b)];
+    const uint64_t whole = storedBytes(buf.type, p.target.c0);
+    std::vector<ResidentSpan> spans;
+    if (writers.size() == 1) {
+        spans.push_back(ResidentSpan{writers.front(), readers.back(), p.tasks[static_cast<size_t>(writers.front())].core,
+                                     slotSize(whole, align), 0, 0});
+        return spans;
+    }
+    for (int w : writers) {
+        const Task& wt = p.tasks[static_cast<size_t>(w)];
+        const int64_t extent = buf.type.dims()[static_cast<size_t>(wt.sliceAxis)];
+        ResidentSpan span{w, w, wt.core,
+                          slotSize(ceilDiv(whole * static_cast<uint64_t>(wt.sliceEnd - wt.sliceBegin),
+                                           static_cast<uint64_t>(std::max<int64_t>(extent, 1))),
+                                   align),
+                          wt.sliceBegin, wt.sliceEnd};
+        for (int r : readers)
+            if (!disjointSliceRead(wt, p.tasks[static_cast<size_t>(r)], b))
+                span.last = std::max(span.last, r);
+        spans.push_back(span);
+    }
+    return spans;
+}
+
+/// Why the parts of a split node cannot keep their stripes of `b` on chip; empty if they can:
+/// every reader reads just the slice one part wrote, on that part's core.
+std::string stripeReason(const Program& p, const Accesses& acc, int b) {
+    const std::vector<int>& writers = acc.writers[static_cast<size_t>(b)];
+    const Task& first = p.tasks[static_cast<size_t>(writers.front())];
+    for (int r : acc.readers[static_cast<size_t>(b)]) {
+        const Task& rt = p.tasks[static_cast<size_t>(r)];
+        if (!std::binary_search(rt.sliceLocalInputs.begin(), rt.sliceLocalInputs.end(), b))
+            return "split across cores: computed in " + std::to_string(writers.size()) + " parts, read whole by '" +
+                   rt.name + "'";
+        for (int w : writers) {
+            const Task& wt = p.tasks[static_cast<size_t>(w)];
+            if (disjointSliceRead(wt, rt, b))
+                continue;
+            if (wt.sliceBegin != rt.sliceBegin || wt.sliceEnd != rt.sliceEnd)
+                return "split across cores: '" + rt.name + "' reads a slice other than '" + wt.name + "' writes";
+            if (wt.core != rt.core)
+                return "read on another core: '" + rt.name + "' on core " + std::to_string(rt.core) +
+                       " reads the stripe written on core " + std::to_string(wt.core);
+        }
+    }
+    (void)first;
+    return {};
+}
+
 /// Why buffer `b`, written by `producer`, cannot stay on chip whatever the space; empty if it can.
 std::string structuralReason(const Program& p, const Accesses& acc, int b, int producer) {
     const Buffer& buf = p.buffers[static_cast<size_t>(b)];
@@ -154,9 +217,6 @@ std::string structuralReason(const Program& p, const Accesses& acc, int b, int p
         return "graph output: the host reads it from DRAM";
     if (pt.outputs.size() != 1)
         return "several outputs: its Task writes " + std::to_string(pt.outputs.size());
-    if (acc.writers[static_cast<size_t>(b)].size() != 1)
-        return "split across cores: computed in " + std::to_string(acc.writers[static_cast<size_t>(b)].size()) +
-               " parts";
     const std::vector<int>& readers = acc.readers[static_cast<size_t>(b)];
     if (readers.empty())
         return "no reader: no Task reads it";
@@ -168,6 +228,8 @@ std::string structuralReason(const Program& p, const Accesses& acc, int b, int p
         if (p.tasks[static_cast<size_t>(r)].unit == UnitKind::Dma)
             return "read by a data-movement Task: '" + p.tasks[static_cast<size_t>(r)].name +
                    "' is the DMA copying it";
+    if (acc.writers[static_cast<size_t>(b)].size() != 1)
+        return stripeReason(p, acc, b);
     for (int r : readers) {
         const Task& rt = p.tasks[static_cast<size_t>(r)];
         if (rt.core != pt.core)
@@ -177,36 +239,53 @@ std::string structuralReason(const Program& p, const Accesses& acc, int b, int p
     return {};
 }
 
-/// Keeps `b` resident in the plan state (its producer computes into it, its readers read it).
-void keep(const Program& p, PlanState& s, const Accesses& acc, int b, uint64_t size, uint64_t align) {
-    const int producer = acc.writers[static_cast<size_t>(b)].front();
-    const int last = acc.readers[static_cast<size_t>(b)].back();
-    s.residentOutput[static_cast<size_t>(producer)] = true;
+/// Keeps `b` resident in the plan state (its writers compute into it, its readers read it).
+void keep(PlanState& s, const Accesses& acc, int b, std::vector<ResidentSpan> spans, uint64_t align) {
+    for (const ResidentSpan& span : spans) {
+        s.residentOutput[static_cast<size_t>(span.first)] = true;
+        addResident(s, span.core, span.first, span.last, span.size, true);
+    }
     for (int r : acc.readers[static_cast<size_t>(b)])
         s.residentInputs[static_cast<size_t>(r)].push_back(b);
-    s.residentSize[static_cast<size_t>(b)] = size;
-    s.residentSpan[static_cast<size_t>(b)] = {producer, last};
+    s.spans[static_cast<size_t>(b)] = std::move(spans);
     s.residents.push_back(b);
-    s.slotBytes[static_cast<size_t>(producer)] = workingSet(s, producer, align);
+    for (int w : acc.writers[static_cast<size_t>(b)])
+        s.slotBytes[static_cast<size_t>(w)] = workingSet(s, w, align);
     for (int r : acc.readers[static_cast<size_t>(b)])
         s.slotBytes[static_cast<size_t>(r)] = workingSet(s, r, align);
-    addResident(s, p.tasks[static_cast<size_t>(producer)].core, producer, last, size, true);
 }
 
-void release(const Program& p, PlanState& s, const Accesses& acc, int b, uint64_t align) {
-    const int producer = acc.writers[static_cast<size_t>(b)].front();
-    addResident(s, p.tasks[static_cast<size_t>(producer)].core, producer, acc.readers[static_cast<size_t>(b)].back(),
-                s.residentSize[static_cast<size_t>(b)], false);
-    s.residentOutput[static_cast<size_t>(producer)] = false;
+void release(PlanState& s, const Accesses& acc, int b, uint64_t align) {
+    for (const ResidentSpan& span : s.spans[static_cast<size_t>(b)]) {
+        s.residentOutput[static_cast<size_t>(span.first)] = false;
+        addResident(s, span.core, span.first, span.last, span.size, false);
+    }
     for (int r : acc.readers[static_cast<size_t>(b)]) {
         auto& in = s.residentInputs[static_cast<size_t>(r)];
         in.erase(std::remove(in.begin(), in.end(), b), in.end());
     }
-    s.residentSize[static_cast<size_t>(b)] = 0;
+    s.spans[static_cast<size_t>(b)].clear();
     s.residents.erase(std::remove(s.residents.begin(), s.residents.end(), b), s.residents.end());
-    s.slotBytes[static_cast<size_t>(producer)] = workingSet(s, producer, align);
+    for (int w : acc.writers[static_cast<size_t>(b)])
+        s.slotBytes[static_cast<size_t>(w)] = workingSet(s, w, align);
     for (int r : acc.readers[static_cast<size_t>(b)])
         s.slotBytes[static_cast<size_t>(r)] = workingSet(s, r, align);
+}
+
+/// The most bytes live on a span's core over the span, and the span where that is worst.
+std::pair<uint64_t, const ResidentSpan*> worstSpan(const PlanState& s, const std::vector<ResidentSpan>& spans) {
+    uint64_t need = 0;
+    const ResidentSpan* worst = spans.empty() ? nullptr : &spans.front();
+    for (const ResidentSpan& span : spans) {
+        const std::vector<int>& onCore = s.byCore[static_cast<size_t>(span.core)];
+        for (int pos = s.position[static_cast<size_t>(span.first)]; pos <= s.position[static_cast<size_t>(span.last)];
+             ++pos)
+            if (liveAt(s, onCore[static_cast<size_t>(pos)]) > need) {
+                need = liveAt(s, onCore[static_cast<size_t>(pos)]);
+                worst = &span;
+            }
+    }
+    return {need, worst};
 }
 
 /// The keep-on-chip rule over every candidate, in the order of their producing Tasks.
@@ -230,25 +309,22 @@ void decide(const Program& p, PlanState& s, const Accesses& acc, const SramPlanO
                 out.push_back(std::move(d));
                 continue;
             }
-            const uint64_t size = slotSize(storedBytes(buf.type, p.target.c0), align);
-            const int last = acc.readers[static_cast<size_t>(b)].back();
-            // What the core holds over the span with `b` kept: its producer and readers drop the
+            // What the cores hold over the spans with `b` kept: its writers and readers drop the
             // slots it replaces.
-            keep(p, s, acc, b, size, align);
-            uint64_t need = 0;
-            const std::vector<int>& onCore = s.byCore[static_cast<size_t>(t.core)];
-            for (int pos = s.position[static_cast<size_t>(t.id)]; pos <= s.position[static_cast<size_t>(last)]; ++pos)
-                need = std::max(need, liveAt(s, onCore[static_cast<size_t>(pos)]));
+            keep(s, acc, b, spansOf(p, acc, b), align);
+            const auto [need, worst] = worstSpan(s, s.spans[static_cast<size_t>(b)]);
             if (need > capacity) {
-                release(p, s, acc, b, align);
+                const uint64_t size = worst->size, core = static_cast<uint64_t>(worst->core);
+                const bool striped = s.spans[static_cast<size_t>(b)].size() > 1;
+                release(s, acc, b, align);
                 const uint64_t others = need - size;
-                d.reason = "does not fit: needs " + kib(size) + ", " + kib(others < capacity ? capacity - others : 0) +
-                           " free on core " + std::to_string(t.core);
+                d.reason = std::string("does not fit: ") + (striped ? "a stripe needs " : "needs ") + kib(size) + ", " +
+                           kib(others < capacity ? capacity - others : 0) + " free on core " + std::to_string(core);
                 out.push_back(std::move(d));
                 continue;
             }
             if (budget == 0) {
-                release(p, s, acc, b, align);
+                release(s, acc, b, align);
                 d.outcome = OnChipDecision::Outcome::Skipped;
                 out.push_back(std::move(d));
                 continue;
@@ -283,18 +359,19 @@ std::vector<SramBuffer> buffersOfCore(const Program& p, const PlanState& s, int 
     for (int t : s.byCore[static_cast<size_t>(core)]) {
         const TaskPieces& pc = s.pieces[static_cast<size_t>(t)];
         const Task& task = p.tasks[static_cast<size_t>(t)];
-        for (int b : task.outputs) // a tensor kept on chip lives from the Task that writes it
-            if (s.residentSize[static_cast<size_t>(b)] > 0) {
-                SramBuffer sb;
-                sb.core = core;
-                sb.size = s.residentSize[static_cast<size_t>(b)];
-                sb.role = SramRole::Resident;
-                sb.task = t;
-                sb.buffer = b;
-                sb.firstTask = s.residentSpan[static_cast<size_t>(b)].first;
-                sb.lastTask = s.residentSpan[static_cast<size_t>(b)].second;
-                out.push_back(sb);
-            }
+        for (int b : task.outputs) // a tensor (or stripe) kept on chip lives from the Task that writes it
+            for (const ResidentSpan& span : s.spans[static_cast<size_t>(b)])
+                if (span.first == t) {
+                    SramBuffer sb;
+                    sb.core = core;
+                    sb.size = span.size;
+                    sb.role = SramRole::Resident;
+                    sb.task = t;
+                    sb.buffer = b;
+                    sb.firstTask = span.first;
+                    sb.lastTask = span.last;
+                    out.push_back(sb);
+                }
         for (const auto& [b, tile] : pc.inputs)
             if (!readsInPlace(s, t, b))
                 slot(t, SramRole::InputTile, b, tile, pc.copies);
@@ -351,8 +428,7 @@ PlanState initialState(const Program& p, const std::vector<TaskCost>& costs, con
     s.residentLive.assign(nt, 0);
     s.byCore.resize(static_cast<size_t>(std::max(p.target.numCores, 1)));
     s.position.assign(nt, 0);
-    s.residentSize.assign(p.buffers.size(), 0);
-    s.residentSpan.assign(p.buffers.size(), {-1, -1});
+    s.spans.assign(p.buffers.size(), {});
     for (const Task& t : p.tasks) {
         s.pieces[static_cast<size_t>(t.id)] = piecesOf(p, t, costs[static_cast<size_t>(t.id)], bufferOf);
         s.slotBytes[static_cast<size_t>(t.id)] = workingSet(s, t.id, align);
@@ -380,8 +456,9 @@ Expected<std::vector<std::vector<SramBuffer>>> placeAll(Program& p, PlanState& s
                 break;
             }
             auto kept = std::find_if(s.residents.rbegin(), s.residents.rend(), [&](int b) {
-                return p.tasks[static_cast<size_t>(s.residentSpan[static_cast<size_t>(b)].first)].core ==
-                       static_cast<int>(c);
+                const auto& spans = s.spans[static_cast<size_t>(b)];
+                return std::any_of(spans.begin(), spans.end(),
+                                   [&](const ResidentSpan& sp) { return sp.core == static_cast<int>(c); });
             });
             if (kept == s.residents.rend()) {
                 for (int t : s.byCore[c])
@@ -397,8 +474,18 @@ Expected<std::vector<std::vector<SramBuffer>>> placeAll(Program& p, PlanState& s
             }
             const int b = *kept;
             const std::string value = p.buffers[static_cast<size_t>(b)].value;
-            const uint64_t size = s.residentSize[static_cast<size_t>(b)];
-            release(p, s, acc, b, align);
+            uint64_t size = 0;
+            for (const ResidentSpan& sp : s.spans[static_cast<size_t>(b)])
+                if (sp.core == static_cast<int>(c))
+                    size = std::max(size, sp.size);
+            release(s, acc, b, align);
+            // A stripe evicted from this core takes its siblings on cores planned before it
+            // along: plan those again.
+            for (size_t earlier = 0; earlier < c; ++earlier) {
+                cores[earlier] = buffersOfCore(p, s, static_cast<int>(earlier));
+                OffsetPlan again = placeCore(s, cores[earlier], align, capacity, opt.searchSteps);
+                p.memory.sram[earlier] = SramStats{capacity, again.peak, again.lowerBound};
+            }
             for (OnChipDecision& d : out)
                 if (d.value == value && d.outcome == OnChipDecision::Outcome::Applied) {
                     d.outcome = OnChipDecision::Outcome::Rejected;
@@ -423,14 +510,24 @@ void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std
             sb.id = static_cast<int>(p.sramBuffers.size());
             if (sb.role == SramRole::Resident) {
                 Buffer& b = p.buffers[static_cast<size_t>(sb.buffer)];
+                const Task& writer = p.tasks[static_cast<size_t>(sb.task)];
                 const uint64_t before = s.pieces[static_cast<size_t>(sb.task)].outTiles *
                                         s.pieces[static_cast<size_t>(sb.task)].outTile;
                 uint64_t reads = 0;
                 for (int r : acc.readers[static_cast<size_t>(sb.buffer)])
-                    for (const auto& [in, tile] : s.pieces[static_cast<size_t>(r)].inputs)
-                        if (in == sb.buffer)
-                            reads += s.pieces[static_cast<size_t>(r)].tiles * tile;
+                    if (!disjointSliceRead(writer, p.tasks[static_cast<size_t>(r)], sb.buffer))
+                        for (const auto& [in, tile] : s.pieces[static_cast<size_t>(r)].inputs)
+                            if (in == sb.buffer)
+                                reads += s.pieces[static_cast<size_t>(r)].tiles * tile;
                 p.onChip.push_back(OnChip{sb.buffer, sb.core, sb.size, before + reads});
+                if (s.spans[static_cast<size_t>(sb.buffer)].size() > 1) { // one stripe per part
+                    b.stripeAxis = writer.sliceAxis;
+                    b.stripes.push_back(Buffer::Stripe{sb.core, sb.offset, sb.size, writer.sliceBegin, writer.sliceEnd});
+                    if (b.stripes.size() > 1) {
+                        p.sramBuffers.push_back(sb);
+                        continue;
+                    }
+                }
                 b.level = MemLevel::Sram;
                 b.core = sb.core;
                 b.offset = sb.offset;
@@ -440,7 +537,17 @@ void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std
             }
             p.sramBuffers.push_back(sb);
         }
-    std::sort(p.onChip.begin(), p.onChip.end(), [](const OnChip& a, const OnChip& b) { return a.buffer < b.buffer; });
+    std::sort(p.onChip.begin(), p.onChip.end(),
+              [](const OnChip& a, const OnChip& b) { return std::tie(a.buffer, a.core) < std::tie(b.buffer, b.core); });
+    for (Buffer& b : p.buffers) { // stripes in slice order; the buffer names the first
+        if (b.stripes.empty())
+            continue;
+        std::sort(b.stripes.begin(), b.stripes.end(),
+                  [](const Buffer::Stripe& x, const Buffer::Stripe& y) { return x.begin < y.begin; });
+        b.core = b.stripes.front().core;
+        b.offset = b.stripes.front().offset;
+        b.size = b.stripes.front().size;
+    }
     p.memory.dramTrafficBytes = 0;
     for (Task& t : p.tasks) {
         const TaskPieces& pc = s.pieces[static_cast<size_t>(t.id)];
@@ -560,16 +667,26 @@ Status checkSramPlan(const Program& p) {
                 live[sb.offset] = id;
         }
     }
-    std::vector<int> residentOf(p.buffers.size(), -1);
+    // Kept tensors: each whole one, or each stripe, where a resident SRAM buffer on its core holds
+    // it; every Task touching it on a core that holds it, inside that resident's Task range.
+    std::map<std::pair<int, int>, int> residentOf; // (buffer, core) -> SRAM buffer id
     for (const SramBuffer& sb : p.sramBuffers)
-        if (sb.role == SramRole::Resident && sb.buffer >= 0 && static_cast<size_t>(sb.buffer) < p.buffers.size())
-            residentOf[static_cast<size_t>(sb.buffer)] = sb.id;
+        if (sb.role == SramRole::Resident)
+            residentOf[{sb.buffer, sb.core}] = sb.id;
+    auto holds = [&](const Buffer& b, int core, uint64_t offset, uint64_t size) -> const SramBuffer* {
+        auto it = residentOf.find({b.id, core});
+        if (it == residentOf.end())
+            return nullptr;
+        const SramBuffer& res = p.sramBuffers[static_cast<size_t>(it->second)];
+        return res.offset == offset && res.size >= size ? &res : nullptr;
+    };
     for (const Buffer& b : p.buffers) {
         if (b.level != MemLevel::Sram)
             continue;
-        const int r = residentOf[static_cast<size_t>(b.id)];
-        const SramBuffer* res = r < 0 ? nullptr : &p.sramBuffers[static_cast<size_t>(r)];
-        if (!res || res->core != b.core || res->offset != b.offset || res->size < b.size)
+        bool ok = b.stripes.empty() ? holds(b, b.core, b.offset, b.size) != nullptr : b.stripeAxis >= 0;
+        for (const Buffer::Stripe& st : b.stripes)
+            ok = ok && holds(b, st.core, st.offset, st.size) != nullptr && st.begin < st.end;
+        if (!ok)
             return makeError(ErrorKind::Verify, "buffer " + std::to_string(b.id) + " '" + b.value +
                                                     "' is in SRAM but not where a resident SRAM buffer holds it");
     }
@@ -578,13 +695,15 @@ Status checkSramPlan(const Program& p) {
             const Buffer& b = p.buffers[static_cast<size_t>(id)];
             if (b.level != MemLevel::Sram)
                 return {};
-            const SramBuffer& res = p.sramBuffers[static_cast<size_t>(residentOf[static_cast<size_t>(id)])];
-            if (t.core == b.core && t.id >= res.firstTask && t.id <= res.lastTask)
-                return {};
+            auto it = residentOf.find({b.id, t.core});
+            if (it != residentOf.end()) {
+                const SramBuffer& res = p.sramBuffers[static_cast<size_t>(it->second)];
+                if (t.id >= res.firstTask && t.id <= res.lastTask)
+                    return {};
+            }
             return makeError(ErrorKind::Verify, taskName(p, t.id) + " on core " + std::to_string(t.core) + " touches '" +
-                                                    b.value + "', kept in the SRAM of core " + std::to_string(b.core) +
-                                                    " for tasks " + std::to_string(res.firstTask) + ".." +
-                                                    std::to_string(res.lastTask));
+                                                    b.value + "', which no SRAM buffer of core " +
+                                                    std::to_string(t.core) + " holds while it runs");
         };
         for (int id : t.inputs)
             SX_TRY(check(id));

@@ -59,7 +59,7 @@ Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, 
                          task.name);
     }
     reads.push_back(static_cast<size_t>(chosen - m_p.buffers.data()));
-    SX_ASSIGN(ir::Tensor t, m_mem.read(*chosen));
+    SX_ASSIGN(ir::Tensor t, m_mem.read(*chosen, task.core));
     if (v.type().isStatic() && v.type().numel() == t.numel() && v.type().dims() != t.shape())
         t = t.reshaped(v.type().dims());
     return t;

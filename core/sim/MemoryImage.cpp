@@ -23,13 +23,101 @@ int64_t payloadBytes(const backend::Buffer& b) {
     return n * static_cast<int64_t>(ir::dtypeSize(b.type.dtype));
 }
 
+/// The stripe of `b` on `core` as a buffer of its own: its slice's type at the stripe's place.
+Expected<backend::Buffer> stripeView(const backend::Buffer& b, int core) {
+    const backend::Buffer::Stripe* st = b.stripeOn(core);
+    const std::vector<int64_t> dims = b.type.dims();
+    if (!st)
+        return makeError(ErrorKind::Runtime, describe(b) + " has no stripe on core " + std::to_string(core));
+    if (b.stripeAxis < 0 || static_cast<size_t>(b.stripeAxis) >= dims.size() || st->begin < 0 || st->end <= st->begin ||
+        st->end > dims[static_cast<size_t>(b.stripeAxis)])
+        return makeError(ErrorKind::Runtime, describe(b) + ": its stripe on core " + std::to_string(core) +
+                                                 " is not a slice of dim " + std::to_string(b.stripeAxis) + " of " +
+                                                 b.type.str());
+    backend::Buffer view = b;
+    view.stripes.clear();
+    view.level = backend::MemLevel::Sram;
+    view.core = st->core;
+    view.offset = st->offset;
+    view.size = st->size;
+    std::vector<int64_t> sd = dims;
+    sd[static_cast<size_t>(b.stripeAxis)] = st->end - st->begin;
+    view.type = ir::TensorType::of(b.type.dtype, sd);
+    return view;
+}
+
+/// Bytes before, within and after dim `axis` of a row-major tensor of `dims` with `elem`-byte
+/// elements: outer count, the dim's extent, bytes per step along it.
+struct Strides {
+    uint64_t outer = 1, extent = 1, inner = 1;
+};
+Strides stridesOf(const std::vector<int64_t>& dims, size_t axis, size_t elem) {
+    Strides s;
+    s.inner = elem;
+    for (size_t d = 0; d < dims.size(); ++d) {
+        const uint64_t e = static_cast<uint64_t>(std::max<int64_t>(dims[d], 0));
+        if (d < axis)
+            s.outer *= e;
+        else if (d == axis)
+            s.extent = e;
+        else
+            s.inner *= e;
+    }
+    return s;
+}
+
 } // namespace
+
+Expected<ir::Tensor> MemoryImage::read(const backend::Buffer& buffer, int core) const {
+    if (buffer.stripes.empty())
+        return read(buffer);
+    SX_ASSIGN(backend::Buffer view, stripeView(buffer, core));
+    SX_ASSIGN(ir::Tensor part, read(view));
+    const backend::Buffer::Stripe& st = *buffer.stripeOn(core);
+    const Strides full = stridesOf(buffer.type.dims(), static_cast<size_t>(buffer.stripeAxis),
+                                   ir::dtypeSize(buffer.type.dtype));
+    std::vector<std::byte> bytes(full.outer * full.extent * full.inner, std::byte{0});
+    const uint64_t run = static_cast<uint64_t>(st.end - st.begin) * full.inner;
+    for (uint64_t o = 0; o < full.outer; ++o)
+        std::memcpy(bytes.data() + (o * full.extent + static_cast<uint64_t>(st.begin)) * full.inner,
+                    part.bytes() + o * run, run);
+    return ir::Tensor::copyOf(buffer.type.dtype, buffer.type.dims(), bytes);
+}
+
+Status MemoryImage::writeSlice(const backend::Buffer& buffer, const ir::Tensor& value, const backend::SliceBytes& slice,
+                               int core) {
+    if (buffer.stripes.empty())
+        return writeSlice(buffer, value, slice);
+    SX_ASSIGN(backend::Buffer view, stripeView(buffer, core));
+    if (value.numel() != buffer.type.numel())
+        return makeError(ErrorKind::Runtime, describe(buffer) + " holds " + buffer.type.str() + " but was given " +
+                                                 value.type().str());
+    const ir::Tensor encoded = value.castTo(buffer.type.dtype);
+    const backend::Buffer::Stripe& st = *buffer.stripeOn(core);
+    const Strides full = stridesOf(buffer.type.dims(), static_cast<size_t>(buffer.stripeAxis),
+                                   ir::dtypeSize(buffer.type.dtype));
+    const uint64_t run = static_cast<uint64_t>(st.end - st.begin) * full.inner;
+    std::vector<std::byte> bytes(full.outer * run);
+    for (uint64_t o = 0; o < full.outer; ++o)
+        std::memcpy(bytes.data() + o * run,
+                    encoded.bytes() + (o * full.extent + static_cast<uint64_t>(st.begin)) * full.inner, run);
+    return write(view, ir::Tensor::copyOf(view.type.dtype, view.type.dims(), bytes));
+}
 
 Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program) {
     const backend::Target& t = program.target;
     uint64_t dramEnd = 0;
     std::vector<uint64_t> sramEnd(static_cast<size_t>(std::max(t.numCores, 0)), 0);
-    for (const backend::Buffer& b : program.buffers) {
+    for (const backend::Buffer& whole : program.buffers) {
+        // A buffer kept a stripe per core is checked stripe by stripe.
+        std::vector<backend::Buffer> pieces;
+        if (whole.stripes.empty())
+            pieces.push_back(whole);
+        for (const backend::Buffer::Stripe& st : whole.stripes) {
+            SX_ASSIGN(backend::Buffer view, stripeView(whole, st.core));
+            pieces.push_back(std::move(view));
+        }
+        for (const backend::Buffer& b : pieces) {
         if (b.offset + b.size < b.offset)
             return makeError(ErrorKind::Runtime, describe(b) + " wraps around the address space");
         int64_t need = payloadBytes(b);
@@ -58,6 +146,7 @@ Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program) {
                                                      std::to_string(t.sramBytes) +
                                                      " bytes of sram");
         sramEnd[static_cast<size_t>(b.core)] = std::max(sramEnd[static_cast<size_t>(b.core)], end);
+        }
     }
     MemoryImage image;
     image.m_dram.assign(dramEnd, std::byte{0});

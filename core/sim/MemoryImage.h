@@ -29,6 +29,14 @@ public:
     /// slice); the rest of the buffer keeps what it held.
     Status writeSlice(const backend::Buffer& buffer, const ir::Tensor& value, const backend::SliceBytes& slice);
 
+    /// For a Task on `core`: a buffer kept on chip a stripe per core (Buffer::stripes) reads as the
+    /// whole tensor with that core's stripe in place and zeros elsewhere, and a write stores just
+    /// that core's stripe (`slice` then goes unused); any other buffer as read() and writeSlice().
+    /// A core without a stripe of the buffer is an error.
+    Expected<ir::Tensor> read(const backend::Buffer& buffer, int core) const;
+    Status writeSlice(const backend::Buffer& buffer, const ir::Tensor& value, const backend::SliceBytes& slice,
+                      int core);
+
     uint64_t dramBytes() const { return m_dram.size(); }
     uint64_t sramBytes(int core) const;
 

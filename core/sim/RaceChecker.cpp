@@ -7,10 +7,30 @@ namespace sextant::sim::detail {
 
 namespace {
 
+/// Where a buffer's bytes are: (level, core, offset, size) once, or once per stripe.
+struct Place {
+    backend::MemLevel level;
+    int core;
+    uint64_t offset, size;
+};
+std::vector<Place> placesOf(const Buffer& b) {
+    if (b.stripes.empty())
+        return {Place{b.level, b.core, b.offset, b.size}};
+    std::vector<Place> out;
+    for (const Buffer::Stripe& st : b.stripes)
+        out.push_back(Place{backend::MemLevel::Sram, st.core, st.offset, st.size});
+    return out;
+}
+
 bool overlaps(const Buffer& a, const Buffer& b) {
-    if (a.level != b.level || (a.level == backend::MemLevel::Sram && a.core != b.core))
-        return false;
-    return a.offset < b.offset + b.size && b.offset < a.offset + a.size;
+    for (const Place& x : placesOf(a))
+        for (const Place& y : placesOf(b)) {
+            if (x.level != y.level || (x.level == backend::MemLevel::Sram && x.core != y.core))
+                continue;
+            if (x.offset < y.offset + y.size && y.offset < x.offset + x.size)
+                return true;
+        }
+    return false;
 }
 
 /// Two parts of one split group writing (or one writing, one reading nothing of) the same buffer
@@ -82,6 +102,11 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                 for (size_t b : theirs) {
                     if (!overlaps(m_p.buffers[a], m_p.buffers[b]) ||
                         (a == b && disjointParts(task, m_p.tasks[r])))
+                        continue;
+                    // A part reading only its own slice of what another part writes elsewhere.
+                    const int id = m_p.buffers[a].id;
+                    if (a == b && (backend::disjointSliceRead(m_p.tasks[r], task, id) ||
+                                   backend::disjointSliceRead(task, m_p.tasks[r], id)))
                         continue;
                     return race(std::string(verb) + " " + bufferLabel(m_p.buffers[a]) + " which overlaps " +
                                 bufferLabel(m_p.buffers[b]) + " that running " + taskLabel(m_p.tasks[r]) + " " +

@@ -233,7 +233,7 @@ Status Machine::endTask(size_t index, uint64_t now) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
     for (auto& [b, value] : st.pendingWrites) {
-        Status s = m_mem.writeSlice(m_p.buffers[b], value, backend::sliceOf(task, m_p.buffers[b]));
+        Status s = m_mem.writeSlice(m_p.buffers[b], value, backend::sliceOf(task, m_p.buffers[b]), task.core);
         if (!s.ok())
             return makeError(ErrorKind::Runtime, taskLabel(task) + ": " + s.error().message,
                              task.name);
