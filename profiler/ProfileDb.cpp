@@ -266,9 +266,10 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
 
     {
         SX_ASSIGN(Statement ins,
-                  Statement::prepare(db, "INSERT INTO sram_buffers(run, id, core, \"offset\", size, role, "
-                                         "pair, task, buffer, first_task, last_task) VALUES(?1, ?2, ?3, ?4, "
-                                         "?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+                  Statement::prepare(
+                      db, "INSERT INTO sram_buffers(run, id, core, \"offset\", size, role, "
+                          "pair, task, buffer, first_task, last_task) VALUES(?1, ?2, ?3, ?4, "
+                          "?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
         for (const SramBufferRow& b : sramBufferRows(p)) {
             SX_ASSIGN(int64_t role, strings.id(std::string(backend::sramRoleName(b.role))));
             ins.bind(1, run);
@@ -284,8 +285,9 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             ins.bind(11, static_cast<int64_t>(b.lastTask));
             SX_TRY(ins.run());
         }
-        SX_ASSIGN(Statement step, Statement::prepare(db, "INSERT INTO sram_usage(run, core, cycle, bytes) "
-                                                         "VALUES(?1, ?2, ?3, ?4)"));
+        SX_ASSIGN(Statement step,
+                  Statement::prepare(db, "INSERT INTO sram_usage(run, core, cycle, bytes) "
+                                         "VALUES(?1, ?2, ?3, ?4)"));
         for (const SramStepRow& r : sramOccupancy(p, result)) {
             step.bind(1, run);
             step.bind(2, static_cast<int64_t>(r.core));

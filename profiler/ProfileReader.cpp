@@ -100,7 +100,8 @@ Expected<ProfileReader> ProfileReader::open(const std::string& path) {
                          "profile '" + path + "' has schema version " + std::to_string(q.int64(0)) +
                              ", this build reads 1 to " + std::to_string(kProfileSchemaVersion));
     r.m_version = static_cast<int>(q.int64(0));
-    const int required = r.m_version == 1 ? kProfileTablesV1 : static_cast<int>(std::size(kProfileTables));
+    const int required =
+        r.m_version == 1 ? kProfileTablesV1 : static_cast<int>(std::size(kProfileTables));
     for (int i = 0; i < required; ++i)
         if (!has(kProfileTables[i]))
             return makeError(ErrorKind::Parse,
@@ -166,15 +167,18 @@ Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std:
                                                          int core, uint64_t t0, uint64_t t1) const {
     // Version 1 has no phase columns: NULLs in their place read back as a run stored before
     // phases were (see TaskRow).
-    const std::string phases = m_version == 1 ? "NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-                                              : "x.load_end, x.compute_start, x.compute_end, x.store_start, "
-                                                "x.streamed, x.load_bytes, x.store_bytes";
+    const std::string phases = m_version == 1
+                                   ? "NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+                                   : "x.load_end, x.compute_start, x.compute_end, x.store_start, "
+                                     "x.streamed, x.load_bytes, x.store_bytes";
     SX_ASSIGN(Statement q,
               Statement::prepare(
                   m_db, "SELECT x.id, n.text, k.text, x.core, u.text, x.start, x.\"end\", x.ready, "
-                        "x.flops, x.dma_bytes, l.text, " + phases + " FROM tasks x JOIN strings n ON n.id = x.name "
-                        "JOIN strings k ON k.id = x.kernel JOIN strings u ON u.id = x.unit "
-                        "JOIN strings l ON l.id = x.nodes WHERE x.run = ?1" +
+                        "x.flops, x.dma_bytes, l.text, " +
+                            phases +
+                            " FROM tasks x JOIN strings n ON n.id = x.name "
+                            "JOIN strings k ON k.id = x.kernel JOIN strings u ON u.id = x.unit "
+                            "JOIN strings l ON l.id = x.nodes WHERE x.run = ?1" +
                             where + " ORDER BY x.start, x.id"));
     q.bind(1, run);
     if (!where.empty()) {
@@ -224,15 +228,15 @@ Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std:
             t.loadEnd = t.computeStart = t.start;
             t.computeEnd = t.storeStart = t.end;
         } else {
-            const int64_t loadEnd = q.int64(11), computeStart = q.int64(12), computeEnd = q.int64(13),
-                          storeStart = q.int64(14);
+            const int64_t loadEnd = q.int64(11), computeStart = q.int64(12),
+                          computeEnd = q.int64(13), storeStart = q.int64(14);
             auto inTask = [&](int64_t c) { return c >= start && c <= end; };
-            if (!inTask(loadEnd) || !inTask(computeStart) || !inTask(computeEnd) || !inTask(storeStart) ||
-                computeEnd < computeStart)
+            if (!inTask(loadEnd) || !inTask(computeStart) || !inTask(computeEnd) ||
+                !inTask(storeStart) || computeEnd < computeStart)
                 return bad("has phases load_end " + std::to_string(loadEnd) + ", compute " +
-                           std::to_string(computeStart) + ".." + std::to_string(computeEnd) + ", store_start " +
-                           std::to_string(storeStart) + " outside its start " + std::to_string(start) +
-                           " and end " + std::to_string(end));
+                           std::to_string(computeStart) + ".." + std::to_string(computeEnd) +
+                           ", store_start " + std::to_string(storeStart) + " outside its start " +
+                           std::to_string(start) + " and end " + std::to_string(end));
             if (q.int64(16) < 0 || q.int64(17) < 0)
                 return bad("has negative load or store bytes");
             t.loadEnd = static_cast<uint64_t>(loadEnd);
@@ -310,9 +314,10 @@ Expected<std::vector<SramBufferRow>> ProfileReader::sramBuffers(int64_t run) con
     if (m_version == 1)
         return out;
     SX_ASSIGN(Statement q,
-              Statement::prepare(m_db, "SELECT b.id, b.core, b.\"offset\", b.size, r.text, b.pair, b.task, "
-                                       "b.buffer, b.first_task, b.last_task FROM sram_buffers b JOIN strings r "
-                                       "ON r.id = b.role WHERE b.run = ?1 ORDER BY b.id"));
+              Statement::prepare(
+                  m_db, "SELECT b.id, b.core, b.\"offset\", b.size, r.text, b.pair, b.task, "
+                        "b.buffer, b.first_task, b.last_task FROM sram_buffers b JOIN strings r "
+                        "ON r.id = b.role WHERE b.run = ?1 ORDER BY b.id"));
     q.bind(1, id);
     while (true) {
         SX_ASSIGN(bool row, q.step());
@@ -320,13 +325,14 @@ Expected<std::vector<SramBufferRow>> ProfileReader::sramBuffers(int64_t run) con
             break;
         const std::optional<backend::SramRole> role = parseRole(q.text(4));
         if (!role || q.int64(1) < 0 || q.int64(1) > 65535 || q.int64(2) < 0 || q.int64(3) < 0)
-            return makeError(ErrorKind::Parse,
-                             "profile database '" + m_path + "': SRAM buffer " + std::to_string(q.int64(0)) +
-                                 " of run " + std::to_string(id) + " has role '" + q.text(4) + "', core " +
-                                 std::to_string(q.int64(1)) + ", offset " + std::to_string(q.int64(2)) +
-                                 ", size " + std::to_string(q.int64(3)) +
-                                 " (a role of the SRAM plan, core 0..65535, offset and size >= 0)",
-                             m_path);
+            return makeError(
+                ErrorKind::Parse,
+                "profile database '" + m_path + "': SRAM buffer " + std::to_string(q.int64(0)) +
+                    " of run " + std::to_string(id) + " has role '" + q.text(4) + "', core " +
+                    std::to_string(q.int64(1)) + ", offset " + std::to_string(q.int64(2)) +
+                    ", size " + std::to_string(q.int64(3)) +
+                    " (a role of the SRAM plan, core 0..65535, offset and size >= 0)",
+                m_path);
         SramBufferRow b;
         b.id = static_cast<int>(q.int64(0));
         b.core = static_cast<int>(q.int64(1));
@@ -348,8 +354,9 @@ Expected<std::vector<SramStepRow>> ProfileReader::sramOccupancy(int64_t run) con
     std::vector<SramStepRow> out;
     if (m_version == 1)
         return out;
-    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT core, cycle, bytes FROM sram_usage WHERE run = ?1 "
-                                                    "ORDER BY core, cycle"));
+    SX_ASSIGN(Statement q,
+              Statement::prepare(m_db, "SELECT core, cycle, bytes FROM sram_usage WHERE run = ?1 "
+                                       "ORDER BY core, cycle"));
     q.bind(1, id);
     while (true) {
         SX_ASSIGN(bool row, q.step());
@@ -358,8 +365,9 @@ Expected<std::vector<SramStepRow>> ProfileReader::sramOccupancy(int64_t run) con
         if (q.int64(0) < 0 || q.int64(1) < 0 || q.int64(2) < 0)
             return makeError(ErrorKind::Parse,
                              "profile database '" + m_path + "': run " + std::to_string(id) +
-                                 " has an SRAM occupancy row with core " + std::to_string(q.int64(0)) +
-                                 ", cycle " + std::to_string(q.int64(1)) + ", bytes " +
+                                 " has an SRAM occupancy row with core " +
+                                 std::to_string(q.int64(0)) + ", cycle " +
+                                 std::to_string(q.int64(1)) + ", bytes " +
                                  std::to_string(q.int64(2)) + " (all >= 0)",
                              m_path);
         out.push_back(SramStepRow{static_cast<int>(q.int64(0)), static_cast<uint64_t>(q.int64(1)),

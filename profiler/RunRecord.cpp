@@ -75,14 +75,15 @@ std::vector<SramBufferRow> sramBufferRows(const backend::Program& program) {
     std::vector<SramBufferRow> rows;
     rows.reserve(program.sramBuffers.size());
     for (const backend::SramBuffer& b : program.sramBuffers)
-        rows.push_back(SramBufferRow{b.id, b.core, b.offset, b.size, b.role, b.pair, b.task, b.buffer, b.firstTask,
-                                     b.lastTask});
+        rows.push_back(SramBufferRow{b.id, b.core, b.offset, b.size, b.role, b.pair, b.task,
+                                     b.buffer, b.firstTask, b.lastTask});
     std::stable_sort(rows.begin(), rows.end(),
                      [](const SramBufferRow& a, const SramBufferRow& b) { return a.id < b.id; });
     return rows;
 }
 
-std::vector<SramStepRow> sramOccupancy(const backend::Program& program, const sim::SimResult& result) {
+std::vector<SramStepRow> sramOccupancy(const backend::Program& program,
+                                       const sim::SimResult& result) {
     std::map<int, const sim::TraceRecord*> byId;
     for (size_t i = 0; i < program.tasks.size() && i < result.trace.size(); ++i)
         byId.emplace(program.tasks[i].id, &result.trace[i]);

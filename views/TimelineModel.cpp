@@ -18,7 +18,8 @@ void appendSpans(const TimelineTask& t, int index, std::vector<TimelineDmaSpan>&
     const uint64_t storeStart = std::clamp(t.storeStart, t.start, t.end);
     if (t.streamed) {
         if (loadEnd > t.start)
-            out.push_back(TimelineDmaSpan{index, DmaPhaseKind::Stream, t.start, loadEnd, t.loadBytes + t.storeBytes});
+            out.push_back(TimelineDmaSpan{index, DmaPhaseKind::Stream, t.start, loadEnd,
+                                          t.loadBytes + t.storeBytes});
         return;
     }
     if (loadEnd > t.start)
@@ -66,7 +67,8 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
     const int dmaLane = static_cast<int>(backend::UnitKind::Dma);
     for (size_t i = 0; i < m_tasks.size(); ++i) {
         const TimelineTask& t = m_tasks[i];
-        byLane[{t.core, static_cast<int>(t.unit)}].push_back(Entry{t.start, t.end, static_cast<int>(i), -1});
+        byLane[{t.core, static_cast<int>(t.unit)}].push_back(
+            Entry{t.start, t.end, static_cast<int>(i), -1});
         m_totalCycles = std::max(m_totalCycles, t.end);
         const size_t first = m_spans.size();
         appendSpans(t, static_cast<int>(i), m_spans);

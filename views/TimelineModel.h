@@ -23,8 +23,8 @@ struct TimelineTask {
     std::vector<std::string> nodes; ///< IR node names it executes
     /// The simulator recorded its phases (profiler::TaskRow): the DMA loads over [start, loadEnd),
     /// the unit computes over [computeStart, computeEnd), the DMA stores over [storeStart, end);
-    /// a `streamed` (double-buffered) Task moves its tiles in and out over [start, loadEnd) while it
-    /// computes. Without phases the Task is drawn as computing throughout, with no DMA spans.
+    /// a `streamed` (double-buffered) Task moves its tiles in and out over [start, loadEnd) while
+    /// it computes. Without phases the Task is drawn as computing throughout, with no DMA spans.
     bool phases = false;
     uint64_t loadEnd = 0, computeStart = 0, computeEnd = 0, storeStart = 0;
     bool streamed = false;
@@ -132,7 +132,8 @@ private:
     };
     struct LaneEntries {
         std::vector<Entry> entries;
-        std::vector<uint64_t> endPrefixMax; ///< max end over entries[0..i]: monotonic, for binary search
+        std::vector<uint64_t>
+            endPrefixMax; ///< max end over entries[0..i]: monotonic, for binary search
     };
 
     std::vector<TimelineTask> m_tasks;

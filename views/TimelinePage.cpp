@@ -41,11 +41,12 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
         this);
     m_summary->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
     legend->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-    legend->setToolTip(tr("Each core's dma lane is its DMA engine: the DMA-only Tasks, and the loads and stores of "
-                          "the other Tasks in a lighter shade of their colour. A double-buffered Task streams its "
-                          "tiles (hatched) while it computes; a single-buffered one loads, computes, then stores. "
-                          "A Task is solid where its unit computes and pale where it waits for its DMA. Grey: Tasks too "
-                          "narrow to draw one by one, folded together (zoom in to see them)."));
+    legend->setToolTip(tr(
+        "Each core's dma lane is its DMA engine: the DMA-only Tasks, and the loads and stores of "
+        "the other Tasks in a lighter shade of their colour. A double-buffered Task streams its "
+        "tiles (hatched) while it computes; a single-buffered one loads, computes, then stores. "
+        "A Task is solid where its unit computes and pale where it waits for its DMA. Grey: Tasks "
+        "too narrow to draw one by one, folded together (zoom in to see them)."));
     auto* critical = new QCheckBox(tr("Critical path"), this);
     critical->setChecked(true);
     critical->setToolTip(

@@ -224,7 +224,8 @@ TimelineDrawItem TimelineView::itemAt(const QPoint& pos) const {
     // folded ones); of two drawn as themselves, the one under the pointer beats a neighbour
     // within the pixel of slack.
     const TimelineDrawItem* near = nullptr;
-    const std::vector<TimelineDrawItem> items = m_model->buildDrawList(m_coords, dataWidth(), kMergePx, m_pinned);
+    const std::vector<TimelineDrawItem> items =
+        m_model->buildDrawList(m_coords, dataWidth(), kMergePx, m_pinned);
     for (const TimelineDrawItem& item : items) {
         if (item.lane != lane || item.count != 1 || x < item.x0 - 1 || x > item.x1 + 1)
             continue;
@@ -310,61 +311,10 @@ void TimelineView::paintEvent(QPaintEvent*) {
             }
             continue;
         }
-        const TimelineTask& t = m_model->tasks()[item.task];
-        const bool hi = m_highlight.count(item.task) != 0;
-        const QColor base = unitColor(t.unit);
-        if (item.span >= 0) {
-            // A DMA phase: the Task's colour, lighter; a double-buffered stream hatched with it,
-            // as it runs under the compute it feeds.
-            const TimelineDmaSpan& span = m_model->dmaSpans()[static_cast<size_t>(item.span)];
-            p.fillRect(r, dmaColor(t.unit, span.kind));
-            if (span.kind == DmaPhaseKind::Stream && r.width() > 4)
-                p.fillRect(r, QBrush(QColor(base.red(), base.green(), base.blue(), 150), Qt::BDiagPattern));
-            if (hi) {
-                p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
-                p.drawRect(r.adjusted(-1, -1, 1, 1));
-            } else if (r.width() > 4) {
-                p.setPen(QPen(base, 1));
-                p.drawRect(r);
-            }
-            // "load 7.3 KiB" where it fits, else "7.3 KiB", else nothing (the tooltip says it).
-            const QString full = QString::fromStdString(dmaSpanLabel(span));
-            const QString bytes = full.mid(full.indexOf(QLatin1Char(' ')) + 1);
-            const QString label = fm.horizontalAdvance(full) <= r.width() - 6    ? full
-                                  : fm.horizontalAdvance(bytes) <= r.width() - 6 ? bytes
-                                                                                  : QString();
-            if (!label.isEmpty()) {
-                p.setPen(base.darker(220));
-                p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
-            }
-            continue;
-        }
-        // Solid over the compute phase; pale where the unit waits for its loads or stores.
-        QRectF solid = r;
-        if (t.phases && t.computeEnd > t.computeStart &&
-            (t.computeStart > t.start || t.computeEnd < t.end)) {
-            const double c0 = kGutter + m_coords.mapTimeToX(static_cast<double>(t.computeStart));
-            const double c1 = kGutter + m_coords.mapTimeToX(static_cast<double>(t.computeEnd));
-            solid = QRectF(std::max(c0, r.left()), r.top(), std::max(1.0, std::min(c1, r.right()) - std::max(c0, r.left())),
-                           r.height());
-            p.fillRect(r, waitColor(t.unit));
-        }
-        p.fillRect(solid, base);
-        if (hi) {
-            p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
-            p.drawRect(r.adjusted(-1, -1, 1, 1));
-        } else if (r.width() > 4) {
-            p.setPen(QPen(base.darker(140), 1));
-            p.drawRect(r);
-        }
-        const bool onSolid = solid.width() > 26;
-        if (onSolid || r.width() > 26) {
-            const QRectF box = onSolid ? solid : r;
-            p.setPen(onSolid ? QColor(Qt::white) : base.darker(220));
-            const QString label = fm.elidedText(QString::fromStdString(t.kernel + " " + t.name), Qt::ElideRight,
-                                                box.width() - 6);
-            p.drawText(box.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
-        }
+        if (item.span >= 0)
+            paintSpan(p, item, r, fm);
+        else
+            paintTask(p, item, r, fm);
     }
     // The critical path: a bar under each of its Tasks, outside their outlines, drawn from its
     // own span list so that a critical Task folded into a grey item is still marked.
@@ -374,6 +324,69 @@ void TimelineView::paintEvent(QPaintEvent*) {
             p.fillRect(QRectF(kGutter + span.x0, bottom + 1, std::max(1.0, span.x1 - span.x0), 2.5),
                        QColor(0xc0, 0x39, 0x2b));
         }
+}
+
+void TimelineView::paintSpan(QPainter& p, const TimelineDrawItem& item, const QRectF& r,
+                             const QFontMetricsF& fm) const {
+    // A DMA phase: the Task's colour, lighter; a double-buffered stream hatched with it, as it
+    // runs under the compute it feeds.
+    const TimelineTask& t = m_model->tasks()[static_cast<size_t>(item.task)];
+    const TimelineDmaSpan& span = m_model->dmaSpans()[static_cast<size_t>(item.span)];
+    const QColor base = unitColor(t.unit);
+    p.fillRect(r, dmaColor(t.unit, span.kind));
+    if (span.kind == DmaPhaseKind::Stream && r.width() > 4)
+        p.fillRect(r, QBrush(QColor(base.red(), base.green(), base.blue(), 150), Qt::BDiagPattern));
+    if (m_highlight.count(item.task) != 0) {
+        p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
+        p.drawRect(r.adjusted(-1, -1, 1, 1));
+    } else if (r.width() > 4) {
+        p.setPen(QPen(base, 1));
+        p.drawRect(r);
+    }
+    // "load 7.3 KiB" where it fits, else "7.3 KiB", else nothing (the tooltip says it).
+    const QString full = QString::fromStdString(dmaSpanLabel(span));
+    const QString bytes = full.mid(full.indexOf(QLatin1Char(' ')) + 1);
+    const QString label = fm.horizontalAdvance(full) <= r.width() - 6    ? full
+                          : fm.horizontalAdvance(bytes) <= r.width() - 6 ? bytes
+                                                                         : QString();
+    if (label.isEmpty())
+        return;
+    p.setPen(base.darker(220));
+    p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
+}
+
+void TimelineView::paintTask(QPainter& p, const TimelineDrawItem& item, const QRectF& r,
+                             const QFontMetricsF& fm) const {
+    const TimelineTask& t = m_model->tasks()[static_cast<size_t>(item.task)];
+    const QColor base = unitColor(t.unit);
+    // Solid over the compute phase; pale where the unit waits for its loads or stores.
+    QRectF solid = r;
+    if (t.phases && t.computeEnd > t.computeStart &&
+        (t.computeStart > t.start || t.computeEnd < t.end)) {
+        const double c0 =
+            std::max(r.left(), kGutter + m_coords.mapTimeToX(static_cast<double>(t.computeStart)));
+        const double c1 =
+            std::min(r.right(), kGutter + m_coords.mapTimeToX(static_cast<double>(t.computeEnd)));
+        solid = QRectF(c0, r.top(), std::max(1.0, c1 - c0), r.height());
+        p.fillRect(r, waitColor(t.unit));
+    }
+    p.fillRect(solid, base);
+    if (m_highlight.count(item.task) != 0) {
+        p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
+        p.drawRect(r.adjusted(-1, -1, 1, 1));
+    } else if (r.width() > 4) {
+        p.setPen(QPen(base.darker(140), 1));
+        p.drawRect(r);
+    }
+    // White on the compute when it is wide enough to hold a label, dark on the pale part else.
+    const bool onSolid = solid.width() > 26;
+    if (!onSolid && r.width() <= 26)
+        return;
+    const QRectF box = onSolid ? solid : r;
+    p.setPen(onSolid ? QColor(Qt::white) : base.darker(220));
+    const QString label = fm.elidedText(QString::fromStdString(t.kernel + " " + t.name),
+                                        Qt::ElideRight, box.width() - 6);
+    p.drawText(box.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {
@@ -445,12 +458,15 @@ bool TimelineView::event(QEvent* event) {
         const TimelineDmaSpan& s = m_model->dmaSpans()[static_cast<size_t>(item.span)];
         const TimelineTask& t = m_model->tasks()[static_cast<size_t>(item.task)];
         const double us = static_cast<double>(s.end - s.start) / (m_clockGhz * 1000.0);
-        const QString what = s.kind == DmaPhaseKind::Stream
-                                 ? tr("double-buffered: tiles move in and out while the unit computes")
-                             : s.kind == DmaPhaseKind::Store ? tr("after the unit computed")
-                             : s.bytes == 0 ? tr("no bytes from DRAM (its inputs are on chip): the DRAM latency of its stores")
-                                            : tr("before the unit computes (the DRAM latency, then the bytes)");
-        text = tr("<b>%1</b> of %2 (task %3)<br>core %4 DMA · %5<br>%6 to %7 cyc · %8 cyc (%9 µs)<hr>%10")
+        const QString what =
+            s.kind == DmaPhaseKind::Stream
+                ? tr("double-buffered: tiles move in and out while the unit computes")
+            : s.kind == DmaPhaseKind::Store ? tr("after the unit computed")
+            : s.bytes == 0
+                ? tr("no bytes from DRAM (its inputs are on chip): the DRAM latency of its stores")
+                : tr("before the unit computes (the DRAM latency, then the bytes)");
+        text = tr("<b>%1</b> of %2 (task %3)<br>core %4 DMA · %5<br>%6 to %7 cyc · %8 cyc (%9 "
+                  "µs)<hr>%10")
                    .arg(QString::fromStdString(dmaSpanLabel(s)).toHtmlEscaped())
                    .arg(QString::fromStdString(t.name).toHtmlEscaped())
                    .arg(t.task)

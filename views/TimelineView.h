@@ -5,6 +5,9 @@
 
 #include <QWidget>
 
+class QPainter;
+class QFontMetricsF;
+
 #include <memory>
 #include <set>
 
@@ -75,6 +78,11 @@ private:
     /// The item drawn as itself (not folded) under `pos`; count 0 when there is none.
     TimelineDrawItem itemAt(const QPoint& pos) const;
     QString taskToolTip(int taskIndex) const;
+    /// Paints one DMA span, or one Task (not folded), of the draw list into `r`.
+    void paintSpan(QPainter& p, const TimelineDrawItem& item, const QRectF& r,
+                   const QFontMetricsF& fm) const;
+    void paintTask(QPainter& p, const TimelineDrawItem& item, const QRectF& r,
+                   const QFontMetricsF& fm) const;
     double laneTop(int lane) const;
     int laneAt(double y) const;
     void ensureTaskVisible(int taskIndex);

@@ -249,7 +249,8 @@ TEST_F(ProfileDbTest, SeveralRunsShareAFileAndLaneQueriesFilter) {
     ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
     sim::SimResult slower = run.result;
     for (auto& r : slower.trace)
-        for (uint64_t* c : {&r.start, &r.end, &r.ready, &r.loadEnd, &r.computeStart, &r.computeEnd, &r.storeStart})
+        for (uint64_t* c : {&r.start, &r.end, &r.ready, &r.loadEnd, &r.computeStart, &r.computeEnd,
+                            &r.storeStart})
             *c += 1000;
     auto second = profiler::writeProfile(db, run.program, slower, info());
     ASSERT_TRUE(second.ok()) << second.error().message;
@@ -571,7 +572,9 @@ TEST_F(ProfileDbTest, AVersionOneDatabaseStillReadsAndTakesNewRuns) {
         EXPECT_NE(e["tid"], 2) << e.dump();
         if (e["ph"] == "X") {
             ++slices;
-            EXPECT_EQ(e["dur"].get<double>(), (e["args"]["end_cycle"].get<double>() - e["args"]["start_cycle"].get<double>()) / 1000.0);
+            EXPECT_EQ(e["dur"].get<double>(), (e["args"]["end_cycle"].get<double>() -
+                                               e["args"]["start_cycle"].get<double>()) /
+                                                  1000.0);
         }
     }
     EXPECT_EQ(slices, 2u);
@@ -607,7 +610,7 @@ TEST_F(ProfileDbTest, ChromeTraceShowsDmaPhasesOnTheirOwnThread) {
     const auto tasks = reader.tasks().value();
     auto doc = nlohmann::json::parse(profiler::chromeTraceJson(reader).value());
     std::map<std::pair<int, int>, std::string> threads;
-    std::map<int, nlohmann::json> compute; // Task id -> its slice on its unit
+    std::map<int, nlohmann::json> compute;          // Task id -> its slice on its unit
     std::map<int, std::vector<nlohmann::json>> dma; // Task id -> its DMA phases
     for (const auto& e : doc["traceEvents"]) {
         if (e["ph"] == "M" && e["name"] == "thread_name")
@@ -641,16 +644,19 @@ TEST_F(ProfileDbTest, ChromeTraceShowsDmaPhasesOnTheirOwnThread) {
             EXPECT_EQ(d["tid"], 2);
             // In cycles (the args), not the microseconds' floating sums.
             const uint64_t d0 = d["args"]["start_cycle"], d1 = d["args"]["end_cycle"];
-            const uint64_t c0 = c["args"]["compute_start_cycle"], c1 = c["args"]["compute_end_cycle"];
+            const uint64_t c0 = c["args"]["compute_start_cycle"],
+                           c1 = c["args"]["compute_end_cycle"];
             EXPECT_DOUBLE_EQ(d["ts"].get<double>(), us(d0));
             if (t.streamed) {
                 EXPECT_EQ(d["name"], "stream") << t.name;
                 EXPECT_EQ(d["args"]["bytes"], t.dmaBytes) << t.name;
-                EXPECT_TRUE(d0 < c1 && c0 < d1) << t.name << ": the stream runs while the unit computes";
+                EXPECT_TRUE(d0 < c1 && c0 < d1)
+                    << t.name << ": the stream runs while the unit computes";
                 ++overlapping;
             } else {
                 EXPECT_TRUE(d["name"] == "load" || d["name"] == "store") << d.dump();
-                EXPECT_TRUE(d1 <= c0 || c1 <= d0) << t.name << ": " << d["name"] << " overlaps the compute";
+                EXPECT_TRUE(d1 <= c0 || c1 <= d0)
+                    << t.name << ": " << d["name"] << " overlaps the compute";
                 EXPECT_EQ(d["args"]["bytes"], d["name"] == "load" ? t.loadBytes : t.storeBytes);
                 ++sequential;
             }

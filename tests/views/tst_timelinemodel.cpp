@@ -23,8 +23,8 @@ TimelineTask task(int id, int core, UnitKind unit, uint64_t start, uint64_t end,
 }
 
 /// `t` with phases: loads until `loadEnd`, computes [c0, c1), stores from `storeStart`.
-TimelineTask phased(TimelineTask t, uint64_t loadEnd, uint64_t c0, uint64_t c1, uint64_t storeStart, bool streamed,
-                    uint64_t loadBytes, uint64_t storeBytes) {
+TimelineTask phased(TimelineTask t, uint64_t loadEnd, uint64_t c0, uint64_t c1, uint64_t storeStart,
+                    bool streamed, uint64_t loadBytes, uint64_t storeBytes) {
     t.phases = true;
     t.loadEnd = loadEnd;
     t.computeStart = c0;
@@ -176,10 +176,11 @@ private slots:
         // another), a double-buffered vector Task (one stream under its compute). Core 1: a Task
         // without phases (an old database), which moves nothing on the timeline.
         TimelineModel m;
-        m.setTasks({task(0, 0, UnitKind::Dma, 0, 50),
-                    phased(task(1, 0, UnitKind::Cube, 100, 400), 200, 200, 300, 300, false, 12595, 2048),
-                    phased(task(2, 0, UnitKind::Vector, 500, 900), 850, 600, 900, 900, true, 30000, 2000),
-                    task(3, 1, UnitKind::Cube, 0, 300)});
+        m.setTasks(
+            {task(0, 0, UnitKind::Dma, 0, 50),
+             phased(task(1, 0, UnitKind::Cube, 100, 400), 200, 200, 300, 300, false, 12595, 2048),
+             phased(task(2, 0, UnitKind::Vector, 500, 900), 850, 600, 900, 900, true, 30000, 2000),
+             task(3, 1, UnitKind::Cube, 0, 300)});
         QCOMPARE(m.lanes().size(), size_t(4));
         QCOMPARE(QString::fromStdString(m.lanes()[2].label), QStringLiteral("core 0 \u00b7 dma"));
         QCOMPARE(m.lanes()[2].items, (std::vector<int>{0}));
@@ -233,7 +234,8 @@ private slots:
         std::vector<TimelineTask> tasks;
         for (int i = 0; i < 200; ++i) {
             const uint64_t t0 = static_cast<uint64_t>(i) * 10;
-            tasks.push_back(phased(task(i, 0, UnitKind::Cube, t0, t0 + 10), t0 + 4, t0 + 4, t0 + 7, t0 + 7, false, 64, 64));
+            tasks.push_back(phased(task(i, 0, UnitKind::Cube, t0, t0 + 10), t0 + 4, t0 + 4, t0 + 7,
+                                   t0 + 7, false, 64, 64));
         }
         TimelineModel m;
         m.setTasks(tasks);

@@ -48,7 +48,8 @@ private slots:
             const TimelineDmaSpan& span = m.dmaSpans()[k];
             spansOf[span.task].push_back(&span);
             // On its core's DMA lane, below that core's compute lanes.
-            const TimelineLane& lane = m.lanes()[static_cast<size_t>(m.laneOfSpan(static_cast<int>(k)))];
+            const TimelineLane& lane =
+                m.lanes()[static_cast<size_t>(m.laneOfSpan(static_cast<int>(k)))];
             const TimelineTask& t = m.tasks()[static_cast<size_t>(span.task)];
             QCOMPARE(lane.core, t.core);
             QCOMPARE(lane.unit, backend::UnitKind::Dma);
@@ -71,7 +72,8 @@ private slots:
                 QCOMPARE(spans[0]->start, rec.start);
                 QCOMPARE(spans[0]->end, rec.loadEnd);
                 QCOMPARE(spans[0]->bytes, task.dmaBytes);
-                QVERIFY2(spans[0]->start < rec.computeEnd && rec.computeStart < spans[0]->end, t.name.c_str());
+                QVERIFY2(spans[0]->start < rec.computeEnd && rec.computeStart < spans[0]->end,
+                         t.name.c_str());
                 ++streams;
                 continue;
             }
