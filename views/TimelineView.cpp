@@ -447,39 +447,40 @@ bool TimelineView::event(QEvent* event) {
     if (event->type() != QEvent::ToolTip)
         return QWidget::event(event);
     auto* help = static_cast<QHelpEvent*>(event);
-    const TimelineDrawItem item = itemAt(help->pos());
-    if (item.count != 1 || item.task < 0 || !m_model) {
+    const QString text = toolTipAt(help->pos());
+    if (text.isEmpty()) {
         QToolTip::hideText();
         event->ignore();
         return true;
     }
-    QString text = taskToolTip(item.task);
-    if (item.span >= 0) {
-        const TimelineDmaSpan& s = m_model->dmaSpans()[static_cast<size_t>(item.span)];
-        const TimelineTask& t = m_model->tasks()[static_cast<size_t>(item.task)];
-        const double us = static_cast<double>(s.end - s.start) / (m_clockGhz * 1000.0);
-        const QString what =
-            s.kind == DmaPhaseKind::Stream
-                ? tr("double-buffered: tiles move in and out while the unit computes")
-            : s.kind == DmaPhaseKind::Store ? tr("after the unit computed")
-            : s.bytes == 0
-                ? tr("no bytes from DRAM (its inputs are on chip): the DRAM latency of its stores")
-                : tr("before the unit computes (the DRAM latency, then the bytes)");
-        text = tr("<b>%1</b> of %2 (task %3)<br>core %4 DMA · %5<br>%6 to %7 cyc · %8 cyc (%9 "
-                  "µs)<hr>%10")
-                   .arg(QString::fromStdString(dmaSpanLabel(s)).toHtmlEscaped())
-                   .arg(QString::fromStdString(t.name).toHtmlEscaped())
-                   .arg(t.task)
-                   .arg(t.core)
-                   .arg(what)
-                   .arg(s.start)
-                   .arg(s.end)
-                   .arg(s.end - s.start)
-                   .arg(us, 0, 'f', 3)
-                   .arg(text);
-    }
     QToolTip::showText(help->globalPos(), text, this);
     return true;
+}
+
+QString TimelineView::toolTipAt(const QPoint& pos) const {
+    const TimelineDrawItem item = itemAt(pos);
+    if (item.count != 1 || item.task < 0 || !m_model)
+        return {};
+    const QString text = taskToolTip(item.task);
+    if (item.span < 0)
+        return text;
+    const TimelineDmaSpan& s = m_model->dmaSpans()[static_cast<size_t>(item.span)];
+    const TimelineTask& t = m_model->tasks()[static_cast<size_t>(item.task)];
+    const double us = static_cast<double>(s.end - s.start) / (m_clockGhz * 1000.0);
+    const QString what =
+        s.kind == DmaPhaseKind::Stream
+            ? tr("double-buffered: tiles move in and out while the unit computes")
+        : s.kind == DmaPhaseKind::Store ? tr("after the unit computed")
+        : s.bytes == 0
+            ? tr("no bytes from DRAM (its inputs are on chip): the DRAM latency of its stores")
+            : tr("before the unit computes (the DRAM latency, then the bytes)");
+    // One arg() call: a name holding "%1" is not a placeholder for the next argument.
+    return tr("<b>%1</b> of %2 (task %3)<br>core %4 DMA · %5<br>%6 to %7 cyc · %8 cyc (%9 µs)<hr>")
+               .arg(QString::fromStdString(dmaSpanLabel(s)).toHtmlEscaped(),
+                    QString::fromStdString(t.name).toHtmlEscaped(), QString::number(t.task),
+                    QString::number(t.core), what, QString::number(s.start), QString::number(s.end),
+                    QString::number(s.end - s.start), QString::number(us, 'f', 3)) +
+           text;
 }
 
 QString TimelineView::taskToolTip(int task) const {

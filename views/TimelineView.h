@@ -47,6 +47,9 @@ public:
     QRectF taskRect(int taskIndex) const;
     /// Widget rectangle of the DMA span at `spanIndex` under the current zoom.
     QRectF spanRect(int spanIndex) const;
+    /// The tooltip at `pos` (rich text): the Task's, or for a DMA span what it moved ("load
+    /// 12.3 KiB of conv1 ...") above its Task's; empty where there is no single item.
+    QString toolTipAt(const QPoint& pos) const;
 
     /// Fits [0, `cycles`] instead of [0, the model's total] from now on (0: the total again), so
     /// two timelines compared one above the other share one time scale.

@@ -311,6 +311,22 @@ TEST_F(ProfileDbTest, BadFilesGiveClearErrors) {
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message.find("missing table 'buffers'"), std::string::npos)
         << p.error().message;
+
+    // A version-2 file without its SRAM tables, or with phases outside their Task.
+    std::string noSram = path("nosram.db");
+    ASSERT_TRUE(profiler::writeProfile(noSram, run.program, run.result, info()).ok());
+    execOn(noSram, "DROP TABLE sram_usage");
+    auto ns = profiler::ProfileReader::open(noSram);
+    ASSERT_FALSE(ns.ok());
+    EXPECT_NE(ns.error().message.find("missing table 'sram_usage'"), std::string::npos)
+        << ns.error().message;
+    std::string badPhase = path("phase.db");
+    ASSERT_TRUE(profiler::writeProfile(badPhase, run.program, run.result, info()).ok());
+    execOn(badPhase, "UPDATE tasks SET load_end = \"end\" + 5 WHERE id = 0");
+    auto bp = profiler::ProfileReader::open(badPhase).value().tasks();
+    ASSERT_FALSE(bp.ok());
+    EXPECT_NE(bp.error().message.find("Task 0 of run 1 has phases"), std::string::npos)
+        << bp.error().message;
 }
 
 TEST_F(ProfileDbTest, ChromeTraceIsWellFormedAndDeterministic) {

@@ -118,6 +118,18 @@ private slots:
         QTest::mouseClick(&view, Qt::LeftButton, {}, center);
         QCOMPARE(clicked.count(), 1);
         QCOMPARE(clicked.front().front().toInt(), task);
+        // Its tooltip says what it moved, for which Task, then the Task's own.
+        const TimelineDmaSpan& span = m.dmaSpans()[static_cast<size_t>(best)];
+        const QString tip = view.toolTipAt(center);
+        const QString what = QString::fromStdString(dmaSpanLabel(span));
+        QVERIFY2(tip.startsWith(QStringLiteral("<b>") + what + QStringLiteral("</b> of ") +
+                                QString::fromStdString(m.tasks()[static_cast<size_t>(task)].name)),
+                 qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral(" KiB")) || tip.contains(QStringLiteral(" B")), qPrintable(tip));
+        QVERIFY2(tip.contains(QStringLiteral("start %1 · end %2 cyc")
+                                  .arg(m.tasks()[static_cast<size_t>(task)].start)
+                                  .arg(m.tasks()[static_cast<size_t>(task)].end)),
+                 qPrintable(tip));
         // The span is on a lane of its own below its Task's.
         QVERIFY(view.spanRect(best).top() > view.taskRect(task).bottom());
     }
