@@ -507,6 +507,13 @@ QString TimelineView::taskToolTip(int task) const {
                     .arg(t.computeStart)
                     .arg(t.computeEnd)
                     .arg(t.streamed ? tr(" (double-buffered)") : QString());
+    if (t.phases && t.loadBytes + t.storeBytes > 0) {
+        TimelineDmaSpan load{0, DmaPhaseKind::Load, 0, 0, t.loadBytes};
+        TimelineDmaSpan store{0, DmaPhaseKind::Store, 0, 0, t.storeBytes};
+        text += tr("<br>DMA: %1 · %2")
+                    .arg(QString::fromStdString(dmaSpanLabel(load)),
+                         QString::fromStdString(dmaSpanLabel(store)));
+    }
     return text;
 }
 
