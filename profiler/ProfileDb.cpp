@@ -24,7 +24,8 @@ CREATE TABLE IF NOT EXISTS nodes(run INTEGER NOT NULL, name INTEGER NOT NULL, op
 CREATE TABLE IF NOT EXISTS tasks(run INTEGER NOT NULL, id INTEGER NOT NULL, name INTEGER NOT NULL,
   kernel INTEGER NOT NULL, core INTEGER NOT NULL, unit INTEGER NOT NULL, start INTEGER NOT NULL,
   "end" INTEGER NOT NULL, ready INTEGER NOT NULL, flops INTEGER NOT NULL, dma_bytes INTEGER NOT NULL,
-  nodes INTEGER NOT NULL);
+  nodes INTEGER NOT NULL, load_end INTEGER, compute_start INTEGER, compute_end INTEGER,
+  store_start INTEGER, streamed INTEGER, load_bytes INTEGER, store_bytes INTEGER);
 CREATE TABLE IF NOT EXISTS task_nodes(run INTEGER NOT NULL, task INTEGER NOT NULL, node INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS deps(run INTEGER NOT NULL, src INTEGER NOT NULL, dst INTEGER NOT NULL,
   event INTEGER NOT NULL);
@@ -32,8 +33,27 @@ CREATE TABLE IF NOT EXISTS buffers(run INTEGER NOT NULL, id INTEGER NOT NULL, va
   level INTEGER NOT NULL, core INTEGER NOT NULL, "offset" INTEGER NOT NULL, size INTEGER NOT NULL,
   first_task INTEGER NOT NULL, last_task INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS metrics(run INTEGER NOT NULL, key INTEGER NOT NULL, value REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS sram_buffers(run INTEGER NOT NULL, id INTEGER NOT NULL, core INTEGER NOT NULL,
+  "offset" INTEGER NOT NULL, size INTEGER NOT NULL, role INTEGER NOT NULL, pair INTEGER NOT NULL,
+  task INTEGER NOT NULL, buffer INTEGER NOT NULL, first_task INTEGER NOT NULL, last_task INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS sram_usage(run INTEGER NOT NULL, core INTEGER NOT NULL, cycle INTEGER NOT NULL,
+  bytes INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS tasks_by_lane ON tasks(run, core, start);
 CREATE INDEX IF NOT EXISTS task_nodes_by_task ON task_nodes(run, task);
+CREATE INDEX IF NOT EXISTS sram_usage_by_core ON sram_usage(run, core, cycle);
+)sql";
+
+/// Version 1 to 2: the Task phase columns (NULL for the runs already stored: they read back
+/// without phases, as version 1 runs do). The new tables come from kSchema.
+const char* kUpgradeFrom1 = R"sql(
+ALTER TABLE tasks ADD COLUMN load_end INTEGER;
+ALTER TABLE tasks ADD COLUMN compute_start INTEGER;
+ALTER TABLE tasks ADD COLUMN compute_end INTEGER;
+ALTER TABLE tasks ADD COLUMN store_start INTEGER;
+ALTER TABLE tasks ADD COLUMN streamed INTEGER;
+ALTER TABLE tasks ADD COLUMN load_bytes INTEGER;
+ALTER TABLE tasks ADD COLUMN store_bytes INTEGER;
+UPDATE schema_version SET version = 2;
 )sql";
 
 std::string levelText(backend::MemLevel l) {
@@ -105,6 +125,9 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
         if (!row) {
             SX_TRY(execSql(db, "INSERT INTO schema_version(version) VALUES(" +
                                    std::to_string(kProfileSchemaVersion) + ")"));
+        } else if (q.int64(0) == 1) {
+            q.reset();
+            SX_TRY(execSql(db, kUpgradeFrom1));
         } else if (q.int64(0) != kProfileSchemaVersion) {
             return makeError(ErrorKind::Invalid,
                              "it has schema version " + std::to_string(q.int64(0)) +
@@ -157,16 +180,14 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
         SX_ASSIGN(Statement ins,
                   Statement::prepare(
                       db, "INSERT INTO tasks(run, id, name, kernel, core, unit, start, \"end\", "
-                          "ready, flops, dma_bytes, nodes) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, "
-                          "?8, ?9, ?10, ?11, ?12)"));
+                          "ready, flops, dma_bytes, nodes, load_end, compute_start, compute_end, "
+                          "store_start, streamed, load_bytes, store_bytes) VALUES(?1, ?2, ?3, ?4, "
+                          "?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)"));
         SX_ASSIGN(
             Statement insNode,
             Statement::prepare(db, "INSERT INTO task_nodes(run, task, node) VALUES(?1, ?2, ?3)"));
-        for (size_t i = 0; i < p.tasks.size(); ++i) {
-            const backend::Task& t = p.tasks[i];
-            sim::TraceRecord rec;
-            if (i < result.trace.size())
-                rec = result.trace[i];
+        // The rows a run recorded in memory has (RunRecord.h), phases included.
+        for (const TaskRow& t : taskRows(p, result)) {
             nlohmann::json nodes = t.nodes;
             SX_ASSIGN(int64_t name, strings.id(t.name));
             SX_ASSIGN(int64_t kernel, strings.id(t.kernel));
@@ -178,12 +199,19 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             ins.bind(4, kernel);
             ins.bind(5, static_cast<int64_t>(t.core));
             ins.bind(6, unit);
-            ins.bind(7, static_cast<int64_t>(rec.start));
-            ins.bind(8, static_cast<int64_t>(rec.end));
-            ins.bind(9, static_cast<int64_t>(rec.ready));
+            ins.bind(7, static_cast<int64_t>(t.start));
+            ins.bind(8, static_cast<int64_t>(t.end));
+            ins.bind(9, static_cast<int64_t>(t.ready));
             ins.bind(10, static_cast<int64_t>(t.flops));
             ins.bind(11, static_cast<int64_t>(t.dmaBytes));
             ins.bind(12, nodeList);
+            ins.bind(13, static_cast<int64_t>(t.loadEnd));
+            ins.bind(14, static_cast<int64_t>(t.computeStart));
+            ins.bind(15, static_cast<int64_t>(t.computeEnd));
+            ins.bind(16, static_cast<int64_t>(t.storeStart));
+            ins.bind(17, static_cast<int64_t>(t.streamed ? 1 : 0));
+            ins.bind(18, static_cast<int64_t>(t.loadBytes));
+            ins.bind(19, static_cast<int64_t>(t.storeBytes));
             SX_TRY(ins.run());
             for (const std::string& n : t.nodes) {
                 SX_ASSIGN(int64_t node, strings.id(n));
@@ -233,6 +261,39 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             ins.bind(8, static_cast<int64_t>(b.firstTask));
             ins.bind(9, static_cast<int64_t>(b.lastTask));
             SX_TRY(ins.run());
+        }
+    }
+
+    {
+        SX_ASSIGN(Statement ins,
+                  Statement::prepare(
+                      db, "INSERT INTO sram_buffers(run, id, core, \"offset\", size, role, "
+                          "pair, task, buffer, first_task, last_task) VALUES(?1, ?2, ?3, ?4, "
+                          "?5, ?6, ?7, ?8, ?9, ?10, ?11)"));
+        for (const SramBufferRow& b : sramBufferRows(p)) {
+            SX_ASSIGN(int64_t role, strings.id(std::string(backend::sramRoleName(b.role))));
+            ins.bind(1, run);
+            ins.bind(2, static_cast<int64_t>(b.id));
+            ins.bind(3, static_cast<int64_t>(b.core));
+            ins.bind(4, static_cast<int64_t>(b.offset));
+            ins.bind(5, static_cast<int64_t>(b.size));
+            ins.bind(6, role);
+            ins.bind(7, static_cast<int64_t>(b.pair));
+            ins.bind(8, static_cast<int64_t>(b.task));
+            ins.bind(9, static_cast<int64_t>(b.buffer));
+            ins.bind(10, static_cast<int64_t>(b.firstTask));
+            ins.bind(11, static_cast<int64_t>(b.lastTask));
+            SX_TRY(ins.run());
+        }
+        SX_ASSIGN(Statement step,
+                  Statement::prepare(db, "INSERT INTO sram_usage(run, core, cycle, bytes) "
+                                         "VALUES(?1, ?2, ?3, ?4)"));
+        for (const SramStepRow& r : sramOccupancy(p, result)) {
+            step.bind(1, run);
+            step.bind(2, static_cast<int64_t>(r.core));
+            step.bind(3, static_cast<int64_t>(r.cycle));
+            step.bind(4, static_cast<int64_t>(r.bytes));
+            SX_TRY(step.run());
         }
     }
 

@@ -12,25 +12,47 @@
 
 namespace sextant::profiler {
 
-/// Version of the database layout written by writeProfile; readers refuse any other.
+/// Version of the database layout written by writeProfile. Readers take this version and
+/// version 1; writeProfile appending to a version-1 file first upgrades it in the same
+/// transaction (the new Task columns are NULL for the runs already there, which then read back as
+/// version-1 runs do).
 ///
-/// Layout (version 1). Text columns hold ids into `strings(id, text)`; times are cycles.
+/// Layout (version 2). Text columns hold ids into `strings(id, text)`; times are cycles.
 ///   schema_version(version)
 ///   runs(id, model, target, pipeline, created)            created: unix seconds
 ///   nodes(run, name, op, origins, created_by)             origins: JSON array of ONNX node names
-///   tasks(run, id, name, kernel, core, unit, start, "end", ready, flops, dma_bytes, nodes)
+///   tasks(run, id, name, kernel, core, unit, start, "end", ready, flops, dma_bytes, nodes,
+///         load_end, compute_start, compute_end, store_start, streamed, load_bytes, store_bytes)
 ///                                                         unit: "cube" | "vector" | "dma";
-///                                                         nodes: JSON array of IR node names
+///                                                         nodes: JSON array of IR node names;
+///                                                         phases (sim::TraceRecord): DMA loads
+///                                                         [start, load_end), the unit computes
+///                                                         [compute_start, compute_end), DMA
+///                                                         stores [store_start, end); streamed 1:
+///                                                         double-buffered, DMA in and out over
+///                                                         [start, load_end) while it computes
 ///   task_nodes(run, task, node)                           the same, one row per node
 ///   deps(run, src, dst, event)                            event: -1 for a same-core dependency
 ///   buffers(run, id, value, level, core, "offset", size, first_task, last_task)
 ///                                                         level: "dram" | "sram"
+///   sram_buffers(run, id, core, "offset", size, role, pair, task, buffer, first_task, last_task)
+///                                                         role: backend::sramRoleName; pair 0/1
+///                                                         in a ping-pong pair, -1 single; task,
+///                                                         first/last_task: Task ids; buffer: a
+///                                                         buffers id
+///   sram_usage(run, core, cycle, bytes)                   per core, the bytes of SRAM buffers
+///                                                         live from `cycle` to the core's next
+///                                                         row (a buffer: from the start of its
+///                                                         first Task to the end of its last)
 ///   metrics(run, key, value)                              total_cycles, clock_ghz, num_cores,
 ///                                                         num_tasks, num_events, dram_peak,
 ///                                                         dram_lower_bound, weight_bytes,
 ///                                                         io_bytes, then RunInfo::metrics
-/// Indexes: tasks(run, core, start) for lane/time-window queries, task_nodes(run, task).
-inline constexpr int kProfileSchemaVersion = 1;
+/// Indexes: tasks(run, core, start) for lane/time-window queries, task_nodes(run, task),
+/// sram_usage(run, core, cycle).
+///
+/// Version 1 had no phase columns and no sram_buffers or sram_usage tables.
+inline constexpr int kProfileSchemaVersion = 2;
 
 /// What a run was, beyond the Program and its trace.
 struct RunInfo {
@@ -47,7 +69,8 @@ struct RunInfo {
 /// Appends one run to the SQLite database at `dbPath` (created if missing, WAL mode) in a single
 /// transaction: the graph's nodes with provenance, every Task with its simulated times, the Task
 /// dependencies (with the event that carries each cross-core one), every buffer with its placement
-/// and lifetime, and the run's metrics. Returns the new run's id.
+/// and lifetime, the SRAM plan and its occupancy over time, and the run's metrics. Returns the new
+/// run's id.
 Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program& program,
                                const sim::SimResult& result, const RunInfo& info);
 

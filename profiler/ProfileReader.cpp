@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <iterator>
+#include <optional>
 #include <utility>
 
 namespace sextant::profiler {
@@ -23,6 +25,15 @@ std::vector<std::string> parseNameList(const std::string& text) {
     return out;
 }
 
+std::optional<backend::SramRole> parseRole(const std::string& s) {
+    for (backend::SramRole r : {backend::SramRole::InputTile, backend::SramRole::WeightTile,
+                                backend::SramRole::OutputTile, backend::SramRole::Accumulator,
+                                backend::SramRole::Resident})
+        if (backend::sramRoleName(r) == s)
+            return r;
+    return std::nullopt;
+}
+
 backend::UnitKind parseUnit(const std::string& s) {
     if (s == "cube")
         return backend::UnitKind::Cube;
@@ -34,13 +45,14 @@ backend::UnitKind parseUnit(const std::string& s) {
 } // namespace
 
 ProfileReader::ProfileReader(ProfileReader&& o) noexcept
-    : m_path(std::move(o.m_path)), m_db(std::exchange(o.m_db, nullptr)) {}
+    : m_path(std::move(o.m_path)), m_db(std::exchange(o.m_db, nullptr)), m_version(o.m_version) {}
 
 ProfileReader& ProfileReader::operator=(ProfileReader&& o) noexcept {
     if (this != &o) {
         sqlite3_close(m_db);
         m_path = std::move(o.m_path);
         m_db = std::exchange(o.m_db, nullptr);
+        m_version = o.m_version;
     }
     return *this;
 }
@@ -83,14 +95,17 @@ Expected<ProfileReader> ProfileReader::open(const std::string& path) {
     if (!row)
         return makeError(ErrorKind::Parse,
                          "profile '" + path + "' has an empty schema_version table");
-    if (q.int64(0) != kProfileSchemaVersion)
+    if (q.int64(0) != kProfileSchemaVersion && q.int64(0) != 1)
         return makeError(ErrorKind::Unsupported,
                          "profile '" + path + "' has schema version " + std::to_string(q.int64(0)) +
-                             ", this build reads " + std::to_string(kProfileSchemaVersion));
-    for (const char* t : kProfileTables)
-        if (!has(t))
+                             ", this build reads 1 to " + std::to_string(kProfileSchemaVersion));
+    r.m_version = static_cast<int>(q.int64(0));
+    const int required =
+        r.m_version == 1 ? kProfileTablesV1 : static_cast<int>(std::size(kProfileTables));
+    for (int i = 0; i < required; ++i)
+        if (!has(kProfileTables[i]))
             return makeError(ErrorKind::Parse,
-                             "profile '" + path + "' is missing table '" + t + "'");
+                             "profile '" + path + "' is missing table '" + kProfileTables[i] + "'");
     return r;
 }
 
@@ -150,12 +165,20 @@ Expected<std::vector<NodeRow>> ProfileReader::nodes(int64_t run) const {
 
 Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std::string& where,
                                                          int core, uint64_t t0, uint64_t t1) const {
+    // Version 1 has no phase columns: NULLs in their place read back as a run stored before
+    // phases were (see TaskRow).
+    const std::string phases = m_version == 1
+                                   ? "NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+                                   : "x.load_end, x.compute_start, x.compute_end, x.store_start, "
+                                     "x.streamed, x.load_bytes, x.store_bytes";
     SX_ASSIGN(Statement q,
               Statement::prepare(
                   m_db, "SELECT x.id, n.text, k.text, x.core, u.text, x.start, x.\"end\", x.ready, "
-                        "x.flops, x.dma_bytes, l.text FROM tasks x JOIN strings n ON n.id = x.name "
-                        "JOIN strings k ON k.id = x.kernel JOIN strings u ON u.id = x.unit "
-                        "JOIN strings l ON l.id = x.nodes WHERE x.run = ?1" +
+                        "x.flops, x.dma_bytes, l.text, " +
+                            phases +
+                            " FROM tasks x JOIN strings n ON n.id = x.name "
+                            "JOIN strings k ON k.id = x.kernel JOIN strings u ON u.id = x.unit "
+                            "JOIN strings l ON l.id = x.nodes WHERE x.run = ?1" +
                             where + " ORDER BY x.start, x.id"));
     q.bind(1, run);
     if (!where.empty()) {
@@ -201,6 +224,29 @@ Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std:
         t.flops = static_cast<uint64_t>(q.int64(8));
         t.dmaBytes = static_cast<uint64_t>(q.int64(9));
         t.nodes = parseNameList(q.text(10));
+        if (q.isNull(11)) {
+            t.loadEnd = t.computeStart = t.start;
+            t.computeEnd = t.storeStart = t.end;
+        } else {
+            const int64_t loadEnd = q.int64(11), computeStart = q.int64(12),
+                          computeEnd = q.int64(13), storeStart = q.int64(14);
+            auto inTask = [&](int64_t c) { return c >= start && c <= end; };
+            if (!inTask(loadEnd) || !inTask(computeStart) || !inTask(computeEnd) ||
+                !inTask(storeStart) || computeEnd < computeStart)
+                return bad("has phases load_end " + std::to_string(loadEnd) + ", compute " +
+                           std::to_string(computeStart) + ".." + std::to_string(computeEnd) +
+                           ", store_start " + std::to_string(storeStart) + " outside its start " +
+                           std::to_string(start) + " and end " + std::to_string(end));
+            if (q.int64(16) < 0 || q.int64(17) < 0)
+                return bad("has negative load or store bytes");
+            t.loadEnd = static_cast<uint64_t>(loadEnd);
+            t.computeStart = static_cast<uint64_t>(computeStart);
+            t.computeEnd = static_cast<uint64_t>(computeEnd);
+            t.storeStart = static_cast<uint64_t>(storeStart);
+            t.streamed = q.int64(15) != 0;
+            t.loadBytes = static_cast<uint64_t>(q.int64(16));
+            t.storeBytes = static_cast<uint64_t>(q.int64(17));
+        }
         out.push_back(std::move(t));
     }
     return out;
@@ -258,6 +304,74 @@ Expected<std::vector<BufferRow>> ProfileReader::buffers(int64_t run) const {
         b.firstTask = static_cast<int>(q.int64(6));
         b.lastTask = static_cast<int>(q.int64(7));
         out.push_back(std::move(b));
+    }
+    return out;
+}
+
+Expected<std::vector<SramBufferRow>> ProfileReader::sramBuffers(int64_t run) const {
+    SX_ASSIGN(int64_t id, resolve(run));
+    std::vector<SramBufferRow> out;
+    if (m_version == 1)
+        return out;
+    SX_ASSIGN(Statement q,
+              Statement::prepare(
+                  m_db, "SELECT b.id, b.core, b.\"offset\", b.size, r.text, b.pair, b.task, "
+                        "b.buffer, b.first_task, b.last_task FROM sram_buffers b JOIN strings r "
+                        "ON r.id = b.role WHERE b.run = ?1 ORDER BY b.id"));
+    q.bind(1, id);
+    while (true) {
+        SX_ASSIGN(bool row, q.step());
+        if (!row)
+            break;
+        const std::optional<backend::SramRole> role = parseRole(q.text(4));
+        if (!role || q.int64(1) < 0 || q.int64(1) > 65535 || q.int64(2) < 0 || q.int64(3) < 0)
+            return makeError(
+                ErrorKind::Parse,
+                "profile database '" + m_path + "': SRAM buffer " + std::to_string(q.int64(0)) +
+                    " of run " + std::to_string(id) + " has role '" + q.text(4) + "', core " +
+                    std::to_string(q.int64(1)) + ", offset " + std::to_string(q.int64(2)) +
+                    ", size " + std::to_string(q.int64(3)) +
+                    " (a role of the SRAM plan, core 0..65535, offset and size >= 0)",
+                m_path);
+        SramBufferRow b;
+        b.id = static_cast<int>(q.int64(0));
+        b.core = static_cast<int>(q.int64(1));
+        b.offset = static_cast<uint64_t>(q.int64(2));
+        b.size = static_cast<uint64_t>(q.int64(3));
+        b.role = *role;
+        b.pair = static_cast<int>(q.int64(5));
+        b.task = static_cast<int>(q.int64(6));
+        b.buffer = static_cast<int>(q.int64(7));
+        b.firstTask = static_cast<int>(q.int64(8));
+        b.lastTask = static_cast<int>(q.int64(9));
+        out.push_back(b);
+    }
+    return out;
+}
+
+Expected<std::vector<SramStepRow>> ProfileReader::sramOccupancy(int64_t run) const {
+    SX_ASSIGN(int64_t id, resolve(run));
+    std::vector<SramStepRow> out;
+    if (m_version == 1)
+        return out;
+    SX_ASSIGN(Statement q,
+              Statement::prepare(m_db, "SELECT core, cycle, bytes FROM sram_usage WHERE run = ?1 "
+                                       "ORDER BY core, cycle"));
+    q.bind(1, id);
+    while (true) {
+        SX_ASSIGN(bool row, q.step());
+        if (!row)
+            break;
+        if (q.int64(0) < 0 || q.int64(1) < 0 || q.int64(2) < 0)
+            return makeError(ErrorKind::Parse,
+                             "profile database '" + m_path + "': run " + std::to_string(id) +
+                                 " has an SRAM occupancy row with core " +
+                                 std::to_string(q.int64(0)) + ", cycle " +
+                                 std::to_string(q.int64(1)) + ", bytes " +
+                                 std::to_string(q.int64(2)) + " (all >= 0)",
+                             m_path);
+        out.push_back(SramStepRow{static_cast<int>(q.int64(0)), static_cast<uint64_t>(q.int64(1)),
+                                  static_cast<uint64_t>(q.int64(2))});
     }
     return out;
 }

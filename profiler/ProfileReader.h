@@ -40,6 +40,15 @@ struct TaskRow {
     uint64_t flops = 0;
     uint64_t dmaBytes = 0;
     std::vector<std::string> nodes; ///< IR node names it executed, in order
+    /// Its phases (sim::TraceRecord): the DMA loads over [start, loadEnd), the unit computes over
+    /// [computeStart, computeEnd), the DMA stores over [storeStart, end). A `streamed`
+    /// (double-buffered) Task moves its tiles in and out over [start, loadEnd) while it computes.
+    /// A run stored before phases were (schema version 1) reads back as no DMA phase and compute
+    /// over the whole Task: loadEnd = computeStart = start, computeEnd = storeStart = end.
+    uint64_t loadEnd = 0, computeStart = 0, computeEnd = 0, storeStart = 0;
+    bool streamed = false;
+    /// Of dmaBytes, those loaded (DRAM to SRAM) and those stored back (0 and 0 in version 1).
+    uint64_t loadBytes = 0, storeBytes = 0;
 };
 
 /// A dependency between two Tasks; `event` is the event id for a cross-core one, -1 otherwise.
@@ -59,6 +68,27 @@ struct BufferRow {
     int firstTask = -1, lastTask = -1;
 };
 
+/// A planned region of one core's SRAM (backend::SramBuffer) and its lifetime in Tasks.
+struct SramBufferRow {
+    int id = 0;
+    int core = 0;
+    uint64_t offset = 0, size = 0;
+    backend::SramRole role = backend::SramRole::InputTile;
+    int pair = -1;   ///< 0 or 1 in a ping-pong pair, -1 for a single slot
+    int task = -1;   ///< the Task whose slot it is (for a resident tensor, its writer)
+    int buffer = -1; ///< the Program buffer it holds a tile of, or holds whole
+    int firstTask = -1, lastTask = -1; ///< Task ids, inclusive
+};
+
+/// One step of a core's SRAM occupancy: from `cycle` until the core's next step, its SRAM
+/// buffers that are live hold `bytes`. A buffer is live from the simulated start of its first
+/// Task to the end of its last.
+struct SramStepRow {
+    int core = 0;
+    uint64_t cycle = 0;
+    uint64_t bytes = 0;
+};
+
 struct MetricRow {
     std::string key;
     double value = 0;
@@ -69,8 +99,9 @@ struct MetricRow {
 /// by id), so views and exports are deterministic.
 class ProfileReader {
 public:
-    /// Opens read-only and checks it is a profile database of kProfileSchemaVersion with every
-    /// table; anything else is a clear error naming the file.
+    /// Opens read-only and checks it is a profile database of kProfileSchemaVersion (or of an
+    /// older version this build still reads, see ProfileDb.h) with every table of its version;
+    /// anything else is a clear error naming the file.
     static Expected<ProfileReader> open(const std::string& path);
 
     ProfileReader(ProfileReader&&) noexcept;
@@ -78,6 +109,8 @@ public:
     ~ProfileReader();
 
     const std::string& path() const { return m_path; }
+    /// The layout version of the file (kProfileSchemaVersion, or 1 for an older file).
+    int schemaVersion() const { return m_version; }
     /// Every run, by id.
     Expected<std::vector<RunRow>> runs() const;
     /// The id of the newest run, or an error when the database holds none.
@@ -90,6 +123,10 @@ public:
     Expected<std::vector<DepRow>> deps(int64_t run = -1) const;
     Expected<std::vector<BufferRow>> buffers(int64_t run = -1) const;
     Expected<std::vector<MetricRow>> metrics(int64_t run = -1) const;
+    /// The run's SRAM plan, by id; empty for a run stored before SRAM plans were (version 1).
+    Expected<std::vector<SramBufferRow>> sramBuffers(int64_t run = -1) const;
+    /// The run's SRAM occupancy steps, by core then cycle; empty where sramBuffers is.
+    Expected<std::vector<SramStepRow>> sramOccupancy(int64_t run = -1) const;
 
 private:
     ProfileReader() = default;
@@ -99,6 +136,7 @@ private:
 
     std::string m_path;
     sqlite3* m_db = nullptr;
+    int m_version = 0;
 };
 
 } // namespace sextant::profiler

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 namespace sextant::profiler {
 
@@ -14,11 +15,29 @@ std::string joinComma(const std::vector<std::string>& v) {
     return s;
 }
 
+/// Per Task (Program::tasks order), the bytes its DMA loads and stores, split as the simulator
+/// splits its DMA time: a Program without transfers (an artifact older than format 5) counts
+/// all of a Task's DMA bytes as loads.
+std::vector<std::pair<uint64_t, uint64_t>> loadStoreBytes(const backend::Program& program) {
+    std::vector<std::pair<uint64_t, uint64_t>> bytes(program.tasks.size());
+    std::map<int, size_t> byId;
+    for (size_t i = 0; i < program.tasks.size(); ++i) {
+        byId.emplace(program.tasks[i].id, i);
+        if (program.transfers.empty())
+            bytes[i].first = program.tasks[i].dmaBytes;
+    }
+    for (const backend::Transfer& tr : program.transfers)
+        if (auto it = byId.find(tr.task); it != byId.end())
+            (tr.load ? bytes[it->second].first : bytes[it->second].second) += tr.bytes;
+    return bytes;
+}
+
 } // namespace
 
 std::vector<TaskRow> taskRows(const backend::Program& program, const sim::SimResult& result) {
     std::vector<TaskRow> rows;
     rows.reserve(program.tasks.size());
+    const std::vector<std::pair<uint64_t, uint64_t>> dma = loadStoreBytes(program);
     for (size_t i = 0; i < program.tasks.size(); ++i) {
         const backend::Task& t = program.tasks[i];
         sim::TraceRecord rec;
@@ -36,11 +55,65 @@ std::vector<TaskRow> taskRows(const backend::Program& program, const sim::SimRes
         row.flops = t.flops;
         row.dmaBytes = t.dmaBytes;
         row.nodes = t.nodes;
+        row.loadEnd = rec.loadEnd;
+        row.computeStart = rec.computeStart;
+        row.computeEnd = rec.computeEnd;
+        row.storeStart = rec.storeStart;
+        // The simulator's condition for overlapping DMA with compute (sim::timeTask).
+        row.streamed = t.tiling.doubleBuffered && t.tiling.numTiles > 1;
+        row.loadBytes = dma[i].first;
+        row.storeBytes = dma[i].second;
         rows.push_back(std::move(row));
     }
     std::stable_sort(rows.begin(), rows.end(), [](const TaskRow& a, const TaskRow& b) {
         return a.start != b.start ? a.start < b.start : a.id < b.id;
     });
+    return rows;
+}
+
+std::vector<SramBufferRow> sramBufferRows(const backend::Program& program) {
+    std::vector<SramBufferRow> rows;
+    rows.reserve(program.sramBuffers.size());
+    for (const backend::SramBuffer& b : program.sramBuffers)
+        rows.push_back(SramBufferRow{b.id, b.core, b.offset, b.size, b.role, b.pair, b.task,
+                                     b.buffer, b.firstTask, b.lastTask});
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const SramBufferRow& a, const SramBufferRow& b) { return a.id < b.id; });
+    return rows;
+}
+
+std::vector<SramStepRow> sramOccupancy(const backend::Program& program,
+                                       const sim::SimResult& result) {
+    std::map<int, const sim::TraceRecord*> byId;
+    for (size_t i = 0; i < program.tasks.size() && i < result.trace.size(); ++i)
+        byId.emplace(program.tasks[i].id, &result.trace[i]);
+    // (core, cycle) -> change in live bytes; ordered, so the rows come out by core then cycle.
+    std::map<std::pair<int, uint64_t>, int64_t> delta;
+    for (const backend::SramBuffer& b : program.sramBuffers) {
+        auto first = byId.find(b.firstTask);
+        auto last = byId.find(b.lastTask);
+        if (first == byId.end() || last == byId.end() || b.size == 0)
+            continue; // a lifetime naming no simulated Task: nothing to place in time
+        const uint64_t from = first->second->start;
+        const uint64_t to = std::max(last->second->end, first->second->end);
+        if (to <= from)
+            continue;
+        delta[{b.core, from}] += static_cast<int64_t>(b.size);
+        delta[{b.core, to}] -= static_cast<int64_t>(b.size);
+    }
+    std::vector<SramStepRow> rows;
+    int core = -1;
+    int64_t live = 0;
+    for (const auto& [key, change] : delta) {
+        if (key.first != core) {
+            core = key.first;
+            live = 0;
+        }
+        if (change == 0)
+            continue; // one buffer ends where another of the same size begins
+        live += change;
+        rows.push_back(SramStepRow{core, key.second, static_cast<uint64_t>(live)});
+    }
     return rows;
 }
 

@@ -18,6 +18,15 @@ namespace sextant::profiler {
 /// ordered by start cycle, then Task id.
 std::vector<TaskRow> taskRows(const backend::Program& program, const sim::SimResult& result);
 
+/// The SRAM buffer rows of `program`'s plan, as ProfileReader::sramBuffers returns them: by id.
+std::vector<SramBufferRow> sramBufferRows(const backend::Program& program);
+
+/// Each core's SRAM occupancy over the run, as ProfileReader::sramOccupancy returns it: by core,
+/// then cycle, one row wherever a core's live bytes change (the last row of a core is 0). A
+/// buffer is live from the simulated start of its first Task to the end of its last.
+std::vector<SramStepRow> sramOccupancy(const backend::Program& program,
+                                       const sim::SimResult& result);
+
 /// The metric rows writeProfile stores, in its order: total_cycles, clock_ghz, num_cores,
 /// num_tasks, num_events, dram_peak, dram_lower_bound, weight_bytes, io_bytes, then info.metrics.
 std::vector<MetricRow> metricRows(const backend::Program& program, const sim::SimResult& result,

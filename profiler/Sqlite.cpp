@@ -2,8 +2,9 @@
 
 namespace sextant::profiler {
 
-const char* const kProfileTables[9] = {"schema_version", "strings", "runs",    "nodes",  "tasks",
-                                       "task_nodes",     "deps",    "buffers", "metrics"};
+const char* const kProfileTables[11] = {"schema_version", "strings",      "runs",      "nodes",
+                                        "tasks",          "task_nodes",   "deps",      "buffers",
+                                        "metrics",        "sram_buffers", "sram_usage"};
 
 Expected<Statement> Statement::prepare(sqlite3* db, std::string_view sql) {
     Statement s;

@@ -46,6 +46,7 @@ public:
     }
 
     int64_t int64(int col) const { return sqlite3_column_int64(m_stmt, col); }
+    bool isNull(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
     double real(int col) const { return sqlite3_column_double(m_stmt, col); }
     std::string text(int col) const {
         const unsigned char* p = sqlite3_column_text(m_stmt, col);
@@ -62,7 +63,9 @@ private:
 /// Runs SQL without results (DDL, pragmas, BEGIN/COMMIT).
 Status execSql(sqlite3* db, const std::string& sql);
 
-/// The table names every profile database has, in creation order.
-extern const char* const kProfileTables[9];
+/// The table names every profile database has, in creation order: the first
+/// kProfileTablesV1 in every version, the rest since version 2.
+extern const char* const kProfileTables[11];
+inline constexpr int kProfileTablesV1 = 9;
 
 } // namespace sextant::profiler

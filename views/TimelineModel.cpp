@@ -1,50 +1,124 @@
 #include "TimelineModel.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <utility>
 
 namespace sextant::views {
 
+namespace {
+
+/// The DMA phases `t` (at index `index`) had, zero-length ones left out.
+void appendSpans(const TimelineTask& t, int index, std::vector<TimelineDmaSpan>& out) {
+    if (!t.phases || t.unit == backend::UnitKind::Dma)
+        return; // a DMA-only Task is itself what its core's DMA engine did
+    const uint64_t loadEnd = std::clamp(t.loadEnd, t.start, t.end);
+    const uint64_t storeStart = std::clamp(t.storeStart, t.start, t.end);
+    if (t.streamed) {
+        if (loadEnd > t.start)
+            out.push_back(TimelineDmaSpan{index, DmaPhaseKind::Stream, t.start, loadEnd,
+                                          t.loadBytes + t.storeBytes});
+        return;
+    }
+    if (loadEnd > t.start)
+        out.push_back(TimelineDmaSpan{index, DmaPhaseKind::Load, t.start, loadEnd, t.loadBytes});
+    if (t.end > storeStart)
+        out.push_back(TimelineDmaSpan{index, DmaPhaseKind::Store, storeStart, t.end, t.storeBytes});
+}
+
+std::string bytesText(uint64_t bytes) {
+    char buf[48];
+    const double b = static_cast<double>(bytes);
+    if (bytes >= 1024 * 1024)
+        std::snprintf(buf, sizeof buf, "%.2f MiB", b / (1024.0 * 1024.0));
+    else if (bytes >= 1024)
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+    else
+        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+    return buf;
+}
+
+} // namespace
+
+std::string dmaSpanLabel(const TimelineDmaSpan& span) {
+    switch (span.kind) {
+    case DmaPhaseKind::Load:
+        return "load " + bytesText(span.bytes);
+    case DmaPhaseKind::Store:
+        return "store " + bytesText(span.bytes);
+    case DmaPhaseKind::Stream:
+        return "stream " + bytesText(span.bytes);
+    }
+    return bytesText(span.bytes);
+}
+
 void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
     m_tasks = std::move(tasks);
+    m_spans.clear();
     m_lanes.clear();
+    m_entries.clear();
     m_laneOfTask.assign(m_tasks.size(), -1);
     m_totalCycles = 0;
 
-    std::map<std::pair<int, int>, std::vector<int>> byLane; // ordered: core, then unit
+    // ordered: core, then unit (cube, vector, dma: a core's DMA lane comes under its compute lanes)
+    std::map<std::pair<int, int>, std::vector<Entry>> byLane;
+    const int dmaLane = static_cast<int>(backend::UnitKind::Dma);
     for (size_t i = 0; i < m_tasks.size(); ++i) {
         const TimelineTask& t = m_tasks[i];
-        byLane[{t.core, static_cast<int>(t.unit)}].push_back(static_cast<int>(i));
+        byLane[{t.core, static_cast<int>(t.unit)}].push_back(
+            Entry{t.start, t.end, static_cast<int>(i), -1});
         m_totalCycles = std::max(m_totalCycles, t.end);
+        const size_t first = m_spans.size();
+        appendSpans(t, static_cast<int>(i), m_spans);
+        for (size_t s = first; s < m_spans.size(); ++s)
+            byLane[{t.core, dmaLane}].push_back(
+                Entry{m_spans[s].start, m_spans[s].end, static_cast<int>(i), static_cast<int>(s)});
     }
+    m_laneOfSpan.assign(m_spans.size(), -1);
     std::set<int> busyCores;
     for (const auto& [key, items] : byLane)
         busyCores.insert(key.first);
     for (int core = 0; core < numCores; ++core)
         if (!busyCores.count(core))
             byLane[{core, -1}]; // an idle core: one empty lane
-    for (auto& [key, items] : byLane) {
-        std::sort(items.begin(), items.end(), [&](int a, int b) {
-            const TimelineTask& ta = m_tasks[a];
-            const TimelineTask& tb = m_tasks[b];
-            return ta.start != tb.start ? ta.start < tb.start : ta.task < tb.task;
+    for (auto& [key, entries] : byLane) {
+        std::sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) {
+            if (a.start != b.start)
+                return a.start < b.start;
+            if (a.task != b.task)
+                return m_tasks[a.task].task < m_tasks[b.task].task;
+            return a.span < b.span;
         });
+        const int laneIndex = static_cast<int>(m_lanes.size());
         TimelineLane lane;
         lane.core = key.first;
         lane.unit = key.second < 0 ? backend::UnitKind::Vector : static_cast<backend::UnitKind>(key.second);
         lane.label = "core " + std::to_string(key.first) + " \u00b7 " + (key.second < 0 ? "idle" : std::string(backend::unitName(lane.unit)));
-        lane.items = std::move(items);
+        LaneEntries lists;
         uint64_t maxEnd = 0;
-        for (int i : lane.items) {
-            maxEnd = std::max(maxEnd, m_tasks[i].end);
-            lane.endPrefixMax.push_back(maxEnd);
+        for (const Entry& e : entries) {
+            maxEnd = std::max(maxEnd, e.end);
+            lists.endPrefixMax.push_back(maxEnd);
+            if (e.span < 0) {
+                lane.items.push_back(e.task);
+                m_laneOfTask[static_cast<size_t>(e.task)] = laneIndex;
+            } else {
+                lane.spans.push_back(e.span);
+                m_laneOfSpan[static_cast<size_t>(e.span)] = laneIndex;
+            }
         }
-        for (int i : lane.items)
-            m_laneOfTask[i] = static_cast<int>(m_lanes.size());
+        lists.entries = std::move(entries);
         m_lanes.push_back(std::move(lane));
+        m_entries.push_back(std::move(lists));
     }
+}
+
+int TimelineModel::laneOfSpan(int spanIndex) const {
+    if (spanIndex < 0 || spanIndex >= static_cast<int>(m_laneOfSpan.size()))
+        return -1;
+    return m_laneOfSpan[static_cast<size_t>(spanIndex)];
 }
 
 int TimelineModel::laneOf(int taskIndex) const {
@@ -85,6 +159,16 @@ std::vector<TimelineTask> timelineTasks(std::vector<profiler::TaskRow> rows) {
         t.name = std::move(r.name);
         t.kernel = std::move(r.kernel);
         t.nodes = std::move(r.nodes);
+        // A run stored without phases reads back as DMA-free compute over the whole Task
+        // (profiler::TaskRow), which draws as it did before phases were recorded.
+        t.phases = true;
+        t.loadEnd = r.loadEnd;
+        t.computeStart = r.computeStart;
+        t.computeEnd = r.computeEnd;
+        t.storeStart = r.storeStart;
+        t.streamed = r.streamed;
+        t.loadBytes = r.loadBytes;
+        t.storeBytes = r.storeBytes;
         tasks.push_back(std::move(t));
     }
     return tasks;
@@ -116,38 +200,45 @@ std::vector<TimelineDrawItem> TimelineModel::collect(const TimelineCoords& coord
     const double tLeft = coords.mapXToTime(0.0);
     const double tRight = coords.mapXToTime(widthPx);
     for (size_t laneIndex = 0; laneIndex < m_lanes.size(); ++laneIndex) {
-        const TimelineLane& lane = m_lanes[laneIndex];
-        const auto& items = lane.items;
-        // Binary-search the first Task that may end inside the view (the running maximum of ends
-        // is monotonic even if Tasks of a lane overlapped) instead of scanning from the start.
+        const LaneEntries& lane = m_entries[laneIndex];
+        const auto& entries = lane.entries;
+        // Binary-search the first entry that may end inside the view (the running maximum of
+        // ends is monotonic even if entries of a lane overlapped) instead of scanning from the
+        // start.
         const auto firstEnd = std::lower_bound(
             lane.endPrefixMax.begin(), lane.endPrefixMax.end(), tLeft,
             [](uint64_t e, double t) { return static_cast<double>(e) < t; });
-        auto first = items.begin() + (firstEnd - lane.endPrefixMax.begin());
+        auto first = entries.begin() + (firstEnd - lane.endPrefixMax.begin());
         bool pending = false;
         TimelineDrawItem merged;
         auto flush = [&] {
             if (!pending)
                 return;
-            if (merged.count > 1)
+            if (merged.count > 1) {
                 merged.task = -1;
+                merged.span = -1;
+            }
             merged.x1 = std::max(merged.x1, merged.x0 + 1.0);
             out.push_back(merged);
             pending = false;
         };
-        for (auto it = first; it != items.end(); ++it) {
-            const TimelineTask& t = m_tasks[*it];
-            if (static_cast<double>(t.start) > tRight)
+        for (auto it = first; it != entries.end(); ++it) {
+            const Entry& e = *it;
+            if (static_cast<double>(e.start) > tRight)
                 break;
-            if (static_cast<double>(t.end) < tLeft)
+            if (static_cast<double>(e.end) < tLeft)
                 continue;
-            if (!only.empty() && !flagged(only, *it))
+            // The overlay marks Tasks; their DMA phases sit under them on the core's DMA lane.
+            if (!only.empty() && (e.span >= 0 || !flagged(only, e.task)))
                 continue;
-            const double x0 = coords.mapTimeToX(static_cast<double>(t.start));
-            const double x1 = coords.mapTimeToX(static_cast<double>(t.end));
-            if ((!foldWide && x1 - x0 >= mergePx) || flagged(pinned, *it)) {
+            const double x0 = coords.mapTimeToX(static_cast<double>(e.start));
+            const double x1 = coords.mapTimeToX(static_cast<double>(e.end));
+            const TimelineDrawItem item{static_cast<int>(laneIndex), x0, x1, 1, e.task, e.span};
+            if ((!foldWide && x1 - x0 >= mergePx) || flagged(pinned, e.task)) {
                 flush();
-                out.push_back(TimelineDrawItem{static_cast<int>(laneIndex), x0, std::max(x1, x0 + 1.0), 1, *it});
+                TimelineDrawItem wide = item;
+                wide.x1 = std::max(x1, x0 + 1.0);
+                out.push_back(wide);
                 continue;
             }
             if (pending && x0 - merged.x1 < mergePx) {
@@ -156,7 +247,7 @@ std::vector<TimelineDrawItem> TimelineModel::collect(const TimelineCoords& coord
                 continue;
             }
             flush();
-            merged = TimelineDrawItem{static_cast<int>(laneIndex), x0, x1, 1, *it};
+            merged = item;
             pending = true;
         }
         flush();

@@ -21,26 +21,51 @@ struct TimelineTask {
     std::string name;
     std::string kernel;
     std::vector<std::string> nodes; ///< IR node names it executes
+    /// The simulator recorded its phases (profiler::TaskRow): the DMA loads over [start, loadEnd),
+    /// the unit computes over [computeStart, computeEnd), the DMA stores over [storeStart, end);
+    /// a `streamed` (double-buffered) Task moves its tiles in and out over [start, loadEnd) while
+    /// it computes. Without phases the Task is drawn as computing throughout, with no DMA spans.
+    bool phases = false;
+    uint64_t loadEnd = 0, computeStart = 0, computeEnd = 0, storeStart = 0;
+    bool streamed = false;
+    uint64_t loadBytes = 0, storeBytes = 0;
 };
 
+enum class DmaPhaseKind { Load, Store, Stream };
+
+/// One DMA phase of a Task, drawn on its core's DMA lane under the compute lanes.
+struct TimelineDmaSpan {
+    int task = 0; ///< index into TimelineModel::tasks()
+    DmaPhaseKind kind = DmaPhaseKind::Load;
+    uint64_t start = 0, end = 0; ///< cycles, end exclusive
+    uint64_t bytes = 0;          ///< moved in the phase (a stream: in and out)
+};
+
+/// "load 12.3 KiB", "store 512 B", "stream 1.25 MiB": what a DMA span says.
+std::string dmaSpanLabel(const TimelineDmaSpan& span);
+
 /// A horizontal lane: one unit of one core. Its tasks are indices into TimelineModel::tasks(),
-/// sorted by start time.
+/// sorted by start time. A core's DMA lane (unit Dma, last of the core's lanes) holds its DMA-only
+/// Tasks and, in `spans`, the DMA phases of its other Tasks: the core runs one Task at a time, so
+/// they never overlap there.
 struct TimelineLane {
     int core = 0;
     backend::UnitKind unit = backend::UnitKind::Vector;
     std::string label; ///< "core 0 · cube", or "core 3 · idle" for a core without Tasks
     std::vector<int> items;
-    std::vector<uint64_t> endPrefixMax; ///< max end over items[0..i]: monotonic, for binary search
+    std::vector<int> spans; ///< indices into TimelineModel::dmaSpans(), sorted by start time
 };
 
-/// One rectangle to paint. `count` > 1 means several Tasks narrower than the merge threshold were
-/// folded into this one item (Tracy's level of detail); then `task` is -1.
+/// One rectangle to paint. `count` > 1 means several Tasks or DMA spans narrower than the merge
+/// threshold were folded into this one item (Tracy's level of detail); then `task` and `span`
+/// are -1.
 struct TimelineDrawItem {
     int lane = 0;
     double x0 = 0.0;
     double x1 = 0.0;
     int count = 1;
-    int task = -1; ///< index into TimelineModel::tasks() when count == 1
+    int task = -1; ///< index into TimelineModel::tasks() when count == 1 (a span's: its Task)
+    int span = -1; ///< index into TimelineModel::dmaSpans() when the item is one DMA span
 };
 
 /// The profile database's Task rows as the timeline shows them.
@@ -51,12 +76,19 @@ std::vector<TimelineTask> timelineTasks(std::vector<profiler::TaskRow> rows);
 class TimelineModel {
 public:
     /// Replaces the data. Lanes are created for each (core, unit) pair that has Tasks, ordered by
-    /// core then unit; within a lane Tasks are ordered by (start, task id). Cores below `numCores`
-    /// that ran nothing still get one empty lane, so idle cores are visible as such.
+    /// core then unit, and a DMA lane for each core that moved data; within a lane Tasks are
+    /// ordered by (start, task id). Cores below `numCores` that ran nothing still get one empty
+    /// lane, so idle cores are visible as such.
     void setTasks(std::vector<TimelineTask> tasks, int numCores = 0);
 
     const std::vector<TimelineTask>& tasks() const { return m_tasks; }
     const std::vector<TimelineLane>& lanes() const { return m_lanes; }
+    /// The DMA phases of the Tasks with phases that are not DMA-only Tasks themselves: a
+    /// double-buffered Task's stream, a single-buffered one's load and store (phases of zero
+    /// cycles left out), in Task index order.
+    const std::vector<TimelineDmaSpan>& dmaSpans() const { return m_spans; }
+    /// Lane index of the DMA span at `spanIndex`.
+    int laneOfSpan(int spanIndex) const;
     /// Latest end time over all Tasks (0 when empty).
     uint64_t totalCycles() const { return m_totalCycles; }
     /// Lane index of the Task at `taskIndex`.
@@ -66,15 +98,17 @@ public:
     /// Index of the Task with id `taskId`, or -1.
     int indexOfTask(int taskId) const;
 
-    /// Builds the draw list for a view `widthPx` wide under `coords`: Tasks entirely outside the
-    /// view are dropped, and consecutive Tasks of a lane narrower than `mergePx` whose gaps are
-    /// also under `mergePx` are folded into one item carrying their count. A Task with a non-zero
-    /// entry in `pinned` (indexed like tasks(); empty: none) is never folded: the selected Tasks
-    /// stay visible, and clickable, as themselves at any zoom (as Perfetto draws the selection).
+    /// Builds the draw list for a view `widthPx` wide under `coords`: Tasks and DMA spans entirely
+    /// outside the view are dropped, and consecutive ones of a lane narrower than `mergePx` whose
+    /// gaps are also under `mergePx` are folded into one item carrying their count. A Task with a
+    /// non-zero entry in `pinned` (indexed like tasks(); empty: none), and its DMA spans, are never
+    /// folded: the selected Tasks stay visible, and clickable, as themselves at any zoom (as
+    /// Perfetto draws the selection).
     std::vector<TimelineDrawItem> buildDrawList(const TimelineCoords& coords, double widthPx,
                                                 double mergePx = 3.0,
                                                 const std::vector<uint8_t>& pinned = {}) const;
-    /// The spans an overlay marks (the critical path): per lane, the visible Tasks with a
+    /// The spans an overlay marks (the critical path): per lane, the visible Tasks (not DMA
+    /// spans) with a
     /// non-zero entry in `marked` (indexed like tasks()), merged while the gap between them is
     /// under `gapPx` whatever their width, so a marked Task inside a folded item is still marked,
     /// over its own extent only, and a long chain of marked Tasks costs a few items to paint.
@@ -90,9 +124,24 @@ private:
                                           const std::vector<uint8_t>& pinned,
                                           const std::vector<uint8_t>& only) const;
 
+    /// What a lane draws, Tasks and DMA spans together, by (start, Task id, span).
+    struct Entry {
+        uint64_t start = 0, end = 0;
+        int task = 0;  ///< index into m_tasks
+        int span = -1; ///< index into m_spans, or -1 for the Task itself
+    };
+    struct LaneEntries {
+        std::vector<Entry> entries;
+        std::vector<uint64_t>
+            endPrefixMax; ///< max end over entries[0..i]: monotonic, for binary search
+    };
+
     std::vector<TimelineTask> m_tasks;
+    std::vector<TimelineDmaSpan> m_spans;
     std::vector<TimelineLane> m_lanes;
+    std::vector<LaneEntries> m_entries; ///< one per lane
     std::vector<int> m_laneOfTask;
+    std::vector<int> m_laneOfSpan;
     uint64_t m_totalCycles = 0;
 };
 

@@ -28,6 +28,22 @@ QColor unitColor(backend::UnitKind u) {
     return Qt::gray;
 }
 
+/// A DMA span's fill: the Task's colour, lighter, so a transfer reads as part of its Task.
+QColor dmaColor(backend::UnitKind u, DmaPhaseKind kind) {
+    const QColor c = unitColor(u);
+    const double keep = kind == DmaPhaseKind::Store ? 0.55 : 0.42; // share of the Task's colour
+    auto mix = [keep](int v) { return static_cast<int>(v * keep + 255 * (1.0 - keep)); };
+    return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
+}
+
+/// Where a Task's unit waits for its DMA (its load or store phase): much paler than the DMA
+/// span under it, so the compute lane reads as idle there.
+QColor waitColor(backend::UnitKind u) {
+    const QColor c = unitColor(u);
+    auto mix = [](int v) { return static_cast<int>(v * 0.16 + 255 * 0.84); };
+    return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
+}
+
 /// "950", "12.5k", "3.2M" cycles.
 QString shortCycles(double c) {
     const double a = std::abs(c);
@@ -186,19 +202,49 @@ QRectF TimelineView::taskRect(int taskIndex) const {
     return QRectF(x0, top, std::max(1.0, x1 - x0), kLaneHeight);
 }
 
-int TimelineView::taskAt(const QPoint& pos) const {
+QRectF TimelineView::spanRect(int spanIndex) const {
+    if (!m_model || spanIndex < 0 || spanIndex >= static_cast<int>(m_model->dmaSpans().size()))
+        return {};
+    const TimelineDmaSpan& s = m_model->dmaSpans()[static_cast<size_t>(spanIndex)];
+    const double x0 = kGutter + m_coords.mapTimeToX(static_cast<double>(s.start));
+    const double x1 = kGutter + m_coords.mapTimeToX(static_cast<double>(s.end));
+    return QRectF(x0, laneTop(m_model->laneOfSpan(spanIndex)), std::max(1.0, x1 - x0), kLaneHeight);
+}
+
+TimelineDrawItem TimelineView::itemAt(const QPoint& pos) const {
+    TimelineDrawItem none;
+    none.count = 0;
     if (!m_model || pos.x() < kGutter)
-        return -1;
+        return none;
     const int lane = laneAt(pos.y());
     if (lane < 0)
-        return -1;
+        return none;
     const double x = pos.x() - kGutter;
-    // A Task drawn as itself wins over a folded item beside it (a pinned Task sits between
-    // folded ones).
-    for (const TimelineDrawItem& item : m_model->buildDrawList(m_coords, dataWidth(), kMergePx, m_pinned))
-        if (item.lane == lane && item.count == 1 && x >= item.x0 - 1 && x <= item.x1 + 1)
-            return item.task;
-    return -1;
+    // An item drawn as itself wins over a folded item beside it (a pinned Task sits between
+    // folded ones); of two drawn as themselves, the one under the pointer beats a neighbour
+    // within the pixel of slack.
+    const TimelineDrawItem* near = nullptr;
+    const std::vector<TimelineDrawItem> items =
+        m_model->buildDrawList(m_coords, dataWidth(), kMergePx, m_pinned);
+    for (const TimelineDrawItem& item : items) {
+        if (item.lane != lane || item.count != 1 || x < item.x0 - 1 || x > item.x1 + 1)
+            continue;
+        if (x >= item.x0 && x <= item.x1)
+            return item;
+        if (!near)
+            near = &item;
+    }
+    return near ? *near : none;
+}
+
+int TimelineView::taskAt(const QPoint& pos) const {
+    const TimelineDrawItem item = itemAt(pos);
+    return item.count == 1 ? item.task : -1;
+}
+
+int TimelineView::spanAt(const QPoint& pos) const {
+    const TimelineDrawItem item = itemAt(pos);
+    return item.count == 1 ? item.span : -1;
 }
 
 void TimelineView::paintEvent(QPaintEvent*) {
@@ -265,22 +311,10 @@ void TimelineView::paintEvent(QPaintEvent*) {
             }
             continue;
         }
-        const TimelineTask& t = m_model->tasks()[item.task];
-        const bool hi = m_highlight.count(item.task) != 0;
-        p.fillRect(r, unitColor(t.unit));
-        if (hi) {
-            p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
-            p.drawRect(r.adjusted(-1, -1, 1, 1));
-        } else if (r.width() > 4) {
-            p.setPen(QPen(unitColor(t.unit).darker(140), 1));
-            p.drawRect(r);
-        }
-        if (r.width() > 26) {
-            p.setPen(Qt::white);
-            const QString label = fm.elidedText(QString::fromStdString(t.kernel + " " + t.name), Qt::ElideRight,
-                                                r.width() - 6);
-            p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
-        }
+        if (item.span >= 0)
+            paintSpan(p, item, r, fm);
+        else
+            paintTask(p, item, r, fm);
     }
     // The critical path: a bar under each of its Tasks, outside their outlines, drawn from its
     // own span list so that a critical Task folded into a grey item is still marked.
@@ -290,6 +324,69 @@ void TimelineView::paintEvent(QPaintEvent*) {
             p.fillRect(QRectF(kGutter + span.x0, bottom + 1, std::max(1.0, span.x1 - span.x0), 2.5),
                        QColor(0xc0, 0x39, 0x2b));
         }
+}
+
+void TimelineView::paintSpan(QPainter& p, const TimelineDrawItem& item, const QRectF& r,
+                             const QFontMetricsF& fm) const {
+    // A DMA phase: the Task's colour, lighter; a double-buffered stream hatched with it, as it
+    // runs under the compute it feeds.
+    const TimelineTask& t = m_model->tasks()[static_cast<size_t>(item.task)];
+    const TimelineDmaSpan& span = m_model->dmaSpans()[static_cast<size_t>(item.span)];
+    const QColor base = unitColor(t.unit);
+    p.fillRect(r, dmaColor(t.unit, span.kind));
+    if (span.kind == DmaPhaseKind::Stream && r.width() > 4)
+        p.fillRect(r, QBrush(QColor(base.red(), base.green(), base.blue(), 150), Qt::BDiagPattern));
+    if (m_highlight.count(item.task) != 0) {
+        p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
+        p.drawRect(r.adjusted(-1, -1, 1, 1));
+    } else if (r.width() > 4) {
+        p.setPen(QPen(base, 1));
+        p.drawRect(r);
+    }
+    // "load 7.3 KiB" where it fits, else "7.3 KiB", else nothing (the tooltip says it).
+    const QString full = QString::fromStdString(dmaSpanLabel(span));
+    const QString bytes = full.mid(full.indexOf(QLatin1Char(' ')) + 1);
+    const QString label = fm.horizontalAdvance(full) <= r.width() - 6    ? full
+                          : fm.horizontalAdvance(bytes) <= r.width() - 6 ? bytes
+                                                                         : QString();
+    if (label.isEmpty())
+        return;
+    p.setPen(base.darker(220));
+    p.drawText(r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
+}
+
+void TimelineView::paintTask(QPainter& p, const TimelineDrawItem& item, const QRectF& r,
+                             const QFontMetricsF& fm) const {
+    const TimelineTask& t = m_model->tasks()[static_cast<size_t>(item.task)];
+    const QColor base = unitColor(t.unit);
+    // Solid over the compute phase; pale where the unit waits for its loads or stores.
+    QRectF solid = r;
+    if (t.phases && t.computeEnd > t.computeStart &&
+        (t.computeStart > t.start || t.computeEnd < t.end)) {
+        const double c0 =
+            std::max(r.left(), kGutter + m_coords.mapTimeToX(static_cast<double>(t.computeStart)));
+        const double c1 =
+            std::min(r.right(), kGutter + m_coords.mapTimeToX(static_cast<double>(t.computeEnd)));
+        solid = QRectF(c0, r.top(), std::max(1.0, c1 - c0), r.height());
+        p.fillRect(r, waitColor(t.unit));
+    }
+    p.fillRect(solid, base);
+    if (m_highlight.count(item.task) != 0) {
+        p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
+        p.drawRect(r.adjusted(-1, -1, 1, 1));
+    } else if (r.width() > 4) {
+        p.setPen(QPen(base.darker(140), 1));
+        p.drawRect(r);
+    }
+    // White on the compute when it is wide enough to hold a label, dark on the pale part else.
+    const bool onSolid = solid.width() > 26;
+    if (!onSolid && r.width() <= 26)
+        return;
+    const QRectF box = onSolid ? solid : r;
+    p.setPen(onSolid ? QColor(Qt::white) : base.darker(220));
+    const QString label = fm.elidedText(QString::fromStdString(t.kernel + " " + t.name),
+                                        Qt::ElideRight, box.width() - 6);
+    p.drawText(box.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft, label);
 }
 
 void TimelineView::wheelEvent(QWheelEvent* event) {
@@ -350,33 +447,74 @@ bool TimelineView::event(QEvent* event) {
     if (event->type() != QEvent::ToolTip)
         return QWidget::event(event);
     auto* help = static_cast<QHelpEvent*>(event);
-    const int task = taskAt(help->pos());
-    if (task < 0 || !m_model) {
+    const QString text = toolTipAt(help->pos());
+    if (text.isEmpty()) {
         QToolTip::hideText();
         event->ignore();
         return true;
     }
-    const TimelineTask& t = m_model->tasks()[task];
+    QToolTip::showText(help->globalPos(), text, this);
+    return true;
+}
+
+QString TimelineView::toolTipAt(const QPoint& pos) const {
+    const TimelineDrawItem item = itemAt(pos);
+    if (item.count != 1 || item.task < 0 || !m_model)
+        return {};
+    const QString text = taskToolTip(item.task);
+    if (item.span < 0)
+        return text;
+    const TimelineDmaSpan& s = m_model->dmaSpans()[static_cast<size_t>(item.span)];
+    const TimelineTask& t = m_model->tasks()[static_cast<size_t>(item.task)];
+    const double us = static_cast<double>(s.end - s.start) / (m_clockGhz * 1000.0);
+    const QString what =
+        s.kind == DmaPhaseKind::Stream
+            ? tr("double-buffered: tiles move in and out while the unit computes")
+        : s.kind == DmaPhaseKind::Store ? tr("after the unit computed")
+        : s.bytes == 0
+            ? tr("no bytes from DRAM (its inputs are on chip): the DRAM latency of its stores")
+            : tr("before the unit computes (the DRAM latency, then the bytes)");
+    // One arg() call: a name holding "%1" is not a placeholder for the next argument.
+    return tr("<b>%1</b> of %2 (task %3)<br>core %4 DMA · %5<br>%6 to %7 cyc · %8 cyc (%9 µs)<hr>")
+               .arg(QString::fromStdString(dmaSpanLabel(s)).toHtmlEscaped(),
+                    QString::fromStdString(t.name).toHtmlEscaped(), QString::number(t.task),
+                    QString::number(t.core), what, QString::number(s.start), QString::number(s.end),
+                    QString::number(s.end - s.start), QString::number(us, 'f', 3)) +
+           text;
+}
+
+QString TimelineView::taskToolTip(int task) const {
+    const TimelineTask& t = m_model->tasks()[static_cast<size_t>(task)];
     QStringList nodes;
     for (const std::string& n : t.nodes)
         nodes << QString::fromStdString(n);
     const double us = static_cast<double>(t.end - t.start) / (m_clockGhz * 1000.0);
-    QToolTip::showText(help->globalPos(),
-                       tr("<b>%1</b> (task %2, %3)<br>core %4 · %5<br>start %6 · end %7 cyc<br>"
-                          "duration %8 cyc (%9 µs)<br>events ready at %10 cyc<br>nodes: %11")
-                           .arg(QString::fromStdString(t.name).toHtmlEscaped())
-                           .arg(t.task)
-                           .arg(QString::fromStdString(t.kernel).toHtmlEscaped())
-                           .arg(t.core)
-                           .arg(QString::fromStdString(m_model->lanes()[m_model->laneOf(task)].label))
-                           .arg(t.start)
-                           .arg(t.end)
-                           .arg(t.end - t.start)
-                           .arg(us, 0, 'f', 3)
-                           .arg(t.ready)
-                           .arg(nodes.join(", ").toHtmlEscaped()),
-                       this);
-    return true;
+    QString text = tr("<b>%1</b> (task %2, %3)<br>core %4 · %5<br>start %6 · end %7 cyc<br>"
+                      "duration %8 cyc (%9 µs)<br>events ready at %10 cyc<br>nodes: %11")
+                       .arg(QString::fromStdString(t.name).toHtmlEscaped())
+                       .arg(t.task)
+                       .arg(QString::fromStdString(t.kernel).toHtmlEscaped())
+                       .arg(t.core)
+                       .arg(QString::fromStdString(m_model->lanes()[m_model->laneOf(task)].label))
+                       .arg(t.start)
+                       .arg(t.end)
+                       .arg(t.end - t.start)
+                       .arg(us, 0, 'f', 3)
+                       .arg(t.ready)
+                       .arg(nodes.join(", ").toHtmlEscaped());
+    if (t.phases && t.unit != backend::UnitKind::Dma && t.computeEnd > t.computeStart)
+        text += tr("<br>computes %1 to %2 cyc%3")
+                    .arg(t.computeStart)
+                    .arg(t.computeEnd)
+                    .arg(t.streamed ? tr(" (double-buffered)") : QString());
+    if (t.phases && t.loadBytes + t.storeBytes > 0) {
+        TimelineDmaSpan load{0, DmaPhaseKind::Load, 0, 0, t.loadBytes};
+        TimelineDmaSpan store{0, DmaPhaseKind::Store, 0, 0, t.storeBytes};
+        text += tr("<br>DMA: %1 · %2")
+                    .arg(QString::fromStdString(dmaSpanLabel(load)),
+                         QString::fromStdString(dmaSpanLabel(store)));
+    }
+    return text;
 }
 
 } // namespace sextant::views

@@ -5,15 +5,20 @@
 
 #include <QWidget>
 
+class QPainter;
+class QFontMetricsF;
+
 #include <memory>
 #include <set>
 
 namespace sextant::views {
 
-/// The Task timeline: one lane per (core, unit), a time axis in cycles and microseconds, Task
-/// rectangles labelled by kernel when wide enough. Wheel zooms under the mouse, dragging pans,
-/// double-click fits. Painting consumes TimelineModel::buildDrawList, so Tasks narrower than
-/// 3 px fold into one item with a count.
+/// The Task timeline: one lane per (core, unit) and a DMA lane per core under them, a time axis in
+/// cycles and microseconds, Task rectangles labelled by kernel when wide enough (solid over their
+/// compute phase, pale where the unit waits for the DMA), and each Task's loads, stores and
+/// double-buffered streams on its core's DMA lane in a lighter shade of the Task's colour. Wheel
+/// zooms under the mouse, dragging pans, double-click fits. Painting consumes
+/// TimelineModel::buildDrawList, so items narrower than 3 px fold into one item with a count.
 class TimelineView : public QWidget {
     Q_OBJECT
 public:
@@ -33,10 +38,18 @@ public:
     void setEmptyText(const QString& text);
     const std::set<int>& criticalTasks() const { return m_critical; }
     const TimelineCoords& coords() const { return m_coords; }
-    /// Index of the Task drawn under widget position `pos`, or -1 (also -1 for folded items).
+    /// Index of the Task drawn under widget position `pos`, or -1 (also -1 for folded items). Over
+    /// a DMA span, the Task the span belongs to: clicking a transfer selects its Task.
     int taskAt(const QPoint& pos) const;
+    /// Index of the DMA span (TimelineModel::dmaSpans) drawn under `pos`, or -1.
+    int spanAt(const QPoint& pos) const;
     /// Widget rectangle of the Task at `taskIndex` under the current zoom (for tests and tooltips).
     QRectF taskRect(int taskIndex) const;
+    /// Widget rectangle of the DMA span at `spanIndex` under the current zoom.
+    QRectF spanRect(int spanIndex) const;
+    /// The tooltip at `pos` (rich text): the Task's, or for a DMA span what it moved ("load
+    /// 12.3 KiB of conv1 ...") above its Task's; empty where there is no single item.
+    QString toolTipAt(const QPoint& pos) const;
 
     /// Fits [0, `cycles`] instead of [0, the model's total] from now on (0: the total again), so
     /// two timelines compared one above the other share one time scale.
@@ -65,6 +78,14 @@ protected:
 
 private:
     double dataWidth() const;
+    /// The item drawn as itself (not folded) under `pos`; count 0 when there is none.
+    TimelineDrawItem itemAt(const QPoint& pos) const;
+    QString taskToolTip(int taskIndex) const;
+    /// Paints one DMA span, or one Task (not folded), of the draw list into `r`.
+    void paintSpan(QPainter& p, const TimelineDrawItem& item, const QRectF& r,
+                   const QFontMetricsF& fm) const;
+    void paintTask(QPainter& p, const TimelineDrawItem& item, const QRectF& r,
+                   const QFontMetricsF& fm) const;
     double laneTop(int lane) const;
     int laneAt(double y) const;
     void ensureTaskVisible(int taskIndex);

@@ -15,7 +15,9 @@ const char* kExportUsage =
     "usage: sextant-cli export-trace DB -o FILE.json [--run N]\n"
     "\n"
     "Exports a run of a profile database (written by 'run --profile') as Chrome Trace Event JSON:\n"
-    "one slice per Task (process = core, thread = unit) and a flow arrow per dependency.\n"
+    "one slice per Task over its compute (process = core, thread = unit), its DMA loads, stores\n"
+    "and double-buffered streams on the core's own 'core N dma' thread beside it, and a flow\n"
+    "arrow per dependency.\n"
     "  -o FILE.json   where to write the trace\n"
     "  --run N        which run (default: the latest)\n";
 

@@ -61,6 +61,11 @@ mnist)
     # (test_profiler parses the JSON; here: the file has the Task slices of this run)
     grep -q '"ph": "X"' "$work/mnist.json" || fail "trace has no Task slices"
     grep -q '"traceEvents"' "$work/mnist.json" || fail "trace has no traceEvents"
+    # The DMA engine of each core that moved data has its own thread, with the Tasks' loads and
+    # stores beside their compute (Perfetto shows the transfers under the units).
+    grep -q '"name": "core 0 dma"' "$work/mnist.json" || fail "trace has no 'core 0 dma' thread"
+    grep -q '"name": "load"' "$work/mnist.json" || fail "trace has no DMA load slices"
+    grep -q '"name": "store"' "$work/mnist.json" || fail "trace has no DMA store slices"
     # Determinism across processes: a second run gives the same trace, byte for byte.
     rm -f "$work/again.db"
     "$cli" run "$model" --inputs "$data" --profile "$work/again.db" >"$out" 2>"$err" || fail "second run failed"

@@ -2,11 +2,14 @@
 // file, bad files give clear errors, and the Chrome trace export is well-formed and deterministic.
 #include "profiler/ProfileDb.h"
 #include "core/backend/Lower.h"
+#include "core/frontend/OnnxImporter.h"
+#include "core/runtime/Compiler.h"
 #include "core/runtime/InputGenerator.h"
 #include "core/runtime/Session.h"
 #include "profiler/ChromeTrace.h"
 #include "profiler/ProfileReader.h"
 #include "profiler/RunCompare.h"
+#include "profiler/RunRecord.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,6 +18,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <unistd.h>
 
@@ -58,6 +62,64 @@ SimulatedRun simulateSmallModel(const backend::Target& target = backend::default
     EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
     return SimulatedRun{s.program(), std::move(result.value())};
 }
+
+/// The sample model, lowered for npu-a with 16 KiB of SRAM per core instead of 512: small enough
+/// that some Tasks stream their tiles double-buffered and others load, compute and store one
+/// after another, so the run has both kinds of phases.
+SimulatedRun simulateSample() {
+    const std::string path = std::string(SEXTANT_SOURCE_DIR) + "/samples/residual_cnn.onnx";
+    auto g = frontend::importOnnx(path);
+    EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+    if (!g.ok())
+        return {};
+    runtime::CompileOptions options;
+    options.target.sramBytes = 16 * 1024;
+    auto compiled = runtime::compileGraph(**g, options);
+    EXPECT_TRUE(compiled.ok()) << (compiled.ok() ? "" : compiled.error().message);
+    if (!compiled.ok())
+        return {};
+    runtime::Session s(std::move(compiled->program));
+    auto result = s.run(runtime::generateInputs(*s.program().graph).value());
+    EXPECT_TRUE(result.ok()) << (result.ok() ? "" : result.error().message);
+    return SimulatedRun{s.program(), std::move(result.value())};
+}
+
+/// The layout version 1 wrote, as it wrote it: the tables a database from before phases and SRAM
+/// plans has.
+const char* kVersion1Schema = R"sql(
+CREATE TABLE schema_version(version INTEGER NOT NULL);
+CREATE TABLE strings(id INTEGER PRIMARY KEY, text TEXT NOT NULL UNIQUE);
+CREATE TABLE runs(id INTEGER PRIMARY KEY, model INTEGER NOT NULL, target INTEGER NOT NULL,
+  pipeline INTEGER NOT NULL, created INTEGER NOT NULL);
+CREATE TABLE nodes(run INTEGER NOT NULL, name INTEGER NOT NULL, op INTEGER NOT NULL,
+  origins INTEGER NOT NULL, created_by INTEGER NOT NULL);
+CREATE TABLE tasks(run INTEGER NOT NULL, id INTEGER NOT NULL, name INTEGER NOT NULL,
+  kernel INTEGER NOT NULL, core INTEGER NOT NULL, unit INTEGER NOT NULL, start INTEGER NOT NULL,
+  "end" INTEGER NOT NULL, ready INTEGER NOT NULL, flops INTEGER NOT NULL, dma_bytes INTEGER NOT NULL,
+  nodes INTEGER NOT NULL);
+CREATE TABLE task_nodes(run INTEGER NOT NULL, task INTEGER NOT NULL, node INTEGER NOT NULL);
+CREATE TABLE deps(run INTEGER NOT NULL, src INTEGER NOT NULL, dst INTEGER NOT NULL,
+  event INTEGER NOT NULL);
+CREATE TABLE buffers(run INTEGER NOT NULL, id INTEGER NOT NULL, value INTEGER NOT NULL,
+  level INTEGER NOT NULL, core INTEGER NOT NULL, "offset" INTEGER NOT NULL, size INTEGER NOT NULL,
+  first_task INTEGER NOT NULL, last_task INTEGER NOT NULL);
+CREATE TABLE metrics(run INTEGER NOT NULL, key INTEGER NOT NULL, value REAL NOT NULL);
+CREATE INDEX tasks_by_lane ON tasks(run, core, start);
+CREATE INDEX task_nodes_by_task ON task_nodes(run, task);
+INSERT INTO schema_version VALUES(1);
+INSERT INTO strings(id, text) VALUES(1, 'old.onnx'), (2, 'npu-a'), (3, 'canonicalize,fuse'),
+  (4, 'conv1'), (5, 'FusedConv'), (6, 'cube'), (7, '["conv1"]'), (8, 'relu1'), (9, 'Relu'),
+  (10, 'vector'), (11, '["relu1"]'), (12, 'total_cycles'), (13, 'clock_ghz'), (14, 'num_cores'),
+  (15, 'c1'), (16, 'dram'), (17, '["Conv_0"]'), (18, 'import'), (19, 'Conv');
+INSERT INTO runs VALUES(1, 1, 2, 3, 1600000000);
+INSERT INTO nodes VALUES(1, 4, 19, 17, 18);
+INSERT INTO tasks VALUES(1, 0, 4, 5, 0, 6, 100, 900, 100, 4096, 2048, 7),
+                        (1, 1, 8, 9, 1, 10, 1100, 1500, 1100, 64, 128, 11);
+INSERT INTO task_nodes VALUES(1, 0, 4), (1, 1, 8);
+INSERT INTO deps VALUES(1, 0, 1, 0);
+INSERT INTO buffers VALUES(1, 0, 15, 16, -1, 0, 4096, 0, 1);
+INSERT INTO metrics VALUES(1, 12, 1500), (1, 13, 1.0), (1, 14, 2);
+)sql";
 
 class ProfileDbTest : public ::testing::Test {
 protected:
@@ -186,10 +248,10 @@ TEST_F(ProfileDbTest, SeveralRunsShareAFileAndLaneQueriesFilter) {
     std::string db = path("runs.db");
     ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
     sim::SimResult slower = run.result;
-    for (auto& r : slower.trace) {
-        r.start += 1000;
-        r.end += 1000;
-    }
+    for (auto& r : slower.trace)
+        for (uint64_t* c : {&r.start, &r.end, &r.ready, &r.loadEnd, &r.computeStart, &r.computeEnd,
+                            &r.storeStart})
+            *c += 1000;
     auto second = profiler::writeProfile(db, run.program, slower, info());
     ASSERT_TRUE(second.ok()) << second.error().message;
     EXPECT_EQ(*second, 2);
@@ -249,6 +311,22 @@ TEST_F(ProfileDbTest, BadFilesGiveClearErrors) {
     ASSERT_FALSE(p.ok());
     EXPECT_NE(p.error().message.find("missing table 'buffers'"), std::string::npos)
         << p.error().message;
+
+    // A version-2 file without its SRAM tables, or with phases outside their Task.
+    std::string noSram = path("nosram.db");
+    ASSERT_TRUE(profiler::writeProfile(noSram, run.program, run.result, info()).ok());
+    execOn(noSram, "DROP TABLE sram_usage");
+    auto ns = profiler::ProfileReader::open(noSram);
+    ASSERT_FALSE(ns.ok());
+    EXPECT_NE(ns.error().message.find("missing table 'sram_usage'"), std::string::npos)
+        << ns.error().message;
+    std::string badPhase = path("phase.db");
+    ASSERT_TRUE(profiler::writeProfile(badPhase, run.program, run.result, info()).ok());
+    execOn(badPhase, "UPDATE tasks SET load_end = \"end\" + 5 WHERE id = 0");
+    auto bp = profiler::ProfileReader::open(badPhase).value().tasks();
+    ASSERT_FALSE(bp.ok());
+    EXPECT_NE(bp.error().message.find("Task 0 of run 1 has phases"), std::string::npos)
+        << bp.error().message;
 }
 
 TEST_F(ProfileDbTest, ChromeTraceIsWellFormedAndDeterministic) {
@@ -268,7 +346,7 @@ TEST_F(ProfileDbTest, ChromeTraceIsWellFormedAndDeterministic) {
     for (const auto& e : doc["traceEvents"]) {
         std::string ph = e["ph"];
         if (ph == "X") {
-            ++complete;
+            complete += e["cat"] != "dma"; // a Task, not one of its DMA phases
             EXPECT_TRUE(e.contains("ts") && e.contains("dur") && e.contains("pid") &&
                         e.contains("tid"));
             EXPECT_GT(e["dur"].get<double>(), 0.0);
@@ -365,4 +443,242 @@ TEST(RunSpec, PathAndOptionalRunId) {
     EXPECT_EQ(profiler::parseRunSpec("a:1.db:2"), std::make_pair(std::string("a:1.db"), int64_t{2}));
     EXPECT_EQ(profiler::parseRunSpec("runs.db:"), std::make_pair(std::string("runs.db:"), int64_t{-1}));
     EXPECT_EQ(profiler::parseRunSpec("runs.db:x1"), std::make_pair(std::string("runs.db:x1"), int64_t{-1}));
+}
+
+TEST_F(ProfileDbTest, RoundTripsPhasesAndTheSramPlanOfTheSample) {
+    SimulatedRun run = simulateSample();
+    ASSERT_FALSE(run.program.tasks.empty());
+    ASSERT_FALSE(run.program.sramBuffers.empty());
+    const std::string db = path("sample.db");
+    ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
+    auto reader = profiler::ProfileReader::open(db);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    EXPECT_EQ(reader->schemaVersion(), profiler::kProfileSchemaVersion);
+
+    // Every Task's phases as the simulator recorded them, and its DMA bytes split into loads and
+    // stores as the Program's transfers say.
+    const auto tasks = reader->tasks().value();
+    ASSERT_EQ(tasks.size(), run.program.tasks.size());
+    int streamed = 0, sequential = 0;
+    for (const profiler::TaskRow& t : tasks) {
+        size_t i = 0;
+        while (run.program.tasks[i].id != t.id)
+            ++i;
+        const sim::TraceRecord& rec = run.result.trace[i];
+        const backend::Task& task = run.program.tasks[i];
+        EXPECT_EQ(t.loadEnd, rec.loadEnd) << t.name;
+        EXPECT_EQ(t.computeStart, rec.computeStart) << t.name;
+        EXPECT_EQ(t.computeEnd, rec.computeEnd) << t.name;
+        EXPECT_EQ(t.storeStart, rec.storeStart) << t.name;
+        uint64_t loads = 0, stores = 0;
+        for (const backend::Transfer& tr : run.program.transfers)
+            if (tr.task == t.id)
+                (tr.load ? loads : stores) += tr.bytes;
+        EXPECT_EQ(t.loadBytes, loads) << t.name;
+        EXPECT_EQ(t.storeBytes, stores) << t.name;
+        EXPECT_EQ(t.streamed, task.tiling.doubleBuffered && task.tiling.numTiles > 1) << t.name;
+        if (t.streamed) {
+            ++streamed;
+            EXPECT_LT(t.computeStart, t.loadEnd) << t.name << ": a stream overlaps the compute";
+            EXPECT_EQ(t.storeStart, t.end) << t.name;
+        } else if (t.unit != backend::UnitKind::Dma && t.dmaBytes > 0) {
+            ++sequential;
+            EXPECT_LE(t.loadEnd, t.computeStart) << t.name << ": loads come before the compute";
+            EXPECT_LE(t.computeEnd, t.storeStart) << t.name << ": stores after it";
+        }
+    }
+    EXPECT_GT(streamed, 0);
+    EXPECT_GT(sequential, 0);
+
+    // The SRAM plan, buffer for buffer.
+    const auto sram = reader->sramBuffers().value();
+    ASSERT_EQ(sram.size(), run.program.sramBuffers.size());
+    for (size_t i = 0; i < sram.size(); ++i) {
+        const backend::SramBuffer& want = run.program.sramBuffers[i];
+        EXPECT_EQ(sram[i].id, want.id);
+        EXPECT_EQ(sram[i].core, want.core);
+        EXPECT_EQ(sram[i].offset, want.offset);
+        EXPECT_EQ(sram[i].size, want.size);
+        EXPECT_EQ(sram[i].role, want.role);
+        EXPECT_EQ(sram[i].pair, want.pair);
+        EXPECT_EQ(sram[i].task, want.task);
+        EXPECT_EQ(sram[i].buffer, want.buffer);
+        EXPECT_EQ(sram[i].firstTask, want.firstTask);
+        EXPECT_EQ(sram[i].lastTask, want.lastTask);
+    }
+
+    // The occupancy steps: at each step, the bytes of the buffers live then (from their first
+    // Task's start to their last Task's end), counted here from the plan and the trace directly;
+    // a core ends empty and never holds more than its SRAM.
+    const auto steps = reader->sramOccupancy().value();
+    ASSERT_FALSE(steps.empty());
+    EXPECT_EQ(steps.size(), profiler::sramOccupancy(run.program, run.result).size());
+    auto traceOf = [&](int id) -> const sim::TraceRecord& {
+        size_t i = 0;
+        while (run.program.tasks[i].id != id)
+            ++i;
+        return run.result.trace[i];
+    };
+    std::map<int, uint64_t> peak;
+    for (size_t k = 0; k < steps.size(); ++k) {
+        const profiler::SramStepRow& step = steps[k];
+        uint64_t live = 0;
+        for (const backend::SramBuffer& b : run.program.sramBuffers)
+            if (b.core == step.core && traceOf(b.firstTask).start <= step.cycle &&
+                step.cycle < traceOf(b.lastTask).end)
+                live += b.size;
+        EXPECT_EQ(step.bytes, live) << "core " << step.core << " at cycle " << step.cycle;
+        EXPECT_LE(step.bytes, run.program.target.sramBytes);
+        peak[step.core] = std::max(peak[step.core], step.bytes);
+        if (k + 1 == steps.size() || steps[k + 1].core != step.core)
+            EXPECT_EQ(step.bytes, 0u) << "core " << step.core << " ends with SRAM in use";
+        else
+            EXPECT_LT(step.cycle, steps[k + 1].cycle);
+    }
+    for (const auto& [core, bytes] : peak)
+        EXPECT_GT(bytes, 0u) << "core " << core;
+
+    // A second file from the same run holds the same rows (the content is a function of the
+    // Program and the trace).
+    const std::string again = path("again.db");
+    ASSERT_TRUE(profiler::writeProfile(again, run.program, run.result, info()).ok());
+    auto other = profiler::ProfileReader::open(again).value();
+    EXPECT_EQ(profiler::chromeTraceJson(other).value(), profiler::chromeTraceJson(*reader).value());
+    const auto steps2 = other.sramOccupancy().value();
+    ASSERT_EQ(steps2.size(), steps.size());
+    for (size_t k = 0; k < steps.size(); ++k)
+        EXPECT_TRUE(steps2[k].core == steps[k].core && steps2[k].cycle == steps[k].cycle &&
+                    steps2[k].bytes == steps[k].bytes);
+}
+
+TEST_F(ProfileDbTest, AVersionOneDatabaseStillReadsAndTakesNewRuns) {
+    const std::string db = path("v1.db");
+    execOn(db, kVersion1Schema);
+    auto reader = profiler::ProfileReader::open(db);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    EXPECT_EQ(reader->schemaVersion(), 1);
+    auto tasks = reader->tasks();
+    ASSERT_TRUE(tasks.ok()) << tasks.error().message;
+    ASSERT_EQ(tasks->size(), 2u);
+    // No phases stored: no DMA phase, compute over the whole Task, as before they were.
+    for (const profiler::TaskRow& t : *tasks) {
+        EXPECT_EQ(t.loadEnd, t.start);
+        EXPECT_EQ(t.computeStart, t.start);
+        EXPECT_EQ(t.computeEnd, t.end);
+        EXPECT_EQ(t.storeStart, t.end);
+        EXPECT_FALSE(t.streamed);
+    }
+    EXPECT_EQ((*tasks)[0].name, "conv1");
+    EXPECT_EQ((*tasks)[0].dmaBytes, 2048u);
+    EXPECT_EQ((*tasks)[1].start, 1100u);
+    EXPECT_TRUE(reader->sramBuffers().value().empty());
+    EXPECT_TRUE(reader->sramOccupancy().value().empty());
+    EXPECT_EQ(reader->buffers().value().size(), 1u);
+    EXPECT_EQ(reader->deps().value().size(), 1u);
+    auto loaded = profiler::loadRun(db);
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(loaded->run.model, "old.onnx");
+
+    // Its trace: the Tasks whole on their units, no DMA thread (nothing is known about the DMA).
+    auto trace = profiler::chromeTraceJson(*reader);
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    auto doc = nlohmann::json::parse(*trace);
+    size_t slices = 0;
+    for (const auto& e : doc["traceEvents"]) {
+        EXPECT_NE(e["tid"], 2) << e.dump();
+        if (e["ph"] == "X") {
+            ++slices;
+            EXPECT_EQ(e["dur"].get<double>(), (e["args"]["end_cycle"].get<double>() -
+                                               e["args"]["start_cycle"].get<double>()) /
+                                                  1000.0);
+        }
+    }
+    EXPECT_EQ(slices, 2u);
+
+    // Appending a run upgrades the file in the same write; the old run reads as it did.
+    SimulatedRun run = simulateSmallModel();
+    auto id = profiler::writeProfile(db, run.program, run.result, info());
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    EXPECT_EQ(*id, 2);
+    auto upgraded = profiler::ProfileReader::open(db);
+    ASSERT_TRUE(upgraded.ok()) << upgraded.error().message;
+    EXPECT_EQ(upgraded->schemaVersion(), profiler::kProfileSchemaVersion);
+    const auto old = upgraded->tasks(1).value();
+    ASSERT_EQ(old.size(), 2u);
+    EXPECT_EQ(old[0].computeEnd, old[0].end);
+    EXPECT_EQ(old[1].loadEnd, old[1].start);
+    EXPECT_TRUE(upgraded->sramBuffers(1).value().empty());
+    EXPECT_EQ(upgraded->sramBuffers(2).value().size(), run.program.sramBuffers.size());
+    const auto fresh = upgraded->tasks(2).value();
+    ASSERT_EQ(fresh.size(), run.program.tasks.size());
+    bool phased = false;
+    for (const profiler::TaskRow& t : fresh)
+        phased |= t.loadEnd > t.start;
+    EXPECT_TRUE(phased);
+}
+
+TEST_F(ProfileDbTest, ChromeTraceShowsDmaPhasesOnTheirOwnThread) {
+    SimulatedRun run = simulateSample();
+    ASSERT_FALSE(run.program.tasks.empty());
+    const std::string db = path("dma.db");
+    ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
+    auto reader = profiler::ProfileReader::open(db).value();
+    const auto tasks = reader.tasks().value();
+    auto doc = nlohmann::json::parse(profiler::chromeTraceJson(reader).value());
+    std::map<std::pair<int, int>, std::string> threads;
+    std::map<int, nlohmann::json> compute;          // Task id -> its slice on its unit
+    std::map<int, std::vector<nlohmann::json>> dma; // Task id -> its DMA phases
+    for (const auto& e : doc["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "thread_name")
+            threads[{e["pid"].get<int>(), e["tid"].get<int>()}] = e["args"]["name"];
+        if (e["ph"] != "X")
+            continue;
+        if (e["cat"] == "dma")
+            dma[e["args"]["task"].get<int>()].push_back(e);
+        else
+            compute[e["args"]["task"].get<int>()] = e;
+    }
+    auto us = [](uint64_t cycles) { return static_cast<double>(cycles) / 1000.0; }; // npu-a: 1 GHz
+    int overlapping = 0, sequential = 0;
+    for (const profiler::TaskRow& t : tasks) {
+        ASSERT_TRUE(compute.count(t.id)) << t.name;
+        const nlohmann::json& c = compute[t.id];
+        if (t.unit == backend::UnitKind::Dma) {
+            EXPECT_EQ(c["tid"], 2);
+            EXPECT_FALSE(dma.count(t.id)) << t.name << " is a DMA Task: it is its own DMA slice";
+            continue;
+        }
+        // The compute slice covers the compute phase only.
+        EXPECT_DOUBLE_EQ(c["ts"].get<double>(), us(t.computeStart)) << t.name;
+        EXPECT_DOUBLE_EQ(c["dur"].get<double>(), us(t.computeEnd - t.computeStart)) << t.name;
+        if (t.dmaBytes == 0)
+            continue;
+        ASSERT_TRUE(dma.count(t.id)) << t.name << " moves " << t.dmaBytes << " bytes";
+        EXPECT_EQ(threads[std::make_pair(t.core, 2)], "core " + std::to_string(t.core) + " dma");
+        for (const nlohmann::json& d : dma[t.id]) {
+            EXPECT_EQ(d["pid"], t.core);
+            EXPECT_EQ(d["tid"], 2);
+            // In cycles (the args), not the microseconds' floating sums.
+            const uint64_t d0 = d["args"]["start_cycle"], d1 = d["args"]["end_cycle"];
+            const uint64_t c0 = c["args"]["compute_start_cycle"],
+                           c1 = c["args"]["compute_end_cycle"];
+            EXPECT_DOUBLE_EQ(d["ts"].get<double>(), us(d0));
+            if (t.streamed) {
+                EXPECT_EQ(d["name"], "stream") << t.name;
+                EXPECT_EQ(d["args"]["bytes"], t.dmaBytes) << t.name;
+                EXPECT_TRUE(d0 < c1 && c0 < d1)
+                    << t.name << ": the stream runs while the unit computes";
+                ++overlapping;
+            } else {
+                EXPECT_TRUE(d["name"] == "load" || d["name"] == "store") << d.dump();
+                EXPECT_TRUE(d1 <= c0 || c1 <= d0)
+                    << t.name << ": " << d["name"] << " overlaps the compute";
+                EXPECT_EQ(d["args"]["bytes"], d["name"] == "load" ? t.loadBytes : t.storeBytes);
+                ++sequential;
+            }
+        }
+    }
+    EXPECT_GT(overlapping, 0);
+    EXPECT_GT(sequential, 0);
+    EXPECT_EQ(threads[std::make_pair(0, 0)], "core 0 cube");
 }

@@ -22,6 +22,20 @@ TimelineTask task(int id, int core, UnitKind unit, uint64_t start, uint64_t end,
     return t;
 }
 
+/// `t` with phases: loads until `loadEnd`, computes [c0, c1), stores from `storeStart`.
+TimelineTask phased(TimelineTask t, uint64_t loadEnd, uint64_t c0, uint64_t c1, uint64_t storeStart,
+                    bool streamed, uint64_t loadBytes, uint64_t storeBytes) {
+    t.phases = true;
+    t.loadEnd = loadEnd;
+    t.computeStart = c0;
+    t.computeEnd = c1;
+    t.storeStart = storeStart;
+    t.streamed = streamed;
+    t.loadBytes = loadBytes;
+    t.storeBytes = storeBytes;
+    return t;
+}
+
 } // namespace
 
 class TestTimelineModel : public QObject {
@@ -155,6 +169,96 @@ private slots:
         QCOMPARE(spans[1].task, 100);
         QCOMPARE(spans[1].x1, 200.0);
         QVERIFY(m.buildSpanList(c, 1000.0, {}).empty());
+    }
+
+    void eachCoreGetsADmaLaneUnderItsComputeLanes() {
+        // Core 0: a DMA-only Task, a single-buffered cube Task (load, compute, store one after
+        // another), a double-buffered vector Task (one stream under its compute). Core 1: a Task
+        // without phases (an old database), which moves nothing on the timeline.
+        TimelineModel m;
+        m.setTasks(
+            {task(0, 0, UnitKind::Dma, 0, 50),
+             phased(task(1, 0, UnitKind::Cube, 100, 400), 200, 200, 300, 300, false, 12595, 2048),
+             phased(task(2, 0, UnitKind::Vector, 500, 900), 850, 600, 900, 900, true, 30000, 2000),
+             task(3, 1, UnitKind::Cube, 0, 300)});
+        QCOMPARE(m.lanes().size(), size_t(4));
+        QCOMPARE(QString::fromStdString(m.lanes()[2].label), QStringLiteral("core 0 \u00b7 dma"));
+        QCOMPARE(m.lanes()[2].items, (std::vector<int>{0}));
+        QCOMPARE(m.lanes()[2].spans, (std::vector<int>{0, 1, 2}));
+        QCOMPARE(m.lanes()[3].core, 1); // no DMA lane for core 1: nothing known moved there
+        QCOMPARE(m.dmaSpans().size(), size_t(3));
+        const TimelineDmaSpan& load = m.dmaSpans()[0];
+        QCOMPARE(load.task, 1);
+        QCOMPARE(load.kind, DmaPhaseKind::Load);
+        QCOMPARE(load.start, uint64_t(100));
+        QCOMPARE(load.end, uint64_t(200));
+        QCOMPARE(dmaSpanLabel(load), std::string("load 12.3 KiB"));
+        const TimelineDmaSpan& store = m.dmaSpans()[1];
+        QCOMPARE(store.kind, DmaPhaseKind::Store);
+        QCOMPARE(store.start, uint64_t(300));
+        QCOMPARE(store.end, uint64_t(400));
+        QCOMPARE(dmaSpanLabel(store), std::string("store 2.0 KiB"));
+        const TimelineDmaSpan& stream = m.dmaSpans()[2];
+        QCOMPARE(stream.kind, DmaPhaseKind::Stream);
+        QCOMPARE(stream.start, uint64_t(500));
+        QCOMPARE(stream.end, uint64_t(850));
+        QCOMPARE(stream.bytes, uint64_t(32000));
+        QCOMPARE(m.laneOfSpan(2), 2);
+        QCOMPARE(m.laneOf(0), 2);
+
+        // Drawn as themselves when wide, each naming its Task: a click on one selects the Task.
+        TimelineCoords c{0.0, 1.0};
+        std::vector<TimelineDrawItem> dma;
+        for (const TimelineDrawItem& item : m.buildDrawList(c, 1000.0))
+            if (item.lane == 2)
+                dma.push_back(item);
+        QCOMPARE(dma.size(), size_t(4));
+        QCOMPARE(dma[0].span, -1); // the DMA-only Task itself
+        QCOMPARE(dma[0].task, 0);
+        QCOMPARE(dma[1].span, 0);
+        QCOMPARE(dma[1].task, 1);
+        QCOMPARE(dma[1].x0, 100.0);
+        QCOMPARE(dma[1].x1, 200.0);
+        QCOMPARE(dma[3].span, 2);
+        QCOMPARE(dma[3].task, 2);
+        // The critical-path overlay marks Tasks, not their transfers.
+        const auto marks = m.buildSpanList(c, 1000.0, std::vector<uint8_t>{0, 1, 1, 0});
+        QCOMPARE(marks.size(), size_t(2));
+        QCOMPARE(marks[0].lane, m.laneOf(1));
+        QCOMPARE(marks[1].lane, m.laneOf(2));
+    }
+
+    void tinyDmaSpansFoldLikeTasks() {
+        // 200 single-buffered Tasks of 10 cycles, each loading 4 cycles and storing 3: at 100
+        // cycles per pixel the DMA lane folds into one item too, and a pinned Task's spans stay.
+        std::vector<TimelineTask> tasks;
+        for (int i = 0; i < 200; ++i) {
+            const uint64_t t0 = static_cast<uint64_t>(i) * 10;
+            tasks.push_back(phased(task(i, 0, UnitKind::Cube, t0, t0 + 10), t0 + 4, t0 + 4, t0 + 7,
+                                   t0 + 7, false, 64, 64));
+        }
+        TimelineModel m;
+        m.setTasks(tasks);
+        QCOMPARE(m.dmaSpans().size(), size_t(400));
+        TimelineCoords c{0.0, 100.0};
+        auto onLane = [&](const std::vector<TimelineDrawItem>& items, int lane) {
+            std::vector<TimelineDrawItem> out;
+            for (const TimelineDrawItem& item : items)
+                if (item.lane == lane)
+                    out.push_back(item);
+            return out;
+        };
+        const auto folded = onLane(m.buildDrawList(c, 1000.0, 3.0), 1);
+        QCOMPARE(folded.size(), size_t(1));
+        QCOMPARE(folded[0].count, 400);
+        QCOMPARE(folded[0].span, -1);
+        std::vector<uint8_t> pinned(200, 0);
+        pinned[100] = 1;
+        const auto kept = onLane(m.buildDrawList(c, 1000.0, 3.0, pinned), 1);
+        QCOMPARE(kept.size(), size_t(4)); // folded, Task 100's load and store, folded
+        QCOMPARE(kept[1].span, 200);
+        QCOMPARE(kept[1].task, 100);
+        QCOMPARE(kept[2].span, 201);
     }
 
     void tasksOutsideTheViewAreCulled() {
