@@ -278,7 +278,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         SX_ASSIGN(TaskCost cost, chooseTiling(grp, target));
         SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts));
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
-        const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip
+        const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip && options.sram.stripes
                                                   ? sliceLocalInputs(grp, split, tasks, tasksOfNode, bufferOf, target)
                                                   : std::vector<LocalInput>{};
         std::vector<int> ids;
@@ -378,10 +378,10 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
 
 } // namespace
 
-Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& options,
-                        std::vector<OnChipDecision>* decisions) {
-    if (!graph)
-        return makeError(ErrorKind::Invalid, "lower: no graph");
+namespace {
+
+Expected<Program> lowerWithSlots(std::shared_ptr<const ir::Graph> graph, const Target& target,
+                                 const LowerOptions& options, std::vector<OnChipDecision>* decisions) {
     // Split groups across up to every core. If the cross-core events that needs do not fit the
     // cores' event slots, try fewer parts (down to none) on every core, then on half as many
     // cores, and so on down to one core, which needs no events at all; of the programs that fit,
@@ -425,6 +425,34 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
                                     std::to_string(allCores) + " cores"
                               : std::string()));
     return std::move(*best);
+}
+
+} // namespace
+
+Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& options,
+                        std::vector<OnChipDecision>* decisions) {
+    if (!graph)
+        return makeError(ErrorKind::Invalid, "lower: no graph");
+    if (!options.sram.keepOnChip || !options.sram.stripes)
+        return lowerWithSlots(graph, target, options, decisions);
+    // Stripes pin a part to its producer's part's core and narrow its deps to that part: the
+    // DRAM traffic drops, but the schedule loses freedom and the event slots may be reused less.
+    // Lower both ways and keep the faster program by the schedule (the striped one on a tie).
+    std::vector<OnChipDecision> stripedDecisions, wholeDecisions;
+    Expected<Program> striped = lowerWithSlots(graph, target, options, &stripedDecisions);
+    LowerOptions noStripes = options;
+    noStripes.sram.stripes = false;
+    Expected<Program> whole = lowerWithSlots(graph, target, noStripes, &wholeDecisions);
+    const bool takeWhole =
+        !striped.ok() || (whole.ok() && whole->estCycles < striped->estCycles);
+    if (!takeWhole || !whole.ok()) {
+        if (decisions)
+            *decisions = std::move(stripedDecisions);
+        return striped;
+    }
+    if (decisions)
+        *decisions = std::move(wholeDecisions);
+    return whole;
 }
 
 } // namespace sextant::backend

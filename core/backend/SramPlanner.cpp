@@ -188,7 +188,15 @@ std::vector<ResidentSpan> spansOf(const Program& p, const Accesses& acc, int b) 
 /// every reader reads just the slice one part wrote, on that part's core.
 std::string stripeReason(const Program& p, const Accesses& acc, int b) {
     const std::vector<int>& writers = acc.writers[static_cast<size_t>(b)];
-    const Task& first = p.tasks[static_cast<size_t>(writers.front())];
+    // One stripe per core: the memory image and the artifact find a stripe by its core.
+    for (size_t i = 0; i < writers.size(); ++i)
+        for (size_t j = i + 1; j < writers.size(); ++j) {
+            const Task& x = p.tasks[static_cast<size_t>(writers[i])];
+            const Task& y = p.tasks[static_cast<size_t>(writers[j])];
+            if (x.core == y.core)
+                return "split across cores: parts '" + x.name + "' and '" + y.name + "' both run on core " +
+                       std::to_string(x.core);
+        }
     for (int r : acc.readers[static_cast<size_t>(b)]) {
         const Task& rt = p.tasks[static_cast<size_t>(r)];
         if (!std::binary_search(rt.sliceLocalInputs.begin(), rt.sliceLocalInputs.end(), b))
@@ -205,7 +213,6 @@ std::string stripeReason(const Program& p, const Accesses& acc, int b) {
                        " reads the stripe written on core " + std::to_string(wt.core);
         }
     }
-    (void)first;
     return {};
 }
 

@@ -19,6 +19,9 @@ inline constexpr const char* kKeepOnChipRule = "keep-on-chip";
 /// How the SRAM plan runs.
 struct SramPlanOptions {
     bool keepOnChip = true;  ///< the keep-on-chip rule runs
+    /// keep-on-chip may keep a node split across cores a stripe per part (lower() then pins
+    /// the reading parts to their producers' cores and narrows their deps).
+    bool stripes = true;
     /// Applications of keep-on-chip allowed (what the pipeline's bisect limit leaves); -1: all.
     int64_t budget = -1;
     /// Search steps per core for the offsets (OffsetSearchOptions::steps).
