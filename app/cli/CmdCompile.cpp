@@ -137,6 +137,20 @@ void printChanged(const passes::PipelineResult& r) {
     }
 }
 
+/// Tensors keep-on-chip kept (Program::onChip lists a tensor kept a stripe per core once per core).
+size_t keptTensors(const backend::Program& p) {
+    std::set<int> buffers;
+    for (const backend::OnChip& oc : p.onChip)
+        buffers.insert(oc.buffer);
+    return buffers.size();
+}
+
+/// " (12 stripes)" when some kept tensors are striped across cores, else "".
+std::string stripesNote(const backend::Program& p) {
+    const size_t tensors = keptTensors(p);
+    return p.onChip.size() > tensors ? " (" + std::to_string(p.onChip.size()) + " pieces on their cores)" : "";
+}
+
 /// What the backend rules changed: not the IR but the Program (a tensor moved from DRAM to its
 /// core's SRAM), so --print-changed lists the tensors kept instead of a diff.
 void printChangedProgram(const runtime::CompileResult& r) {
@@ -147,12 +161,18 @@ void printChangedProgram(const runtime::CompileResult& r) {
     for (const passes::RuleStats& s : r.pipeline.stats)
         if (s.rule == backend::kKeepOnChipRule)
             rejected = s.rejected;
-    std::cout << "*** Program after 'lower' (changed by " << backend::kKeepOnChipRule << ": " << p.onChip.size()
+    std::cout << "*** Program after 'lower' (changed by " << backend::kKeepOnChipRule << ": " << keptTensors(p)
               << " tensors kept in SRAM, " << rejected << " candidates rejected) ***\n";
-    for (const backend::OnChip& oc : p.onChip)
-        std::cout << "  '" << p.buffers[static_cast<size_t>(oc.buffer)].value << "' dram -> sram of core " << oc.core
-                  << " at offset " << p.buffers[static_cast<size_t>(oc.buffer)].offset << " (" << kib(oc.bytes)
-                  << "), " << kib(oc.savedDmaBytes) << " of DRAM traffic saved\n";
+    for (const backend::OnChip& oc : p.onChip) {
+        const backend::Buffer& b = p.buffers[static_cast<size_t>(oc.buffer)];
+        const backend::Buffer::Stripe* st = b.stripeOn(oc.core);
+        std::string what = "'" + b.value + "'";
+        if (st)
+            what += "[" + std::to_string(st->begin) + ":" + std::to_string(st->end) + "] of dim " +
+                    std::to_string(b.stripeAxis);
+        std::cout << "  " << what << " dram -> sram of core " << oc.core << " at offset " << (st ? st->offset : b.offset)
+                  << " (" << kib(oc.bytes) << "), " << kib(oc.savedDmaBytes) << " of DRAM traffic saved\n";
+    }
 }
 
 void printApplications(const passes::PipelineResult& r) {
@@ -241,8 +261,8 @@ void printMemoryStats(const backend::Program& p) {
                   kibOrMib(p.memory.dramTrafficBytes).c_str(), kibOrMib(p.memory.compulsoryBytes).c_str(),
                   ratio(p.memory.dramTrafficBytes, p.memory.compulsoryBytes));
     std::cout << line;
-    std::cout << "on chip (" << backend::kKeepOnChipRule << "): " << p.onChip.size() << " tensors kept, "
-              << kibOrMib(kept) << " of SRAM, " << kibOrMib(saved) << " of DRAM traffic saved\n";
+    std::cout << "on chip (" << backend::kKeepOnChipRule << "): " << keptTensors(p) << " tensors kept" << stripesNote(p)
+              << ", " << kibOrMib(kept) << " of SRAM, " << kibOrMib(saved) << " of DRAM traffic saved\n";
 }
 
 void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
@@ -374,7 +394,8 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& ch
                        {"sram_lower_bound", sramLowerBound},
                        {"dram_traffic_bytes", p.memory.dramTrafficBytes},
                        {"compulsory_bytes", p.memory.compulsoryBytes},
-                       {"on_chip_tensors", p.onChip.size()},
+                       {"on_chip_tensors", keptTensors(p)},
+                       {"on_chip_pieces", p.onChip.size()},
                        {"on_chip_saved_bytes", saved}};
     json passList = json::array();
     for (size_t i = 1; i < r.pipeline.snapshots.size(); ++i) {

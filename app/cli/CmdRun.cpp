@@ -215,6 +215,36 @@ void printPerTensor(const runtime::ValueDrift& drift) {
               << "\n";
 }
 
+/// The critical path's cycles by what they were spent on. A Task's own time: the DRAM latency
+/// once when it moves bytes, then its compute and the DMA not hidden behind it (a double-buffered
+/// Task overlaps them; the longer shows). The gap before it: the event latency when it waited for
+/// a Task on another core, else the dispatch, and whatever is left as other waits.
+struct PathTime {
+    uint64_t compute = 0, dma = 0, latency = 0, dispatch = 0, events = 0, waits = 0;
+};
+PathTime pathTime(const backend::Program& program, const sim::SimResult& result,
+                  const std::vector<sim::CriticalStep>& path) {
+    const backend::Target& tg = program.target;
+    PathTime out;
+    for (const sim::CriticalStep& s : path) {
+        const backend::Task& t = program.tasks[s.task];
+        const sim::TraceRecord& r = result.trace[s.task];
+        uint64_t own = r.end - r.start;
+        const uint64_t latency = t.dmaBytes > 0 ? std::min<uint64_t>(tg.dramLatencyCycles, own) : 0;
+        out.latency += latency;
+        own -= latency;
+        const uint64_t compute = std::min(own, r.computeCycles);
+        out.compute += compute;
+        out.dma += own - compute;
+        uint64_t gap = s.cause == sim::CriticalStep::Cause::First ? r.start : s.gap;
+        const bool crossCore = s.cause == sim::CriticalStep::Cause::Dependency && program.tasks[s.after].core != t.core;
+        const uint64_t fixed = std::min<uint64_t>(gap, crossCore ? tg.eventLatencyCycles : tg.dispatchCycles);
+        (crossCore ? out.events : out.dispatch) += fixed;
+        out.waits += gap - fixed;
+    }
+    return out;
+}
+
 /// --critical-path: the Tasks that set the latency, each with what it waited for.
 void printCriticalPath(const backend::Program& program, const sim::SimResult& result, bool strict) {
     const std::vector<sim::CriticalStep> path = sim::criticalPath(program, result, strict);
@@ -225,6 +255,16 @@ void printCriticalPath(const backend::Program& program, const sim::SimResult& re
                 "latency, dispatch, a core still busy):\n",
                 path.size(), program.tasks.size(), static_cast<unsigned long long>(busy),
                 static_cast<unsigned long long>(result.totalCycles));
+    const PathTime time = pathTime(program, result, path);
+    auto share = [&](uint64_t c) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%llu (%.0f%%)", static_cast<unsigned long long>(c),
+                      result.totalCycles ? 100.0 * static_cast<double>(c) / static_cast<double>(result.totalCycles) : 0.0);
+        return std::string(b);
+    };
+    std::printf("  where the time goes: compute %s, DMA %s, DRAM latency %s, dispatch %s, events %s, other waits %s\n",
+                share(time.compute).c_str(), share(time.dma).c_str(), share(time.latency).c_str(),
+                share(time.dispatch).c_str(), share(time.events).c_str(), share(time.waits).c_str());
     for (const sim::CriticalStep& s : path) {
         const backend::Task& t = program.tasks[s.task];
         const sim::TraceRecord& r = result.trace[s.task];
