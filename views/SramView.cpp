@@ -357,8 +357,12 @@ void SramView::paintBand(QPainter& p, const SramCoreLines& core, const QRectF& b
         p.setPen(QPen(kHighlightColor, 2.5));
         for (int i : m_shown) {
             const SramBlock& b = m_map->blocks[static_cast<size_t>(i)];
-            if (b.core == core.core && SramMapData::usedBy(b, node))
-                p.drawRect(blockRect(b));
+            if (b.core != core.core || !SramMapData::usedBy(b, node))
+                continue;
+            // At least 8 px each way, so the selection shows on a sliver of a buffer too.
+            QRectF r = blockRect(b);
+            const double dx = std::max(0.0, 8.0 - r.width()) / 2, dy = std::max(0.0, 8.0 - r.height()) / 2;
+            p.drawRect(r.adjusted(-dx, -dy, dx, dy));
         }
     }
     for (int i : m_shown) {
