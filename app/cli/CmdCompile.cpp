@@ -9,6 +9,7 @@
 #include "ShapeOption.h"
 
 #include "core/backend/Artifact.h"
+#include "core/backend/SramPlanner.h"
 #include "core/backend/Target.h"
 #include "core/frontend/OnnxImporter.h"
 #include "core/passes/GraphDiff.h"
@@ -59,14 +60,25 @@ const char* kCompileUsage =
     "  --print-changed     print a unified IR diff after each pass that changed the graph\n"
     "  --list-applications print every rule application: seq, rule, pass, anchor node (and the\n"
     "                      matches --bisect-limit cut)\n"
-    "  --stats             print pass times, rule counters, grey-op counts and per-Task figures\n"
-    "  --report FILE.json  write the summary, rule counters and Task table as JSON\n"
+    "  --stats             print pass times, rule counters, grey-op counts, each core's SRAM peak,\n"
+    "                      the DRAM traffic, what keep-on-chip kept, and per-Task figures\n"
+    "  --report FILE.json  write the summary, memory figures, rule counters and Task table as\n"
+    "                      JSON (docs/compile-report.md)\n"
     "  --shape NAME=DIMS   give input NAME concrete dims, e.g. x=1x3x48x320 (repeatable; needed\n"
     "                      for models with symbolic input dims)\n";
 
 std::string kib(uint64_t bytes) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+    return buf;
+}
+
+/// KiB below 10 MiB, MiB above: a whole network's DMA traffic reads at a glance.
+std::string kibOrMib(uint64_t bytes) {
+    if (bytes < 10ull * 1024 * 1024)
+        return kib(bytes);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
     return buf;
 }
 
@@ -123,6 +135,24 @@ void printChanged(const passes::PipelineResult& r) {
         std::cout << "*** IR after pass '" << after.passId << "' (changed) ***\n";
         std::cout << passes::unifiedDiff(before.text(), after.text(), "before/" + after.passId, "after/" + after.passId);
     }
+}
+
+/// What the backend rules changed: not the IR but the Program (a tensor moved from DRAM to its
+/// core's SRAM), so --print-changed lists the tensors kept instead of a diff.
+void printChangedProgram(const runtime::CompileResult& r) {
+    const backend::Program& p = r.program;
+    if (p.onChip.empty())
+        return;
+    int64_t rejected = 0;
+    for (const passes::RuleStats& s : r.pipeline.stats)
+        if (s.rule == backend::kKeepOnChipRule)
+            rejected = s.rejected;
+    std::cout << "*** Program after 'lower' (changed by " << backend::kKeepOnChipRule << ": " << p.onChip.size()
+              << " tensors kept in SRAM, " << rejected << " candidates rejected) ***\n";
+    for (const backend::OnChip& oc : p.onChip)
+        std::cout << "  '" << p.buffers[static_cast<size_t>(oc.buffer)].value << "' dram -> sram of core " << oc.core
+                  << " at offset " << p.buffers[static_cast<size_t>(oc.buffer)].offset << " (" << kib(oc.bytes)
+                  << "), " << kib(oc.savedDmaBytes) << " of DRAM traffic saved\n";
 }
 
 void printApplications(const passes::PipelineResult& r) {
@@ -182,6 +212,39 @@ bool sameSideBySide(const backend::Task& first, const backend::Task& next, int o
            next.tiling.sramBytes == first.tiling.sramBytes;
 }
 
+bool isBackendRule(const std::string& id) {
+    for (const passes::RuleInfo& r : passes::backendRules())
+        if (r.id == id)
+            return true;
+    return false;
+}
+
+/// The SRAM plan's figures: each core's peak against its capacity and lower bound, the DRAM
+/// traffic against what any program must move, and what keep-on-chip kept.
+void printMemoryStats(const backend::Program& p) {
+    std::cout << "sram per core (peak / capacity, lower bound):\n";
+    for (size_t c = 0; c < p.memory.sram.size(); ++c) {
+        const backend::SramStats& s = p.memory.sram[c];
+        char line[256];
+        std::snprintf(line, sizeof line, "  core %-3zu %10s / %s (%5.1f %%), lower bound %s\n", c, kib(s.peak).c_str(),
+                      kib(s.capacity).c_str(), s.capacity == 0 ? 0.0 : 100.0 * ratio(s.peak, s.capacity),
+                      kib(s.lowerBound).c_str());
+        std::cout << line;
+    }
+    uint64_t kept = 0, saved = 0;
+    for (const backend::OnChip& oc : p.onChip) {
+        kept += oc.bytes;
+        saved += oc.savedDmaBytes;
+    }
+    char line[256];
+    std::snprintf(line, sizeof line, "dram traffic: %s vs compulsory %s (%.2fx)\n",
+                  kibOrMib(p.memory.dramTrafficBytes).c_str(), kibOrMib(p.memory.compulsoryBytes).c_str(),
+                  ratio(p.memory.dramTrafficBytes, p.memory.compulsoryBytes));
+    std::cout << line;
+    std::cout << "on chip (" << backend::kKeepOnChipRule << "): " << p.onChip.size() << " tensors kept, "
+              << kibOrMib(kept) << " of SRAM, " << kibOrMib(saved) << " of DRAM traffic saved\n";
+}
+
 void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
     // Like -time-passes: each pass's time and share, then what it did to the graph (the
     // structural diff against the snapshot before it) and the nodes left.
@@ -210,12 +273,15 @@ void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
                   before.transposes, after.transposes, before.copyOrCast, after.copyOrCast,
                   before.layoutConversions, after.layoutConversions);
     std::cout << grey;
+    printMemoryStats(r.program);
     std::cout << "rules (matched / applied / rejected / skipped, ms):\n";
     for (const passes::RuleStats& s : r.pipeline.stats) {
         if (s.matched == 0 && s.rejected == 0)
             continue;
-        char ms[32];
+        char ms[64];
         std::snprintf(ms, sizeof ms, "%.3f ms", s.millis);
+        if (isBackendRule(s.rule)) // applied inside the lowering, which times it as a whole
+            std::snprintf(ms, sizeof ms, "in lower");
         std::cout << "  " << s.rule << ": " << s.matched << " / " << s.applied << " / " << s.rejected << " / "
                   << s.skipped << ", " << ms << "\n";
         // Reasons that differ only in the names they quote ("gemm already has a bias input 'b1'",
@@ -290,11 +356,26 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& ch
     j["est_cycles"] = p.estCycles;
     j["est_micros"] = p.target.cyclesToMicros(p.estCycles);
     j["events"] = p.events.size();
+    json sramPeak = json::array(), sramLowerBound = json::array();
+    for (const backend::SramStats& s : p.memory.sram) {
+        sramPeak.push_back(s.peak);
+        sramLowerBound.push_back(s.lowerBound);
+    }
+    uint64_t saved = 0;
+    for (const backend::OnChip& oc : p.onChip)
+        saved += oc.savedDmaBytes;
     j["memory"] = json{{"dram_peak", p.memory.dramPeak},
                        {"dram_lower_bound", p.memory.dramLowerBound},
                        {"weight_bytes", p.memory.weightBytes},
                        {"io_bytes", p.memory.ioBytes},
-                       {"dram_total", p.memory.dramTotal}};
+                       {"dram_total", p.memory.dramTotal},
+                       {"sram_capacity", p.target.sramBytes},
+                       {"sram_peak", sramPeak},
+                       {"sram_lower_bound", sramLowerBound},
+                       {"dram_traffic_bytes", p.memory.dramTrafficBytes},
+                       {"compulsory_bytes", p.memory.compulsoryBytes},
+                       {"on_chip_tensors", p.onChip.size()},
+                       {"on_chip_saved_bytes", saved}};
     json passList = json::array();
     for (size_t i = 1; i < r.pipeline.snapshots.size(); ++i) {
         const passes::Snapshot& s = r.pipeline.snapshots[i];
@@ -430,8 +511,10 @@ int cmdCompile(Args args) {
     Expected<runtime::CompileResult> result = runtime::compileGraph(**graph, options);
     if (!result.ok())
         return fail(result.error().message);
-    if (printChangedFlag)
+    if (printChangedFlag) {
         printChanged(result->pipeline);
+        printChangedProgram(*result);
+    }
     if (listApplicationsFlag)
         printApplications(result->pipeline);
     if (!outDir.empty()) {

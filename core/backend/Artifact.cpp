@@ -2,6 +2,7 @@
 
 #include "EventAllocator.h"
 #include "MemoryPlanner.h"
+#include "SramPlanner.h"
 #include "core/ir/Parser.h"
 
 #include <filesystem>
@@ -142,8 +143,9 @@ Expected<Program> readArtifact(const std::string& dir) {
     if (format != kArtifactFormat)
         return m.err("format", "is '" + format + "', expected '" + kArtifactFormat + "'");
     SX_ASSIGN(int64_t version, m.i64(doc, "version", ""));
-    if (version != kArtifactVersion)
-        return m.err("version", "is " + std::to_string(version) + ", this reader knows " + std::to_string(kArtifactVersion));
+    if (version < kArtifactOldestVersion || version > kArtifactVersion)
+        return m.err("version", "is " + std::to_string(version) + ", this reader knows " +
+                                    std::to_string(kArtifactOldestVersion) + " to " + std::to_string(kArtifactVersion));
 
     SX_ASSIGN(const json* files, m.get(doc, "files", ""));
     SX_TRY(artifact::checkFile(m, *files, "tasks.bin", tasksBin, tasksPath));
@@ -157,6 +159,7 @@ Expected<Program> readArtifact(const std::string& dir) {
                                                " bytes, the manifest's weights region is " +
                                                std::to_string(p.memory.weightBytes));
     SX_TRY(artifact::parseProgramTables(m, doc, p));
+    SX_TRY(artifact::parseSramPlan(m, doc, version, p));
     SX_TRY(artifact::checkTasksBin(tasksBin, p, kernels, tasksPath));
     SX_TRY(attachGraph(m, doc, weightsBin, p));
     Status events_ = checkEvents(p);
@@ -165,6 +168,9 @@ Expected<Program> readArtifact(const std::string& dir) {
     Status hazards = checkHazards(p);
     if (!hazards.ok())
         return m.fail("memory plan is unsafe: " + hazards.error().message);
+    Status sram = checkSramPlan(p);
+    if (!sram.ok())
+        return m.fail("SRAM plan is unsafe: " + sram.error().message);
     return p;
 }
 

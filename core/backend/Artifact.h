@@ -11,13 +11,21 @@ namespace sextant::backend {
 
 /// Format identifiers of an artifact directory (docs/artifact-format.md).
 inline constexpr const char* kArtifactFormat = "sextant-artifact";
-inline constexpr int kArtifactVersion = 1;
+/// The version writeArtifact writes. 2 added the SRAM plan (sram_buffers, transfers, on_chip,
+/// memory.sram, memory.dram_traffic_bytes, memory.compulsory_bytes).
+inline constexpr int kArtifactVersion = 2;
+/// The oldest version readArtifact still opens (1: no SRAM plan; see docs/artifact-format.md).
+inline constexpr int kArtifactOldestVersion = 1;
 inline constexpr char kTasksMagic[8] = {'S', 'X', 'T', 'A', 'S', 'K', 'S', '\0'};
-inline constexpr uint32_t kTasksVersion = 1;
+/// tasks.bin's version. 2 added each buffer reference's memory level (0 DRAM, 1 SRAM); the reader
+/// also takes 1, whose level bytes are zero (every buffer in DRAM).
+inline constexpr uint32_t kTasksVersion = 2;
+inline constexpr uint32_t kTasksOldestVersion = 1;
 
 /// Writes `program` into `dir` (created if needed) as three files:
 ///   manifest.json  everything needed to rebuild the Program (target, pipeline, buffers, Tasks,
-///                  events, node<->Task map, memory stats, final graph as textual IR) plus the size
+///                  events, node<->Task map, memory stats, the per-core SRAM plan with its DMA
+///                  transfers and kept tensors, final graph as textual IR) plus the size
 ///                  and FNV-1a 64 hash of the two binary files;
 ///   tasks.bin      one 64-byte-aligned binary descriptor per Task (layout in Artifact.cpp and
 ///                  docs/artifact-format.md);
@@ -28,8 +36,10 @@ Status writeArtifact(const Program& program, const std::string& dir);
 /// Reads and validates an artifact directory and rebuilds its Program: files present, JSON well
 /// formed, format/version, every field's type, ids and references in range, hashes and sizes of
 /// the binary files, tasks.bin's magic/version/descriptors agreeing with the manifest, weights
-/// within weights.bin, the graph parsing (weights from weights.bin), and the event and hazard
-/// checkers passing. Each failure names the file and what is wrong.
+/// within weights.bin, the graph parsing (weights from weights.bin), the SRAM plan agreeing with
+/// the buffers and Tasks, and the event, hazard and SRAM-plan checkers passing. Each failure names
+/// the file and what is wrong. An artifact of version 1 (before the SRAM plan) still reads: its
+/// SRAM lists are empty and the memory figures are recomputed from its Tasks.
 Expected<Program> readArtifact(const std::string& dir);
 
 /// FNV-1a 64-bit hash of `bytes` as 16 lower-case hex digits (the manifest's content hashes).

@@ -3,6 +3,7 @@
 // The parts of the artifact reader and writer (Artifact.h), internal to sextant_backend:
 //   TaskDescriptors.cpp  tasks.bin: the binary descriptor codec and its check against the manifest
 //   ArtifactManifest.cpp manifest.json: the document written, and its typed, path-naming reader
+//   ArtifactSramPlan.cpp manifest.json's SRAM plan (format version 2): written, read, cross-checked
 //   Artifact.cpp         the directory: which files, in which order, and the checks across them
 
 #include "Artifact.h"
@@ -148,5 +149,17 @@ Status parseProgramHead(const Manifest& m, const json& doc, Program& p, std::vec
 /// Then its buffers, inputs and outputs, Tasks and events, each field typed and every id and
 /// reference in range.
 Status parseProgramTables(const Manifest& m, const json& doc, Program& p);
+
+// ---- the SRAM plan in manifest.json (ArtifactSramPlan.cpp)
+
+/// Adds `p`'s SRAM plan to its manifest `doc`: memory.sram, memory.dram_traffic_bytes and
+/// memory.compulsory_bytes, and the sram_buffers, transfers and on_chip lists.
+void addSramPlan(json& doc, const Program& p);
+/// Reads the SRAM plan of a manifest of format `version` into `p`, whose buffers and Tasks are
+/// already read: every field typed, every id in range, each SRAM buffer aligned inside its core's
+/// SRAM and used by Tasks of that core, residents where their buffers say, transfers between a
+/// Task's own buffers and slots adding up to its dma_bytes, and the figures agreeing with the
+/// Tasks. Version 1 has no plan: the lists stay empty and the figures are recomputed.
+Status parseSramPlan(const Manifest& m, const json& doc, int64_t version, Program& p);
 
 } // namespace sextant::backend::artifact

@@ -139,10 +139,27 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
     SX_ASSIGN(b.type.layout, parseLayout(m, layout, path + ".layout"));
     SX_ASSIGN(b.firstTask, m.intIn(j, "first_task", path, -1, nt - 1));
     SX_ASSIGN(b.lastTask, m.intIn(j, "last_task", path, -1, nt - 1));
-    if (b.offset > ms.dramTotal || b.size > ms.dramTotal - b.offset)
+    if (b.level == MemLevel::Sram) {
+        // A tensor kept on chip: its offset is in its core's SRAM (the SRAM plan says where).
+        const Target& tg = p.target;
+        if (b.core < 0)
+            return m.err(path + ".core", "is -1, but buffer '" + b.value + "' is in SRAM, which is per core");
+        if (b.kind != BufferKind::Intermediate)
+            return m.err(path + ".level", "is sram for the " + std::string(kindName(b.kind)) + " '" + b.value +
+                                              "': only intermediates stay on chip");
+        if (b.offset > tg.sramBytes || b.size > tg.sramBytes - b.offset)
+            return m.err(path + ".offset", "puts buffer '" + b.value + "' at [" + std::to_string(b.offset) + ", " +
+                                               std::to_string(b.offset + b.size) + "), outside the " +
+                                               std::to_string(tg.sramBytes) + " bytes of SRAM of core " +
+                                               std::to_string(b.core));
+        if (b.offset % std::max<uint64_t>(tg.sramAlign, 1) != 0)
+            return m.err(path + ".offset", "is " + std::to_string(b.offset) + ", not a multiple of the target's "
+                                           "sram_align (" + std::to_string(tg.sramAlign) + ")");
+    } else if (b.offset > ms.dramTotal || b.size > ms.dramTotal - b.offset) {
         return m.err(path + ".offset", "puts buffer '" + b.value + "' at [" + std::to_string(b.offset) + ", " +
                                            std::to_string(b.offset + b.size) + "), outside the program's " +
                                            std::to_string(ms.dramTotal) + " bytes of DRAM");
+    }
     if (tensorBytes(b.type) > b.size)
         return m.err(path + ".size", "is smaller than the tensor " + b.type.str());
     if (b.kind == BufferKind::Weight && (b.offset < ms.weightsBase || b.offset + tensorBytes(b.type) > ms.weightsBase + ms.weightBytes))
@@ -273,6 +290,7 @@ json manifestJson(const Program& p, const std::vector<uint8_t>& tasksBin, const 
     mem["arena_base"] = p.memory.arenaBase;
     mem["dram_total"] = p.memory.dramTotal;
     m["memory"] = mem;
+    addSramPlan(m, p);
     json buffers = json::array();
     for (const Buffer& b : p.buffers) {
         json j;

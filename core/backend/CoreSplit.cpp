@@ -63,4 +63,29 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskC
     return plan;
 }
 
+bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
+    if (n.numOutputs() != 1 || axis < 0)
+        return false;
+    const std::vector<int64_t> od = n.output(0)->type().dims();
+    const std::vector<int64_t> id = in.type().dims();
+    const size_t a = static_cast<size_t>(axis);
+    if (id.size() != od.size() || a >= od.size() || id[a] != od[a])
+        return false;
+    switch (n.info().work) {
+    case ir::WorkModel::Elementwise:
+    case ir::WorkModel::Group:
+        return true;
+    case ir::WorkModel::Pool:
+    case ir::WorkModel::GlobalPool:
+        return a <= 1 && n.input(0) == &in;
+    case ir::WorkModel::Conv: {
+        // Depthwise: every output channel reads its own input channel only.
+        const int64_t groups = n.attrInt("group", 1);
+        return a <= 1 && n.input(0) == &in && od.size() >= 3 && groups > 1 && groups == id[1] && groups == od[1];
+    }
+    default:
+        return false;
+    }
+}
+
 } // namespace sextant::backend

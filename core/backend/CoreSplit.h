@@ -27,4 +27,11 @@ struct SplitPlan {
 /// At most `maxParts` parts.
 Expected<SplitPlan> chooseSplit(const Group& group, const Target& target, const TaskCost& whole, int maxParts);
 
+/// Whether a part of `consumer` that computes a slice of dim `axis` of its output reads only the
+/// same slice of `input` (one of its activation inputs): elementwise ops and groups whose input
+/// has the output's extent along `axis`, and poolings and depthwise convolutions along the batch
+/// or the channels. Then the part depends only on the producer's part that writes that slice,
+/// when the producer is split the same way.
+bool readsOwnSlice(const ir::Node& consumer, const ir::Value& input, int axis);
+
 } // namespace sextant::backend

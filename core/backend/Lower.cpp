@@ -135,6 +135,72 @@ Expected<int> bufferFor(const std::vector<int>& byValue, const ir::Value& v, con
 
 namespace {
 
+/// An input of a split group that each part reads only within its own slice, from a producer
+/// split the same way (same dim, same ranges): part p depends on the producer's part p alone.
+struct LocalInput {
+    int buffer = -1;
+    const ir::Node* producer = nullptr;
+};
+
+std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& split, const std::vector<Task>& tasks,
+                                         const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode,
+                                         const std::vector<int>& bufferOf) {
+    std::vector<LocalInput> out;
+    const ir::Node& n = *grp.nodes.front();
+    if (grp.nodes.size() != 1)
+        return out;
+    for (const ir::Value* read : n.inputs()) {
+        const ir::Value* v = bufferOwner(read);
+        if (!v || v != read || v->isConstant() || !v->producer())
+            continue; // through a view the dims differ; constants and graph inputs have no parts
+        auto it = tasksOfNode.find(v->producer());
+        if (it == tasksOfNode.end() || it->second.size() != split.ranges.size() || !readsOwnSlice(n, *v, split.axis))
+            continue;
+        bool same = true;
+        for (size_t p = 0; p < split.ranges.size() && same; ++p) {
+            const Task& pt = tasks[static_cast<size_t>(it->second[p])];
+            same = pt.sliceAxis == split.axis && pt.sliceBegin == split.ranges[p].first &&
+                   pt.sliceEnd == split.ranges[p].second && pt.outputs.size() == 1;
+        }
+        if (same)
+            out.push_back(LocalInput{bufferOf[v->id()], v->producer()});
+    }
+    return out;
+}
+
+/// Whether `part` reads, other than through a slice-local input, a buffer Task `dep` writes.
+bool nonLocalNeeds(const Task& part, int dep, const std::vector<Task>& tasks, const std::vector<LocalInput>& local) {
+    for (int b : tasks[static_cast<size_t>(dep)].outputs) {
+        const bool isLocal =
+            std::any_of(local.begin(), local.end(), [&](const LocalInput& in) { return in.buffer == b; });
+        if (!isLocal && std::find(part.inputs.begin(), part.inputs.end(), b) != part.inputs.end())
+            return true;
+    }
+    return false;
+}
+
+/// Part p's deps: for each slice-local input, only the producer's part p instead of every part.
+void narrowDeps(Task& part, const std::vector<LocalInput>& local, size_t p, const std::vector<Task>& tasks,
+                const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode) {
+    std::vector<int> keep;
+    std::vector<int> drop;
+    for (const LocalInput& in : local) {
+        const std::vector<int>& parts = tasksOfNode.at(in.producer);
+        for (size_t q = 0; q < parts.size(); ++q)
+            (q == p ? keep : drop).push_back(parts[q]);
+        part.sliceLocalInputs.push_back(in.buffer);
+    }
+    // A producer part stays a dep if another (non-local) input of the group needs it whole.
+    for (int d : keep)
+        drop.erase(std::remove(drop.begin(), drop.end(), d), drop.end());
+    std::vector<int> deps;
+    for (int d : part.deps)
+        if (std::find(drop.begin(), drop.end(), d) == drop.end() || nonLocalNeeds(part, d, tasks, local))
+            deps.push_back(d);
+    part.deps = std::move(deps);
+    std::sort(part.sliceLocalInputs.begin(), part.sliceLocalInputs.end());
+}
+
 /// lower() with groups split into at most `maxParts` parts and scheduled on the first `cores`
 /// cores. Sets `*outOfEvents` when the event allocator ran out of a core's slots (more splitting
 /// and more cores mean more cross-core events).
@@ -199,9 +265,13 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         SX_ASSIGN(TaskCost cost, chooseTiling(grp, target));
         SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts));
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
+        const std::vector<LocalInput> local = parts > 1 ? sliceLocalInputs(grp, split, tasks, tasksOfNode, bufferOf)
+                                                        : std::vector<LocalInput>{};
         std::vector<int> ids;
         for (size_t p = 0; p < parts; ++p) {
             Task part = t;
+            if (!local.empty())
+                narrowDeps(part, local, p, tasks, tasksOfNode);
             part.id = static_cast<int>(tasks.size());
             const TaskCost& c = parts == 1 ? cost : split.costs[p];
             if (parts > 1) {

@@ -524,6 +524,17 @@ Status checkDramPlacement(const Program& prog) {
     return {};
 }
 
+} // namespace
+
+bool disjointSliceRead(const Task& writer, const Task& reader, int buffer) {
+    if (!std::binary_search(reader.sliceLocalInputs.begin(), reader.sliceLocalInputs.end(), buffer))
+        return false;
+    return writer.parts > 1 && writer.sliceAxis == reader.sliceAxis &&
+           (writer.sliceEnd <= reader.sliceBegin || reader.sliceEnd <= writer.sliceBegin);
+}
+
+namespace {
+
 /// Host-written buffers (inputs, weights) have no writing task, every other buffer has its
 /// writers, and every reader depends on every writer.
 Status checkWritersAndReaders(const Program& prog, const std::vector<Access>& acc, const Reachability& order) {
@@ -539,7 +550,8 @@ Status checkWritersAndReaders(const Program& prog, const std::vector<Access>& ac
             SX_TRY(checkWriters(prog, b, a.writers));
         for (int w : a.writers)
             for (int r : a.readers)
-                if (!order.before(w, r))
+                if (!order.before(w, r) && !disjointSliceRead(prog.tasks[static_cast<size_t>(w)],
+                                                              prog.tasks[static_cast<size_t>(r)], b.id))
                     return makeError(ErrorKind::Verify, "hazard: " + taskLabel(prog, r) + " reads " + bufferLabel(prog, b.id) +
                                                             " without depending on its writer " + taskLabel(prog, w));
     }
@@ -607,7 +619,11 @@ Status planMemory(Program& prog, const Reachability& order) {
     const Target& target = prog.target;
     const uint64_t align = std::max<uint64_t>(target.dramAlign, 1);
     MemoryStats& mem = prog.memory;
-    mem = MemoryStats{};
+    MemoryStats fresh; // the SRAM plan's figures (planSram ran first) stay
+    fresh.sram = std::move(mem.sram);
+    fresh.dramTrafficBytes = mem.dramTrafficBytes;
+    fresh.compulsoryBytes = mem.compulsoryBytes;
+    mem = std::move(fresh);
     mem.arenaBase = placeHostBuffers(prog, align);
 
     // Intermediates: conflicts come from the Task order (deps), not from the graph order, since

@@ -33,6 +33,24 @@ struct Buffer {
     ir::TensorType type;          ///< element type and shape as stored
     int firstTask = -1;           ///< Task that writes it (-1: written by the host before the run)
     int lastTask = -1;            ///< last Task that reads it (-1: read by the host after the run)
+    /// A tensor kept on chip a stripe at a time (keep-on-chip on a node split across cores, as
+    /// Vela cascades): stripe i holds the slice [begin, end) of dim `stripeAxis` in the SRAM of
+    /// `core`, where the part that writes it and the parts that read it run. level is Sram, and
+    /// core/offset/size repeat the first stripe's. Empty: the buffer is whole at (level, core, offset).
+    struct Stripe {
+        int core = 0;
+        uint64_t offset = 0, size = 0;
+        int64_t begin = 0, end = 0;
+    };
+    std::vector<Stripe> stripes;
+    int stripeAxis = -1;
+    /// The stripe on `c` (nullptr when it has none there).
+    const Stripe* stripeOn(int c) const {
+        for (const Stripe& s : stripes)
+            if (s.core == c)
+                return &s;
+        return nullptr;
+    }
 };
 
 /// Elements a value of type `t` occupies in memory: its element count, except that a rank-4
@@ -72,6 +90,10 @@ struct Task {
     std::vector<int> inputs;          ///< buffer ids read
     std::vector<int> outputs;         ///< buffer ids written
     std::vector<int> deps;            ///< Task ids that must finish first (data dependencies)
+    /// Input buffers this part of a split node reads only within its own slice (an elementwise
+    /// op, a depthwise convolution or a pooling along channels, split like its producer): it
+    /// depends only on the producer's part that writes that slice.
+    std::vector<int> sliceLocalInputs;
     std::vector<int> waitEvents;      ///< event ids waited on before starting (cross-core deps)
     std::vector<int> recordEvents;    ///< event ids recorded on finishing
     Tiling tiling;

@@ -160,6 +160,14 @@ std::string structuralReason(const Program& p, const Accesses& acc, int b, int p
     const std::vector<int>& readers = acc.readers[static_cast<size_t>(b)];
     if (readers.empty())
         return "no reader: no Task reads it";
+    // A data-movement Task (a copy, a Concat, a TransData) is the DMA moving bytes: what it
+    // moves costs the same from SRAM, so keeping its input or output saves nothing.
+    if (pt.unit == UnitKind::Dma)
+        return "written by a data-movement Task: '" + pt.name + "' is the DMA copying it";
+    for (int r : readers)
+        if (p.tasks[static_cast<size_t>(r)].unit == UnitKind::Dma)
+            return "read by a data-movement Task: '" + p.tasks[static_cast<size_t>(r)].name +
+                   "' is the DMA copying it";
     for (int r : readers) {
         const Task& rt = p.tasks[static_cast<size_t>(r)];
         if (rt.core != pt.core)

@@ -4,7 +4,7 @@
 //
 //   header, 64 bytes at offset 0
 //     0  char[8] magic "SXTASKS\0"
-//     8  u32     version (1)
+//     8  u32     version (2; the reader also takes 1, whose level bytes below are zero)
 //    12  u32     task count N
 //    16  u32     header bytes (64)
 //    20  u32     descriptor alignment A: the target's descriptor_align, at least 64
@@ -20,7 +20,9 @@
 //    16  u16 inputs  18 u16 outputs  20 u16 waits  22 u16 records
 //    24  u32 tiles              28  u16 tile rank   30 u16 zero
 //    32  u64 estimated cycles   40  u64 DMA bytes   48 u64 flops   56 u64 SRAM bytes
-//    64  inputs then outputs: {u64 DRAM address, u64 bytes (planned), u32 buffer id, u8 dtype, 3 zero}
+//    64  inputs then outputs: {u64 address, u64 bytes (planned), u32 buffer id, u8 dtype, u8 level,
+//                              2 zero}; level 0: the address is absolute in DRAM, 1: an offset in
+//                              the SRAM of the Task's core (a tensor kept on chip)
 //        waits then records:  {u32 event id, u16 slot, u16 recording core}
 //        tile shape:          tile rank x i64
 //        zero padding to the descriptor size
@@ -54,6 +56,9 @@ uint64_t getU(const std::vector<uint8_t>& in, uint64_t off, int bytes) {
     return v;
 }
 
+/// A buffer reference's level byte: where its address points.
+uint64_t levelCode(MemLevel l) { return l == MemLevel::Sram ? 1 : 0; }
+
 /// Descriptor alignment: the target's, at least 64 bytes (the fixed part's size).
 uint64_t descAlign(const Program& p) { return std::max<uint64_t>(p.target.descriptorAlign, 64); }
 
@@ -80,8 +85,9 @@ Status checkTasksBin(const std::vector<uint8_t>& bin, const Program& p, const st
     if (std::memcmp(bin.data(), kTasksMagic, 8) != 0)
         return bad("bad magic (expected \"SXTASKS\\0\")");
     uint64_t version = getU(bin, 8, 4);
-    if (version != kTasksVersion)
-        return bad("unsupported version " + std::to_string(version) + " (this reader knows " + std::to_string(kTasksVersion) + ")");
+    if (version < kTasksOldestVersion || version > kTasksVersion)
+        return bad("unsupported version " + std::to_string(version) + " (this reader knows " +
+                   std::to_string(kTasksOldestVersion) + " to " + std::to_string(kTasksVersion) + ")");
     uint64_t n = getU(bin, 12, 4);
     if (n != p.tasks.size())
         return bad("holds " + std::to_string(n) + " tasks, manifest has " + std::to_string(p.tasks.size()));
@@ -116,7 +122,9 @@ Status checkTasksBin(const std::vector<uint8_t>& bin, const Program& p, const st
         for (const std::vector<int>* list : {&t.inputs, &t.outputs})
             for (int b : *list) {
                 const Buffer& buf = p.buffers[static_cast<size_t>(b)];
-                if (getU(bin, c, 8) != buf.offset || getU(bin, c + 8, 8) != buf.size || getU(bin, c + 16, 4) != static_cast<uint64_t>(b))
+                const uint64_t level = version >= 2 ? levelCode(buf.level) : 0;
+                if (getU(bin, c, 8) != buf.offset || getU(bin, c + 8, 8) != buf.size || getU(bin, c + 16, 4) != static_cast<uint64_t>(b) ||
+                    getU(bin, c + 21, 1) != level)
                     return bad(label + " (task '" + t.name + "') has an address for buffer " + std::to_string(b) +
                                " that disagrees with the manifest");
                 c += kBufferRef;
@@ -195,6 +203,7 @@ std::vector<uint8_t> encodeTasks(const Program& p) {
                 putU(out, c + 8, buf.size, 8);
                 putU(out, c + 16, static_cast<uint64_t>(b), 4);
                 putU(out, c + 20, static_cast<uint64_t>(buf.type.dtype), 1);
+                putU(out, c + 21, levelCode(buf.level), 1);
                 c += kBufferRef;
             }
         for (const std::vector<int>* list : {&t.waitEvents, &t.recordEvents})

@@ -128,6 +128,33 @@ Expected<std::vector<ir::Tensor>> computeNode(const ir::Node& node, const std::v
 
 } // namespace
 
+void Machine::keepValue(const Task& task, const ir::Value& value, const ir::Tensor& computed) {
+    if (task.parts <= 1) {
+        m_values.emplace_back(value.name(), computed);
+        return;
+    }
+    // A part is right only in its own slice (it may have read other slices before their parts
+    // wrote them): the value is its parts' slices put together, kept once the last part ran.
+    auto& [tensor, parts] = m_assembling[&value];
+    if (parts == 0)
+        tensor = ir::Tensor::copyOf(computed.dtype(), computed.shape(),
+                                    std::span<const std::byte>(computed.bytes(), computed.byteSize()));
+    else if (computed.dtype() == tensor.dtype() && computed.shape() == tensor.shape()) {
+        Buffer layout;
+        layout.type = ir::TensorType::of(computed.dtype(), computed.shape());
+        const backend::SliceBytes slice = backend::sliceOf(task, layout);
+        for (uint64_t r = 0; r < slice.runs; ++r) {
+            const uint64_t at = r * slice.stride + slice.begin;
+            if (slice.end > slice.begin && at + (slice.end - slice.begin) <= tensor.byteSize())
+                std::memcpy(tensor.mutableBytes() + at, computed.bytes() + at, slice.end - slice.begin);
+        }
+    }
+    if (++parts >= task.parts) {
+        m_values.emplace_back(value.name(), std::move(tensor));
+        m_assembling.erase(&value);
+    }
+}
+
 Status Machine::execute(size_t index) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
@@ -176,13 +203,12 @@ Status Machine::execute(size_t index) {
             m_partResults.erase(cached); // the last part: nobody needs them any more
         for (size_t i = 0; i < outs.size() && i < node->numOutputs(); ++i) {
             const ir::Value* value = node->output(i);
-            const std::string& name = value->name();
             for (size_t b : outputBuffersFor(task, *value)) {
                 st.pendingWrites.emplace_back(b, outs[i]);
                 st.writes.push_back(b);
             }
-            if (m_opt.keepValues && task.part == 0) // the parts of a split group compute the same
-                m_values.emplace_back(name, outs[i]);
+            if (m_opt.keepValues)
+                keepValue(task, *value, outs[i]);
             local.set(value, std::move(outs[i]));
         }
     }

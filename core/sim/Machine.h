@@ -94,6 +94,10 @@ private:
     Status startTask(size_t index, uint64_t now);
     Status endTask(size_t index, uint64_t now);
     Status execute(size_t index);
+    /// SimOptions::keepValues: records what `task` computed for `value` (a split node's parts
+    /// put together).
+    void keepValue(const Task& task, const ir::Value& value, const ir::Tensor& computed);
+    std::unordered_map<const ir::Value*, std::pair<ir::Tensor, int>> m_assembling; ///< looked up, never iterated
     Expected<ir::Tensor> readInput(const Task& task, const ir::Node& node, const ir::Value& v,
                                    const TaskLocals& local,
                                    std::vector<size_t>& reads);

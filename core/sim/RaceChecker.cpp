@@ -1,6 +1,7 @@
 #include "Machine.h"
 
 #include "core/backend/Grouping.h"
+#include "core/backend/MemoryPlanner.h"
 
 namespace sextant::sim::detail {
 
@@ -49,7 +50,7 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
         const Buffer& buf = m_p.buffers[b];
         // Reading a value whose producer (any part of it) has not finished: a missing wait.
         for (size_t w : m_writers[b]) {
-            if (w == index || m_state[w].ended)
+            if (w == index || m_state[w].ended || backend::disjointSliceRead(m_p.tasks[w], task, buf.id))
                 continue;
             const Task& p = m_p.tasks[w];
             return race("reads " + bufferLabel(buf) + " before its producer " + taskLabel(p) +

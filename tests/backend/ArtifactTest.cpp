@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 using namespace sextant;
 using namespace sextant::backend;
@@ -143,6 +145,11 @@ TEST(Artifact, CompilingTwiceGivesByteIdenticalFiles) {
     ASSERT_TRUE(writeArtifact(compiled(), b).ok());
     for (const char* f : {"manifest.json", "tasks.bin", "weights.bin"})
         EXPECT_EQ(slurp(fs::path(a) / f), slurp(fs::path(b) / f)) << f << " differs between two compilations";
+    // The SRAM plan is part of what must not move.
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(a) / "manifest.json"));
+    EXPECT_FALSE(m["sram_buffers"].empty());
+    EXPECT_FALSE(m["transfers"].empty());
+    EXPECT_FALSE(m["on_chip"].empty());
     // Overwriting an existing artifact gives the same bytes too.
     ASSERT_TRUE(writeArtifact(compiled(), a).ok());
     EXPECT_EQ(slurp(fs::path(a) / "manifest.json"), slurp(fs::path(b) / "manifest.json"));
@@ -356,4 +363,221 @@ TEST(Artifact, BadJsonAndWrongVersionAreRejected) {
     m["tasks"][0].erase("core");
     spit(fs::path(dir) / "manifest.json", m.dump(1));
     EXPECT_NE(readError(dir).find("field 'tasks[0].core' is missing"), std::string::npos) << readError(dir);
+}
+
+namespace {
+
+/// The id of the first resident SRAM buffer of `p` (-1: none).
+int firstResident(const Program& p) {
+    for (const SramBuffer& sb : p.sramBuffers)
+        if (sb.role == SramRole::Resident)
+            return sb.id;
+    return -1;
+}
+
+/// Writes `p` to a fresh directory `name`, edits its manifest with `edit`, and returns the
+/// reader's error.
+template <typename Edit>
+std::string errorAfterEdit(const Program& p, const std::string& name, Edit edit) {
+    std::string dir = freshDir(name);
+    EXPECT_TRUE(writeArtifact(p, dir).ok());
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    edit(m);
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    return readError(dir);
+}
+
+const std::string kV1Artifact = std::string(SEXTANT_SOURCE_DIR) + "/tests/data/artifact-v1/residual_cnn";
+
+} // namespace
+
+TEST(Artifact, SramPlanRoundTrips) {
+    Program p = compiled();
+    // What makes the test worth having: the small CNN keeps a tensor on chip.
+    ASSERT_FALSE(p.onChip.empty());
+    ASSERT_GE(firstResident(p), 0);
+    ASSERT_EQ(p.memory.sram.size(), static_cast<size_t>(p.target.numCores));
+    std::string dir = freshDir("sram_roundtrip");
+    ASSERT_TRUE(writeArtifact(p, dir).ok());
+    Expected<Program> back = readArtifact(dir);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    ASSERT_EQ(back->sramBuffers.size(), p.sramBuffers.size());
+    for (size_t i = 0; i < p.sramBuffers.size(); ++i) {
+        const SramBuffer& a = p.sramBuffers[i];
+        const SramBuffer& b = back->sramBuffers[i];
+        EXPECT_EQ(std::tie(a.id, a.core, a.offset, a.size, a.role, a.pair, a.task, a.buffer, a.firstTask, a.lastTask),
+                  std::tie(b.id, b.core, b.offset, b.size, b.role, b.pair, b.task, b.buffer, b.firstTask, b.lastTask))
+            << "SRAM buffer " << i;
+    }
+    ASSERT_EQ(back->transfers.size(), p.transfers.size());
+    for (size_t i = 0; i < p.transfers.size(); ++i) {
+        const Transfer& a = p.transfers[i];
+        const Transfer& b = back->transfers[i];
+        EXPECT_EQ(std::tie(a.task, a.load, a.dramBuffer, a.sramBuffer, a.bytes),
+                  std::tie(b.task, b.load, b.dramBuffer, b.sramBuffer, b.bytes))
+            << "transfer " << i;
+    }
+    ASSERT_EQ(back->onChip.size(), p.onChip.size());
+    for (size_t i = 0; i < p.onChip.size(); ++i) {
+        const OnChip& a = p.onChip[i];
+        const OnChip& b = back->onChip[i];
+        EXPECT_EQ(std::tie(a.buffer, a.core, a.bytes, a.savedDmaBytes), std::tie(b.buffer, b.core, b.bytes, b.savedDmaBytes));
+    }
+    ASSERT_EQ(back->memory.sram.size(), p.memory.sram.size());
+    for (size_t c = 0; c < p.memory.sram.size(); ++c) {
+        EXPECT_EQ(back->memory.sram[c].capacity, p.memory.sram[c].capacity);
+        EXPECT_EQ(back->memory.sram[c].peak, p.memory.sram[c].peak);
+        EXPECT_EQ(back->memory.sram[c].lowerBound, p.memory.sram[c].lowerBound);
+    }
+    EXPECT_EQ(back->memory.dramTrafficBytes, p.memory.dramTrafficBytes);
+    EXPECT_EQ(back->memory.compulsoryBytes, p.memory.compulsoryBytes);
+    for (size_t i = 0; i < p.buffers.size(); ++i) {
+        EXPECT_EQ(back->buffers[i].level, p.buffers[i].level) << p.buffers[i].value;
+        EXPECT_EQ(back->buffers[i].core, p.buffers[i].core) << p.buffers[i].value;
+    }
+    // tasks.bin says which memory each address is in: a kept tensor's reference has level 1.
+    const std::string bin = slurp(fs::path(dir) / "tasks.bin");
+    const OnChip& kept = p.onChip.front();
+    const Task& writer = p.tasks[static_cast<size_t>(p.sramBuffers[static_cast<size_t>(firstResident(p))].task)];
+    ASSERT_EQ(p.sramBuffers[static_cast<size_t>(firstResident(p))].buffer, kept.buffer);
+    uint64_t desc = 0;
+    for (int i = 0; i < 8; ++i)
+        desc |= static_cast<uint64_t>(static_cast<uint8_t>(bin[64 + 8 * writer.id + i])) << (8 * i);
+    const size_t out = desc + 64 + 24 * writer.inputs.size(); // its first output's reference
+    EXPECT_EQ(static_cast<uint8_t>(bin[out + 16]), kept.buffer);
+    EXPECT_EQ(static_cast<uint8_t>(bin[out + 21]), 1);
+}
+
+TEST(Artifact, VersionOneArtifactStillReads) {
+    // Written by the version 1 writer (tests/data/artifact-v1/README.md): no SRAM plan.
+    Expected<Program> old = readArtifact(kV1Artifact);
+    ASSERT_TRUE(old.ok()) << old.error().message;
+    EXPECT_EQ(old->modelName, "residual_cnn");
+    EXPECT_TRUE(old->sramBuffers.empty());
+    EXPECT_TRUE(old->transfers.empty());
+    EXPECT_TRUE(old->onChip.empty());
+    // The figures that can be recomputed are: each core's largest Task working set, the Tasks'
+    // DMA bytes, the weights and graph inputs and outputs.
+    ASSERT_EQ(old->memory.sram.size(), static_cast<size_t>(old->target.numCores));
+    uint64_t dma = 0, largest = 0;
+    for (const Task& t : old->tasks) {
+        dma += t.dmaBytes;
+        if (t.core == 0)
+            largest = std::max(largest, t.tiling.sramBytes);
+    }
+    EXPECT_EQ(old->memory.sram[0].capacity, old->target.sramBytes);
+    EXPECT_EQ(old->memory.sram[0].peak, largest);
+    EXPECT_GT(largest, 0u);
+    EXPECT_EQ(old->memory.dramTrafficBytes, dma);
+    EXPECT_GE(old->memory.compulsoryBytes, old->memory.weightBytes);
+    EXPECT_GT(old->memory.dramTrafficBytes, old->memory.compulsoryBytes);
+
+    // A version 1 manifest claiming a tensor in SRAM has nothing to hold it.
+    std::string dir = freshDir("v1_sram");
+    fs::create_directories(dir);
+    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin"})
+        fs::copy_file(fs::path(kV1Artifact) / f, fs::path(dir) / f);
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    ASSERT_EQ(m["version"], 1);
+    size_t inter = 0;
+    while (m["buffers"][inter]["kind"] != "intermediate")
+        ++inter;
+    m["buffers"][inter]["level"] = "sram";
+    m["buffers"][inter]["core"] = 0;
+    m["buffers"][inter]["offset"] = 0;
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("field 'buffers[" + std::to_string(inter) + "].level' is sram in a version 1 artifact"),
+              std::string::npos)
+        << e;
+}
+
+TEST(Artifact, ResidentMovedPastTheSramIsNamed) {
+    Program p = compiled();
+    const int r = firstResident(p);
+    ASSERT_GE(r, 0);
+    const int b = p.sramBuffers[static_cast<size_t>(r)].buffer;
+    const uint64_t past = p.target.sramBytes;
+    // The SRAM plan's entry alone...
+    std::string e = errorAfterEdit(p, "resident_past", [&](nlohmann::json& m) { m["sram_buffers"][r]["offset"] = past; });
+    EXPECT_NE(e.find("field 'sram_buffers[" + std::to_string(r) + "].offset' puts the resident at [" +
+                     std::to_string(past)),
+              std::string::npos)
+        << e;
+    EXPECT_NE(e.find("past the " + std::to_string(past) + " bytes of SRAM of core"), std::string::npos) << e;
+    // ...and the buffer with it.
+    e = errorAfterEdit(p, "resident_past_buffer", [&](nlohmann::json& m) {
+        m["sram_buffers"][r]["offset"] = past;
+        m["buffers"][b]["offset"] = past;
+    });
+    EXPECT_NE(e.find("field 'buffers[" + std::to_string(b) + "].offset'"), std::string::npos) << e;
+    EXPECT_NE(e.find("outside the " + std::to_string(past) + " bytes of SRAM of core"), std::string::npos) << e;
+    // Inside the SRAM but not where the buffer says.
+    e = errorAfterEdit(p, "resident_elsewhere", [&](nlohmann::json& m) {
+        m["sram_buffers"][r]["offset"] = m["sram_buffers"][r]["offset"].get<uint64_t>() + p.target.sramAlign;
+    });
+    EXPECT_NE(e.find("field 'sram_buffers[" + std::to_string(r) + "].offset' holds buffer " + std::to_string(b)),
+              std::string::npos)
+        << e;
+    // Misaligned.
+    e = errorAfterEdit(p, "resident_misaligned", [&](nlohmann::json& m) {
+        m["sram_buffers"][r]["offset"] = m["sram_buffers"][r]["offset"].get<uint64_t>() + 1;
+    });
+    EXPECT_NE(e.find("field 'sram_buffers[" + std::to_string(r) + "].offset' is "), std::string::npos) << e;
+    EXPECT_NE(e.find("not a multiple of the target's sram_align"), std::string::npos) << e;
+}
+
+TEST(Artifact, TransferNamingAMissingTaskIsNamed) {
+    Program p = compiled();
+    ASSERT_FALSE(p.transfers.empty());
+    const std::string nt = std::to_string(p.tasks.size());
+    std::string e = errorAfterEdit(p, "transfer_task", [&](nlohmann::json& m) { m["transfers"][0]["task"] = p.tasks.size(); });
+    EXPECT_NE(e.find("field 'transfers[0].task' is " + nt + ", outside [0, " + std::to_string(p.tasks.size() - 1) + "]"),
+              std::string::npos)
+        << e;
+    // A transfer moved to another Task: not that Task's buffer or slot.
+    e = errorAfterEdit(p, "transfer_other_task", [&](nlohmann::json& m) {
+        m["transfers"][0]["task"] = p.transfers.back().task;
+    });
+    EXPECT_NE(e.find("field 'transfers[0]."), std::string::npos) << e;
+    // One transfer moving more than its Task's dma_bytes say.
+    const int t = p.transfers[0].task;
+    e = errorAfterEdit(p, "transfer_bytes", [&](nlohmann::json& m) {
+        m["transfers"][0]["bytes"] = p.transfers[0].bytes + 64;
+    });
+    EXPECT_NE(e.find("field 'tasks[" + std::to_string(t) + "].dma_bytes' is " + std::to_string(p.tasks[t].dmaBytes) +
+                     ", but the Task's transfers move " + std::to_string(p.tasks[t].dmaBytes + 64)),
+              std::string::npos)
+        << e;
+    e = errorAfterEdit(p, "transfer_direction", [&](nlohmann::json& m) { m["transfers"][0]["direction"] = "sideways"; });
+    EXPECT_NE(e.find("field 'transfers[0].direction' is 'sideways', expected 'load' or 'store'"), std::string::npos) << e;
+}
+
+TEST(Artifact, SramBufferOnACoreOutOfRangeIsNamed) {
+    Program p = compiled();
+    ASSERT_FALSE(p.sramBuffers.empty());
+    const std::string cores = std::to_string(p.target.numCores);
+    std::string e = errorAfterEdit(p, "sram_core", [&](nlohmann::json& m) { m["sram_buffers"][0]["core"] = p.target.numCores; });
+    EXPECT_NE(e.find("field 'sram_buffers[0].core' is " + cores + ", outside [0, " +
+                     std::to_string(p.target.numCores - 1) + "]"),
+              std::string::npos)
+        << e;
+    // On a real core, but not the one its Task runs on.
+    const int other = (p.sramBuffers[0].core + 1) % p.target.numCores;
+    e = errorAfterEdit(p, "sram_other_core", [&](nlohmann::json& m) { m["sram_buffers"][0]["core"] = other; });
+    EXPECT_NE(e.find("field 'sram_buffers[0].first_task' is task "), std::string::npos) << e;
+    EXPECT_NE(e.find("not on the buffer's core " + std::to_string(other)), std::string::npos) << e;
+    e = errorAfterEdit(p, "sram_role", [&](nlohmann::json& m) { m["sram_buffers"][0]["role"] = "scratch"; });
+    EXPECT_NE(e.find("field 'sram_buffers[0].role' has unknown SRAM role 'scratch'"), std::string::npos) << e;
+    e = errorAfterEdit(p, "sram_stats", [&](nlohmann::json& m) { m["memory"]["sram"].erase(0); });
+    EXPECT_NE(e.find("field 'memory.sram' has " + std::to_string(p.target.numCores - 1) + " entries"), std::string::npos)
+        << e;
+    e = errorAfterEdit(p, "sram_peak", [&](nlohmann::json& m) { m["memory"]["sram"][0]["peak"] = 1; });
+    EXPECT_NE(e.find("field 'memory.sram[0].peak' is 1, but core 0's SRAM buffers reach "), std::string::npos) << e;
+    e = errorAfterEdit(p, "on_chip_missing", [&](nlohmann::json& m) { m["on_chip"] = nlohmann::json::array(); });
+    EXPECT_NE(e.find("field 'on_chip' does not list buffer " + std::to_string(p.onChip.front().buffer)), std::string::npos)
+        << e;
+    e = errorAfterEdit(p, "traffic", [&](nlohmann::json& m) { m["memory"]["dram_traffic_bytes"] = 1; });
+    EXPECT_NE(e.find("field 'memory.dram_traffic_bytes' is 1, but the Tasks' dma_bytes add up to "), std::string::npos)
+        << e;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CLI checks of the pipeline options of `sextant-cli compile` / `run`: -O levels, --fusion-switch
-# (and its errors), --list-applications with --bisect-limit, run -O2 --reference, bisect, regress.
+# (and its errors), --list-applications with --bisect-limit, run -O2 --reference, bisect, regress,
+# and the SRAM plan's figures (--stats, --report, --print-changed, the artifact).
 # usage: cli_pipeline.sh CASE SEXTANT_CLI SHARED_DIR SOURCE_DIR WORK_DIR
 # Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
 set -u
@@ -138,6 +139,58 @@ PY
     expect_exit 2 regress "$work/o2.json"
     expect_error "no --baseline report given"
     expect_exit 2 regress "$work/o2.json" --baseline "$work/o1.json" --latency -3
+    ;;
+sram)
+    # The SRAM plan: keep-on-chip is a rule like the graph's, listed, counted, switchable.
+    expect_exit 0 rules
+    expect_line "^keep-on-chip +rule:lower +-O2 +keep a feature map in its core's SRAM"
+    expect_exit 0 compile "$model" --stats --report "$work/on.json" -o "$work/artifact"
+    expect_line "^sram per core \(peak / capacity, lower bound\):$"
+    [ "$(grep -Ec '^  core [0-7] +[0-9.]+ KiB / 512\.0 KiB \( *[0-9.]+ %\), lower bound [0-9.]+ KiB$' "$out")" -eq 8 ] ||
+        fail "not one SRAM line per core of npu-a (8)"
+    expect_line "^dram traffic: [0-9.]+ [KM]iB vs compulsory [0-9.]+ [KM]iB \([0-9]+\.[0-9]{2}x\)$"
+    expect_line "^on chip \(keep-on-chip\): [1-9][0-9]* tensors kept, [0-9.]+ [KM]iB of SRAM, [0-9.]+ [KM]iB of DRAM traffic saved$"
+    # Its counters: applications, and rejections by the kind of reason.
+    expect_line "^  keep-on-chip: [1-9][0-9]* / [1-9][0-9]* / [1-9][0-9]* / 0, "
+    expect_line "^      rejected [1-9][0-9]*x: graph output$"
+    expect_exit 0 compile "$model" --disable keep-on-chip --stats --report "$work/off.json"
+    expect_line "^on chip \(keep-on-chip\): 0 tensors kept, 0\.0 KiB of SRAM, 0\.0 KiB of DRAM traffic saved$"
+    grep -q "^  keep-on-chip:" "$out" && fail "keep-on-chip was counted although disabled"
+    # What a user reads in the reports: one peak per core, each within the capacity; the traffic
+    # at least what must move; switching the rule off moves at least as much.
+    python3 - "$work/on.json" "$work/off.json" <<'PY' || fail "the report's SRAM figures are not what they should be"
+import json, sys
+on, off = (json.load(open(f))["memory"] for f in sys.argv[1:3])
+for m in (on, off):
+    assert len(m["sram_peak"]) == 8 and len(m["sram_lower_bound"]) == 8, m
+    assert all(0 < p <= m["sram_capacity"] for p in m["sram_peak"]), m
+    assert all(lb <= p for lb, p in zip(m["sram_lower_bound"], m["sram_peak"])), m
+    assert m["dram_traffic_bytes"] >= m["compulsory_bytes"] > 0, m
+assert on["sram_capacity"] == 512 * 1024, on
+assert on["on_chip_tensors"] > 0 and on["on_chip_saved_bytes"] > 0, on
+assert off["on_chip_tensors"] == 0 and off["on_chip_saved_bytes"] == 0, off
+assert off["dram_traffic_bytes"] >= on["dram_traffic_bytes"], (off, on)
+assert off["compulsory_bytes"] == on["compulsory_bytes"], (off, on)
+rules = {r["rule"]: r for r in json.load(open(sys.argv[1]))["rules"]}
+assert rules["keep-on-chip"]["applied"] == on["on_chip_tensors"], rules["keep-on-chip"]
+PY
+    # --print-changed: the Program changed after the IR did, and says which tensors moved.
+    expect_exit 0 compile "$model" --print-changed
+    expect_line "^\*\*\* Program after 'lower' \(changed by keep-on-chip: [1-9][0-9]* tensors kept in SRAM, [0-9]+ candidates rejected\) \*\*\*$"
+    expect_line "^  '[a-z_]+' dram -> sram of core [0-7] at offset [0-9]+ \([0-9.]+ KiB\), [0-9.]+ KiB of DRAM traffic saved$"
+    # The artifact keeps the plan and runs; a bisect limit that cuts the rule keeps nothing.
+    python3 - "$work/artifact/manifest.json" <<'PY' || fail "the artifact lacks its SRAM plan"
+import json, sys
+m = json.load(open(sys.argv[1]))
+assert m["version"] == 2, m["version"]
+assert m["sram_buffers"] and m["transfers"] and m["on_chip"], "empty SRAM plan"
+assert len(m["memory"]["sram"]) == 8
+PY
+    expect_exit 0 run "$work/artifact" --inputs "$src/samples/residual_cnn" --expected "$src/samples/residual_cnn"
+    expect_line "^output 'probs': .* PASS$"
+    expect_exit 0 compile "$model" --bisect-limit 0 --stats
+    expect_line "^on chip \(keep-on-chip\): 0 tensors kept, "
+    expect_line "^  keep-on-chip: [1-9][0-9]* / 0 / [0-9]+ / [1-9][0-9]*, "
     ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;

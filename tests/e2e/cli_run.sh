@@ -99,6 +99,12 @@ sample)
     expect_line "^npu vs expected:$"
     expect_line "^output 'probs': .* cosine (1\.000000|0\.999[0-9]*) .* PASS$"
     expect_line "^latency: [1-9][0-9]* cycles"
+    # An artifact of format version 1 (before the SRAM plan) still runs, and computes the same.
+    "$cli" run "$src/tests/data/artifact-v1/residual_cnn" --inputs "$src/samples/residual_cnn" \
+        --expected "$src/samples/residual_cnn" >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc running the version 1 artifact"
+    expect_line "^output 'probs': .* cosine (1\.000000|0\.999[0-9]*) .* PASS$"
     # --per-tensor: every intermediate the NPU computed, against the float64 reference's.
     "$cli" run "$src/samples/residual_cnn.onnx" --inputs "$src/samples/residual_cnn" --compare-reference \
         --per-tensor >"$out" 2>"$err"

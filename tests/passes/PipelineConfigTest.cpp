@@ -77,7 +77,9 @@ TEST(OptLevels, RulesListTheirLevelAndAccuracyTradingRulesNeedO3) {
     EXPECT_EQ(passLevel["cse"], 2);
     EXPECT_EQ(passLevel["fuse"], 2);
     for (const RuleInfo& r : listRules()) {
-        if (r.tradesAccuracy)
+        if (r.pass == "lower") // a backend rule: it runs with the optimisations, from -O2
+            EXPECT_EQ(r.minLevel, 2) << r.id;
+        else if (r.tradesAccuracy)
             EXPECT_EQ(r.minLevel, 3) << r.id;
         else
             EXPECT_EQ(r.minLevel, passLevel[r.pass]) << r.id;
@@ -91,6 +93,24 @@ TEST(OptLevels, RulesListTheirLevelAndAccuracyTradingRulesNeedO3) {
     EXPECT_TRUE(ctx.isEnabled("b"));
     EXPECT_FALSE(ctx.isEnabled("c"));
     EXPECT_TRUE(ctx.isEnabled("d"));
+}
+
+TEST(OptLevels, BackendRulesAreListedAndSwitchedLikeGraphRules) {
+    const std::vector<RuleInfo> backend = backendRules();
+    ASSERT_EQ(backend.size(), 1u);
+    EXPECT_EQ(backend[0].id, "keep-on-chip");
+    const std::vector<RuleInfo> all = listRules();
+    EXPECT_EQ(all.back().id, "keep-on-chip");
+    EXPECT_FALSE(ruleRuns(atLevel(1), "keep-on-chip"));
+    EXPECT_TRUE(ruleRuns(atLevel(2), "keep-on-chip"));
+    PipelineConfig off = atLevel(2);
+    off.disabled = {"keep-on-chip"};
+    EXPECT_TRUE(validateConfig(off).ok());
+    EXPECT_FALSE(ruleRuns(off, "keep-on-chip"));
+    PipelineConfig on = atLevel(0);
+    on.enabled = {"keep-on-chip"};
+    EXPECT_TRUE(validateConfig(on).ok());
+    EXPECT_TRUE(ruleRuns(on, "keep-on-chip"));
 }
 
 TEST(OptLevels, BadLevelIsAnError) {
