@@ -33,73 +33,6 @@ void addNodes(std::vector<std::string>& to, const std::vector<std::string>& from
 
 } // namespace
 
-std::vector<SramCoreLines> derivedSramLines(const backend::Program& program) {
-    const int numCores = std::max(program.target.numCores, 1);
-    std::vector<SramCoreLines> lines(static_cast<size_t>(numCores));
-    // Per core: its Tasks in issue order, so a buffer's [firstTask, lastTask] is a range of them.
-    std::vector<std::vector<int>> onCore(static_cast<size_t>(numCores));
-    std::vector<int> position(program.tasks.size(), -1);
-    for (const backend::Task& t : program.tasks) {
-        if (t.core < 0 || t.core >= numCores)
-            continue;
-        auto& list = onCore[static_cast<size_t>(t.core)];
-        position[static_cast<size_t>(t.id)] = static_cast<int>(list.size());
-        list.push_back(t.id);
-    }
-    std::vector<std::vector<uint64_t>> live(static_cast<size_t>(numCores));
-    for (int c = 0; c < numCores; ++c) {
-        lines[static_cast<size_t>(c)] = {c, program.target.sramBytes, 0, 0};
-        live[static_cast<size_t>(c)].assign(onCore[static_cast<size_t>(c)].size() + 1, 0);
-    }
-    for (const backend::SramBuffer& sb : program.sramBuffers) {
-        if (sb.core < 0 || sb.core >= numCores)
-            continue;
-        SramCoreLines& l = lines[static_cast<size_t>(sb.core)];
-        l.peak = std::max(l.peak, sb.offset + sb.size);
-        auto at = [&](int task) {
-            return task >= 0 && static_cast<size_t>(task) < position.size()
-                       ? position[static_cast<size_t>(task)]
-                       : -1;
-        };
-        const int first = at(sb.firstTask), last = at(sb.lastTask);
-        if (first < 0 || last < first)
-            continue;
-        // A difference array over the core's Task positions: +size at first, -size after last.
-        auto& d = live[static_cast<size_t>(sb.core)];
-        d[static_cast<size_t>(first)] += sb.size;
-        d[static_cast<size_t>(last) + 1] -= sb.size;
-    }
-    for (int c = 0; c < numCores; ++c) {
-        uint64_t bytes = 0;
-        for (uint64_t delta : live[static_cast<size_t>(c)]) {
-            bytes += delta; // unsigned wrap-around cancels: every -size follows its +size
-            lines[static_cast<size_t>(c)].lowerBound =
-                std::max(lines[static_cast<size_t>(c)].lowerBound, bytes);
-        }
-    }
-    return lines;
-}
-
-void derivedTraffic(const backend::Program& program, uint64_t* trafficBytes,
-                    uint64_t* compulsoryBytes) {
-    *trafficBytes = 0;
-    *compulsoryBytes = 0;
-    std::vector<bool> read(program.buffers.size(), false);
-    for (const backend::Task& t : program.tasks) {
-        *trafficBytes += t.dmaBytes;
-        for (int b : t.inputs)
-            if (b >= 0 && static_cast<size_t>(b) < read.size())
-                read[static_cast<size_t>(b)] = true;
-    }
-    for (const backend::Buffer& b : program.buffers) {
-        const bool weightRead =
-            b.kind == backend::BufferKind::Weight && read[static_cast<size_t>(b.id)];
-        if (b.kind == backend::BufferKind::Input || b.kind == backend::BufferKind::Output ||
-            weightRead)
-            *compulsoryBytes += backend::storedBytes(b.type, program.target.c0);
-    }
-}
-
 SramMapData buildSramMap(const backend::Program& program, const TimelineModel& timeline) {
     SramMapData map;
     map.totalCycles = timeline.totalCycles();
@@ -109,16 +42,6 @@ SramMapData buildSramMap(const backend::Program& program, const TimelineModel& t
     for (size_t c = 0; c < program.memory.sram.size(); ++c) {
         const backend::SramStats& s = program.memory.sram[c];
         map.cores.push_back({static_cast<int>(c), s.capacity, s.peak, s.lowerBound});
-    }
-    if (map.cores.size() < static_cast<size_t>(program.target.numCores) &&
-        !program.sramBuffers.empty()) {
-        // The plan's buffers without its figures: derive them as the planner defines them.
-        map.figuresDerived = true;
-        map.cores.clear();
-        for (const SramCoreLines& c : derivedSramLines(program))
-            map.cores.push_back(c);
-        if (map.dramTrafficBytes == 0 && map.compulsoryBytes == 0)
-            derivedTraffic(program, &map.dramTrafficBytes, &map.compulsoryBytes);
     }
     // A program without an SRAM plan (an artifact that predates it) still gets one band per core.
     for (int c = static_cast<int>(map.cores.size()); c < program.target.numCores; ++c)

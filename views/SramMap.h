@@ -50,24 +50,12 @@ struct SramMapData {
     uint64_t onChipBytes = 0;      ///< SRAM bytes of the tensors keep-on-chip kept
     uint64_t savedDmaBytes = 0;    ///< DRAM traffic those tensors no longer cause
     int onChipTensors = 0;
-    /// The Program had SRAM buffers but no per-core figures (MemoryStats::sram), so `cores`,
-    /// and the traffic if it was missing too, were derived from the buffers (derivedSramLines).
-    bool figuresDerived = false;
 
     /// Indices into `blocks` of the buffers on `core` (-1: every core), in `blocks` order.
     std::vector<int> blocksOfCore(int core) const;
     /// Whether block `b` is one of the buffers node `node` uses (see SramBlock::nodes).
     static bool usedBy(const SramBlock& b, const std::string& node);
 };
-
-/// Per-core SRAM figures computed from Program::sramBuffers as the planner defines them: the
-/// peak is the highest byte a buffer reaches, the lower bound the most bytes live at once over
-/// the core's Tasks. For a Program whose MemoryStats::sram is missing.
-std::vector<SramCoreLines> derivedSramLines(const backend::Program& program);
-/// The DMA traffic (the Tasks' dmaBytes) and the compulsory bytes (graph inputs, outputs and
-/// the weights a Task reads, once), as the planner computes them, for the same case.
-void derivedTraffic(const backend::Program& program, uint64_t* trafficBytes,
-                    uint64_t* compulsoryBytes);
 
 /// Builds the SRAM map from the Program's SRAM plan and the simulated Task times in `timeline`,
 /// the same trace the DRAM map reads: a buffer lives from the simulated start of its first Task

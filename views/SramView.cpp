@@ -361,7 +361,8 @@ void SramView::paintBand(QPainter& p, const SramCoreLines& core, const QRectF& b
                 continue;
             // At least 8 px each way, so the selection shows on a sliver of a buffer too.
             QRectF r = blockRect(b);
-            const double dx = std::max(0.0, 8.0 - r.width()) / 2, dy = std::max(0.0, 8.0 - r.height()) / 2;
+            const double dx = std::max(0.0, 8.0 - r.width()) / 2,
+                         dy = std::max(0.0, 8.0 - r.height()) / 2;
             p.drawRect(r.adjusted(-dx, -dy, dx, dy));
         }
     }
