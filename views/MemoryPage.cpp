@@ -137,6 +137,10 @@ bool MemoryPage::setSramCore(int core) {
     return true;
 }
 
+void MemoryPage::setFitToPeak(bool fit) {
+    m_fitToPeak->setChecked(fit); // toggled tells the view
+}
+
 void MemoryPage::updateSummary() {
     if (!m_snapshot) {
         m_summary->setText(tr("no run yet"));

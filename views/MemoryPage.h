@@ -44,6 +44,8 @@ public:
     /// The SRAM core shown: 0..cores-1, or -1 for every core stacked. False if the run's target
     /// has no such core (the selection stays).
     bool setSramCore(int core);
+    /// The "Fit to peak" switch of the SRAM level.
+    void setFitToPeak(bool fit);
 
 public slots:
     /// Outlines the buffers `node` reads or writes, at both levels.

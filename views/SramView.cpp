@@ -415,11 +415,11 @@ void SramView::paintBand(QPainter& p, const SramCoreLines& core, const QRectF& b
     if (m_bands.size() > 1)
         label = tr("core %1: %2").arg(core.core).arg(label);
     const double textW = fm.horizontalAdvance(label) + 10;
-    // Above the peak line when there is room inside the band, else just below the band's top.
+    // Above the peak line when there is room inside the band, else just under it.
     const double peakY = core.peak <= m_range ? yOf(band, core.peak) : band.top();
     double top = peakY - 16;
-    if (top < band.top() + 1)
-        top = band.top() + 1;
+    if (top < band.top() + 1) // no room above: under the line, off it
+        top = std::min(peakY + 3, band.bottom() - 15);
     const QRectF box(band.right() - textW - 4, top, textW, 14);
     p.fillRect(box, QColor(255, 255, 255, 225));
     p.setPen(QColor(0x30, 0x30, 0x38));

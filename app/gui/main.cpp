@@ -1,6 +1,6 @@
 // sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
-// [--select NAME] [--memory-level dram|sram] [--memory-core N] [--shape NAME=DIMS] [--level N]
-// [--target FILE] [--run-a DB[:RUN]] [--run-b DB[:RUN]]` opens the model (the sample by default),
+// [--select NAME] [--memory-level dram|sram] [--memory-core N] [--memory-fit] [--shape NAME=DIMS]
+// [--level N] [--target FILE] [--run-a DB[:RUN]] [--run-b DB[:RUN]]` opens the model (the sample by default),
 // compiles and simulates it off the GUI thread, and shows the result; --screenshot saves the
 // window once the first compile finished and quits (how docs/ screenshots and GUI smoke checks
 // are made).
@@ -70,8 +70,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption memoryCore(QStringLiteral("memory-core"),
                                         QStringLiteral("SRAM core the Memory tab shows (default: all cores stacked)."),
                                         QStringLiteral("N"));
+    const QCommandLineOption memoryFit(QStringLiteral("memory-fit"),
+                                       QStringLiteral("Scale the Memory tab's SRAM bands to the highest peak "
+                                                      "instead of the whole SRAM (its Fit to peak)."));
     parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB, memoryLevel,
-                       memoryCore});
+                       memoryCore, memoryFit});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -135,6 +138,7 @@ int main(int argc, char** argv) {
                      qPrintable(parser.value(memoryLevel)));
         return 2;
     }
+    window.memoryPage()->setFitToPeak(parser.isSet(memoryFit));
     bool coreIsNumber = true;
     const int sramCore = parser.isSet(memoryCore) ? parser.value(memoryCore).toInt(&coreIsNumber) : -1;
     if (!coreIsNumber || sramCore < -1) {
