@@ -6,10 +6,12 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QToolTip>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace sextant::views {
 
@@ -118,6 +120,8 @@ SramView::SramView(QWidget* parent) : QWidget(parent) {
 
 void SramView::setMap(std::shared_ptr<const SramMapData> map) {
     m_map = std::move(map);
+    m_viewStart = 0.0;
+    m_viewCycles = 0.0;
     refresh();
 }
 
@@ -203,16 +207,37 @@ double SramView::yOf(const QRectF& band, uint64_t bytes) const {
            band.height() * static_cast<double>(bytes) / static_cast<double>(m_range);
 }
 
+double SramView::windowCycles() const {
+    if (m_viewCycles > 0.0)
+        return m_viewCycles;
+    return static_cast<double>(std::max<uint64_t>(m_map ? m_map->totalCycles : 1, 1));
+}
+
+void SramView::setTimeWindow(double start, double cycles) {
+    const double total = static_cast<double>(std::max<uint64_t>(m_map ? m_map->totalCycles : 1, 1));
+    // No closer than 50 cycles across the width, no further out than the whole run.
+    cycles = cycles <= 0.0 ? total : std::clamp(cycles, std::min(50.0, total), total);
+    m_viewCycles = cycles >= total ? 0.0 : cycles;
+    m_viewStart = m_viewCycles == 0.0 ? 0.0 : std::clamp(start, 0.0, total - cycles);
+    update();
+}
+
+double SramView::xOf(double t) const {
+    const QRectF plot = plotRect();
+    return plot.left() + plot.width() * (t - m_viewStart) / windowCycles();
+}
+
 QRectF SramView::blockRect(const SramBlock& b) const {
     const QRectF band = bandRect(b.core);
     if (band.isEmpty())
         return QRectF();
-    const double total = static_cast<double>(std::max<uint64_t>(m_map ? m_map->totalCycles : 1, 1));
-    const double x0 = band.left() + band.width() * static_cast<double>(b.t0) / total;
-    const double x1 = band.left() + band.width() * static_cast<double>(b.t1) / total;
+    const double x0 = xOf(static_cast<double>(b.t0));
+    const double x1 = xOf(static_cast<double>(b.t1));
     const double y0 = yOf(band, std::min(b.offset + b.size, m_range));
     const double y1 = yOf(band, std::min(b.offset, m_range));
-    return QRectF(x0, y0, std::max(2.0, x1 - x0), std::max(2.0, y1 - y0));
+    // A sliver grows up from its offset, so it stays inside its band.
+    const double h = std::max(2.0, y1 - y0);
+    return QRectF(x0, y1 - h, std::max(2.0, x1 - x0), h);
 }
 
 std::vector<int> SramView::outlined() const {
@@ -251,7 +276,8 @@ const SramBlock* SramView::blockAt(const QPoint& pos) const {
     // Topmost first: later-drawn blocks are on top.
     for (auto it = m_shown.rbegin(); it != m_shown.rend(); ++it) {
         const SramBlock& b = m_map->blocks[static_cast<size_t>(*it)];
-        if (blockRect(b).contains(pos))
+        if (blockRect(b).contains(pos) &&
+            bandRect(b.core).adjusted(-1, -1, 1, 1).contains(pos)) // zoomed: clipped to its band
             return &b;
     }
     return nullptr;
@@ -337,6 +363,8 @@ void SramView::paintBand(QPainter& p, const SramCoreLines& core, const QRectF& b
         if (b.core != core.core)
             continue;
         const QRectF r = blockRect(b);
+        if (r.right() < band.left() || r.left() > band.right()) // outside the time window
+            continue;
         const QColor c = sramRoleColor(b.role);
         p.fillRect(r, c);
         if (b.pair == 1)
@@ -345,11 +373,12 @@ void SramView::paintBand(QPainter& p, const SramCoreLines& core, const QRectF& b
             p.setPen(QPen(c.darker(150), 1));
             p.drawRect(r);
         }
-        if (r.width() > 48 && r.height() > 13) {
+        const QRectF visible = r.intersected(band); // the name stays in view when zoomed
+        if (visible.width() > 48 && visible.height() > 13) {
             p.setPen(QColor(0x10, 0x10, 0x20));
-            p.drawText(
-                r.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
-                fm.elidedText(QString::fromStdString(b.value), Qt::ElideMiddle, r.width() - 6));
+            p.drawText(visible.adjusted(3, 0, -3, 0), Qt::AlignVCenter | Qt::AlignLeft,
+                       fm.elidedText(QString::fromStdString(b.value), Qt::ElideMiddle,
+                                     visible.width() - 6));
         }
     }
     // The selected node's buffers, outlined over their neighbours.
@@ -452,7 +481,7 @@ void SramView::paintEvent(QPaintEvent*) {
     for (int i = 0; i <= 4; ++i) {
         const double frac = i / 4.0;
         const double x = plot.left() + plot.width() * frac;
-        const double t = frac * static_cast<double>(m_map->totalCycles);
+        const double t = m_viewStart + frac * windowCycles();
         const QRectF box = i == 0   ? QRectF(x, plot.bottom() + 4, 120, 16)
                            : i == 4 ? QRectF(x - 120, plot.bottom() + 4, 120, 16)
                                     : QRectF(x - 60, plot.bottom() + 4, 120, 16);
@@ -465,8 +494,44 @@ void SramView::paintEvent(QPaintEvent*) {
     }
 }
 
-void SramView::mouseReleaseEvent(QMouseEvent* event) {
+void SramView::mousePressEvent(QMouseEvent* event) {
     if (event->button() != Qt::LeftButton)
+        return;
+    m_pressPos = event->pos();
+    m_pressStart = m_viewStart;
+    m_dragging = false;
+}
+
+void SramView::mouseMoveEvent(QMouseEvent* event) {
+    if (!(event->buttons() & Qt::LeftButton) || m_viewCycles == 0.0)
+        return;
+    const int dx = event->pos().x() - m_pressPos.x();
+    if (!m_dragging && std::abs(dx) < 4)
+        return;
+    m_dragging = true;
+    setTimeWindow(m_pressStart - dx * windowCycles() / plotRect().width(), m_viewCycles);
+}
+
+void SramView::wheelEvent(QWheelEvent* event) {
+    const double steps = event->angleDelta().y() / 120.0;
+    if (steps == 0.0 || !m_map)
+        return;
+    // Zoom around the cycle under the pointer, which stays under it.
+    const QRectF plot = plotRect();
+    const double frac = std::clamp((event->position().x() - plot.left()) / plot.width(), 0.0, 1.0);
+    const double pivot = m_viewStart + frac * windowCycles();
+    const double cycles = windowCycles() * std::pow(1.25, -steps);
+    setTimeWindow(pivot - frac * cycles, cycles);
+    event->accept();
+}
+
+void SramView::mouseDoubleClickEvent(QMouseEvent* event) {
+    if (event->button() == Qt::LeftButton)
+        setTimeWindow(0.0, 0.0);
+}
+
+void SramView::mouseReleaseEvent(QMouseEvent* event) {
+    if (event->button() != Qt::LeftButton || std::exchange(m_dragging, false))
         return;
     if (const SramBlock* b = blockAt(event->pos()))
         emit sramBufferClicked(

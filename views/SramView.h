@@ -21,6 +21,7 @@ QString sramRoleLabel(backend::SramRole role);
 /// is hatched in its partner's colour and a thin line links the two. Per core, a solid line
 /// marks the capacity and dashed lines the plan's peak and the lower bound. Hover shows the
 /// buffer; clicking one emits sramBufferClicked; the buffers of the selected node are outlined.
+/// The wheel zooms the time axis around the pointer, a drag pans, a double-click shows it all.
 class SramView : public QWidget {
     Q_OBJECT
 public:
@@ -41,6 +42,12 @@ public:
     /// Scales each band to the highest peak shown instead of the whole SRAM, for plans that use
     /// a small part of it (the capacity line is then named above the band).
     void setFitToPeak(bool fit);
+    /// Shows the cycles [start, start + cycles) across the width (the wheel zooms around the
+    /// pointer, a drag pans, a double-click shows the whole run again). cycles 0: the whole run.
+    void setTimeWindow(double start, double cycles);
+    double windowStart() const { return m_viewStart; }
+    /// Cycles across the width (the run's, when not zoomed).
+    double windowCycles() const;
     /// Outlines the buffers node `node` uses (SramBlock::nodes).
     void highlightNode(const QString& node);
 
@@ -63,7 +70,11 @@ signals:
 protected:
     void paintEvent(QPaintEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
+    void mousePressEvent(QMouseEvent* event) override;
+    void mouseMoveEvent(QMouseEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
+    void wheelEvent(QWheelEvent* event) override;
     bool event(QEvent* event) override;
 
 private:
@@ -76,6 +87,8 @@ private:
     QRectF bandRect(int core) const;
     /// Widget y of `bytes` in band `band`.
     double yOf(const QRectF& band, uint64_t bytes) const;
+    /// Widget x of cycle `t` under the time window.
+    double xOf(double t) const;
     void paintLegend(QPainter& p) const;
     void paintBand(QPainter& p, const SramCoreLines& core, const QRectF& band) const;
 
@@ -86,6 +99,10 @@ private:
     std::vector<int> m_bands; ///< cores shown, top band first
     uint64_t m_range = 1;     ///< bytes a band spans
     QString m_highlight;
+    double m_viewStart = 0.0, m_viewCycles = 0.0; ///< the time window; 0 cycles: the whole run
+    QPoint m_pressPos;
+    double m_pressStart = 0.0;
+    bool m_dragging = false;
     // The laid-out geometry, a cache: hit-testing and painting ask for it per block.
     mutable QRectF m_plot;
     mutable std::vector<QRectF> m_bandRects; ///< per core, empty for a core not shown

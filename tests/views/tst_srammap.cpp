@@ -129,10 +129,10 @@ private slots:
             }
         }
         QVERIFY(capacityY < peakY); // the capacity is above the peak
-        // No buffer reaches above the peak line.
+        // No buffer reaches above the peak line (a sliver is drawn 2 px tall, up from its offset).
         for (int i : view.shown())
             QVERIFY(view.blockRect(m_snap->sram.blocks[static_cast<size_t>(i)]).top() >=
-                    peakY - 0.5);
+                    peakY - 2.0);
         // Fit to peak: the capacity is off the band, the peak inside it.
         view.setFitToPeak(true);
         for (const SramView::Line& l : view.lines()) {
@@ -278,6 +278,37 @@ private slots:
         QCOMPARE(clicked.first().at(0).toInt(), hit->sramBuffer);
         const backend::Task& task = program().tasks[static_cast<size_t>(hit->task)];
         QCOMPARE(clicked.first().at(1).toString(), QString::fromStdString(task.nodes.front()));
+    }
+
+    void wheelZoomsTimeAroundThePointer() {
+        const int core = busiestCore();
+        SramView view;
+        view.resize(1000, 600);
+        view.setMap(std::shared_ptr<const SramMapData>(m_snap, &m_snap->sram));
+        view.setCore(core);
+        // The narrowest buffer of the core, under the pointer.
+        const SramBlock* narrow = nullptr;
+        for (int i : view.shown()) {
+            const SramBlock& b = m_snap->sram.blocks[static_cast<size_t>(i)];
+            if (b.t1 > b.t0 && (!narrow || b.t1 - b.t0 < narrow->t1 - narrow->t0))
+                narrow = &b;
+        }
+        QVERIFY(narrow);
+        const QRectF before = view.blockRect(*narrow);
+        const QPointF at = before.center();
+        for (int i = 0; i < 6; ++i) {
+            QWheelEvent wheel(at, view.mapToGlobal(at), QPoint(), QPoint(0, 120), Qt::NoButton,
+                              Qt::NoModifier, Qt::NoScrollPhase, false);
+            QApplication::sendEvent(&view, &wheel);
+        }
+        QVERIFY(view.windowCycles() < static_cast<double>(m_snap->sram.totalCycles) / 3);
+        const QRectF after = view.blockRect(*narrow);
+        QVERIFY(after.width() > 3 * before.width());
+        QVERIFY(after.contains(at)); // the cycle under the pointer stayed there
+        // Double-click: the whole run again.
+        QTest::mouseDClick(&view, Qt::LeftButton, {}, at.toPoint());
+        QCOMPARE(view.windowCycles(), static_cast<double>(m_snap->sram.totalCycles));
+        QCOMPARE(view.blockRect(*narrow), before);
     }
 
     void inspectorShowsOnChipAndBuffer() {
