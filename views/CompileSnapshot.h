@@ -2,6 +2,7 @@
 
 #include "GraphLayout.h"
 #include "MemoryMap.h"
+#include "SramMap.h"
 #include "TimelineModel.h"
 #include "core/backend/Program.h"
 #include "core/backend/Target.h"
@@ -57,6 +58,7 @@ struct CompileSnapshot {
     /// was kept, when it was).
     profiler::LoadedRun run;
     MemoryMapData memory;
+    SramMapData sram;                         ///< every core's SRAM plan over the same trace
     /// Every tensor the simulated NPU computed against the float64 reference's tensor of the same
     /// name, in graph order, with the first out of tolerance (the Accuracy tab).
     runtime::ValueDrift accuracy;

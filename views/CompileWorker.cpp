@@ -201,6 +201,7 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
         snap->run = profiler::recordRun(snap->program, snap->sim, info);
         snap->timeline.setTasks(timelineTasks(snap->run.tasks), snap->program.target.numCores);
         snap->memory = buildMemoryMap(snap->program, snap->timeline);
+        snap->sram = buildSramMap(snap->program, snap->timeline);
 
         // 3. Keep the run in the profile database (File ▸ Save profile database…, the Runs tab of
         // a later session). The views do not read it back, so a failure only loses the file.

@@ -1,8 +1,11 @@
 #include "InspectorWidget.h"
 
+#include "MemoryPage.h"
 #include "MemoryView.h"
+#include "SramView.h"
 #include "core/ir/Printer.h"
 
+#include <algorithm>
 #include <sstream>
 #include <type_traits>
 
@@ -68,7 +71,75 @@ void InspectorWidget::setContext(std::shared_ptr<const CompileSnapshot> snapshot
 
 void InspectorWidget::showNode(const QString& node) {
     m_node = node;
+    m_sramBuffer = -1;
     render();
+}
+
+void InspectorWidget::showSramBuffer(int id) {
+    m_sramBuffer = id;
+    render();
+}
+
+QString InspectorWidget::sramBufferHtml() const {
+    if (m_sramBuffer < 0 || !m_snapshot)
+        return QString();
+    const SramMapData& map = m_snapshot->sram;
+    const auto it = std::find_if(map.blocks.begin(), map.blocks.end(),
+                                 [&](const SramBlock& b) { return b.sramBuffer == m_sramBuffer; });
+    if (it == map.blocks.end())
+        return tr("<p class='dim'>SRAM buffer %1 is not in this run's plan</p>").arg(m_sramBuffer);
+    const SramBlock& b = *it;
+    const auto& tasks = m_snapshot->program.tasks;
+    const backend::Task* task =
+        b.task >= 0 && static_cast<size_t>(b.task) < tasks.size() ? &tasks[static_cast<size_t>(b.task)] : nullptr;
+    QString pair = tr("single slot");
+    if (b.pair >= 0) {
+        pair = tr("ping-pong slot %1").arg(b.pair);
+        if (b.partner >= 0)
+            pair += tr(" (with buffer %1)").arg(map.blocks[static_cast<size_t>(b.partner)].sramBuffer);
+    }
+    QString html = tr("<h3>SRAM buffer %1 <span class='dim'>%2</span></h3><table>")
+                       .arg(b.sramBuffer)
+                       .arg(sramRoleLabel(b.role).toHtmlEscaped());
+    auto row = [&](const QString& k, const QString& v) {
+        html += QStringLiteral("<tr><td class='k'>%1</td><td>%2</td></tr>").arg(k, v);
+    };
+    row(tr("role"), QStringLiteral("<span style='color:%1'>■</span> %2")
+                        .arg(sramRoleColor(b.role).name(), sramRoleLabel(b.role).toHtmlEscaped()));
+    row(tr("core"), QString::number(b.core));
+    row(tr("address"), tr("0x%1 – 0x%2").arg(b.offset, 0, 16).arg(b.offset + b.size, 0, 16));
+    row(tr("size"), tr("%1 (%2 B)").arg(formatBytes(b.size)).arg(b.size));
+    row(tr("pair"), pair);
+    row(tr("Task"), task ? tr("%1 %2 (%3)").arg(task->id).arg(esc(task->name), esc(task->kernel)) : tr("none"));
+    row(tr("tensor"), esc(b.value));
+    if (b.lastTask != b.firstTask)
+        row(tr("Tasks"), tr("%1 to %2 on core %3").arg(b.firstTask).arg(b.lastTask).arg(b.core));
+    row(tr("live"), tr("%1 – %2 cycles").arg(b.t0).arg(b.t1));
+    return html + QStringLiteral("</table><hr>");
+}
+
+QString InspectorWidget::nodeOnChipHtml(const std::string& node) const {
+    const backend::Program& prog = m_snapshot->program;
+    if (prog.sramBuffers.empty())
+        return QString();
+    const NodeOnChip kept = nodeOnChip(prog, node);
+    int buffers = 0;
+    for (const SramBlock& b : m_snapshot->sram.blocks)
+        buffers += SramMapData::usedBy(b, node) ? 1 : 0;
+    QString html = tr("<p><b>On chip</b><br>");
+    if (kept.kept.empty()) {
+        html += tr("<span class='k'>kept in SRAM</span> nothing (its outputs go to DRAM)<br>");
+    } else {
+        html += tr("<span class='k'>kept in SRAM</span> %1 · <span class='k'>DRAM traffic saved</span> %2<br>")
+                    .arg(formatBytes(kept.bytes), formatBytes(kept.savedDmaBytes));
+        for (const backend::OnChip* oc : kept.kept)
+            html += tr("&nbsp;&nbsp;%1 on core %2: %3, saves %4<br>")
+                        .arg(esc(prog.buffers[static_cast<size_t>(oc->buffer)].value))
+                        .arg(oc->core)
+                        .arg(formatBytes(oc->bytes), formatBytes(oc->savedDmaBytes));
+    }
+    html += tr("<span class='k'>SRAM buffers</span> %1 (outlined in the Memory tab's SRAM level)</p>").arg(buffers);
+    return html;
 }
 
 void InspectorWidget::render() {
@@ -98,9 +169,12 @@ void InspectorWidget::render() {
             html += tr("<tr><td class='k'>latency</td><td>%1 cycles (%2 µs)</td></tr>")
                         .arg(m_snapshot->sim.totalCycles)
                         .arg(prog.target.cyclesToMicros(m_snapshot->sim.totalCycles), 0, 'f', 2);
-            html += tr("<tr><td class='k'>memory</td><td>%1</td></tr></table>")
+            html += tr("<tr><td class='k'>memory</td><td>%1</td></tr>")
                         .arg(memorySummary(m_snapshot->memory).toHtmlEscaped());
+            html += tr("<tr><td class='k'>SRAM</td><td>%1</td></tr></table>")
+                        .arg(sramSummary(m_snapshot->sram).toHtmlEscaped());
         }
+        html.prepend(sramBufferHtml());
         if (!m_node.isEmpty())
             html += tr("<p class='dim'>'%1' is not in the graph after %2</p>")
                         .arg(m_node.toHtmlEscaped(), snap ? esc(snap->passId) : QString());
@@ -110,6 +184,7 @@ void InspectorWidget::render() {
         return;
     }
 
+    html += sramBufferHtml();
     html += QStringLiteral("<h3>%1 <span class='dim'>%2</span></h3>")
                 .arg(esc(node->name()), esc(ir::qualifiedOpName(node->kind())));
     html += tr("<table><tr><td class='k'>cost class</td><td>%1</td></tr>")
@@ -163,6 +238,7 @@ void InspectorWidget::render() {
         }
         html += QStringLiteral("</table>");
     }
+    html += nodeOnChipHtml(node->name());
     setHtml(html);
 }
 

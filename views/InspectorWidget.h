@@ -10,7 +10,8 @@ namespace sextant::views {
 
 /// The inspector dock: what the selected node is (op, attributes, input and output types), where it
 /// came from (original ONNX nodes, the pass/rule that created it) and which Tasks ran it, with
-/// their core, unit and simulated times.
+/// their core, unit and simulated times, and what it kept in SRAM. After a click on an SRAM buffer
+/// it shows that buffer (role, core, address, size, ping-pong pair, Task) above its Task's node.
 class InspectorWidget : public QTextBrowser {
     Q_OBJECT
 public:
@@ -20,13 +21,20 @@ public:
     void setContext(std::shared_ptr<const CompileSnapshot> snapshot, int snapshotIndex);
     /// Shows `node` of the current snapshot's graph (empty: a summary of the run).
     void showNode(const QString& node);
+    /// Shows the SRAM buffer with Program::sramBuffers id `id` above the node already shown
+    /// (showNode first: it clears the buffer); -1 clears it.
+    void showSramBuffer(int id);
+    int sramBuffer() const { return m_sramBuffer; }
 
 private:
     void render();
+    QString sramBufferHtml() const;
+    QString nodeOnChipHtml(const std::string& node) const;
 
     std::shared_ptr<const CompileSnapshot> m_snapshot;
     int m_index = 0;
     QString m_node;
+    int m_sramBuffer = -1;
 };
 
 /// An attribute value as short text: ints and floats, lists in brackets, tensors by type and

@@ -85,6 +85,12 @@ void MainWindow::buildTabs() {
             &views::SelectionModel::select);
     connect(m_memoryPage, &views::MemoryPage::nodeActivated, m_selection,
             &views::SelectionModel::select);
+    // An SRAM buffer is a Task's: select as a click on that Task does, then show the buffer.
+    connect(m_memoryPage, &views::MemoryPage::sramBufferActivated, this,
+            [this](int sramBuffer, const QString& node) {
+                onTaskActivated(node);
+                m_inspector->showSramBuffer(sramBuffer);
+            });
     connect(m_accuracyPage, &views::AccuracyPage::nodeActivated, m_selection,
             &views::SelectionModel::select);
     connect(m_timelinePage, &views::TimelinePage::taskActivated, this,

@@ -102,6 +102,8 @@ public:
     views::DiffView* diffView() const { return m_diffPage->diffView(); }
     views::TimelineView* timelineView() const { return m_timelinePage->timelineView(); }
     views::MemoryView* memoryView() const { return m_memoryPage->memoryView(); }
+    views::MemoryPage* memoryPage() const { return m_memoryPage; }
+    views::InspectorWidget* inspector() const { return m_inspector; }
     views::RunsView* runsView() const { return m_runs; }
     views::SelectionModel* selection() const { return m_selection; }
     views::PassListModel* passModel() const { return m_pipeline->passModel(); }

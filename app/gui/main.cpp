@@ -1,5 +1,6 @@
 // sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
-// [--select NAME] [--shape NAME=DIMS] [--level N] [--target FILE] [--run-a DB[:RUN]] [--run-b DB[:RUN]]` opens the model (the sample by default),
+// [--select NAME] [--memory-level dram|sram] [--memory-core N] [--memory-fit] [--shape NAME=DIMS]
+// [--level N] [--target FILE] [--run-a DB[:RUN]] [--run-b DB[:RUN]]` opens the model (the sample by default),
 // compiles and simulates it off the GUI thread, and shows the result; --screenshot saves the
 // window once the first compile finished and quits (how docs/ screenshots and GUI smoke checks
 // are made).
@@ -63,7 +64,17 @@ int main(int argc, char** argv) {
                                   QStringLiteral("Show run B of the Runs tab from a profile database instead of the "
                                                  "current compile."),
                                   QStringLiteral("DB[:RUN]"));
-    parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB});
+    const QCommandLineOption memoryLevel(QStringLiteral("memory-level"),
+                                         QStringLiteral("Memory tab level to show: dram or sram (default dram)."),
+                                         QStringLiteral("LEVEL"));
+    const QCommandLineOption memoryCore(QStringLiteral("memory-core"),
+                                        QStringLiteral("SRAM core the Memory tab shows (default: all cores stacked)."),
+                                        QStringLiteral("N"));
+    const QCommandLineOption memoryFit(QStringLiteral("memory-fit"),
+                                       QStringLiteral("Scale the Memory tab's SRAM bands to the highest peak "
+                                                      "instead of the whole SRAM (its Fit to peak)."));
+    parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB, memoryLevel,
+                       memoryCore, memoryFit});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -122,6 +133,18 @@ int main(int argc, char** argv) {
         const auto [db, run] = sextant::profiler::parseRunSpec(parser.value(*option).toStdString());
         window.runsView()->openRun(side, QString::fromStdString(db), run);
     }
+    if (parser.isSet(memoryLevel) && !window.memoryPage()->setLevel(parser.value(memoryLevel))) {
+        std::fprintf(stderr, "error: --memory-level %s: the levels are dram and sram\n",
+                     qPrintable(parser.value(memoryLevel)));
+        return 2;
+    }
+    window.memoryPage()->setFitToPeak(parser.isSet(memoryFit));
+    bool coreIsNumber = true;
+    const int sramCore = parser.isSet(memoryCore) ? parser.value(memoryCore).toInt(&coreIsNumber) : -1;
+    if (!coreIsNumber || sramCore < -1) {
+        std::fprintf(stderr, "error: --memory-core %s: not a core number\n", qPrintable(parser.value(memoryCore)));
+        return 2;
+    }
     int w = 1560, h = 960;
     if (parser.isSet(size)) {
         const QStringList parts = parser.value(size).split('x');
@@ -139,6 +162,9 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "warning: no pass '%s' in the pipeline\n", qPrintable(parser.value(pass)));
         if (parser.isSet(select)) // as the find box does: a node, a tensor or an ONNX node
             window.find(parser.value(select));
+        // The run's target says which cores there are.
+        if (parser.isSet(memoryCore) && !window.memoryPage()->setSramCore(sramCore))
+            std::fprintf(stderr, "warning: --memory-core %d: the target has no such core\n", sramCore);
         if (parser.isSet(tab) && !window.showTab(parser.value(tab)))
             std::fprintf(stderr, "warning: unknown tab '%s'\n", qPrintable(parser.value(tab)));
     };

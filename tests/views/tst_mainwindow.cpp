@@ -4,10 +4,12 @@
 #include "core/backend/Artifact.h"
 #include "views/DiffView.h"
 #include "views/GraphView.h"
+#include "views/InspectorWidget.h"
 #include "views/MemoryView.h"
 #include "views/PassListModel.h"
 #include "views/RunsView.h"
 #include "views/SelectionModel.h"
+#include "views/SramView.h"
 #include "views/TargetDialog.h"
 #include "views/TimelineView.h"
 
@@ -94,6 +96,39 @@ private slots:
         QVERIFY(w.showTab("memory"));
         QVERIFY(w.memoryView()->shownCount() > 0);
         QVERIFY(!w.showTab("nonsense"));
+
+        // SRAM level: clicking a buffer selects its Task's node, outlines the node's buffers
+        // and shows the buffer in the inspector; another selection clears it.
+        w.selectPass(1);
+        QVERIFY(w.memoryPage()->setLevel(QStringLiteral("sram")));
+        QApplication::processEvents();
+        sextant::views::SramView* sram = w.memoryPage()->sramView();
+        QVERIFY(sram->isVisible());
+        QCOMPARE(sram->shown().size(), snap->program.sramBuffers.size());
+        const sextant::views::SramBlock* widest = nullptr;
+        for (int i : sram->shown()) {
+            const sextant::views::SramBlock& b = snap->sram.blocks[static_cast<size_t>(i)];
+            if (!widest || sram->blockRect(b).width() * sram->blockRect(b).height() >
+                               sram->blockRect(*widest).width() * sram->blockRect(*widest).height())
+                widest = &b;
+        }
+        QVERIFY(widest);
+        const QPoint at = sram->blockRect(*widest).center().toPoint();
+        const sextant::views::SramBlock* hit = sram->blockAt(at);
+        QVERIFY(hit);
+        QTest::mouseClick(sram, Qt::LeftButton, {}, at);
+        const QString taskNode =
+            QString::fromStdString(snap->program.tasks[static_cast<size_t>(hit->task)].nodes.front());
+        QCOMPARE(w.selection()->selectedNode(), taskNode);
+        QCOMPARE(w.currentPass(), w.passModel()->rowCount() - 1); // Tasks run the final graph
+        QCOMPARE(w.inspector()->sramBuffer(), hit->sramBuffer);
+        QVERIFY(w.inspector()->toPlainText().contains(QStringLiteral("SRAM buffer %1").arg(hit->sramBuffer)));
+        const std::vector<int> outlined = sram->outlined();
+        QVERIFY(std::find(outlined.begin(), outlined.end(), static_cast<int>(hit - snap->sram.blocks.data())) !=
+                outlined.end());
+        w.selectNode(other);
+        QCOMPARE(w.inspector()->sramBuffer(), -1);
+        w.memoryPage()->setLevel(QStringLiteral("dram"));
         QVERIFY(w.showTab("accuracy"));
         // The timeline marks the critical path. The sample is a chain of groups, each shared out
         // across the cores: one part of every group is on it.
