@@ -46,10 +46,13 @@ SramMapData buildSramMap(const backend::Program& program, const TimelineModel& t
     // A program without an SRAM plan (an artifact that predates it) still gets one band per core.
     for (int c = static_cast<int>(map.cores.size()); c < program.target.numCores; ++c)
         map.cores.push_back({c, program.target.sramBytes, 0, 0});
-    for (const backend::OnChip& oc : program.onChip) {
+    // A tensor of a node split across cores is kept a stripe per core: one tensor, several pieces.
+    for (size_t i = 0; i < program.onChip.size(); ++i) {
+        const backend::OnChip& oc = program.onChip[i];
         map.onChipBytes += oc.bytes;
         map.savedDmaBytes += oc.savedDmaBytes;
-        ++map.onChipTensors;
+        if (i == 0 || program.onChip[i - 1].buffer != oc.buffer)
+            ++map.onChipTensors;
     }
 
     // Task id -> simulated [start, end), from the trace like the DRAM map's lifetimes.
