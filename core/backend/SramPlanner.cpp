@@ -617,7 +617,11 @@ Status planSram(Program& p, const std::vector<TaskCost>& costs, const std::vecto
     return {};
 }
 
-Status checkSramPlan(const Program& p) {
+namespace {
+
+/// Every SRAM buffer on a real core, aligned, inside the core's SRAM, used by Tasks of its core;
+/// returns each core's buffer ids.
+Expected<std::vector<std::vector<int>>> sramBuffersByCore(const Program& p) {
     const Target& tg = p.target;
     const uint64_t align = std::max<uint64_t>(tg.sramAlign, 1);
     const int nt = static_cast<int>(p.tasks.size());
@@ -644,6 +648,11 @@ Status checkSramPlan(const Program& p) {
                                                         std::to_string(p.tasks[static_cast<size_t>(t)].core));
         byCore[static_cast<size_t>(sb.core)].push_back(sb.id);
     }
+    return byCore;
+}
+
+/// Per core, no two buffers meet in address while their Task ranges meet.
+Status checkSramOverlaps(const Program& p, std::vector<std::vector<int>> byCore) {
     // Per core, a sweep in Task order: the live buffers by address; a new one must not meet its
     // neighbours. Buffers whose Task ranges do not meet are ordered by the core's program order.
     for (std::vector<int>& ids : byCore) {
@@ -674,6 +683,11 @@ Status checkSramPlan(const Program& p) {
                 live[sb.offset] = id;
         }
     }
+    return {};
+}
+
+/// Kept tensors are where resident SRAM buffers hold them, for every Task that touches them.
+Status checkKeptTensors(const Program& p) {
     // Kept tensors: each whole one, or each stripe, where a resident SRAM buffer on its core holds
     // it; every Task touching it on a core that holds it, inside that resident's Task range.
     std::map<std::pair<int, int>, int> residentOf; // (buffer, core) -> SRAM buffer id
@@ -720,4 +734,12 @@ Status checkSramPlan(const Program& p) {
     return {};
 }
 
+
+} // namespace
+
+Status checkSramPlan(const Program& p) {
+    SX_ASSIGN(std::vector<std::vector<int>> byCore, sramBuffersByCore(p));
+    SX_TRY(checkSramOverlaps(p, std::move(byCore)));
+    return checkKeptTensors(p);
+}
 } // namespace sextant::backend
