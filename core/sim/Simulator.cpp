@@ -89,8 +89,8 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
         m_queues[static_cast<size_t>(task.core)].push_back(i);
     }
     SX_TRY(checkSram());
-    // Loads and stores split a Task's DMA time; a program without transfers (an artifact
-    // than format 5) counts all of it as loads.
+    // Loads and stores split a Task's DMA time; a program without transfers (an artifact of
+    // format 1, before the SRAM plan) counts all of it as loads.
     m_loadBytes.assign(m_p.tasks.size(), 0);
     for (size_t i = 0; i < m_p.tasks.size(); ++i)
         m_loadBytes[i] = m_p.transfers.empty() ? m_p.tasks[i].dmaBytes : 0;
