@@ -2,6 +2,9 @@
 #include "core/backend/Lower.h"
 #include "core/ir/Printer.h"
 
+#include "core/frontend/OnnxImporter.h"
+#include "core/runtime/Compiler.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -579,5 +582,59 @@ TEST(Artifact, SramBufferOnACoreOutOfRangeIsNamed) {
         << e;
     e = errorAfterEdit(p, "traffic", [&](nlohmann::json& m) { m["memory"]["dram_traffic_bytes"] = 1; });
     EXPECT_NE(e.find("field 'memory.dram_traffic_bytes' is 1, but the Tasks' dma_bytes add up to "), std::string::npos)
+        << e;
+}
+
+// A tensor kept a stripe per core, and the parts that read only their slice: both round trip and
+// a corrupted stripe or slice-local input is named by its field.
+TEST(Artifact, StripesAndSliceLocalInputsRoundTripAndAreChecked) {
+    // The sample on 8 cores: its convolutions' outputs feed elementwise parts split alike.
+    Expected<std::unique_ptr<ir::Graph>> g = frontend::importOnnx(std::string(SEXTANT_SOURCE_DIR) + "/samples/residual_cnn.onnx");
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    Expected<runtime::CompileResult> c = runtime::compileGraph(**g, {});
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    Program p = c->program;
+    int b = -1;
+    for (const Buffer& buf : p.buffers)
+        if (buf.stripes.size() > 1 && b < 0)
+            b = buf.id;
+    ASSERT_GE(b, 0) << "the sample keeps no tensor a stripe per core";
+    int reader = -1;
+    for (const Task& t : p.tasks)
+        if (!t.sliceLocalInputs.empty() && reader < 0)
+            reader = t.id;
+    ASSERT_GE(reader, 0);
+    std::string dir = freshDir("stripes_roundtrip");
+    ASSERT_TRUE(writeArtifact(p, dir).ok());
+    Expected<Program> back = readArtifact(dir);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    const Buffer& a = p.buffers[static_cast<size_t>(b)];
+    const Buffer& r = back->buffers[static_cast<size_t>(b)];
+    ASSERT_EQ(r.stripes.size(), a.stripes.size());
+    EXPECT_EQ(r.stripeAxis, a.stripeAxis);
+    for (size_t i = 0; i < a.stripes.size(); ++i) {
+        EXPECT_EQ(r.stripes[i].core, a.stripes[i].core);
+        EXPECT_EQ(r.stripes[i].offset, a.stripes[i].offset);
+        EXPECT_EQ(r.stripes[i].begin, a.stripes[i].begin);
+        EXPECT_EQ(r.stripes[i].end, a.stripes[i].end);
+    }
+    EXPECT_EQ(back->tasks[static_cast<size_t>(reader)].sliceLocalInputs, p.tasks[static_cast<size_t>(reader)].sliceLocalInputs);
+    const std::string path = "buffers[" + std::to_string(b) + "].stripes.parts[1]";
+    std::string e = errorAfterEdit(p, "stripe_past", [&](nlohmann::json& m) {
+        m["buffers"][b]["stripes"]["parts"][1]["offset"] = p.target.sramBytes;
+    });
+    EXPECT_NE(e.find("field '" + path + ".offset' puts the stripe outside the"), std::string::npos) << e;
+    e = errorAfterEdit(p, "stripe_core", [&](nlohmann::json& m) {
+        m["buffers"][b]["stripes"]["parts"][1]["core"] = p.target.numCores;
+    });
+    EXPECT_NE(e.find("field '" + path + ".core'"), std::string::npos) << e;
+    e = errorAfterEdit(p, "stripe_order", [&](nlohmann::json& m) {
+        m["buffers"][b]["stripes"]["parts"][1]["begin"] = 0;
+    });
+    EXPECT_NE(e.find("field '" + path + ".begin'"), std::string::npos) << e;
+    e = errorAfterEdit(p, "slice_local", [&](nlohmann::json& m) {
+        m["tasks"][reader]["slice_local_inputs"] = nlohmann::json::array({p.tasks[static_cast<size_t>(reader)].outputs.front()});
+    });
+    EXPECT_NE(e.find("field 'tasks[" + std::to_string(reader) + "].slice_local_inputs' names buffer"), std::string::npos)
         << e;
 }
