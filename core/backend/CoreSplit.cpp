@@ -71,6 +71,9 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
     const size_t a = static_cast<size_t>(axis);
     if (id.size() != od.size() || a >= od.size() || id[a] != od[a])
         return false;
+    // A layout conversion is the identity on the logical tensor: each part copies its own slice.
+    if (n.kind() == ir::OpKind::TransData)
+        return n.input(0) == &in;
     switch (n.info().work) {
     case ir::WorkModel::Elementwise:
     case ir::WorkModel::Group:

@@ -217,7 +217,7 @@ std::string stripeReason(const Program& p, const Accesses& acc, int b) {
 }
 
 /// Why buffer `b`, written by `producer`, cannot stay on chip whatever the space; empty if it can.
-std::string structuralReason(const Program& p, const Accesses& acc, int b, int producer) {
+std::string structuralReason(const Program& p, const PlanState& s, const Accesses& acc, int b, int producer) {
     const Buffer& buf = p.buffers[static_cast<size_t>(b)];
     const Task& pt = p.tasks[static_cast<size_t>(producer)];
     if (buf.kind == BufferKind::Output)
@@ -227,14 +227,11 @@ std::string structuralReason(const Program& p, const Accesses& acc, int b, int p
     const std::vector<int>& readers = acc.readers[static_cast<size_t>(b)];
     if (readers.empty())
         return "no reader: no Task reads it";
-    // A data-movement Task (a copy, a Concat, a TransData) is the DMA moving bytes: what it
-    // moves costs the same from SRAM, so keeping its input or output saves nothing.
-    if (pt.unit == UnitKind::Dma)
-        return "written by a data-movement Task: '" + pt.name + "' is the DMA copying it";
-    for (int r : readers)
-        if (p.tasks[static_cast<size_t>(r)].unit == UnitKind::Dma)
-            return "read by a data-movement Task: '" + p.tasks[static_cast<size_t>(r)].name +
-                   "' is the DMA copying it";
+    // A data-movement Task (a copy, a Concat, a TransData) is the DMA moving bytes. With its
+    // input on chip it only stores, with its output on chip it only loads; with both it would
+    // copy SRAM to SRAM, which the DMA model does not price: one side stays in DRAM.
+    if (pt.unit == UnitKind::Dma && !s.residentInputs[static_cast<size_t>(producer)].empty())
+        return "data-movement Task reads SRAM: '" + pt.name + "' already reads its input on chip";
     if (acc.writers[static_cast<size_t>(b)].size() != 1)
         return stripeReason(p, acc, b);
     for (int r : readers) {
@@ -311,7 +308,7 @@ void decide(const Program& p, PlanState& s, const Accesses& acc, const SramPlanO
             OnChipDecision d;
             d.value = buf.value;
             d.node = t.nodes.empty() ? t.name : t.nodes.front();
-            d.reason = structuralReason(p, acc, b, t.id);
+            d.reason = structuralReason(p, s, acc, b, t.id);
             if (!d.reason.empty()) {
                 out.push_back(std::move(d));
                 continue;
