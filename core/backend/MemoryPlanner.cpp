@@ -558,42 +558,9 @@ Status checkWritersAndReaders(const Program& prog, const std::vector<Access>& ac
     return {};
 }
 
-/// Buffers x and y overlap in space (y starting inside x): a hazard when either is touched by
-/// the host, or when a write to one and an access to the other are not ordered.
-Status checkOverlap(const Program& prog, const std::vector<Access>& acc, const Reachability& order, const Buffer& x,
-                    const Buffer& y) {
-    // Weights and graph inputs/outputs have their own regions and are touched by the host, so
-    // any overlap involving one of them is a hazard.
-    bool hostX = x.kind != BufferKind::Intermediate, hostY = y.kind != BufferKind::Intermediate;
-    std::string where = " at [" + std::to_string(y.offset) + ", " +
-                        std::to_string(std::min(x.offset + x.size, y.offset + y.size)) + ")";
-    if (hostX || hostY)
-        return makeError(ErrorKind::Verify, "hazard: " + bufferLabel(prog, x.id) + " and " +
-                                                    bufferLabel(prog, y.id) + " overlap" + where);
-    const Access& ax = acc[x.id];
-    const Access& ay = acc[y.id];
-    auto check = [&](int t1, bool w1, int t2, bool w2) -> Status {
-        if (!(w1 || w2) || order.ordered(t1, t2))
-            return {};
-        return makeError(ErrorKind::Verify, "hazard: " + taskLabel(prog, t1) + (w1 ? " writes " : " reads ") +
-                                                bufferLabel(prog, x.id) + " and " + taskLabel(prog, t2) +
-                                                (w2 ? " writes " : " reads ") + bufferLabel(prog, y.id) +
-                                                where + " with no ordering between them");
-    };
-    for (int w : ax.writers) {
-        for (int t : ay.writers)
-            SX_TRY(check(w, true, t, true));
-        for (int t : ay.readers)
-            SX_TRY(check(w, true, t, false));
-    }
-    for (int r : ax.readers)
-        for (int t : ay.writers)
-            SX_TRY(check(r, false, t, true));
-    return {};
-}
-
-/// Pairs of distinct buffers whose address ranges overlap, by a sweep over offsets.
-Status checkOverlaps(const Program& prog, const std::vector<Access>& acc, const Reachability& order) {
+/// Host-touched buffers (weights, graph inputs and outputs) overlap nothing: a sweep over the
+/// DRAM buffers by offset, keeping the furthest end reached by a host buffer and by any buffer.
+Status checkHostRegions(const Program& prog) {
     std::vector<int> byOffset;
     for (const Buffer& b : prog.buffers)
         if (b.level == MemLevel::Dram && b.size > 0)
@@ -601,14 +568,87 @@ Status checkOverlaps(const Program& prog, const std::vector<Access>& acc, const 
     std::sort(byOffset.begin(), byOffset.end(), [&](int x, int y) {
         return std::tie(prog.buffers[x].offset, x) < std::tie(prog.buffers[y].offset, y);
     });
-    for (size_t i = 0; i < byOffset.size(); ++i) {
-        const Buffer& x = prog.buffers[byOffset[i]];
-        for (size_t j = i + 1; j < byOffset.size(); ++j) {
-            const Buffer& y = prog.buffers[byOffset[j]];
-            if (y.offset >= x.offset + x.size)
-                break;
-            SX_TRY(checkOverlap(prog, acc, order, x, y));
+    int furthestHost = -1, furthestAny = -1;
+    auto endOf = [&](int id) { return id < 0 ? 0 : prog.buffers[id].offset + prog.buffers[id].size; };
+    for (int id : byOffset) {
+        const Buffer& y = prog.buffers[id];
+        const bool host = y.kind != BufferKind::Intermediate;
+        const int clash = host ? (y.offset < endOf(furthestAny) ? furthestAny : -1)
+                               : (y.offset < endOf(furthestHost) ? furthestHost : -1);
+        if (clash >= 0)
+            return makeError(ErrorKind::Verify, "hazard: " + bufferLabel(prog, clash) + " and " + bufferLabel(prog, id) +
+                                                    " overlap at [" + std::to_string(y.offset) + ", " +
+                                                    std::to_string(std::min(endOf(clash), y.offset + y.size)) + ")");
+        if (host && endOf(id) > endOf(furthestHost))
+            furthestHost = id;
+        if (endOf(id) > endOf(furthestAny))
+            furthestAny = id;
+    }
+    return {};
+}
+
+/// Intermediates that share addresses follow one another: every access to the one before is
+/// ordered before every write of the one after. Taken in the order of their first writes, each
+/// is checked against the last occupant of every address range it covers (a map of disjoint
+/// ranges); earlier occupants follow by transitivity, so the check is linear in the ranges met
+/// rather than quadratic in the buffers that share an address.
+Status checkReuseOrder(const Program& prog, const std::vector<Access>& acc, const Reachability& order) {
+    std::vector<int> inter;
+    std::vector<uint64_t> firstWrite(prog.buffers.size(), UINT64_MAX);
+    for (const Buffer& b : prog.buffers) {
+        if (b.level != MemLevel::Dram || b.kind != BufferKind::Intermediate || b.size == 0)
+            continue;
+        for (int w : acc[b.id].writers)
+            firstWrite[b.id] = std::min(firstWrite[b.id], prog.tasks[static_cast<size_t>(w)].estStart);
+        inter.push_back(b.id);
+    }
+    std::sort(inter.begin(), inter.end(),
+              [&](int x, int y) { return std::tie(firstWrite[x], x) < std::tie(firstWrite[y], y); });
+    struct Range {
+        uint64_t end;
+        int buffer;
+    };
+    std::map<uint64_t, Range> last; // begin -> [begin, end) last held by buffer
+    auto after = [&](int x, int y) -> Status { // every access to x before every write of y
+        const Buffer& bx = prog.buffers[x];
+        const Buffer& by = prog.buffers[y];
+        for (int w : acc[y].writers) {
+            for (const std::vector<int>* list : {&acc[x].writers, &acc[x].readers})
+                for (int t : *list)
+                    if (!order.before(t, w))
+                        return makeError(ErrorKind::Verify,
+                                         "hazard: " + taskLabel(prog, t) + (list == &acc[x].writers ? " writes " : " reads ") +
+                                             bufferLabel(prog, x) + " and " + taskLabel(prog, w) + " writes " +
+                                             bufferLabel(prog, y) + " at [" + std::to_string(std::max(bx.offset, by.offset)) +
+                                             ", " + std::to_string(std::min(bx.offset + bx.size, by.offset + by.size)) +
+                                             ") with no ordering between them");
         }
+        return {};
+    };
+    for (int id : inter) {
+        const Buffer& b = prog.buffers[id];
+        const uint64_t lo = b.offset, hi = b.offset + b.size;
+        // Ranges that meet [lo, hi): the one starting before lo may reach into it.
+        auto it = last.lower_bound(lo);
+        if (it != last.begin() && std::prev(it)->second.end > lo)
+            --it;
+        std::vector<std::pair<uint64_t, Range>> keep; // pieces of met ranges outside [lo, hi)
+        std::vector<int> checked;
+        while (it != last.end() && it->first < hi) {
+            const int prev = it->second.buffer;
+            if (std::find(checked.begin(), checked.end(), prev) == checked.end()) {
+                SX_TRY(after(prev, id));
+                checked.push_back(prev);
+            }
+            if (it->first < lo)
+                keep.push_back({it->first, Range{lo, prev}});
+            if (it->second.end > hi)
+                keep.push_back({hi, Range{it->second.end, prev}});
+            it = last.erase(it);
+        }
+        for (const auto& [begin, range] : keep)
+            last[begin] = range;
+        last[lo] = Range{hi, id};
     }
     return {};
 }
@@ -666,7 +706,8 @@ Status checkHazards(const Program& prog) {
     SX_TRY(checkDramPlacement(prog));
     const std::vector<Access> acc = accessesOf(prog);
     SX_TRY(checkWritersAndReaders(prog, acc, order));
-    return checkOverlaps(prog, acc, order);
+    SX_TRY(checkHostRegions(prog));
+    return checkReuseOrder(prog, acc, order);
 }
 
 } // namespace sextant::backend

@@ -631,3 +631,29 @@ TEST(Lower, LongChainsStayFastAndReuseMemory) {
         EXPECT_LE(core.peak, core.capacity);
     EXPECT_LT(kept->memory.dramTrafficBytes, p->memory.dramTrafficBytes / 100);
 }
+
+// On one core every pair of Tasks is ordered, yet a buffer written while another at its address
+// still has a reader to come is a hazard: the reuse must follow the last access.
+TEST(Lower, HazardCheckerCatchesAReuseBeforeTheLastRead) {
+    LowerOptions dram;
+    dram.sram.keepOnChip = false;
+    Expected<Program> p = lower(residualGraph(), oneCore(), dram);
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    ASSERT_TRUE(checkHazards(*p).ok());
+    Program bad = *p;
+    int r0 = -1, sum = -1;
+    for (const Buffer& b : bad.buffers) {
+        if (b.value == "r0")
+            r0 = b.id;
+        if (b.value == "sum")
+            sum = b.id;
+    }
+    ASSERT_GE(r0, 0);
+    ASSERT_GE(sum, 0);
+    // 'sum' is written by add, and the skip add reads r0 after it.
+    bad.buffers[static_cast<size_t>(sum)].offset = bad.buffers[static_cast<size_t>(r0)].offset;
+    Status s = checkHazards(bad);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("hazard: task "), std::string::npos) << s.error().message;
+    EXPECT_NE(s.error().message.find("reads buffer"), std::string::npos) << s.error().message;
+}
