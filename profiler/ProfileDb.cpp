@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -308,7 +309,13 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             SX_ASSIGN(int64_t k, strings.id(key));
             ins.bind(1, run);
             ins.bind(2, k);
-            ins.bind(3, value);
+            // SQLite stores a NaN double as NULL, which the column refuses; a metric that is NaN
+            // (the cosine of an output that overflowed) is kept as the text 'nan' instead, and
+            // the reader gives NaN back. Infinities are REAL values SQLite keeps as they are.
+            if (std::isnan(value))
+                ins.bind(3, std::string("nan"));
+            else
+                ins.bind(3, value);
             SX_TRY(ins.run());
         }
     }

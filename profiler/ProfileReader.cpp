@@ -1,5 +1,7 @@
 #include "ProfileReader.h"
 
+#include <cmath>
+
 #include "ProfileDb.h"
 #include "Sqlite.h"
 
@@ -387,7 +389,15 @@ Expected<std::vector<MetricRow>> ProfileReader::metrics(int64_t run) const {
         SX_ASSIGN(bool row, q.step());
         if (!row)
             break;
-        out.push_back(MetricRow{q.text(0), q.real(1)});
+        double value = q.real(1);
+        if (q.isText(1)) { // a NaN metric is stored as 'nan' (ProfileDb.cpp); other text is damage
+            if (q.text(1) != "nan")
+                return makeError(ErrorKind::Invalid, "profile database: metric '" + q.text(0) + "' of run " +
+                                                         std::to_string(id) + " is the text '" + q.text(1) +
+                                                         "', not a number");
+            value = std::nan("");
+        }
+        out.push_back(MetricRow{q.text(0), value});
     }
     return out;
 }

@@ -47,6 +47,7 @@ public:
 
     int64_t int64(int col) const { return sqlite3_column_int64(m_stmt, col); }
     bool isNull(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
+    bool isText(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_TEXT; }
     double real(int col) const { return sqlite3_column_double(m_stmt, col); }
     std::string text(int col) const {
         const unsigned char* p = sqlite3_column_text(m_stmt, col);

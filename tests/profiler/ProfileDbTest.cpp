@@ -18,6 +18,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 
 #include <unistd.h>
@@ -681,4 +682,32 @@ TEST_F(ProfileDbTest, ChromeTraceShowsDmaPhasesOnTheirOwnThread) {
     EXPECT_GT(overlapping, 0);
     EXPECT_GT(sequential, 0);
     EXPECT_EQ(threads[std::make_pair(0, 0)], "core 0 cube");
+}
+
+// The cosine of an output that overflowed is NaN, and a max error may be infinite: they are data,
+// kept and read back as such (SQLite would turn a NaN into NULL, which the column refuses).
+TEST_F(ProfileDbTest, NanAndInfiniteMetricsAreKept) {
+    SimulatedRun run = simulateSmallModel();
+    std::string db = path("nan.db");
+    profiler::RunInfo i = info();
+    i.metrics = {{"cosine", std::nan("")}, {"max_abs", std::numeric_limits<double>::infinity()},
+                 {"min", -std::numeric_limits<double>::infinity()}};
+    auto id = profiler::writeProfile(db, run.program, run.result, i);
+    ASSERT_TRUE(id.ok()) << id.error().message;
+    auto reader = profiler::ProfileReader::open(db);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto metrics = reader->metrics(*id);
+    ASSERT_TRUE(metrics.ok()) << metrics.error().message;
+    std::map<std::string, double> byKey;
+    for (const profiler::MetricRow& m : *metrics)
+        byKey[m.key] = m.value;
+    EXPECT_TRUE(std::isnan(byKey.at("cosine")));
+    EXPECT_EQ(byKey.at("max_abs"), std::numeric_limits<double>::infinity());
+    EXPECT_EQ(byKey.at("min"), -std::numeric_limits<double>::infinity());
+    // Other text where a number belongs is damage, named.
+    execOn(db, "UPDATE metrics SET value = 'lots' WHERE rowid = (SELECT max(rowid) FROM metrics)");
+    auto damaged = reader->metrics(*id);
+    ASSERT_FALSE(damaged.ok());
+    EXPECT_NE(damaged.error().message.find("is the text 'lots', not a number"), std::string::npos)
+        << damaged.error().message;
 }
