@@ -144,11 +144,12 @@ struct LocalInput {
 };
 
 /// The slice-local inputs whose stripes are worth keeping on chip: each part's stripe fits its
-/// core's SRAM beside the producer part's and the consumer part's working sets, so the SRAM plan
+/// core's SRAM beside the producer part's working set and beside the consumer part's, so the SRAM plan
 /// (keep-on-chip) can keep it there. Deps are narrowed only for these: a narrowed chain in DRAM
 /// would keep every core's chain unordered with the others, and the DRAM plan could not reuse
 /// one node's buffer for a later one's.
 std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& split, const std::vector<Task>& tasks,
+                                         const std::vector<TaskCost>& costs,
                                          const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode,
                                          const std::vector<int>& bufferOf, const Target& target) {
     std::vector<LocalInput> out;
@@ -173,7 +174,21 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
             const uint64_t stripe = alignUp(
                 ceilDiv(whole * static_cast<uint64_t>(pt.sliceEnd - pt.sliceBegin), static_cast<uint64_t>(extent)),
                 std::max<uint64_t>(target.sramAlign, 1));
-            same = same && stripe + pt.tiling.sramBytes + split.costs[p].tiling.sramBytes <= target.sramBytes;
+            // The producer part and the consumer part run one after the other on the core, each
+            // beside the stripe, without the slot the stripe replaces (its output tile, its input
+            // tile for v).
+            const uint64_t align = std::max<uint64_t>(target.sramAlign, 1);
+            const TaskCost& pc = costs[static_cast<size_t>(it->second[p])];
+            const TaskCost& cc = split.costs[p];
+            const uint64_t outSlot = (pc.tiling.doubleBuffered ? 2 : 1) * alignUp(pc.outTile, align);
+            uint64_t inTile = 0;
+            for (const auto& [value, bytes] : cc.inputTile)
+                if (value == v)
+                    inTile += bytes;
+            const uint64_t inSlot = (cc.tiling.doubleBuffered ? 2 : 1) * alignUp(inTile, align);
+            const uint64_t producerSet = pt.tiling.sramBytes - std::min(pt.tiling.sramBytes, outSlot);
+            const uint64_t consumerSet = cc.tiling.sramBytes - std::min(cc.tiling.sramBytes, inSlot);
+            same = same && stripe + std::max(producerSet, consumerSet) <= target.sramBytes;
         }
         if (same)
             out.push_back(LocalInput{bufferOf[v->id()], v->producer()});
@@ -280,7 +295,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts));
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
         const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip && options.sram.stripes
-                                                  ? sliceLocalInputs(grp, split, tasks, tasksOfNode, bufferOf, target)
+                                                  ? sliceLocalInputs(grp, split, tasks, costs, tasksOfNode, bufferOf, target)
                                                   : std::vector<LocalInput>{};
         std::vector<int> ids;
         for (size_t p = 0; p < parts; ++p) {
