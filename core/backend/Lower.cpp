@@ -455,9 +455,10 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     // DRAM traffic drops, but the schedule loses freedom and the event slots may be reused less.
     // Lower both ways and keep the faster program by the schedule.
     // The two are independent (the graph and target are only read). On a small graph the
-    // unstriped one runs on a second thread; on a large one they run one after the other, so
-    // that only one program's dependency matrices (quadratic in Tasks) exist at a time, and the
-    // second is not built at all when the first found nothing to stripe (then they are equal).
+    // unstriped one runs on a second thread. A large one is lowered once, with stripes, and again
+    // without them only when the stripes' events did not fit the slots (a note says so) and it
+    // found something to stripe: lowering is still quadratic in Tasks in places (the DRAM plan's
+    // conflicts, the dependency matrices), and twice that at 20,000 nodes is minutes.
     constexpr size_t kParallelNodes = 2000;
     std::vector<OnChipDecision> stripedDecisions, wholeDecisions;
     LowerOptions noStripes = options;
@@ -470,7 +471,7 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     const bool stripedAny = striped.ok() && std::any_of(striped->tasks.begin(), striped->tasks.end(), [](const Task& t) {
                                 return !t.sliceLocalInputs.empty();
                             });
-    if (!other && striped.ok() && !stripedAny) {
+    if (!other && striped.ok() && (!stripedAny || striped->notes.empty())) {
         if (decisions)
             *decisions = std::move(stripedDecisions);
         return striped;
