@@ -453,8 +453,8 @@ Status describeIntermediates(const Program& prog, const std::vector<Access>& acc
 
 /// Intermediates `inter[i]` and `inter[j]` conflict unless one's accesses all happen before
 /// the other's writers.
-void addConflicts(const std::vector<Access>& acc, const std::vector<int>& inter, const Reachability& order,
-                  OffsetProblem& problem) {
+void addConflicts(const Program& prog, const std::vector<Access>& acc, const std::vector<int>& inter,
+                  const Reachability& order, OffsetProblem& problem) {
     // safeAfter(x, y): y's writer may reuse x's space because every access to x is done first.
     auto safeAfter = [&](int x, int y) {
         for (int w : acc[y].writers) {
@@ -467,15 +467,43 @@ void addConflicts(const std::vector<Access>& acc, const std::vector<int>& inter,
         }
         return true;
     };
+    // Two intermediates conflict when neither is safe after the other. Only the one written
+    // first can be safe before the other: a dep ends before its consumer starts in the schedule,
+    // so if x's accesses all come before y's writers, x was written earlier. So for y, the
+    // buffers written earlier conflict with it unless all their accesses are among the Tasks
+    // before every writer of y (one bitset per y); ties in the first write are checked both ways.
     const size_t n = inter.size();
+    std::vector<uint64_t> first(n, UINT64_MAX);
     for (size_t i = 0; i < n; ++i)
-        for (size_t j = i + 1; j < n; ++j) {
-            int x = inter[i], y = inter[j];
-            if (!safeAfter(x, y) && !safeAfter(y, x)) {
+        for (int w : acc[inter[i]].writers)
+            first[i] = std::min(first[i], prog.tasks[static_cast<size_t>(w)].estStart);
+    std::vector<size_t> byFirst(n);
+    std::iota(byFirst.begin(), byFirst.end(), 0);
+    std::sort(byFirst.begin(), byFirst.end(), [&](size_t a, size_t b) { return std::tie(first[a], a) < std::tie(first[b], b); });
+    std::vector<uint64_t> before;
+    auto allBefore = [&](int x) {
+        for (const std::vector<int>* list : {&acc[x].writers, &acc[x].readers})
+            for (int t : *list)
+                if (!Reachability::has(before, t))
+                    return false;
+        return true;
+    };
+    for (size_t p = 0; p < n; ++p) {
+        const size_t j = byFirst[p];
+        const int y = inter[j];
+        order.commonAncestors(acc[y].writers, before);
+        for (size_t q = 0; q < p; ++q) {
+            const size_t i = byFirst[q];
+            const int x = inter[i];
+            const bool conflict = first[i] == first[j] ? !safeAfter(x, y) && !safeAfter(y, x) : !allBefore(x);
+            if (conflict) {
                 problem.conflicts[i].push_back(static_cast<int>(j));
                 problem.conflicts[j].push_back(static_cast<int>(i));
             }
         }
+    }
+    for (std::vector<int>& c : problem.conflicts) // ascending, as planOffsets' orderings expect to see them
+        std::sort(c.begin(), c.end());
 }
 
 /// Tasks are numbered by position, depend only on earlier tasks and name existing buffers;
@@ -681,7 +709,7 @@ Status planMemory(Program& prog, const Reachability& order) {
     problem.lifetimes.resize(n);
     std::vector<IntervalBuffer> timeline(n);
     SX_TRY(describeIntermediates(prog, acc, inter, problem, timeline));
-    addConflicts(acc, inter, order, problem);
+    addConflicts(prog, acc, inter, order, problem);
     // The program's conflicts come from Task order (two buffers whose estimated lifetimes do not
     // meet may still be unordered), so the interval search does not apply: heuristics only.
     OffsetPlan plan = planOffsets(problem, OffsetSearchOptions{.steps = 0});

@@ -20,4 +20,17 @@ Reachability::Reachability(const std::vector<std::vector<int>>& preds)
     }
 }
 
+void Reachability::commonAncestors(const std::vector<int>& tasks, std::vector<uint64_t>& out) const {
+    out.assign(m_words, ~uint64_t{0});
+    for (int t : tasks) {
+        if (t < 0 || static_cast<size_t>(t) >= m_n) {
+            out.assign(m_words, 0);
+            return;
+        }
+        const uint64_t* row = &m_bits[static_cast<size_t>(t) * m_words];
+        for (size_t w = 0; w < m_words; ++w)
+            out[w] &= row[w];
+    }
+}
+
 } // namespace sextant::backend

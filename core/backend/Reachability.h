@@ -26,6 +26,13 @@ public:
     }
     /// True when the two are ordered one way or the other.
     bool ordered(int a, int b) const { return before(a, b) || before(b, a); }
+    /// Into `out` (resized to words()): the Tasks that come before every one of `tasks` (all of
+    /// them when `tasks` is empty), one bit per Task as before() reads them.
+    void commonAncestors(const std::vector<int>& tasks, std::vector<uint64_t>& out) const;
+    size_t words() const { return m_words; }
+    static bool has(const std::vector<uint64_t>& set, int task) {
+        return task >= 0 && (set[static_cast<size_t>(task) / 64] >> (task % 64)) & 1u;
+    }
 
 private:
     size_t m_n = 0;
