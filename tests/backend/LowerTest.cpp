@@ -2,6 +2,8 @@
 #include "core/backend/Lower.h"
 #include "core/backend/MemoryPlanner.h"
 
+#include "BackendTestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,12 +19,7 @@ using ir::TensorType;
 
 namespace {
 
-Tensor filled(std::vector<int64_t> shape, float start) {
-    Tensor t(DType::F32, std::move(shape));
-    for (int64_t i = 0; i < t.numel(); ++i)
-        t.set(i, start + 0.001 * static_cast<double>(i % 97));
-    return t;
-}
+using test::filled;
 
 /// npu-a with one core: no group is split across cores, so a test of tiling sees the whole op.
 Target oneCore() {

@@ -6,6 +6,8 @@
 #include "core/backend/SramPlanner.h"
 #include "core/sim/Simulator.h"
 
+#include "BackendTestUtil.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -21,12 +23,7 @@ using ir::TensorType;
 
 namespace {
 
-Tensor filled(std::vector<int64_t> shape, float start) {
-    Tensor t(DType::F32, std::move(shape));
-    for (int64_t i = 0; i < t.numel(); ++i)
-        t.set(i, start + 0.001 * static_cast<double>(i % 97));
-    return t;
-}
+using test::filled;
 
 Target cores(int n, uint64_t sram = 512 * 1024) {
     Target t = defaultTarget();
