@@ -102,11 +102,11 @@ while read -r folder target level cmake; do
     used=$(echo "$report" | sed -n 's/^USE //p')
     declared=$(declaredDeps "$target" "$cmake")
     for dep in $used; do
-        echo "$declared" | grep -qx "$dep" ||
+        grep -qx "$dep" <<<"$declared" ||
             fail "$folder includes headers of $dep, but $cmake does not link $target to it"
     done
     for dep in $declared; do
-        echo "$used" | grep -qx "$dep" ||
+        grep -qx "$dep" <<<"$used" ||
             fail "$cmake links $target to $dep, but nothing in $folder includes it"
     done
 done <<<"$libraries"
