@@ -471,7 +471,7 @@ void addConflicts(const Program& prog, const std::vector<Access>& acc, const std
     // first can be safe before the other: a dep ends before its consumer starts in the schedule,
     // so if x's accesses all come before y's writers, x was written earlier. So for y, the
     // buffers written earlier conflict with it unless all their accesses are among the Tasks
-    // before every writer of y (one bitset per y); ties in the first write are checked both ways.
+    // before every writer of y (one frontier per y); ties in the first write are checked both ways.
     const size_t n = inter.size();
     std::vector<uint64_t> first(n, UINT64_MAX);
     for (size_t i = 0; i < n; ++i)
@@ -480,11 +480,11 @@ void addConflicts(const Program& prog, const std::vector<Access>& acc, const std
     std::vector<size_t> byFirst(n);
     std::iota(byFirst.begin(), byFirst.end(), 0);
     std::sort(byFirst.begin(), byFirst.end(), [&](size_t a, size_t b) { return std::tie(first[a], a) < std::tie(first[b], b); });
-    std::vector<uint64_t> before;
+    Reachability::Frontier before;
     auto allBefore = [&](int x) {
         for (const std::vector<int>* list : {&acc[x].writers, &acc[x].readers})
             for (int t : *list)
-                if (!Reachability::has(before, t))
+                if (!order.within(before, t))
                     return false;
         return true;
     };

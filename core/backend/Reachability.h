@@ -6,39 +6,60 @@
 
 namespace sextant::backend {
 
-/// Transitive "happens-before" over a DAG of Tasks given as predecessor lists, with one bitset
-/// per Task. Node ids must be a topological order (every predecessor id < the node id), which is
-/// what Program::tasks guarantees.
+/// Transitive "happens-before" over a DAG of Tasks given as predecessor lists. Node ids must be a
+/// topological order (every predecessor id < the node id), which is what Program::tasks
+/// guarantees.
+///
+/// The Tasks are covered by chains, each totally ordered by the DAG (a Task joins a chain whose
+/// last Task comes before it, else starts one). A Task's ancestors on a chain are then a prefix of
+/// it, so one number per chain says which: the Task's "clock", as in vector clocks. Memory is
+/// Tasks x chains (the chains are about the program's parallelism: cores times the branches in
+/// flight), not Tasks x Tasks, and a query is one comparison.
 class Reachability {
 public:
-    /// `preds[i]` lists the direct predecessors of i (all < i). Returns false-y (empty) on bad input;
-    /// check valid().
+    /// `preds[i]` lists the direct predecessors of i (all < i); check valid().
     explicit Reachability(const std::vector<std::vector<int>>& preds);
 
     /// False if some predecessor id was not smaller than its node's id.
     bool valid() const { return m_valid; }
-    size_t size() const { return m_n; }
+    size_t size() const { return m_chain.size(); }
+    size_t chains() const { return m_chainLength.size(); }
     /// True when a != b and a must finish before b starts (a path a -> ... -> b).
     bool before(int a, int b) const {
-        if (a == b || a < 0 || b < 0)
+        if (a == b || a < 0 || b < 0 || static_cast<size_t>(a) >= size() || static_cast<size_t>(b) >= size())
             return false;
-        return (m_bits[static_cast<size_t>(b) * m_words + static_cast<size_t>(a) / 64] >> (a % 64)) & 1u;
+        const uint32_t c = m_chain[static_cast<size_t>(a)];
+        const size_t k = m_clockBegin[static_cast<size_t>(b) + 1] - m_clockBegin[static_cast<size_t>(b)];
+        return c < k && static_cast<int32_t>(m_pos[static_cast<size_t>(a)]) <= m_clock[m_clockBegin[static_cast<size_t>(b)] + c];
     }
     /// True when the two are ordered one way or the other.
     bool ordered(int a, int b) const { return before(a, b) || before(b, a); }
-    /// Into `out` (resized to words()): the Tasks that come before every one of `tasks` (all of
-    /// them when `tasks` is empty), one bit per Task as before() reads them.
-    void commonAncestors(const std::vector<int>& tasks, std::vector<uint64_t>& out) const;
-    size_t words() const { return m_words; }
-    static bool has(const std::vector<uint64_t>& set, int task) {
-        return task >= 0 && (set[static_cast<size_t>(task) / 64] >> (task % 64)) & 1u;
+
+    /// The Tasks that come before every one of a set of Tasks: per chain, the last position of
+    /// such a Task (-1: none).
+    using Frontier = std::vector<int32_t>;
+    /// Into `out`: the frontier of the Tasks before every one of `tasks` (all Tasks when `tasks`
+    /// is empty; none when one of them is out of range).
+    void commonAncestors(const std::vector<int>& tasks, Frontier& out) const;
+    /// True when `task` is in the set `frontier` describes.
+    bool within(const Frontier& frontier, int task) const {
+        if (task < 0 || static_cast<size_t>(task) >= size())
+            return false;
+        const uint32_t c = m_chain[static_cast<size_t>(task)];
+        return c < frontier.size() && static_cast<int32_t>(m_pos[static_cast<size_t>(task)]) <= frontier[c];
     }
 
 private:
-    size_t m_n = 0;
-    size_t m_words = 0;
+    uint32_t chooseChain(size_t b, const std::vector<int>& preds) const;
+
     bool m_valid = true;
-    std::vector<uint64_t> m_bits; ///< row b: the set of a with a before b
+    std::vector<uint32_t> m_chain;       ///< per Task: its chain
+    std::vector<uint32_t> m_pos;         ///< per Task: its position on the chain
+    std::vector<uint32_t> m_chainLength; ///< per chain: Tasks on it so far
+    std::vector<size_t> m_clockBegin;    ///< per Task (+1): where its clock starts in m_clock
+    /// Task b's clock: per chain that existed when b joined one, the last position of an
+    /// ancestor of b on it (-1: none). Later chains hold only later Tasks, so none of b's.
+    std::vector<int32_t> m_clock;
 };
 
 } // namespace sextant::backend

@@ -1,0 +1,107 @@
+#include "core/backend/Reachability.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <vector>
+
+using namespace sextant::backend;
+
+namespace {
+
+/// The transitive closure by brute force: closure[b][a] when a reaches b.
+std::vector<std::vector<bool>> closureOf(const std::vector<std::vector<int>>& preds) {
+    const size_t n = preds.size();
+    std::vector<std::vector<bool>> c(n, std::vector<bool>(n, false));
+    for (size_t b = 0; b < n; ++b)
+        for (int a : preds[b]) {
+            c[b][static_cast<size_t>(a)] = true;
+            for (size_t x = 0; x < n; ++x)
+                if (c[static_cast<size_t>(a)][x])
+                    c[b][x] = true;
+        }
+    return c;
+}
+
+/// A random DAG: each node takes up to `fanIn` predecessors among the `window` nodes before it
+/// (a small window gives long chains, a large one wide parallelism), some nodes none.
+std::vector<std::vector<int>> randomDag(std::mt19937& rng, int n, int window, int fanIn) {
+    std::vector<std::vector<int>> preds(static_cast<size_t>(n));
+    for (int b = 1; b < n; ++b) {
+        const int count = std::uniform_int_distribution<int>(0, fanIn)(rng);
+        for (int i = 0; i < count; ++i) {
+            const int lo = std::max(0, b - window);
+            preds[static_cast<size_t>(b)].push_back(std::uniform_int_distribution<int>(lo, b - 1)(rng));
+        }
+    }
+    return preds;
+}
+
+} // namespace
+
+TEST(Reachability, AgreesWithTheTransitiveClosureOnRandomDags) {
+    std::mt19937 rng(7);
+    for (int round = 0; round < 60; ++round) {
+        const int n = 20 + round * 3;
+        const int window = 1 + round % 12 * (round % 3 == 0 ? 10 : 1);
+        const auto preds = randomDag(rng, n, window, 1 + round % 4);
+        const Reachability r(preds);
+        ASSERT_TRUE(r.valid());
+        const auto c = closureOf(preds);
+        for (int a = 0; a < n; ++a)
+            for (int b = 0; b < n; ++b)
+                ASSERT_EQ(r.before(a, b), static_cast<bool>(c[static_cast<size_t>(b)][static_cast<size_t>(a)]))
+                    << "round " << round << ": " << a << " before " << b;
+    }
+}
+
+TEST(Reachability, CommonAncestorsAreTheIntersectionOfTheAncestorSets) {
+    std::mt19937 rng(11);
+    for (int round = 0; round < 40; ++round) {
+        const int n = 60;
+        const auto preds = randomDag(rng, n, 2 + round % 20, 3);
+        const Reachability r(preds);
+        const auto c = closureOf(preds);
+        std::vector<int> tasks;
+        for (int i = 0, m = 1 + round % 4; i < m; ++i)
+            tasks.push_back(std::uniform_int_distribution<int>(0, n - 1)(rng));
+        Reachability::Frontier f;
+        r.commonAncestors(tasks, f);
+        for (int x = 0; x < n; ++x) {
+            bool all = true;
+            for (int t : tasks)
+                all = all && c[static_cast<size_t>(t)][static_cast<size_t>(x)];
+            ASSERT_EQ(r.within(f, x), all) << "round " << round << " task " << x;
+        }
+        r.commonAncestors({}, f); // no constraint: every Task
+        for (int x = 0; x < n; ++x)
+            ASSERT_TRUE(r.within(f, x));
+        r.commonAncestors({n + 5}, f); // an unknown Task: none
+        for (int x = 0; x < n; ++x)
+            ASSERT_FALSE(r.within(f, x));
+    }
+}
+
+TEST(Reachability, CoresInProgramOrderNeedOneChainEach) {
+    // 8 cores, each running its Tasks in order, every Task also waiting on one Task of another
+    // core: the chains are the cores, so memory is Tasks x 8, not Tasks x Tasks.
+    const int cores = 8, perCore = 500;
+    std::vector<std::vector<int>> preds(static_cast<size_t>(cores * perCore));
+    for (int i = cores; i < cores * perCore; ++i) {
+        preds[static_cast<size_t>(i)].push_back(i - cores);     // same core, previous Task
+        preds[static_cast<size_t>(i)].push_back(i - cores - 3 >= 0 ? i - cores - 3 : 0); // another core
+    }
+    const Reachability r(preds);
+    ASSERT_TRUE(r.valid());
+    EXPECT_EQ(r.chains(), 8u);
+    EXPECT_TRUE(r.before(0, cores * perCore - 1));
+    EXPECT_FALSE(r.before(cores * perCore - 1, 0));
+    EXPECT_FALSE(r.ordered(cores * perCore - 1, cores * perCore - 2));
+}
+
+TEST(Reachability, APredecessorThatDoesNotComeFirstIsInvalid) {
+    EXPECT_FALSE(Reachability({{}, {1}}).valid());
+    EXPECT_FALSE(Reachability({{}, {2}, {}}).valid());
+    EXPECT_FALSE(Reachability({{}, {-1}}).valid());
+    EXPECT_TRUE(Reachability({{}, {0}, {0, 1}}).valid());
+}
