@@ -108,13 +108,20 @@ Status writeArtifact(const Program& p, const std::string& dir) {
     std::vector<uint8_t> tasksBin = encodeTasks(p);
     std::vector<uint8_t> weightsBin = encodeWeights(p);
 
-    const json m = artifact::manifestJson(p, tasksBin, weightsBin);
-    std::string text = m.dump(1) + "\n";
+    artifact::StreamedLists lists;
+    const json head = artifact::manifestHead(p, tasksBin, weightsBin, lists);
 
     fs::path d(dir);
     SX_TRY(writeFile(d / "tasks.bin", tasksBin.data(), tasksBin.size()));
     SX_TRY(writeFile(d / "weights.bin", weightsBin.data(), weightsBin.size()));
-    SX_TRY(writeFile(d / "manifest.json", text.data(), text.size()));
+    const fs::path manifest = d / "manifest.json";
+    std::ofstream out(manifest, std::ios::binary | std::ios::trunc);
+    if (!out)
+        return makeError(ErrorKind::Io, manifest.string() + ": cannot open for writing");
+    artifact::writeManifest(out, head, lists);
+    out.flush();
+    if (!out)
+        return makeError(ErrorKind::Io, manifest.string() + ": write failed");
     return {};
 }
 

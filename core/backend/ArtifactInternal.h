@@ -10,6 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -31,8 +35,22 @@ Status checkTasksBin(const std::vector<uint8_t>& bin, const Program& p, const st
 /// Bytes a tensor of this type holds (0 when its size is unknown).
 uint64_t tensorBytes(const ir::TensorType& t);
 
-/// The manifest of `p`, with the sizes and hashes of the binary files it goes with.
-json manifestJson(const Program& p, const std::vector<uint8_t>& tasksBin, const std::vector<uint8_t>& weightsBin);
+/// A top-level list of the manifest that grows with the program (buffers, Tasks, events, SRAM
+/// buffers, transfers): its length and how to make element i, so that it is written one element
+/// at a time instead of held as one document (at 160,000 Tasks that document took gigabytes).
+struct StreamedList {
+    size_t size = 0;
+    std::function<json(size_t)> element;
+};
+using StreamedLists = std::map<std::string, StreamedList>;
+
+/// The manifest of `p`, with the sizes and hashes of the binary files it goes with: the small
+/// fields in the returned document, the big lists in `lists`.
+json manifestHead(const Program& p, const std::vector<uint8_t>& tasksBin, const std::vector<uint8_t>& weightsBin,
+                  StreamedLists& lists);
+/// Writes the manifest to `out`: the same bytes as `dump(1)` of `head` with `lists` in place,
+/// holding one element at a time.
+void writeManifest(std::ostream& out, const json& head, const StreamedLists& lists);
 
 /// Typed access to manifest fields; every error names the file and the field path.
 class Manifest {
@@ -154,7 +172,7 @@ Status parseProgramTables(const Manifest& m, const json& doc, Program& p);
 
 /// Adds `p`'s SRAM plan to its manifest `doc`: memory.sram, memory.dram_traffic_bytes and
 /// memory.compulsory_bytes, and the sram_buffers, transfers and on_chip lists.
-void addSramPlan(json& doc, const Program& p);
+void addSramPlan(json& doc, const Program& p, StreamedLists& lists);
 /// Reads the SRAM plan of a manifest of format `version` into `p`, whose buffers and Tasks are
 /// already read: every field typed, every id in range, each SRAM buffer aligned inside its core's
 /// SRAM and used by Tasks of that core, residents where their buffers say, transfers between a

@@ -68,8 +68,8 @@ json taskJson(const Task& t) {
             cj["reduce_chunks"] = c.reduceChunks;
         cands.push_back(std::move(cj));
     }
-    tiling["candidates"] = cands;
-    j["tiling"] = tiling;
+    tiling["candidates"] = std::move(cands);
+    j["tiling"] = std::move(tiling);
     return j;
 }
 
@@ -327,8 +327,61 @@ uint64_t tensorBytes(const ir::TensorType& t) {
     return n < 0 ? 0 : static_cast<uint64_t>(n) * ir::dtypeSize(t.dtype);
 }
 
+namespace {
 
-json manifestJson(const Program& p, const std::vector<uint8_t>& tasksBin, const std::vector<uint8_t>& weightsBin) {
+json bufferJson(const Buffer& b) {
+    json j;
+    j["id"] = b.id;
+    j["value"] = b.value;
+    j["kind"] = kindName(b.kind);
+    j["level"] = levelName(b.level);
+    j["core"] = b.core;
+    j["offset"] = b.offset;
+    j["size"] = b.size;
+    j["dtype"] = std::string(ir::dtypeName(b.type.dtype));
+    j["shape"] = shapeJson(b.type.isStatic() ? b.type.dims() : std::vector<int64_t>{});
+    j["layout"] = std::string(ir::layoutName(b.type.layout));
+    j["first_task"] = b.firstTask;
+    j["last_task"] = b.lastTask;
+    if (!b.stripes.empty()) { // kept on chip a stripe per core: present only then
+        json stripes = json::array();
+        for (const Buffer::Stripe& st : b.stripes)
+            stripes.push_back(json{{"core", st.core}, {"offset", st.offset}, {"size", st.size},
+                                   {"begin", st.begin}, {"end", st.end}});
+        j["stripes"] = json{{"axis", b.stripeAxis}, {"parts", std::move(stripes)}};
+    }
+    return j;
+}
+
+json memoryJson(const MemoryStats& memory) {
+    json mem;
+    mem["dram_peak"] = memory.dramPeak;
+    mem["dram_lower_bound"] = memory.dramLowerBound;
+    mem["weight_bytes"] = memory.weightBytes;
+    mem["io_bytes"] = memory.ioBytes;
+    mem["weights_base"] = memory.weightsBase;
+    mem["io_base"] = memory.ioBase;
+    mem["arena_base"] = memory.arenaBase;
+    mem["dram_total"] = memory.dramTotal;
+    return mem;
+}
+
+/// `text` (a value dumped at depth 0) as it reads nested `depth` levels deep: the formatting's
+/// newlines are the only raw ones (strings escape theirs), so each gains the indent.
+void writeIndented(std::ostream& out, const std::string& text, int depth) {
+    size_t from = 0;
+    for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
+        out.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from));
+        out << std::string(static_cast<size_t>(depth), ' ');
+        from = nl + 1;
+    }
+    out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+}
+
+} // namespace
+
+json manifestHead(const Program& p, const std::vector<uint8_t>& tasksBin, const std::vector<uint8_t>& weightsBin,
+                  StreamedLists& lists) {
     json m;
     m["format"] = kArtifactFormat;
     m["version"] = kArtifactVersion;
@@ -337,63 +390,55 @@ json manifestJson(const Program& p, const std::vector<uint8_t>& tasksBin, const 
     m["pipeline"] = json{{"passes", p.pipeline}, {"disabled", p.disabledRules}, {"bisect_limit", p.bisectLimit}};
     m["est_cycles"] = p.estCycles;
     m["kernels"] = kernelTable(p);
-    json mem;
-    mem["dram_peak"] = p.memory.dramPeak;
-    mem["dram_lower_bound"] = p.memory.dramLowerBound;
-    mem["weight_bytes"] = p.memory.weightBytes;
-    mem["io_bytes"] = p.memory.ioBytes;
-    mem["weights_base"] = p.memory.weightsBase;
-    mem["io_base"] = p.memory.ioBase;
-    mem["arena_base"] = p.memory.arenaBase;
-    mem["dram_total"] = p.memory.dramTotal;
-    m["memory"] = mem;
-    addSramPlan(m, p);
-    json buffers = json::array();
-    for (const Buffer& b : p.buffers) {
-        json j;
-        j["id"] = b.id;
-        j["value"] = b.value;
-        j["kind"] = kindName(b.kind);
-        j["level"] = levelName(b.level);
-        j["core"] = b.core;
-        j["offset"] = b.offset;
-        j["size"] = b.size;
-        j["dtype"] = std::string(ir::dtypeName(b.type.dtype));
-        j["shape"] = shapeJson(b.type.isStatic() ? b.type.dims() : std::vector<int64_t>{});
-        j["layout"] = std::string(ir::layoutName(b.type.layout));
-        j["first_task"] = b.firstTask;
-        j["last_task"] = b.lastTask;
-        if (!b.stripes.empty()) { // kept on chip a stripe per core: present only then
-            json stripes = json::array();
-            for (const Buffer::Stripe& st : b.stripes)
-                stripes.push_back(json{{"core", st.core}, {"offset", st.offset}, {"size", st.size},
-                                       {"begin", st.begin}, {"end", st.end}});
-            j["stripes"] = json{{"axis", b.stripeAxis}, {"parts", stripes}};
-        }
-        buffers.push_back(std::move(j));
-    }
-    m["buffers"] = buffers;
+    m["memory"] = memoryJson(p.memory);
+    addSramPlan(m, p, lists);
+    lists["buffers"] = {p.buffers.size(), [&p](size_t i) { return bufferJson(p.buffers[i]); }};
     m["inputs"] = p.inputBuffers;
     m["outputs"] = p.outputBuffers;
-    json tasks = json::array();
+    lists["tasks"] = {p.tasks.size(), [&p](size_t i) { return taskJson(p.tasks[i]); }};
     json nodeTasks = json::object();
-    for (const Task& t : p.tasks) {
-        tasks.push_back(taskJson(t));
+    for (const Task& t : p.tasks)
         for (const std::string& n : t.nodes) // the first Task running it (a split group's first part)
-            if (!nodeTasks.contains(n))
-                nodeTasks[n] = t.id;
-    }
-    m["tasks"] = tasks;
-    m["node_tasks"] = nodeTasks;
-    json events = json::array();
-    for (const Event& e : p.events)
-        events.push_back(json{{"id", e.id}, {"slot", e.slot}, {"core", e.core}, {"producer", e.producerTask},
-                              {"consumers", e.consumerTasks}});
-    m["events"] = events;
+            nodeTasks.emplace(n, t.id);
+    m["node_tasks"] = std::move(nodeTasks);
+    lists["events"] = {p.events.size(), [&p](size_t i) {
+                           const Event& e = p.events[i];
+                           return json{{"id", e.id}, {"slot", e.slot}, {"core", e.core}, {"producer", e.producerTask},
+                                       {"consumers", e.consumerTasks}};
+                       }};
     m["graph"] = ir::printGraph(*p.graph);
     m["files"] = json{{"tasks.bin", json{{"bytes", tasksBin.size()}, {"fnv1a64", fnv1a64Hex(tasksBin)}}},
                       {"weights.bin", json{{"bytes", weightsBin.size()}, {"fnv1a64", fnv1a64Hex(weightsBin)}}}};
     return m;
+}
+
+void writeManifest(std::ostream& out, const json& head, const StreamedLists& lists) {
+    // The top-level keys in the document's own (sorted) order, the lists among them.
+    std::map<std::string, const json*> fields;
+    for (auto it = head.begin(); it != head.end(); ++it)
+        fields[it.key()] = &it.value();
+    for (const auto& [key, list] : lists)
+        fields.emplace(key, nullptr);
+    out << "{\n";
+    size_t k = 0;
+    for (const auto& [key, value] : fields) {
+        out << ' ' << json(key).dump() << ": ";
+        if (value) {
+            writeIndented(out, value->dump(1), 1);
+        } else if (const StreamedList& list = lists.at(key); list.size == 0) {
+            out << "[]";
+        } else {
+            out << "[\n";
+            for (size_t i = 0; i < list.size; ++i) {
+                out << "  ";
+                writeIndented(out, list.element(i).dump(1), 2);
+                out << (i + 1 < list.size ? ",\n" : "\n");
+            }
+            out << " ]";
+        }
+        out << (++k < fields.size() ? ",\n" : "\n");
+    }
+    out << "}\n";
 }
 
 Status checkFile(const Manifest& m, const json& files, const std::string& name, const std::vector<uint8_t>& bytes,

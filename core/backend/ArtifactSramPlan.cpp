@@ -346,42 +346,42 @@ Status parseSramStats(const Manifest& m, const json& mem, Program& p) {
 
 } // namespace
 
-void addSramPlan(json& doc, const Program& p) {
+void addSramPlan(json& doc, const Program& p, StreamedLists& lists) {
     json& mem = doc["memory"];
     mem["dram_traffic_bytes"] = p.memory.dramTrafficBytes;
     mem["compulsory_bytes"] = p.memory.compulsoryBytes;
     json sram = json::array();
     for (const SramStats& s : p.memory.sram)
         sram.push_back(json{{"capacity", s.capacity}, {"peak", s.peak}, {"lower_bound", s.lowerBound}});
-    mem["sram"] = sram;
-    json buffers = json::array();
-    for (const SramBuffer& sb : p.sramBuffers)
-        buffers.push_back(json{{"id", sb.id},
-                               {"core", sb.core},
-                               {"offset", sb.offset},
-                               {"size", sb.size},
-                               {"role", std::string(sramRoleName(sb.role))},
-                               {"pair", sb.pair},
-                               {"task", sb.task},
-                               {"buffer", sb.buffer},
-                               {"first_task", sb.firstTask},
-                               {"last_task", sb.lastTask}});
-    doc["sram_buffers"] = buffers;
-    json transfers = json::array();
-    for (const Transfer& tr : p.transfers)
-        transfers.push_back(json{{"task", tr.task},
-                                 {"direction", tr.load ? "load" : "store"},
-                                 {"dram_buffer", tr.dramBuffer},
-                                 {"sram_buffer", tr.sramBuffer},
-                                 {"bytes", tr.bytes}});
-    doc["transfers"] = transfers;
+    mem["sram"] = std::move(sram);
+    lists["sram_buffers"] = {p.sramBuffers.size(), [&p](size_t i) {
+                                 const SramBuffer& sb = p.sramBuffers[i];
+                                 return json{{"id", sb.id},
+                                             {"core", sb.core},
+                                             {"offset", sb.offset},
+                                             {"size", sb.size},
+                                             {"role", std::string(sramRoleName(sb.role))},
+                                             {"pair", sb.pair},
+                                             {"task", sb.task},
+                                             {"buffer", sb.buffer},
+                                             {"first_task", sb.firstTask},
+                                             {"last_task", sb.lastTask}};
+                             }};
+    lists["transfers"] = {p.transfers.size(), [&p](size_t i) {
+                              const Transfer& tr = p.transfers[i];
+                              return json{{"task", tr.task},
+                                          {"direction", tr.load ? "load" : "store"},
+                                          {"dram_buffer", tr.dramBuffer},
+                                          {"sram_buffer", tr.sramBuffer},
+                                          {"bytes", tr.bytes}};
+                          }};
     json onChip = json::array();
     for (const OnChip& oc : p.onChip)
         onChip.push_back(json{{"buffer", oc.buffer},
                               {"core", oc.core},
                               {"bytes", oc.bytes},
                               {"saved_dma_bytes", oc.savedDmaBytes}});
-    doc["on_chip"] = onChip;
+    doc["on_chip"] = std::move(onChip);
 }
 
 Status parseSramPlan(const Manifest& m, const json& doc, int64_t version, Program& p) {
