@@ -10,6 +10,7 @@
 // Models come from SEXTANT_SHARED_DIR/models; when that folder is absent the model benchmarks
 // report themselves as skipped. bench/run-ort-compare.sh runs this together with onnxruntime.
 
+#include "ProcStatus.h"
 #include "SyntheticGraph.h"
 
 #include "core/frontend/OnnxImporter.h"
@@ -122,20 +123,6 @@ void importModel(benchmark::State& state, ModelSpec m) {
     state.counters["file_MB"] = static_cast<double>(fs::file_size(path)) / 1e6;
 }
 
-/// A field of /proc/self/status in KiB ("VmRSS", "VmHWM"); -1 when unavailable.
-long procStatusKb(const std::string& field) {
-    std::ifstream in("/proc/self/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(field + ":", 0) == 0) {
-            std::istringstream s(line.substr(field.size() + 1));
-            long kb = -1;
-            s >> kb;
-            return kb;
-        }
-    return -1;
-}
-
 /// Peak RSS of one import above the RSS before it, as a multiple of the file size. Meaningful
 /// only as the first thing a process does (freed heap from earlier work would hide growth).
 void importPeakRss(benchmark::State& state, ModelSpec m) {
@@ -146,13 +133,10 @@ void importPeakRss(benchmark::State& state, ModelSpec m) {
     }
     double growthKb = 0, baselineKb = 0;
     for (auto _ : state) {
-        {
-            std::ofstream clear("/proc/self/clear_refs");
-            clear << "5"; // resets VmHWM to the current RSS
-        }
-        const long before = procStatusKb("VmRSS");
+        bench::resetPeakRss();
+        const long before = bench::procStatusKb("VmRSS");
         auto g = frontend::importOnnx(path.string());
-        const long peak = procStatusKb("VmHWM");
+        const long peak = bench::procStatusKb("VmHWM");
         if (!g.ok() || before < 0 || peak < 0) {
             state.SkipWithError(g.ok() ? "cannot read /proc/self/status" : g.error().message.c_str());
             return;
