@@ -347,6 +347,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     for (size_t pos = 0; pos < order.size(); ++pos)
         newId[static_cast<size_t>(order[pos])] = static_cast<int>(pos);
     std::vector<TaskCost> costInOrder(costs.size());
+    prog.tasks.reserve(order.size());
     for (size_t pos = 0; pos < order.size(); ++pos) {
         int old = order[pos];
         costInOrder[pos] = std::move(costs[static_cast<size_t>(old)]);

@@ -451,27 +451,66 @@ Status describeIntermediates(const Program& prog, const std::vector<Access>& acc
     return {};
 }
 
+/// Per chain of the Task order, the intermediates met so far keyed by the last position of
+/// their accesses on that chain: the ones not all before a frontier are those with a key past
+/// the frontier on some chain, found without visiting the others.
+class AccessIndex {
+public:
+    AccessIndex(const std::vector<Access>& acc, const std::vector<int>& inter, const Reachability& order)
+        : m_acc(acc), m_inter(inter), m_order(order), m_byChain(order.chains()),
+          m_stamp(inter.size(), SIZE_MAX) {}
+
+    void insert(size_t i) {
+        std::map<uint32_t, int32_t> last; // chain -> last position of an access to inter[i]
+        for (const std::vector<int>* list : {&m_acc[m_inter[i]].writers, &m_acc[m_inter[i]].readers})
+            for (int t : *list) {
+                int32_t& at = last.try_emplace(m_order.chainOf(t), -1).first->second;
+                at = std::max(at, m_order.positionOf(t));
+            }
+        for (const auto& [chain, pos] : last)
+            m_byChain[chain].emplace(pos, i);
+    }
+    /// Calls `f(i)` once for each inserted intermediate with an access outside `frontier`.
+    template <typename F>
+    void forEachNotBefore(const Reachability::Frontier& frontier, size_t query, F&& f) {
+        for (size_t c = 0; c < m_byChain.size(); ++c)
+            for (auto it = m_byChain[c].upper_bound(frontier[c]); it != m_byChain[c].end(); ++it)
+                if (m_stamp[it->second] != query) {
+                    m_stamp[it->second] = query;
+                    f(it->second);
+                }
+    }
+
+private:
+    const std::vector<Access>& m_acc;
+    const std::vector<int>& m_inter;
+    const Reachability& m_order;
+    std::vector<std::multimap<int32_t, size_t>> m_byChain;
+    std::vector<size_t> m_stamp;
+};
+
 /// Intermediates `inter[i]` and `inter[j]` conflict unless one's accesses all happen before
 /// the other's writers.
 void addConflicts(const Program& prog, const std::vector<Access>& acc, const std::vector<int>& inter,
                   const Reachability& order, OffsetProblem& problem) {
     // safeAfter(x, y): y's writer may reuse x's space because every access to x is done first.
     auto safeAfter = [&](int x, int y) {
-        for (int w : acc[y].writers) {
-            for (int t : acc[x].writers)
-                if (!order.before(t, w))
-                    return false;
-            for (int t : acc[x].readers)
-                if (!order.before(t, w))
-                    return false;
-        }
+        for (int w : acc[y].writers)
+            for (const std::vector<int>* list : {&acc[x].writers, &acc[x].readers})
+                for (int t : *list)
+                    if (!order.before(t, w))
+                        return false;
         return true;
     };
-    // Two intermediates conflict when neither is safe after the other. Only the one written
-    // first can be safe before the other: a dep ends before its consumer starts in the schedule,
-    // so if x's accesses all come before y's writers, x was written earlier. So for y, the
-    // buffers written earlier conflict with it unless all their accesses are among the Tasks
-    // before every writer of y (one frontier per y); ties in the first write are checked both ways.
+    auto conflict = [&](size_t i, size_t j) {
+        problem.conflicts[i].push_back(static_cast<int>(j));
+        problem.conflicts[j].push_back(static_cast<int>(i));
+    };
+    // Only the one written first can be safe before the other: a dep ends before its consumer
+    // starts in the schedule, so if x's accesses all come before y's writers, x was written
+    // earlier. So for y, the buffers written earlier conflict with it unless all their accesses
+    // are among the Tasks before every writer of y (one frontier per y, the index finds the
+    // others); ties in the first write are checked both ways.
     const size_t n = inter.size();
     std::vector<uint64_t> first(n, UINT64_MAX);
     for (size_t i = 0; i < n; ++i)
@@ -480,27 +519,23 @@ void addConflicts(const Program& prog, const std::vector<Access>& acc, const std
     std::vector<size_t> byFirst(n);
     std::iota(byFirst.begin(), byFirst.end(), 0);
     std::sort(byFirst.begin(), byFirst.end(), [&](size_t a, size_t b) { return std::tie(first[a], a) < std::tie(first[b], b); });
+    AccessIndex index(acc, inter, order);
     Reachability::Frontier before;
-    auto allBefore = [&](int x) {
-        for (const std::vector<int>* list : {&acc[x].writers, &acc[x].readers})
-            for (int t : *list)
-                if (!order.within(before, t))
-                    return false;
-        return true;
-    };
-    for (size_t p = 0; p < n; ++p) {
-        const size_t j = byFirst[p];
-        const int y = inter[j];
-        order.commonAncestors(acc[y].writers, before);
-        for (size_t q = 0; q < p; ++q) {
-            const size_t i = byFirst[q];
-            const int x = inter[i];
-            const bool conflict = first[i] == first[j] ? !safeAfter(x, y) && !safeAfter(y, x) : !allBefore(x);
-            if (conflict) {
-                problem.conflicts[i].push_back(static_cast<int>(j));
-                problem.conflicts[j].push_back(static_cast<int>(i));
-            }
+    for (size_t p = 0; p < n;) {
+        size_t end = p; // [p, end): written first at the same time
+        while (end < n && first[byFirst[end]] == first[byFirst[p]])
+            ++end;
+        for (size_t a = p; a < end; ++a) {
+            const size_t j = byFirst[a];
+            order.commonAncestors(acc[inter[j]].writers, before);
+            index.forEachNotBefore(before, j, [&](size_t i) { conflict(i, j); });
+            for (size_t b = p; b < a; ++b)
+                if (!safeAfter(inter[byFirst[b]], inter[j]) && !safeAfter(inter[j], inter[byFirst[b]]))
+                    conflict(byFirst[b], j);
         }
+        for (size_t a = p; a < end; ++a)
+            index.insert(byFirst[a]);
+        p = end;
     }
     for (std::vector<int>& c : problem.conflicts) // ascending, as planOffsets' orderings expect to see them
         std::sort(c.begin(), c.end());

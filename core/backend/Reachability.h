@@ -41,6 +41,9 @@ public:
     /// Into `out`: the frontier of the Tasks before every one of `tasks` (all Tasks when `tasks`
     /// is empty; none when one of them is out of range).
     void commonAncestors(const std::vector<int>& tasks, Frontier& out) const;
+    /// The chain `task` is on and its position there (task in range).
+    uint32_t chainOf(int task) const { return m_chain[static_cast<size_t>(task)]; }
+    int32_t positionOf(int task) const { return static_cast<int32_t>(m_pos[static_cast<size_t>(task)]); }
     /// True when `task` is in the set `frontier` describes.
     bool within(const Frontier& frontier, int task) const {
         if (task < 0 || static_cast<size_t>(task) >= size())
