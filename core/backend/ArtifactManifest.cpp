@@ -210,7 +210,9 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
         SX_TRY(parseStripes(m, j, path, p, b));
     else if (tensorBytes(b.type) > b.size)
         return m.err(path + ".size", "is smaller than the tensor " + b.type.str());
-    if (b.kind == BufferKind::Weight && (b.offset < ms.weightsBase || b.offset + tensorBytes(b.type) > ms.weightsBase + ms.weightBytes))
+    if (b.kind == BufferKind::Weight &&
+        (b.offset < ms.weightsBase || b.offset - ms.weightsBase > ms.weightBytes ||
+         tensorBytes(b.type) > ms.weightBytes - (b.offset - ms.weightsBase)))
         return m.err(path + ".offset", "puts weight '" + b.value + "' outside the weights region");
     return b;
 }
@@ -323,8 +325,13 @@ Expected<Event> parseEvent(const Manifest& m, const json& j, int64_t i, const Pr
 } // namespace
 
 uint64_t tensorBytes(const ir::TensorType& t) {
-    int64_t n = t.numel();
-    return n < 0 ? 0 : static_cast<uint64_t>(n) * ir::dtypeSize(t.dtype);
+    const int64_t n = t.numel();
+    uint64_t bytes = 0;
+    if (n < 0)
+        return 0;
+    return __builtin_mul_overflow(static_cast<uint64_t>(n), static_cast<uint64_t>(ir::dtypeSize(t.dtype)), &bytes)
+               ? UINT64_MAX
+               : bytes;
 }
 
 namespace {

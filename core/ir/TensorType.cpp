@@ -193,14 +193,17 @@ std::vector<int64_t> TensorType::dims() const {
     return out;
 }
 
+// A product that does not fit gives INT64_MAX (a hostile shape such as [99999,99999,99999,99999]
+// names no real tensor), so size checks fail instead of seeing a count that wrapped around.
 int64_t TensorType::numel() const {
     int64_t n = 1;
+    bool overflow = false;
     for (const Dim& d : shape) {
         if (!d.isKnown())
             return -1;
-        n *= d.value;
+        overflow = overflow || __builtin_mul_overflow(n, d.value, &n);
     }
-    return n;
+    return overflow ? INT64_MAX : n;
 }
 
 std::string TensorType::str() const {

@@ -233,6 +233,23 @@ TEST(Artifact, OffsetOutOfBoundsInManifestIsNamed) {
     EXPECT_NE(e.find("outside"), std::string::npos) << e;
 }
 
+TEST(Artifact, AShapeWhoseSizeOverflowsIsTooLargeNotZero) {
+    // [65536]x4 elements wrap a 64-bit count to 0 and [99999]x4 overflow it: either way the
+    // buffer is far smaller than the tensor, which the reader must say (and UBSan stay quiet).
+    for (const int64_t dim : {int64_t{65536}, int64_t{99999}}) {
+        std::string dir = freshDir("overflow");
+        ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
+        nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+        size_t last = m["buffers"].size() - 1;
+        m["buffers"][last]["shape"] = nlohmann::json::array({dim, dim, dim, dim});
+        spit(fs::path(dir) / "manifest.json", m.dump(1));
+        std::string e = readError(dir);
+        EXPECT_NE(e.find("field 'buffers[" + std::to_string(last) + "].size' is smaller than the tensor"),
+                  std::string::npos)
+            << dim << ": " << e;
+    }
+}
+
 TEST(Artifact, OverlappingBuffersInManifestAreAHazard) {
     Program p = compiled();
     std::string dir = freshDir("hazard");
