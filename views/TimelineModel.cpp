@@ -266,6 +266,32 @@ TimelineMarks TimelineModel::marks(const std::vector<uint8_t>& flags, bool withS
     return out;
 }
 
+namespace {
+
+/// The first index in [from, to) whose running maximum of ends `before` says is not before the
+/// fold's limit: an exponential search from `from`, then a binary one (a fold usually takes the
+/// next few dozen entries, which stay in cache this way).
+template <typename Before>
+size_t gallop(const std::vector<uint64_t>& prefixEnd, size_t from, size_t to,
+              const Before& before) {
+    size_t lo = from, step = 1;
+    while (lo + step <= to && before(prefixEnd[lo + step - 1])) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = std::min(to, lo + step - 1);
+    while (lo < hi) { // prefixEnd[lo - 1] (if any) is before; find the first not before
+        const size_t mid = lo + (hi - lo) / 2;
+        if (before(prefixEnd[mid]))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+} // namespace
+
 std::pair<size_t, size_t> TimelineModel::visibleRange(const std::vector<Entry>& entries,
                                                       const std::vector<uint32_t>* subset,
                                                       const std::vector<uint64_t>& prefixEnd,
@@ -348,13 +374,9 @@ void TimelineModel::foldLane(size_t laneIndex, const TimelineCoords& coords, dou
         // Every entry that ends before the fold's right edge plus mergePx joins the fold: in a
         // lane without overlaps each is narrower than mergePx and within mergePx of it.
         const double limit = merged.x1 + mergePx;
-        size_t j = static_cast<size_t>(
-            std::lower_bound(prefixEnd.begin() + static_cast<std::ptrdiff_t>(k),
-                             prefixEnd.begin() + static_cast<std::ptrdiff_t>(kEnd), limit,
-                             [&](uint64_t end, double x) {
-                                 return coords.mapTimeToX(static_cast<double>(end)) < x;
-                             }) -
-            prefixEnd.begin());
+        size_t j = gallop(prefixEnd, k, kEnd, [&](uint64_t end) {
+            return coords.mapTimeToX(static_cast<double>(end)) < limit;
+        });
         if (pins && !subset) // a pinned entry is drawn as itself: the fold stops before it
             j = std::min(j, std::max(k, nextPin()));
         if (j > k) {

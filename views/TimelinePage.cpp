@@ -46,7 +46,7 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
         tr("<span style='color:#5b8dd6'>■</span> cube &nbsp; <span style='color:#5cb06a'>■</span> "
            "vector &nbsp; "
            "<span style='color:#e0964a'>■</span> DMA &nbsp; <span style='color:#a9c3ea'>■</span> "
-           "load/store (▨ stream) &nbsp; <span style='color:#909098'>▨</span> folded &nbsp; "
+           "load/store (▨ stream) &nbsp; <span style='color:#adc6ea'>■</span> folded (paler) &nbsp; "
            "<span style='color:#c0392b'>▬</span> critical path &nbsp; "
            "<span style='color:#888'>wheel: zoom · drag: pan · double-click: fit</span>"),
         this);
@@ -56,8 +56,8 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
         "Each core's dma lane is its DMA engine: the DMA-only Tasks, and the loads and stores of "
         "the other Tasks in a lighter shade of their colour. A double-buffered Task streams its "
         "tiles (hatched) while it computes; a single-buffered one loads, computes, then stores. "
-        "A Task is solid where its unit computes and pale where it waits for its DMA. Grey: Tasks "
-        "too narrow to draw one by one, folded together (zoom in to see them)."));
+        "A Task is solid where its unit computes and pale where it waits for its DMA. Paler, with a "
+        "count: Tasks too narrow to draw one by one, folded together (zoom in to see them)."));
     auto* critical = new QCheckBox(tr("Critical path"), this);
     critical->setChecked(true);
     critical->setToolTip(

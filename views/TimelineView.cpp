@@ -38,6 +38,13 @@ QColor dmaColor(backend::UnitKind u, DmaPhaseKind kind) {
     return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
 }
 
+/// Tasks folded together on a lane of unit `u`: its colour, half way to white.
+QColor foldColor(backend::UnitKind u) {
+    const QColor c = unitColor(u);
+    auto mix = [](int v) { return static_cast<int>(v * 0.5 + 255 * 0.5); };
+    return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
+}
+
 /// Where a Task's unit waits for its DMA (its load or store phase): much paler than the DMA
 /// span under it, so the compute lane reads as idle there.
 QColor waitColor(backend::UnitKind u) {
@@ -106,6 +113,12 @@ void TimelineView::setFitCycles(uint64_t cycles) {
     m_fitCycles = cycles;
     if (m_autoFit)
         fitAll();
+}
+
+void TimelineView::showRange(double t0, double t1) {
+    TimelineCoords c;
+    c.fit(t0, t1, dataWidth());
+    setCoords(c);
 }
 
 void TimelineView::setCoords(const TimelineCoords& coords) {
@@ -307,7 +320,9 @@ void TimelineView::paintEvent(QPaintEvent*) {
         const double top = laneTop(item.lane) + 2;
         const QRectF r(kGutter + item.x0, top, std::max(1.0, item.x1 - item.x0), kLaneHeight - 4);
         if (item.count > 1) {
-            p.fillRect(r, QBrush(QColor(0x90, 0x90, 0x98), Qt::Dense4Pattern));
+            // Folded: the lane's colour, paler, so a zoomed-out run still reads by unit (and a
+            // solid fill costs a frame less than a pattern over the whole width).
+            p.fillRect(r, foldColor(lanes[static_cast<size_t>(item.lane)].unit));
             if (r.width() > 28) {
                 p.setPen(QColor(0x20, 0x20, 0x20));
                 p.drawText(r, Qt::AlignCenter, QString::number(item.count));

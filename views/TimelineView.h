@@ -60,6 +60,8 @@ public:
     /// Fits [0, `cycles`] instead of [0, the model's total] from now on (0: the total again), so
     /// two timelines compared one above the other share one time scale.
     void setFitCycles(uint64_t cycles);
+    /// Shows cycles [t0, t1] across the view (as a zoom there would); emits nothing.
+    void showRange(double t0, double t1);
     /// Shows the given zoom and pan (another timeline's, to keep two in step); emits nothing.
     void setCoords(const TimelineCoords& coords);
 
