@@ -2,9 +2,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
-#include <map>
+#include <ostream>
 #include <set>
+#include <sstream>
 #include <vector>
 
 namespace sextant::profiler {
@@ -65,178 +68,245 @@ struct Clock {
     double micros(uint64_t cycles) const { return static_cast<double>(cycles) / (ghz * 1000.0); }
 };
 
+/// Writes the trace's events one at a time, each as doc.dump(1) would have placed it inside the
+/// "traceEvents" array (two levels deep), so the file is the same bytes the whole document
+/// dumped at once was, without ever holding more than one event.
+class EventSink {
+public:
+    explicit EventSink(std::ostream& out) : m_out(out) {}
+    void operator()(const nlohmann::json& event) {
+        m_out << (m_first ? "\n  " : ",\n  ");
+        m_first = false;
+        indented(m_out, event.dump(1), "  ");
+    }
+    bool empty() const { return m_first; }
+    /// `text` with `pad` after each newline (JSON strings hold none: they are escaped).
+    static void indented(std::ostream& out, const std::string& text, const char* pad) {
+        size_t from = 0;
+        for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', from)) {
+            out.write(text.data() + from, static_cast<std::streamsize>(nl + 1 - from));
+            out << pad;
+            from = nl + 1;
+        }
+        out.write(text.data() + from, static_cast<std::streamsize>(text.size() - from));
+    }
+
+private:
+    std::ostream& m_out;
+    bool m_first = true;
+};
+
 /// Names the lanes: a process per core, a thread per unit that ran something and one for the
 /// core's DMA engine when it moved anything, sorted in that order.
-void appendLaneNames(const std::vector<TaskRow>& tasks,
-                     const std::vector<std::vector<Slice>>& slices, nlohmann::json& events) {
-    std::set<std::pair<int, int>> lanes;
-    for (size_t i = 0; i < tasks.size(); ++i)
-        for (const Slice& s : slices[i])
-            lanes.emplace(tasks[i].core, s.lane);
+void appendLaneNames(const std::set<std::pair<int, int>>& lanes, EventSink& events) {
     std::set<int> cores;
     for (const auto& [core, lane] : lanes)
         cores.insert(core);
     for (int core : cores)
-        events.push_back({{"ph", "M"},
-                          {"name", "process_name"},
-                          {"pid", core},
-                          {"tid", 0},
-                          {"args", {{"name", "core " + std::to_string(core)}}}});
+        events({{"ph", "M"},
+                {"name", "process_name"},
+                {"pid", core},
+                {"tid", 0},
+                {"args", {{"name", "core " + std::to_string(core)}}}});
     for (const auto& [core, lane] : lanes) {
         backend::UnitKind u = lane == 0   ? backend::UnitKind::Cube
                               : lane == 1 ? backend::UnitKind::Vector
                                           : backend::UnitKind::Dma;
-        events.push_back({{"ph", "M"},
-                          {"name", "thread_name"},
-                          {"pid", core},
-                          {"tid", lane},
-                          {"args",
-                           {{"name", "core " + std::to_string(core) + " " +
-                                         std::string(backend::unitName(u))}}}});
-        events.push_back({{"ph", "M"},
-                          {"name", "thread_sort_index"},
-                          {"pid", core},
-                          {"tid", lane},
-                          {"args", {{"sort_index", lane}}}});
+        events({{"ph", "M"},
+                {"name", "thread_name"},
+                {"pid", core},
+                {"tid", lane},
+                {"args",
+                 {{"name", "core " + std::to_string(core) + " " +
+                               std::string(backend::unitName(u))}}}});
+        events({{"ph", "M"},
+                {"name", "thread_sort_index"},
+                {"pid", core},
+                {"tid", lane},
+                {"args", {{"sort_index", lane}}}});
     }
 }
 
 /// One complete event per slice of Task `t`.
 void appendSlices(const TaskRow& t, const std::vector<Slice>& slices, const Clock& clock,
-                  nlohmann::json& events) {
+                  EventSink& events) {
     for (const Slice& s : slices) {
         if (s.phase) {
-            events.push_back({{"ph", "X"},
-                              {"name", s.phase},
-                              {"cat", "dma"},
-                              {"pid", t.core},
-                              {"tid", s.lane},
-                              {"ts", clock.micros(s.begin)},
-                              {"dur", clock.micros(s.end - s.begin)},
-                              {"args",
-                               {{"task", t.id},
-                                {"task_name", t.name},
-                                {"bytes", s.bytes},
-                                {"start_cycle", s.begin},
-                                {"end_cycle", s.end}}}});
+            events({{"ph", "X"},
+                    {"name", s.phase},
+                    {"cat", "dma"},
+                    {"pid", t.core},
+                    {"tid", s.lane},
+                    {"ts", clock.micros(s.begin)},
+                    {"dur", clock.micros(s.end - s.begin)},
+                    {"args",
+                     {{"task", t.id},
+                      {"task_name", t.name},
+                      {"bytes", s.bytes},
+                      {"start_cycle", s.begin},
+                      {"end_cycle", s.end}}}});
             continue;
         }
-        events.push_back({{"ph", "X"},
-                          {"name", t.name},
-                          {"cat", t.kernel},
-                          {"pid", t.core},
-                          {"tid", s.lane},
-                          {"ts", clock.micros(s.begin)},
-                          {"dur", clock.micros(s.end - s.begin)},
-                          {"args",
-                           {{"task", t.id},
-                            {"nodes", t.nodes},
-                            {"ready_cycle", t.ready},
-                            {"start_cycle", t.start},
-                            {"end_cycle", t.end},
-                            {"compute_start_cycle", s.begin},
-                            {"compute_end_cycle", s.end},
-                            {"flops", t.flops},
-                            {"dma_bytes", t.dmaBytes},
-                            {"load_bytes", t.loadBytes},
-                            {"store_bytes", t.storeBytes},
-                            {"double_buffered", t.streamed}}}});
+        events({{"ph", "X"},
+                {"name", t.name},
+                {"cat", t.kernel},
+                {"pid", t.core},
+                {"tid", s.lane},
+                {"ts", clock.micros(s.begin)},
+                {"dur", clock.micros(s.end - s.begin)},
+                {"args",
+                 {{"task", t.id},
+                  {"nodes", t.nodes},
+                  {"ready_cycle", t.ready},
+                  {"start_cycle", t.start},
+                  {"end_cycle", t.end},
+                  {"compute_start_cycle", s.begin},
+                  {"compute_end_cycle", s.end},
+                  {"flops", t.flops},
+                  {"dma_bytes", t.dmaBytes},
+                  {"load_bytes", t.loadBytes},
+                  {"store_bytes", t.storeBytes},
+                  {"double_buffered", t.streamed}}}});
     }
 }
 
-/// A flow ("s"/"f") pair per dependency. It leaves from the slice that ends the producer and
-/// arrives at the slice that begins the consumer, whichever thread each is on, so viewers bind
-/// both ends.
-void appendFlows(const std::vector<TaskRow>& tasks, const std::vector<std::vector<Slice>>& slices,
-                 const std::vector<DepRow>& deps, const Clock& clock, nlohmann::json& events) {
-    std::map<int, size_t> byId;
-    for (size_t i = 0; i < tasks.size(); ++i)
-        byId.emplace(tasks[i].id, i);
-    auto lastSlice = [&](size_t i) {
-        const Slice* best = &slices[i].front();
-        for (const Slice& s : slices[i])
-            if (s.end > best->end)
-                best = &s;
-        return best;
-    };
-    auto firstSlice = [&](size_t i) {
-        const Slice* best = &slices[i].front();
-        for (const Slice& s : slices[i])
-            if (s.begin < best->begin)
-                best = &s;
-        return best;
-    };
+/// Where a Task's flow arrows attach: a few numbers per Task, all the export keeps of a run.
+/// They leave from the slice that ends the producer (just before its end, so viewers bind them
+/// there) and arrive at the slice that begins the consumer, whichever thread each is on.
+struct FlowEnds {
+    int id = 0, core = 0;
+    int fromLane = 0, toLane = 0;
+    uint64_t fromAt = 0, toAt = 0;
+};
+
+FlowEnds flowEnds(const TaskRow& t, const std::vector<Slice>& slices) {
+    const Slice* last = &slices.front();
+    const Slice* first = &slices.front();
+    for (const Slice& s : slices) {
+        if (s.end > last->end)
+            last = &s;
+        if (s.begin < first->begin)
+            first = &s;
+    }
+    const uint64_t at = last->end > last->begin ? last->end - 1 : last->begin;
+    return FlowEnds{t.id, t.core, last->lane, first->lane, at, first->begin};
+}
+
+/// The run's FlowEnds by Task id; of Tasks sharing an id (a damaged database), the first.
+class FlowIndex {
+public:
+    void add(const FlowEnds& f) { m_ends.push_back(f); }
+    void seal() {
+        std::stable_sort(m_ends.begin(), m_ends.end(),
+                         [](const FlowEnds& a, const FlowEnds& b) { return a.id < b.id; });
+    }
+    const FlowEnds* find(int id) const {
+        auto it = std::lower_bound(m_ends.begin(), m_ends.end(), id,
+                                   [](const FlowEnds& f, int v) { return f.id < v; });
+        return it != m_ends.end() && it->id == id ? &*it : nullptr;
+    }
+
+private:
+    std::vector<FlowEnds> m_ends;
+};
+
+/// A flow ("s"/"f") pair per dependency, read one at a time.
+Status appendFlows(const ProfileReader& reader, int64_t run, const FlowIndex& index,
+                   const Clock& clock, EventSink& events) {
     int flowId = 0;
-    for (const DepRow& d : deps) {
-        auto src = byId.find(d.src);
-        auto dst = byId.find(d.dst);
-        if (src == byId.end() || dst == byId.end())
-            continue;
-        const Slice* from = lastSlice(src->second);
-        const Slice* to = firstSlice(dst->second);
+    return reader.forEachDep(run, [&](const DepRow& d) -> Status {
+        const FlowEnds* from = index.find(d.src);
+        const FlowEnds* to = index.find(d.dst);
+        if (!from || !to)
+            return {};
         ++flowId;
-        std::string name = d.event >= 0 ? "event " + std::to_string(d.event) : "dep";
-        // The start sits inside the producer's slice (just before its end) so viewers bind it
-        // there.
-        uint64_t at = from->end > from->begin ? from->end - 1 : from->begin;
-        events.push_back({{"ph", "s"},
-                          {"id", flowId},
-                          {"name", name},
-                          {"cat", "dep"},
-                          {"pid", tasks[src->second].core},
-                          {"tid", from->lane},
-                          {"ts", clock.micros(at)}});
-        events.push_back({{"ph", "f"},
-                          {"bp", "e"},
-                          {"id", flowId},
-                          {"name", name},
-                          {"cat", "dep"},
-                          {"pid", tasks[dst->second].core},
-                          {"tid", to->lane},
-                          {"ts", clock.micros(to->begin)}});
-    }
+        const std::string name = d.event >= 0 ? "event " + std::to_string(d.event) : "dep";
+        events({{"ph", "s"},
+                {"id", flowId},
+                {"name", name},
+                {"cat", "dep"},
+                {"pid", from->core},
+                {"tid", from->fromLane},
+                {"ts", clock.micros(from->fromAt)}});
+        events({{"ph", "f"},
+                {"bp", "e"},
+                {"id", flowId},
+                {"name", name},
+                {"cat", "dep"},
+                {"pid", to->core},
+                {"tid", to->toLane},
+                {"ts", clock.micros(to->toAt)}});
+        return {};
+    });
 }
 
-} // namespace
-
-Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run) {
-    SX_ASSIGN(int64_t id, run < 0 ? reader.latestRun() : Expected<int64_t>(run));
+/// The document's head: the keys before "traceEvents" as doc.dump(1) sorted and wrote them.
+Status writeHead(const ProfileReader& reader, int64_t id, std::ostream& out) {
     SX_ASSIGN(std::vector<RunRow> runs, reader.runs());
-    SX_ASSIGN(std::vector<TaskRow> tasks, reader.tasks(id));
-    SX_ASSIGN(std::vector<DepRow> deps, reader.deps(id));
+    out << "{\n \"displayTimeUnit\": \"ns\",\n";
+    for (const RunRow& r : runs) {
+        if (r.id != id)
+            continue;
+        const nlohmann::json other = {
+            {"model", r.model}, {"target", r.target}, {"pipeline", r.pipeline}, {"run", r.id}};
+        out << " \"otherData\": ";
+        EventSink::indented(out, other.dump(1), " ");
+        out << ",\n";
+    }
+    out << " \"traceEvents\": [";
+    return {};
+}
+
+/// Streams the run's trace to `out`: a first pass over the Tasks finds the lanes (named before
+/// any slice) and where each Task's flows attach, a second writes the slices as it reads them,
+/// then the dependencies become flows as they are read.
+Status writeTrace(const ProfileReader& reader, int64_t run, std::ostream& out) {
+    SX_ASSIGN(int64_t id, run < 0 ? reader.latestRun() : Expected<int64_t>(run));
     SX_ASSIGN(std::vector<MetricRow> metrics, reader.metrics(id));
     Clock clock;
     for (const MetricRow& m : metrics)
         if (m.key == "clock_ghz" && m.value > 0)
             clock.ghz = m.value;
+    std::set<std::pair<int, int>> lanes;
+    FlowIndex flows;
+    SX_TRY(reader.forEachTask(id, [&](TaskRow& t) {
+        const std::vector<Slice> slices = slicesOf(t);
+        for (const Slice& s : slices)
+            lanes.emplace(t.core, s.lane);
+        flows.add(flowEnds(t, slices));
+        return Status{};
+    }));
+    flows.seal();
+    SX_TRY(writeHead(reader, id, out));
+    EventSink events(out);
+    appendLaneNames(lanes, events);
+    SX_TRY(reader.forEachTask(id, [&](TaskRow& t) {
+        appendSlices(t, slicesOf(t), clock, events);
+        return Status{};
+    }));
+    SX_TRY(appendFlows(reader, id, flows, clock, events));
+    out << (events.empty() ? "]\n}\n" : "\n ]\n}\n");
+    return {};
+}
 
-    std::vector<std::vector<Slice>> slices;
-    slices.reserve(tasks.size());
-    for (const TaskRow& t : tasks)
-        slices.push_back(slicesOf(t));
-    nlohmann::json events = nlohmann::json::array();
-    appendLaneNames(tasks, slices, events);
-    for (size_t i = 0; i < tasks.size(); ++i)
-        appendSlices(tasks[i], slices[i], clock, events);
-    appendFlows(tasks, slices, deps, clock, events);
+} // namespace
 
-    nlohmann::json doc;
-    doc["traceEvents"] = std::move(events);
-    doc["displayTimeUnit"] = "ns";
-    for (const RunRow& r : runs)
-        if (r.id == id)
-            doc["otherData"] = {
-                {"model", r.model}, {"target", r.target}, {"pipeline", r.pipeline}, {"run", r.id}};
-    return doc.dump(1) + "\n";
+Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run) {
+    std::ostringstream out;
+    SX_TRY(writeTrace(reader, run, out));
+    return out.str();
 }
 
 Status exportChromeTrace(const std::string& dbPath, const std::string& jsonPath, int64_t run) {
     SX_ASSIGN(ProfileReader reader, ProfileReader::open(dbPath));
-    SX_ASSIGN(std::string json, chromeTraceJson(reader, run));
     std::ofstream out(jsonPath, std::ios::binary | std::ios::trunc);
     if (!out)
         return makeError(ErrorKind::Io, "cannot write '" + jsonPath + "'");
-    out << json;
+    if (Status s = writeTrace(reader, run, out); !s.ok()) {
+        out.close();
+        std::remove(jsonPath.c_str()); // no half a trace left behind
+        return s;
+    }
     out.flush();
     if (!out)
         return makeError(ErrorKind::Io, "cannot write '" + jsonPath + "'");

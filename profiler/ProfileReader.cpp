@@ -165,8 +165,8 @@ Expected<std::vector<NodeRow>> ProfileReader::nodes(int64_t run) const {
     return out;
 }
 
-Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std::string& where,
-                                                         int core, uint64_t t0, uint64_t t1) const {
+Status ProfileReader::queryTasks(int64_t run, const std::string& where, int core, uint64_t t0,
+                                 uint64_t t1, const std::function<Status(TaskRow&)>& visit) const {
     // Version 1 has no phase columns: NULLs in their place read back as a run stored before
     // phases were (see TaskRow).
     const std::string phases = m_version == 1
@@ -188,99 +188,135 @@ Expected<std::vector<TaskRow>> ProfileReader::queryTasks(int64_t run, const std:
         q.bind(3, static_cast<int64_t>(t0));
         q.bind(4, static_cast<int64_t>(t1));
     }
-    std::vector<TaskRow> out;
     while (true) {
         SX_ASSIGN(bool row, q.step());
         if (!row)
-            break;
-        // A database may come from anywhere (the GUI opens any file): values a Program could not
-        // have are an error naming the Task, not a lane for core two billion.
-        const int64_t id = q.int64(0), core = q.int64(3), start = q.int64(5), end = q.int64(6), ready = q.int64(7);
-        const std::string unit = q.text(4);
-        auto bad = [&](const std::string& what) {
-            return makeError(ErrorKind::Parse,
-                             "profile database '" + m_path + "': Task " + std::to_string(id) + " of run " +
-                                 std::to_string(run) + " " + what,
-                             m_path);
-        };
-        if (id < 0 || id > INT32_MAX)
-            return bad("has an id out of range");
-        if (core < 0 || core > 65535)
-            return bad("has core " + std::to_string(core) + " (a core is 0..65535)");
-        if (unit != "cube" && unit != "vector" && unit != "dma")
-            return bad("has unit '" + unit + "' (cube, vector or dma)");
-        if (start < 0 || end < start || ready < 0)
-            return bad("has times start " + std::to_string(start) + ", end " + std::to_string(end) + ", ready " +
-                       std::to_string(ready) + " (0 <= start <= end, 0 <= ready)");
-        if (q.int64(8) < 0 || q.int64(9) < 0)
-            return bad("has negative flops or DMA bytes");
-        TaskRow t;
-        t.id = static_cast<int>(id);
-        t.name = q.text(1);
-        t.kernel = q.text(2);
-        t.core = static_cast<int>(core);
-        t.unit = parseUnit(unit);
-        t.start = static_cast<uint64_t>(start);
-        t.end = static_cast<uint64_t>(end);
-        t.ready = static_cast<uint64_t>(ready);
-        t.flops = static_cast<uint64_t>(q.int64(8));
-        t.dmaBytes = static_cast<uint64_t>(q.int64(9));
-        t.nodes = parseNameList(q.text(10));
-        if (q.isNull(11)) {
-            t.loadEnd = t.computeStart = t.start;
-            t.computeEnd = t.storeStart = t.end;
-        } else {
-            const int64_t loadEnd = q.int64(11), computeStart = q.int64(12),
-                          computeEnd = q.int64(13), storeStart = q.int64(14);
-            auto inTask = [&](int64_t c) { return c >= start && c <= end; };
-            if (!inTask(loadEnd) || !inTask(computeStart) || !inTask(computeEnd) ||
-                !inTask(storeStart) || computeEnd < computeStart)
-                return bad("has phases load_end " + std::to_string(loadEnd) + ", compute " +
-                           std::to_string(computeStart) + ".." + std::to_string(computeEnd) +
-                           ", store_start " + std::to_string(storeStart) + " outside its start " +
-                           std::to_string(start) + " and end " + std::to_string(end));
-            if (q.int64(16) < 0 || q.int64(17) < 0)
-                return bad("has negative load or store bytes");
-            t.loadEnd = static_cast<uint64_t>(loadEnd);
-            t.computeStart = static_cast<uint64_t>(computeStart);
-            t.computeEnd = static_cast<uint64_t>(computeEnd);
-            t.storeStart = static_cast<uint64_t>(storeStart);
-            t.streamed = q.int64(15) != 0;
-            t.loadBytes = static_cast<uint64_t>(q.int64(16));
-            t.storeBytes = static_cast<uint64_t>(q.int64(17));
-        }
-        out.push_back(std::move(t));
+            return {};
+        SX_ASSIGN(TaskRow t, decodeTask(q, run));
+        SX_TRY(visit(t));
     }
-    return out;
+}
+
+Expected<TaskRow> ProfileReader::decodeTask(const Statement& q, int64_t run) const {
+    // A database may come from anywhere (the GUI opens any file): values a Program could not
+    // have are an error naming the Task, not a lane for core two billion.
+    const int64_t id = q.int64(0), core = q.int64(3), start = q.int64(5), end = q.int64(6),
+                  ready = q.int64(7);
+    const std::string unit = q.text(4);
+    auto bad = [&](const std::string& what) {
+        return makeError(ErrorKind::Parse,
+                         "profile database '" + m_path + "': Task " + std::to_string(id) +
+                             " of run " + std::to_string(run) + " " + what,
+                         m_path);
+    };
+    if (id < 0 || id > INT32_MAX)
+        return bad("has an id out of range");
+    if (core < 0 || core > 65535)
+        return bad("has core " + std::to_string(core) + " (a core is 0..65535)");
+    if (unit != "cube" && unit != "vector" && unit != "dma")
+        return bad("has unit '" + unit + "' (cube, vector or dma)");
+    if (start < 0 || end < start || ready < 0)
+        return bad("has times start " + std::to_string(start) + ", end " + std::to_string(end) +
+                   ", ready " + std::to_string(ready) + " (0 <= start <= end, 0 <= ready)");
+    if (q.int64(8) < 0 || q.int64(9) < 0)
+        return bad("has negative flops or DMA bytes");
+    TaskRow t;
+    t.id = static_cast<int>(id);
+    t.name = q.text(1);
+    t.kernel = q.text(2);
+    t.core = static_cast<int>(core);
+    t.unit = parseUnit(unit);
+    t.start = static_cast<uint64_t>(start);
+    t.end = static_cast<uint64_t>(end);
+    t.ready = static_cast<uint64_t>(ready);
+    t.flops = static_cast<uint64_t>(q.int64(8));
+    t.dmaBytes = static_cast<uint64_t>(q.int64(9));
+    t.nodes = parseNameList(q.text(10));
+    if (q.isNull(11)) {
+        t.loadEnd = t.computeStart = t.start;
+        t.computeEnd = t.storeStart = t.end;
+        return t;
+    }
+    const int64_t loadEnd = q.int64(11), computeStart = q.int64(12), computeEnd = q.int64(13),
+                  storeStart = q.int64(14);
+    auto inTask = [&](int64_t c) { return c >= start && c <= end; };
+    if (!inTask(loadEnd) || !inTask(computeStart) || !inTask(computeEnd) || !inTask(storeStart) ||
+        computeEnd < computeStart)
+        return bad("has phases load_end " + std::to_string(loadEnd) + ", compute " +
+                   std::to_string(computeStart) + ".." + std::to_string(computeEnd) +
+                   ", store_start " + std::to_string(storeStart) + " outside its start " +
+                   std::to_string(start) + " and end " + std::to_string(end));
+    if (q.int64(16) < 0 || q.int64(17) < 0)
+        return bad("has negative load or store bytes");
+    t.loadEnd = static_cast<uint64_t>(loadEnd);
+    t.computeStart = static_cast<uint64_t>(computeStart);
+    t.computeEnd = static_cast<uint64_t>(computeEnd);
+    t.storeStart = static_cast<uint64_t>(storeStart);
+    t.streamed = q.int64(15) != 0;
+    t.loadBytes = static_cast<uint64_t>(q.int64(16));
+    t.storeBytes = static_cast<uint64_t>(q.int64(17));
+    return t;
+}
+
+Status ProfileReader::forEachTask(int64_t run,
+                                  const std::function<Status(TaskRow&)>& visit) const {
+    SX_ASSIGN(int64_t id, resolve(run));
+    return queryTasks(id, "", 0, 0, 0, visit);
 }
 
 Expected<std::vector<TaskRow>> ProfileReader::tasks(int64_t run) const {
+    std::vector<TaskRow> out;
+    SX_TRY(forEachTask(run, [&](TaskRow& t) {
+        out.push_back(std::move(t));
+        return Status{};
+    }));
+    return out;
+}
+
+Expected<size_t> ProfileReader::taskCount(int64_t run) const {
     SX_ASSIGN(int64_t id, resolve(run));
-    return queryTasks(id, "", 0, 0, 0);
+    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT count(*) FROM tasks WHERE run = ?1"));
+    q.bind(1, id);
+    SX_ASSIGN(bool row, q.step());
+    return row ? static_cast<size_t>(q.int64(0)) : size_t{0};
 }
 
 Expected<std::vector<TaskRow>> ProfileReader::tasksInRange(int64_t run, int core, uint64_t t0,
                                                            uint64_t t1) const {
     SX_ASSIGN(int64_t id, resolve(run));
     // start < t1 uses the (run, core, start) index; end > t0 filters the few rows left.
-    return queryTasks(id, " AND x.core = ?2 AND x.start < ?4 AND x.\"end\" > ?3", core, t0, t1);
+    std::vector<TaskRow> out;
+    SX_TRY(queryTasks(id, " AND x.core = ?2 AND x.start < ?4 AND x.\"end\" > ?3", core, t0, t1,
+                      [&](TaskRow& t) {
+                          out.push_back(std::move(t));
+                          return Status{};
+                      }));
+    return out;
 }
 
 Expected<std::vector<DepRow>> ProfileReader::deps(int64_t run) const {
+    std::vector<DepRow> out;
+    SX_TRY(forEachDep(run, [&](const DepRow& d) {
+        out.push_back(d);
+        return Status{};
+    }));
+    return out;
+}
+
+Status ProfileReader::forEachDep(int64_t run,
+                                 const std::function<Status(const DepRow&)>& visit) const {
     SX_ASSIGN(int64_t id, resolve(run));
     SX_ASSIGN(Statement q,
               Statement::prepare(m_db, "SELECT src, dst, event FROM deps WHERE run = ?1 "
                                        "ORDER BY dst, src"));
     q.bind(1, id);
-    std::vector<DepRow> out;
     while (true) {
         SX_ASSIGN(bool row, q.step());
         if (!row)
-            break;
-        out.push_back(DepRow{static_cast<int>(q.int64(0)), static_cast<int>(q.int64(1)),
-                             static_cast<int>(q.int64(2))});
+            return {};
+        SX_TRY(visit(DepRow{static_cast<int>(q.int64(0)), static_cast<int>(q.int64(1)),
+                            static_cast<int>(q.int64(2))}));
     }
-    return out;
 }
 
 Expected<std::vector<BufferRow>> ProfileReader::buffers(int64_t run) const {

@@ -4,6 +4,7 @@
 #include "core/ir/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,8 @@
 struct sqlite3;
 
 namespace sextant::profiler {
+
+class Statement;
 
 /// One run stored in a profile database.
 struct RunRow {
@@ -117,10 +120,18 @@ public:
     Expected<int64_t> latestRun() const;
     Expected<std::vector<NodeRow>> nodes(int64_t run = -1) const;
     Expected<std::vector<TaskRow>> tasks(int64_t run = -1) const;
+    /// How many Tasks run `run` has (what a progress bar counts to).
+    Expected<size_t> taskCount(int64_t run = -1) const;
     /// Tasks on `core` that overlap [t0, t1): the timeline's query when zoomed in (indexed).
     Expected<std::vector<TaskRow>> tasksInRange(int64_t run, int core, uint64_t t0,
                                                 uint64_t t1) const;
+    /// Calls `visit` on each Task of `run` in tasks()'s order as SQLite steps through the rows,
+    /// holding one at a time (an export of a million Tasks); stops at the first error, its own
+    /// or one `visit` returns.
+    Status forEachTask(int64_t run, const std::function<Status(TaskRow&)>& visit) const;
     Expected<std::vector<DepRow>> deps(int64_t run = -1) const;
+    /// Calls `visit` on each dependency of `run` in deps()'s order, one row at a time.
+    Status forEachDep(int64_t run, const std::function<Status(const DepRow&)>& visit) const;
     Expected<std::vector<BufferRow>> buffers(int64_t run = -1) const;
     Expected<std::vector<MetricRow>> metrics(int64_t run = -1) const;
     /// The run's SRAM plan, by id; empty for a run stored before SRAM plans were (version 1).
@@ -131,8 +142,9 @@ public:
 private:
     ProfileReader() = default;
     Expected<int64_t> resolve(int64_t run) const;
-    Expected<std::vector<TaskRow>> queryTasks(int64_t run, const std::string& where, int core,
-                                              uint64_t t0, uint64_t t1) const;
+    Status queryTasks(int64_t run, const std::string& where, int core, uint64_t t0, uint64_t t1,
+                      const std::function<Status(TaskRow&)>& visit) const;
+    Expected<TaskRow> decodeTask(const Statement& q, int64_t run) const;
 
     std::string m_path;
     sqlite3* m_db = nullptr;

@@ -53,15 +53,63 @@ std::string line(const std::string& what, const std::string& a, const std::strin
     return what + ": " + a + " -> " + b + " (" + percentChange(from, to) + ")";
 }
 
-std::string number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
+std::string number(double v) { return metricText(v); }
+
+/// The metrics every run records (RunRecord.cpp's metricRows): the summary's own lines cover
+/// them or they are sizes the Task lines already show.
+bool standardMetric(const std::string& key) {
+    static const std::set<std::string> keys = {
+        "total_cycles", "clock_ghz", "num_cores",   "num_tasks", "num_events",
+        "dram_peak",    "dram_lower_bound", "weight_bytes", "io_bytes"};
+    return keys.count(key) != 0;
+}
+
+std::vector<MetricDelta> otherMetrics(const LoadedRun& a, const LoadedRun& b) {
+    std::vector<MetricDelta> out;
+    std::map<std::string, size_t> at;
+    auto add = [&](const MetricRow& m, bool fromA) {
+        if (standardMetric(m.key))
+            return;
+        auto [it, fresh] = at.emplace(m.key, out.size());
+        if (fresh)
+            out.push_back(MetricDelta{m.key});
+        MetricDelta& d = out[it->second];
+        (fromA ? d.inA : d.inB) = true;
+        (fromA ? d.a : d.b) = m.value;
+    };
+    for (const MetricRow& m : a.metrics)
+        add(m, true);
+    for (const MetricRow& m : b.metrics)
+        add(m, false);
+    return out;
+}
+
+std::string metricLine(const MetricDelta& d) {
+    const std::string a = d.inA ? metricText(d.a) : "-", b = d.inB ? metricText(d.b) : "-";
+    return d.key + ": " + a + " -> " + b + (d.changed() ? " (changed)" : " (same)");
 }
 
 uint64_t duration(const TaskRow& t) { return t.end > t.start ? t.end - t.start : 0; }
 
 } // namespace
+
+std::string metricText(double v) {
+    if (std::isnan(v))
+        return "nan";
+    if (std::isinf(v))
+        return v > 0 ? "inf" : "-inf";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g", v);
+    return buf;
+}
+
+bool MetricDelta::changed() const {
+    if (inA != inB)
+        return true;
+    if (std::isnan(a) || std::isnan(b))
+        return std::isnan(a) != std::isnan(b);
+    return a != b;
+}
 
 double LoadedRun::metric(const std::string& key, double fallback) const {
     for (const MetricRow& m : metrics)
@@ -100,8 +148,10 @@ Expected<LoadedRun> loadRun(const std::string& db, int64_t run) {
     auto bad = [&](const std::string& what) {
         return makeError(ErrorKind::Parse, db + ": run " + std::to_string(id) + " " + what, db);
     };
+    // Other metrics (an overflowed output's NaN cosine) are data, shown as they are; what the
+    // views size things by must be finite.
     for (const MetricRow& m : out.metrics)
-        if (!std::isfinite(m.value))
+        if (standardMetric(m.key) && !std::isfinite(m.value))
             return bad("has metric '" + m.key + "' = " + number(m.value));
     const double cores = out.metric("num_cores", -1.0);
     if (cores < 1.0 || cores > 1024.0 || cores != std::floor(cores))
@@ -251,6 +301,9 @@ RunComparison compareRuns(LoadedRun a, LoadedRun b) {
     }
     c.summary.push_back("groups matched by name: " + std::to_string(c.tasks.size() - c.onlyA - c.onlyB) +
                         "; only in A: " + std::to_string(c.onlyA) + ", only in B: " + std::to_string(c.onlyB));
+    c.metrics = otherMetrics(c.a, c.b);
+    for (const MetricDelta& d : c.metrics)
+        c.summary.push_back(metricLine(d));
     return c;
 }
 

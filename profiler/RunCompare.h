@@ -50,13 +50,30 @@ struct TaskDelta {
     int64_t delta() const { return static_cast<int64_t>(cyclesB) - static_cast<int64_t>(cyclesA); }
 };
 
+/// A metric of either run beyond those the summary's own lines cover (an output's cosine, a
+/// max error): its value in each run, NaN and infinities included as the values they are.
+struct MetricDelta {
+    std::string key;
+    bool inA = false, inB = false;
+    double a = 0.0, b = 0.0; ///< meaningful where inA / inB
+    /// Whether the value differs: NaN against a number (or an infinity) is a change, NaN
+    /// against NaN is not; a metric only one run has is a change.
+    bool changed() const;
+};
+
+/// "nan", "inf", "-inf", or the number ("%g"): how every view writes a metric's value.
+std::string metricText(double v);
+
 struct RunComparison {
     LoadedRun a, b;
+    /// The other metrics, run A's in its order, then those only B has.
+    std::vector<MetricDelta> metrics;
     /// Run A's groups in its order (first start), matched or not, then the groups only B has.
     std::vector<TaskDelta> tasks;
     int onlyA = 0, onlyB = 0;
     /// Human-readable lines, A -> B: latency, Tasks, busy cycles per unit, DRAM peak and lower
-    /// bound, cores used, unmatched Tasks.
+    /// bound, cores used, unmatched Tasks, then one line per other metric ("cosine:y: 0.9999
+    /// -> nan (changed)").
     std::vector<std::string> summary;
 };
 

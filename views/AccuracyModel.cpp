@@ -4,7 +4,23 @@
 #include <QColor>
 #include <QFont>
 
+#include <cmath>
+
 namespace sextant::views {
+
+namespace {
+
+/// A comparison's number as the table writes it: NaN and infinities as "nan", "inf" and "-inf"
+/// (an overflowed output's cosine is NaN: data, not a blank or a 0).
+QString numberText(double v, char format, int precision) {
+    if (std::isnan(v))
+        return QStringLiteral("nan");
+    if (std::isinf(v))
+        return v > 0 ? QStringLiteral("inf") : QStringLiteral("-inf");
+    return QString::number(v, format, precision);
+}
+
+} // namespace
 
 AccuracyModel::AccuracyModel(QObject* parent) : QAbstractTableModel(parent) {}
 
@@ -35,9 +51,9 @@ QVariant AccuracyModel::data(const QModelIndex& index, int role) const {
         switch (index.column()) {
         case TensorColumn: return QString::fromStdString(c.name);
         case NodeColumn: return QString::fromStdString(m_drift.nodes[row]);
-        case MaxAbsColumn: return QString::number(c.maxAbs, 'e', 1);
-        case MaxRelColumn: return QString::number(c.maxRel, 'e', 1);
-        case CosineColumn: return QString::number(c.cosine, 'f', 6);
+        case MaxAbsColumn: return numberText(c.maxAbs, 'e', 1);
+        case MaxRelColumn: return numberText(c.maxRel, 'e', 1);
+        case CosineColumn: return numberText(c.cosine, 'f', 6);
         case VerdictColumn:
             if (!c.problem.empty())
                 return tr("FAIL (%1)").arg(QString::fromStdString(c.problem));

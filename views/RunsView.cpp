@@ -1,5 +1,7 @@
 #include "RunsView.h"
 
+#include "RunChooser.h"
+
 #include "TimelineView.h"
 
 #include <QFileDialog>
@@ -244,11 +246,6 @@ struct LoadOutcome {
     QString error;
 };
 
-struct ListOutcome {
-    std::vector<profiler::RunRow> runs;
-    QString error;
-};
-
 } // namespace
 
 void RunsView::openRun(Side side, const QString& path, int64_t run) {
@@ -285,52 +282,11 @@ void RunsView::openRun(Side side, const QString& path, int64_t run) {
 }
 
 void RunsView::openRunDialog(Side side) {
-    const QString path = QFileDialog::getOpenFileName(this, side == Side::A ? tr("Open run A") : tr("Open run B"),
-                                                      QString(), tr("Profile databases (*.db);;All files (*)"));
-    if (path.isEmpty())
-        return;
-    ++m_loading;
-    auto* watcher = new QFutureWatcher<ListOutcome>(this);
-    connect(watcher, &QFutureWatcher<ListOutcome>::finished, this, [this, watcher, side, path] {
-        const ListOutcome out = watcher->result();
-        watcher->deleteLater();
-        --m_loading;
-        if (!out.error.isEmpty()) {
-            showError(out.error);
-            return;
-        }
-        int64_t run = -1;
-        if (out.runs.size() > 1) {
-            QStringList items;
-            for (auto it = out.runs.rbegin(); it != out.runs.rend(); ++it)
-                items << tr("run %1 · %2 · %3")
-                             .arg(it->id)
-                             .arg(QFileInfo(QString::fromStdString(it->model)).fileName(),
-                                  QString::fromStdString(it->target));
-            bool ok = false;
-            const QString chosen = QInputDialog::getItem(this, tr("Which run?"),
-                                                         tr("%1 holds %2 runs:").arg(path).arg(out.runs.size()), items,
-                                                         0, false, &ok);
-            if (!ok)
-                return;
-            run = out.runs[out.runs.size() - 1 - static_cast<size_t>(items.indexOf(chosen))].id;
-        }
-        openRun(side, path, run);
-    });
-    watcher->setFuture(QtConcurrent::run([db = path.toStdString()]() -> ListOutcome {
-        ListOutcome out;
-        auto reader = profiler::ProfileReader::open(db);
-        if (!reader.ok()) {
-            out.error = QString::fromStdString(reader.error().message);
-            return out;
-        }
-        auto runs = reader->runs();
-        if (runs.ok())
-            out.runs = std::move(runs).value();
-        else
-            out.error = QString::fromStdString(runs.error().message);
-        return out;
-    }));
+    RunChoice choice;
+    choice.open = [this, side](const QString& path, int64_t run) { openRun(side, path, run); };
+    choice.failed = [this](const QString& message) { showError(message); };
+    choice.busy = [this](bool busy) { m_loading += busy ? 1 : -1; };
+    askForRun(this, side == Side::A ? tr("Open run A") : tr("Open run B"), std::move(choice));
 }
 
 QString RunsView::summaryText() const { return m_summary->text(); }

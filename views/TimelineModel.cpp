@@ -60,6 +60,8 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
     m_lanes.clear();
     m_entries.clear();
     m_laneOfTask.assign(m_tasks.size(), -1);
+    m_entryOfTask.assign(m_tasks.size(), 0);
+    m_firstSpanOfTask.assign(m_tasks.size() + 1, 0);
     m_totalCycles = 0;
 
     // ordered: core, then unit (cube, vector, dma: a core's DMA lane comes under its compute lanes)
@@ -71,12 +73,15 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
             Entry{t.start, t.end, static_cast<int>(i), -1});
         m_totalCycles = std::max(m_totalCycles, t.end);
         const size_t first = m_spans.size();
+        m_firstSpanOfTask[i] = static_cast<uint32_t>(first);
         appendSpans(t, static_cast<int>(i), m_spans);
         for (size_t s = first; s < m_spans.size(); ++s)
             byLane[{t.core, dmaLane}].push_back(
                 Entry{m_spans[s].start, m_spans[s].end, static_cast<int>(i), static_cast<int>(s)});
     }
+    m_firstSpanOfTask[m_tasks.size()] = static_cast<uint32_t>(m_spans.size());
     m_laneOfSpan.assign(m_spans.size(), -1);
+    m_entryOfSpan.assign(m_spans.size(), 0);
     std::set<int> busyCores;
     for (const auto& [key, items] : byLane)
         busyCores.insert(key.first);
@@ -98,15 +103,19 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
         lane.label = "core " + std::to_string(key.first) + " \u00b7 " + (key.second < 0 ? "idle" : std::string(backend::unitName(lane.unit)));
         LaneEntries lists;
         uint64_t maxEnd = 0;
-        for (const Entry& e : entries) {
+        lists.endPrefixMax.reserve(entries.size());
+        for (size_t pos = 0; pos < entries.size(); ++pos) {
+            const Entry& e = entries[pos];
             maxEnd = std::max(maxEnd, e.end);
             lists.endPrefixMax.push_back(maxEnd);
             if (e.span < 0) {
                 lane.items.push_back(e.task);
                 m_laneOfTask[static_cast<size_t>(e.task)] = laneIndex;
+                m_entryOfTask[static_cast<size_t>(e.task)] = static_cast<uint32_t>(pos);
             } else {
                 lane.spans.push_back(e.span);
                 m_laneOfSpan[static_cast<size_t>(e.span)] = laneIndex;
+                m_entryOfSpan[static_cast<size_t>(e.span)] = static_cast<uint32_t>(pos);
             }
         }
         lists.entries = std::move(entries);
@@ -145,39 +154,66 @@ int TimelineModel::indexOfTask(int taskId) const {
     return -1;
 }
 
+TimelineTask timelineTask(profiler::TaskRow&& r) {
+    TimelineTask t;
+    t.task = r.id;
+    t.core = r.core;
+    t.unit = r.unit;
+    t.ready = r.ready;
+    t.start = r.start;
+    t.end = r.end;
+    t.name = std::move(r.name);
+    t.kernel = std::move(r.kernel);
+    t.nodes = std::move(r.nodes);
+    // A run stored without phases reads back as DMA-free compute over the whole Task
+    // (profiler::TaskRow), which draws as it did before phases were recorded.
+    t.phases = true;
+    t.loadEnd = r.loadEnd;
+    t.computeStart = r.computeStart;
+    t.computeEnd = r.computeEnd;
+    t.storeStart = r.storeStart;
+    t.streamed = r.streamed;
+    t.loadBytes = r.loadBytes;
+    t.storeBytes = r.storeBytes;
+    return t;
+}
+
 std::vector<TimelineTask> timelineTasks(std::vector<profiler::TaskRow> rows) {
     std::vector<TimelineTask> tasks;
     tasks.reserve(rows.size());
-    for (profiler::TaskRow& r : rows) {
-        TimelineTask t;
-        t.task = r.id;
-        t.core = r.core;
-        t.unit = r.unit;
-        t.ready = r.ready;
-        t.start = r.start;
-        t.end = r.end;
-        t.name = std::move(r.name);
-        t.kernel = std::move(r.kernel);
-        t.nodes = std::move(r.nodes);
-        // A run stored without phases reads back as DMA-free compute over the whole Task
-        // (profiler::TaskRow), which draws as it did before phases were recorded.
-        t.phases = true;
-        t.loadEnd = r.loadEnd;
-        t.computeStart = r.computeStart;
-        t.computeEnd = r.computeEnd;
-        t.storeStart = r.storeStart;
-        t.streamed = r.streamed;
-        t.loadBytes = r.loadBytes;
-        t.storeBytes = r.storeBytes;
-        tasks.push_back(std::move(t));
-    }
+    for (profiler::TaskRow& r : rows)
+        tasks.push_back(timelineTask(std::move(r)));
     return tasks;
+}
+
+std::vector<TimelineDrawItem> TimelineModel::buildDrawListByScan(
+    const TimelineCoords& coords, double widthPx, double mergePx,
+    const std::vector<uint8_t>& pinned) const {
+    return collect(coords, widthPx, mergePx, false, pinned, {});
+}
+
+std::vector<TimelineDrawItem> TimelineModel::buildSpanListByScan(
+    const TimelineCoords& coords, double widthPx, const std::vector<uint8_t>& marked,
+    double gapPx) const {
+    if (marked.empty())
+        return {};
+    return collect(coords, widthPx, gapPx, true, {}, marked);
 }
 
 std::vector<TimelineDrawItem> TimelineModel::buildDrawList(const TimelineCoords& coords,
                                                            double widthPx, double mergePx,
                                                            const std::vector<uint8_t>& pinned) const {
-    return collect(coords, widthPx, mergePx, false, pinned, {});
+    return buildDrawList(coords, widthPx, mergePx, marks(pinned, true));
+}
+
+std::vector<TimelineDrawItem> TimelineModel::buildDrawList(const TimelineCoords& coords,
+                                                           double widthPx, double mergePx,
+                                                           const TimelineMarks& pinned) const {
+    std::vector<TimelineDrawItem> out;
+    for (size_t lane = 0; lane < m_lanes.size(); ++lane)
+        foldLane(lane, coords, widthPx, mergePx, false, nullptr, m_entries[lane].endPrefixMax,
+                 pinned.empty() ? nullptr : &pinned.positions[lane], out);
+    return out;
 }
 
 std::vector<TimelineDrawItem> TimelineModel::buildSpanList(const TimelineCoords& coords,
@@ -186,7 +222,170 @@ std::vector<TimelineDrawItem> TimelineModel::buildSpanList(const TimelineCoords&
                                                            double gapPx) const {
     if (marked.empty())
         return {};
-    return collect(coords, widthPx, gapPx, true, {}, marked);
+    return buildSpanList(coords, widthPx, marks(marked, false), gapPx);
+}
+
+std::vector<TimelineDrawItem> TimelineModel::buildSpanList(const TimelineCoords& coords,
+                                                           double widthPx,
+                                                           const TimelineMarks& marked,
+                                                           double gapPx) const {
+    std::vector<TimelineDrawItem> out;
+    if (marked.empty())
+        return out;
+    for (size_t lane = 0; lane < m_lanes.size(); ++lane)
+        foldLane(lane, coords, widthPx, gapPx, true, &marked.positions[lane],
+                 marked.endPrefixMax[lane], nullptr, out);
+    return out;
+}
+
+TimelineMarks TimelineModel::marks(const std::vector<uint8_t>& flags, bool withSpans) const {
+    TimelineMarks out;
+    const size_t n = std::min(flags.size(), m_tasks.size());
+    if (std::none_of(flags.begin(), flags.begin() + static_cast<std::ptrdiff_t>(n),
+                     [](uint8_t f) { return f != 0; }))
+        return out;
+    out.positions.resize(m_lanes.size());
+    out.endPrefixMax.resize(m_lanes.size());
+    for (size_t i = 0; i < n; ++i) {
+        if (!flags[i])
+            continue;
+        out.positions[static_cast<size_t>(m_laneOfTask[i])].push_back(m_entryOfTask[i]);
+        if (withSpans)
+            for (uint32_t s = m_firstSpanOfTask[i]; s < m_firstSpanOfTask[i + 1]; ++s)
+                out.positions[static_cast<size_t>(m_laneOfSpan[s])].push_back(m_entryOfSpan[s]);
+    }
+    for (size_t lane = 0; lane < m_lanes.size(); ++lane) {
+        std::vector<uint32_t>& pos = out.positions[lane];
+        std::sort(pos.begin(), pos.end());
+        uint64_t maxEnd = 0;
+        for (uint32_t p : pos) {
+            maxEnd = std::max(maxEnd, m_entries[lane].entries[p].end);
+            out.endPrefixMax[lane].push_back(maxEnd);
+        }
+    }
+    return out;
+}
+
+namespace {
+
+/// The first index in [from, to) whose running maximum of ends `before` says is not before the
+/// fold's limit: an exponential search from `from`, then a binary one (a fold usually takes the
+/// next few dozen entries, which stay in cache this way).
+template <typename Before>
+size_t gallop(const std::vector<uint64_t>& prefixEnd, size_t from, size_t to,
+              const Before& before) {
+    size_t lo = from, step = 1;
+    while (lo + step <= to && before(prefixEnd[lo + step - 1])) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = std::min(to, lo + step - 1);
+    while (lo < hi) { // prefixEnd[lo - 1] (if any) is before; find the first not before
+        const size_t mid = lo + (hi - lo) / 2;
+        if (before(prefixEnd[mid]))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+} // namespace
+
+std::pair<size_t, size_t> TimelineModel::visibleRange(const std::vector<Entry>& entries,
+                                                      const std::vector<uint32_t>* subset,
+                                                      const std::vector<uint64_t>& prefixEnd,
+                                                      double tLeft, double tRight) {
+    auto startAt = [&](size_t k) {
+        return static_cast<double>(entries[subset ? (*subset)[k] : k].start);
+    };
+    // The first entry that may end inside the view (the running maximum of ends is monotonic
+    // even where entries of a lane overlap), then the first starting after it.
+    const size_t first = static_cast<size_t>(
+        std::lower_bound(prefixEnd.begin(), prefixEnd.end(), tLeft,
+                         [](uint64_t e, double t) { return static_cast<double>(e) < t; }) -
+        prefixEnd.begin());
+    size_t lo = first, hi = prefixEnd.size();
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (startAt(mid) > tRight)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return {first, lo};
+}
+
+void TimelineModel::foldLane(size_t laneIndex, const TimelineCoords& coords, double widthPx,
+                             double mergePx, bool foldWide, const std::vector<uint32_t>* subset,
+                             const std::vector<uint64_t>& prefixEnd,
+                             const std::vector<uint32_t>* pins,
+                             std::vector<TimelineDrawItem>& out) const {
+    const std::vector<Entry>& entries = m_entries[laneIndex].entries;
+    const size_t size = prefixEnd.size();
+    auto posAt = [&](size_t k) { return subset ? (*subset)[k] : static_cast<uint32_t>(k); };
+    const double tLeft = coords.mapXToTime(0.0);
+    auto [k, kEnd] = visibleRange(entries, subset, prefixEnd, tLeft, coords.mapXToTime(widthPx));
+    size_t pin = pins && k < size ? static_cast<size_t>(
+                                        std::lower_bound(pins->begin(), pins->end(), posAt(k)) -
+                                        pins->begin())
+                                  : 0;
+    auto nextPin = [&]() -> size_t { // position of the next pinned entry, or "none"
+        return pins && pin < pins->size() ? (*pins)[pin] : UINT32_MAX;
+    };
+    bool pending = false;
+    TimelineDrawItem merged;
+    auto flush = [&] {
+        if (!pending)
+            return;
+        if (merged.count > 1)
+            merged.task = merged.span = -1;
+        merged.x1 = std::max(merged.x1, merged.x0 + 1.0);
+        out.push_back(merged);
+        pending = false;
+    };
+    const int lane = static_cast<int>(laneIndex);
+    while (k < kEnd) {
+        const uint32_t pos = posAt(k);
+        const Entry& e = entries[pos];
+        while (pins && pin < pins->size() && (*pins)[pin] < pos)
+            ++pin;
+        ++k;
+        if (static_cast<double>(e.end) < tLeft)
+            continue;
+        const double x0 = coords.mapTimeToX(static_cast<double>(e.start));
+        const double x1 = coords.mapTimeToX(static_cast<double>(e.end));
+        const TimelineDrawItem item{lane, x0, x1, 1, e.task, e.span};
+        if ((!foldWide && x1 - x0 >= mergePx) || nextPin() == pos) {
+            flush();
+            TimelineDrawItem wide = item;
+            wide.x1 = std::max(x1, x0 + 1.0);
+            out.push_back(wide);
+            continue;
+        }
+        if (pending && x0 - merged.x1 < mergePx) {
+            merged.x1 = std::max(merged.x1, x1);
+            ++merged.count;
+        } else {
+            flush();
+            merged = item;
+            pending = true;
+        }
+        // Every entry that ends before the fold's right edge plus mergePx joins the fold: in a
+        // lane without overlaps each is narrower than mergePx and within mergePx of it.
+        const double limit = merged.x1 + mergePx;
+        size_t j = gallop(prefixEnd, k, kEnd, [&](uint64_t end) {
+            return coords.mapTimeToX(static_cast<double>(end)) < limit;
+        });
+        if (pins && !subset) // a pinned entry is drawn as itself: the fold stops before it
+            j = std::min(j, std::max(k, nextPin()));
+        if (j > k) {
+            merged.count += static_cast<int>(j - k);
+            merged.x1 = std::max(merged.x1, coords.mapTimeToX(static_cast<double>(prefixEnd[j - 1])));
+            k = j;
+        }
+    }
+    flush();
 }
 
 std::vector<TimelineDrawItem> TimelineModel::collect(const TimelineCoords& coords, double widthPx,

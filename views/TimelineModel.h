@@ -68,8 +68,22 @@ struct TimelineDrawItem {
     int span = -1; ///< index into TimelineModel::dmaSpans() when the item is one DMA span
 };
 
+/// A set of Tasks the draw list treats apart (the pinned selection, the critical path), as
+/// positions within each lane, built once per change of the set by TimelineModel::marks so a
+/// draw list finds the marked entries of its view by binary search instead of testing every
+/// Task.
+struct TimelineMarks {
+    /// Per lane, the sorted positions (in the lane's entries) of the marked entries.
+    std::vector<std::vector<uint32_t>> positions;
+    /// Per lane, the running maximum of the marked entries' ends, for binary search.
+    std::vector<std::vector<uint64_t>> endPrefixMax;
+    bool empty() const { return positions.empty(); }
+};
+
 /// The profile database's Task rows as the timeline shows them.
 std::vector<TimelineTask> timelineTasks(std::vector<profiler::TaskRow> rows);
+/// One of them.
+TimelineTask timelineTask(profiler::TaskRow&& row);
 
 /// The timeline's data, grouped into lanes, and the preprocessing step that turns the visible part
 /// into a compact draw list. No Qt: the widget only paints what buildDrawList returns.
@@ -104,9 +118,30 @@ public:
     /// non-zero entry in `pinned` (indexed like tasks(); empty: none), and its DMA spans, are never
     /// folded: the selected Tasks stay visible, and clickable, as themselves at any zoom (as
     /// Perfetto draws the selection).
+    ///
+    /// It costs O(items drawn x log Tasks), not O(Tasks): in a fold, all the entries that end
+    /// before its right edge plus `mergePx` are found by one binary search over the lane's
+    /// running maximum of ends and folded at once (Tracy's zone folding), so a million Tasks
+    /// zoomed out cost what the pixels they fold into do. In a lane whose entries overlap (no
+    /// simulated run has one) such a fold may also take in an entry wider than `mergePx`.
     std::vector<TimelineDrawItem> buildDrawList(const TimelineCoords& coords, double widthPx,
                                                 double mergePx = 3.0,
                                                 const std::vector<uint8_t>& pinned = {}) const;
+    /// The same with the pinned Tasks given as marks(pinned, true), built once per selection.
+    std::vector<TimelineDrawItem> buildDrawList(const TimelineCoords& coords, double widthPx,
+                                                double mergePx, const TimelineMarks& pinned) const;
+    /// The draw list by walking every entry in view, one at a time: the algorithm before the
+    /// level of detail, kept as the reference the fast path is tested and benchmarked against.
+    std::vector<TimelineDrawItem> buildDrawListByScan(const TimelineCoords& coords, double widthPx,
+                                                      double mergePx = 3.0,
+                                                      const std::vector<uint8_t>& pinned = {}) const;
+    /// buildSpanList by walking every entry in view: the reference, as buildDrawListByScan.
+    std::vector<TimelineDrawItem> buildSpanListByScan(const TimelineCoords& coords, double widthPx,
+                                                      const std::vector<uint8_t>& marked,
+                                                      double gapPx = 1.0) const;
+    /// The Tasks with a non-zero entry in `flags` (indexed like tasks()) as marks; with
+    /// `withSpans`, their DMA spans too (a pinned Task's transfers are pinned with it).
+    TimelineMarks marks(const std::vector<uint8_t>& flags, bool withSpans) const;
     /// The spans an overlay marks (the critical path): per lane, the visible Tasks (not DMA
     /// spans) with a
     /// non-zero entry in `marked` (indexed like tasks()), merged while the gap between them is
@@ -114,6 +149,10 @@ public:
     /// over its own extent only, and a long chain of marked Tasks costs a few items to paint.
     std::vector<TimelineDrawItem> buildSpanList(const TimelineCoords& coords, double widthPx,
                                                 const std::vector<uint8_t>& marked,
+                                                double gapPx = 1.0) const;
+    /// The same with the marked Tasks given as marks(marked, false): O(items x log Tasks).
+    std::vector<TimelineDrawItem> buildSpanList(const TimelineCoords& coords, double widthPx,
+                                                const TimelineMarks& marked,
                                                 double gapPx = 1.0) const;
 
 private:
@@ -135,6 +174,17 @@ private:
         std::vector<uint64_t>
             endPrefixMax; ///< max end over entries[0..i]: monotonic, for binary search
     };
+    /// [first, end) of the entries `subset` selects (all when null) that may show in
+    /// [tLeft, tRight].
+    static std::pair<size_t, size_t> visibleRange(const std::vector<Entry>& entries,
+                                                  const std::vector<uint32_t>* subset,
+                                                  const std::vector<uint64_t>& prefixEnd,
+                                                  double tLeft, double tRight);
+    /// One lane's fold: the entries `subset` selects (all when null) merged by `mergePx`.
+    void foldLane(size_t laneIndex, const TimelineCoords& coords, double widthPx, double mergePx,
+                  bool foldWide, const std::vector<uint32_t>* subset,
+                  const std::vector<uint64_t>& prefixEnd, const std::vector<uint32_t>* pins,
+                  std::vector<TimelineDrawItem>& out) const;
 
     std::vector<TimelineTask> m_tasks;
     std::vector<TimelineDmaSpan> m_spans;
@@ -142,6 +192,9 @@ private:
     std::vector<LaneEntries> m_entries; ///< one per lane
     std::vector<int> m_laneOfTask;
     std::vector<int> m_laneOfSpan;
+    std::vector<uint32_t> m_entryOfTask;  ///< position of each Task's entry in its lane
+    std::vector<uint32_t> m_entryOfSpan;  ///< position of each DMA span's entry in its lane
+    std::vector<uint32_t> m_firstSpanOfTask; ///< spans of Task i: [first[i], first[i + 1])
     uint64_t m_totalCycles = 0;
 };
 

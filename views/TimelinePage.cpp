@@ -1,13 +1,24 @@
 #include "TimelinePage.h"
 
+#include "RunChooser.h"
+#include "TimelineLoad.h"
 #include "TimelineView.h"
 
 #include <QCheckBox>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QLocale>
+#include <QMessageBox>
+#include <QProgressBar>
+#include <QPushButton>
 #include <QScrollArea>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
+#include <QPointer>
+
+#include <algorithm>
 #include <set>
 
 namespace sextant::views {
@@ -35,7 +46,7 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
         tr("<span style='color:#5b8dd6'>■</span> cube &nbsp; <span style='color:#5cb06a'>■</span> "
            "vector &nbsp; "
            "<span style='color:#e0964a'>■</span> DMA &nbsp; <span style='color:#a9c3ea'>■</span> "
-           "load/store (▨ stream) &nbsp; <span style='color:#909098'>▨</span> folded &nbsp; "
+           "load/store (▨ stream) &nbsp; <span style='color:#adc6ea'>■</span> folded (paler) &nbsp; "
            "<span style='color:#c0392b'>▬</span> critical path &nbsp; "
            "<span style='color:#888'>wheel: zoom · drag: pan · double-click: fit</span>"),
         this);
@@ -45,8 +56,8 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
         "Each core's dma lane is its DMA engine: the DMA-only Tasks, and the loads and stores of "
         "the other Tasks in a lighter shade of their colour. A double-buffered Task streams its "
         "tiles (hatched) while it computes; a single-buffered one loads, computes, then stores. "
-        "A Task is solid where its unit computes and pale where it waits for its DMA. Grey: Tasks "
-        "too narrow to draw one by one, folded together (zoom in to see them)."));
+        "A Task is solid where its unit computes and pale where it waits for its DMA. Paler, with a "
+        "count: Tasks too narrow to draw one by one, folded together (zoom in to see them)."));
     auto* critical = new QCheckBox(tr("Critical path"), this);
     critical->setChecked(true);
     critical->setToolTip(
@@ -54,7 +65,24 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
     auto* bar = new QHBoxLayout;
     bar->addWidget(legend, 1);
     bar->addWidget(critical);
-    layout->addWidget(m_summary);
+    // A database being read: how far, and a way to stop; a database shown: the way back.
+    m_progress = new QProgressBar(this);
+    m_progress->setMaximumWidth(220);
+    m_progress->setFormat(tr("%v of %m Tasks"));
+    m_cancel = new QPushButton(tr("Cancel"), this);
+    m_back = new QPushButton(tr("Show the compile"), this);
+    m_back->setToolTip(tr("Show the current compile's run instead of the database's"));
+    m_progress->hide();
+    m_cancel->hide();
+    m_back->hide();
+    auto* top = new QHBoxLayout;
+    top->addWidget(m_summary, 1);
+    top->addWidget(m_progress);
+    top->addWidget(m_cancel);
+    top->addWidget(m_back);
+    connect(m_cancel, &QPushButton::clicked, this, &TimelinePage::cancelLoad);
+    connect(m_back, &QPushButton::clicked, this, &TimelinePage::showCompile);
+    layout->addLayout(top);
     layout->addLayout(bar);
     m_timeline = new TimelineView;
     auto* scroll = new QScrollArea(this);
@@ -73,6 +101,33 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
 }
 
 void TimelinePage::setSnapshot(const std::shared_ptr<const CompileSnapshot>& snapshot) {
+    m_snapshot = snapshot;
+    if (!m_showsProfile)
+        showSnapshot();
+}
+
+TimelinePage::~TimelinePage() {
+    if (m_cancelFlag)
+        m_cancelFlag->store(true); // a load still running stops at its next few thousand rows
+}
+
+void TimelinePage::showCompile() {
+    cancelLoad();
+    m_doneSerial = m_loadSerial; // what it still sends is dropped
+    m_progress->hide();
+    m_cancel->hide();
+    m_showsProfile = false;
+    m_back->hide();
+    if (m_snapshot) {
+        showSnapshot();
+        return;
+    }
+    m_timeline->setModel(nullptr, 1.0);
+    m_summary->setText(tr("no run yet"));
+}
+
+void TimelinePage::showSnapshot() {
+    const std::shared_ptr<const CompileSnapshot>& snapshot = m_snapshot;
     const backend::Target& target = snapshot->program.target;
     m_timeline->setModel(std::shared_ptr<const TimelineModel>(snapshot, &snapshot->timeline),
                          target.clockGhz);
@@ -102,6 +157,113 @@ void TimelinePage::setSnapshot(const std::shared_ptr<const CompileSnapshot>& sna
     m_summary->setText(tr("not lowered for %1: %2").arg(name, why));
     m_timeline->setEmptyText(
         tr("nothing simulated: the final graph could not be lowered for %1 (%2)").arg(name, why));
+}
+
+void TimelinePage::openProfileDialog() {
+    RunChoice choice;
+    choice.open = [this](const QString& path, int64_t run) { openProfile(path, run); };
+    choice.failed = [this](const QString& message) {
+        QMessageBox::warning(this, tr("Open profile database"), message);
+    };
+    askForRun(this, tr("Open profile database"), std::move(choice));
+}
+
+void TimelinePage::openProfile(const QString& path, int64_t run) {
+    cancelLoad();
+    const int serial = ++m_loadSerial;
+    m_cancelFlag = std::make_shared<std::atomic<bool>>(false);
+    m_showsProfile = true;
+    m_back->setVisible(m_snapshot != nullptr);
+    m_progress->setRange(0, 0); // until the count is known
+    m_progress->show();
+    m_cancel->show();
+    m_summary->setText(tr("reading %1 …").arg(path));
+    m_timeline->setModel(nullptr, 1.0);
+    m_timeline->setEmptyText(tr("reading %1 …").arg(path));
+    // The pool thread reports through queued calls on a GUI-thread object it shares (deleted
+    // there once both are done with it); each call finds the page again, and is dropped when the
+    // page is gone or a newer load (or the compile) took its place.
+    std::shared_ptr<QObject> channel(new QObject, [](QObject* o) { o->deleteLater(); });
+    QPointer<TimelinePage> self(this);
+    auto post = [channel, self, serial](auto fn) {
+        QMetaObject::invokeMethod(
+            channel.get(),
+            [self, serial, fn] {
+                if (self && self->m_loadSerial == serial && self->m_showsProfile)
+                    fn(*self);
+            },
+            Qt::QueuedConnection);
+    };
+    TimelineLoadHooks hooks;
+    hooks.cancelled = [flag = m_cancelFlag] { return flag->load(); };
+    hooks.progress = [post](size_t done, size_t total) {
+        post([done, total](TimelinePage& page) {
+            page.m_progress->setRange(0, static_cast<int>(std::min<size_t>(total, INT32_MAX)));
+            page.m_progress->setValue(static_cast<int>(std::min<size_t>(done, INT32_MAX)));
+        });
+    };
+    hooks.partial = [post](std::shared_ptr<const TimelineModel> model, const TimelineRunInfo& info) {
+        post([model, info](TimelinePage& page) { page.showProfileModel(model, info, false); });
+    };
+    (void)QtConcurrent::run([db = path.toStdString(), run, hooks, post] {
+        TimelineRunInfo info;
+        auto model = loadTimelineRun(db, run, hooks, info);
+        const QString error = model.ok() ? QString() : QString::fromStdString(model.error().message);
+        std::shared_ptr<const TimelineModel> whole = model.ok() ? *model : nullptr;
+        post([whole, info, error](TimelinePage& page) {
+            if (whole)
+                page.showProfileModel(whole, info, true);
+            page.finishLoad(page.m_loadSerial, error);
+        });
+    });
+}
+
+void TimelinePage::showProfileModel(std::shared_ptr<const TimelineModel> model,
+                                    const TimelineRunInfo& info, bool complete) {
+    const bool keep = m_timeline->model() != nullptr && !m_timeline->autoFit();
+    const TimelineCoords coords = m_timeline->coords();
+    m_timeline->setModel(model, info.clockGhz);
+    m_timeline->setCriticalTasks({});
+    if (!complete)
+        m_timeline->setFitCycles(info.totalCycles); // the part read so far, on the whole run's scale
+    else
+        m_timeline->setFitCycles(0);
+    if (keep)
+        m_timeline->setCoords(coords); // keep where the user is looking while the rest arrives
+    const QLocale locale;
+    const QString tasks = complete ? locale.toString(static_cast<qulonglong>(model->tasks().size()))
+                                   : tr("%1 of %2").arg(locale.toString(static_cast<qulonglong>(model->tasks().size())),
+                                                        locale.toString(static_cast<qulonglong>(info.tasks)));
+    m_summary->setText(tr("%1 Tasks on %2 cores · %3 cycles (%4 µs) · %5 run %6 (%7, %8) · no critical path stored")
+                           .arg(tasks)
+                           .arg(info.numCores)
+                           .arg(locale.toString(static_cast<qulonglong>(info.totalCycles)))
+                           .arg(static_cast<double>(info.totalCycles) / (info.clockGhz * 1000.0), 0, 'f', 2)
+                           .arg(QFileInfo(QString::fromStdString(info.db)).fileName())
+                           .arg(info.run.id)
+                           .arg(QFileInfo(QString::fromStdString(info.run.model)).fileName(),
+                                QString::fromStdString(info.run.target)));
+    m_summary->setToolTip(QString::fromStdString(info.db));
+}
+
+void TimelinePage::finishLoad(int serial, const QString& error) {
+    m_doneSerial = serial;
+    m_progress->hide();
+    m_cancel->hide();
+    if (!error.isEmpty()) {
+        m_summary->setText(m_timeline->model()
+                               ? m_summary->text() + tr(" · stopped: %1").arg(error)
+                               : tr("could not read the database: %1").arg(error));
+        m_timeline->setEmptyText(error);
+    }
+    emit profileLoaded(error);
+}
+
+void TimelinePage::cancelLoad() {
+    if (!isLoading())
+        return;
+    if (m_cancelFlag)
+        m_cancelFlag->store(true);
 }
 
 QString TimelinePage::summaryText() const {

@@ -1,5 +1,7 @@
 #include "TimelineView.h"
 
+#include "TimelineTicks.h"
+
 #include <QHelpEvent>
 #include <QMouseEvent>
 #include <QPainter>
@@ -36,41 +38,19 @@ QColor dmaColor(backend::UnitKind u, DmaPhaseKind kind) {
     return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
 }
 
+/// Tasks folded together on a lane of unit `u`: its colour, half way to white.
+QColor foldColor(backend::UnitKind u) {
+    const QColor c = unitColor(u);
+    auto mix = [](int v) { return static_cast<int>(v * 0.5 + 255 * 0.5); };
+    return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
+}
+
 /// Where a Task's unit waits for its DMA (its load or store phase): much paler than the DMA
 /// span under it, so the compute lane reads as idle there.
 QColor waitColor(backend::UnitKind u) {
     const QColor c = unitColor(u);
     auto mix = [](int v) { return static_cast<int>(v * 0.16 + 255 * 0.84); };
     return QColor(mix(c.red()), mix(c.green()), mix(c.blue()));
-}
-
-/// "950", "12.5k", "3.2M" cycles.
-QString shortCycles(double c) {
-    const double a = std::abs(c);
-    if (a >= 1e9) return QString::number(c / 1e9, 'g', 4) + "G";
-    if (a >= 1e6) return QString::number(c / 1e6, 'g', 4) + "M";
-    if (a >= 1e4) return QString::number(c / 1e3, 'g', 4) + "k";
-    return QString::number(c, 'g', 6);
-}
-
-/// "850 ns", "12.5 µs", "3.2 ms", "1.05 s" from microseconds.
-QString shortTime(double us) {
-    const double a = std::abs(us);
-    if (a == 0.0) return QStringLiteral("0 µs");
-    if (a < 1.0) return QString::number(us * 1000.0, 'g', 3) + QStringLiteral(" ns");
-    if (a < 1000.0) return QString::number(us, 'g', 4) + QStringLiteral(" µs");
-    if (a < 1e6) return QString::number(us / 1000.0, 'g', 4) + QStringLiteral(" ms");
-    return QString::number(us / 1e6, 'g', 4) + QStringLiteral(" s");
-}
-
-/// A 1-2-5 step so ticks are at least `minPx` apart.
-double niceStep(double cyclesPerPixel, double minPx) {
-    const double raw = cyclesPerPixel * minPx;
-    const double p = std::pow(10.0, std::floor(std::log10(std::max(raw, 1e-9))));
-    for (double m : {1.0, 2.0, 5.0, 10.0})
-        if (m * p >= raw)
-            return m * p;
-    return 10 * p;
 }
 
 } // namespace
@@ -135,6 +115,12 @@ void TimelineView::setFitCycles(uint64_t cycles) {
         fitAll();
 }
 
+void TimelineView::showRange(double t0, double t1) {
+    TimelineCoords c;
+    c.fit(t0, t1, dataWidth());
+    setCoords(c);
+}
+
 void TimelineView::setCoords(const TimelineCoords& coords) {
     m_coords = coords;
     m_autoFit = false;
@@ -148,15 +134,47 @@ void TimelineView::setCriticalTasks(std::set<int> taskIds) {
 }
 
 void TimelineView::updateMarks() {
-    const size_t n = m_model ? m_model->tasks().size() : 0;
-    m_pinned.assign(m_highlight.empty() ? 0 : n, 0);
+    ++m_marksVersion;
+    m_pinned = {};
+    m_criticalMarks = {};
+    if (!m_model)
+        return;
+    const size_t n = m_model->tasks().size();
+    std::vector<uint8_t> pinned(m_highlight.empty() ? 0 : n, 0);
     for (int i : m_highlight)
         if (i >= 0 && static_cast<size_t>(i) < n)
-            m_pinned[static_cast<size_t>(i)] = 1;
-    m_criticalMarks.assign(m_critical.empty() ? 0 : n, 0);
-    if (!m_critical.empty())
-        for (size_t i = 0; i < n; ++i)
-            m_criticalMarks[i] = m_critical.count(m_model->tasks()[i].task) != 0;
+            pinned[static_cast<size_t>(i)] = 1;
+    m_pinned = m_model->marks(pinned, true);
+    if (m_critical.empty())
+        return;
+    std::vector<uint8_t> critical(n, 0);
+    for (size_t i = 0; i < n; ++i)
+        critical[i] = m_critical.count(m_model->tasks()[i].task) != 0;
+    m_criticalMarks = m_model->marks(critical, false);
+}
+
+const std::vector<TimelineDrawItem>& TimelineView::drawList() const {
+    DrawCache& c = m_cache;
+    const double w = dataWidth();
+    if (c.model == m_model.get() && c.widthPx == w && c.marksVersion == m_marksVersion &&
+        c.coords.viewStart == m_coords.viewStart &&
+        c.coords.cyclesPerPixel == m_coords.cyclesPerPixel)
+        return c.items;
+    c.model = m_model.get();
+    c.widthPx = w;
+    c.marksVersion = m_marksVersion;
+    c.coords = m_coords;
+    c.items = m_model ? m_model->buildDrawList(m_coords, w, kMergePx, m_pinned)
+                      : std::vector<TimelineDrawItem>{};
+    ++m_drawListBuilds;
+    // Items come lane by lane: where each lane's begin, for the hit tests' binary search.
+    const size_t lanes = m_model ? m_model->lanes().size() : 0;
+    c.laneBegin.assign(lanes + 1, c.items.size());
+    for (size_t i = c.items.size(); i-- > 0;)
+        c.laneBegin[static_cast<size_t>(c.items[i].lane)] = i;
+    for (size_t l = lanes; l-- > 0;)
+        c.laneBegin[l] = std::min(c.laneBegin[l], c.laneBegin[l + 1]);
+    return c.items;
 }
 
 void TimelineView::setEmptyText(const QString& text) {
@@ -224,10 +242,22 @@ TimelineDrawItem TimelineView::itemAt(const QPoint& pos) const {
     // folded ones); of two drawn as themselves, the one under the pointer beats a neighbour
     // within the pixel of slack.
     const TimelineDrawItem* near = nullptr;
-    const std::vector<TimelineDrawItem> items =
-        m_model->buildDrawList(m_coords, dataWidth(), kMergePx, m_pinned);
-    for (const TimelineDrawItem& item : items) {
-        if (item.lane != lane || item.count != 1 || x < item.x0 - 1 || x > item.x1 + 1)
+    const std::vector<TimelineDrawItem>& items = drawList();
+    // A lane's items are in x order: the candidates are those starting up to a pixel right of
+    // x, back to the first that ends more than a pixel left of it.
+    const size_t begin = m_cache.laneBegin[static_cast<size_t>(lane)];
+    const size_t end = m_cache.laneBegin[static_cast<size_t>(lane) + 1];
+    size_t last = static_cast<size_t>(
+        std::upper_bound(items.begin() + static_cast<std::ptrdiff_t>(begin),
+                         items.begin() + static_cast<std::ptrdiff_t>(end), x + 1.0,
+                         [](double v, const TimelineDrawItem& it) { return v < it.x0; }) -
+        items.begin());
+    size_t first = last;
+    while (first > begin && items[first - 1].x1 + 1.0 >= x)
+        --first;
+    for (size_t i = first; i < last; ++i) {
+        const TimelineDrawItem& item = items[i];
+        if (item.count != 1 || x < item.x0 - 1 || x > item.x1 + 1)
             continue;
         if (x >= item.x0 && x <= item.x1)
             return item;
@@ -273,26 +303,12 @@ void TimelineView::paintEvent(QPaintEvent*) {
                    QString::fromStdString(lanes[i].label));
     }
 
-    // Time axis: ticks in cycles, with microseconds at the target clock.
-    const double step = niceStep(m_coords.cyclesPerPixel, 90.0);
-    const double tFirst = std::ceil(m_coords.mapXToTime(0) / step) * step;
     const double bottom = laneTop(static_cast<int>(lanes.size()) - 1) + kLaneHeight;
-    p.setPen(QColor(0xc8, 0xc8, 0xd0));
-    p.drawLine(QPointF(kGutter, kAxisHeight), QPointF(kGutter + w, kAxisHeight));
-    for (double t = tFirst; m_coords.mapTimeToX(t) <= w; t += step) {
-        const double x = kGutter + m_coords.mapTimeToX(t);
-        p.setPen(QColor(0xe2, 0xe2, 0xe8));
-        p.drawLine(QPointF(x, kAxisHeight), QPointF(x, bottom));
-        p.setPen(QColor(0x55, 0x55, 0x60));
-        const double us = t / (m_clockGhz * 1000.0);
-        const QString label = tr("%1 cyc · %2").arg(shortCycles(t), shortTime(us));
-        if (x + 3 + p.fontMetrics().horizontalAdvance(label) > kGutter + w + 8)
-            continue; // would be clipped at the right edge
-        p.drawText(QRectF(x + 3, 2, 120, kAxisHeight - 4), Qt::AlignLeft | Qt::AlignVCenter, label);
-    }
+    paintAxis(p, w, bottom);
     p.setPen(textColor);
     p.drawText(QRectF(6, 2, kGutter - 10, kAxisHeight - 4), Qt::AlignLeft | Qt::AlignVCenter,
-               tr("total %1 cyc").arg(shortCycles(static_cast<double>(m_model->totalCycles()))));
+               tr("total %1 cyc").arg(cyclesLabel(static_cast<double>(m_model->totalCycles()),
+                                       std::max(1.0, m_model->totalCycles() / 1000.0))));
 
     // Tasks from the draw list, clipped to the data area.
     p.setClipRect(QRectF(kGutter, kAxisHeight, w + 8, height()));
@@ -300,11 +316,13 @@ void TimelineView::paintEvent(QPaintEvent*) {
     taskFont.setPointSizeF(8);
     p.setFont(taskFont);
     const QFontMetricsF fm(taskFont);
-    for (const TimelineDrawItem& item : m_model->buildDrawList(m_coords, w, kMergePx, m_pinned)) {
+    for (const TimelineDrawItem& item : drawList()) {
         const double top = laneTop(item.lane) + 2;
         const QRectF r(kGutter + item.x0, top, std::max(1.0, item.x1 - item.x0), kLaneHeight - 4);
         if (item.count > 1) {
-            p.fillRect(r, QBrush(QColor(0x90, 0x90, 0x98), Qt::Dense4Pattern));
+            // Folded: the lane's colour, paler, so a zoomed-out run still reads by unit (and a
+            // solid fill costs a frame less than a pattern over the whole width).
+            p.fillRect(r, foldColor(lanes[static_cast<size_t>(item.lane)].unit));
             if (r.width() > 28) {
                 p.setPen(QColor(0x20, 0x20, 0x20));
                 p.drawText(r, Qt::AlignCenter, QString::number(item.count));
@@ -324,6 +342,22 @@ void TimelineView::paintEvent(QPaintEvent*) {
             p.fillRect(QRectF(kGutter + span.x0, bottom + 1, std::max(1.0, span.x1 - span.x0), 2.5),
                        QColor(0xc0, 0x39, 0x2b));
         }
+}
+
+void TimelineView::paintAxis(QPainter& p, double w, double bottom) const {
+    // Ticks in cycles, with microseconds at the target clock, spaced by their labels' widths.
+    p.setPen(QColor(0xc8, 0xc8, 0xd0));
+    p.drawLine(QPointF(kGutter, kAxisHeight), QPointF(kGutter + w, kAxisHeight));
+    const QFontMetricsF fm(p.font());
+    const auto width = [&fm](const QString& label) { return fm.horizontalAdvance(label); };
+    for (const TimelineTick& tick : chooseTicks(m_coords, w, m_clockGhz, width)) {
+        const double x = kGutter + tick.x;
+        p.setPen(QColor(0xe2, 0xe2, 0xe8));
+        p.drawLine(QPointF(x, kAxisHeight), QPointF(x, bottom));
+        p.setPen(QColor(0x55, 0x55, 0x60));
+        p.drawText(QRectF(x + 3, 2, width(tick.label) + 4, kAxisHeight - 4),
+                   Qt::AlignLeft | Qt::AlignVCenter, tick.label);
+    }
 }
 
 void TimelineView::paintSpan(QPainter& p, const TimelineDrawItem& item, const QRectF& r,

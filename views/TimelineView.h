@@ -38,6 +38,8 @@ public:
     void setEmptyText(const QString& text);
     const std::set<int>& criticalTasks() const { return m_critical; }
     const TimelineCoords& coords() const { return m_coords; }
+    /// Whether the view keeps the whole run fitted (no zoom or pan by the user since).
+    bool autoFit() const { return m_autoFit; }
     /// Index of the Task drawn under widget position `pos`, or -1 (also -1 for folded items). Over
     /// a DMA span, the Task the span belongs to: clicking a transfer selects its Task.
     int taskAt(const QPoint& pos) const;
@@ -51,9 +53,15 @@ public:
     /// 12.3 KiB of conv1 ...") above its Task's; empty where there is no single item.
     QString toolTipAt(const QPoint& pos) const;
 
+    /// How many times a draw list was built: painting builds one per frame; tooltips, clicks and
+    /// hover read the one last painted (for tests).
+    int drawListBuilds() const { return m_drawListBuilds; }
+
     /// Fits [0, `cycles`] instead of [0, the model's total] from now on (0: the total again), so
     /// two timelines compared one above the other share one time scale.
     void setFitCycles(uint64_t cycles);
+    /// Shows cycles [t0, t1] across the view (as a zoom there would); emits nothing.
+    void showRange(double t0, double t1);
     /// Shows the given zoom and pan (another timeline's, to keep two in step); emits nothing.
     void setCoords(const TimelineCoords& coords);
 
@@ -91,6 +99,11 @@ private:
     void ensureTaskVisible(int taskIndex);
     /// Rebuilds m_pinned and m_criticalMarks from m_highlight and m_critical.
     void updateMarks();
+    /// The draw list for the current model, zoom, width and pins: the one last painted when
+    /// nothing changed since, else built (and kept) now.
+    const std::vector<TimelineDrawItem>& drawList() const;
+    /// Paints the time axis: ticks from chooseTicks, so labels never overlap.
+    void paintAxis(QPainter& p, double w, double bottom) const;
 
     std::shared_ptr<const TimelineModel> m_model;
     double m_clockGhz = 1.0;
@@ -99,8 +112,20 @@ private:
     std::set<int> m_critical; ///< Program Task ids
     /// Per Task index (see TimelineModel::buildDrawList, buildSpanList): the highlighted Tasks,
     /// never folded, and the critical path's Tasks. Empty when there are none.
-    std::vector<uint8_t> m_pinned;
-    std::vector<uint8_t> m_criticalMarks;
+    TimelineMarks m_pinned;
+    TimelineMarks m_criticalMarks;
+    /// The last draw list and what it was built for (drawList()).
+    struct DrawCache {
+        const TimelineModel* model = nullptr;
+        TimelineCoords coords;
+        double widthPx = -1.0;
+        int marksVersion = -1;
+        std::vector<TimelineDrawItem> items;
+        std::vector<size_t> laneBegin; ///< items of lane i: [laneBegin[i], laneBegin[i + 1])
+    };
+    mutable DrawCache m_cache;
+    mutable int m_drawListBuilds = 0;
+    int m_marksVersion = 0;
     bool m_showCritical = true;
     QString m_emptyText;
     QPoint m_pressPos;

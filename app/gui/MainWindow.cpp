@@ -149,6 +149,10 @@ void MainWindow::buildMenus() {
             m_tabs->setCurrentIndex(RunsTab);
             m_runs->openRunDialog(side);
         });
+    file->addAction(tr("Open profile database in the T&imeline…"), this, [this] {
+        m_tabs->setCurrentIndex(TimelineTab);
+        m_timelinePage->openProfileDialog();
+    });
     file->addAction(tr("&Export artifact…"), this, &MainWindow::exportArtifactDialog);
     file->addSeparator();
     file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows)

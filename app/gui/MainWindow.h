@@ -101,6 +101,7 @@ public:
     views::GraphView* graphView() const { return m_graphPage->graphView(); }
     views::DiffView* diffView() const { return m_diffPage->diffView(); }
     views::TimelineView* timelineView() const { return m_timelinePage->timelineView(); }
+    views::TimelinePage* timelinePage() const { return m_timelinePage; }
     views::MemoryView* memoryView() const { return m_memoryPage->memoryView(); }
     views::MemoryPage* memoryPage() const { return m_memoryPage; }
     views::InspectorWidget* inspector() const { return m_inspector; }

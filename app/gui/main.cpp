@@ -1,6 +1,6 @@
 // sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
 // [--select NAME] [--memory-level dram|sram] [--memory-core N] [--memory-fit] [--shape NAME=DIMS]
-// [--level N] [--target FILE] [--run-a DB[:RUN]] [--run-b DB[:RUN]]` opens the model (the sample by default),
+// [--level N] [--target FILE] [--run-a DB[:RUN]] [--run-b DB[:RUN]] [--profile DB[:RUN]]` opens the model (the sample by default),
 // compiles and simulates it off the GUI thread, and shows the result; --screenshot saves the
 // window once the first compile finished and quits (how docs/ screenshots and GUI smoke checks
 // are made).
@@ -8,6 +8,7 @@
 
 #include "core/ir/Allocator.h"
 #include "views/RunsView.h"
+#include "views/TimelineView.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -15,6 +16,7 @@
 #include <QTimer>
 
 #include <cstdio>
+#include <functional>
 #include <map>
 
 int main(int argc, char** argv) {
@@ -64,6 +66,14 @@ int main(int argc, char** argv) {
                                   QStringLiteral("Show run B of the Runs tab from a profile database instead of the "
                                                  "current compile."),
                                   QStringLiteral("DB[:RUN]"));
+    const QCommandLineOption profile(QStringLiteral("profile"),
+                                     QStringLiteral("Show a run of a profile database in the Timeline tab (RUN: a "
+                                                    "run id, default the newest) instead of the compile's."),
+                                     QStringLiteral("DB[:RUN]"));
+    const QCommandLineOption timelineRange(QStringLiteral("timeline-range"),
+                                           QStringLiteral("Cycles the Timeline tab shows, e.g. 2000000:2060000 "
+                                                          "(default: the whole run)."),
+                                           QStringLiteral("T0:T1"));
     const QCommandLineOption memoryLevel(QStringLiteral("memory-level"),
                                          QStringLiteral("Memory tab level to show: dram or sram (default dram)."),
                                          QStringLiteral("LEVEL"));
@@ -73,8 +83,8 @@ int main(int argc, char** argv) {
     const QCommandLineOption memoryFit(QStringLiteral("memory-fit"),
                                        QStringLiteral("Scale the Memory tab's SRAM bands to the highest peak "
                                                       "instead of the whole SRAM (its Fit to peak)."));
-    parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB, memoryLevel,
-                       memoryCore, memoryFit});
+    parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB, profile,
+                       timelineRange, memoryLevel, memoryCore, memoryFit});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -133,6 +143,24 @@ int main(int argc, char** argv) {
         const auto [db, run] = sextant::profiler::parseRunSpec(parser.value(*option).toStdString());
         window.runsView()->openRun(side, QString::fromStdString(db), run);
     }
+    // --profile: the Timeline tab reads it on a pool thread; the screenshot waits for the whole.
+    int shotWaitsFor = 1 + (parser.isSet(profile) ? 1 : 0); // the compile, and the database
+    std::function<void()> readyForShot;
+    if (parser.isSet(profile)) {
+        const auto [db, run] = sextant::profiler::parseRunSpec(parser.value(profile).toStdString());
+        QObject::connect(window.timelinePage(), &sextant::views::TimelinePage::profileLoaded, &window,
+                         [&](const QString& error) {
+                             if (!error.isEmpty()) {
+                                 std::fprintf(stderr, "error: --profile: %s\n", qPrintable(error));
+                                 exitCode = 2;
+                                 app.quit();
+                                 return;
+                             }
+                             if (readyForShot)
+                                 readyForShot();
+                         }, Qt::SingleShotConnection);
+        window.timelinePage()->openProfile(QString::fromStdString(db), run);
+    }
     if (parser.isSet(memoryLevel) && !window.memoryPage()->setLevel(parser.value(memoryLevel))) {
         std::fprintf(stderr, "error: --memory-level %s: the levels are dram and sram\n",
                      qPrintable(parser.value(memoryLevel)));
@@ -179,14 +207,25 @@ int main(int argc, char** argv) {
             app.quit();
         });
     };
+    readyForShot = [&] {
+        if (--shotWaitsFor != 0)
+            return;
+        const QStringList range = parser.value(timelineRange).split(QLatin1Char(':'));
+        if (range.size() == 2 && range[0].toDouble() < range[1].toDouble())
+            window.timelineView()->showRange(range[0].toDouble(), range[1].toDouble());
+        else if (parser.isSet(timelineRange))
+            std::fprintf(stderr, "warning: --timeline-range %s: not T0:T1 with T0 < T1\n",
+                         qPrintable(parser.value(timelineRange)));
+        if (shot)
+            saveScreenshot();
+    };
     QObject::connect(&window, &sextant::app::MainWindow::compileFinished, &window, [&] {
         applyOptions();
         if (parser.isSet(bisect)) {
             window.bisectAccuracy(); // the screenshot waits for its outcome
             return;
         }
-        if (shot)
-            saveScreenshot();
+        readyForShot();
     }, Qt::SingleShotConnection);
     QObject::connect(&window, &sextant::app::MainWindow::bisectFinished, &window, [&](const QString&, bool culprit) {
         if (!shot)

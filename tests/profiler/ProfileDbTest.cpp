@@ -711,3 +711,74 @@ TEST_F(ProfileDbTest, NanAndInfiniteMetricsAreKept) {
     EXPECT_NE(damaged.error().message.find("is the text 'lots', not a number"), std::string::npos)
         << damaged.error().message;
 }
+
+// A run whose output overflowed (NaN cosine, infinite error) loads, and the comparison treats
+// NaN as a value: NaN against a number is a change, NaN against NaN is not.
+TEST_F(ProfileDbTest, NanMetricsLoadAndCompareAsValues) {
+    SimulatedRun run = simulateSmallModel();
+    const std::string db = path("nan-compare.db");
+    const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+    profiler::RunInfo a = info();
+    a.metrics = {{"cosine:y", 0.99}, {"cosine:z", nan}, {"max_abs:y", inf}};
+    profiler::RunInfo b = info();
+    b.metrics = {{"cosine:y", nan}, {"cosine:z", nan}, {"max_abs:y", inf}, {"cosine:w", -inf}};
+    ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, a).ok());
+    ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, b).ok());
+    auto ra = profiler::loadRun(db, 1);
+    auto rb = profiler::loadRun(db, 2);
+    ASSERT_TRUE(ra.ok()) << ra.error().message;
+    ASSERT_TRUE(rb.ok()) << rb.error().message;
+    EXPECT_TRUE(std::isnan(ra->metric("cosine:z")));
+    const profiler::RunComparison c = profiler::compareRuns(*ra, *rb);
+    std::map<std::string, const profiler::MetricDelta*> byKey;
+    for (const profiler::MetricDelta& d : c.metrics)
+        byKey[d.key] = &d;
+    ASSERT_EQ(byKey.size(), 4u) << profiler::formatRunComparison(c);
+    EXPECT_TRUE(byKey.at("cosine:y")->changed());
+    EXPECT_FALSE(byKey.at("cosine:z")->changed());
+    EXPECT_FALSE(byKey.at("max_abs:y")->changed());
+    EXPECT_TRUE(byKey.at("cosine:w")->changed()); // only B has it
+    const std::string text = profiler::formatRunComparison(c);
+    EXPECT_NE(text.find("  cosine:y: 0.99 -> nan (changed)\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("  cosine:z: nan -> nan (same)\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("  max_abs:y: inf -> inf (same)\n"), std::string::npos) << text;
+    EXPECT_NE(text.find("  cosine:w: - -> -inf (changed)\n"), std::string::npos) << text;
+    EXPECT_EQ(profiler::metricText(nan), "nan");
+    EXPECT_EQ(profiler::metricText(-inf), "-inf");
+    EXPECT_EQ(profiler::metricText(0.5), "0.5");
+}
+
+// A database the version 2 writer wrote (tests/data/profile-v2) still opens, and the export,
+// which now streams row by row, writes the same bytes the whole-document export wrote for it.
+TEST_F(ProfileDbTest, VersionTwoDatabaseStillReads) {
+    const fs::path data = fs::path(SEXTANT_SOURCE_DIR) / "tests/data/profile-v2";
+    const std::string db = path("residual_cnn.db");
+    fs::copy_file(data / "residual_cnn.db", db); // a WAL database: even a reader writes beside it
+    auto reader = profiler::ProfileReader::open(db);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    EXPECT_EQ(reader->schemaVersion(), 2);
+    auto runs = reader->runs();
+    ASSERT_TRUE(runs.ok() && runs->size() == 1);
+    EXPECT_EQ(runs->front().model, "samples/residual_cnn.onnx");
+    auto tasks = reader->tasks();
+    ASSERT_TRUE(tasks.ok()) << tasks.error().message;
+    EXPECT_EQ(tasks->size(), 36u);
+    auto run = profiler::loadRun(db);
+    ASSERT_TRUE(run.ok()) << run.error().message;
+    EXPECT_EQ(run->metric("total_cycles"), 6481.0);
+
+    const std::string out = path("trace.json");
+    ASSERT_TRUE(profiler::exportChromeTrace(db, out).ok());
+    std::ifstream got(out, std::ios::binary), want(data / "residual_cnn.trace.json", std::ios::binary);
+    const std::string g((std::istreambuf_iterator<char>(got)), {});
+    const std::string w((std::istreambuf_iterator<char>(want)), {});
+    EXPECT_EQ(g.size(), w.size());
+    EXPECT_TRUE(g == w) << "the export no longer writes the bytes it wrote for this database";
+
+    // A run the file does not hold: an error, and no half-written file.
+    const std::string none = path("none.json");
+    auto missing = profiler::exportChromeTrace(db, none, 9);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("no run 9"), std::string::npos) << missing.error().message;
+    EXPECT_FALSE(fs::exists(none));
+}

@@ -6,6 +6,9 @@
 #include <QFont>
 #include <QtTest>
 
+#include <cmath>
+#include <limits>
+
 using namespace sextant;
 
 class TestAccuracyModel : public QObject {
@@ -48,6 +51,25 @@ private slots:
         QVERIFY(summary.contains(QStringLiteral("first out of tolerance: <b>sig_out</b> (node sig)")));
         d.firstFailing = -1;
         QVERIFY(views::accuracySummary(d).contains(QStringLiteral("all within tolerance")));
+    }
+
+    // An output that overflowed f16: its cosine is NaN and its errors infinite. The table says so.
+    void showsNanAndInfinityAsSuch() {
+        runtime::ValueDrift d;
+        runtime::TensorComparison c;
+        c.name = "y";
+        c.pass = false;
+        c.cosine = std::nan("");
+        c.maxAbs = std::numeric_limits<double>::infinity();
+        c.maxRel = -std::numeric_limits<double>::infinity();
+        d.values = {c};
+        d.nodes = {"add"};
+        views::AccuracyModel m;
+        m.setDrift(d);
+        using C = views::AccuracyModel;
+        QCOMPARE(m.data(m.index(0, C::CosineColumn)).toString(), QStringLiteral("nan"));
+        QCOMPARE(m.data(m.index(0, C::MaxAbsColumn)).toString(), QStringLiteral("inf"));
+        QCOMPARE(m.data(m.index(0, C::MaxRelColumn)).toString(), QStringLiteral("-inf"));
     }
 };
 

@@ -36,6 +36,46 @@ TimelineTask phased(TimelineTask t, uint64_t loadEnd, uint64_t c0, uint64_t c1, 
     return t;
 }
 
+/// A run of `n` Tasks per core on `cores` cores, each core running one at a time through cube,
+/// vector and DMA-only Tasks with load/store or streamed phases, durations and gaps from a fixed
+/// arithmetic sequence (no library random numbers: the same Tasks everywhere).
+std::vector<TimelineTask> busyRun(int n, int cores) {
+    std::vector<TimelineTask> out;
+    uint64_t seed = 12345;
+    auto next = [&](uint64_t range) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        return (seed >> 33) % range;
+    };
+    for (int core = 0; core < cores; ++core) {
+        uint64_t clock = 0;
+        for (int i = 0; i < n; ++i) {
+            const int id = core * n + i;
+            const uint64_t start = clock + next(4) * next(12); // often no gap at all
+            const uint64_t len = 1 + next(3) * next(40) + (next(50) == 0 ? 4000 : 0);
+            const UnitKind unit = static_cast<UnitKind>(next(3));
+            TimelineTask t = task(id, core, unit, start, start + len);
+            const uint64_t load = start + len / 4, store = start + len - len / 5;
+            if (unit == UnitKind::Cube)
+                t = phased(t, load, load, store, store, false, 100, 50);
+            else if (unit == UnitKind::Vector)
+                t = phased(t, store, start, store, start + len, true, 80, 40);
+            out.push_back(t);
+            clock = start + len;
+        }
+    }
+    return out;
+}
+
+bool sameItems(const std::vector<TimelineDrawItem>& a, const std::vector<TimelineDrawItem>& b) {
+    if (a.size() != b.size())
+        return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].lane != b[i].lane || a[i].x0 != b[i].x0 || a[i].x1 != b[i].x1 ||
+            a[i].count != b[i].count || a[i].task != b[i].task || a[i].span != b[i].span)
+            return false;
+    return true;
+}
+
 } // namespace
 
 class TestTimelineModel : public QObject {
@@ -168,7 +208,7 @@ private slots:
         QCOMPARE(spans[1].count, 1);
         QCOMPARE(spans[1].task, 100);
         QCOMPARE(spans[1].x1, 200.0);
-        QVERIFY(m.buildSpanList(c, 1000.0, {}).empty());
+        QVERIFY(m.buildSpanList(c, 1000.0, std::vector<uint8_t>{}).empty());
     }
 
     void eachCoreGetsADmaLaneUnderItsComputeLanes() {
@@ -259,6 +299,36 @@ private slots:
         QCOMPARE(kept[1].span, 200);
         QCOMPARE(kept[1].task, 100);
         QCOMPARE(kept[2].span, 201);
+    }
+
+    // The level of detail folds by binary search; it must draw exactly what the walk over every
+    // Task drew, at every zoom and pan, with and without pinned Tasks and for the overlay.
+    void levelOfDetailDrawsWhatTheScanDrew() {
+        TimelineModel m;
+        m.setTasks(busyRun(3000, 3), 4);
+        const double total = static_cast<double>(m.totalCycles());
+        std::vector<uint8_t> pinned(m.tasks().size(), 0), critical(m.tasks().size(), 0);
+        for (size_t i = 0; i < m.tasks().size(); ++i) {
+            pinned[i] = i % 997 == 5;
+            critical[i] = i % 3 == 0 || (i / 50) % 2 == 0;
+        }
+        const TimelineMarks pins = m.marks(pinned, true), crit = m.marks(critical, false);
+        int folded = 0;
+        for (double share : {1.0, 0.3, 0.1, 0.01, 0.001, 0.0001})
+            for (double at : {0.0, 0.13, 0.5, 0.97}) {
+                TimelineCoords c;
+                c.fit(total * at, total * (at + share), 1400.0, 6.0);
+                const auto fast = m.buildDrawList(c, 1400.0, 3.0, TimelineMarks{});
+                QVERIFY2(sameItems(fast, m.buildDrawListByScan(c, 1400.0, 3.0)),
+                         qPrintable(QStringLiteral("share %1 at %2").arg(share).arg(at)));
+                QVERIFY(sameItems(m.buildDrawList(c, 1400.0, 3.0, pins),
+                                  m.buildDrawListByScan(c, 1400.0, 3.0, pinned)));
+                QVERIFY(sameItems(m.buildSpanList(c, 1400.0, crit),
+                                  m.buildSpanListByScan(c, 1400.0, critical)));
+                for (const TimelineDrawItem& item : fast)
+                    folded += item.count > 1;
+            }
+        QVERIFY(folded > 100); // the zooms did fold: the comparison covered folding
     }
 
     void tasksOutsideTheViewAreCulled() {

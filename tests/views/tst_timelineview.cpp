@@ -134,6 +134,38 @@ private slots:
         QVERIFY(view.spanRect(best).top() > view.taskRect(task).bottom());
     }
 
+    // Hover and clicks hit-test the draw list the frame painted: a tooltip over every pixel of
+    // a lane builds none, and finds each Task where it is drawn.
+    void tooltipsAndClicksReuseThePaintedDrawList() {
+        TimelineView view;
+        view.resize(1400, 900);
+        view.setModel(std::shared_ptr<const TimelineModel>(m_snapshot, &m_snapshot->timeline), 1.0);
+        const TimelineModel& m = *view.model();
+        (void)view.grab(); // paints once
+        const int built = view.drawListBuilds();
+        QCOMPARE(built, 1);
+        int found = 0;
+        for (int i = 0; i < static_cast<int>(m.tasks().size()); ++i) {
+            const QRectF r = view.taskRect(i);
+            if (r.width() < 4)
+                continue;
+            const QPoint center = r.center().toPoint();
+            QCOMPARE(view.taskAt(center), i);
+            QVERIFY(view.toolTipAt(center).contains(QString::fromStdString(m.tasks()[static_cast<size_t>(i)].name).toHtmlEscaped()));
+            ++found;
+        }
+        QVERIFY(found > 10);
+        for (int x = 0; x < view.width(); x += 3)
+            (void)view.toolTipAt(QPoint(x, static_cast<int>(view.taskRect(0).center().y())));
+        QTest::mouseClick(&view, Qt::LeftButton, {}, view.taskRect(0).center().toPoint());
+        QCOMPARE(view.drawListBuilds(), built);
+        // A zoom changes what is drawn: the next hit test builds the list for it, once.
+        view.setCoords(TimelineCoords{0.0, view.coords().cyclesPerPixel / 4});
+        (void)view.taskAt(QPoint(200, 40));
+        (void)view.taskAt(QPoint(300, 40));
+        QCOMPARE(view.drawListBuilds(), built + 1);
+    }
+
 private:
     std::shared_ptr<const CompileSnapshot> m_snapshot;
 };
