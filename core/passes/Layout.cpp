@@ -1,9 +1,16 @@
-// layout: puts the NPU's 2-D convolutions and the ops that follow them in the blocked NC1HWC0
-// layout, in one forward sweep over the graph (producers first), so that a conversion back to
-// plain NCHW happens only where the blocked region ends (a Transpose, Reshape, Gemm, graph
-// output...) and never between two ops that can both read the blocked layout. Conversions
-// therefore "sink" through elementwise, pooling and concat ops and a plain->blocked->plain
-// pair around an op that could stay blocked never appears.
+// layout: puts the NPU's 2-D convolutions and the ops around them in the blocked NC1HWC0
+// layout, decided for the whole graph at once (LayoutCut.h): every 2-D convolution is blocked;
+// graph inputs, graph outputs and plain-only ops (Transpose, Reshape, Gemm, ...) are plain; every
+// op that can run either way (elementwise, broadcasting per channel, pooling, BatchNormalization,
+// Concat) takes the side of the minimum cut, where each activation is a group of its producer and
+// its readers and costs one conversion when they are split. So a region grows through such ops
+// as far as that saves a conversion, a residual chain of any length converts once in and once
+// out, and a plain->blocked->plain pair around an op that could stay blocked never appears.
+// Costs are lexicographic in one integer: conversions first (a conversion that absorbs an
+// NHWC<->NCHW Transpose adds no grey op and counts as none), then the bytes converted and the
+// channel padding a blocked op computes on (a 3-channel elementwise op before the first
+// convolution stays plain). Of the minimum cuts, the one with the most blocked nodes, so the
+// result does not depend on the order the flow was found in.
 //
 // The conversions are real nodes: sextant.TransData (src_format, dst_format). Where a plain
 // activation (graph input or plain producer) enters a blocked convolution, one TransData
@@ -109,15 +116,17 @@ class LayoutPass : public Pass {
 public:
     std::string id() const override { return "layout"; }
     std::string summary() const override {
-        return "assign the NPU's blocked NC1HWC0 layout to 2-D convolutions and the elementwise, "
-               "pooling and concat ops they feed, with a sextant.TransData conversion only where "
-               "a blocked region begins or ends (inverse pairs cancel)";
+        return "assign the NPU's blocked NC1HWC0 layout to 2-D convolutions and, by a "
+               "whole-graph minimum cut, to the elementwise, pooling and concat ops around them, "
+               "with a sextant.TransData conversion only where a blocked region begins or ends "
+               "(inverse pairs cancel)";
     }
     std::vector<RuleDescription> describeRules() const override {
         return {{kAssignLayoutRule,
-                 "put each region of Conv/FusedConv and the ops reading only NC1HWC0 activations "
-                 "(elementwise, pooling, BatchNormalization, Concat) in NC1HWC0, with one "
-                 "TransData per value entering or leaving it (one application per region)",
+                 "put the 2-D Conv/FusedConv and the elementwise, pooling, BatchNormalization and "
+                 "Concat ops whose blocking saves conversions (fewest, then fewest bytes; a "
+                 "minimum cut over the graph) in NC1HWC0, with one TransData per value entering "
+                 "or leaving a region (one application per region)",
                  false},
                 {kAbsorbTransposeRule,
                  "absorb an NHWC<->NCHW Transpose at a region boundary into its TransData "

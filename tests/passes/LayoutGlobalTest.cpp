@@ -158,7 +158,9 @@ TEST(LayoutGlobal, PlainOperandIsConvertedInWhenThatSavesAConversion) {
     EXPECT_TRUE(blocked(*r.graph, "add")) << text;
     EXPECT_EQ(conversions(*r.graph, "NCHW", "NC1HWC0"), 2) << text; // x and y
     EXPECT_EQ(conversions(*r.graph, "NC1HWC0", "NCHW"), 1) << text; // the output
-    EXPECT_EQ(r.graph->findNode("add")->input(1)->producer()->input(0)->name(), "y");
+    const ir::Node* entryY = r.graph->findNode("add")->input(1)->producer();
+    ASSERT_NE(entryY, nullptr) << text;
+    EXPECT_EQ(entryY->input(0)->name(), "y");
     expectSameOutputs(runF64(*g), runF64(*r.graph));
 }
 
