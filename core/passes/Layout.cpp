@@ -1,9 +1,16 @@
-// layout: puts the NPU's 2-D convolutions and the ops that follow them in the blocked NC1HWC0
-// layout, in one forward sweep over the graph (producers first), so that a conversion back to
-// plain NCHW happens only where the blocked region ends (a Transpose, Reshape, Gemm, graph
-// output...) and never between two ops that can both read the blocked layout. Conversions
-// therefore "sink" through elementwise, pooling and concat ops and a plain->blocked->plain
-// pair around an op that could stay blocked never appears.
+// layout: puts the NPU's 2-D convolutions and the ops around them in the blocked NC1HWC0
+// layout, decided for the whole graph at once (LayoutCut.h): every 2-D convolution is blocked;
+// graph inputs, graph outputs and plain-only ops (Transpose, Reshape, Gemm, ...) are plain; every
+// op that can run either way (elementwise, broadcasting per channel, pooling, BatchNormalization,
+// Concat) takes the side of the minimum cut, where each activation is a group of its producer and
+// its readers and costs one conversion when they are split. So a region grows through such ops
+// as far as that saves a conversion, a residual chain of any length converts once in and once
+// out, and a plain->blocked->plain pair around an op that could stay blocked never appears.
+// Costs are lexicographic in one integer: conversions first (a conversion that absorbs an
+// NHWC<->NCHW Transpose adds no grey op and counts as none), then the bytes converted and the
+// channel padding a blocked op computes on (a 3-channel elementwise op before the first
+// convolution stays plain). Of the minimum cuts, the one with the most blocked nodes, so the
+// result does not depend on the order the flow was found in.
 //
 // The conversions are real nodes: sextant.TransData (src_format, dst_format). Where a plain
 // activation (graph input or plain producer) enters a blocked convolution, one TransData
@@ -26,6 +33,7 @@
 // backend lowers it to no Task (one application per node).
 #include "Layout.h"
 
+#include "LayoutCut.h"
 #include "PassContext.h"
 #include "RewriteUtil.h"
 
@@ -68,12 +76,14 @@ struct NodeFlags {
     }
 };
 
-/// True when every reader of `v` is a blocked convolution reading it as its activation (input
-/// 0 only), so that an entry conversion replaces every use.
-bool onlyConvActivationOf(const ir::Value* v, const NodeFlags& blocked) {
+/// True when every reader of `v` is blocked and reads it as an activation (not a
+/// convolution's weight or bias), so that an entry conversion replaces every use.
+bool onlyBlockedActivationOf(const ir::Value* v, const NodeFlags& blocked) {
     for (const ir::Node* u : v->users()) {
-        if (!blocked.count(u) || !isConvFamily(u->kind()))
+        if (!blocked.count(u))
             return false;
+        if (!isConvFamily(u->kind()))
+            continue;
         for (size_t i = 1; i < u->numInputs(); ++i)
             if (u->input(i) == v)
                 return false;
@@ -106,15 +116,17 @@ class LayoutPass : public Pass {
 public:
     std::string id() const override { return "layout"; }
     std::string summary() const override {
-        return "assign the NPU's blocked NC1HWC0 layout to 2-D convolutions and the elementwise, "
-               "pooling and concat ops they feed, with a sextant.TransData conversion only where "
-               "a blocked region begins or ends (inverse pairs cancel)";
+        return "assign the NPU's blocked NC1HWC0 layout to 2-D convolutions and, by a "
+               "whole-graph minimum cut, to the elementwise, pooling and concat ops around them, "
+               "with a sextant.TransData conversion only where a blocked region begins or ends "
+               "(inverse pairs cancel)";
     }
     std::vector<RuleDescription> describeRules() const override {
         return {{kAssignLayoutRule,
-                 "put each region of Conv/FusedConv and the ops reading only NC1HWC0 activations "
-                 "(elementwise, pooling, BatchNormalization, Concat) in NC1HWC0, with one "
-                 "TransData per value entering or leaving it (one application per region)",
+                 "put the 2-D Conv/FusedConv and the elementwise, pooling, BatchNormalization and "
+                 "Concat ops whose blocking saves conversions (fewest, then fewest bytes; a "
+                 "minimum cut over the graph) in NC1HWC0, with one TransData per value entering "
+                 "or leaving a region (one application per region)",
                  false},
                 {kAbsorbTransposeRule,
                  "absorb an NHWC<->NCHW Transpose at a region boundary into its TransData "
@@ -199,7 +211,7 @@ private:
 
     static Expected<bool> placeRegions(ir::Graph& graph, PassContext& ctx) {
         Sweep s = startSweep(graph);
-        const std::vector<bool> isBlocked = findCandidates(s, ctx);
+        const std::vector<bool> isBlocked = findCandidates(graph, s, ctx);
         Regions regions = joinRegions(s, isBlocked);
         const std::vector<char> allowed = decideRegions(s, isBlocked, regions, ctx);
         keepAllowedRegions(s, isBlocked, regions, allowed);
@@ -224,20 +236,35 @@ private:
         return s;
     }
 
-    /// Step 1: which nodes can be blocked, regardless of bisection (by position). Their outputs
-    /// join the blocked values; a node of a kind that could be blocked but is not is rejected.
-    static std::vector<bool> findCandidates(Sweep& s, PassContext& ctx) {
-        std::vector<bool> isBlocked(s.nodes.size(), false);
+    /// Step 1: which nodes go blocked, regardless of bisection (by position), decided for the
+    /// whole graph at once: the assignment with the fewest conversions (then the fewest bytes
+    /// converted) by a minimum cut between the convolutions (blocked) and the graph's inputs,
+    /// outputs and plain-only nodes (plain). Their outputs join the blocked values. A node that
+    /// could be blocked but reads a blocked value and stays plain is rejected with the reason.
+    static std::vector<bool> findCandidates(const ir::Graph& graph, Sweep& s, PassContext& ctx) {
+        std::vector<Verdict> verdicts;
+        verdicts.reserve(s.nodes.size());
+        for (const ir::Node* n : s.nodes) {
+            verdicts.push_back(classify(*n));
+            if (verdicts.back().always)
+                ctx.reject(kAssignLayoutRule, n->name(), verdicts.back().why);
+        }
+        const std::vector<bool> isBlocked =
+            solveCut(graph, s, verdicts, ctx.isEnabled(kAbsorbTransposeRule));
+        for (size_t i = 0; i < s.nodes.size(); ++i)
+            if (isBlocked[i])
+                s.blocked.insert(s.nodes[i]->output(0));
         for (size_t i = 0; i < s.nodes.size(); ++i) {
-            ir::Node* n = s.nodes[i];
-            std::string why;
-            const bool candidate = wantsBlocked(*n, s.blocked, why);
-            if (!why.empty())
-                ctx.reject(kAssignLayoutRule, n->name(), why);
-            if (candidate) {
-                isBlocked[i] = true;
-                s.blocked.insert(n->output(0));
-            }
+            const ir::Node* n = s.nodes[i];
+            const ir::LayoutClass layout = layoutOf(n->kind());
+            if (isBlocked[i] || verdicts[i].always || layout == ir::LayoutClass::Plain ||
+                layout == ir::LayoutClass::View)
+                continue;
+            const bool readsBlocked = std::any_of(
+                n->inputs().begin(), n->inputs().end(),
+                [&](const ir::Value* v) { return v && s.blocked.count(v) != 0; });
+            if (readsBlocked)
+                ctx.reject(kAssignLayoutRule, n->name(), plainReason(*n, verdicts[i], s.blocked));
         }
         return isBlocked;
     }
@@ -320,8 +347,8 @@ private:
     }
 
     /// Step 5 (entries): a plain activation read by blocked nodes converts once, before its
-    /// first blocked reader. Only a convolution's input 0 can be plain (the other blocked kinds
-    /// need blocked activations), and constants are repacked at compile time.
+    /// first blocked reader, and every blocked reader shares it (a convolution's weight and
+    /// bias are not converted, and constants are repacked at compile time).
     static Expected<bool> insertEntries(ir::Graph& graph, PassContext& ctx, const Sweep& s) {
         std::map<const ir::Value*, ir::Node*> entryNode; // the TransData each plain value enters by
         std::vector<ir::Node*> absorbedEntries; // Transposes whose result no longer has readers
@@ -350,7 +377,7 @@ private:
     }
 
     /// The entry conversion of plain `v` before its first blocked reader `n`. An NHWC -> NCHW
-    /// Transpose feeding only the region converts in one step: the TransData reads the
+    /// Transpose feeding only blocked activations converts in one step: the TransData reads the
     /// Transpose's input and the Transpose joins `absorbed` (erased once no longer read).
     static Expected<ir::Node*> addEntry(ir::Graph& graph, PassContext& ctx, const Sweep& s,
                                         ir::Value* v, ir::Node* n,
@@ -358,7 +385,7 @@ private:
         ir::Node* tr = v->producer();
         const bool absorb = isTranspose(tr, {0, 3, 1, 2}) && !v->isGraphOutput() &&
                             tr->input(0) && !tr->input(0)->isConstant() &&
-                            onlyConvActivationOf(v, s.blockedNodes) &&
+                            onlyBlockedActivationOf(v, s.blockedNodes) &&
                             ctx.isEnabled(kAbsorbTransposeRule) &&
                             ctx.requestApplication(kAbsorbTransposeRule, tr->name());
         ir::Value* src = absorb ? tr->input(0) : v;
@@ -509,15 +536,28 @@ private:
     }
 
 private:
-    /// Whether `n` can run in NC1HWC0. `why` gets a rejection reason when the node is of a kind
-    /// that could, but some condition fails (left empty for kinds the rule does not handle).
-    static bool wantsBlocked(const ir::Node& n, const std::set<const ir::Value*>& blocked,
-                             std::string& why) {
+    /// Where the assignment may put a node.
+    enum class Choice : uint8_t {
+        Plain,    ///< stays NCHW: its kind, its shapes or a used second output
+        Flexible, ///< runs in either layout: the whole-graph cut decides
+        Blocked,  ///< a 2-D convolution: always NC1HWC0
+    };
+
+    /// A node's choice, with a rejection reason when a kind that could be blocked cannot be.
+    /// `always`: report the reason whatever the neighbours (otherwise only when the node reads
+    /// a blocked value, where the reason explains a conversion).
+    struct Verdict {
+        Choice choice = Choice::Plain;
+        std::string why;
+        bool always = false;
+    };
+
+    static Verdict classify(const ir::Node& n) {
         const ir::LayoutClass layout = layoutOf(n.kind());
-        bool followsInput0 = false; // stays blocked when its input 0 is blocked
+        bool followsInput0 = false; // its activation is input 0 (the others are read as they are)
         switch (layout) {
         case ir::LayoutClass::Plain:
-        case ir::LayoutClass::View: return false;
+        case ir::LayoutClass::View: return {};
         case ir::LayoutClass::Unary:
         case ir::LayoutClass::Pooling: followsInput0 = true; break;
         case ir::LayoutClass::Conv:
@@ -526,53 +566,176 @@ private:
         }
         const bool conv = layout == ir::LayoutClass::Conv;
         if (n.numOutputs() == 0 || !n.input(0))
-            return false;
-        // The activation operand of a conv, unary or pooling op is input 0; binary ops and fused
-        // groups may read a constant first (scale * x + bias), checked operand by operand below.
-        const bool firstIsActivation = conv || followsInput0;
-        if (!isRank4(n.output(0)) || (firstIsActivation && !isRank4(n.input(0)))) {
-            if (conv)
-                why = "convolution is not 2-D (rank " + std::to_string(n.output(0)->type().rank()) +
-                      "); only 2-D convolutions are blocked";
-            return false;
+            return {};
+        if (!isRank4(n.output(0)) || ((conv || followsInput0) && !isRank4(n.input(0)))) {
+            if (!conv)
+                return {};
+            return {Choice::Plain,
+                    "convolution is not 2-D (rank " + std::to_string(n.output(0)->type().rank()) +
+                        "); only 2-D convolutions are blocked",
+                    true};
         }
-        if (n.numOutputs() > 1 && !n.output(1)->users().empty()) {
-            why = "second output '" + n.output(1)->name() + "' is used";
-            return false;
-        }
+        if (n.numOutputs() > 1 && !n.output(1)->users().empty())
+            return {Choice::Plain, "second output '" + n.output(1)->name() + "' is used", true};
         if (conv)
-            return true;
-        if (followsInput0) {
-            // Only worth it when the activation is already blocked; otherwise nothing to keep.
-            return blocked.count(n.input(0)) != 0;
-        }
-        // Binary elementwise and Concat: every activation operand must be blocked (constants
-        // are repacked at compile time). Silent when none is: nothing blocked to keep.
-        bool anyBlocked = false;
-        for (const ir::Value* v : n.inputs())
-            anyBlocked |= v && blocked.count(v) != 0;
-        if (!anyBlocked)
-            return false;
+            return {Choice::Blocked, "", false};
+        if (followsInput0)
+            return {Choice::Flexible, "", false};
+        return operandsVerdict(n, layout);
+    }
+
+    /// Binary elementwise and Concat: flexible when every activation operand can be read
+    /// blocked. Constants are repacked at compile time; an activation may broadcast over N, H
+    /// and W (its packed channels line up with the output's), not along the channels. A channel
+    /// Concat whose inputs are not multiples of C0 = 16 still writes NC1HWC0: the concat is a
+    /// copy either way and shifts the lanes while it copies (BlazeFace pads 24 channels to 32
+    /// this way in every residual block).
+    static Verdict operandsVerdict(const ir::Node& n, ir::LayoutClass layout) {
+        const ir::TensorType& out = n.output(0)->type();
         for (size_t i = 0; i < n.numInputs(); ++i) {
             const ir::Value* v = n.input(i);
-            if (!v || v->isConstant())
+            if (!v || v->isConstant() || layout == ir::LayoutClass::Concat ||
+                v->type().shape == out.shape)
                 continue;
-            if (!blocked.count(v)) {
-                why = "operand " + std::to_string(i) + " '" + v->name() +
-                      "' is a plain (not NC1HWC0) activation";
-                return false;
-            }
-            if (layout != ir::LayoutClass::Concat &&
-                v->type().dims() != n.output(0)->type().dims()) {
-                why = "operand " + std::to_string(i) + " '" + v->name() +
-                      "' is broadcast to the output shape";
-                return false;
-            }
+            if (isRank4(v) && v->type().shape[1] == out.shape[1])
+                continue;
+            return {Choice::Plain,
+                    "operand " + std::to_string(i) + " '" + v->name() +
+                        "' is broadcast to the output shape along the packed channel axis",
+                    false};
         }
-        // A channel Concat whose inputs are not multiples of C0 = 16 still writes NC1HWC0: the
-        // concat is a copy either way and shifts the lanes while it copies, so no extra
-        // conversion (BlazeFace pads 24 channels to 32 this way in every residual block).
-        return true;
+        return {Choice::Flexible, "", false};
+    }
+
+    /// The cost model's unit: a conversion costs kPerConversion plus the bytes it reads and
+    /// writes, so fewer grey ops always win and, among as many, the fewest bytes moved or
+    /// computed on as channel padding. A conversion that absorbs a Transpose replaces a grey op
+    /// and costs only its bytes.
+    static constexpr int64_t kPerConversion = int64_t{1} << 40;
+    static constexpr int64_t kC0 = 16;
+
+    static int64_t plainBytes(const ir::TensorType& t) {
+        return t.isStatic() ? t.numel() * static_cast<int64_t>(ir::dtypeSize(t.dtype)) : 0;
+    }
+
+    /// Bytes in NC1HWC0: the channels rounded up to C0.
+    static int64_t blockedBytes(const ir::TensorType& t) {
+        if (!t.isStatic() || t.rank() != 4 || t.numel() == 0)
+            return plainBytes(t);
+        const int64_t c = t.dims()[1];
+        return plainBytes(t) / c * ((c + kC0 - 1) / kC0 * kC0);
+    }
+
+    /// The cut vertex of a node by its choice: its own for a flexible one, else a terminal.
+    static uint32_t vertexOf(const std::vector<Verdict>& verdicts, size_t i) {
+        switch (verdicts[i].choice) {
+        case Choice::Plain: return LayoutCut::kSink;
+        case Choice::Flexible: return static_cast<uint32_t>(i + 2);
+        case Choice::Blocked: return LayoutCut::kSource;
+        }
+        return LayoutCut::kSink;
+    }
+
+    /// The layout `v` is produced in, as a cut vertex (a TransData's by its destination).
+    static uint32_t producerVertex(const Sweep& s, const std::vector<Verdict>& verdicts,
+                                   const ir::Value& v) {
+        const ir::Node* p = v.producer();
+        const std::optional<size_t> at = p ? s.indexOf(p) : std::nullopt;
+        if (!at || p->output(0) != &v)
+            return LayoutCut::kSink;
+        if (isTransData(p))
+            return p->attrString("dst_format", "") == "NC1HWC0" ? LayoutCut::kSource
+                                                                : LayoutCut::kSink;
+        return vertexOf(verdicts, *at);
+    }
+
+    /// The layout reader `u` reads its input `slot` in, as a cut vertex; nothing for a
+    /// convolution's weight or bias (repacked or read as it is, never converted).
+    static std::optional<uint32_t> readerVertex(const Sweep& s, const std::vector<Verdict>& verdicts,
+                                                const ir::Node& u, size_t slot) {
+        const std::optional<size_t> at = s.indexOf(&u);
+        if (!at)
+            return LayoutCut::kSink;
+        if (isTransData(&u))
+            return u.attrString("src_format", "") == "NC1HWC0" ? LayoutCut::kSource
+                                                               : LayoutCut::kSink;
+        if (isConvFamily(u.kind()) && slot > 0 && verdicts[*at].choice == Choice::Blocked)
+            return std::nullopt;
+        return vertexOf(verdicts, *at);
+    }
+
+    /// One group per rank-4 activation: its producer, its readers and (for a graph output) the
+    /// plain host, split when some read it in the other layout (one shared conversion).
+    static void addValueGroup(LayoutCut& cut, const Sweep& s, const std::vector<Verdict>& verdicts,
+                              const ir::Value* v, bool absorb) {
+        if (!v || v->isConstant() || !isRank4(v))
+            return;
+        std::vector<uint32_t> members{producerVertex(s, verdicts, *v)};
+        for (const ir::Node* u : v->users())
+            for (size_t i = 0; i < u->numInputs(); ++i)
+                if (u->input(i) == v)
+                    if (std::optional<uint32_t> r = readerVertex(s, verdicts, *u, i))
+                        members.push_back(*r);
+        if (v->isGraphOutput())
+            members.push_back(LayoutCut::kSink);
+        const int64_t bytes = plainBytes(v->type()) + blockedBytes(v->type());
+        cut.addGroup(members, absorbsTranspose(*v, absorb) ? bytes : kPerConversion + bytes);
+    }
+
+    /// Whether a conversion of `v` would absorb an NHWC <-> NCHW Transpose (so it adds no grey
+    /// op): `v` is the result of Transpose NHWC -> NCHW read only as an activation, or its only
+    /// reader is Transpose NCHW -> NHWC; not a graph output either way.
+    static bool absorbsTranspose(const ir::Value& v, bool absorb) {
+        if (!absorb || v.isGraphOutput() || v.users().empty())
+            return false;
+        const ir::Node* p = v.producer();
+        if (isTranspose(p, {0, 3, 1, 2}) && p->input(0) && !p->input(0)->isConstant())
+            return std::all_of(v.users().begin(), v.users().end(), [&](const ir::Node* u) {
+                const ir::LayoutClass c = layoutOf(u->kind());
+                return c != ir::LayoutClass::Plain && c != ir::LayoutClass::View &&
+                       (c != ir::LayoutClass::Conv || u->input(0) == &v);
+            });
+        return v.users().size() == 1 && isTranspose(v.users()[0], {0, 2, 3, 1});
+    }
+
+    /// The whole-graph assignment: per node, whether the minimum cut puts it blocked. Besides
+    /// the conversions, a flexible node pays the channel padding it would compute on when
+    /// blocked, so it follows the convolutions when that is free and not when it is not.
+    static std::vector<bool> solveCut(const ir::Graph& graph, const Sweep& s,
+                                      const std::vector<Verdict>& verdicts, bool absorb) {
+        LayoutCut cut(static_cast<uint32_t>(s.nodes.size()));
+        for (const ir::Value* v : graph.inputs())
+            addValueGroup(cut, s, verdicts, v, absorb);
+        for (const ir::Node* n : s.nodes)
+            for (const ir::Value* v : n->outputs())
+                addValueGroup(cut, s, verdicts, v, absorb);
+        for (size_t i = 0; i < s.nodes.size(); ++i)
+            if (verdicts[i].choice == Choice::Flexible) {
+                const ir::TensorType& t = s.nodes[i]->output(0)->type();
+                cut.addEdge(vertexOf(verdicts, i), LayoutCut::kSink,
+                            blockedBytes(t) - plainBytes(t));
+            }
+        const std::vector<bool> side = cut.sourceSide();
+        std::vector<bool> blocked(s.nodes.size());
+        for (size_t i = 0; i < s.nodes.size(); ++i)
+            blocked[i] = side[vertexOf(verdicts, i)];
+        return blocked;
+    }
+
+    /// Why a node that reads a blocked value stays plain: its own reason, or the cut's.
+    static std::string plainReason(const ir::Node& n, const Verdict& verdict,
+                                   const std::set<const ir::Value*>& blocked) {
+        if (!verdict.why.empty())
+            return verdict.why;
+        for (size_t i = 0; i < n.numInputs(); ++i) {
+            const ir::Value* v = n.input(i);
+            if (v && !v->isConstant() && isRank4(v) && !blocked.count(v))
+                return "operand " + std::to_string(i) + " '" + v->name() +
+                       "' is a plain (not NC1HWC0) activation, and converting it costs more "
+                       "than converting the blocked ones back";
+        }
+        return "its output is read in plain NCHW, and converting it costs more than converting "
+               "its blocked operands back";
     }
 };
 

@@ -12,11 +12,12 @@ namespace sextant::passes {
 inline constexpr const char* kLayoutAttr = "layout";
 
 /// `layout`: assigns the NPU's blocked NC1HWC0 layout (C0 from the target) to 2-D convolutions
-/// and to the elementwise, pooling and concat ops they feed, and inserts a real conversion node,
+/// and to the elementwise, pooling and concat ops around them, chosen for the whole graph by a
+/// minimum cut (fewest conversions, then fewest bytes), and inserts a real conversion node,
 /// sextant.TransData (attributes src_format, dst_format), where a blocked region begins (a plain
-/// activation entering a convolution: NCHW -> NC1HWC0, one per value) or ends (a blocked value
-/// read by a plain node or returned as a graph output: NC1HWC0 -> NCHW, one per value, shared by
-/// every plain reader). Tensors stay logical NCHW (TransData is the identity on the reference
+/// activation read by blocked nodes: NCHW -> NC1HWC0, one per value, shared by every blocked
+/// reader) or ends (a blocked value read by a plain node or returned as a graph output:
+/// NC1HWC0 -> NCHW, one per value, shared by every plain reader). Tensors stay logical NCHW (TransData is the identity on the reference
 /// executor); the backend sizes NC1HWC0 values with the channel padding and costs the
 /// conversions. Inverse TransData pairs cancel. PipelineConfig::npuLayout NpuLayout::NCHW turns the
 /// blocked regions off. Rule: assign-npu-layout, one application per region.
