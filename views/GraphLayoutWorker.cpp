@@ -1,5 +1,7 @@
 #include "GraphLayoutWorker.h"
 
+#include "FindNode.h"
+
 #include <QtConcurrent/QtConcurrentRun>
 
 #include <chrono>
@@ -22,6 +24,7 @@ Expected<std::shared_ptr<const SnapshotGraph>> prepare(const passes::Snapshot& s
     auto prepared = std::make_shared<SnapshotGraph>();
     prepared->items = graphItems(*graph);
     prepared->hierarchy = buildHierarchy(prepared->items);
+    prepared->completions = findCompletions(*graph);
     return std::shared_ptr<const SnapshotGraph>(std::move(prepared));
 }
 

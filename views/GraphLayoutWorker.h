@@ -21,6 +21,7 @@ namespace sextant::views {
 struct SnapshotGraph {
     GraphLayoutResult items;
     GraphHierarchy hierarchy;
+    std::vector<std::string> completions; ///< what the find box offers (findCompletions)
 };
 
 /// One level of a snapshot's graph, placed: what the Graph tab shows.

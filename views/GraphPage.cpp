@@ -85,13 +85,6 @@ void GraphPage::setContext(std::shared_ptr<const CompileSnapshot> snapshot, int 
     m_snapshot = std::move(snapshot);
     m_row = row;
     m_selected = selected;
-    if (std::shared_ptr<const ir::Graph> graph =
-            m_snapshot->pipeline.snapshots[static_cast<size_t>(row)].graph()) {
-        QStringList names;
-        for (const std::string& n : findCompletions(*graph))
-            names << QString::fromStdString(n);
-        m_completions->setStringList(names);
-    }
     // The level holding the selection when the graph was prepared before, else the top.
     std::string group;
     if (auto prepared = m_layouts->preparedGraph(*m_snapshot, row)) {
@@ -130,6 +123,14 @@ void GraphPage::showLevel(const std::string& groupId) {
 
 void GraphPage::display(const std::shared_ptr<const GraphLevel>& level, bool announce) {
     m_pending = false;
+    if (m_completionsFor != level->graph) { // the find box offers the names of the graph shown
+        m_completionsFor = level->graph;
+        QStringList names;
+        names.reserve(static_cast<qsizetype>(level->graph->completions.size()));
+        for (const std::string& n : level->graph->completions)
+            names << QString::fromStdString(n);
+        m_completions->setStringList(names);
+    }
     m_level = level;
     m_graph->setGraphLayout(level->layout);
     // A selection inside a group of this level opens that group.

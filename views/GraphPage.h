@@ -17,6 +17,7 @@ class QToolButton;
 namespace sextant::views {
 
 struct GraphLevel;
+struct SnapshotGraph;
 class GraphLayoutWorker;
 class GraphView;
 
@@ -89,6 +90,7 @@ private:
     GraphView* m_graph = nullptr;
     GraphLayoutWorker* m_layouts = nullptr;
     std::shared_ptr<const GraphLevel> m_level;
+    std::shared_ptr<const SnapshotGraph> m_completionsFor;
     std::string m_groupId;
     bool m_pending = false;
     QString m_selected;
