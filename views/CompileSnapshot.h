@@ -1,6 +1,5 @@
 #pragma once
 
-#include "GraphLayout.h"
 #include "MemoryMap.h"
 #include "SramMap.h"
 #include "TimelineModel.h"
@@ -32,8 +31,8 @@ struct CompileRequest {
 };
 
 /// Everything one compile-and-simulate run produced, ready for the views: what the driver's
-/// runtime::RunResult holds, plus what views need on top (layouts, timeline lanes, memory map,
-/// log). Built once by the worker, then shared read-only (std::shared_ptr<const CompileSnapshot>) with every view, so
+/// runtime::RunResult holds, plus what views need on top (timeline lanes, memory map, log; the
+/// graphs are laid out when shown, by the Graph tab's GraphLayoutWorker). Built once by the worker, then shared read-only (std::shared_ptr<const CompileSnapshot>) with every view, so
 /// views never call the compiler and never see a half-updated state.
 struct CompileSnapshot {
     std::string modelPath;
@@ -51,8 +50,6 @@ struct CompileSnapshot {
     /// The concrete shapes a model with symbolic input dims was compiled at (empty when its inputs
     /// were static), so the GUI can offer them for editing.
     ir::InputShapes inputShapes;
-    /// One layout per pipeline snapshot (a pass that changed nothing shares its predecessor's).
-    std::vector<std::shared_ptr<const GraphLayoutResult>> layouts;
     TimelineModel timeline;                   ///< the simulated Tasks (profiler::taskRows of program and sim)
     /// The run as the Runs tab compares it (profiler::recordRun; `db` and the run id are where it
     /// was kept, when it was).

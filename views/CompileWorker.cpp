@@ -9,6 +9,7 @@
 #include <QFileInfo>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include <chrono>
 #include <cstdio>
 
 namespace sextant::views {
@@ -49,27 +50,27 @@ runtime::RunRequest guiRunRequest(const CompileRequest& request) {
 
 /// The log lines of a stage that completed, as the GUI's log shows them.
 void logStage(runtime::RunStage stage, const runtime::RunResult& r, const CompileRequest& request,
-              CompileSnapshot& snap) {
+              CompileSnapshot& snap, const std::function<void(const std::string&)>& say) {
     switch (stage) {
     case runtime::RunStage::Import:
-        snap.log.push_back("imported " + request.modelPath + ": " + std::to_string(r.graph->numNodes()) + " nodes");
+        say("imported " + request.modelPath + ": " + std::to_string(r.graph->numNodes()) + " nodes");
         return;
     case runtime::RunStage::Specialise:
         if (!r.inputShapes.empty())
-            snap.log.push_back("input shapes " + (r.shapesDir.empty() ? std::string("given") : "from the test data in " + r.shapesDir) +
+            say("input shapes " + (r.shapesDir.empty() ? std::string("given") : "from the test data in " + r.shapesDir) +
                                ": " + ir::formatShapeList(r.inputShapes));
         return;
     case runtime::RunStage::Compile:
         if (r.loweringError) {
-            snap.log.push_back("not lowered for " + request.target.name + ": " + r.loweringError->message +
+            say("not lowered for " + request.target.name + ": " + r.loweringError->message +
                                " (the passes, graphs and diffs are shown; the NPU's views stay empty)");
             return;
         }
-        snap.log.push_back("compiled for " + r.program.target.name + ": " + std::to_string(r.program.tasks.size()) +
+        say("compiled for " + r.program.target.name + ": " + std::to_string(r.program.tasks.size()) +
                            " tasks, DRAM arena " + std::to_string(r.program.memory.dramPeak) + " B (lower bound " +
                            std::to_string(r.program.memory.dramLowerBound) + " B)");
         for (const std::string& note : r.program.notes)
-            snap.log.push_back("note: " + note);
+            say("note: " + note);
         return;
     case runtime::RunStage::Inputs:
         switch (r.inputs.origin) {
@@ -84,16 +85,16 @@ void logStage(runtime::RunStage stage, const runtime::RunResult& r, const Compil
                                 " has other input shapes";
             break;
         }
-        snap.log.push_back("inputs: " + snap.inputsSource);
+        say("inputs: " + snap.inputsSource);
         return;
     case runtime::RunStage::Simulate: {
-        snap.log.push_back("simulated latency: " + formatCycles(r.sim.totalCycles, r.program.target));
+        say("simulated latency: " + formatCycles(r.sim.totalCycles, r.program.target));
         uint64_t busy = 0;
         for (const sim::CriticalStep& step : sim::criticalPath(r.program, r.sim)) {
             snap.criticalTasks.push_back(r.program.tasks[step.task].id);
             busy += r.sim.trace[step.task].end - r.sim.trace[step.task].start;
         }
-        snap.log.push_back("critical path: " + std::to_string(snap.criticalTasks.size()) + " of " +
+        say("critical path: " + std::to_string(snap.criticalTasks.size()) + " of " +
                            std::to_string(r.program.tasks.size()) + " Tasks, busy " + std::to_string(busy) + " of " +
                            std::to_string(r.sim.totalCycles) + " cycles");
         return;
@@ -102,24 +103,24 @@ void logStage(runtime::RunStage stage, const runtime::RunResult& r, const Compil
         return;
     case runtime::RunStage::CompareReference: {
         if (r.referenceError) {
-            snap.log.push_back("float64 reference failed: " + r.referenceError->message);
+            say("float64 reference failed: " + r.referenceError->message);
             return;
         }
         bool anyFailed = false;
         for (const runtime::TensorComparison& c : r.referenceComparisons) {
-            snap.log.push_back("npu vs float64 reference: " + runtime::formatComparison(c));
+            say("npu vs float64 reference: " + runtime::formatComparison(c));
             anyFailed |= !c.pass;
         }
         if (const std::string note = backend::f16Note(r.program.target, "(File ▸ Target…)"); anyFailed && !note.empty())
-            snap.log.push_back(note);
+            say(note);
         if (!r.perTensorCompared) {
-            snap.log.push_back("per tensor: not compared, the intermediates would take " +
+            say("per tensor: not compared, the intermediates would take " +
                                std::to_string(r.intermediateBytes >> 20) +
                                " MiB (sextant-cli run --compare-reference --per-tensor compares them)");
             return;
         }
         const runtime::ValueDrift& d = r.drift;
-        snap.log.push_back("per tensor: " + std::to_string(d.values.size()) + " compared, " +
+        say("per tensor: " + std::to_string(d.values.size()) + " compared, " +
                            (d.firstFailing < 0 ? std::string("all within tolerance")
                                                : "first out of tolerance: '" +
                                                      d.values[static_cast<size_t>(d.firstFailing)].name + "' (node '" +
@@ -154,6 +155,27 @@ std::string stageText(runtime::RunStage stage, std::string_view detail, const st
     return {};
 }
 
+/// One log line per pass of a finished pipeline: its time, and whether it changed the graph.
+void logPasses(const passes::PipelineResult& pipeline, const std::function<void(const std::string&)>& say) {
+    for (size_t i = 1; i < pipeline.snapshots.size(); ++i) {
+        const passes::Snapshot& s = pipeline.snapshots[i];
+        char ms[32];
+        std::snprintf(ms, sizeof ms, "%.1f ms", s.millis);
+        say("pass " + s.passId + ": " + ms + (s.changed ? ", " + std::to_string(s.numNodes()) + " nodes after it" : ", no change"));
+    }
+}
+
+/// What the views can show once the pass pipeline ran, before lowering: the passes and graphs.
+std::shared_ptr<const CompileSnapshot> pipelineOnly(const CompileRequest& request, const passes::PipelineResult& pipeline) {
+    auto early = std::make_shared<CompileSnapshot>();
+    early->modelPath = request.modelPath;
+    early->pipeline = pipeline; // the snapshots' states are shared, not copied
+    early->program.target = request.target;
+    early->loweringError = "still lowering and simulating (the Timeline, Memory and Accuracy tabs follow)";
+    early->profileError = "the run is not finished";
+    return early;
+}
+
 Status checkCancel(const std::atomic<bool>* cancel) {
     if (cancel && cancel->load())
         return makeError(ErrorKind::Cancelled, "cancelled");
@@ -164,7 +186,8 @@ Status checkCancel(const std::atomic<bool>* cancel) {
 
 Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileRequest& request,
                                                               const std::atomic<bool>* cancel,
-                                                              const CompileProgress& progress) {
+                                                              const CompileProgress& progress,
+                                                              const CompileEvents& events) {
     auto report = [&](int percent, const std::string& stage) {
         if (progress)
             progress(percent, stage);
@@ -172,16 +195,32 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     auto snap = std::make_shared<CompileSnapshot>();
     snap->modelPath = request.modelPath;
     snap->profilePath = request.profilePath;
+    const auto start = std::chrono::steady_clock::now();
+    const std::function<void(const std::string&)> say = [&](const std::string& line) {
+        snap->log.push_back(line);
+        if (!events.log)
+            return;
+        char at[32];
+        std::snprintf(at, sizeof at, "[%6.2f s] ",
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+        events.log(at + line);
+    };
 
     // 1. The driver: import → specialise → compile → inputs → simulate → reference → compare.
     runtime::RunHooks hooks;
     hooks.cancel = cancel;
     hooks.progress = [&](runtime::RunStage stage, int percent, std::string_view detail) {
-        report(65 * percent / 100, stageText(stage, detail, request.modelPath));
+        report(90 * percent / 100, stageText(stage, detail, request.modelPath));
     };
     hooks.stageDone = [&](runtime::RunStage stage, const runtime::RunResult& r) -> Status {
-        logStage(stage, r, request, *snap);
+        logStage(stage, r, request, *snap, say);
         return {};
+    };
+    hooks.pipelineDone = [&](const passes::PipelineResult& pipeline) {
+        logPasses(pipeline, say);
+        say("lowering for " + request.target.name + " …");
+        if (events.pipeline)
+            events.pipeline(pipelineOnly(request, pipeline));
     };
     SX_ASSIGN(runtime::RunResult run, runtime::RunJob(guiRunRequest(request), std::move(hooks)).run());
     snap->pipeline = std::move(run.pipeline);
@@ -206,38 +245,22 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
         // 3. Keep the run in the profile database (File ▸ Save profile database…, the Runs tab of
         // a later session). The views do not read it back, so a failure only loses the file.
         if (!request.profilePath.empty()) {
-            report(66, "writing profile");
+            report(92, "writing profile");
             info.created = snap->run.run.created;
             Expected<int64_t> written = profiler::writeProfile(request.profilePath, snap->program, snap->sim, info);
             if (written.ok()) {
                 snap->run.db = request.profilePath;
                 snap->run.run.id = *written;
-                snap->log.push_back("profile: " + request.profilePath + " (" + std::to_string(snap->run.tasks.size()) +
+                say("profile: " + request.profilePath + " (" + std::to_string(snap->run.tasks.size()) +
                                     " tasks)");
             } else {
                 snap->profileError = written.error().message;
-                snap->log.push_back("profile: not kept: " + snap->profileError);
+                say("profile: not kept: " + snap->profileError);
             }
         }
         SX_TRY(checkCancel(cancel));
     }
 
-    // 4. Layout every snapshot; a pass that changed nothing shares the previous layout.
-    const size_t n = snap->pipeline.snapshots.size();
-    for (size_t i = 0; i < n; ++i) {
-        const passes::Snapshot& s = snap->pipeline.snapshots[i];
-        report(72 + static_cast<int>(28 * i / std::max<size_t>(n, 1)), "layout after " + s.passId);
-        if (i > 0 && !s.changed && !snap->layouts.empty()) {
-            snap->layouts.push_back(snap->layouts.back());
-            continue;
-        }
-        std::shared_ptr<const ir::Graph> graph = s.graph(); // built for the layout, then released
-        if (!graph)
-            return makeError(ErrorKind::Invalid, "snapshot '" + s.passId + "' has no graph", s.passId);
-        SX_ASSIGN(GraphLayoutResult layout, layoutGraph(*graph));
-        snap->layouts.push_back(std::make_shared<const GraphLayoutResult>(std::move(layout)));
-        SX_TRY(checkCancel(cancel));
-    }
     report(100, "done");
     return std::shared_ptr<const CompileSnapshot>(std::move(snap));
 }
@@ -324,8 +347,22 @@ void CompileWorker::launch(CompileRequest request) {
                     emit self->progress(percent, text);
             }, Qt::QueuedConnection);
         };
+        CompileEvents events;
+        events.log = [&](const std::string& line) {
+            const QString text = QString::fromStdString(line);
+            QMetaObject::invokeMethod(self, [self, text] {
+                if (self)
+                    emit self->logLine(text);
+            }, Qt::QueuedConnection);
+        };
+        events.pipeline = [&](std::shared_ptr<const CompileSnapshot> early) {
+            QMetaObject::invokeMethod(self, [self, early, cancelFlag] {
+                if (self && !cancelFlag->load()) // a superseded run shows nothing
+                    emit self->pipelineReady(early);
+            }, Qt::QueuedConnection);
+        };
         Outcome out;
-        auto result = compileModel(request, cancelFlag.get(), onProgress);
+        auto result = compileModel(request, cancelFlag.get(), onProgress, events);
         if (result.ok()) {
             out.snapshot = std::move(result).value();
             return out;

@@ -19,15 +19,26 @@ namespace sextant::views {
 /// Progress callback of compileModel: overall percent (0..100) and the stage being worked on.
 using CompileProgress = std::function<void(int percent, const std::string& stage)>;
 
+/// What compileModel tells while it works, besides its progress.
+struct CompileEvents {
+    /// Each log line as soon as the stage it reports on ended, prefixed with the time since the
+    /// start ("[  1.25 s] "); CompileSnapshot::log gets the same lines without it.
+    std::function<void(const std::string& line)> log;
+    /// The pass pipeline ran, lowering starts: a snapshot holding the pipeline only (no Program;
+    /// loweringError says why), so the passes, rules and graphs can be shown meanwhile.
+    std::function<void(std::shared_ptr<const CompileSnapshot> early)> pipeline;
+};
+
 /// The whole walk for the GUI, on the calling thread: the driver's stages (runtime::RunJob:
 /// import → specialise → pass pipeline (snapshots) → lower → simulate → float64 reference →
 /// comparison), then the timeline, memory map and Runs-tab run built from its result, keeping the
-/// run in the profile database at request.profilePath (a failure is logged, the results stay), and
-/// the Graphviz layout of every snapshot. `cancel` is polled between stages (and inside the
-/// pipeline); a cancelled run returns ErrorKind::Cancelled.
+/// run in the profile database at request.profilePath (a failure is logged, the results stay). No
+/// graph is laid out here: the Graph tab lays out what it shows (GraphLayoutWorker). `cancel` is
+/// polled between stages (and inside the pipeline); a cancelled run returns ErrorKind::Cancelled.
 Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileRequest& request,
                                                               const std::atomic<bool>* cancel = nullptr,
-                                                              const CompileProgress& progress = {});
+                                                              const CompileProgress& progress = {},
+                                                              const CompileEvents& events = {});
 
 /// Tolerances of a bisection's comparison, |got - expected| <= atol + rtol*|expected|, as
 /// sextant-cli bisect --atol / --rtol take them; unset: as sextant-cli run --reference (rtol 1e-3,
@@ -71,6 +82,11 @@ public slots:
 signals:
     void started(const QString& modelPath);
     void progress(int percent, const QString& stage);
+    /// A line for the log, as soon as the stage it reports on ended (CompileEvents::log).
+    void logLine(const QString& line);
+    /// The pass pipeline of the running compile is done; lowering and simulation go on
+    /// (CompileEvents::pipeline). finished() follows with the whole snapshot.
+    void pipelineReady(std::shared_ptr<const sextant::views::CompileSnapshot> early);
     /// A run completed; the snapshot is immutable and may be kept by any view.
     void finished(std::shared_ptr<const sextant::views::CompileSnapshot> snapshot);
     /// A run failed with a one-line error (bad model, unsupported op, simulator error, ...).

@@ -41,11 +41,6 @@ constexpr double opBoxHeight = 52.0; // three text lines
 constexpr double ioBoxHeight = 36.0; // two text lines
 constexpr size_t maxNameChars = 26;
 
-double boxWidth(const LayoutNode& n) {
-    const size_t chars = std::max({n.op.size(), n.shortName.size(), n.typeText.size()});
-    return std::max(90.0, static_cast<double>(chars) * charWidthPx + 22.0);
-}
-
 /// RAII for a Graphviz graph and its layout.
 struct GvGraph {
     Agraph_t* g = nullptr;
@@ -76,85 +71,101 @@ std::string elideMiddle(const std::string& text, size_t maxChars) {
     return text.substr(0, head) + "\u2026" + text.substr(text.size() - tail);
 }
 
-Expected<GraphLayoutResult> layoutGraph(const ir::Graph& graph) {
-    GraphLayoutResult result;
+double boxWidth(const LayoutNode& n) {
+    const size_t chars = std::max({n.op.size(), n.shortName.size(), n.typeText.size()});
+    return std::max(90.0, static_cast<double>(chars) * charWidthPx + 22.0);
+}
 
-    // 1. Boxes: graph inputs, nodes in graph order, graph outputs. Scene names must be unique
-    //    across the three groups, so inputs and outputs get their own prefixes inside Graphviz.
+namespace {
+
+LayoutNode ioBox(const ir::Value& v, LayoutNodeKind kind) {
+    LayoutNode n;
+    n.name = kind == LayoutNodeKind::Output ? "output:" + v.name() : v.name();
+    n.op = kind == LayoutNodeKind::Output ? "output" : "input";
+    n.shortName = elideMiddle(v.name(), maxNameChars);
+    n.typeText = v.type().str();
+    n.kind = kind;
+    n.cost = ir::CostClass::Host;
+    n.h = ioBoxHeight;
+    return n;
+}
+
+LayoutNode opBox(const ir::Node& node) {
+    LayoutNode n;
+    n.name = node.name();
+    std::string op = ir::qualifiedOpName(node.kind());
+    if (op.rfind("sextant.", 0) == 0)
+        op = op.substr(8);
+    n.op = op;
+    n.shortName = elideMiddle(node.name(), maxNameChars);
+    n.typeText = node.numOutputs() > 0 && node.output(0) ? node.output(0)->type().str() : "";
+    n.kind = LayoutNodeKind::Op;
+    n.cost = node.info().cost;
+    n.view = node.isView();
+    n.h = opBoxHeight;
+    return n;
+}
+
+void addEdge(GraphLayoutResult& r, int from, int to, const std::string& value) {
+    LayoutEdge e;
+    e.from = r.nodes[static_cast<size_t>(from)].name;
+    e.to = r.nodes[static_cast<size_t>(to)].name;
+    e.value = value;
+    e.fromIndex = from;
+    e.toIndex = to;
+    r.edges.push_back(std::move(e));
+}
+
+} // namespace
+
+GraphLayoutResult graphItems(const ir::Graph& graph) {
+    GraphLayoutResult result;
+    // Inputs, nodes in graph order, outputs; an output's box is named "output:" + value, so the
+    // names are unique across the three groups.
     std::map<const ir::Value*, int> producerBox; // value -> box that produces it (input or node)
     for (const ir::Value* v : graph.inputs()) {
-        LayoutNode n;
-        n.name = v->name();
-        n.op = "input";
-        n.shortName = elideMiddle(v->name(), maxNameChars);
-        n.typeText = v->type().str();
-        n.kind = LayoutNodeKind::Input;
-        n.cost = ir::CostClass::Host;
-        n.h = ioBoxHeight;
         producerBox[v] = static_cast<int>(result.nodes.size());
-        result.nodes.push_back(std::move(n));
+        result.nodes.push_back(ioBox(*v, LayoutNodeKind::Input));
     }
+    std::vector<int> nodeBox;
     for (const ir::Node* node : graph.nodes()) {
-        LayoutNode n;
-        n.name = node->name();
-        std::string op = ir::qualifiedOpName(node->kind());
-        if (op.rfind("sextant.", 0) == 0)
-            op = op.substr(8);
-        n.op = op;
-        n.shortName = elideMiddle(node->name(), maxNameChars);
-        n.typeText = node->numOutputs() > 0 && node->output(0) ? node->output(0)->type().str() : "";
-        n.kind = LayoutNodeKind::Op;
-        n.cost = node->info().cost;
-        n.view = node->isView();
-        n.h = opBoxHeight;
         const int box = static_cast<int>(result.nodes.size());
+        nodeBox.push_back(box);
         for (const ir::Value* out : node->outputs())
             if (out)
                 producerBox[out] = box;
-        result.nodes.push_back(std::move(n));
+        result.nodes.push_back(opBox(*node));
     }
-    std::vector<std::pair<int, int>> edgeEnds; // (from box, to box) per edge
+    size_t k = 0;
     for (const ir::Node* node : graph.nodes()) {
-        const int to = result.findNode(node->name());
+        const int to = nodeBox[k++];
         std::set<const ir::Value*> seen; // a node using a value twice gets one edge
         for (const ir::Value* in : node->inputs()) {
             if (!in || in->isConstant() || !seen.insert(in).second)
                 continue;
-            auto it = producerBox.find(in);
-            if (it == producerBox.end())
-                continue;
-            LayoutEdge e;
-            e.from = result.nodes[it->second].name;
-            e.to = node->name();
-            e.value = in->name();
-            edgeEnds.emplace_back(it->second, to);
-            result.edges.push_back(std::move(e));
+            if (auto it = producerBox.find(in); it != producerBox.end())
+                addEdge(result, it->second, to, in->name());
         }
     }
     for (const ir::Value* v : graph.outputs()) {
-        LayoutNode n;
-        n.name = "output:" + v->name();
-        n.op = "output";
-        n.shortName = elideMiddle(v->name(), maxNameChars);
-        n.typeText = v->type().str();
-        n.kind = LayoutNodeKind::Output;
-        n.cost = ir::CostClass::Host;
-        n.h = ioBoxHeight;
         const int box = static_cast<int>(result.nodes.size());
-        result.nodes.push_back(std::move(n));
-        auto it = producerBox.find(v);
-        if (it == producerBox.end())
-            continue; // an output that is a constant or an input passed through
-        LayoutEdge e;
-        e.from = result.nodes[it->second].name;
-        e.to = result.nodes[box].name;
-        e.value = v->name();
-        edgeEnds.emplace_back(it->second, box);
-        result.edges.push_back(std::move(e));
+        result.nodes.push_back(ioBox(*v, LayoutNodeKind::Output));
+        // An output that is a constant or an input passed through has no producer box.
+        if (auto it = producerBox.find(v); it != producerBox.end())
+            addEdge(result, it->second, box, v->name());
     }
     for (LayoutNode& n : result.nodes)
         n.w = boxWidth(n);
+    return result;
+}
 
+Expected<GraphLayoutResult> layoutGraph(const ir::Graph& graph) {
+    GraphLayoutResult result = graphItems(graph);
+    SX_TRY(placeItems(result, graph.name()));
+    return result;
+}
+
+Status placeItems(GraphLayoutResult& result, const std::string& graphName) {
     // 2. Graphviz.
     std::lock_guard<std::mutex> lock(graphvizMutex());
     GVC_t* gvc = graphvizContext();
@@ -184,16 +195,20 @@ Expected<GraphLayoutResult> layoutGraph(const ir::Graph& graph) {
         gvNodes.push_back(an);
     }
     std::vector<Agedge_t*> gvEdges;
-    for (size_t i = 0; i < edgeEnds.size(); ++i) {
+    for (size_t i = 0; i < result.edges.size(); ++i) {
         const std::string id = "e" + std::to_string(i);
-        Agedge_t* ae = agedge(gv.g, gvNodes[edgeEnds[i].first], gvNodes[edgeEnds[i].second],
+        const LayoutEdge& edge = result.edges[i];
+        if (edge.fromIndex < 0 || edge.toIndex < 0 || edge.fromIndex >= static_cast<int>(gvNodes.size()) ||
+            edge.toIndex >= static_cast<int>(gvNodes.size()))
+            return makeError(ErrorKind::Invalid, "layout: edge '" + edge.value + "' has no ends");
+        Agedge_t* ae = agedge(gv.g, gvNodes[static_cast<size_t>(edge.fromIndex)], gvNodes[static_cast<size_t>(edge.toIndex)],
                               const_cast<char*>(id.c_str()), 1);
         if (!ae)
             return makeError(ErrorKind::Runtime, "graphviz: could not add edge for '" + result.edges[i].value + "'");
         gvEdges.push_back(ae);
     }
     if (gvLayout(gvc, gv.g, "dot") != 0)
-        return makeError(ErrorKind::Runtime, "graphviz: dot layout failed for graph '" + graph.name() + "'");
+        return makeError(ErrorKind::Runtime, "graphviz: dot layout failed for graph '" + graphName + "'");
     gv.laidOut = true;
 
     // 3. Read positions back. Graphviz has y pointing up, in points; the scene has y down.
@@ -220,7 +235,7 @@ Expected<GraphLayoutResult> layoutGraph(const ir::Graph& graph) {
             e.arrowTip = toScene(bz.ep);
         }
     }
-    return result;
+    return {};
 }
 
 } // namespace sextant::views

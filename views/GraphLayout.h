@@ -9,7 +9,7 @@
 namespace sextant::views {
 
 /// What a laid-out box stands for.
-enum class LayoutNodeKind { Op, Input, Output };
+enum class LayoutNodeKind { Op, Input, Output, Group };
 
 /// A point in scene coordinates (pixels, y grows downwards).
 struct LayoutPoint {
@@ -27,6 +27,8 @@ struct LayoutNode {
     ir::CostClass cost = ir::CostClass::Vector;
     /// Lowered as a view of its input (layout pass, attribute view=1): no Task, no bytes moved.
     bool view = false;
+    /// A Group box (a collapsed part of a large graph, GraphHierarchy): the graph nodes inside it.
+    int groupSize = 0;
     double x = 0.0, y = 0.0; ///< centre
     double w = 0.0, h = 0.0;
 };
@@ -36,7 +38,10 @@ struct LayoutNode {
 struct LayoutEdge {
     std::string from; ///< LayoutNode::name of the producer
     std::string to;   ///< LayoutNode::name of the consumer
-    std::string value;
+    std::string value;        ///< the tensor; between groups, the first of `count`
+    int fromIndex = -1;       ///< index of the producer in GraphLayoutResult::nodes
+    int toIndex = -1;         ///< index of the consumer
+    int count = 1;            ///< graph edges this edge stands for (more than one between groups)
     std::vector<LayoutPoint> points;
     bool hasArrow = false;
     LayoutPoint arrowTip;
@@ -53,10 +58,21 @@ struct GraphLayoutResult {
     int findNode(const std::string& name) const;
 };
 
-/// Lays `graph` out with Graphviz "dot": one box per node plus one per graph input and output,
-/// one edge per (value, consumer) pair; constants (weights) are not drawn. Safe to call from any
-/// thread (calls into Graphviz are serialised, as Graphviz keeps global state).
+/// The boxes and edges of `graph`, not yet placed: one box per graph input, per node (graph
+/// order) and per graph output, one edge per (value, consumer) pair; constants (weights) are not
+/// drawn. Box sizes are set; positions are zero.
+GraphLayoutResult graphItems(const ir::Graph& graph);
+
+/// Places `items` (boxes with sizes, edges with fromIndex/toIndex) with Graphviz "dot", top to
+/// bottom, setting positions, splines and the bounds. Safe to call from any thread (calls into
+/// Graphviz are serialised, as Graphviz keeps global state).
+Status placeItems(GraphLayoutResult& items, const std::string& graphName);
+
+/// Lays `graph` out with Graphviz "dot": graphItems, then placeItems.
 Expected<GraphLayoutResult> layoutGraph(const ir::Graph& graph);
+
+/// The width of a box showing `node`'s three lines of text.
+double boxWidth(const LayoutNode& node);
 
 /// Shortens `text` to at most `maxChars` characters by replacing its middle with "…".
 std::string elideMiddle(const std::string& text, size_t maxChars);

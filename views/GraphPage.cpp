@@ -1,6 +1,7 @@
 #include "GraphPage.h"
 
 #include "FindNode.h"
+#include "GraphLayoutWorker.h"
 #include "GraphView.h"
 
 #include <QCompleter>
@@ -46,7 +47,30 @@ GraphPage::GraphPage(QWidget* parent) : QWidget(parent) {
     m_find->setCompleter(completer);
     bar->addWidget(m_find);
     layout->addLayout(bar);
+    // Where in a collapsed graph the view is: the path from the top, and Up.
+    auto* pathBar = new QHBoxLayout;
+    pathBar->setContentsMargins(6, 0, 6, 2);
+    m_up = new QToolButton(this);
+    m_up->setText(tr("Up"));
+    m_up->setToolTip(tr("Close the group shown: back to the level above"));
+    m_path = new QLabel(this);
+    m_path->setTextFormat(Qt::RichText);
+    pathBar->addWidget(m_up);
+    pathBar->addWidget(m_path, 1);
+    layout->addLayout(pathBar);
     layout->addWidget(m_graph, 1);
+    m_layouts = new GraphLayoutWorker(this);
+    connect(m_layouts, &GraphLayoutWorker::levelReady, this,
+            [this](const std::shared_ptr<const GraphLevel>& level) { display(level, true); });
+    connect(m_layouts, &GraphLayoutWorker::failed, this, [this](const QString& error) {
+        m_pending = false;
+        m_path->setText(tr("layout failed: %1").arg(error.toHtmlEscaped()));
+        emit graphShown(tr("graph: layout failed: %1").arg(error));
+    });
+    connect(m_up, &QToolButton::clicked, this, &GraphPage::closeGroup);
+    connect(m_path, &QLabel::linkActivated, this,
+            [this](const QString& link) { openGroup(link.mid(1)); }); // "#" + group id
+    connect(m_graph, &GraphView::groupActivated, this, &GraphPage::openGroup);
     connect(m_find, &QLineEdit::returnPressed, this, [this] { find(m_find->text()); });
     connect(completer, qOverload<const QString&>(&QCompleter::activated), this,
             [this](const QString& text) { find(text); });
@@ -56,21 +80,117 @@ GraphPage::GraphPage(QWidget* parent) : QWidget(parent) {
 
 void GraphPage::setContext(std::shared_ptr<const CompileSnapshot> snapshot, int row,
                            const QString& selected) {
+    if (snapshot != m_snapshot && snapshot)
+        m_layouts->keepOnly(*snapshot); // layouts of snapshots the new run shares stay
     m_snapshot = std::move(snapshot);
     m_row = row;
-    if (row < static_cast<int>(m_snapshot->layouts.size()))
-        m_graph->setGraphLayout(m_snapshot->layouts[static_cast<size_t>(row)]);
-    if (std::shared_ptr<const ir::Graph> graph =
-            m_snapshot->pipeline.snapshots[static_cast<size_t>(row)].graph()) {
+    m_selected = selected;
+    // The level holding the selection when the graph was prepared before, else the top.
+    std::string group;
+    if (auto prepared = m_layouts->preparedGraph(*m_snapshot, row)) {
+        const int g = prepared->hierarchy.groupOfName(prepared->items, selected.toStdString());
+        if (g > 0)
+            group = prepared->hierarchy.groups[static_cast<size_t>(g)].id;
+    }
+    showLevel(group);
+}
+
+void GraphPage::openGroup(const QString& groupId) {
+    if (m_snapshot)
+        showLevel(groupId.toStdString());
+}
+
+void GraphPage::closeGroup() {
+    if (!m_level || m_level->group <= 0)
+        return;
+    const int parent = m_level->graph->hierarchy.groups[static_cast<size_t>(m_level->group)].parent;
+    showLevel(m_level->graph->hierarchy.groups[static_cast<size_t>(std::max(parent, 0))].id);
+}
+
+void GraphPage::showLevel(const std::string& groupId) {
+    m_groupId = groupId;
+    if (std::shared_ptr<const GraphLevel> level = m_layouts->request(m_snapshot, m_row, groupId)) {
+        display(level, false);
+        return;
+    }
+    m_pending = true;
+    m_level.reset();
+    m_graph->setGraphLayout(nullptr);
+    m_up->setEnabled(false);
+    m_path->setText(tr("laying out the graph after %1 …")
+                        .arg(QString::fromStdString(m_snapshot->pipeline.snapshots[static_cast<size_t>(m_row)].passId)));
+}
+
+void GraphPage::display(const std::shared_ptr<const GraphLevel>& level, bool announce) {
+    m_pending = false;
+    if (m_completionsFor != level->graph) { // the find box offers the names of the graph shown
+        m_completionsFor = level->graph;
         QStringList names;
-        for (const std::string& n : findCompletions(*graph))
+        names.reserve(static_cast<qsizetype>(level->graph->completions.size()));
+        for (const std::string& n : level->graph->completions)
             names << QString::fromStdString(n);
         m_completions->setStringList(names);
     }
-    m_graph->selectNode(selected);
+    m_level = level;
+    m_graph->setGraphLayout(level->layout);
+    // A selection inside a group of this level opens that group.
+    if (std::optional<std::string> holder = groupHolding(*level, m_selected)) {
+        showLevel(*holder);
+        return;
+    }
+    m_graph->selectNode(m_selected);
+    updatePath();
+    emit levelShown();
+    if (announce)
+        emit graphShown(tr("graph after %1: %2 boxes laid out in %3 ms")
+                            .arg(QString::fromStdString(m_snapshot->pipeline.snapshots[static_cast<size_t>(m_row)].passId))
+                            .arg(level->layout->nodes.size())
+                            .arg(level->millis, 0, 'f', 0));
+}
+
+std::optional<std::string> GraphPage::groupHolding(const GraphLevel& level, const QString& node) const {
+    if (node.isEmpty() || level.layout->findNode(node.toStdString()) >= 0)
+        return std::nullopt;
+    const GraphHierarchy& h = level.graph->hierarchy;
+    const int g = h.groupOfName(level.graph->items, node.toStdString());
+    if (g < 0 || g == level.group)
+        return std::nullopt;
+    return h.groups[static_cast<size_t>(g)].id;
+}
+
+void GraphPage::updatePath() {
+    const GraphHierarchy& h = m_level->graph->hierarchy;
+    m_up->setVisible(h.collapsed());
+    m_up->setEnabled(m_level->group > 0);
+    if (!h.collapsed()) {
+        m_path->setText(QString());
+        m_path->setVisible(false);
+        return;
+    }
+    m_path->setVisible(true);
+    QStringList parts;
+    const std::vector<int> path = h.pathTo(m_level->group);
+    for (size_t i = 0; i < path.size(); ++i) {
+        const HierarchyGroup& g = h.groups[static_cast<size_t>(path[i])];
+        const QString label = i == 0 ? tr("top") : QString::fromStdString(g.label).toHtmlEscaped();
+        parts << (i + 1 == path.size() ? QStringLiteral("<b>%1</b>").arg(label)
+                                       : QStringLiteral("<a href='#%1'>%2</a>").arg(QString::fromStdString(g.id), label));
+    }
+    m_path->setText(tr("%1 &nbsp;·&nbsp; %2 nodes, shown collapsed (graphs over %3 boxes open as groups): "
+                       "double-click a group to open it")
+                        .arg(parts.join(QStringLiteral(" ▸ ")))
+                        .arg(h.groups.front().size)
+                        .arg(kCollapseAbove));
 }
 
 void GraphPage::highlightNode(const QString& node) {
+    m_selected = node;
+    if (m_level) {
+        if (std::optional<std::string> holder = groupHolding(*m_level, node)) {
+            showLevel(*holder);
+            return;
+        }
+    }
     m_graph->selectNode(node);
 }
 

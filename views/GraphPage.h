@@ -5,14 +5,20 @@
 #include <QWidget>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+class QLabel;
 class QLineEdit;
 class QStringListModel;
+class QToolButton;
 
 namespace sextant::views {
 
+struct GraphLevel;
+struct SnapshotGraph;
+class GraphLayoutWorker;
 class GraphView;
 
 /// The Graph tab: the graph of one pipeline snapshot (GraphView) under a bar with Fit, the colour
@@ -21,6 +27,12 @@ class GraphView;
 /// pattern over node names, op types and output types (findMatching), and the same text again
 /// (Enter, F3) steps to the next match. The page selects nothing itself: it emits nodeActivated
 /// for the window's SelectionModel and follows it through highlightNode.
+///
+/// The graph is laid out when it is shown, one level at a time, by a GraphLayoutWorker (cached per
+/// snapshot). A graph of more than kCollapseAbove boxes opens collapsed (GraphHierarchy): its top
+/// level shows groups; double-clicking one opens it, Up or the path above the graph closes it
+/// again, and selecting a node inside a group (find, the timeline, the inspector) opens the group
+/// holding it, as Model Explorer does.
 class GraphPage : public QWidget {
     Q_OBJECT
 public:
@@ -38,6 +50,16 @@ public:
     /// Puts the keyboard focus in the find box with its text selected (Ctrl+F).
     void focusFind();
     GraphView* graphView() const { return m_graph; }
+    GraphLayoutWorker* layoutWorker() const { return m_layouts; }
+    /// The level shown: its group id ("" is the top).
+    const std::string& shownGroup() const { return m_groupId; }
+    /// True while the level asked for is being laid out (the view is empty meanwhile).
+    bool layoutPending() const { return m_pending; }
+
+    /// Opens the group `groupId` of the shown graph ("" or an unknown id: the top level).
+    void openGroup(const QString& groupId);
+    /// Closes the shown group: shows the level above it.
+    void closeGroup();
 
 public slots:
     /// Outlines `node` (empty: nothing).
@@ -48,14 +70,32 @@ signals:
     void nodeActivated(const QString& node);
     /// How find resolved the text, for the status bar and the log.
     void findMessage(const QString& message);
+    /// A level was laid out and is shown (a line for the log).
+    void graphShown(const QString& message);
+    /// The level asked for is shown (laid out now or before).
+    void levelShown();
 
 private:
     /// The next node matching `pattern` as a pattern in `graph`, or why there is none.
     QString findPattern(const ir::Graph& graph, const QString& pattern, const QString& message);
 
+    void showLevel(const std::string& groupId);
+    void display(const std::shared_ptr<const GraphLevel>& level, bool announce);
+    void updatePath();
+    /// The id of the group that holds `node` in `level`'s graph, when it is not on that level.
+    std::optional<std::string> groupHolding(const GraphLevel& level, const QString& node) const;
+
     std::shared_ptr<const CompileSnapshot> m_snapshot;
     int m_row = -1;
     GraphView* m_graph = nullptr;
+    GraphLayoutWorker* m_layouts = nullptr;
+    std::shared_ptr<const GraphLevel> m_level;
+    std::shared_ptr<const SnapshotGraph> m_completionsFor;
+    std::string m_groupId;
+    bool m_pending = false;
+    QString m_selected;
+    QLabel* m_path = nullptr;
+    QToolButton* m_up = nullptr;
     QLineEdit* m_find = nullptr;
     QStringListModel* m_completions = nullptr;
     /// The pattern find last matched (text and snapshot), its matches and the next one to show.

@@ -22,6 +22,8 @@ struct Palette {
 };
 
 Palette paletteFor(const LayoutNode& n) {
+    if (n.kind == LayoutNodeKind::Group)
+        return {QColor(0xec, 0xe6, 0xf7), QColor(0x6a, 0x4f, 0xa3)};
     if (n.kind != LayoutNodeKind::Op)
         return {QColor(0xfb, 0xf3, 0xd5), QColor(0xa8, 0x8a, 0x2c)};
     switch (n.cost) {
@@ -40,7 +42,10 @@ class GraphNodeItem : public QGraphicsItem {
 public:
     explicit GraphNodeItem(const LayoutNode& node) : m_node(node) {
         setPos(node.x, node.y);
-        setToolTip(QString::fromStdString(node.name + "\n" + node.op + "  " + node.typeText));
+        setToolTip(node.kind == LayoutNodeKind::Group
+                       ? QString::fromStdString(node.shortName + "\n" + node.op + ": " + node.typeText +
+                                                "\n(double-click to open)")
+                       : QString::fromStdString(node.name + "\n" + node.op + "  " + node.typeText));
         setAcceptHoverEvents(false);
         setZValue(1);
     }
@@ -57,8 +62,15 @@ public:
     }
     void paint(QPainter* p, const QStyleOptionGraphicsItem*, QWidget*) override {
         const Palette pal = paletteFor(m_node);
-        const QRectF box(-m_node.w / 2, -m_node.h / 2, m_node.w, m_node.h);
+        QRectF box(-m_node.w / 2, -m_node.h / 2, m_node.w, m_node.h);
         p->setRenderHint(QPainter::Antialiasing);
+        if (m_node.kind == LayoutNodeKind::Group) {
+            // A collapsed group: a stack of cards, the back one offset up and right.
+            box.adjust(0, 4, -6, 0);
+            p->setPen(QPen(pal.border, 1.0));
+            p->setBrush(pal.fill.darker(106));
+            p->drawRoundedRect(box.translated(6, -4), 6.0, 6.0);
+        }
         QPen pen(m_selectedNode ? QColor(0xe6, 0x8a, 0x00) : pal.border, m_selectedNode ? 3.0 : 1.2);
         // A view (a Reshape the backend lowers to no Task) is drawn hollow with a dashed border:
         // it appears in the graph but never in the timeline.
@@ -67,7 +79,8 @@ public:
         p->setPen(pen);
         const QColor fill = m_node.view ? QColor(Qt::white) : pal.fill;
         p->setBrush(m_selectedNode ? fill.lighter(104) : fill);
-        const double radius = m_node.kind == LayoutNodeKind::Op ? 6.0 : m_node.h / 2;
+        const bool boxy = m_node.kind == LayoutNodeKind::Op || m_node.kind == LayoutNodeKind::Group;
+        const double radius = boxy ? 6.0 : m_node.h / 2;
         p->drawRoundedRect(box, radius, radius);
 
         QFont f = p->font();
@@ -76,7 +89,7 @@ public:
         bold.setBold(true);
         const QRectF inner = box.adjusted(6, 3, -6, -3);
         const QColor textColor(0x20, 0x20, 0x20);
-        if (m_node.kind == LayoutNodeKind::Op) {
+        if (boxy) {
             const double lh = inner.height() / 3;
             p->setFont(bold);
             p->setPen(textColor);
@@ -130,8 +143,13 @@ void GraphView::setGraphLayout(std::shared_ptr<const GraphLayoutResult> layout) 
         for (size_t k = 1; k + 2 < e.points.size(); k += 3)
             path.cubicTo(QPointF(e.points[k].x, e.points[k].y), QPointF(e.points[k + 1].x, e.points[k + 1].y),
                          QPointF(e.points[k + 2].x, e.points[k + 2].y));
-        auto* item = scene()->addPath(path, edgePen);
-        item->setToolTip(QString::fromStdString(e.value));
+        // An edge between groups stands for `count` tensors: drawn heavier, its tooltip says so.
+        QPen pen = edgePen;
+        if (e.count > 1)
+            pen.setWidthF(std::min(4.0, 1.2 + std::log2(static_cast<double>(e.count))));
+        auto* item = scene()->addPath(path, pen);
+        item->setToolTip(e.count > 1 ? tr("%1 tensors, first '%2'").arg(e.count).arg(QString::fromStdString(e.value))
+                                     : QString::fromStdString(e.value));
         item->setZValue(0);
         if (!e.hasArrow)
             continue;
@@ -236,16 +254,28 @@ void GraphView::mouseReleaseEvent(QMouseEvent* event) {
     QGraphicsView::mouseReleaseEvent(event);
     if (event->button() != Qt::LeftButton || (event->pos() - m_pressPos).manhattanLength() > 4)
         return; // a drag (pan), not a click
-    for (QGraphicsItem* item : items(event->pos())) {
-        if (auto* node = dynamic_cast<GraphNodeItem*>(item)) {
-            const QString name = QString::fromStdString(node->node().name);
-            selectNode(name);
-            emit nodeClicked(name);
-            return;
-        }
+    GraphNodeItem* node = nodeAt(event->pos());
+    const QString name = node ? QString::fromStdString(node->node().name) : QString();
+    selectNode(name);
+    if (!node || node->node().kind != LayoutNodeKind::Group)
+        emit nodeClicked(name);
+}
+
+void GraphView::mouseDoubleClickEvent(QMouseEvent* event) {
+    GraphNodeItem* node = event->button() == Qt::LeftButton ? nodeAt(event->pos()) : nullptr;
+    if (!node || node->node().kind != LayoutNodeKind::Group) {
+        QGraphicsView::mouseDoubleClickEvent(event);
+        return;
     }
-    selectNode(QString());
-    emit nodeClicked(QString());
+    event->accept();
+    emit groupActivated(QString::fromStdString(node->node().name));
+}
+
+GraphNodeItem* GraphView::nodeAt(const QPoint& pos) const {
+    for (QGraphicsItem* item : items(pos))
+        if (auto* node = dynamic_cast<GraphNodeItem*>(item))
+            return node;
+    return nullptr;
 }
 
 void GraphView::showEvent(QShowEvent* event) {

@@ -36,18 +36,23 @@ public slots:
     void fitToView();
 
 signals:
-    /// The user clicked the node `node` (empty: clicked the background).
+    /// The user clicked the node `node` (empty: clicked the background). A click on a group box
+    /// outlines it and says nothing: the group is no node of the graph.
     void nodeClicked(const QString& node);
+    /// The user double-clicked the group box `group` (its HierarchyGroup id): open it.
+    void groupActivated(const QString& group);
 
 protected:
     void wheelEvent(QWheelEvent* event) override;
     void mousePressEvent(QMouseEvent* event) override;
     void mouseReleaseEvent(QMouseEvent* event) override;
+    void mouseDoubleClickEvent(QMouseEvent* event) override;
     void resizeEvent(QResizeEvent* event) override;
     void showEvent(QShowEvent* event) override;
 
 private:
     void zoomBy(double factor);
+    GraphNodeItem* nodeAt(const QPoint& pos) const;
 
     std::shared_ptr<const GraphLayoutResult> m_layout;
     QHash<QString, GraphNodeItem*> m_items;

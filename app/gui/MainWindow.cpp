@@ -187,6 +187,9 @@ void MainWindow::connectWorkers() {
             &views::BisectController::cancel);
     connect(m_worker, &views::CompileWorker::started, this, &MainWindow::onStarted);
     connect(m_worker, &views::CompileWorker::progress, m_status, &views::StatusPanel::showProgress);
+    connect(m_worker, &views::CompileWorker::logLine, this, &MainWindow::log);
+    connect(m_worker, &views::CompileWorker::pipelineReady, this, &MainWindow::onPipelineReady);
+    connect(m_graphPage, &views::GraphPage::graphShown, this, &MainWindow::log);
     connect(m_worker, &views::CompileWorker::finished, this, &MainWindow::onFinished);
     connect(m_worker, &views::CompileWorker::failed, this, &MainWindow::onFailed);
     connect(m_worker, &views::CompileWorker::cancelled, this, &MainWindow::onCancelled);
@@ -355,12 +358,23 @@ void MainWindow::onStarted(const QString& path) {
     log(tr("— compiling %1").arg(path));
 }
 
+void MainWindow::onPipelineReady(std::shared_ptr<const views::CompileSnapshot> early) {
+    // The passes and graphs, while lowering and simulation go on; onFinished replaces it.
+    m_snapshot = std::move(early);
+    m_pipeline->setPipeline(m_snapshot->pipeline);
+    m_currentPass = -1;
+    selectPass(static_cast<int>(m_snapshot->pipeline.snapshots.size()) - 1);
+}
+
 void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapshot) {
     m_status->setBusy(false);
+    // The log lines came as the stages ended (CompileWorker::logLine). A pass chosen while the
+    // run was lowering (its pipeline shown early) stays chosen.
+    const bool sameRun = m_snapshot && snapshot->pipeline.snapshots.size() == m_snapshot->pipeline.snapshots.size() &&
+                         snapshot->pipeline.snapshots.back().state == m_snapshot->pipeline.snapshots.back().state;
+    const int keepPass = sameRun ? m_currentPass : -1;
     m_snapshot = std::move(snapshot);
     m_lastError.clear();
-    for (const std::string& line : m_snapshot->log)
-        log(QString::fromStdString(line));
     setWindowTitle(tr("Sextant — %1")
                        .arg(QFileInfo(QString::fromStdString(m_snapshot->modelPath)).fileName()));
     // The Runs tab compares this compile with the one before (of the same model).
@@ -374,7 +388,7 @@ void MainWindow::onFinished(std::shared_ptr<const views::CompileSnapshot> snapsh
     // Show the final graph: Tasks name its nodes, so cross-selection works there. The selection
     // stays; the views outline it if the node survived.
     m_currentPass = -1;
-    selectPass(static_cast<int>(m_snapshot->pipeline.snapshots.size()) - 1);
+    selectPass(keepPass >= 0 ? keepPass : static_cast<int>(m_snapshot->pipeline.snapshots.size()) - 1);
     onNodeSelected(m_selection->selectedNode());
     m_status->setText(views::compileSummary(*m_snapshot));
     if (std::optional<passes::RuleApplication> culprit =

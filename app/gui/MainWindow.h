@@ -99,6 +99,7 @@ public:
     const QString& lastError() const { return m_lastError; }
     int currentPass() const { return m_currentPass; }
     views::GraphView* graphView() const { return m_graphPage->graphView(); }
+    views::GraphPage* graphPage() const { return m_graphPage; }
     views::DiffView* diffView() const { return m_diffPage->diffView(); }
     views::TimelineView* timelineView() const { return m_timelinePage->timelineView(); }
     views::TimelinePage* timelinePage() const { return m_timelinePage; }
@@ -128,6 +129,7 @@ private:
     void buildMenus();
     void connectWorkers();
     void onStarted(const QString& path);
+    void onPipelineReady(std::shared_ptr<const views::CompileSnapshot> early);
     void onFinished(std::shared_ptr<const views::CompileSnapshot> snapshot);
     void onFailed(const QString& error);
     void onCancelled();

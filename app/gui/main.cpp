@@ -1,6 +1,6 @@
 // sextant: the Qt workbench. `sextant [MODEL.onnx] [--screenshot FILE.png] [--tab T] [--pass ID]
 // [--select NAME] [--memory-level dram|sram] [--memory-core N] [--memory-fit] [--shape NAME=DIMS]
-// [--level N] [--target FILE] [--run-a DB[:RUN]] [--run-b DB[:RUN]] [--profile DB[:RUN]]` opens the model (the sample by default),
+// [--level N] [--target FILE] [--run-a DB[:RUN]] [--run-b DB[:RUN]] [--profile DB[:RUN]] [--first-graph]` opens the model (the sample by default),
 // compiles and simulates it off the GUI thread, and shows the result; --screenshot saves the
 // window once the first compile finished and quits (how docs/ screenshots and GUI smoke checks
 // are made).
@@ -12,6 +12,7 @@
 
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QElapsedTimer>
 #include <QFileInfo>
 #include <QTimer>
 
@@ -83,8 +84,12 @@ int main(int argc, char** argv) {
     const QCommandLineOption memoryFit(QStringLiteral("memory-fit"),
                                        QStringLiteral("Scale the Memory tab's SRAM bands to the highest peak "
                                                       "instead of the whole SRAM (its Fit to peak)."));
+    const QCommandLineOption firstGraph(QStringLiteral("first-graph"),
+                                        QStringLiteral("With --screenshot: save the window as soon as the first graph "
+                                                       "is shown, before lowering and simulation finish, and print "
+                                                       "how long that took."));
     parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB, profile,
-                       timelineRange, memoryLevel, memoryCore, memoryFit});
+                       timelineRange, memoryLevel, memoryCore, memoryFit, firstGraph});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -196,7 +201,15 @@ int main(int argc, char** argv) {
         if (parser.isSet(tab) && !window.showTab(parser.value(tab)))
             std::fprintf(stderr, "warning: unknown tab '%s'\n", qPrintable(parser.value(tab)));
     };
-    auto saveScreenshot = [&] {
+    QElapsedTimer sinceStart;
+    sinceStart.start();
+    std::function<void()> saveScreenshot = [&] {
+        // The graph is laid out when shown: wait for the level the options chose.
+        if (window.graphPage()->layoutPending()) {
+            QObject::connect(window.graphPage(), &sextant::views::GraphPage::levelShown, &window,
+                             [&] { saveScreenshot(); }, Qt::SingleShotConnection);
+            return;
+        }
         // Let the views lay themselves out and paint once before grabbing.
         QTimer::singleShot(400, &window, [&] {
             const QString file = parser.value(screenshot);
@@ -204,6 +217,8 @@ int main(int argc, char** argv) {
                 std::fprintf(stderr, "error: could not write screenshot '%s'\n", qPrintable(file));
                 exitCode = 2;
             }
+            if (parser.isSet(firstGraph))
+                std::fprintf(stderr, "first graph shown and saved after %.2f s\n", sinceStart.elapsed() / 1000.0);
             app.quit();
         });
     };
@@ -216,9 +231,12 @@ int main(int argc, char** argv) {
         else if (parser.isSet(timelineRange))
             std::fprintf(stderr, "warning: --timeline-range %s: not T0:T1 with T0 < T1\n",
                          qPrintable(parser.value(timelineRange)));
-        if (shot)
+        if (shot && !parser.isSet(firstGraph))
             saveScreenshot();
     };
+    if (shot && parser.isSet(firstGraph))
+        QObject::connect(window.graphPage(), &sextant::views::GraphPage::levelShown, &window,
+                         [&] { saveScreenshot(); }, Qt::SingleShotConnection);
     QObject::connect(&window, &sextant::app::MainWindow::compileFinished, &window, [&] {
         applyOptions();
         if (parser.isSet(bisect)) {

@@ -67,6 +67,8 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
         return makeError(ErrorKind::Cancelled, "compilation cancelled before lowering");
     if (!result.pipeline.graph)
         return makeError(ErrorKind::Verify, "the pass pipeline produced no graph");
+    if (options.pipelineDone)
+        options.pipelineDone(result.pipeline);
     std::shared_ptr<const ir::Graph> finalGraph = result.pipeline.graph;
     // The backend's rules take the pipeline's switches, and what the bisect limit leaves.
     backend::LowerOptions lowerOptions;

@@ -21,6 +21,9 @@ struct CompileOptions {
     /// pipeline's result anyway, with CompileResult::loweringError set and no Program, instead of
     /// the error: the GUI still shows the passes and graphs of a model the NPU cannot run.
     bool keepPipelineOnLoweringError = false;
+    /// Called once the pass pipeline finished, before lowering (which may take much longer on a
+    /// large graph): the GUI shows the passes and graphs meanwhile.
+    std::function<void(const passes::PipelineResult&)> pipelineDone;
 };
 
 /// Everything a compilation produced: the pipeline's snapshots and rule records (for the pass

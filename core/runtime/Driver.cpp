@@ -210,7 +210,9 @@ Status RunJob::compile(RunResult& r) {
         SX_ASSIGN(r.pipeline, passes::runPipeline(*r.graph, m_request.compile.pipeline, m_hooks.cancel, onPass));
         return {};
     }
-    SX_ASSIGN(CompileResult compiled, compileGraph(*r.graph, m_request.compile, m_hooks.cancel, onPass));
+    CompileOptions options = m_request.compile;
+    options.pipelineDone = m_hooks.pipelineDone;
+    SX_ASSIGN(CompileResult compiled, compileGraph(*r.graph, options, m_hooks.cancel, onPass));
     r.pipeline = std::move(compiled.pipeline);
     r.program = std::move(compiled.program);
     r.loweringError = std::move(compiled.loweringError);

@@ -170,6 +170,8 @@ struct RunHooks {
     /// A stage completed; the result so far. A failed Status stops the job with that error (the
     /// CLI stops when the text it decodes from the outputs cannot be).
     std::function<Status(RunStage stage, const RunResult& result)> stageDone;
+    /// Inside the Compile stage: the pass pipeline finished, lowering starts (CompileOptions::pipelineDone).
+    std::function<void(const passes::PipelineResult& pipeline)> pipelineDone;
     /// Polled between stages and between passes: set, the job stops with ErrorKind::Cancelled.
     const std::atomic<bool>* cancel = nullptr;
 };

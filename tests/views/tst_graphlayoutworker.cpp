@@ -1,0 +1,150 @@
+// The Graph tab lays out what it shows, when it shows it (GraphLayoutWorker, GraphPage): only the
+// shown snapshot, one level at a time, cached; a large graph opens collapsed, a double-click or a
+// selection inside a group opens it, Up closes it.
+#include "views/GraphLayoutWorker.h"
+#include "views/GraphPage.h"
+#include "views/GraphView.h"
+
+#include <QSignalSpy>
+#include <QtTest>
+
+using namespace sextant;
+using namespace sextant::views;
+
+namespace {
+
+/// x -> r0 -> ... -> r{n-1} -> y, Relus and Sigmoids in turn, through the pipeline at -O0 (which
+/// keeps every node).
+std::shared_ptr<const CompileSnapshot> reluChain(int n) {
+    ir::Graph g("chain");
+    ir::Value* v = g.addInput("x", ir::TensorType::of(ir::DType::F32, {1, 8})).value();
+    for (int i = 0; i < n; ++i)
+        v = g.addNode(i % 2 ? ir::OpKind::Sigmoid : ir::OpKind::Relu, "r" + std::to_string(i), {v},
+                      {"v" + std::to_string(i)})
+                .value()
+                ->output();
+    g.setOutputs({v});
+    if (!g.inferTypes().ok())
+        return nullptr;
+    passes::PipelineConfig config;
+    config.optLevel = 0;
+    auto r = passes::runPipeline(g, config);
+    if (!r.ok())
+        return nullptr;
+    auto snap = std::make_shared<CompileSnapshot>();
+    snap->pipeline = std::move(r).value();
+    return snap;
+}
+
+/// The newest level the worker announced, waiting for it.
+std::shared_ptr<const GraphLevel> awaitLevel(GraphLayoutWorker& w) {
+    QSignalSpy ready(&w, &GraphLayoutWorker::levelReady);
+    if (!ready.wait(60000))
+        return nullptr;
+    return ready.takeLast().at(0).value<std::shared_ptr<const GraphLevel>>();
+}
+
+bool awaitShown(GraphPage& page) {
+    return QTest::qWaitFor([&] { return !page.layoutPending(); }, 60000);
+}
+
+/// A row of `snap` whose pass changed nothing (it shares its predecessor's state), or -1.
+int unchangedRow(const CompileSnapshot& snap) {
+    for (size_t i = 1; i < snap.pipeline.snapshots.size(); ++i)
+        if (snap.pipeline.snapshots[i].state == snap.pipeline.snapshots[i - 1].state)
+            return static_cast<int>(i);
+    return -1;
+}
+
+} // namespace
+
+class TestGraphLayoutWorker : public QObject {
+    Q_OBJECT
+private slots:
+    void onlyTheShownSnapshotIsLaidOut() {
+        auto snap = reluChain(20);
+        QVERIFY(snap);
+        const int last = static_cast<int>(snap->pipeline.snapshots.size()) - 1;
+        QVERIFY(last >= 1);
+        GraphLayoutWorker w;
+        QVERIFY(!w.request(snap, last, "")); // not placed yet: levelReady follows
+        auto level = awaitLevel(w);
+        QVERIFY(level);
+        QCOMPARE(level->layout->nodes.size(), size_t(22)); // input, 20 Relus, output
+        QCOMPARE(w.history(), std::vector<std::string>{snap->pipeline.snapshots.back().passId + "|"});
+        // Asked again: from the cache, nothing laid out.
+        QCOMPARE(w.request(snap, last, ""), level);
+        QCOMPARE(w.history().size(), size_t(1));
+        // A pass that changed nothing shares its predecessor's layout.
+        const int same = unchangedRow(*snap);
+        if (same > 0) {
+            auto before = w.request(snap, same - 1, "");
+            if (!before)
+                before = awaitLevel(w);
+            QCOMPARE(w.request(snap, same, ""), before);
+        }
+        // Every snapshot laid out is one that was asked for.
+        QVERIFY(w.history().size() <= 2);
+    }
+
+    void aNewerRequestSupersedesAnOlderOne() {
+        auto snap = reluChain(60);
+        QVERIFY(snap);
+        GraphLayoutWorker w;
+        QSignalSpy ready(&w, &GraphLayoutWorker::levelReady);
+        QVERIFY(!w.request(snap, 0, ""));
+        const int last = static_cast<int>(snap->pipeline.snapshots.size()) - 1;
+        w.request(snap, last, ""); // before the first has finished
+        QVERIFY(QTest::qWaitFor([&] { return !w.isBusy() && ready.count() > 0; }, 60000));
+        QTest::qWait(50);
+        QCOMPARE(ready.count(), 1); // only the newest is announced
+        auto level = ready.takeFirst().at(0).value<std::shared_ptr<const GraphLevel>>();
+        QCOMPARE(level->layout->findNode("r59") >= 0, true);
+        QCOMPARE(w.history().back(), snap->pipeline.snapshots.back().passId + "|");
+    }
+
+    void aLargeGraphOpensCollapsedAndExpandsOnDemand() {
+        auto snap = reluChain(1200);
+        QVERIFY(snap);
+        const int last = static_cast<int>(snap->pipeline.snapshots.size()) - 1;
+        GraphPage page;
+        page.resize(900, 700);
+        page.show();
+        page.setContext(snap, last, QString());
+        QVERIFY(awaitShown(page));
+        const GraphLayoutResult* top = page.graphView()->graphLayout();
+        QVERIFY(top);
+        QVERIFY(top->nodes.size() <= size_t(kMaxLevelEntries));
+        QCOMPARE(top->nodes.front().kind, LayoutNodeKind::Group);
+        QCOMPARE(page.shownGroup(), std::string());
+
+        // Double-clicking a group opens it: its own nodes, laid out on their own.
+        const LayoutNode second = top->nodes[1];
+        const QPoint at = page.graphView()->mapFromScene(page.graphView()->nodeCenter(QString::fromStdString(second.name)));
+        QTest::mouseDClick(page.graphView()->viewport(), Qt::LeftButton, {}, at);
+        QVERIFY(awaitShown(page));
+        QCOMPARE(page.shownGroup(), second.name);
+        const GraphLayoutResult* inside = page.graphView()->graphLayout();
+        QCOMPARE(static_cast<int>(inside->nodes.size()), second.groupSize);
+        for (const LayoutNode& n : inside->nodes)
+            QCOMPARE(n.kind, LayoutNodeKind::Op);
+
+        // Up closes it again.
+        page.closeGroup();
+        QVERIFY(awaitShown(page));
+        QCOMPARE(page.shownGroup(), std::string());
+
+        // Selecting a node inside a collapsed group opens the group and outlines the node.
+        page.highlightNode(QStringLiteral("r1100"));
+        QVERIFY(awaitShown(page));
+        QVERIFY(!page.shownGroup().empty());
+        QVERIFY(page.graphView()->graphLayout()->findNode("r1100") >= 0);
+        QCOMPARE(page.graphView()->selectedNode(), QStringLiteral("r1100"));
+        // Only the shown snapshot's levels were laid out.
+        for (const std::string& laidOut : page.layoutWorker()->history())
+            QVERIFY2(laidOut.rfind(snap->pipeline.snapshots.back().passId + "|", 0) == 0, laidOut.c_str());
+    }
+};
+
+QTEST_MAIN(TestGraphLayoutWorker)
+#include "tst_graphlayoutworker.moc"

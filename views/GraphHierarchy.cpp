@@ -1,0 +1,300 @@
+#include "GraphHierarchy.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+namespace sextant::views {
+
+namespace {
+
+/// The name scopes of an op box: its name split on '/', without the last part (the op's own).
+std::vector<std::string> scopesOf(const LayoutNode& n) {
+    std::vector<std::string> parts;
+    if (n.kind != LayoutNodeKind::Op)
+        return parts;
+    size_t begin = 0;
+    for (size_t slash = n.name.find('/'); slash != std::string::npos; slash = n.name.find('/', begin)) {
+        if (slash > begin)
+            parts.push_back(n.name.substr(begin, slash - begin));
+        begin = slash + 1;
+    }
+    return parts;
+}
+
+/// A name-scope tree as the names give it, before small scopes are inlined and long levels chunked.
+struct ScopeTree {
+    struct Scope {
+        std::string label;
+        std::string path;
+        std::vector<int> kids;
+        std::vector<int> items;
+        int size = 0;
+    };
+    std::vector<Scope> scopes{Scope{}};
+
+    explicit ScopeTree(const GraphLayoutResult& items) {
+        std::map<std::pair<int, std::string>, int> child;
+        for (size_t i = 0; i < items.nodes.size(); ++i) {
+            int g = 0;
+            for (const std::string& part : scopesOf(items.nodes[i])) {
+                auto [it, fresh] = child.try_emplace({g, part}, static_cast<int>(scopes.size()));
+                if (fresh) {
+                    const std::string path = scopes[static_cast<size_t>(g)].path;
+                    scopes.push_back(Scope{part, path.empty() ? part : path + "/" + part, {}, {}, 0});
+                    scopes[static_cast<size_t>(g)].kids.push_back(it->second);
+                }
+                g = it->second;
+            }
+            scopes[static_cast<size_t>(g)].items.push_back(static_cast<int>(i));
+        }
+        // Children come after their parents: sizes add up from the back.
+        for (size_t g = scopes.size(); g-- > 0;) {
+            Scope& s = scopes[g];
+            s.size += static_cast<int>(s.items.size());
+            for (int k : s.kids)
+                s.size += scopes[static_cast<size_t>(k)].size;
+        }
+    }
+};
+
+class Builder {
+public:
+    Builder(const GraphLayoutResult& items, int maxLevel) : m_items(items), m_maxLevel(std::max(2, maxLevel)) {}
+
+    GraphHierarchy build(const ScopeTree& tree) {
+        addGroup(-1, "", "");
+        copyScope(tree, 0, 0);
+        finish(0);
+        m_h.groupOf.assign(m_items.nodes.size(), -1);
+        for (size_t g = 0; g < m_h.groups.size(); ++g)
+            for (int item : m_h.groups[g].items)
+                m_h.groupOf[static_cast<size_t>(item)] = static_cast<int>(g);
+        return std::move(m_h);
+    }
+
+private:
+    int addGroup(int parent, const std::string& id, const std::string& label) {
+        const int g = static_cast<int>(m_h.groups.size());
+        HierarchyGroup group;
+        group.id = id;
+        group.label = label;
+        group.parent = parent;
+        m_h.groups.push_back(std::move(group));
+        if (parent >= 0)
+            m_h.groups[static_cast<size_t>(parent)].groups.push_back(g);
+        return g;
+    }
+
+    /// Copies scope `s`'s contents into group `g`: a scope of one item is inlined, a scope holding
+    /// only one scope merges with it ("encoder/layer_0").
+    void copyScope(const ScopeTree& tree, int s, int g) {
+        const ScopeTree::Scope& scope = tree.scopes[static_cast<size_t>(s)];
+        for (int item : scope.items)
+            m_h.groups[static_cast<size_t>(g)].items.push_back(item);
+        for (int k : scope.kids) {
+            if (tree.scopes[static_cast<size_t>(k)].size <= 1) {
+                copyScope(tree, k, g);
+                continue;
+            }
+            std::string label = tree.scopes[static_cast<size_t>(k)].label;
+            while (tree.scopes[static_cast<size_t>(k)].items.empty() && tree.scopes[static_cast<size_t>(k)].kids.size() == 1) {
+                k = tree.scopes[static_cast<size_t>(k)].kids.front();
+                label += "/" + tree.scopes[static_cast<size_t>(k)].label;
+            }
+            copyScope(tree, k, addGroup(g, "group:" + tree.scopes[static_cast<size_t>(k)].path, label));
+        }
+    }
+
+    /// Sizes, first and last items of `g`'s subtree; then chunks its level if it is too long.
+    void finish(int g) {
+        for (size_t k = 0; k < m_h.groups[static_cast<size_t>(g)].groups.size(); ++k)
+            finish(m_h.groups[static_cast<size_t>(g)].groups[k]);
+        measure(g);
+        chunk(g);
+    }
+
+    void measure(int g) {
+        HierarchyGroup& group = m_h.groups[static_cast<size_t>(g)];
+        group.size = static_cast<int>(group.items.size());
+        group.firstItem = group.items.empty() ? static_cast<int>(m_items.nodes.size()) : group.items.front();
+        group.lastItem = group.items.empty() ? -1 : group.items.back();
+        for (int k : group.groups) {
+            const HierarchyGroup& kid = m_h.groups[static_cast<size_t>(k)];
+            group.size += kid.size;
+            group.firstItem = std::min(group.firstItem, kid.firstItem);
+            group.lastItem = std::max(group.lastItem, kid.lastItem);
+        }
+        std::sort(group.groups.begin(), group.groups.end(), [&](int a, int b) {
+            return m_h.groups[static_cast<size_t>(a)].firstItem < m_h.groups[static_cast<size_t>(b)].firstItem;
+        });
+    }
+
+    /// Splits a level of more than maxLevel entries into runs of consecutive entries (graph
+    /// order), as few and as even as keep every level within maxLevel.
+    void chunk(int g) {
+        // Entries by their first item: an item as itself, a group as -1 - index.
+        std::vector<std::pair<int, int>> entries;
+        for (int item : m_h.groups[static_cast<size_t>(g)].items)
+            entries.emplace_back(item, item);
+        for (int k : m_h.groups[static_cast<size_t>(g)].groups)
+            entries.emplace_back(m_h.groups[static_cast<size_t>(k)].firstItem, -1 - k);
+        const size_t n = entries.size();
+        if (n <= static_cast<size_t>(m_maxLevel))
+            return;
+        std::sort(entries.begin(), entries.end());
+        size_t per = static_cast<size_t>(m_maxLevel);
+        while ((n + per - 1) / per > static_cast<size_t>(m_maxLevel))
+            per *= static_cast<size_t>(m_maxLevel);
+        const size_t chunks = (n + per - 1) / per;
+        m_h.groups[static_cast<size_t>(g)].items.clear();
+        m_h.groups[static_cast<size_t>(g)].groups.clear();
+        const std::string base = m_h.groups[static_cast<size_t>(g)].id.empty() ? "group:" : m_h.groups[static_cast<size_t>(g)].id;
+        for (size_t c = 0; c < chunks; ++c) {
+            const int part = addGroup(g, base + "#" + std::to_string(c + 1), "");
+            for (size_t e = c * n / chunks; e < (c + 1) * n / chunks; ++e) {
+                const int entry = entries[e].second;
+                if (entry >= 0) {
+                    m_h.groups[static_cast<size_t>(part)].items.push_back(entry);
+                    continue;
+                }
+                m_h.groups[static_cast<size_t>(part)].groups.push_back(-1 - entry);
+                m_h.groups[static_cast<size_t>(-1 - entry)].parent = part;
+            }
+            measure(part);
+            HierarchyGroup& p = m_h.groups[static_cast<size_t>(part)];
+            p.label = elideMiddle(m_items.nodes[static_cast<size_t>(p.firstItem)].name, 20) + " \u2026 " +
+                      elideMiddle(m_items.nodes[static_cast<size_t>(p.lastItem)].name, 20);
+            chunk(part);
+        }
+        measure(g);
+    }
+
+    const GraphLayoutResult& m_items;
+    const int m_maxLevel;
+    GraphHierarchy m_h;
+};
+
+/// "Conv 50 · Add 50 · Relu 49 …": the most frequent op types among items `first`..`last` that sit in `level`'s subtree.
+std::string opSummary(const GraphLayoutResult& items, const std::vector<int>& members) {
+    std::map<std::string, int> counts;
+    for (int item : members)
+        ++counts[items.nodes[static_cast<size_t>(item)].op];
+    std::vector<std::pair<int, std::string>> byCount;
+    for (const auto& [op, count] : counts)
+        byCount.emplace_back(-count, op);
+    std::sort(byCount.begin(), byCount.end());
+    std::string text;
+    for (size_t i = 0; i < byCount.size() && i < 2; ++i)
+        text += (i ? " \u00b7 " : "") + byCount[i].second + " " + std::to_string(-byCount[i].first);
+    if (byCount.size() > 2)
+        text += " \u2026";
+    return text;
+}
+
+void collectItems(const GraphHierarchy& h, int g, std::vector<int>& out) {
+    const HierarchyGroup& group = h.groups[static_cast<size_t>(g)];
+    out.insert(out.end(), group.items.begin(), group.items.end());
+    for (int k : group.groups)
+        collectItems(h, k, out);
+}
+
+LayoutNode groupBox(const GraphLayoutResult& items, const HierarchyGroup& group, const std::vector<int>& members) {
+    LayoutNode n;
+    n.name = group.id;
+    n.kind = LayoutNodeKind::Group;
+    n.cost = ir::CostClass::Host;
+    n.groupSize = group.size;
+    n.op = std::to_string(group.size) + " nodes";
+    n.shortName = group.label;
+    n.typeText = opSummary(items, members);
+    n.h = 52.0;
+    n.w = boxWidth(n) + 12.0; // room for the stacked look
+    return n;
+}
+
+} // namespace
+
+int GraphHierarchy::findGroup(const std::string& id) const {
+    for (size_t g = 0; g < groups.size(); ++g)
+        if (groups[g].id == id)
+            return static_cast<int>(g);
+    return -1;
+}
+
+std::vector<int> GraphHierarchy::pathTo(int group) const {
+    std::vector<int> path;
+    for (int g = group; g >= 0; g = groups[static_cast<size_t>(g)].parent)
+        path.push_back(g);
+    std::reverse(path.begin(), path.end());
+    return path;
+}
+
+int GraphHierarchy::groupOfName(const GraphLayoutResult& items, const std::string& name) const {
+    const int item = items.findNode(name);
+    return item < 0 || static_cast<size_t>(item) >= groupOf.size() ? -1 : groupOf[static_cast<size_t>(item)];
+}
+
+GraphHierarchy buildHierarchy(const GraphLayoutResult& items, int collapseAbove, int maxLevel) {
+    if (static_cast<int>(items.nodes.size()) <= collapseAbove) {
+        GraphHierarchy flat;
+        flat.groups.resize(1);
+        HierarchyGroup& root = flat.groups.front();
+        for (size_t i = 0; i < items.nodes.size(); ++i)
+            root.items.push_back(static_cast<int>(i));
+        root.size = static_cast<int>(items.nodes.size());
+        root.lastItem = root.size - 1;
+        flat.groupOf.assign(items.nodes.size(), 0);
+        return flat;
+    }
+    return Builder(items, maxLevel).build(ScopeTree(items));
+}
+
+GraphLayoutResult levelItems(const GraphLayoutResult& items, const GraphHierarchy& h, int level) {
+    GraphLayoutResult result;
+    const HierarchyGroup& group = h.groups[static_cast<size_t>(level)];
+    // Entries in graph order: the level's own items and its child groups by their first item.
+    std::vector<std::pair<int, int>> entries; // (first item, item or -1 - group)
+    for (int item : group.items)
+        entries.emplace_back(item, item);
+    for (int k : group.groups)
+        entries.emplace_back(h.groups[static_cast<size_t>(k)].firstItem, -1 - k);
+    std::sort(entries.begin(), entries.end());
+    std::vector<int> entryOf(items.nodes.size(), -1);
+    for (const auto& [first, entry] : entries) {
+        const int index = static_cast<int>(result.nodes.size());
+        if (entry >= 0) {
+            entryOf[static_cast<size_t>(entry)] = index;
+            result.nodes.push_back(items.nodes[static_cast<size_t>(entry)]);
+            continue;
+        }
+        std::vector<int> members;
+        collectItems(h, -1 - entry, members);
+        for (int item : members)
+            entryOf[static_cast<size_t>(item)] = index;
+        result.nodes.push_back(groupBox(items, h.groups[static_cast<size_t>(-1 - entry)], members));
+    }
+    std::map<std::pair<int, int>, size_t> merged; // (from entry, to entry) -> edge
+    for (const LayoutEdge& e : items.edges) {
+        const int from = entryOf[static_cast<size_t>(e.fromIndex)];
+        const int to = entryOf[static_cast<size_t>(e.toIndex)];
+        if (from < 0 || to < 0 || from == to)
+            continue;
+        auto [it, fresh] = merged.try_emplace({from, to}, result.edges.size());
+        if (!fresh) {
+            ++result.edges[it->second].count;
+            continue;
+        }
+        LayoutEdge edge = e;
+        edge.from = result.nodes[static_cast<size_t>(from)].name;
+        edge.to = result.nodes[static_cast<size_t>(to)].name;
+        edge.fromIndex = from;
+        edge.toIndex = to;
+        edge.count = 1;
+        edge.points.clear();
+        result.edges.push_back(std::move(edge));
+    }
+    return result;
+}
+
+} // namespace sextant::views

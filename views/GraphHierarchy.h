@@ -1,0 +1,57 @@
+#pragma once
+
+#include "GraphLayout.h"
+
+#include <string>
+#include <vector>
+
+namespace sextant::views {
+
+/// One group of a GraphHierarchy: a part of the graph that the Graph tab can show collapsed into
+/// one box, or open as a level of its own.
+struct HierarchyGroup {
+    std::string id;      ///< unique, stable: "" for the root, else "group:" + path ("group:model/block_9", "group:#3")
+    std::string label;   ///< what its box says: a name scope ("block_9") or a range ("Conv_0 … Add_49")
+    int parent = -1;     ///< index into GraphHierarchy::groups; -1 for the root
+    std::vector<int> groups; ///< child groups, in the order of their first item
+    std::vector<int> items;  ///< items (GraphLayoutResult::nodes indices) directly inside, in graph order
+    int size = 0;        ///< items inside, at any depth
+    int firstItem = 0;   ///< smallest item index inside (orders the children of a level)
+    int lastItem = 0;    ///< largest item index inside
+};
+
+/// How a large graph is folded: every item (box of graphItems) sits in exactly one group, a level
+/// (a group's child groups and items) has at most `maxLevel` entries, and a group stands for a
+/// name scope (ONNX names like "model/block_9/add", split on '/'), or, where the names give no
+/// scopes, for a run of consecutive items in graph (topological) order. Small graphs are not
+/// folded: the root then holds every item.
+struct GraphHierarchy {
+    std::vector<HierarchyGroup> groups; ///< [0] is the root
+    std::vector<int> groupOf;           ///< item -> the group holding it directly
+
+    bool collapsed() const { return groups.size() > 1; }
+    /// Index of the group with `id`, or -1.
+    int findGroup(const std::string& id) const;
+    /// The groups from the root down to `group` (both included).
+    std::vector<int> pathTo(int group) const;
+    /// The group holding the box named `name` directly, or -1 when no box has that name.
+    int groupOfName(const GraphLayoutResult& items, const std::string& name) const;
+};
+
+/// Above this many items the Graph tab opens a graph collapsed (GraphHierarchy::collapsed).
+constexpr int kCollapseAbove = 400;
+/// The most entries (groups and items) on one level of a collapsed graph.
+constexpr int kMaxLevelEntries = 200;
+
+/// Folds `items` (graphItems of a snapshot) as GraphHierarchy says: not at all when it has at most
+/// `collapseAbove` boxes. Deterministic: the same items give the same groups.
+GraphHierarchy buildHierarchy(const GraphLayoutResult& items, int collapseAbove = kCollapseAbove,
+                              int maxLevel = kMaxLevelEntries);
+
+/// The boxes and edges of one level, not yet placed (placeItems does): the items directly in
+/// `level` and one Group box per child group, with the graph's edges between them (edges inside
+/// one child group dropped, edges between two entries merged into one carrying their count;
+/// edges leaving the level dropped).
+GraphLayoutResult levelItems(const GraphLayoutResult& items, const GraphHierarchy& hierarchy, int level);
+
+} // namespace sextant::views
