@@ -5,6 +5,7 @@
 #include "Commands.h"
 
 #include "core/ir/Error.h"
+#include "core/ir/FileRead.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,12 +47,8 @@ struct Figures {
 };
 
 Expected<nlohmann::json> readJson(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return makeError(ErrorKind::Io, "cannot open '" + path + "'", path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    SX_ASSIGN(std::string text, readFileLimited(path, "report", uint64_t{1} << 30));
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded())
         return makeError(ErrorKind::Parse, path + ": invalid JSON", path);
     return j;

@@ -1,5 +1,7 @@
 #include "Target.h"
 
+#include "core/ir/FileRead.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -232,12 +234,8 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
 }
 
 Expected<Target> loadTarget(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return makeError(ErrorKind::Io, path + ": cannot open target file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return parseTarget(ss.str(), path);
+    SX_ASSIGN(std::string text, readFileLimited(path, "target file", uint64_t{1} << 20));
+    return parseTarget(text, path);
 }
 
 const Target& defaultTarget() {

@@ -1,5 +1,7 @@
 #include "FusionSwitch.h"
 
+#include "core/ir/FileRead.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -99,12 +101,8 @@ Status applyFusionSwitch(std::string_view text, const std::string& source, Pipel
 }
 
 Status loadFusionSwitch(const std::string& path, PipelineConfig& config) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return makeError(ErrorKind::Io, path + ": cannot open fusion switch file", path);
-    std::stringstream buffer;
-    buffer << in.rdbuf();
-    return applyFusionSwitch(buffer.str(), path, config);
+    SX_ASSIGN(std::string text, readFileLimited(path, "fusion switch file", uint64_t{1} << 20));
+    return applyFusionSwitch(text, path, config);
 }
 
 } // namespace sextant::passes

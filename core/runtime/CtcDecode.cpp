@@ -1,13 +1,14 @@
 #include "CtcDecode.h"
 
-#include <fstream>
+#include "core/ir/FileRead.h"
+
+#include <sstream>
 
 namespace sextant::runtime {
 
 Expected<std::vector<std::string>> loadCtcAlphabet(const std::string& keysPath) {
-    std::ifstream in(keysPath, std::ios::binary);
-    if (!in)
-        return makeError(ErrorKind::Io, "cannot open character list '" + keysPath + "'");
+    SX_ASSIGN(std::string text, readFileLimited(keysPath, "character list", uint64_t{16} << 20));
+    std::istringstream in(text);
     std::vector<std::string> alphabet{""};
     std::string line;
     while (std::getline(in, line)) {

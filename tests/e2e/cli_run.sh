@@ -175,6 +175,14 @@ bad-input)
     check "$cli" run "$work"
     check "$cli" export-trace "$work/junk.db" -o "$work/x.json"
     check "$cli" export-trace "$work/missing.db" -o "$work/x.json"
+    # Files of endless bytes are bounded reads with an error naming the file, not a process that
+    # grows until the kernel stops it (issue 20).
+    check "$cli" compile "$src/samples/residual_cnn.onnx" --target /dev/zero
+    grep -q "/dev/zero: target file is larger than 1 MiB" "$err" || fail "the endless target is not named: $(cat "$err")"
+    check "$cli" compile "$src/samples/residual_cnn.onnx" --fusion-switch /dev/zero
+    grep -q "/dev/zero: fusion switch file is larger than" "$err" || fail "the endless switch file is not named"
+    check "$cli" run "$src/samples/residual_cnn.onnx" --ctc-keys /dev/zero
+    grep -q "/dev/zero: character list is larger than" "$err" || fail "the endless key list is not named"
     ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;

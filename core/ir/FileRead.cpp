@@ -1,0 +1,28 @@
+#include "FileRead.h"
+
+#include <fstream>
+
+namespace sextant {
+
+Expected<std::string> readFileLimited(const std::string& path, const std::string& what, uint64_t limit) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return makeError(ErrorKind::Io, path + ": cannot open " + what, path);
+    std::string text;
+    char chunk[1 << 16];
+    while (in) {
+        in.read(chunk, sizeof chunk);
+        const auto got = static_cast<uint64_t>(in.gcount());
+        if (got > limit - text.size())
+            return makeError(ErrorKind::Io,
+                             path + ": " + what + " is larger than " + std::to_string(limit >> 20) +
+                                 " MiB (an endless or wrong file?)",
+                             path);
+        text.append(chunk, static_cast<size_t>(got));
+    }
+    if (in.bad())
+        return makeError(ErrorKind::Io, path + ": read error in " + what, path);
+    return text;
+}
+
+} // namespace sextant
