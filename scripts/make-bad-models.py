@@ -134,6 +134,12 @@ def bad_models():
           model([helper.make_node("Reshape", ["x", "target_shape"], ["y"], name="reshape1")],
                 [f32("x", [2, 3])], [f32("y", [2 ** 40, 2 ** 40])], [shape]))
 
+    # A BatchNormalization whose epsilon is NaN: every output would be NaN.
+    bn = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], name="bn1", epsilon=float("nan"))
+    write(BAD, "nan_epsilon.onnx",
+          model([bn], [f32("x", [1, 2, 2, 2])], [f32("y", [1, 2, 2, 2])],
+                [weights("s", [2]), weights("b", [2]), weights("m", [2]), weights("v", [2], 1.0)]))
+
     # External data: the file is missing; the path leaves the model folder; an absolute path;
     # offset/length past the end of a 16-byte file; length that disagrees with the tensor's size.
     write(BAD, "ext_small.bin", np.arange(4, dtype=np.float32).tobytes())

@@ -61,6 +61,7 @@ const BadCase kBadCases[] = {
      ErrorKind::Invalid,
      {"initializer 'fc.weight'", "8 bytes", "expected 16", "f32[2,2]"}},
     {"ext_no_location.onnx", ErrorKind::Invalid, {"initializer 'fc.weight'", "no 'location'"}},
+    {"nan_epsilon.onnx", ErrorKind::Invalid, {"node 'bn1'", "attribute 'epsilon' is NaN"}},
 };
 
 class BadModels : public ::testing::TestWithParam<BadCase> {};

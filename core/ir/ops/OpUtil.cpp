@@ -4,6 +4,7 @@
 #include "core/ir/MathUtil.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 namespace sextant::ir::ops {
@@ -111,8 +112,13 @@ Status checkIntAttr(const Node& n, const std::string& name, int64_t minValue, in
 
 Status checkFloatAttr(const Node& n, const std::string& name) {
     const Attribute* a = n.attr(name);
-    if (!a || std::holds_alternative<double>(*a) || std::holds_alternative<int64_t>(*a))
+    if (!a || std::holds_alternative<int64_t>(*a))
         return {};
+    if (const double* d = std::get_if<double>(a)) {
+        if (std::isnan(*d)) // no op means anything by a NaN parameter (an epsilon of NaN makes every output NaN)
+            return opError(n, "attribute '" + name + "' is NaN");
+        return {};
+    }
     return opError(n, "attribute '" + name + "' must be a number");
 }
 
