@@ -20,8 +20,6 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
-#include <map>
-#include <memory>
 #include <string>
 #include <unistd.h>
 
@@ -30,28 +28,9 @@ using namespace sextant;
 
 namespace {
 
-const ir::Graph* graphFor(int64_t nodes, bool attention, std::string& error) {
-    static std::map<std::pair<int64_t, bool>, std::unique_ptr<ir::Graph>> cache;
-    std::unique_ptr<ir::Graph>& g = cache[{nodes, attention}];
-    if (!g) {
-        bench::SyntheticGraphOptions options; // the sizes: 16 channels at 16 x 16
-        options.channels = 16;
-        options.height = options.width = 16;
-        if (!attention)
-            options.attentionPerStage = 0;
-        auto built = bench::buildSyntheticGraph(nodes, options);
-        if (!built.ok()) {
-            error = built.error().message;
-            return nullptr;
-        }
-        g = std::move(built).value();
-    }
-    return g.get();
-}
-
 void compileSynthetic(benchmark::State& state, bool attention) {
     std::string error;
-    const ir::Graph* g = graphFor(state.range(0), attention, error);
+    const ir::Graph* g = bench::scaleGraph(state.range(0), attention, error);
     if (!g) {
         state.SkipWithError(("generator failed: " + error).c_str());
         return;

@@ -14,34 +14,14 @@
 
 #include <benchmark/benchmark.h>
 
-#include <map>
-#include <memory>
 
 using namespace sextant;
 
 namespace {
 
-const ir::Graph* residualGraph(int64_t nodes, std::string& error) {
-    static std::map<int64_t, std::unique_ptr<ir::Graph>> cache;
-    std::unique_ptr<ir::Graph>& g = cache[nodes];
-    if (!g) {
-        bench::SyntheticGraphOptions options;
-        options.channels = 16;
-        options.height = options.width = 16;
-        options.attentionPerStage = 0;
-        auto built = bench::buildSyntheticGraph(nodes, options);
-        if (!built.ok()) {
-            error = built.error().message;
-            return nullptr;
-        }
-        g = std::move(built).value();
-    }
-    return g.get();
-}
-
 void flatLayout(benchmark::State& state) {
     std::string error;
-    const ir::Graph* g = residualGraph(state.range(0), error);
+    const ir::Graph* g = bench::scaleGraph(state.range(0), false, error);
     if (!g) {
         state.SkipWithError(("generator failed: " + error).c_str());
         return;
@@ -60,7 +40,7 @@ void flatLayout(benchmark::State& state) {
 
 void firstLevel(benchmark::State& state) {
     std::string error;
-    const ir::Graph* g = residualGraph(state.range(0), error);
+    const ir::Graph* g = bench::scaleGraph(state.range(0), false, error);
     if (!g) {
         state.SkipWithError(("generator failed: " + error).c_str());
         return;

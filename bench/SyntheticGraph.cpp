@@ -1,7 +1,9 @@
 #include "SyntheticGraph.h"
 
 #include <cmath>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sextant::bench {
@@ -152,6 +154,25 @@ Expected<std::unique_ptr<ir::Graph>> buildSyntheticGraph(int64_t targetNodes,
     g->setOutputs({cur});
     SX_TRY(g->inferTypes());
     return g;
+}
+
+const ir::Graph* scaleGraph(int64_t nodes, bool attention, std::string& error) {
+    static std::map<std::pair<int64_t, bool>, std::unique_ptr<ir::Graph>> cache;
+    std::unique_ptr<ir::Graph>& g = cache[{nodes, attention}];
+    if (!g) {
+        SyntheticGraphOptions options;
+        options.channels = 16;
+        options.height = options.width = 16;
+        if (!attention)
+            options.attentionPerStage = 0;
+        auto built = buildSyntheticGraph(nodes, options);
+        if (!built.ok()) {
+            error = built.error().message;
+            return nullptr;
+        }
+        g = std::move(built).value();
+    }
+    return g.get();
 }
 
 } // namespace sextant::bench

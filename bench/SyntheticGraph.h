@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 namespace sextant::bench {
 
@@ -34,5 +35,10 @@ struct SyntheticGraphOptions {
 /// Every node gets provenance {its own name} from "import", as an imported ONNX node would.
 Expected<std::unique_ptr<ir::Graph>> buildSyntheticGraph(int64_t targetNodes,
                                                           const SyntheticGraphOptions& options = {});
+
+/// The graph the scale benchmarks share (bench/CompileBench.cpp, bench/GraphViewBench.cpp): at
+/// least `nodes` nodes at 16 channels and 16 x 16 (issue 19's sizes), residual blocks only or with
+/// attention blocks, built once per process. nullptr, with `error` set, when the generator fails.
+const ir::Graph* scaleGraph(int64_t nodes, bool attention, std::string& error);
 
 } // namespace sextant::bench
