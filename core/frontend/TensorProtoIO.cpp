@@ -9,7 +9,9 @@
 
 namespace sextant::frontend {
 
-Expected<ir::Tensor> loadTensorProto(const std::string& path) {
+namespace {
+
+Expected<ir::Tensor> loadTensorProto(const std::string& path, std::string* name) {
     onnx::TensorProto proto;
     SX_TRY(parseProtoFile(path, "tensor file", proto));
     std::string what = "tensor file '" + path + "'";
@@ -22,27 +24,39 @@ Expected<ir::Tensor> loadTensorProto(const std::string& path) {
         const std::string dir = std::filesystem::path(path).parent_path().string();
         SX_TRY(loadExternalTensor(proto, dir.empty() ? "." : dir, what));
     }
+    if (name)
+        *name = proto.name();
     return tensorFromProto(proto, what);
 }
 
-Expected<std::vector<ir::Tensor>> loadTestDataSet(const std::string& dir,
-                                                  const std::string& prefix) {
+} // namespace
+
+Expected<ir::Tensor> loadTensorProto(const std::string& path) { return loadTensorProto(path, nullptr); }
+
+Expected<TestDataSet> loadNamedTestDataSet(const std::string& dir, const std::string& prefix) {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
         return makeError(ErrorKind::Io, "test data folder '" + dir + "' does not exist");
-    std::vector<ir::Tensor> tensors;
+    TestDataSet set;
     for (size_t i = 0;; ++i) {
         fs::path file = fs::path(dir) / (prefix + "_" + std::to_string(i) + ".pb");
         if (!fs::exists(file, ec))
             break;
-        SX_ASSIGN(ir::Tensor t, loadTensorProto(file.string()));
-        tensors.push_back(std::move(t));
+        std::string name;
+        SX_ASSIGN(ir::Tensor t, loadTensorProto(file.string(), &name));
+        set.tensors.push_back(std::move(t));
+        set.names.push_back(std::move(name));
     }
-    if (tensors.empty())
+    if (set.tensors.empty())
         return makeError(ErrorKind::Io, "test data folder '" + dir + "' has no " + prefix +
                                             "_0.pb");
-    return tensors;
+    return set;
+}
+
+Expected<std::vector<ir::Tensor>> loadTestDataSet(const std::string& dir, const std::string& prefix) {
+    SX_ASSIGN(TestDataSet set, loadNamedTestDataSet(dir, prefix));
+    return std::move(set.tensors);
 }
 
 Status saveTensorProto(const ir::Tensor& tensor, const std::string& name, const std::string& path) {

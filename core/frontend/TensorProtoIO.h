@@ -21,6 +21,16 @@ Expected<ir::Tensor> loadTensorProto(const std::string& path);
 /// not exist. `prefix` is "input" or "output". Fails if `prefix`_0.pb is missing.
 Expected<std::vector<ir::Tensor>> loadTestDataSet(const std::string& dir, const std::string& prefix);
 
+/// A test data set with the name each file gives its tensor ("" where the file gives none), so a
+/// caller can check the files against the model's inputs.
+struct TestDataSet {
+    std::vector<ir::Tensor> tensors;
+    std::vector<std::string> names;
+};
+
+/// loadTestDataSet, keeping the tensors' names.
+Expected<TestDataSet> loadNamedTestDataSet(const std::string& dir, const std::string& prefix);
+
 /// Writes `tensor` as a TensorProto named `name` (raw_data, little-endian) to `path`.
 Status saveTensorProto(const ir::Tensor& tensor, const std::string& name, const std::string& path);
 

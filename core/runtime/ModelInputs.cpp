@@ -22,6 +22,39 @@ bool inputsFit(const std::vector<ir::Tensor>& inputs, const ir::Graph& graph) {
     return true;
 }
 
+/// The files of a test data set must be the model's inputs: a file that names its tensor must name
+/// the model's input at its position, and its dtype must be that input's (a float64 file for a
+/// float32 input is a different data set, not one to convert silently).
+Status checkDataSet(const ir::Graph& graph, const frontend::TestDataSet& set, const std::string& dir) {
+    const auto& formal = graph.inputs();
+    if (set.tensors.size() != formal.size())
+        return makeError(ErrorKind::Invalid, "'" + dir + "' holds " + std::to_string(set.tensors.size()) +
+                                                 " input(s) but the model has " + std::to_string(formal.size()));
+    for (size_t i = 0; i < formal.size(); ++i) {
+        const std::string file = "'" + (fs::path(dir) / ("input_" + std::to_string(i) + ".pb")).string() + "'";
+        const std::string& want = formal[i]->name();
+        if (!set.names[i].empty() && set.names[i] != want)
+            return makeError(ErrorKind::Invalid,
+                             file + " holds tensor '" + set.names[i] + "', but the model's input " +
+                                 std::to_string(i) + " is '" + want + "'",
+                             want);
+        const ir::DType wantType = formal[i]->type().dtype;
+        if (set.tensors[i].dtype() != wantType)
+            return makeError(ErrorKind::Invalid,
+                             file + " is " + std::string(ir::dtypeName(set.tensors[i].dtype())) +
+                                 ", but the model's input '" + want + "' is " +
+                                 std::string(ir::dtypeName(wantType)),
+                             want);
+    }
+    return {};
+}
+
+Expected<std::vector<ir::Tensor>> loadCheckedDataSet(const ir::Graph& graph, const std::string& dir) {
+    SX_ASSIGN(frontend::TestDataSet set, frontend::loadNamedTestDataSet(dir, "input"));
+    SX_TRY(checkDataSet(graph, set, dir));
+    return std::move(set.tensors);
+}
+
 } // namespace
 
 std::optional<std::string> testDataNextTo(const std::string& modelPath) {
@@ -41,11 +74,7 @@ Expected<ir::InputShapes> specialiseInputs(ir::Graph& graph, const ir::InputShap
                                            const std::string& hint) {
     ir::InputShapes shapes = requested;
     if (shapes.empty() && !inputsDir.empty() && !ir::symbolicInputs(graph).empty()) {
-        SX_ASSIGN(std::vector<ir::Tensor> inputs, frontend::loadTestDataSet(inputsDir, "input"));
-        if (inputs.size() != graph.inputs().size())
-            return makeError(ErrorKind::Invalid, "'" + inputsDir + "' holds " + std::to_string(inputs.size()) +
-                                                     " input(s) but the model has " +
-                                                     std::to_string(graph.inputs().size()));
+        SX_ASSIGN(std::vector<ir::Tensor> inputs, loadCheckedDataSet(graph, inputsDir));
         for (size_t i = 0; i < inputs.size(); ++i)
             shapes[graph.inputs()[i]->name()] = inputs[i].shape();
     }
@@ -68,14 +97,14 @@ Expected<RunInputs> chooseInputs(const ir::Graph& graph, const std::string& inpu
                                  const std::string& modelPath) {
     RunInputs out;
     if (!inputsDir.empty()) {
-        SX_ASSIGN(out.tensors, frontend::loadTestDataSet(inputsDir, "input"));
+        SX_ASSIGN(out.tensors, loadCheckedDataSet(graph, inputsDir));
         out.origin = InputsOrigin::Directory;
         out.dir = inputsDir;
         return out;
     }
     if (lookNextToModel)
         if (std::optional<std::string> dir = testDataNextTo(modelPath)) {
-            SX_ASSIGN(std::vector<ir::Tensor> inputs, frontend::loadTestDataSet(*dir, "input"));
+            SX_ASSIGN(std::vector<ir::Tensor> inputs, loadCheckedDataSet(graph, *dir));
             out.dir = *dir;
             if (inputsFit(inputs, graph)) {
                 out.tensors = std::move(inputs);

@@ -46,7 +46,9 @@ struct RunInputs {
     std::string dir; ///< the directory read, or the one whose shapes did not fit
 };
 
-/// Inputs for `graph`: the tensors in `inputsDir` when given (as they are: Session checks them);
+/// Inputs for `graph`: the tensors in `inputsDir` when given (each file must hold the model's input
+/// at its position: the name it gives its tensor, if any, and the dtype must match; Session checks
+/// the shapes and converts floats given through the API);
 /// else, with `lookNextToModel`, the test data next to `modelPath` when it fits the graph's input
 /// shapes one for one; else deterministic generated values (seed 1).
 Expected<RunInputs> chooseInputs(const ir::Graph& graph, const std::string& inputsDir, bool lookNextToModel,
