@@ -140,6 +140,15 @@ def bad_models():
           model([bn], [f32("x", [1, 2, 2, 2])], [f32("y", [1, 2, 2, 2])],
                 [weights("s", [2]), weights("b", [2]), weights("m", [2]), weights("v", [2], 1.0)]))
 
+    # The graph lists output 'y' twice.
+    write(BAD, "duplicate_output.onnx",
+          model([helper.make_node("Relu", ["x"], ["y"], name="relu1")],
+                [f32("x", [2, 3])], [f32("y", [2, 3]), f32("y", [2, 3])]))
+    # The declared output shape [1, 2^31] contradicts the computed [1, 10].
+    write(BAD, "output_dim_contradicts.onnx",
+          model([helper.make_node("Gemm", ["x", "w"], ["y"], name="fc1")],
+                [f32("x", [1, 4])], [f32("y", [1, 2 ** 31])], [weights("w", [4, 10])]))
+
     # External data: the file is missing; the path leaves the model folder; an absolute path;
     # offset/length past the end of a 16-byte file; length that disagrees with the tensor's size.
     write(BAD, "ext_small.bin", np.arange(4, dtype=np.float32).tobytes())

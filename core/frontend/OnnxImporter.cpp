@@ -12,6 +12,7 @@
 #include <optional>
 #include <queue>
 #include <set>
+#include <unordered_set>
 
 namespace sextant::frontend {
 
@@ -113,6 +114,7 @@ private:
     /// nullopt when one is missing or unusable; the fallback when inference needs run-time values.
     std::optional<std::vector<ir::TensorType>> declaredTypes(const ir::Node& n);
     Status addOutputs();
+    Status checkDeclaredOutput(const onnx::ValueInfoProto& info, const ir::Value& v);
     Status verifyAndInfer();
     Status importBranches(ir::Node* n);
 
@@ -188,6 +190,8 @@ Expected<std::unique_ptr<ir::Graph>> Importer::addNodesAndFinish() {
     SX_TRY(addOutputs());
     SX_TRY(m_graph->topoSort());
     SX_TRY(verifyAndInfer());
+    for (int i = 0; i < m_onnx->output_size(); ++i)
+        SX_TRY(checkDeclaredOutput(m_onnx->output(i), *m_graph->outputs()[static_cast<size_t>(i)]));
     return std::move(m_graph);
 }
 
@@ -680,8 +684,34 @@ Status Importer::importBranches(ir::Node* n) {
     return {};
 }
 
+/// A graph output's declared type must not contradict the computed one: the same element type
+/// and, where both give a rank and a dim, the same. Symbolic dims on either side agree with
+/// anything, and so does a declared 0 (older exporters wrote 0 for "unknown"); an output declared
+/// without a type or shape is not checked.
+Status Importer::checkDeclaredOutput(const onnx::ValueInfoProto& info, const ir::Value& v) {
+    auto declared = convertType(info, "output");
+    if (!declared.ok())
+        return {};
+    const ir::TensorType& computed = v.type();
+    const std::string what = "output '" + info.name() + "' is declared " + declared->str() +
+                             " but computes " + computed.str();
+    if (declared->dtype != computed.dtype)
+        return makeError(ErrorKind::Invalid, what, info.name());
+    const bool ranked = !(info.type().tensor_type().shape().dim_size() == 0 && computed.shape.size() != 0);
+    if (ranked && declared->shape.size() != computed.shape.size())
+        return makeError(ErrorKind::Invalid, what, info.name());
+    for (size_t i = 0; ranked && i < computed.shape.size(); ++i) {
+        const ir::Dim& d = declared->shape[i];
+        const ir::Dim& c = computed.shape[i];
+        if (d.isKnown() && d.value != 0 && c.isKnown() && d.value != c.value)
+            return makeError(ErrorKind::Invalid, what, info.name());
+    }
+    return {};
+}
+
 Status Importer::addOutputs() {
     std::vector<ir::Value*> outputs;
+    std::unordered_set<std::string> seen;
     for (const onnx::ValueInfoProto& info : m_onnx->output()) {
         ir::Value* v = m_graph->findValue(info.name());
         if (!v)
@@ -689,6 +719,9 @@ Status Importer::addOutputs() {
                              "model '" + m_path + "' has output '" + info.name() +
                                  "', which no node computes",
                              info.name());
+        if (!seen.insert(info.name()).second)
+            return makeError(ErrorKind::Invalid,
+                             "model '" + m_path + "' lists output '" + info.name() + "' twice", info.name());
         outputs.push_back(v);
     }
     if (outputs.empty())

@@ -62,6 +62,9 @@ const BadCase kBadCases[] = {
      {"initializer 'fc.weight'", "8 bytes", "expected 16", "f32[2,2]"}},
     {"ext_no_location.onnx", ErrorKind::Invalid, {"initializer 'fc.weight'", "no 'location'"}},
     {"nan_epsilon.onnx", ErrorKind::Invalid, {"node 'bn1'", "attribute 'epsilon' is NaN"}},
+    {"duplicate_output.onnx", ErrorKind::Invalid, {"output 'y' twice"}},
+    {"output_dim_contradicts.onnx", ErrorKind::Invalid,
+     {"output 'y'", "declared f32[1,2147483648]", "computes f32[1,10]"}},
 };
 
 class BadModels : public ::testing::TestWithParam<BadCase> {};
