@@ -224,6 +224,9 @@ Expected<Target> parseTarget(const std::string& jsonText, const std::string& sou
         return fieldError(sourceName, "dram_bytes",
                           "must be a multiple of dram_align (" + std::to_string(t.dramBytes) + " % " +
                               std::to_string(t.dramAlign) + " != 0)");
+    // 1 MHz to 100 GHz: outside it a latency in microseconds is a number of absurd length.
+    if (!(t.clockGhz >= 0.001 && t.clockGhz <= 100.0))
+        return fieldError(sourceName, "clock_ghz", "must be from 0.001 to 100 (GHz)");
     if (t.numCores > 1024)
         return fieldError(sourceName, "num_cores", "must be at most 1024 (got " + std::to_string(t.numCores) + ")");
     if (t.eventSlotsPerCore > 65535)

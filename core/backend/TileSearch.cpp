@@ -4,12 +4,22 @@
 #include "MathUtil.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace sextant::backend {
 
 namespace {
 
-std::string kib(uint64_t bytes) { return std::to_string(ceilDiv(bytes, 1024)) + " KiB"; }
+/// "512 KiB", "1.5 KiB" or "32 bytes": a size as a user reads it, never rounded to a figure it is not.
+std::string kib(uint64_t bytes) {
+    if (bytes < 1024)
+        return std::to_string(bytes) + " bytes";
+    if (bytes % 1024 == 0)
+        return std::to_string(bytes / 1024) + " KiB";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+    return text;
+}
 
 /// One candidate tile, priced.
 struct Evaluated {
@@ -197,8 +207,8 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const Outpu
     if (!best) {
         const Evaluated& smallest = evals.back();
         return makeError(ErrorKind::Unsupported,
-                         "node '" + n.name() + "': no tiling fits the " + kib(t.sramBytes) +
-                             " SRAM (the smallest tile needs " + kib(smallest.sram) + ")",
+                         "node '" + n.name() + "': no tiling fits in " + kib(t.sramBytes) +
+                             " of SRAM (the smallest tile needs " + kib(smallest.sram) + ")",
                          n.name());
     }
     TaskCost cost;

@@ -47,7 +47,7 @@ int32_t dtypeToOnnx(ir::DType dtype) {
 std::string onnxTypeName(int32_t onnxType) {
     if (TensorProto::DataType_IsValid(onnxType))
         return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(onnxType));
-    return "type " + std::to_string(onnxType);
+    return std::to_string(onnxType) + " (not an ONNX data type)";
 }
 
 namespace {

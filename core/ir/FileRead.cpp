@@ -1,10 +1,14 @@
 #include "FileRead.h"
 
+#include <filesystem>
 #include <fstream>
 
 namespace sextant {
 
 Expected<std::string> readFileLimited(const std::string& path, const std::string& what, uint64_t limit) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return makeError(ErrorKind::Io, path + ": is a folder, not a " + what, path);
     std::ifstream in(path, std::ios::binary);
     if (!in)
         return makeError(ErrorKind::Io, path + ": cannot open " + what, path);

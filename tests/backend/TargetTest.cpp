@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <fstream>
 #include <sstream>
 #include <nlohmann/json.hpp>
@@ -82,6 +84,23 @@ TEST(Target, NegativeAndZeroValuesAreRejected) {
     Expected<Target> zero = parseTarget(defaultJsonWith([](auto& j) { j["clock_ghz"] = 0.0; }), "t.json");
     ASSERT_FALSE(zero.ok());
     EXPECT_NE(zero.error().message.find("'clock_ghz' must be positive"), std::string::npos);
+}
+
+TEST(Target, AClockOutsideOneMegahertzToAHundredGigahertzIsRejected) {
+    // 1e-300 GHz used to print a latency 300 digits long.
+    for (double ghz : {1e-300, 1e-4, 101.0, 1e300}) {
+        Expected<Target> t = parseTarget(defaultJsonWith([ghz](auto& j) { j["clock_ghz"] = ghz; }), "t.json");
+        ASSERT_FALSE(t.ok()) << ghz;
+        EXPECT_EQ(t.error().message, "t.json: field 'clock_ghz' must be from 0.001 to 100 (GHz)");
+    }
+    for (double ghz : {0.001, 1.5, 100.0})
+        EXPECT_TRUE(parseTarget(defaultJsonWith([ghz](auto& j) { j["clock_ghz"] = ghz; }), "t.json").ok()) << ghz;
+}
+
+TEST(Target, AFolderIsNotATargetFile) {
+    Expected<Target> t = loadTarget(std::filesystem::temp_directory_path().string());
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message.find("is a folder, not a target file"), std::string::npos) << t.error().message;
 }
 
 TEST(Target, UnknownKeyIsRejected) {

@@ -123,7 +123,7 @@ TEST(ChooseTiling, NothingFitsIsAnErrorNamingTheNode) {
     ASSERT_FALSE(cost.ok());
     EXPECT_EQ(cost.error().kind, ErrorKind::Unsupported);
     EXPECT_EQ(cost.error().subject, "relu");
-    EXPECT_EQ(cost.error().message, "node 'relu': no tiling fits the 1 KiB SRAM (the smallest tile needs 1 KiB)");
+    EXPECT_EQ(cost.error().message, "node 'relu': no tiling fits in 64 bytes of SRAM (the smallest tile needs 128 bytes)");
 }
 
 TEST(ChooseSplit, WorkCheaperThanTheEventStaysWhole) {
