@@ -260,7 +260,7 @@ int main(int argc, char** argv) {
         if (!shot)
             return;
         std::fprintf(stderr, "error: %s\n", qPrintable(error));
-        exitCode = 1;
+        exitCode = 2; // as sextant-cli exits on a model it cannot compile
         app.quit();
     });
 
