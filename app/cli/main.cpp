@@ -12,7 +12,21 @@
 namespace sextant::cli {
 
 int fail(std::string_view message) {
-    std::cerr << "error: " << message << "\n";
+    // One line, whatever the message quotes: a name read from a broken file may hold a newline or
+    // other control bytes, shown as \xNN.
+    std::string line;
+    line.reserve(message.size());
+    for (char c : message) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+            char esc[8];
+            std::snprintf(esc, sizeof esc, "\\x%02x", u);
+            line += esc;
+        } else {
+            line += c;
+        }
+    }
+    std::cerr << "error: " << line << "\n";
     return 2;
 }
 
