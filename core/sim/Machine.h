@@ -125,6 +125,10 @@ private:
     /// the cycle its recording Task ended. A wait on E passes while E's slot holds E.
     std::map<std::pair<int, int>, std::pair<int, uint64_t>> m_slots;
     std::set<int> m_everRecorded; ///< for the watchdog dump
+    std::map<int, uint64_t> m_dropped; ///< FaultKind::DropRecord: event -> cycle its record was skipped
+    /// The watchdog's words for why `task` (the head of its core's queue) cannot start.
+    std::string blockedBy(size_t index) const;
+    std::string recorderState(int event) const;
     /// The slot an event lives in: (core of the Task that records it, Event::slot); unknown
     /// events get a slot no Task records, so their waits never pass.
     std::pair<int, int> slotOf(int event) const;
@@ -152,6 +156,8 @@ private:
     std::vector<bool> m_intact;
     std::vector<size_t> m_clobberedBy;
     void noteWrite(size_t buffer);
+    /// "by task 2 'sig' (node 'sig') on core 1", or "by the host (a weight)": who stored `buffer`.
+    std::string writerOf(size_t buffer) const;
     size_t m_finished = 0;
     std::vector<uint64_t> m_loadBytes; ///< per Task: DMA bytes it loads (the rest it stores)
 };

@@ -3,6 +3,8 @@
 #include "core/backend/Grouping.h"
 #include "core/backend/MemoryPlanner.h"
 
+#include <algorithm>
+
 namespace sextant::sim::detail {
 
 namespace {
@@ -43,7 +45,31 @@ std::string bufferLabel(const Buffer& b) {
     return "buffer " + std::to_string(b.id) + " ('" + b.value + "')";
 }
 
+/// "[640, 768) in DRAM": the first range two overlapping buffers share.
+std::string sharedRange(const Buffer& a, const Buffer& b) {
+    for (const Place& x : placesOf(a))
+        for (const Place& y : placesOf(b)) {
+            if (x.level != y.level || (x.level == backend::MemLevel::Sram && x.core != y.core))
+                continue;
+            const uint64_t lo = std::max(x.offset, y.offset), hi = std::min(x.offset + x.size, y.offset + y.size);
+            if (lo < hi)
+                return "[" + std::to_string(lo) + ", " + std::to_string(hi) + ") in " +
+                       (x.level == backend::MemLevel::Dram ? std::string("DRAM")
+                                                           : "the SRAM of core " + std::to_string(x.core));
+        }
+    return "no shared bytes";
+}
+
 } // namespace
+
+std::string Machine::writerOf(size_t buffer) const {
+    if (!m_writers[buffer].empty()) {
+        const Task& w = m_p.tasks[m_writers[buffer].front()];
+        return "by " + taskAndNodes(w) + " on core " + std::to_string(w.core);
+    }
+    return m_p.buffers[buffer].kind == backend::BufferKind::Weight ? "by the host (a weight)"
+                                                                   : "by the host (a graph input)";
+}
 
 void Machine::noteWrite(size_t buffer) {
     if (!m_opt.checkRaces)
@@ -62,8 +88,8 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
     const TaskState& st = m_state[index];
     auto race = [&](const std::string& what) {
         return makeError(ErrorKind::Runtime,
-                         "race: " + taskLabel(task) + " (core " + std::to_string(task.core) +
-                             ") at cycle " + std::to_string(now) + " " + what,
+                         "race: " + taskAndNodes(task) + " on core " + std::to_string(task.core) +
+                             " at cycle " + std::to_string(now) + " " + what,
                          task.name);
     };
     for (size_t b : st.reads) {
@@ -73,22 +99,16 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
             if (w == index || m_state[w].ended || backend::disjointSliceRead(m_p.tasks[w], task, buf.id))
                 continue;
             const Task& p = m_p.tasks[w];
-            return race("reads " + bufferLabel(buf) + " before its producer " + taskLabel(p) +
-                        " (core " + std::to_string(p.core) + ") ended: a missing event wait?");
+            return race("reads " + bufferLabel(buf) + " before its producer " + taskAndNodes(p) +
+                        " on core " + std::to_string(p.core) + " ended: a missing event wait?");
         }
         // Reading bytes another buffer's write replaced: two live buffers share addresses.
         if (!m_intact[b]) {
-            const Buffer& by = m_p.buffers[m_clobberedBy[b]];
-            std::string writer;
-            if (!m_writers[m_clobberedBy[b]].empty()) {
-                const Task& w = m_p.tasks[m_writers[m_clobberedBy[b]].front()];
-                writer = " written by " + taskLabel(w) + " (core " + std::to_string(w.core) + ")";
-            }
-            const std::string where = buf.level == backend::MemLevel::Sram
-                                          ? " in the SRAM of core " + std::to_string(buf.core)
-                                          : std::string();
-            return race("reads " + bufferLabel(buf) + " but its bytes were overwritten by " + bufferLabel(by) +
-                        writer + where + ": the memory plan overlaps two live buffers");
+            const size_t by = m_clobberedBy[b];
+            return race("reads " + bufferLabel(buf) + " but its bytes were overwritten by " +
+                        bufferLabel(m_p.buffers[by]) + ": the memory plan overlaps two live buffers, " +
+                        bufferLabel(buf) + " written " + writerOf(b) + " and " + bufferLabel(m_p.buffers[by]) +
+                        " written " + writerOf(by) + ", sharing " + sharedRange(buf, m_p.buffers[by]));
         }
     }
     // Touching addresses a running Task writes, or writing what it reads: overlapping live buffers.
@@ -109,8 +129,10 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                                    backend::disjointSliceRead(task, m_p.tasks[r], id)))
                         continue;
                     return race(std::string(verb) + " " + bufferLabel(m_p.buffers[a]) + " which overlaps " +
-                                bufferLabel(m_p.buffers[b]) + " that running " + taskLabel(m_p.tasks[r]) + " " +
-                                theirVerb);
+                                bufferLabel(m_p.buffers[b]) + " that running " + taskAndNodes(m_p.tasks[r]) + " " +
+                                theirVerb + (a == b ? std::string()
+                                                    : ": the memory plan overlaps two live buffers, sharing " +
+                                                          sharedRange(m_p.buffers[a], m_p.buffers[b])));
                 }
             return std::nullopt;
         };

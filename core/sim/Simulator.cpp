@@ -208,7 +208,16 @@ Status Machine::startTask(size_t index, uint64_t now) {
         if (m_p.tasks[r].dmaBytes > 0)
             ++sharers;
     const ir::Node* first = m_taskNodes[index].empty() ? nullptr : m_taskNodes[index].front();
-    const TaskTiming timing = timeTask(task, m_p.target, first, sharers, m_loadBytes[index]);
+    TaskTiming timing;
+    if (m_opt.fault.kind == FaultKind::DelayDma && task.id == m_opt.fault.task) {
+        // The same bytes at a hundredth of the rate: as long as moving a hundred times as many.
+        Task slow = task;
+        const uint64_t cap = UINT64_MAX / kDmaDelayFactor;
+        slow.dmaBytes = std::min(task.dmaBytes, cap) * kDmaDelayFactor;
+        timing = timeTask(slow, m_p.target, first, sharers, std::min(m_loadBytes[index], cap) * kDmaDelayFactor);
+    } else {
+        timing = timeTask(task, m_p.target, first, sharers, m_loadBytes[index]);
+    }
     st.end = now + timing.duration;
     TraceRecord& rec = m_trace[index];
     rec.task = task.id;
@@ -243,7 +252,12 @@ Status Machine::endTask(size_t index, uint64_t now) {
     st.ended = true;
     ++m_finished;
     m_running.erase(std::find(m_running.begin(), m_running.end(), index));
+    const bool dropped = m_opt.fault.kind == FaultKind::DropRecord && task.id == m_opt.fault.task;
     for (int e : task.recordEvents) {
+        if (dropped) {
+            m_dropped[e] = now; // the injected fault: the record never reaches its slot
+            continue;
+        }
         m_slots[slotOf(e)] = {e, now};
         m_everRecorded.insert(e);
     }
@@ -297,12 +311,33 @@ Expected<SimResult> Machine::run() {
 
 } // namespace detail
 
-Expected<SimResult> simulate(const backend::Program& program, std::span<const ir::Tensor> inputs,
-                             const SimOptions& options) {
+namespace {
+
+Expected<SimResult> runOn(const backend::Program& program, std::span<const ir::Tensor> inputs,
+                          const SimOptions& options) {
     SX_ASSIGN(MemoryImage memory, MemoryImage::forProgram(program));
     detail::Machine machine(program, options, std::move(memory));
     SX_TRY(machine.prepare(inputs));
     return machine.run();
+}
+
+} // namespace
+
+Expected<SimResult> simulate(const backend::Program& program, std::span<const ir::Tensor> inputs,
+                             const SimOptions& options) {
+    SX_TRY(checkFault(program, options.fault));
+    if (options.fault.kind != FaultKind::ShiftAddress)
+        return runOn(program, inputs, options);
+    // The run's own copy of the plan, with Task N's buffer moved onto its live neighbour.
+    SX_ASSIGN(AddressShift shift, shiftFor(program, options.fault));
+    backend::Program shifted = program;
+    shifted.buffers[shift.buffer].offset = shift.offset;
+    return runOn(shifted, inputs, options);
+}
+
+bool isSafetyNetStop(const Error& error) {
+    return error.kind == ErrorKind::Runtime &&
+           (error.message.rfind("watchdog: ", 0) == 0 || error.message.rfind("race: ", 0) == 0);
 }
 
 } // namespace sextant::sim

@@ -1,5 +1,7 @@
 #pragma once
 
+#include "Fault.h"
+
 #include "core/backend/Program.h"
 #include "core/ir/Error.h"
 #include "core/ir/Tensor.h"
@@ -56,6 +58,9 @@ struct SimOptions {
     /// Keep every value the Tasks compute in SimResult::values (the per-tensor accuracy compare
     /// reads them). Holds all intermediates at once: memory grows with the model.
     bool keepValues = false;
+    /// A fault to plant in this run (sextant-cli run --inject; see Fault.h): checked against the
+    /// Program first (an Invalid error naming the problem), then applied to the run's own state.
+    FaultPlan fault;
 };
 
 /// Runs a Program on the discrete-event model of its target (DESIGN §7).
@@ -82,8 +87,12 @@ struct SimOptions {
 ///
 /// Errors: inputs that do not fit their buffers (Invalid), a plan that does not fit its target or a
 /// node that fails (Runtime), and a deadlock, reported by the watchdog with every blocked Task and
-/// the event it waits on (Runtime).
+/// the event it waits on (Runtime). isSafetyNetStop tells the last two apart from the rest.
 Expected<SimResult> simulate(const backend::Program& program, std::span<const ir::Tensor> inputs,
                              const SimOptions& options = {});
+
+/// Whether `error` is the watchdog's (a deadlock: message "watchdog: ...") or the race checker's
+/// ("race: ..."): the run was stopped by a safety net, not refused for bad input.
+bool isSafetyNetStop(const Error& error);
 
 } // namespace sextant::sim
