@@ -8,11 +8,13 @@
 #include "PipelineOptions.h"
 
 #include "core/backend/Target.h"
+#include "core/frontend/TensorProtoIO.h"
 #include "core/ir/Blas.h"
 #include "core/runtime/Compare.h"
 #include "core/runtime/CtcDecode.h"
 #include "core/runtime/Driver.h"
 #include "core/sim/CriticalPath.h"
+#include "core/sim/Fault.h"
 #include "profiler/ProfileDb.h"
 
 #include <cstdio>
@@ -52,6 +54,17 @@ const char* kRunUsage =
     "producer\n"
     "                        has not finished or that another buffer overwrote (debugging "
     "plans/events)\n"
+    "  --inject KIND:N       plant one fault in the simulated run, after every check of the model or\n"
+    "                        artifact, to see the safety nets work (docs/fault-injection.md); N is a\n"
+    "                        Task id. KIND: drop-record (Task N does not record its events: the\n"
+    "                        watchdog names who waits), delay-dma (Task N's DMA runs 100x slower:\n"
+    "                        see --critical-path; the numbers stay right), shift-address (Task N's\n"
+    "                        output buffer moved onto another live buffer: wrong outputs, and\n"
+    "                        --check-races names both Tasks). Implies --compare-reference unless\n"
+    "                        --expected is given; --profile records the fault as metric inject:KIND:N\n"
+    "  --save-outputs DIR    write each output as a TensorProto file, DIR/output_0.pb, output_1.pb, ...\n"
+    "                        (the ONNX test-data layout, named as the model's outputs; --expected reads\n"
+    "                        them back)\n"
     "  --target FILE         target description (default: the built-in npu-a)\n"
     "Pipeline options (compiling, or --reference on the optimised graph):\n"
     "%s"
@@ -63,11 +76,13 @@ const char* kRunUsage =
     "                        with symbolic input dims compiled without it takes the --inputs shapes\n"
     "  --ctc-keys FILE       decode output 0 as CTC scores with this character list (one per line,\n"
     "                        PaddleOCR style) and print the text it reads\n"
-    "Exit status: 0 all comparisons pass, 1 a comparison failed, 2 bad input.\n";
+    "Exit status: 0 all comparisons pass, 1 a comparison failed, 2 bad input (or a bad --inject),\n"
+    "3 the simulated run was stopped by the watchdog (no Task can make progress) or the race checker.\n";
 
 struct RunArgs : CompareOptions { // --inputs, --expected, --atol, --rtol, --shape
     std::string model;
-    std::string profilePath, targetPath, ctcKeys;
+    std::string profilePath, targetPath, ctcKeys, saveOutputs;
+    sim::FaultPlan fault;
     bool reference = false, float32 = false, compareReference = false, checkRaces = false, perTensor = false,
          criticalPath = false;
     runtime::RunMode mode = runtime::RunMode::GraphAsync;
@@ -108,6 +123,16 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
             if (!m)
                 return "run: unknown mode '" + v + "' (expected 'strict' or 'async')";
             out.mode = *m;
+        } else if (a == "--inject") {
+            if (!value(v))
+                return "run: --inject needs KIND:N (e.g. drop-record:3; see 'sextant-cli run --help')";
+            Expected<sim::FaultPlan> plan = sim::parseFaultPlan(v);
+            if (!plan.ok())
+                return "run: " + plan.error().message;
+            out.fault = *plan;
+        } else if (a == "--save-outputs") {
+            if (!value(out.saveOutputs))
+                return "run: --save-outputs needs a directory";
         } else if (a == "--ctc-keys") {
             if (!value(out.ctcKeys))
                 return "run: --ctc-keys needs a character list file";
@@ -142,10 +167,12 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         return err;
     if (out.reference && out.criticalPath)
         return "run: --reference runs no NPU program, so --critical-path does not apply";
-    if (out.reference && (out.compareReference || out.checkRaces || !out.profilePath.empty()))
-        return "run: --reference runs no NPU program, so --compare-reference, --check-races and "
-               "--profile do "
-               "not apply";
+    if (out.reference && (out.compareReference || out.checkRaces || !out.profilePath.empty() || out.fault.active()))
+        return "run: --reference runs no NPU program, so --compare-reference, --check-races, --inject and "
+               "--profile do not apply";
+    // An injected fault's outputs are shown against the reference, unless compared with --expected.
+    if (out.fault.active() && out.expectedDir.empty())
+        out.compareReference = true;
     return {};
 }
 
@@ -285,6 +312,39 @@ int coresUsed(const backend::Program& p) {
     return static_cast<int>(cores.size());
 }
 
+/// --save-outputs: each output as DIR/output_<i>.pb, named as the model's output and in its element
+/// type (an f16 output buffer is widened back), so --expected DIR and onnx tools read it.
+Status saveOutputs(const std::string& dir, const runtime::RunResult& r, const std::vector<ir::Tensor>& outputs) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec || !std::filesystem::is_directory(dir))
+        return makeError(ErrorKind::Invalid, "run: --save-outputs: cannot create directory '" + dir + "'" +
+                                                 (ec ? ": " + ec.message() : std::string()));
+    const ir::Graph* g = r.modelGraph();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+        ir::Tensor t = outputs[i];
+        if (g && i < g->outputs().size() && t.dtype() != g->outputs()[i]->type().dtype)
+            t = t.castTo(g->outputs()[i]->type().dtype);
+        const std::string path = (std::filesystem::path(dir) / ("output_" + std::to_string(i) + ".pb")).string();
+        SX_TRY(frontend::saveTensorProto(t, r.outputName(i), path));
+    }
+    std::cout << "outputs: wrote " << outputs.size() << " file" << (outputs.size() == 1 ? "" : "s") << " to " << dir
+              << " (output_0.pb ...)\n";
+    return {};
+}
+
+/// With --inject, after the run: when the Task of the fault ran, and its DMA time.
+void printFaultTask(const sim::FaultPlan& fault, const backend::Program& program, const sim::SimResult& result) {
+    for (size_t i = 0; i < program.tasks.size() && i < result.trace.size(); ++i) {
+        if (program.tasks[i].id != fault.task)
+            continue;
+        const sim::TraceRecord& rec = result.trace[i];
+        std::printf("inject %s: task %d ran cycles %llu..%llu, DMA %llu cycles\n", sim::faultSpec(fault).c_str(),
+                    fault.task, static_cast<unsigned long long>(rec.start), static_cast<unsigned long long>(rec.end),
+                    static_cast<unsigned long long>(rec.dmaCycles));
+    }
+}
+
 /// The driver's request for these arguments (the target is loaded by the caller).
 runtime::RunRequest runRequest(const RunArgs& a) {
     runtime::RunRequest q;
@@ -299,6 +359,7 @@ runtime::RunRequest runRequest(const RunArgs& a) {
     q.inputsDir = a.inputsDir;
     q.mode = a.mode;
     q.checkRaces = a.checkRaces;
+    q.fault = a.fault;
     q.compareReference = a.compareReference;
     q.perTensor = a.perTensor;
     q.referenceFloat32 = a.float32;
@@ -311,6 +372,10 @@ runtime::RunRequest runRequest(const RunArgs& a) {
 /// The error line for a failed run. The stages that check the user's shapes and options say
 /// "run:" first, as they always have; the others' messages name their file or node themselves.
 int failRun(const Error& e, runtime::RunStage stage, bool reference) {
+    if (stage == runtime::RunStage::Simulate && sim::isSafetyNetStop(e)) {
+        fail(e.message);
+        return 3;
+    }
     const bool prefixed = stage == runtime::RunStage::Specialise || stage == runtime::RunStage::CompareReference ||
                           (reference && stage == runtime::RunStage::Compile);
     return fail(prefixed ? "run: " + e.message : e.message);
@@ -354,7 +419,14 @@ int runModel(const RunArgs& a) {
         switch (stage) {
         case runtime::RunStage::Import:
         case runtime::RunStage::Specialise:
+            return {};
         case runtime::RunStage::Inputs:
+            if (a.fault.active()) {
+                // Checked here, before the run, so a fault that does not fit says so as bad input.
+                if (Status s = sim::checkFault(r.program, a.fault); !s.ok())
+                    return makeError(ErrorKind::Invalid, "run: --" + s.error().message);
+                std::cout << sim::describeFault(r.program, a.fault) << "\n";
+            }
             return {};
         case runtime::RunStage::Compile:
             if (a.reference)
@@ -408,13 +480,19 @@ int runModel(const RunArgs& a) {
         // float32 cannot compute from a wrong kernel.
         for (const runtime::FloatRangeFinding& f : run->floatRange)
             std::cout << "note: " << runtime::formatFinding(f) << "\n";
+        if (!a.saveOutputs.empty())
+            if (Status s = saveOutputs(a.saveOutputs, *run, run->reference); !s.ok())
+                return fail(s.error().message);
         return ok ? 0 : 1;
     }
 
     const runtime::RunResult& r = *run;
     const backend::Program& program = r.program;
     const sim::SimResult& result = r.sim;
-    if (const std::string note = backend::f16Note(program.target, "in a --target file"); !ok && !note.empty())
+    if (!ok && a.fault.active())
+        std::cout << "note: the fault injected (" << sim::faultSpec(a.fault)
+                  << ") ran: the differences above are what it did to the numbers\n";
+    else if (const std::string note = backend::f16Note(program.target, "in a --target file"); !ok && !note.empty())
         std::cout << note << "\n";
     if (!a.compareReference && a.expectedDir.empty())
         for (size_t i = 0; i < result.outputs.size(); ++i)
@@ -424,14 +502,23 @@ int runModel(const RunArgs& a) {
         return fail(s.error().message);
     std::printf("latency: %llu cycles (%.2f us at %g GHz)\n", static_cast<unsigned long long>(result.totalCycles),
                 program.target.cyclesToMicros(result.totalCycles), program.target.clockGhz);
+    if (a.fault.active())
+        printFaultTask(a.fault, program, result);
     if (a.criticalPath)
         printCriticalPath(program, result, a.mode == runtime::RunMode::Strict);
     std::fflush(stdout);
+    if (!a.saveOutputs.empty())
+        if (Status s = saveOutputs(a.saveOutputs, r, result.outputs); !s.ok())
+            return fail(s.error().message);
 
     // Keeping the run: the profile database is written after everything was shown.
     if (!a.profilePath.empty()) {
         profiler::RunInfo info;
         info.model = a.model;
+        // A faulted run says so in its metrics ("inject:delay-dma:7" = 1), so it is never taken
+        // for the program's own timeline.
+        if (a.fault.active())
+            metrics.emplace_back("inject:" + sim::faultSpec(a.fault), 1.0);
         info.metrics = std::move(metrics);
         Expected<int64_t> written = profiler::writeProfile(a.profilePath, program, result, info);
         if (!written.ok())

@@ -231,7 +231,7 @@ Status RunJob::simulate(RunResult& r) {
         keepValues = q.perTensorBudget < 0 || r.intermediateBytes <= q.perTensorBudget;
     }
     r.perTensorCompared = keepValues;
-    SX_ASSIGN(r.sim, runProgram(r.program, r.inputs.tensors, q.mode, q.checkRaces, keepValues));
+    SX_ASSIGN(r.sim, runProgram(r.program, r.inputs.tensors, q.mode, q.checkRaces, keepValues, q.fault));
     return {};
 }
 

@@ -80,6 +80,9 @@ struct RunRequest {
 
     RunMode mode = RunMode::GraphAsync; ///< how the simulated device issues Tasks
     bool checkRaces = false;            ///< the simulator's race checker (sim::SimOptions)
+    /// A fault planted in the simulated run (--inject; sim::FaultPlan), after the artifact's or
+    /// the compiler's checks: an Invalid error when it does not fit the Program.
+    sim::FaultPlan fault;
 
     /// RunEngine::Npu: run the float64 reference of the model (not of the compiled graph) and
     /// compare the NPU's outputs with it (CompareReference).

@@ -54,7 +54,7 @@ Status checkProgramInputs(const backend::Program& program, std::span<const ir::T
 }
 
 Expected<sim::SimResult> runProgram(const backend::Program& program, std::span<const ir::Tensor> inputs,
-                                    RunMode mode, bool checkRaces, bool keepValues) {
+                                    RunMode mode, bool checkRaces, bool keepValues, const sim::FaultPlan& fault) {
     SX_TRY(checkProgramInputs(program, inputs));
     std::vector<ir::Tensor> converted;
     converted.reserve(inputs.size());
@@ -65,6 +65,7 @@ Expected<sim::SimResult> runProgram(const backend::Program& program, std::span<c
     options.strict = mode == RunMode::Strict;
     options.checkRaces = checkRaces;
     options.keepValues = keepValues;
+    options.fault = fault;
     return sim::simulate(program, converted, options);
 }
 

@@ -28,10 +28,10 @@ std::optional<RunMode> parseRunMode(std::string_view name);
 Status checkProgramInputs(const backend::Program& program, std::span<const ir::Tensor> inputs);
 
 /// Runs `program` once on fresh device memory, as Session::run does (the driver runs the Program
-/// it compiled in place, without a Session owning a copy).
+/// it compiled in place, without a Session owning a copy), with `fault` planted (sim::FaultPlan).
 Expected<sim::SimResult> runProgram(const backend::Program& program, std::span<const ir::Tensor> inputs,
                                     RunMode mode = RunMode::GraphAsync, bool checkRaces = false,
-                                    bool keepValues = false);
+                                    bool keepValues = false, const sim::FaultPlan& fault = {});
 
 /// A loaded Program ready to run on the simulated device. Cheap to copy (the graph is shared).
 class Session {

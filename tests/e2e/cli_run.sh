@@ -152,6 +152,110 @@ sample)
     expect_line "^  groups matched by name: [1-9][0-9]*; only in A: [0-9]+, only in B: [0-9]+$"
     expect_line "^  block1_conv +Conv( x[0-9]+)? -> FusedConv( x[0-9]+)? +[0-9,]+ +[0-9,]+ +[+-][0-9]+  [+-][0-9.]+ %$"
     ;;
+inject)
+    # Faults planted with --inject in a run of a compiled artifact (it passed the artifact reader's
+    # checks): the safety net that catches each, the names it gives, and the exit codes.
+    art="$work/art"
+    rm -rf "$art"
+    "$cli" compile "$src/samples/residual_cnn.onnx" -o "$art" >"$out" 2>"$err" || fail "compile -o failed"
+    ins=(--inputs "$src/samples/residual_cnn")
+    # run_inject SPEC [more options]: sets rc; stdout and stderr in $out and $err.
+    run_inject() { local spec=$1; shift; "$cli" run "$art" "${ins[@]}" --inject "$spec" "$@" >"$out" 2>"$err"; rc=$?; }
+    # expect_stop SPEC [more options]: a safety net stopped the run: exit 3, one stderr line.
+    expect_stop() {
+        run_inject "$@"
+        [ $rc -eq 3 ] || fail "$1: exit code $rc, expected 3 (a safety net stopped the run)"
+        [ "$(wc -l <"$err")" -eq 1 ] || fail "$1: expected one stderr line"
+    }
+    # expect_err REGEX WHAT: the stderr line matches the extended regex.
+    expect_err() { grep -Eq -- "$1" "$err" || fail "$2"; }
+    # first_task KIND [REGEX]: the lowest Task id the fault fits (a fault that does not fit is
+    # exit 2), and whose "inject ..." line matches REGEX.
+    first_task() {
+        local n
+        for ((n = 0; n < 400; n++)); do
+            run_inject "$1:$n"
+            if [ $rc -ne 2 ]; then
+                grep -Eq -- "^inject $1:$n: .*${2:-}" "$out" && { echo $n; return; }
+                continue
+            fi
+            grep -q "^error: run: --inject $1:$n: " "$err" || fail "$1:$n: exit 2 without the --inject error line"
+        done
+        fail "no Task fits $1 ${2:-}"
+    }
+    "$cli" run "$art" "${ins[@]}" --save-outputs "$work/clean" --critical-path >"$out" 2>"$err" || fail "clean run failed"
+    clean_latency=$(sed -n 's/^latency: \([0-9]*\) cycles.*/\1/p' "$out")
+    # The outputs saved read back: --expected on them matches to the last bit.
+    [ -s "$work/clean/output_0.pb" ] || fail "--save-outputs wrote no output_0.pb"
+    "$cli" run "$art" "${ins[@]}" --expected "$work/clean" >"$out" 2>"$err" || fail "--expected on saved outputs failed"
+    expect_line "^output 'probs': max_abs 0\.0e\+00 .* PASS$"
+
+    # A dropped event record: the watchdog names the waiting Task, its node, the event, and the
+    # Task that should have recorded it. Exit 3: a safety net stopped the run.
+    n=$(first_task drop-record)
+    [[ $n =~ ^[0-9]+$ ]] || { echo "$n"; exit 1; }
+    expect_stop "drop-record:$n"
+    expect_err "^error: watchdog: no task can make progress at cycle [0-9]+ \([0-9]+ of [0-9]+ tasks finished\); " \
+        "no watchdog line"
+    expect_err "task [0-9]+ '[^']+' \(nodes? '[^']+'.*\) on core [0-9]+ waits on event [0-9]+ \(slot [0-9]+ of core [0-9]+\), which task $n '[^']+' \(nodes? '[^']+'[^)]*\) should have recorded: task $n ended at cycle [0-9]+ without recording it \(injected fault drop-record:$n\)" \
+        "the watchdog does not name waiter, node, event and recorder"
+    expect_line "^inject drop-record:$n: task $n '[^']+' \(nodes? .*\) ends without recording events? [0-9, ]+ \(waited on by task [0-9]+ "
+
+    # A delayed DMA on the first Task of the critical path: a longer run, the same numbers.
+    first=$("$cli" run "$art" "${ins[@]}" --critical-path | sed -n 's/^ *\([0-9][0-9]*\) .* first$/\1/p')
+    [ -n "$first" ] || fail "no first Task on the critical path"
+    rm -f "$work/slow.db"
+    run_inject "delay-dma:$first" --critical-path --save-outputs "$work/slow" --profile "$work/slow.db"
+    [ $rc -eq 0 ] || fail "delay-dma:$first: exit code $rc, expected 0 (the numbers stay right)"
+    expect_line "^npu vs reference \(float64, the artifact's compiled graph\):$"
+    expect_line "^output 'probs': .* PASS$"
+    expect_line "^inject delay-dma:$first: task $first ran cycles [0-9]+\.\.[0-9]+, DMA [0-9]+ cycles$"
+    expect_line "^ +$first .* first$"
+    slow_latency=$(sed -n 's/^latency: \([0-9]*\) cycles.*/\1/p' "$out")
+    [ "$slow_latency" -gt "$clean_latency" ] || fail "delay-dma: latency $slow_latency not above $clean_latency"
+    cmp -s "$work/clean/output_0.pb" "$work/slow/output_0.pb" || fail "delay-dma changed the outputs"
+    # The profile of a faulted run says so in its metrics.
+    /usr/bin/python3 -c "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); \
+sys.exit(0 if c.execute('select count(*) from metrics m join strings s on s.id = m.key where s.text = ? and m.value = 1', (sys.argv[2],)).fetchone()[0] == 1 else 1)" \
+        "$work/slow.db" "inject:delay-dma:$first" || fail "the profile has no metric inject:delay-dma:$first"
+
+    # An address shift: wrong outputs against the reference (exit 1), and with --check-races the
+    # race checker names both Tasks whose buffers overlap (exit 3).
+    # (The sample is a chain: what a later Task reads beside Task N's output is a weight.)
+    n=$(first_task shift-address)
+    [[ $n =~ ^[0-9]+$ ]] || { echo "$n"; exit 1; }
+    run_inject "shift-address:$n" --save-outputs "$work/shifted"
+    [ $rc -eq 1 ] || fail "shift-address:$n: exit code $rc, expected 1 (a comparison failed)"
+    expect_line "^inject shift-address:$n: task $n '[^']+' .*: its buffer [0-9]+ \('[^']+'\) moves in .* onto live buffer [0-9]+ "
+    expect_line "^output 'probs': .* FAIL( \\(.*\\))?$"
+    expect_line "^note: the fault injected \\(shift-address:$n\\) ran: the differences above are what it did to the numbers$"
+    cmp -s "$work/clean/output_0.pb" "$work/shifted/output_0.pb" && fail "shift-address left the outputs as they were"
+    moved=$(sed -n "s/^inject shift-address:$n: .*: its buffer \\([0-9]*\\) .*/\\1/p" "$out")
+    [ -n "$moved" ] || fail "the inject line names no buffer"
+    expect_stop "shift-address:$n" --check-races
+    # Either a Task reads bytes another buffer's write replaced, or it touches a buffer that a
+    # running Task's overlaps: both name two Tasks with their nodes, the shifted buffer and the range.
+    grep -Eq "^error: race: task [0-9]+ '[^']+' \\(nodes? '[^']+'[^)]*\\) on core [0-9]+ at cycle [0-9]+ (reads|writes) buffer " \
+        "the race line does not start with the Task and its node"
+    grep -Eq "(buffer $moved \\('[^']+'\\) written by task [0-9]+ '[^']+' \\(nodes? |buffer $moved \\('[^']+'\\) that running task [0-9]+ '[^']+' \\(nodes? )" \
+        "the race does not name the Task writing the shifted buffer $moved"
+    expect_err "the memory plan overlaps two live buffers.*, sharing \\[[0-9]+, [0-9]+\\) in DRAM$" \
+        "the race does not say the plan overlaps two live buffers, and where"
+
+    # Bad specs: one error line, exit 2.
+    for spec in bogus:1 drop-record drop-record:x drop-record:99999; do
+        run_inject "$spec"
+        [ $rc -eq 2 ] || fail "--inject $spec: exit code $rc, expected 2"
+        [ "$(wc -l <"$err")" -eq 1 ] || fail "--inject $spec: expected one stderr line"
+    done
+    grep -Eqx "error: run: --inject drop-record:99999: the program has no task 99999 \(its task ids run 0\.\.[0-9]+\)" "$err" ||
+        fail "out-of-range message"
+    run_inject bogus:1
+    grep -qx "error: run: --inject 'bogus:1': unknown kind 'bogus' (kinds: drop-record, delay-dma, shift-address)" "$err" ||
+        fail "unknown-kind message"
+    "$cli" run "$art" --reference --inject drop-record:1 >"$out" 2>"$err"
+    [ $? -eq 2 ] || fail "--reference --inject was accepted"
+    ;;
 bad-input)
     # Each bad input: exit code 2 and exactly one "error: ..." line, no crash.
     check() {
