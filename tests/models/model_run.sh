@@ -9,6 +9,7 @@ case_name=$1 model=$2 compute=$3 cli=$4 shared=$5 work=$6
 models="$shared/models"
 tag="$case_name"
 [ "$case_name" = reference ] && tag="$(basename "$model").$compute"
+[ "$case_name" = modes ] && tag="$(basename "$model").modes"
 mkdir -p "$work"
 out="$work/$tag.out"
 err="$work/$tag.err"
@@ -264,6 +265,31 @@ cls-npu)
     [ $rc -eq 0 ] || fail "exit code $rc"
     expect_line "^npu vs expected:$"
     expect_line "^output 'softmax_0\.tmp_0': .* PASS$"
+    ;;
+modes)
+    # The NPU's strict and async runs of one model (its test-data inputs) write byte-identical
+    # output files with --save-outputs: issuing Tasks as the events allow changes when they run,
+    # never what they compute.
+    file="$models/$model.onnx"
+    data="$models/$(dirname "$model")/test_data/$(basename "$model")/test_data_set_0"
+    need "$file"
+    outputs=$(ls "$data" | grep -c '^output_[0-9]*\.pb$')
+    for mode in strict async; do
+        rm -rf "$work/$tag.$mode"
+        "$cli" run "$file" --inputs "$data" --mode $mode --save-outputs "$work/$tag.$mode" >"$out" 2>"$err"
+        rc=$?
+        [ $rc -eq 0 ] || fail "$mode run: exit code $rc"
+        [ -s "$err" ] && fail "$mode run: unexpected stderr"
+        expect_line "^simulated '.*' on .* \($mode mode\): [0-9]+ tasks on "
+        expect_line "^outputs: wrote $outputs files? to $work/$tag.$mode \(output_0\.pb \.\.\.\)$"
+        [ "$(ls "$work/$tag.$mode" | wc -l)" -eq "$outputs" ] || fail "$mode run: not $outputs files in $work/$tag.$mode"
+    done
+    for ((i = 0; i < outputs; i++)); do
+        f=output_$i.pb
+        [ -s "$work/$tag.strict/$f" ] || fail "the strict run wrote no $f"
+        cmp -s "$work/$tag.strict/$f" "$work/$tag.async/$f" || fail "$f differs between the strict and the async run"
+    done
+    echo "PASS: $tag ($outputs output files byte-identical, strict and async)"
     ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;
