@@ -27,7 +27,7 @@ test: build
 FORCED_CORE := $(shell grep -qw avx2 /proc/cpuinfo && grep -qw fma /proc/cpuinfo && echo Haswell || echo Prescott)
 test-forced-blas: build
 	cd $(BUILD) && OPENBLAS_CORETYPE=$(FORCED_CORE) OPENBLAS_L2_SIZE=512 QT_QPA_PLATFORM=offscreen \
-	  SEXTANT_CHECK_SNAPSHOTS=1 ctest --output-on-failure -j2 -E '^fuzz\.'
+	  SEXTANT_CHECK_SNAPSHOTS=1 ctest --output-on-failure -j2 -E '^(fuzz|sanitize)\.'
 
 run: build
 	$(BUILD)/app/sextant $(SAMPLE)

@@ -17,8 +17,10 @@ inputs, so a finding reproduces):
             `compare-runs` and `export-trace`
   inputs    byte flips and dtype / name / shape edits of input_0.pb; `run --inputs`
 Every case runs with a 30 s timeout and a 4 GiB address-space limit. Outcomes: accepted (exit 0
-or 1), clear error (exit 2 and exactly one stderr line starting "error: "), unclear (exit 2 but
-not one error line), crash (any other exit or a signal), hang (timeout). Prints one line per
+or 1), clear error (exit 2 and exactly one stderr line starting "error: ", or exit 3 - the simulator's
+watchdog or race checker stopped the run - with an "error: " line among its report), unclear
+(exit 2 or 3 otherwise),
+crash (any other exit or a signal), hang (timeout). Prints one line per
 family and the cases that were not accepted or a clear error; exits 1 if there was any crash,
 hang or unclear message. --keep DIR keeps those cases' inputs.
 """
@@ -67,6 +69,8 @@ class Tally:
             outcome = "accepted"
         elif rc == 2:
             outcome = "clear" if len(lines) == 1 and lines[0].startswith("error: ") else "unclear"
+        elif rc == 3: # the watchdog or race checker stopped the run: its report may take lines
+            outcome = "clear" if any(l.startswith("error: ") for l in lines) else "unclear"
         else:
             outcome = "crash"
         c = self.counts.setdefault(family, {})
