@@ -83,9 +83,12 @@ ninja -C "$build" -j"$jobs" "${fuzzers[@]}" >"$build/ninja-$target.log" 2>&1 \
     || { tail -50 "$build/ninja-$target.log"; echo "fuzz: build failed"; exit 1; }
 fuzzer=$build/fuzz/$target
 
-# Working corpus: kept between runs in the build folder, seeded afresh each time.
+# Working corpus: kept between timed runs in the build folder, seeded afresh each time. A counted
+# run (FUZZ_RUNS, the ctests) starts from the seeds alone: with what earlier runs added, the same
+# seed would explore differently each time.
 corpus=$build/corpus-$target
 findings=$build/findings
+if [ -n "${FUZZ_RUNS:-}" ]; then rm -rf "$corpus"; fi
 mkdir -p "$corpus" "$findings"
 for f in "${seeds[@]}"; do cp -f "$f" "$corpus/$(basename "$(dirname "$f")")-$(basename "$f")"; done
 # FUZZ_SEEDS: an extra folder of models (e.g. the generated ONNX node tests, all named model.onnx:

@@ -229,6 +229,8 @@ Expected<Program> readArtifact(const std::string& dir) {
         doc = json::parse(manifestBytes.begin(), manifestBytes.end());
     } catch (const json::parse_error& e) {
         return m.fail("invalid JSON at byte " + std::to_string(e.byte));
+    } catch (const json::out_of_range&) { // the one other error parse raises: 5e400
+        return m.fail("invalid JSON: a number beyond the range of a double");
     }
     if (!doc.is_object())
         return m.fail("expected a JSON object");

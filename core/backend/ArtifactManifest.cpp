@@ -499,13 +499,7 @@ Status checkLifetimes(const Manifest& m, const Program& p) {
 } // namespace
 
 uint64_t tensorBytes(const ir::TensorType& t) {
-    const int64_t n = t.numel();
-    uint64_t bytes = 0;
-    if (n < 0)
-        return 0;
-    return __builtin_mul_overflow(static_cast<uint64_t>(n), static_cast<uint64_t>(ir::dtypeSize(t.dtype)), &bytes)
-               ? UINT64_MAX
-               : bytes;
+    return storedBytes(t, 1); // with no channel blocks: the logical bytes, saturating on overflow
 }
 
 namespace {

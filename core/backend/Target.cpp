@@ -146,6 +146,8 @@ Expected<json> parseJson(const std::string& jsonText, const std::string& sourceN
         }
         return makeError(ErrorKind::Parse, sourceName + ": invalid JSON at line " + std::to_string(line) + ", column " +
                                                std::to_string(column) + " (byte " + std::to_string(e.byte) + ")");
+    } catch (const json::out_of_range&) { // the one other error parse raises (found by target_fuzzer)
+        return makeError(ErrorKind::Parse, sourceName + ": invalid JSON: a number beyond the range of a double");
     }
 }
 

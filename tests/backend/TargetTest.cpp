@@ -95,6 +95,13 @@ TEST(Target, ValuesBeyondTheFieldsTypeAreTooLargeNotWrapped) {
         << t.error().message;
 }
 
+TEST(Target, ANumberBeyondADoubleIsInvalidJsonNotACrash) {
+    // Found by target_fuzzer: nlohmann reports 5e400 as out_of_range, not as a parse_error.
+    Expected<Target> t = parseTarget("[5e1844674407370955161512]", "t.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.error().message, "t.json: invalid JSON: a number beyond the range of a double");
+}
+
 TEST(Target, UnknownKeyIsRejected) {
     Expected<Target> t = parseTarget(defaultJsonWith([](auto& j) { j["sram_kib"] = 512; }), "t.json");
     ASSERT_FALSE(t.ok());
