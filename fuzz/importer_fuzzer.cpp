@@ -1,6 +1,6 @@
 // libFuzzer target for the ONNX importer: bytes → importOnnx → verifyGraph, inferTypes,
 // printGraph, and the printed text back through parseGraph. Built only with -DSEXTANT_FUZZ=ON and
-// clang (scripts/fuzz-importer.sh does it), under ASan + UBSan. A finding is a crash, a sanitizer
+// clang (scripts/fuzz.sh does it), under ASan + UBSan. A finding is a crash, a sanitizer
 // report, a leak, or an error with an empty message (every error must say what is wrong).
 
 #include "FuzzScratch.h"
