@@ -1,7 +1,8 @@
 # SEXTANT_FUZZ=ON builds the libFuzzer targets in fuzz/ with clang, and instruments every library
-# they link (only ir and frontend get built: `ninja importer_fuzzer`) with ASan + UBSan, so a
-# memory error or undefined behaviour anywhere on the import path is a finding.
-# scripts/fuzz-importer.sh configures a build folder this way; normal builds leave it OFF.
+# they link with ASan + UBSan (only those get built: `ninja importer_fuzzer` builds ir and frontend,
+# `ninja artifact_fuzzer` ir and backend, `ninja target_fuzzer` ir, passes and backend), so a memory error or undefined behaviour anywhere
+# on a reader's path is a finding.
+# scripts/fuzz.sh configures a build folder this way; normal builds leave it OFF.
 option(SEXTANT_FUZZ "Build the libFuzzer targets with ASan+UBSan (needs clang)" OFF)
 if(SEXTANT_FUZZ)
   if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")

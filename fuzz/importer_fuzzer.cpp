@@ -1,9 +1,9 @@
 // libFuzzer target for the ONNX importer: bytes → importOnnx → verifyGraph, inferTypes,
 // printGraph, and the printed text back through parseGraph. Built only with -DSEXTANT_FUZZ=ON and
-// clang (scripts/fuzz-importer.sh does it), under ASan + UBSan. A finding is a crash, a sanitizer
+// clang (scripts/fuzz.sh does it), under ASan + UBSan. A finding is a crash, a sanitizer
 // report, a leak, or an error with an empty message (every error must say what is wrong).
 
-#include "FuzzModelFile.h"
+#include "FuzzScratch.h"
 
 #include "core/frontend/OnnxImporter.h"
 #include "core/ir/Parser.h"
@@ -17,10 +17,7 @@ namespace {
 
 constexpr const char* kTarget = "importer_fuzzer";
 
-void checkError(const sextant::Error& e) {
-    if (e.message.empty())
-        sextant::fuzz::finding(kTarget, "an error with an empty message");
-}
+void checkError(const sextant::Error& e) { sextant::fuzz::Scratch::checkError(e); }
 
 } // namespace
 

@@ -3,7 +3,7 @@
 // Exercises the reference kernels the way `sextant-cli run --reference` does, under ASan + UBSan.
 // A finding is a crash, a sanitizer report, a leak, or an error with an empty message.
 
-#include "FuzzModelFile.h"
+#include "FuzzScratch.h"
 
 #include "core/frontend/OnnxImporter.h"
 #include "core/frontend/SizeLimits.h"

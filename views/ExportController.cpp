@@ -56,7 +56,7 @@ void ExportController::exportArtifact(std::shared_ptr<const CompileSnapshot> sna
 
 void ExportController::finishExport(const QString& dir, const QString& error) {
     if (error.isEmpty()) {
-        emit message(tr("artifact written to %1 (manifest.json, tasks.bin, weights.bin)").arg(dir));
+        emit message(tr("artifact written to %1 (manifest.json, tasks.bin, weights.bin, manifest.json.fnv1a64)").arg(dir));
         emit status(tr("artifact written to %1").arg(dir));
     } else {
         emit failed(tr("export: %1").arg(error));

@@ -54,7 +54,7 @@ const char* kCompileUsage =
     "usage: sextant-cli compile MODEL [options]\n"
     "\n"
     "Imports an ONNX model, runs the pass pipeline and lowers it to NPU Tasks.\n"
-    "  -o DIR              write the artifact (manifest.json, tasks.bin, weights.bin) to DIR\n"
+    "  -o DIR              write the artifact (manifest.json, tasks.bin, weights.bin, manifest.json.fnv1a64) to DIR\n"
     "  --target FILE       target description (default: the built-in npu-a)\n"
     "%s"
     "  --print-changed     print a unified IR diff after each pass that changed the graph\n"
@@ -123,7 +123,7 @@ void printSummary(const runtime::CompileResult& r, const std::string& outDir) {
     for (const std::string& note : p.notes)
         std::cout << "  note: " << note << "\n";
     if (!outDir.empty())
-        std::cout << "  wrote " << outDir << " (manifest.json, tasks.bin, weights.bin)\n";
+        std::cout << "  wrote " << outDir << " (manifest.json, tasks.bin, weights.bin, manifest.json.fnv1a64)\n";
 }
 
 void printChanged(const passes::PipelineResult& r) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 namespace sextant::backend {
 
@@ -27,6 +28,47 @@ Status writeFile(const fs::path& path, const void* data, size_t size) {
     return {};
 }
 
+/// An output stream buffer that hashes what passes through it to `out` (the manifest, hashed as
+/// it is streamed instead of read back: at 160,000 Tasks it is hundreds of megabytes).
+class HashingBuf : public std::streambuf {
+public:
+    explicit HashingBuf(std::streambuf* out) : m_out(out) {}
+    const artifact::Fnv1a64& hash() const { return m_hash; }
+
+protected:
+    int_type overflow(int_type c) override {
+        if (traits_type::eq_int_type(c, traits_type::eof()))
+            return traits_type::not_eof(c);
+        const char ch = traits_type::to_char_type(c);
+        m_hash.add(&ch, 1);
+        return m_out->sputc(ch);
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+        m_hash.add(s, static_cast<size_t>(n));
+        return m_out->sputn(s, n);
+    }
+    int sync() override { return m_out->pubsync(); }
+
+private:
+    std::streambuf* m_out;
+    artifact::Fnv1a64 m_hash;
+};
+
+/// Streams the manifest to `path` and returns its FNV-1a 64 hash.
+Expected<std::string> writeManifestFile(const fs::path& path, const json& head, const artifact::StreamedLists& lists) {
+    std::ofstream file(path, std::ios::binary | std::ios::trunc);
+    if (!file)
+        return makeError(ErrorKind::Io, path.string() + ": cannot open for writing");
+    HashingBuf buf(file.rdbuf());
+    std::ostream out(&buf);
+    artifact::writeManifest(out, head, lists);
+    out.flush();
+    file.flush();
+    if (!out || !file)
+        return makeError(ErrorKind::Io, path.string() + ": write failed");
+    return buf.hash().hex();
+}
+
 Expected<std::vector<uint8_t>> readBytes(const fs::path& path) {
     std::error_code ec;
     if (!fs::is_regular_file(path, ec))
@@ -38,6 +80,53 @@ Expected<std::vector<uint8_t>> readBytes(const fs::path& path) {
     return bytes;
 }
 
+/// Checks manifest.json's bytes against the hash file beside it, one line "<16 hex digits>
+/// manifest.json" (two spaces). Returns false when there is none (versions 1 and 2 have none:
+/// the caller decides once it knows the version).
+Expected<bool> checkManifestHash(const fs::path& path, const std::vector<uint8_t>& manifestBytes) {
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+        return false;
+    const uintmax_t size = fs::is_regular_file(path, ec) ? fs::file_size(path, ec) : 0;
+    if (ec || size == 0 || size > 256)
+        return makeError(ErrorKind::Parse, path.string() + ": not a hash file (one line: the 16 hex digits of "
+                                                           "manifest.json's FNV-1a 64, two spaces, manifest.json)");
+    SX_ASSIGN(std::vector<uint8_t> bytes, readBytes(path));
+    std::string line(bytes.begin(), bytes.end());
+    if (!line.empty() && line.back() == '\n')
+        line.pop_back();
+    const std::string expected = line.substr(0, 16);
+    if (line.size() != 16 + 15 || line.compare(16, std::string::npos, "  manifest.json") != 0 ||
+        expected.find_first_not_of("0123456789abcdef") != std::string::npos)
+        return makeError(ErrorKind::Parse, path.string() + ": expected '<16 lower-case hex digits>  manifest.json'");
+    artifact::Fnv1a64 h;
+    h.add(manifestBytes.data(), manifestBytes.size());
+    if (h.hex() != expected)
+        return makeError(ErrorKind::Parse, (path.parent_path() / "manifest.json").string() + ": content hash " +
+                                               h.hex() + " does not match " + expected + " in " +
+                                               path.filename().string() + " (corrupt file)");
+    return true;
+}
+
+/// `inputs` and `outputs` name the graph's inputs and outputs, all of them, in order.
+Status checkGraphIo(const Manifest& m, const ir::Graph& g, const Program& p) {
+    for (const auto& [key, list, values] :
+         {std::tuple<const char*, const std::vector<int>*, const std::vector<ir::Value*>*>{"inputs", &p.inputBuffers,
+                                                                                          &g.inputs()},
+          {"outputs", &p.outputBuffers, &g.outputs()}}) {
+        if (list->size() != values->size())
+            return m.err(key, "lists " + std::to_string(list->size()) + " buffers, but the graph has " +
+                                  std::to_string(values->size()) + " " + key);
+        for (size_t i = 0; i < list->size(); ++i) {
+            const Buffer& b = p.buffers[static_cast<size_t>((*list)[i])];
+            if (b.value != (*values)[i]->name())
+                return m.err(std::string(key) + "[" + std::to_string(i) + "]",
+                             "is buffer " + std::to_string(b.id) + " '" + b.value + "', but graph " + key + "[" +
+                                 std::to_string(i) + "] is '" + (*values)[i]->name() + "'");
+        }
+    }
+    return {};
+}
 
 /// Gives `p` its graph, from the manifest's textual IR with the weights taken from weights.bin at
 /// their planned offsets, and checks that every name the Tasks, buffers and node_tasks use is in it.
@@ -70,6 +159,7 @@ Status attachGraph(const Manifest& m, const json& doc, const std::vector<uint8_t
         if (b.kind == BufferKind::Weight && !v->isConstant())
             return m.err("buffers[" + std::to_string(b.id) + "].value", "names weight '" + b.value + "' that is not a constant");
     }
+    SX_TRY(checkGraphIo(m, *g, p));
     SX_ASSIGN(const json* nodeTasks, m.get(doc, "node_tasks", ""));
     if (!nodeTasks->is_object())
         return m.err("node_tasks", "must be an object");
@@ -114,15 +204,9 @@ Status writeArtifact(const Program& p, const std::string& dir) {
     fs::path d(dir);
     SX_TRY(writeFile(d / "tasks.bin", tasksBin.data(), tasksBin.size()));
     SX_TRY(writeFile(d / "weights.bin", weightsBin.data(), weightsBin.size()));
-    const fs::path manifest = d / "manifest.json";
-    std::ofstream out(manifest, std::ios::binary | std::ios::trunc);
-    if (!out)
-        return makeError(ErrorKind::Io, manifest.string() + ": cannot open for writing");
-    artifact::writeManifest(out, head, lists);
-    out.flush();
-    if (!out)
-        return makeError(ErrorKind::Io, manifest.string() + ": write failed");
-    return {};
+    SX_ASSIGN(std::string hash, writeManifestFile(d / "manifest.json", head, lists));
+    const std::string line = hash + "  manifest.json\n"; // as sha256sum and friends print it
+    return writeFile(d / kManifestHashFile, line.data(), line.size());
 }
 
 Expected<Program> readArtifact(const std::string& dir) {
@@ -137,12 +221,16 @@ Expected<Program> readArtifact(const std::string& dir) {
     SX_ASSIGN(std::vector<uint8_t> tasksBin, readBytes(tasksPath));
     SX_ASSIGN(std::vector<uint8_t> weightsBin, readBytes(weightsPath));
 
+    SX_ASSIGN(const bool hashed, checkManifestHash(d / kManifestHashFile, manifestBytes));
+
     Manifest m(manifestPath);
     json doc;
     try {
         doc = json::parse(manifestBytes.begin(), manifestBytes.end());
     } catch (const json::parse_error& e) {
         return m.fail("invalid JSON at byte " + std::to_string(e.byte));
+    } catch (const json::out_of_range&) { // the one other error parse raises: 5e400
+        return m.fail("invalid JSON: a number beyond the range of a double");
     }
     if (!doc.is_object())
         return m.fail("expected a JSON object");
@@ -154,9 +242,14 @@ Expected<Program> readArtifact(const std::string& dir) {
         return m.err("version", "is " + std::to_string(version) + ", this reader knows " +
                                     std::to_string(kArtifactOldestVersion) + " to " + std::to_string(kArtifactVersion));
 
+    if (version >= kArtifactStandardHashVersion && !hashed)
+        return makeError(ErrorKind::Io, (d / kManifestHashFile).string() + ": missing (from version " +
+                                            std::to_string(kArtifactStandardHashVersion) +
+                                            " on, the manifest's hash is in it)");
+
     SX_ASSIGN(const json* files, m.get(doc, "files", ""));
-    SX_TRY(artifact::checkFile(m, *files, "tasks.bin", tasksBin, tasksPath));
-    SX_TRY(artifact::checkFile(m, *files, "weights.bin", weightsBin, weightsPath));
+    SX_TRY(artifact::checkFile(m, *files, "tasks.bin", tasksBin, tasksPath, version));
+    SX_TRY(artifact::checkFile(m, *files, "weights.bin", weightsBin, weightsPath, version));
 
     Program p;
     std::vector<std::string> kernels;

@@ -21,6 +21,24 @@ namespace sextant::backend::artifact {
 
 using nlohmann::json;
 
+// ---- hashes (TaskDescriptors.cpp)
+
+/// FNV-1a 64 fed in pieces, so that the manifest is hashed as it is streamed to its file.
+class Fnv1a64 {
+public:
+    static constexpr uint64_t kBasis = 14695981039346656037ull; ///< the standard offset basis
+    static constexpr uint64_t kLegacyBasis = 1469598103934665603ull; ///< versions 1 and 2 (a digit short)
+    static constexpr uint64_t kPrime = 1099511628211ull;
+
+    explicit Fnv1a64(uint64_t basis = kBasis) : m_hash(basis) {}
+    void add(const void* data, size_t size);
+    /// The hash so far as 16 lower-case hex digits.
+    std::string hex() const;
+
+private:
+    uint64_t m_hash;
+};
+
 // ---- tasks.bin (TaskDescriptors.cpp)
 
 /// The kernel names of `p`'s Tasks, sorted and unique: a descriptor holds an index into it.
@@ -76,19 +94,16 @@ public:
             return err(join(path, key), "must be a non-negative integer");
         return v->get<uint64_t>();
     }
+    /// An integer that fits int64. (JSON reads 18446744073709551615 as an unsigned integer, which
+    /// as int64 would be -1: such a number is out of range, not -1.)
     Expected<int64_t> i64(const json& obj, const std::string& key, const std::string& path) const {
         SX_ASSIGN(const json* v, get(obj, key, path));
-        if (!v->is_number_integer())
-            return err(join(path, key), "must be an integer");
-        return v->get<int64_t>();
+        return i64Of(*v, join(path, key));
     }
     /// An int in [lo, hi].
     Expected<int> intIn(const json& obj, const std::string& key, const std::string& path, int64_t lo, int64_t hi) const {
-        SX_ASSIGN(int64_t v, i64(obj, key, path));
-        if (v < lo || v > hi)
-            return err(join(path, key), "is " + std::to_string(v) + ", outside [" + std::to_string(lo) + ", " +
-                                            std::to_string(hi) + "]");
-        return static_cast<int>(v);
+        SX_ASSIGN(const json* v, get(obj, key, path));
+        return intOf(*v, join(path, key), lo, hi);
     }
     Expected<std::string> str(const json& obj, const std::string& key, const std::string& path) const {
         SX_ASSIGN(const json* v, get(obj, key, path));
@@ -114,14 +129,8 @@ public:
         SX_ASSIGN(const json* a, array(obj, key, path));
         std::vector<int> out;
         for (size_t i = 0; i < a->size(); ++i) {
-            const json& v = (*a)[i];
-            std::string p = join(path, key) + "[" + std::to_string(i) + "]";
-            if (!v.is_number_integer())
-                return err(p, "must be an integer");
-            int64_t x = v.get<int64_t>();
-            if (x < lo || x > hi)
-                return err(p, "is " + std::to_string(x) + ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-            out.push_back(static_cast<int>(x));
+            SX_ASSIGN(int x, intOf((*a)[i], join(path, key) + "[" + std::to_string(i) + "]", lo, hi));
+            out.push_back(x);
         }
         return out;
     }
@@ -130,8 +139,11 @@ public:
         std::vector<int64_t> out;
         for (size_t i = 0; i < a->size(); ++i) {
             const json& v = (*a)[i];
-            if (!v.is_number_integer() || v.get<int64_t>() < 0)
-                return err(join(path, key) + "[" + std::to_string(i) + "]", "must be a non-negative integer");
+            const std::string p = join(path, key) + "[" + std::to_string(i) + "]";
+            if (!v.is_number_unsigned())
+                return err(p, "must be a non-negative integer");
+            if (v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+                return err(p, "is " + v.dump() + ", outside the range of a 64-bit signed integer");
             out.push_back(v.get<int64_t>());
         }
         return out;
@@ -146,6 +158,21 @@ public:
         }
         return out;
     }
+    Expected<int64_t> i64Of(const json& v, const std::string& path) const {
+        if (!v.is_number_integer())
+            return err(path, "must be an integer");
+        if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+            return err(path, "is " + v.dump() + ", outside the range of a 64-bit signed integer");
+        return v.get<int64_t>();
+    }
+    Expected<int> intOf(const json& v, const std::string& path, int64_t lo, int64_t hi) const {
+        if (!v.is_number_integer())
+            return err(path, "must be an integer");
+        const bool huge = v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
+        if (huge || v.get<int64_t>() < lo || v.get<int64_t>() > hi)
+            return err(path, "is " + v.dump() + ", outside [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        return static_cast<int>(v.get<int64_t>());
+    }
     static std::string join(const std::string& path, const std::string& key) {
         return path.empty() ? key : path + "." + key;
     }
@@ -156,9 +183,10 @@ private:
 };
 
 
-/// Checks one binary file against the manifest's "files" entry: its size, then its hash.
+/// Checks one binary file against the manifest's "files" entry: its size, then its hash (the
+/// legacy FNV variant before kArtifactStandardHashVersion).
 Status checkFile(const Manifest& m, const json& files, const std::string& name, const std::vector<uint8_t>& bytes,
-                 const std::string& binPath);
+                 const std::string& binPath, int64_t version);
 
 /// Rebuilds a Program's model, target, pipeline, estimate and memory regions (which must follow
 /// one another inside the target's DRAM) from the manifest `doc`; `kernels` receives the kernel

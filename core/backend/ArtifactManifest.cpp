@@ -1,8 +1,10 @@
 #include "ArtifactInternal.h"
 
+#include "MathUtil.h"
 #include "core/ir/Printer.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace sextant::backend::artifact {
 
@@ -99,6 +101,15 @@ Expected<ir::LayoutKind> parseLayout(const Manifest& m, const std::string& s, co
 }
 
 
+uint64_t saturatingAdd(uint64_t a, uint64_t b) {
+    uint64_t sum = 0;
+    return __builtin_add_overflow(a, b, &sum) ? UINT64_MAX : sum;
+}
+uint64_t saturatingMul(uint64_t a, uint64_t b) {
+    uint64_t product = 0;
+    return __builtin_mul_overflow(a, b, &product) ? UINT64_MAX : product;
+}
+
 /// The memory block: the DRAM regions, which must follow one another inside the target's DRAM.
 Status parseMemory(const Manifest& m, const json& doc, Program& p) {
     SX_ASSIGN(const json* mem, m.get(doc, "memory", ""));
@@ -111,9 +122,31 @@ Status parseMemory(const Manifest& m, const json& doc, Program& p) {
     SX_ASSIGN(p.memory.arenaBase, m.u64(*mem, "arena_base", "memory"));
     SX_ASSIGN(p.memory.dramTotal, m.u64(*mem, "dram_total", "memory"));
     const MemoryStats& ms = p.memory;
-    if (ms.weightsBase + ms.weightBytes > ms.ioBase || ms.ioBase + ms.ioBytes > ms.arenaBase ||
-        ms.arenaBase + ms.dramPeak != ms.dramTotal || ms.dramTotal > p.target.dramBytes)
-        return m.err("memory", "describes regions that overlap or exceed the target's DRAM");
+    // Each region starts where the one before it ends at the latest, all inside the target's DRAM;
+    // the sums saturate, so that 2^64-1 is past the end instead of wrapping to a small address.
+    const std::string dram = std::to_string(p.target.dramBytes);
+    if (ms.dramTotal > p.target.dramBytes)
+        return m.err("memory.dram_total", "is " + std::to_string(ms.dramTotal) + ", more than the target's " + dram +
+                                              " bytes of DRAM");
+    if (ms.weightsBase > ms.dramTotal)
+        return m.err("memory.weights_base", "is " + std::to_string(ms.weightsBase) + ", past dram_total " +
+                                                std::to_string(ms.dramTotal));
+    if (saturatingAdd(ms.weightsBase, ms.weightBytes) > ms.ioBase)
+        return m.err(ms.ioBase < ms.weightsBase ? "memory.io_base" : "memory.weight_bytes",
+                     "puts the weights region [" + std::to_string(ms.weightsBase) + ", +" +
+                         std::to_string(ms.weightBytes) + ") past io_base " + std::to_string(ms.ioBase));
+    if (ms.ioBase > ms.arenaBase)
+        return m.err("memory.io_base", "is " + std::to_string(ms.ioBase) + ", past arena_base " +
+                                           std::to_string(ms.arenaBase));
+    if (saturatingAdd(ms.ioBase, ms.ioBytes) > ms.arenaBase)
+        return m.err("memory.io_bytes", "is " + std::to_string(ms.ioBytes) + ": the I/O region from io_base " +
+                                            std::to_string(ms.ioBase) + " ends past arena_base " +
+                                            std::to_string(ms.arenaBase));
+    if (saturatingAdd(ms.arenaBase, ms.dramPeak) != ms.dramTotal)
+        return m.err(ms.arenaBase > ms.dramTotal ? "memory.arena_base" : "memory.dram_peak",
+                     "makes the arena end at arena_base + dram_peak = " +
+                         std::to_string(saturatingAdd(ms.arenaBase, ms.dramPeak)) + ", not at dram_total " +
+                         std::to_string(ms.dramTotal));
     return {};
 }
 
@@ -161,6 +194,37 @@ Status parseStripes(const Manifest& m, const json& j, const std::string& path, c
     return {};
 }
 
+/// A DRAM buffer whose tensor fits it: its size is the tensor's stored bytes rounded up to
+/// dram_align (as the lowering gives every buffer), and it lies in the region of its kind.
+Status checkDramBuffer(const Manifest& m, const Buffer& b, const std::string& path, const Program& p) {
+    const MemoryStats& ms = p.memory;
+    const uint64_t align = std::max<uint64_t>(p.target.dramAlign, 1);
+    const uint64_t expected = std::max(alignUp(storedBytes(b.type, p.target.c0), align), align);
+    if (b.size != expected)
+        return m.err(path + ".size", "is " + std::to_string(b.size) + ", but the " + b.type.str() + " tensor '" +
+                                         b.value + "' takes " + std::to_string(expected) +
+                                         " bytes (its bytes rounded up to the target's dram_align " +
+                                         std::to_string(align) + ")");
+    uint64_t lo = ms.arenaBase, hi = ms.dramTotal;
+    const char* region = "arena";
+    switch (b.kind) {
+    case BufferKind::Weight:
+        lo = ms.weightsBase, hi = ms.weightsBase + ms.weightBytes, region = "weights region";
+        break;
+    case BufferKind::Input:
+    case BufferKind::Output:
+        lo = ms.ioBase, hi = ms.ioBase + ms.ioBytes, region = "I/O region";
+        break;
+    case BufferKind::Intermediate: break;
+    }
+    if (b.offset < lo || b.offset > hi || b.size > hi - b.offset)
+        return m.err(path + ".offset", "puts " + std::string(kindName(b.kind)) + " '" + b.value + "' at [" +
+                                           std::to_string(b.offset) + ", " + std::to_string(saturatingAdd(b.offset, b.size)) +
+                                           "), outside the program's " + region + " [" + std::to_string(lo) + ", " +
+                                           std::to_string(hi) + ")");
+    return {};
+}
+
 /// buffers[i]: a DRAM or SRAM buffer of the program, inside its region.
 Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const Program& p, int64_t nt) {
     const MemoryStats& ms = p.memory;
@@ -195,7 +259,7 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
                                               "': only intermediates stay on chip");
         if (b.offset > tg.sramBytes || b.size > tg.sramBytes - b.offset)
             return m.err(path + ".offset", "puts buffer '" + b.value + "' at [" + std::to_string(b.offset) + ", " +
-                                               std::to_string(b.offset + b.size) + "), outside the " +
+                                               std::to_string(saturatingAdd(b.offset, b.size)) + "), outside the " +
                                                std::to_string(tg.sramBytes) + " bytes of SRAM of core " +
                                                std::to_string(b.core));
         if (b.offset % std::max<uint64_t>(tg.sramAlign, 1) != 0)
@@ -203,17 +267,15 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
                                            "sram_align (" + std::to_string(tg.sramAlign) + ")");
     } else if (b.offset > ms.dramTotal || b.size > ms.dramTotal - b.offset) {
         return m.err(path + ".offset", "puts buffer '" + b.value + "' at [" + std::to_string(b.offset) + ", " +
-                                           std::to_string(b.offset + b.size) + "), outside the program's " +
+                                           std::to_string(saturatingAdd(b.offset, b.size)) + "), outside the program's " +
                                            std::to_string(ms.dramTotal) + " bytes of DRAM");
     }
     if (j.contains("stripes"))
         SX_TRY(parseStripes(m, j, path, p, b));
-    else if (tensorBytes(b.type) > b.size)
+    else if (tensorBytes(b.type) > b.size || storedBytes(b.type, p.target.c0) > b.size)
         return m.err(path + ".size", "is smaller than the tensor " + b.type.str());
-    if (b.kind == BufferKind::Weight &&
-        (b.offset < ms.weightsBase || b.offset - ms.weightsBase > ms.weightBytes ||
-         tensorBytes(b.type) > ms.weightBytes - (b.offset - ms.weightsBase)))
-        return m.err(path + ".offset", "puts weight '" + b.value + "' outside the weights region");
+    if (b.level == MemLevel::Dram)
+        SX_TRY(checkDramBuffer(m, b, path, p));
     return b;
 }
 
@@ -243,6 +305,65 @@ Status parseTiling(const Manifest& m, const json& tiling, const std::string& tp,
         SX_ASSIGN(cand.rejectedBecause, m.str((*cands)[c], "rejected_because", cp));
         out.candidates.push_back(std::move(cand));
     }
+    return {};
+}
+
+/// A tile shape of the Task's first output: of its rank, every dim from 1 to the output's.
+Status checkTileShape(const Manifest& m, const std::vector<int64_t>& tile, const std::string& path, const Buffer& out) {
+    const std::vector<int64_t> dims = out.type.dims();
+    if (tile.size() != dims.size())
+        return m.err(path, "has rank " + std::to_string(tile.size()) + ", but the Task's output '" + out.value +
+                               "' is " + out.type.str());
+    for (size_t d = 0; d < dims.size(); ++d)
+        if (tile[d] < 1 || tile[d] > std::max<int64_t>(dims[d], 1))
+            return m.err(path + "[" + std::to_string(d) + "]", "is " + std::to_string(tile[d]) +
+                                                                   ", outside [1, " +
+                                                                   std::to_string(std::max<int64_t>(dims[d], 1)) +
+                                                                   "] (dim " + std::to_string(d) + " of the output '" +
+                                                                   out.value + "', " + out.type.str() + ")");
+    return {};
+}
+
+/// The chosen tile shape and every candidate's fit the Task's output, and num_tiles is at most
+/// the tiles that cover it (times the reduction chunks).
+Status checkTileShapes(const Manifest& m, const Task& t, const std::string& path, const Program& p) {
+    const std::string tp = path + ".tiling";
+    if (t.outputs.empty())
+        return m.err(path + ".outputs", "is empty: every Task writes a buffer");
+    const Buffer& out = p.buffers[static_cast<size_t>(t.outputs.front())];
+    SX_TRY(checkTileShape(m, t.tiling.tileShape, tp + ".tile_shape", out));
+    for (size_t c = 0; c < t.tiling.candidates.size(); ++c)
+        SX_TRY(checkTileShape(m, t.tiling.candidates[c].tileShape,
+                              tp + ".candidates[" + std::to_string(c) + "].tile_shape", out));
+    const std::vector<int64_t> dims = out.type.dims();
+    uint64_t cover = static_cast<uint64_t>(std::max(t.tiling.reduceChunks, 1));
+    for (size_t d = 0; d < dims.size(); ++d)
+        cover = saturatingMul(cover, ceilDiv(static_cast<uint64_t>(std::max<int64_t>(dims[d], 1)),
+                                             static_cast<uint64_t>(t.tiling.tileShape[d])));
+    if (static_cast<uint64_t>(t.tiling.numTiles) > cover)
+        return m.err(tp + ".num_tiles", "is " + std::to_string(t.tiling.numTiles) + ", more than the " +
+                                            std::to_string(cover) + " tiles of " +
+                                            ir::TensorType::of(out.type.dtype, t.tiling.tileShape).str() +
+                                            " that cover the output " + out.type.str() +
+                                            (t.tiling.reduceChunks > 1 ? " times its reduce_chunks" : ""));
+    return {};
+}
+
+/// dma_bytes: at most every tile moving all of the Task's buffers whole.
+Status checkDmaBytes(const Manifest& m, const Task& t, const std::string& path, const Program& p) {
+    std::vector<int> touched = t.inputs;
+    touched.insert(touched.end(), t.outputs.begin(), t.outputs.end());
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    uint64_t bytes = 0;
+    for (int b : touched)
+        bytes = saturatingAdd(bytes, p.buffers[static_cast<size_t>(b)].size);
+    const uint64_t bound = saturatingMul(bytes, static_cast<uint64_t>(t.tiling.numTiles));
+    if (t.dmaBytes > bound)
+        return m.err(path + ".dma_bytes", "is " + std::to_string(t.dmaBytes) + ", more than its " +
+                                              std::to_string(t.tiling.numTiles) + " tiles moving all " +
+                                              std::to_string(bytes) + " bytes of its buffers each (" +
+                                              std::to_string(bound) + ")");
     return {};
 }
 
@@ -304,6 +425,8 @@ Expected<Task> parseTask(const Manifest& m, const json& j, int64_t i, const Prog
     const std::string tp = path + ".tiling";
     if (t.tiling.sramBytes > p.target.sramBytes)
         return m.err(tp + ".sram_bytes", "is " + std::to_string(t.tiling.sramBytes) + ", more than the target's SRAM");
+    SX_TRY(checkTileShapes(m, t, path, p));
+    SX_TRY(checkDmaBytes(m, t, path, p));
     if (t.inputs.size() > 0xffff || t.outputs.size() > 0xffff || t.waitEvents.size() > 0xffff ||
         t.recordEvents.size() > 0xffff)
         return m.err(path, "has too many buffers or events for a descriptor");
@@ -322,16 +445,61 @@ Expected<Event> parseEvent(const Manifest& m, const json& j, int64_t i, const Pr
     return e;
 }
 
+/// `inputs` and `outputs` list buffers of their kind, and every one of them (attachGraph then
+/// checks that they name the graph's inputs and outputs in order).
+Status checkIoLists(const Manifest& m, const Program& p) {
+    for (const auto& [key, list, kind] : {std::tuple<const char*, const std::vector<int>*, BufferKind>{
+                                              "inputs", &p.inputBuffers, BufferKind::Input},
+                                          {"outputs", &p.outputBuffers, BufferKind::Output}}) {
+        std::vector<bool> listed(p.buffers.size(), false);
+        for (size_t i = 0; i < list->size(); ++i) {
+            const Buffer& b = p.buffers[static_cast<size_t>((*list)[i])];
+            const std::string path = std::string(key) + "[" + std::to_string(i) + "]";
+            if (b.kind != kind)
+                return m.err(path, "is buffer " + std::to_string(b.id) + " '" + b.value + "', an " +
+                                       std::string(kindName(b.kind)) + ", not a graph " + kindName(kind));
+            listed[static_cast<size_t>(b.id)] = true;
+        }
+        for (const Buffer& b : p.buffers)
+            if (b.kind == kind && !listed[static_cast<size_t>(b.id)])
+                return m.err(key, "does not list buffer " + std::to_string(b.id) + " '" + b.value + "', a graph " +
+                                      kindName(kind));
+    }
+    return {};
+}
+
+/// Each buffer's first_task is the first Task writing it and its last_task the last reading it,
+/// as the lowering sets them (-1: the host writes it before the run, or reads it after: a graph
+/// input or weight, a graph output).
+Status checkLifetimes(const Manifest& m, const Program& p) {
+    std::vector<int> first(p.buffers.size(), -1), last(p.buffers.size(), -1);
+    for (const Task& t : p.tasks) {
+        for (int b : t.outputs)
+            if (first[static_cast<size_t>(b)] < 0)
+                first[static_cast<size_t>(b)] = t.id;
+        for (int b : t.inputs)
+            last[static_cast<size_t>(b)] = std::max(last[static_cast<size_t>(b)], t.id);
+    }
+    for (int b : p.outputBuffers)
+        last[static_cast<size_t>(b)] = -1;
+    for (const Buffer& b : p.buffers) {
+        const std::string path = "buffers[" + std::to_string(b.id) + "]";
+        if (b.firstTask != first[static_cast<size_t>(b.id)])
+            return m.err(path + ".first_task", "is " + std::to_string(b.firstTask) + ", but the first Task writing '" +
+                                                   b.value + "' is " + std::to_string(first[static_cast<size_t>(b.id)]) +
+                                                   " (-1: none, the host)");
+        if (b.lastTask != last[static_cast<size_t>(b.id)])
+            return m.err(path + ".last_task", "is " + std::to_string(b.lastTask) + ", but the last Task reading '" +
+                                                  b.value + "' is " + std::to_string(last[static_cast<size_t>(b.id)]) +
+                                                  " (-1: none, or the host after the run)");
+    }
+    return {};
+}
+
 } // namespace
 
 uint64_t tensorBytes(const ir::TensorType& t) {
-    const int64_t n = t.numel();
-    uint64_t bytes = 0;
-    if (n < 0)
-        return 0;
-    return __builtin_mul_overflow(static_cast<uint64_t>(n), static_cast<uint64_t>(ir::dtypeSize(t.dtype)), &bytes)
-               ? UINT64_MAX
-               : bytes;
+    return storedBytes(t, 1); // with no channel blocks: the logical bytes, saturating on overflow
 }
 
 namespace {
@@ -449,14 +617,14 @@ void writeManifest(std::ostream& out, const json& head, const StreamedLists& lis
 }
 
 Status checkFile(const Manifest& m, const json& files, const std::string& name, const std::vector<uint8_t>& bytes,
-                 const std::string& binPath) {
+                 const std::string& binPath, int64_t version) {
     SX_ASSIGN(const json* f, m.get(files, name, "files"));
     SX_ASSIGN(uint64_t size, m.u64(*f, "bytes", "files." + name));
     SX_ASSIGN(std::string hash, m.str(*f, "fnv1a64", "files." + name));
     if (size != bytes.size())
         return makeError(ErrorKind::Parse, binPath + ": size " + std::to_string(bytes.size()) + " bytes, manifest says " +
                                                std::to_string(size) + " (truncated or wrong file)");
-    std::string actual = fnv1a64Hex(bytes);
+    const std::string actual = version >= kArtifactStandardHashVersion ? fnv1a64Hex(bytes) : legacyFnv1a64Hex(bytes);
     if (actual != hash)
         return makeError(ErrorKind::Parse, binPath + ": content hash " + actual + " does not match the manifest's " + hash +
                                                " (corrupt file)");
@@ -501,7 +669,8 @@ Status parseProgramTables(const Manifest& m, const json& doc, Program& p) {
         SX_ASSIGN(Event e, parseEvent(m, (*events)[static_cast<size_t>(i)], i, p, nt));
         p.events.push_back(std::move(e));
     }
-    return {};
+    SX_TRY(checkIoLists(m, p));
+    return checkLifetimes(m, p);
 }
 
 } // namespace sextant::backend::artifact

@@ -33,12 +33,22 @@ int64_t storedElements(const ir::TensorType& t, int c0) {
         return n;
     const std::vector<int64_t> d = t.dims();
     const int64_t c1 = static_cast<int64_t>(ceilDiv(d[1], c0));
-    return d[0] * c1 * d[2] * d[3] * c0;
+    // Checked: an artifact's manifest may give any shape (numel saturates the same way).
+    int64_t stored = 1;
+    for (int64_t f : {d[0], c1, d[2], d[3], static_cast<int64_t>(c0)})
+        if (__builtin_mul_overflow(stored, f, &stored))
+            return INT64_MAX;
+    return stored;
 }
 
 uint64_t storedBytes(const ir::TensorType& t, int c0) {
     const int64_t n = storedElements(t, c0);
-    return n < 0 ? 0 : static_cast<uint64_t>(n) * ir::dtypeSize(t.dtype);
+    uint64_t bytes = 0;
+    if (n < 0)
+        return 0;
+    return __builtin_mul_overflow(static_cast<uint64_t>(n), static_cast<uint64_t>(ir::dtypeSize(t.dtype)), &bytes)
+               ? UINT64_MAX
+               : bytes;
 }
 
 SliceBytes sliceOf(const Task& task, const Buffer& buffer) {

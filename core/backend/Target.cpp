@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -34,6 +35,10 @@ struct Field {
 template <typename T> Field uintField(const char* key, T Target::*member) {
     return Field{key, Field::Kind::Positive,
                  [member](Target& t, const json& v) -> Status {
+                     // Within the member's type: 2^31 cores would wrap to a negative int.
+                     if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+                         return makeError(ErrorKind::Parse, "is too large (got " + v.dump() + ", at most " +
+                                                                std::to_string(std::numeric_limits<T>::max()) + ")");
                      t.*member = static_cast<T>(v.get<uint64_t>());
                      return {};
                  },
@@ -101,6 +106,8 @@ const std::vector<Field>& fields() {
               [](const Target& t) { return json(std::string(ir::npuLayoutName(t.layout))); }, true},
         Field{"c0", Field::Kind::Positive,
               [](Target& t, const json& v) -> Status {
+                  if (v.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int>::max()))
+                      return makeError(ErrorKind::Parse, "is too large (got " + v.dump() + ")");
                   t.c0 = static_cast<int>(v.get<uint64_t>());
                   return {};
               },
@@ -139,6 +146,8 @@ Expected<json> parseJson(const std::string& jsonText, const std::string& sourceN
         }
         return makeError(ErrorKind::Parse, sourceName + ": invalid JSON at line " + std::to_string(line) + ", column " +
                                                std::to_string(column) + " (byte " + std::to_string(e.byte) + ")");
+    } catch (const json::out_of_range&) { // the one other error parse raises (found by target_fuzzer)
+        return makeError(ErrorKind::Parse, sourceName + ": invalid JSON: a number beyond the range of a double");
     }
 }
 

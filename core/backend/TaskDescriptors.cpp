@@ -144,15 +144,30 @@ Status checkTasksBin(const std::vector<uint8_t>& bin, const Program& p, const st
 
 using artifact::kernelTable;
 
-std::string fnv1a64Hex(const std::vector<uint8_t>& bytes) {
-    uint64_t h = 1469598103934665603ull;
-    for (uint8_t b : bytes) {
-        h ^= b;
-        h *= 1099511628211ull;
+void artifact::Fnv1a64::add(const void* data, size_t size) {
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    for (size_t i = 0; i < size; ++i) {
+        m_hash ^= bytes[i];
+        m_hash *= kPrime;
     }
+}
+
+std::string artifact::Fnv1a64::hex() const {
     char buf[17];
-    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+    std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(m_hash));
     return buf;
+}
+
+std::string fnv1a64Hex(const std::vector<uint8_t>& bytes) {
+    artifact::Fnv1a64 h;
+    h.add(bytes.data(), bytes.size());
+    return h.hex();
+}
+
+std::string legacyFnv1a64Hex(const std::vector<uint8_t>& bytes) {
+    artifact::Fnv1a64 h(artifact::Fnv1a64::kLegacyBasis);
+    h.add(bytes.data(), bytes.size());
+    return h.hex();
 }
 
 std::vector<uint8_t> encodeTasks(const Program& p) {

@@ -45,6 +45,8 @@ Status applyFusionSwitch(std::string_view text, const std::string& source, Pipel
         std::string detail = colon == std::string::npos ? what : what.substr(colon + 2);
         return makeError(ErrorKind::Parse, source + ": malformed JSON at " +
                                                lineColumn(text, e.byte) + ": " + detail);
+    } catch (const nlohmann::json::out_of_range&) { // the one other error parse raises: 5e400
+        return makeError(ErrorKind::Parse, source + ": malformed JSON: a number beyond the range of a double");
     }
     if (!doc.is_object())
         return switchError(source, "expected a JSON object with \"rules\" and/or \"passes\"");

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <tuple>
 
@@ -70,6 +71,13 @@ void spit(const fs::path& p, const std::string& bytes) {
     out << bytes;
 }
 
+/// Writes `text` as the manifest of `dir` with its hash file to match, so that the reader's
+/// checks of the fields are what must catch an edit.
+void spitManifest(const std::string& dir, const std::string& text) {
+    spit(fs::path(dir) / "manifest.json", text);
+    spit(fs::path(dir) / kManifestHashFile, fnv1a64Hex(std::vector<uint8_t>(text.begin(), text.end())) + "  manifest.json\n");
+}
+
 /// Rewrites a binary file and fixes the manifest's size and hash for it, so that the reader's
 /// deeper checks (magic, descriptors) are what must catch the damage.
 void replaceWithValidHash(const std::string& dir, const std::string& file, const std::string& bytes) {
@@ -78,7 +86,7 @@ void replaceWithValidHash(const std::string& dir, const std::string& file, const
     std::vector<uint8_t> v(bytes.begin(), bytes.end());
     m["files"][file]["bytes"] = v.size();
     m["files"][file]["fnv1a64"] = fnv1a64Hex(v);
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
 }
 
 std::string readError(const std::string& dir) {
@@ -94,7 +102,7 @@ TEST(Artifact, RoundTripRebuildsTheProgram) {
     std::string dir = freshDir("roundtrip");
     Status w = writeArtifact(p, dir);
     ASSERT_TRUE(w.ok()) << w.error().message;
-    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin"})
+    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin", kManifestHashFile})
         EXPECT_TRUE(fs::exists(fs::path(dir) / f)) << f;
     Expected<Program> back = readArtifact(dir);
     ASSERT_TRUE(back.ok()) << back.error().message;
@@ -146,7 +154,7 @@ TEST(Artifact, CompilingTwiceGivesByteIdenticalFiles) {
     std::string a = freshDir("twice_a"), b = freshDir("twice_b");
     ASSERT_TRUE(writeArtifact(compiled(), a).ok());
     ASSERT_TRUE(writeArtifact(compiled(), b).ok());
-    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin"})
+    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin", kManifestHashFile})
         EXPECT_EQ(slurp(fs::path(a) / f), slurp(fs::path(b) / f)) << f << " differs between two compilations";
     // The SRAM plan is part of what must not move.
     nlohmann::json m = nlohmann::json::parse(slurp(fs::path(a) / "manifest.json"));
@@ -227,7 +235,7 @@ TEST(Artifact, OffsetOutOfBoundsInManifestIsNamed) {
     nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
     size_t last = m["buffers"].size() - 1;
     m["buffers"][last]["offset"] = uint64_t{1} << 40;
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     std::string e = readError(dir);
     EXPECT_NE(e.find("manifest.json: field 'buffers[" + std::to_string(last) + "].offset'"), std::string::npos) << e;
     EXPECT_NE(e.find("outside"), std::string::npos) << e;
@@ -242,7 +250,7 @@ TEST(Artifact, AShapeWhoseSizeOverflowsIsTooLargeNotZero) {
         nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
         size_t last = m["buffers"].size() - 1;
         m["buffers"][last]["shape"] = nlohmann::json::array({dim, dim, dim, dim});
-        spit(fs::path(dir) / "manifest.json", m.dump(1));
+        spitManifest(dir, m.dump(1));
         std::string e = readError(dir);
         EXPECT_NE(e.find("field 'buffers[" + std::to_string(last) + "].size' is smaller than the tensor"),
                   std::string::npos)
@@ -266,7 +274,7 @@ TEST(Artifact, OverlappingBuffersInManifestAreAHazard) {
     ASSERT_GE(r, 0);
     ASSERT_GE(r2, 0);
     m["buffers"][r2]["offset"] = m["buffers"][r]["offset"];
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     // tasks.bin still has the old address: the descriptor check or the hazard check must fire.
     std::string e = readError(dir);
     EXPECT_FALSE(e.empty());
@@ -297,7 +305,7 @@ TEST(Artifact, ChunkedReductionRoundTripsAndIsChecked) {
     nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
     const size_t last = m["tasks"].size() - 1;
     m["tasks"][last]["tiling"]["reduce_chunks"] = p->tasks.back().tiling.numTiles + 1;
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     std::string e = readError(dir);
     EXPECT_NE(e.find("field 'tasks[" + std::to_string(last) + "].tiling.reduce_chunks'"), std::string::npos) << e;
     EXPECT_NE(e.find("does not divide num_tiles"), std::string::npos) << e;
@@ -331,19 +339,19 @@ TEST(Artifact, SplitTasksRoundTripAndAreChecked) {
     nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
     nlohmann::json good = m;
     m["tasks"][0]["split"]["end"] = 1000;
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     std::string e = readError(dir);
     EXPECT_NE(e.find("field 'tasks[0].split.end'"), std::string::npos) << e;
     m = good;
     m["tasks"][1]["split"]["begin"] = m["tasks"][0]["split"]["begin"];
     m["tasks"][1]["split"]["end"] = m["tasks"][0]["split"]["end"];
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     e = readError(dir);
     EXPECT_NE(e.find("write overlapping slices"), std::string::npos) << e;
     // One part claiming to be the whole story: the rest of its output would be garbage.
     m = good;
     m["tasks"][0]["split"]["parts"] = 9;
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     e = readError(dir);
     EXPECT_NE(e.find("writing tasks (expected 1, or the parts of one split group)"), std::string::npos) << e;
 }
@@ -355,7 +363,7 @@ TEST(Artifact, ComputeCyclesAreCheckedAndOptional) {
     nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
     // More compute than the whole Task's estimate: no cost model gives that.
     m["tasks"][0]["compute_cycles"] = p.tasks[0].estCycles + 1;
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     std::string e = readError(dir);
     EXPECT_NE(e.find("field 'tasks[0].compute_cycles'"), std::string::npos) << e;
     EXPECT_NE(e.find("more than the Task's est_cycles"), std::string::npos) << e;
@@ -363,7 +371,7 @@ TEST(Artifact, ComputeCyclesAreCheckedAndOptional) {
     // compute from the flops.
     for (auto& t : m["tasks"])
         t.erase("compute_cycles");
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     Expected<Program> old = readArtifact(dir);
     ASSERT_TRUE(old.ok()) << old.error().message;
     EXPECT_EQ(old->tasks[0].computeCycles, 0u);
@@ -373,15 +381,15 @@ TEST(Artifact, BadJsonAndWrongVersionAreRejected) {
     std::string dir = freshDir("json");
     ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
     std::string text = slurp(fs::path(dir) / "manifest.json");
-    spit(fs::path(dir) / "manifest.json", text.substr(0, text.size() / 2));
+    spitManifest(dir, text.substr(0, text.size() / 2));
     EXPECT_NE(readError(dir).find("manifest.json: invalid JSON"), std::string::npos);
     nlohmann::json m = nlohmann::json::parse(text);
     m["version"] = 99;
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     EXPECT_NE(readError(dir).find("field 'version' is 99"), std::string::npos) << readError(dir);
-    m["version"] = 1;
+    m["version"] = kArtifactVersion;
     m["tasks"][0].erase("core");
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     EXPECT_NE(readError(dir).find("field 'tasks[0].core' is missing"), std::string::npos) << readError(dir);
 }
 
@@ -403,7 +411,7 @@ std::string errorAfterEdit(const Program& p, const std::string& name, Edit edit)
     EXPECT_TRUE(writeArtifact(p, dir).ok());
     nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
     edit(m);
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     return readError(dir);
 }
 
@@ -505,7 +513,7 @@ TEST(Artifact, VersionOneArtifactStillReads) {
     m["buffers"][inter]["level"] = "sram";
     m["buffers"][inter]["core"] = 0;
     m["buffers"][inter]["offset"] = 0;
-    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    spitManifest(dir, m.dump(1));
     std::string e = readError(dir);
     EXPECT_NE(e.find("field 'buffers[" + std::to_string(inter) + "].level' is sram in a version 1 artifact"),
               std::string::npos)
@@ -654,4 +662,165 @@ TEST(Artifact, StripesAndSliceLocalInputsRoundTripAndAreChecked) {
     });
     EXPECT_NE(e.find("field 'tasks[" + std::to_string(reader) + "].slice_local_inputs' names buffer"), std::string::npos)
         << e;
+}
+
+namespace {
+
+std::string fnvOf(const std::string& s) { return fnv1a64Hex(std::vector<uint8_t>(s.begin(), s.end())); }
+
+const std::string kV2Artifact = std::string(SEXTANT_SOURCE_DIR) + "/tests/data/artifact-v2/residual_cnn";
+
+/// A copy of a checked-in artifact in a fresh directory `name`.
+std::string copyOf(const std::string& from, const std::string& name) {
+    std::string dir = freshDir(name);
+    fs::create_directories(dir);
+    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin"})
+        fs::copy_file(fs::path(from) / f, fs::path(dir) / f);
+    return dir;
+}
+
+} // namespace
+
+TEST(Artifact, HashIsStandardFnv1a64) {
+    // The published FNV-1a 64 test vectors (offset basis 14695981039346656037, prime 1099511628211),
+    // so that any standard implementation checks an artifact.
+    EXPECT_EQ(fnvOf(""), "cbf29ce484222325");
+    EXPECT_EQ(fnvOf("a"), "af63dc4c8601ec8c");
+    EXPECT_EQ(fnvOf("foobar"), "85944171f73967e8");
+    // What versions 1 and 2 wrote: the same loop from a basis one digit short.
+    EXPECT_NE(legacyFnv1a64Hex({'a'}), "af63dc4c8601ec8c");
+}
+
+TEST(Artifact, ManifestIsCoveredByItsHashFile) {
+    std::string dir = freshDir("manifest_hash");
+    ASSERT_TRUE(writeArtifact(compiled(), dir).ok());
+    const std::string text = slurp(fs::path(dir) / "manifest.json");
+    // One line as sha256sum prints one, the standard FNV-1a 64 of the manifest's bytes.
+    EXPECT_EQ(slurp(fs::path(dir) / kManifestHashFile), fnvOf(text) + "  manifest.json\n");
+    nlohmann::json m = nlohmann::json::parse(text);
+    EXPECT_EQ(m["version"], 3);
+    EXPECT_EQ(m["files"]["tasks.bin"]["fnv1a64"], fnvOf(slurp(fs::path(dir) / "tasks.bin")));
+    // One changed digit in the manifest, the hash file left alone: named as a corrupt manifest
+    // before any of its fields is believed.
+    std::string flipped = text;
+    const size_t at = flipped.find("\"est_cycles\": ") + 14;
+    flipped[at] = flipped[at] == '1' ? '2' : '1';
+    spit(fs::path(dir) / "manifest.json", flipped);
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("manifest.json: content hash " + fnvOf(flipped) + " does not match " + fnvOf(text) +
+                     " in manifest.json.fnv1a64 (corrupt file)"),
+              std::string::npos)
+        << e;
+    // No hash file: a version 3 manifest must have one.
+    spit(fs::path(dir) / "manifest.json", text);
+    fs::remove(fs::path(dir) / kManifestHashFile);
+    e = readError(dir);
+    EXPECT_NE(e.find("manifest.json.fnv1a64: missing"), std::string::npos) << e;
+    // A hash file that is not one line of 16 hex digits and the name.
+    spit(fs::path(dir) / kManifestHashFile, "not a hash\n");
+    e = readError(dir);
+    EXPECT_NE(e.find("manifest.json.fnv1a64: expected '<16 lower-case hex digits>  manifest.json'"), std::string::npos)
+        << e;
+}
+
+TEST(Artifact, VersionTwoArtifactStillReads) {
+    // Written by the version 2 writer (tests/data/artifact-v2/README.md): the old hash, no hash file.
+    Expected<Program> old = readArtifact(kV2Artifact);
+    ASSERT_TRUE(old.ok()) << old.error().message;
+    EXPECT_EQ(old->modelName, "residual_cnn");
+    EXPECT_FALSE(old->sramBuffers.empty());
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(kV2Artifact) / "manifest.json"));
+    const std::string tasks = slurp(fs::path(kV2Artifact) / "tasks.bin");
+    EXPECT_EQ(m["files"]["tasks.bin"]["fnv1a64"], legacyFnv1a64Hex(std::vector<uint8_t>(tasks.begin(), tasks.end())));
+    // The old hash is read as the old hash only: a version 2 manifest carrying the standard one
+    // is a mismatch.
+    std::string dir = copyOf(kV2Artifact, "v2_standard_hash");
+    m["files"]["tasks.bin"]["fnv1a64"] = fnvOf(tasks);
+    spit(fs::path(dir) / "manifest.json", m.dump(1));
+    std::string e = readError(dir);
+    EXPECT_NE(e.find("tasks.bin: content hash"), std::string::npos) << e;
+}
+
+// Numbers that are each a valid integer but do not fit the rest of the manifest (issue 20:
+// each of these ran with exit 0). Every one is an error naming the field.
+TEST(Artifact, NumbersOutOfRangeOfTheOthersAreNamed) {
+    const Program p = compiled();
+    const std::string nt = std::to_string(p.tasks.size() - 1);
+    const uint64_t huge = UINT64_MAX;
+    int r = -1; // the intermediate 'r' (in DRAM: r2 is kept on chip, or the other way round)
+    for (const Buffer& b : p.buffers)
+        if (b.kind == BufferKind::Intermediate && b.level == MemLevel::Dram && r < 0)
+            r = b.id;
+    ASSERT_GE(r, 0);
+    const std::string rb = "buffers[" + std::to_string(r) + "]";
+    const int out = p.outputBuffers.front();
+    struct Case {
+        const char* name;
+        std::function<void(nlohmann::json&)> edit;
+        std::string expected;
+    };
+    const std::vector<Case> cases = {
+        {"dma_bytes", [](nlohmann::json& m) { m["tasks"][0]["dma_bytes"] = uint64_t{1} << 62; },
+         "field 'tasks[0].dma_bytes' is 4611686018427387904, more than its "},
+        {"tile_zeros", [](nlohmann::json& m) { m["tasks"][0]["tiling"]["tile_shape"] = {0, 0, 0, 0}; },
+         "field 'tasks[0].tiling.tile_shape[0]' is 0, outside [1, 1]"},
+        {"tile_2_40", [](nlohmann::json& m) { m["tasks"][0]["tiling"]["tile_shape"][1] = uint64_t{1} << 40; },
+         "field 'tasks[0].tiling.tile_shape[1]' is 1099511627776, outside [1, "},
+        {"tile_rank", [](nlohmann::json& m) { m["tasks"][0]["tiling"]["tile_shape"] = {1}; },
+         "field 'tasks[0].tiling.tile_shape' has rank 1, but the Task's output"},
+        {"candidate_tile", [](nlohmann::json& m) { m["tasks"][0]["tiling"]["candidates"][0]["tile_shape"][0] = 0; },
+         "field 'tasks[0].tiling.candidates[0].tile_shape[0]' is 0, outside [1, 1]"},
+        {"num_tiles", [](nlohmann::json& m) { m["tasks"][0]["tiling"]["num_tiles"] = 1000000; },
+         "field 'tasks[0].tiling.num_tiles' is 1000000, more than the "},
+        {"first_task", [&](nlohmann::json& m) { m["buffers"][r]["first_task"] = huge; },
+         "field '" + rb + ".first_task' is 18446744073709551615, outside [-1, " + nt + "]"},
+        {"last_task", [&](nlohmann::json& m) { m["buffers"][r]["last_task"] = huge; },
+         "field '" + rb + ".last_task' is 18446744073709551615, outside [-1, " + nt + "]"},
+        {"first_task_wrong", [&](nlohmann::json& m) { m["buffers"][r]["first_task"] = -1; },
+         "field '" + rb + ".first_task' is -1, but the first Task writing '"},
+        {"io_base", [](nlohmann::json& m) { m["memory"]["io_base"] = UINT64_MAX; },
+         "field 'memory.io_base' is 18446744073709551615, past arena_base "},
+        {"io_bytes", [](nlohmann::json& m) { m["memory"]["io_bytes"] = UINT64_MAX; },
+         "field 'memory.io_bytes' is 18446744073709551615: the I/O region from io_base "},
+        {"outputs_empty", [](nlohmann::json& m) { m["outputs"] = nlohmann::json::array(); },
+         "field 'outputs' does not list buffer " + std::to_string(out)},
+        {"inputs_empty", [](nlohmann::json& m) { m["inputs"] = nlohmann::json::array(); },
+         "field 'inputs' does not list buffer " + std::to_string(p.inputBuffers.front())},
+        {"outputs_wrong_kind", [&](nlohmann::json& m) { m["outputs"] = {r}; },
+         "field 'outputs[0]' is buffer " + std::to_string(r)},
+        {"size_too_big", [&](nlohmann::json& m) { m["buffers"][r]["size"] = p.buffers[r].size + 64; },
+         "field '" + rb + ".size' is " + std::to_string(p.buffers[r].size + 64) + ", but the "},
+        {"dtype", [&](nlohmann::json& m) { m["buffers"][r]["dtype"] = "f64"; },
+         "field '" + rb + ".size' is smaller than the tensor f64"},
+        {"intermediate_in_io", [&](nlohmann::json& m) { m["buffers"][r]["offset"] = p.memory.ioBase; },
+         "field '" + rb + ".offset' puts intermediate '" + p.buffers[r].value + "' at [" +
+             std::to_string(p.memory.ioBase) + ", "},
+        {"output_in_arena", [&](nlohmann::json& m) { m["buffers"][out]["offset"] = p.memory.arenaBase; },
+         "outside the program's I/O region"},
+        {"dram_total", [](nlohmann::json& m) { m["memory"]["dram_total"] = UINT64_MAX; },
+         "field 'memory.dram_total' is 18446744073709551615, more than the target's "},
+    };
+    for (const Case& c : cases) {
+        std::string e = errorAfterEdit(p, std::string("range_") + c.name, c.edit);
+        EXPECT_NE(e.find(c.expected), std::string::npos) << c.name << ": " << e;
+    }
+}
+
+// The artifact_fuzzer's checked-in manifests (tests/fuzz-corpus/artifact/, beside the binary files
+// of tests/data/artifact-fuzz/residual_cnn), replayed on every build: each bad one is an error
+// naming manifest.json (a field, or the JSON), the sample's own manifest reads, and nothing crashes.
+TEST(Artifact, FuzzCorpusGivesNamedErrors) {
+    const fs::path sample = fs::path(SEXTANT_SOURCE_DIR) / "tests/data/artifact-fuzz/residual_cnn";
+    ASSERT_TRUE(readArtifact(sample.string()).ok()) << readArtifact(sample.string()).error().message;
+    size_t files = 0;
+    for (const auto& entry : fs::directory_iterator(fs::path(SEXTANT_SOURCE_DIR) / "tests/fuzz-corpus/artifact")) {
+        if (entry.path().extension() != ".json")
+            continue;
+        ++files;
+        const std::string dir = copyOf(sample.string(), "corpus_" + entry.path().stem().string());
+        spitManifest(dir, slurp(entry.path()));
+        std::string e = readError(dir);
+        EXPECT_NE(e.find("manifest.json: "), std::string::npos) << entry.path() << ": " << e;
+    }
+    EXPECT_GE(files, 10u);
 }

@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <nlohmann/json.hpp>
 
@@ -101,6 +101,22 @@ TEST(Target, AFolderIsNotATargetFile) {
     Expected<Target> t = loadTarget(std::filesystem::temp_directory_path().string());
     ASSERT_FALSE(t.ok());
     EXPECT_NE(t.error().message.find("is a folder, not a target file"), std::string::npos) << t.error().message;
+}
+
+TEST(Target, ValuesBeyondTheFieldsTypeAreTooLargeNotWrapped) {
+    // Found by target_fuzzer: 2^31 cores passed the 2^48 bound and wrapped to a negative int.
+    Expected<Target> t = parseTarget(defaultJsonWith([](auto& j) { j["num_cores"] = uint64_t{1} << 31; }), "t.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_NE(t.error().message.find("t.json: field 'num_cores' is too large (got 2147483648, at most 2147483647)"),
+              std::string::npos)
+        << t.error().message;
+}
+
+TEST(Target, ANumberBeyondADoubleIsInvalidJsonNotACrash) {
+    // Found by target_fuzzer: nlohmann reports 5e400 as out_of_range, not as a parse_error.
+    Expected<Target> t = parseTarget("[5e1844674407370955161512]", "t.json");
+    ASSERT_FALSE(t.ok());
+    EXPECT_EQ(t.error().message, "t.json: invalid JSON: a number beyond the range of a double");
 }
 
 TEST(Target, UnknownKeyIsRejected) {
@@ -228,4 +244,33 @@ TEST(Target, PrecisionPolicyDefaultsAndIsValidated) {
     Expected<Target> again = parseTarget(targetToJson(*exact), "again.json");
     ASSERT_TRUE(again.ok()) << again.error().message;
     EXPECT_EQ(targetToJson(*again), targetToJson(*exact));
+}
+
+// The target_fuzzer's checked-in inputs (tests/fuzz-corpus/target/), replayed on every build, not
+// only under the sanitizers: npu_a.json parses, the others (bad targets, and switch files, which
+// are no targets) are errors naming the file (clock_tiny.json's 1e-300 GHz is a valid number), and
+// nothing crashes.
+TEST(Target, FuzzCorpusGivesNamedErrorsOrTargets) {
+    namespace fs = std::filesystem;
+    std::set<std::string> parsed;
+    size_t rejected = 0;
+    for (const auto& entry : fs::directory_iterator(fs::path(SEXTANT_SOURCE_DIR) / "tests/fuzz-corpus/target")) {
+        if (entry.path().extension() != ".json")
+            continue;
+        std::ifstream in(entry.path(), std::ios::binary);
+        std::stringstream text;
+        text << in.rdbuf();
+        const std::string name = entry.path().filename().string();
+        Expected<Target> t = parseTarget(text.str(), name);
+        if (t.ok()) {
+            parsed.insert(name);
+            continue;
+        }
+        ++rejected;
+        EXPECT_NE(t.error().message.find(name), std::string::npos) << name << ": " << t.error().message;
+    }
+    EXPECT_TRUE(parsed.count("npu_a.json"));
+    EXPECT_GE(rejected, 20u);
+    for (const std::string& name : parsed)
+        EXPECT_TRUE(name == "npu_a.json" || name == "clock_tiny.json") << name << " parsed";
 }

@@ -185,7 +185,7 @@ PY
     python3 - "$work/artifact/manifest.json" <<'PY' || fail "the artifact lacks its SRAM plan"
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert m["version"] == 2, m["version"]
+assert m["version"] == 3, m["version"]
 assert m["sram_buffers"] and m["transfers"] and m["on_chip"], "empty SRAM plan"
 assert len(m["memory"]["sram"]) == 8
 PY

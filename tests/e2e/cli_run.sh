@@ -288,6 +288,61 @@ bad-input)
     check "$cli" run "$src/samples/residual_cnn.onnx" --ctc-keys /dev/zero
     grep -q "/dev/zero: character list is larger than" "$err" || fail "the endless key list is not named"
     ;;
+artifact)
+    # A compiled artifact: its manifest's hash file checks with any FNV-1a 64 implementation (this
+    # one is the Python of docs/artifact-format.md), and each manifest number that does not fit the
+    # others is exit 2 and one "error:" line naming the field. The edits re-write the hash file, so
+    # that the field checks are what must catch them.
+    art="$work/art"
+    rm -rf "$art"
+    "$cli" compile "$src/samples/residual_cnn.onnx" -o "$art" >"$out" 2>"$err" || fail "compile failed"
+    fnv() { python3 -c 'import sys
+h = 0xcbf29ce484222325
+for b in open(sys.argv[1], "rb").read(): h = ((h ^ b) * 0x100000001b3) % 2**64
+print("%016x  manifest.json" % h)' "$1"; }
+    [ "$(fnv "$art/manifest.json")" = "$(cat "$art/manifest.json.fnv1a64")" ] || fail "the hash file is not the FNV-1a 64 of manifest.json"
+    # edit NAME PYTHON FIELD: a copy of the artifact with PYTHON run on its manifest m (b: its
+    # buffers, d: the first intermediate in DRAM), which must be rejected naming FIELD.
+    edit() {
+        rm -rf "$work/$1" && cp -r "$art" "$work/$1"
+        python3 - "$work/$1/manifest.json" "$2" <<'PY' || fail "editing the manifest for $1"
+import json, sys
+path, code = sys.argv[1], sys.argv[2]
+m = json.load(open(path))
+b = m["buffers"]
+d = next(x["id"] for x in b if x["kind"] == "intermediate" and x["level"] == "dram")
+exec(code)
+open(path, "w").write(json.dumps(m, indent=1, sort_keys=True))
+PY
+        fnv "$work/$1/manifest.json" >"$work/$1/manifest.json.fnv1a64"
+        "$cli" run "$work/$1" >"$out" 2>"$err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "exit code $rc for the artifact with $1, expected 2"
+        [ "$(wc -l <"$err")" -eq 1 ] || fail "expected one stderr line for $1"
+        grep -Eq "^error: .*manifest.json: field '$3' " "$err" || fail "the error for $1 does not name field '$3': $(cat "$err")"
+    }
+    edit dma 'm["tasks"][0]["dma_bytes"] = 2**62' 'tasks\[0\]\.dma_bytes'
+    edit tile-zeros 'm["tasks"][0]["tiling"]["tile_shape"] = [0, 0, 0, 0]' 'tasks\[0\]\.tiling\.tile_shape\[0\]'
+    edit tile-huge 'm["tasks"][0]["tiling"]["tile_shape"][2] = 2**40' 'tasks\[0\]\.tiling\.tile_shape\[2\]'
+    edit first-task 'b[d]["first_task"] = 2**64 - 1' 'buffers\[[0-9]+\]\.first_task'
+    edit last-task 'b[d]["last_task"] = 2**64 - 1' 'buffers\[[0-9]+\]\.last_task'
+    edit io-base 'm["memory"]["io_base"] = 2**64 - 1' 'memory\.io_base'
+    edit outputs 'm["outputs"] = []' 'outputs'
+    edit inputs 'm["inputs"] = []' 'inputs'
+    edit size 'b[d]["size"] += 64' 'buffers\[[0-9]+\]\.size'
+    edit dtype 'b[d]["dtype"] = "f64"' 'buffers\[[0-9]+\]\.size'
+    # A changed manifest whose hash file was left alone is a corrupt manifest.
+    rm -rf "$work/stale" && cp -r "$art" "$work/stale"
+    sed -i 's/"est_cycles": \([0-9]\)/"est_cycles": 9\1/' "$work/stale/manifest.json"
+    "$cli" run "$work/stale" >"$out" 2>"$err"
+    [ $? -eq 2 ] || fail "a manifest not matching its hash file did not exit 2"
+    grep -q "manifest.json: content hash [0-9a-f]* does not match [0-9a-f]* in manifest.json.fnv1a64 (corrupt file)" "$err" \
+        || fail "the stale hash is not named: $(cat "$err")"
+    # What the version 2 writer wrote (the old hash, no hash file) still runs, and computes the same.
+    "$cli" run "$src/tests/data/artifact-v2/residual_cnn" --inputs "$src/samples/residual_cnn" \
+        --expected "$src/samples/residual_cnn" >"$out" 2>"$err" || fail "exit code $? running the version 2 artifact"
+    expect_line "^output 'probs': .* cosine (1\.000000|0\.999[0-9]*) .* PASS$"
+    ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;
 esac

@@ -174,6 +174,14 @@ TEST(FusionSwitch, MalformedJsonSaysLineAndColumn) {
     EXPECT_NE(errorOf(missing).find("cannot open"), std::string::npos);
 }
 
+TEST(FusionSwitch, ANumberBeyondADoubleIsMalformedJsonNotACrash) {
+    // Found by target_fuzzer: nlohmann reports 5e400 as out_of_range, not as a parse_error.
+    PipelineConfig cfg;
+    Status s = applyFusionSwitch("[5e400]", "sw.json", cfg);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().message, "sw.json: malformed JSON: a number beyond the range of a double");
+}
+
 TEST(FusionSwitch, ConflictingOptionsAreErrors) {
     // --disable X and the file switching X on.
     PipelineConfig a;

@@ -48,7 +48,7 @@ private slots:
         QVERIFY(failed.isEmpty());
         QCOMPARE(messages.count(), 1);
         QCOMPARE(messages.first().at(0).toString(),
-                 QStringLiteral("artifact written to %1 (manifest.json, tasks.bin, weights.bin)")
+                 QStringLiteral("artifact written to %1 (manifest.json, tasks.bin, weights.bin, manifest.json.fnv1a64)")
                      .arg(dir));
         Expected<backend::Program> back = backend::readArtifact(dir.toStdString());
         QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
