@@ -1,5 +1,6 @@
 #include "ProfileDb.h"
 
+#include "ProfileCheck.h"
 #include "RunRecord.h"
 #include "Sqlite.h"
 
@@ -7,9 +8,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <thread>
 
 namespace sextant::profiler {
 
@@ -322,10 +325,77 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
     return run;
 }
 
+
+/// "60 s", "0.3 s".
+std::string secondsText(int64_t ms) {
+    if (ms % 1000 == 0)
+        return std::to_string(ms / 1000) + " s";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
+    return buf;
+}
+
+/// The busy handler's state: one deadline for the whole write, however many locks it waits for.
+struct LockWait {
+    std::string path;
+    const WriteOptions* options = nullptr;
+    std::optional<std::chrono::steady_clock::time_point> since;
+    int64_t reported = -1; ///< whole seconds last reported
+    bool gaveUp = false;
+
+    static int handler(void* self, int /*attempt*/) {
+        auto& w = *static_cast<LockWait*>(self);
+        const auto now = std::chrono::steady_clock::now();
+        if (!w.since)
+            w.since = now;
+        const auto waited =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - *w.since).count();
+        if (waited >= w.options->lockTimeoutMs) {
+            w.gaveUp = true;
+            return 0;
+        }
+        if (w.options->onWait && waited / 1000 > w.reported) {
+            w.reported = waited / 1000;
+            w.options->onWait("waiting for '" + w.path + "': locked by another process (" +
+                              std::to_string(w.reported) + " s of at most " +
+                              secondsText(w.options->lockTimeoutMs) + ")...");
+        }
+        const int64_t left = w.options->lockTimeoutMs - waited;
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(left, 50)));
+        return 1;
+    }
+};
+
+/// Whether `db` may take a run: empty (0), or a sound profile of a version this build appends
+/// to. Nothing is written to it here.
+Expected<int> checkWritable(sqlite3* db, const std::string& path) {
+    SX_ASSIGN(int version, profileVersion(db, path));
+    if (version > 0)
+        SX_TRY(quickCheck(db, path, /*full=*/true));
+    return version;
+}
+
+Status writeTransaction(sqlite3* db, const std::string& path, const backend::Program& program,
+                        const sim::SimResult& result, const RunInfo& info, int64_t& run) {
+    SX_TRY(execSql(db, "BEGIN IMMEDIATE"));
+    // Checked again under the write lock: another process may have written it in between.
+    Expected<int> version = profileVersion(db, path);
+    Expected<int64_t> written =
+        version.ok() ? writeAll(db, program, result, info) : Expected<int64_t>(version.error());
+    if (!written.ok()) {
+        (void)execSql(db, "ROLLBACK");
+        return written.error();
+    }
+    SX_TRY(execSql(db, "COMMIT"));
+    run = *written;
+    return {};
+}
+
 } // namespace
 
 Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program& program,
-                               const sim::SimResult& result, const RunInfo& info) {
+                               const sim::SimResult& result, const RunInfo& info,
+                               const WriteOptions& options) {
     sqlite3* raw = nullptr;
     int rc =
         sqlite3_open_v2(dbPath.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
@@ -333,20 +403,33 @@ Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program
     if (rc != SQLITE_OK)
         return makeError(ErrorKind::Io, "cannot open profile '" + dbPath +
                                             "': " + (raw ? sqlite3_errmsg(raw) : "out of memory"));
-    sqlite3_busy_timeout(raw, 5000);
+    LockWait wait;
+    wait.path = dbPath;
+    wait.options = &options;
+    sqlite3_busy_handler(raw, &LockWait::handler, &wait);
     auto fail = [&](const Error& e) {
-        return makeError(ErrorKind::Io, "cannot write profile '" + dbPath + "': " + e.message);
+        if (wait.gaveUp)
+            return makeError(ErrorKind::Io,
+                             "cannot write profile '" + dbPath +
+                                 "': it stayed locked by another process for " +
+                                 secondsText(options.lockTimeoutMs) +
+                                 "; the run was not saved (the runs already in it are "
+                                 "unchanged)",
+                             dbPath);
+        return makeError(ErrorKind::Io,
+                         "cannot write profile '" + dbPath + "': " + e.message +
+                             "; the run was not saved",
+                         dbPath);
     };
+    // Refused before anything is written: not even the journal mode of someone else's file
+    // changes.
+    Expected<int> version = checkWritable(raw, dbPath);
+    if (!version.ok())
+        return fail(version.error());
     if (Status s = execSql(raw, "PRAGMA journal_mode=WAL"); !s.ok())
         return fail(s.error());
-    if (Status s = execSql(raw, "BEGIN IMMEDIATE"); !s.ok())
-        return fail(s.error());
-    Expected<int64_t> run = writeAll(raw, program, result, info);
-    if (!run.ok()) {
-        (void)execSql(raw, "ROLLBACK");
-        return fail(run.error());
-    }
-    if (Status s = execSql(raw, "COMMIT"); !s.ok())
+    int64_t run = 0;
+    if (Status s = writeTransaction(raw, dbPath, program, result, info, run); !s.ok())
         return fail(s.error());
     return run;
 }
