@@ -169,7 +169,7 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             nlohmann::json origins = n->provenance().origins;
             SX_ASSIGN(int64_t name, strings.id(n->name()));
             SX_ASSIGN(int64_t op, strings.id(ir::qualifiedOpName(n->kind())));
-            SX_ASSIGN(int64_t org, strings.id(origins.dump()));
+            SX_ASSIGN(int64_t org, strings.id(origins.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
             SX_ASSIGN(int64_t by, strings.id(n->provenance().createdBy));
             ins.bind(1, run);
             ins.bind(2, name);
@@ -196,7 +196,7 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             SX_ASSIGN(int64_t name, strings.id(t.name));
             SX_ASSIGN(int64_t kernel, strings.id(t.kernel));
             SX_ASSIGN(int64_t unit, strings.id(std::string(backend::unitName(t.unit))));
-            SX_ASSIGN(int64_t nodeList, strings.id(nodes.dump()));
+            SX_ASSIGN(int64_t nodeList, strings.id(nodes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
             ins.bind(1, run);
             ins.bind(2, static_cast<int64_t>(t.id));
             ins.bind(3, name);

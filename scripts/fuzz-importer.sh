@@ -4,7 +4,9 @@
 #   scripts/fuzz-importer.sh [SECONDS] [TARGET]     (default 60 s, importer_fuzzer)
 #
 # TARGET is importer_fuzzer (import, verify, infer, print, parse back) or reference_fuzzer (import,
-# then run small static models on the float64 reference executor, as `run --reference` does).
+# then run small static models on the float64 reference executor, as `run --reference` does), or
+# profile_fuzzer (the profile database reader; seeds and replay: tests/fuzz-corpus/profile and
+# tests/data/profile-v2, nothing of the importer's).
 # Configures FUZZ_BUILD_DIR (default build-fuzz/) with clang and -DSEXTANT_FUZZ=ON, builds only the
 # fuzzers (ir + frontend), seeds a working corpus from tests/data/bad, tests/fuzz-corpus,
 # samples/ and the small real models in ../shared/models, fuzzes TARGET for SECONDS, then runs
@@ -16,7 +18,7 @@
 set -euo pipefail
 seconds=${1:-60}
 target=${2:-importer_fuzzer}
-case $target in importer_fuzzer|reference_fuzzer) ;; *) echo "fuzz: unknown target '$target'"; exit 2;; esac
+case $target in importer_fuzzer|reference_fuzzer|profile_fuzzer) ;; *) echo "fuzz: unknown target '$target'"; exit 2;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 shared=${SEXTANT_SHARED_DIR:-$root/../shared}
@@ -44,7 +46,9 @@ if [ ! -f "$build/build.ninja" ]; then
         -DSEXTANT_BUILD_GUI=OFF -DSEXTANT_BUILD_TESTS=OFF -DSEXTANT_BUILD_BENCH=OFF >"$probe/configure.log" 2>&1 \
         || { cat "$probe/configure.log"; echo "fuzz: configure failed"; exit 1; }
 fi
-ninja -C "$build" -j"$jobs" importer_fuzzer reference_fuzzer >"$build/ninja.log" 2>&1 \
+replayers=(importer_fuzzer reference_fuzzer)
+if [ "$target" = profile_fuzzer ]; then replayers=(profile_fuzzer); fi
+ninja -C "$build" -j"$jobs" "${replayers[@]}" >"$build/ninja.log" 2>&1 \
     || { tail -50 "$build/ninja.log"; echo "fuzz: build failed"; exit 1; }
 fuzzer=$build/fuzz/$target
 
@@ -53,7 +57,8 @@ corpus=$build/corpus-$target
 findings=$build/findings
 mkdir -p "$corpus" "$findings"
 seeds=("$root"/tests/data/bad/*.onnx "$root"/samples/*.onnx)
-if compgen -G "$root/tests/fuzz-corpus/*" >/dev/null; then seeds+=("$root"/tests/fuzz-corpus/*); fi
+if compgen -G "$root/tests/fuzz-corpus/*.onnx" >/dev/null; then seeds+=("$root"/tests/fuzz-corpus/*.onnx); fi
+if [ "$target" = profile_fuzzer ]; then seeds=("$root"/tests/fuzz-corpus/profile/* "$root"/tests/data/profile-v2/*.db); shared=/nonexistent; unset FUZZ_SEEDS; fi
 if [ -d "$shared/models" ]; then
     while IFS= read -r f; do seeds+=("$f"); done \
         < <(find "$shared/models" -name '*.onnx' -size -64k | sort)
@@ -99,12 +104,13 @@ grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$build/fuzz.log" || tr
 
 # Replay: every checked-in input once, each must pass under the sanitizers.
 replay=("$root"/tests/data/bad/*.onnx)
-if compgen -G "$root/tests/fuzz-corpus/*" >/dev/null; then replay+=("$root"/tests/fuzz-corpus/*); fi
-for f in importer_fuzzer reference_fuzzer; do
+if compgen -G "$root/tests/fuzz-corpus/*.onnx" >/dev/null; then replay+=("$root"/tests/fuzz-corpus/*.onnx); fi
+if [ "$target" = profile_fuzzer ]; then replay=("$root"/tests/fuzz-corpus/profile/*); fi
+for f in "${replayers[@]}"; do
     if ! "$build/fuzz/$f" -runs=1 "${replay[@]}" >"$build/replay-$f.log" 2>&1; then
         tail -60 "$build/replay-$f.log"
         echo "fuzz: FINDING while replaying the checked-in corpus through $f"
         exit 1
     fi
 done
-echo "fuzz: no findings; replayed ${#replay[@]} checked-in inputs through both fuzzers"
+echo "fuzz: no findings; replayed ${#replay[@]} checked-in inputs through ${replayers[*]}"

@@ -1019,3 +1019,18 @@ TEST_F(ProfileDbTest, ALockedDatabaseIsWaitedForThenRefusedClearly) {
     EXPECT_EQ(reader.runs()->size(), 2u);
     EXPECT_EQ(reader.tasks(1)->size(), run.program.tasks.size());
 }
+
+// Found by profile_fuzzer (tests/fuzz-corpus/profile/invalid_utf8_string.db): a name that is not
+// UTF-8 made the Chrome trace export throw out of nlohmann::json and abort. It is written as
+// U+FFFD now.
+TEST_F(ProfileDbTest, ANameThatIsNotUtf8ExportsAsAReplacementCharacter) {
+    SimulatedRun run = simulateSmallModel();
+    const std::string db = path("utf8.db");
+    ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
+    execOn(db, "UPDATE strings SET text = CAST(x'6e6f74ff7574662d38' AS TEXT) WHERE id = "
+               "(SELECT name FROM tasks WHERE id = 0)");
+    auto reader = profiler::ProfileReader::open(db).value();
+    auto trace = profiler::chromeTraceJson(reader);
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    EXPECT_NE(trace->find("not\xEF\xBF\xBDutf-8"), std::string::npos);
+}
