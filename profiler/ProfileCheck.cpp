@@ -121,7 +121,42 @@ Status checkColumns(sqlite3* db, const std::string& path, const TableSpec& spec,
     return {};
 }
 
+class Fnv1a {
+public:
+    void add(uint64_t v) {
+        for (int i = 0; i < 8; ++i)
+            byte(static_cast<unsigned char>(v >> (8 * i)));
+    }
+    void add(const std::string& s) {
+        add(static_cast<uint64_t>(s.size()));
+        for (char c : s)
+            byte(static_cast<unsigned char>(c));
+    }
+    uint64_t value() const { return m_h; }
+
+private:
+    void byte(unsigned char b) {
+        m_h ^= b;
+        m_h *= 0x100000001b3ULL;
+    }
+    uint64_t m_h = 0xcbf29ce484222325ULL;
+};
+
 } // namespace
+
+uint64_t taskRowChecksum(const TaskRow& t, const std::string& nodesJson) {
+    Fnv1a h;
+    h.add(static_cast<uint64_t>(t.id));
+    h.add(t.name);
+    h.add(t.kernel);
+    h.add(static_cast<uint64_t>(t.core));
+    h.add(static_cast<uint64_t>(t.unit));
+    for (uint64_t v : {t.start, t.end, t.ready, t.flops, t.dmaBytes, t.loadEnd, t.computeStart,
+                       t.computeEnd, t.storeStart, uint64_t{t.streamed}, t.loadBytes, t.storeBytes})
+        h.add(v);
+    h.add(nodesJson);
+    return h.value();
+}
 
 Status quickCheck(sqlite3* db, const std::string& path, bool full) {
     const std::string check = full ? "integrity_check" : "quick_check";

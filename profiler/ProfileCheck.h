@@ -5,8 +5,11 @@
 // types are those of a schema version this build knows. Row-level checks (types of the values,
 // references between tables, unique ids) happen as ProfileReader reads the rows.
 
+#include "ProfileReader.h"
+
 #include "core/ir/Error.h"
 
+#include <cstdint>
 #include <string>
 
 struct sqlite3;
@@ -23,5 +26,12 @@ Status quickCheck(sqlite3* db, const std::string& path, bool full = false);
 /// all (a new or empty file). Anything else (another program's tables, a version this build does
 /// not know, a missing table or column) is an error naming `path` and what is wrong.
 Expected<int> profileVersion(sqlite3* db, const std::string& path);
+
+/// The checksum of one stored Task row: FNV-1a 64 over its values (each integer as 8 bytes, little
+/// end first; each text as its length, then its bytes; `nodesJson` is the nodes column as stored).
+/// A run's checksum is the sum of its rows' (mod 2^64), so it does not depend on the row order.
+/// writeProfile stores it in table `checksums`; ProfileReader recomputes it from every whole-run
+/// read and compares.
+uint64_t taskRowChecksum(const TaskRow& t, const std::string& nodesJson);
 
 } // namespace sextant::profiler

@@ -42,6 +42,8 @@ CREATE TABLE IF NOT EXISTS sram_buffers(run INTEGER NOT NULL, id INTEGER NOT NUL
   task INTEGER NOT NULL, buffer INTEGER NOT NULL, first_task INTEGER NOT NULL, last_task INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sram_usage(run INTEGER NOT NULL, core INTEGER NOT NULL, cycle INTEGER NOT NULL,
   bytes INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS checksums(run INTEGER NOT NULL, tbl INTEGER NOT NULL, rows INTEGER NOT NULL,
+  digest INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS tasks_by_lane ON tasks(run, core, start);
 CREATE INDEX IF NOT EXISTS task_nodes_by_task ON task_nodes(run, task);
 CREATE INDEX IF NOT EXISTS sram_usage_by_core ON sram_usage(run, core, cycle);
@@ -120,6 +122,19 @@ int eventFor(const backend::Program& p, const backend::Task& src, const backend:
     return -1;
 }
 
+/// The checksum of a run's rows of `table` (ProfileCheck.h), which the reader recomputes.
+Status writeChecksum(sqlite3* db, Interner& strings, int64_t run, const std::string& table,
+                     uint64_t rows, uint64_t checksum) {
+    SX_ASSIGN(int64_t tbl, strings.id(table));
+    SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO checksums(run, tbl, rows, digest) "
+                                                    "VALUES(?1, ?2, ?3, ?4)"));
+    ins.bind(1, run);
+    ins.bind(2, tbl);
+    ins.bind(3, static_cast<int64_t>(rows));
+    ins.bind(4, static_cast<int64_t>(checksum)); // the bits of the unsigned sum
+    return ins.run();
+}
+
 Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::SimResult& result,
                            const RunInfo& info) {
     SX_TRY(execSql(db, kSchema));
@@ -191,12 +206,17 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             Statement insNode,
             Statement::prepare(db, "INSERT INTO task_nodes(run, task, node) VALUES(?1, ?2, ?3)"));
         // The rows a run recorded in memory has (RunRecord.h), phases included.
+        uint64_t checksum = 0, rows = 0;
         for (const TaskRow& t : taskRows(p, result)) {
             nlohmann::json nodes = t.nodes;
+            const std::string nodesJson =
+                nodes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            checksum += taskRowChecksum(t, nodesJson);
+            ++rows;
             SX_ASSIGN(int64_t name, strings.id(t.name));
             SX_ASSIGN(int64_t kernel, strings.id(t.kernel));
             SX_ASSIGN(int64_t unit, strings.id(std::string(backend::unitName(t.unit))));
-            SX_ASSIGN(int64_t nodeList, strings.id(nodes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+            SX_ASSIGN(int64_t nodeList, strings.id(nodesJson));
             ins.bind(1, run);
             ins.bind(2, static_cast<int64_t>(t.id));
             ins.bind(3, name);
@@ -225,6 +245,7 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
                 SX_TRY(insNode.run());
             }
         }
+        SX_TRY(writeChecksum(db, strings, run, "tasks", rows, checksum));
     }
 
     {

@@ -49,6 +49,11 @@ namespace sextant::profiler {
 ///                                                         num_tasks, num_events, dram_peak,
 ///                                                         dram_lower_bound, weight_bytes,
 ///                                                         io_bytes, then RunInfo::metrics
+///   checksums(run, tbl, rows, digest)                    tbl: "tasks"; digest: the sum of the
+///                                                         run's taskRowChecksum (ProfileCheck.h),
+///                                                         its bits as a signed integer; not in
+///                                                         files from before it (no version bump:
+///                                                         readers that do not know it ignore it)
 /// Indexes: tasks(run, core, start) for lane/time-window queries, task_nodes(run, task),
 /// sram_usage(run, core, cycle).
 ///

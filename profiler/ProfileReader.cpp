@@ -76,7 +76,7 @@ bool holds(const std::vector<int>& sortedIds, int64_t id) {
 
 ProfileReader::ProfileReader(ProfileReader&& o) noexcept
     : m_path(std::move(o.m_path)), m_db(std::exchange(o.m_db, nullptr)), m_version(o.m_version),
-      m_taskIds(std::move(o.m_taskIds)) {}
+      m_hasChecksums(o.m_hasChecksums), m_taskIds(std::move(o.m_taskIds)) {}
 
 ProfileReader& ProfileReader::operator=(ProfileReader&& o) noexcept {
     if (this != &o) {
@@ -84,6 +84,7 @@ ProfileReader& ProfileReader::operator=(ProfileReader&& o) noexcept {
         m_path = std::move(o.m_path);
         m_db = std::exchange(o.m_db, nullptr);
         m_version = o.m_version;
+        m_hasChecksums = o.m_hasChecksums;
         m_taskIds = std::move(o.m_taskIds);
     }
     return *this;
@@ -116,6 +117,10 @@ Expected<ProfileReader> ProfileReader::open(const std::string& path) {
                          path);
     SX_TRY(quickCheck(r.m_db, path));
     r.m_version = *version;
+    SX_ASSIGN(Statement q, Statement::prepare(r.m_db, "SELECT count(*) FROM sqlite_master WHERE type = "
+                                                      "'table' AND name = 'checksums'"));
+    SX_ASSIGN(bool row, q.step());
+    r.m_hasChecksums = row && q.int64(0) > 0;
     return r;
 }
 
@@ -228,17 +233,20 @@ Status ProfileReader::queryTasks(int64_t run, const std::string& where, int core
     // A whole run's Tasks give its id list for free (checked once the last row is read).
     const bool collect = where.empty() && m_taskIds.count(run) == 0;
     std::vector<std::pair<int, int64_t>> ids;
+    uint64_t checksum = 0;
     while (true) {
         SX_ASSIGN(bool row, q.step());
         if (!row)
             break;
         SX_ASSIGN(TaskRow t, decodeTask(q, run));
-        if (collect)
+        if (collect) {
             ids.emplace_back(t.id, q.int64(kRowid));
+            checksum += taskRowChecksum(t, q.text(kNodes));
+        }
         SX_TRY(visit(t));
     }
     if (collect)
-        SX_TRY(checkTaskIds(run, std::move(ids)));
+        SX_TRY(checkTaskIds(run, std::move(ids), &checksum));
     return {};
 }
 
@@ -327,7 +335,8 @@ Status ProfileReader::decodePhases(const Statement& q, TaskRow& t, const std::st
     return {};
 }
 
-Status ProfileReader::checkTaskIds(int64_t run, std::vector<std::pair<int, int64_t>> ids) const {
+Status ProfileReader::checkTaskIds(int64_t run, std::vector<std::pair<int, int64_t>> ids,
+                                   const uint64_t* checksum) const {
     std::sort(ids.begin(), ids.end());
     for (size_t i = 1; i < ids.size(); ++i)
         if (ids[i].first == ids[i - 1].first)
@@ -349,11 +358,33 @@ Status ProfileReader::checkTaskIds(int64_t run, std::vector<std::pair<int, int64
                              " Tasks (metric num_tasks) but table tasks holds " +
                              std::to_string(ids.size()) + " of them: rows are missing or were added",
                          m_path);
+    if (checksum)
+        SX_TRY(checkChecksum(run, ids.size(), *checksum));
     std::vector<int> sorted;
     sorted.reserve(ids.size());
     for (const auto& [id, rowid] : ids)
         sorted.push_back(id);
     m_taskIds[run] = std::move(sorted);
+    return {};
+}
+
+Status ProfileReader::checkChecksum(int64_t run, uint64_t rows, uint64_t checksum) const {
+    if (!m_hasChecksums)
+        return {};
+    SX_ASSIGN(Statement q, Statement::prepare(m_db, "SELECT c.rowid, c.rows, c.digest FROM checksums c JOIN "
+                                                    "strings s ON s.id = c.tbl WHERE c.run = ?1 AND s.text = "
+                                                    "'tasks'"));
+    q.bind(1, run);
+    SX_ASSIGN(bool row, q.step());
+    if (!row) // a run written before checksums were
+        return {};
+    if (const std::string type = nonInteger(q, {{1, "rows"}, {2, "digest"}}); !type.empty())
+        return rowError("checksums", q.int64(0), "the checksum of run " + std::to_string(run) + ": " + type);
+    if (static_cast<uint64_t>(q.int64(1)) != rows || static_cast<uint64_t>(q.int64(2)) != checksum)
+        return rowError("checksums", q.int64(0),
+                        "run " + std::to_string(run) +
+                            "'s Tasks do not match the checksum written with them: a value in table tasks "
+                            "changed after the run was written");
     return {};
 }
 

@@ -106,7 +106,8 @@ struct MetricRow {
 /// read: integer columns must hold integers (text in one is an error, never a 0), text columns
 /// must name a row of `strings`, Task ids must be unique within their run and as many as the
 /// run's num_tasks metric says, and dependencies and buffer lifetimes must name Tasks the run
-/// has. A violation is an error naming the file, the table and the row.
+/// has; a whole run's Tasks must match the checksum written with them. A violation is an error
+/// naming the file, the table and the row.
 class ProfileReader {
 public:
     /// Opens read-only and checks it is a sound SQLite file (PRAGMA quick_check) and a profile
@@ -157,13 +158,18 @@ private:
     /// The run's Task ids, sorted, after checking they are unique and as many as its num_tasks
     /// metric says (read once per run, or taken from a whole-run Task query).
     Expected<const std::vector<int>*> taskIds(int64_t run) const;
-    Status checkTaskIds(int64_t run, std::vector<std::pair<int, int64_t>> idsAndRows) const;
+    Status checkTaskIds(int64_t run, std::vector<std::pair<int, int64_t>> idsAndRows,
+                        const uint64_t* checksum = nullptr) const;
+    /// Compares the checksum of a whole run's Task rows with the one written with them (runs
+    /// written before checksums were have none).
+    Status checkChecksum(int64_t run, uint64_t rows, uint64_t checksum) const;
     /// An error for row `rowid` of `table`: "profile database 'P': table T, row R: WHAT".
     Error rowError(const char* table, int64_t rowid, const std::string& what) const;
 
     std::string m_path;
     sqlite3* m_db = nullptr;
     int m_version = 0;
+    bool m_hasChecksums = false;
     mutable std::map<int64_t, std::vector<int>> m_taskIds;
 };
 

@@ -100,6 +100,14 @@ bool parseProfileOption(Args args, size_t& i, RunArgs& out, std::string& err) {
     return true;
 }
 
+/// How long `run --profile` waits for a locked database, saying so on stderr while it does.
+profiler::WriteOptions profileWriteOptions(const RunArgs& a) {
+    profiler::WriteOptions options;
+    options.lockTimeoutMs = a.profileWaitMs;
+    options.onWait = [](const std::string& message) { std::cerr << message << std::endl; };
+    return options;
+}
+
 /// Returns an empty string on success, else the error message.
 std::string parseArgs(Args args, RunArgs& out, bool& help) {
     for (size_t i = 0; i < args.size(); ++i) {
@@ -459,10 +467,7 @@ int runModel(const RunArgs& a) {
         profiler::RunInfo info;
         info.model = a.model;
         info.metrics = std::move(metrics);
-        profiler::WriteOptions options;
-        options.lockTimeoutMs = a.profileWaitMs;
-        options.onWait = [](const std::string& message) { std::cerr << message << std::endl; };
-        Expected<int64_t> written = profiler::writeProfile(a.profilePath, program, result, info, options);
+        Expected<int64_t> written = profiler::writeProfile(a.profilePath, program, result, info, profileWriteOptions(a));
         if (!written.ok())
             return fail(written.error().message);
         std::cout << "profile: wrote run " << *written << " to " << a.profilePath << "\n";

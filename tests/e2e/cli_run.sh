@@ -204,6 +204,11 @@ profile-db)
     check_error "table deps, row 1: a dependency of run 1 names Task 999 \(src\), which run 1 does not have" \
         "$cli" export-trace "$work/dangling_dep.db" -o "$work/x.json"
     check_error "run 1 has a second Task with id 0" "$cli" export-trace "$work/duplicate_task.db" -o "$work/x.json"
+    # A Task ending 7 cycles later than it was written: only the run's checksum tells.
+    check_error "table checksums, row 1: run 1's Tasks do not match the checksum written with them" \
+        "$cli" compare-runs "$work/changed_end.db:1" "$work/synthetic_24_checksummed.db:1"
+    "$cli" compare-runs "$work/synthetic_24_checksummed.db:1" "$work/synthetic_24.db:1" >"$out" 2>"$err" ||
+        fail "the sound synthetic databases do not compare"
     [ ! -e "$work/x.json" ] || fail "a failed export left a file"
     # Appending: never into another program's file or a damaged one; the file stays as it was.
     for f in flipped_page foreign_table; do

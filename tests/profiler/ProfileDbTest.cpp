@@ -931,6 +931,12 @@ TEST_F(ProfileDbTest, EditedRowsAreErrorsNamingTableAndRow) {
     e = edited("moved.db", "UPDATE tasks SET run = 5 WHERE id = 2");
     EXPECT_NE(e.find("run 1 recorded " + std::to_string(run.program.tasks.size()) + " Tasks"), std::string::npos)
         << e;
+    // A value that is still a valid value (a Task ending 7 cycles later: busy cycles off by 7):
+    // only the checksum written with the run can tell.
+    e = edited("later.db", "UPDATE tasks SET \"end\" = \"end\" + 7, store_start = store_start + 7 WHERE id = 0");
+    EXPECT_NE(e.find("table checksums, row 1: run 1's Tasks do not match the checksum written with them"),
+              std::string::npos)
+        << e;
     // A buffer whose lifetime names a Task that does not exist.
     e = edited("buffer.db", "UPDATE buffers SET last_task = 4242 WHERE rowid = 1");
     EXPECT_NE(e.find("table buffers, row 1: a buffer of run 1: column 'last_task' names Task 4242"),
@@ -1027,8 +1033,10 @@ TEST_F(ProfileDbTest, ANameThatIsNotUtf8ExportsAsAReplacementCharacter) {
     SimulatedRun run = simulateSmallModel();
     const std::string db = path("utf8.db");
     ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
+    // The edit changes a Task's name, which the run's checksum notices: without it, as in a file
+    // written before checksums were, the name reads as it is.
     execOn(db, "UPDATE strings SET text = CAST(x'6e6f74ff7574662d38' AS TEXT) WHERE id = "
-               "(SELECT name FROM tasks WHERE id = 0)");
+               "(SELECT name FROM tasks WHERE id = 0); DELETE FROM checksums");
     auto reader = profiler::ProfileReader::open(db).value();
     auto trace = profiler::chromeTraceJson(reader);
     ASSERT_TRUE(trace.ok()) << trace.error().message;
