@@ -68,6 +68,12 @@ struct Clock {
     double micros(uint64_t cycles) const { return static_cast<double>(cycles) / (ghz * 1000.0); }
 };
 
+/// doc.dump(1), with a byte that is not UTF-8 (a name from a damaged or foreign database) written
+/// as U+FFFD instead of throwing.
+std::string jsonText(const nlohmann::json& doc) {
+    return doc.dump(1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 /// Writes the trace's events one at a time, each as doc.dump(1) would have placed it inside the
 /// "traceEvents" array (two levels deep), so the file is the same bytes the whole document
 /// dumped at once was, without ever holding more than one event.
@@ -77,7 +83,7 @@ public:
     void operator()(const nlohmann::json& event) {
         m_out << (m_first ? "\n  " : ",\n  ");
         m_first = false;
-        indented(m_out, event.dump(1), "  ");
+        indented(m_out, jsonText(event), "  ");
     }
     bool empty() const { return m_first; }
     /// `text` with `pad` after each newline (JSON strings hold none: they are escaped).
@@ -250,7 +256,7 @@ Status writeHead(const ProfileReader& reader, int64_t id, std::ostream& out) {
         const nlohmann::json other = {
             {"model", r.model}, {"target", r.target}, {"pipeline", r.pipeline}, {"run", r.id}};
         out << " \"otherData\": ";
-        EventSink::indented(out, other.dump(1), " ");
+        EventSink::indented(out, jsonText(other), " ");
         out << ",\n";
     }
     out << " \"traceEvents\": [";

@@ -1,5 +1,6 @@
 #include "ProfileDb.h"
 
+#include "ProfileCheck.h"
 #include "RunRecord.h"
 #include "Sqlite.h"
 
@@ -7,9 +8,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <chrono>
 #include <map>
 #include <memory>
+#include <thread>
 
 namespace sextant::profiler {
 
@@ -39,6 +42,8 @@ CREATE TABLE IF NOT EXISTS sram_buffers(run INTEGER NOT NULL, id INTEGER NOT NUL
   task INTEGER NOT NULL, buffer INTEGER NOT NULL, first_task INTEGER NOT NULL, last_task INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS sram_usage(run INTEGER NOT NULL, core INTEGER NOT NULL, cycle INTEGER NOT NULL,
   bytes INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS checksums(run INTEGER NOT NULL, tbl INTEGER NOT NULL, rows INTEGER NOT NULL,
+  digest INTEGER NOT NULL);
 CREATE INDEX IF NOT EXISTS tasks_by_lane ON tasks(run, core, start);
 CREATE INDEX IF NOT EXISTS task_nodes_by_task ON task_nodes(run, task);
 CREATE INDEX IF NOT EXISTS sram_usage_by_core ON sram_usage(run, core, cycle);
@@ -117,6 +122,19 @@ int eventFor(const backend::Program& p, const backend::Task& src, const backend:
     return -1;
 }
 
+/// The checksum of a run's rows of `table` (ProfileCheck.h), which the reader recomputes.
+Status writeChecksum(sqlite3* db, Interner& strings, int64_t run, const std::string& table,
+                     uint64_t rows, uint64_t checksum) {
+    SX_ASSIGN(int64_t tbl, strings.id(table));
+    SX_ASSIGN(Statement ins, Statement::prepare(db, "INSERT INTO checksums(run, tbl, rows, digest) "
+                                                    "VALUES(?1, ?2, ?3, ?4)"));
+    ins.bind(1, run);
+    ins.bind(2, tbl);
+    ins.bind(3, static_cast<int64_t>(rows));
+    ins.bind(4, static_cast<int64_t>(checksum)); // the bits of the unsigned sum
+    return ins.run();
+}
+
 Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::SimResult& result,
                            const RunInfo& info) {
     SX_TRY(execSql(db, kSchema));
@@ -166,7 +184,7 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             nlohmann::json origins = n->provenance().origins;
             SX_ASSIGN(int64_t name, strings.id(n->name()));
             SX_ASSIGN(int64_t op, strings.id(ir::qualifiedOpName(n->kind())));
-            SX_ASSIGN(int64_t org, strings.id(origins.dump()));
+            SX_ASSIGN(int64_t org, strings.id(origins.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
             SX_ASSIGN(int64_t by, strings.id(n->provenance().createdBy));
             ins.bind(1, run);
             ins.bind(2, name);
@@ -188,12 +206,17 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
             Statement insNode,
             Statement::prepare(db, "INSERT INTO task_nodes(run, task, node) VALUES(?1, ?2, ?3)"));
         // The rows a run recorded in memory has (RunRecord.h), phases included.
+        uint64_t checksum = 0, rows = 0;
         for (const TaskRow& t : taskRows(p, result)) {
             nlohmann::json nodes = t.nodes;
+            const std::string nodesJson =
+                nodes.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+            checksum += taskRowChecksum(t, nodesJson);
+            ++rows;
             SX_ASSIGN(int64_t name, strings.id(t.name));
             SX_ASSIGN(int64_t kernel, strings.id(t.kernel));
             SX_ASSIGN(int64_t unit, strings.id(std::string(backend::unitName(t.unit))));
-            SX_ASSIGN(int64_t nodeList, strings.id(nodes.dump()));
+            SX_ASSIGN(int64_t nodeList, strings.id(nodesJson));
             ins.bind(1, run);
             ins.bind(2, static_cast<int64_t>(t.id));
             ins.bind(3, name);
@@ -222,6 +245,7 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
                 SX_TRY(insNode.run());
             }
         }
+        SX_TRY(writeChecksum(db, strings, run, "tasks", rows, checksum));
     }
 
     {
@@ -322,10 +346,77 @@ Expected<int64_t> writeAll(sqlite3* db, const backend::Program& p, const sim::Si
     return run;
 }
 
+
+/// "60 s", "0.3 s".
+std::string secondsText(int64_t ms) {
+    if (ms % 1000 == 0)
+        return std::to_string(ms / 1000) + " s";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000.0);
+    return buf;
+}
+
+/// The busy handler's state: one deadline for the whole write, however many locks it waits for.
+struct LockWait {
+    std::string path;
+    const WriteOptions* options = nullptr;
+    std::optional<std::chrono::steady_clock::time_point> since;
+    int64_t reported = -1; ///< whole seconds last reported
+    bool gaveUp = false;
+
+    static int handler(void* self, int /*attempt*/) {
+        auto& w = *static_cast<LockWait*>(self);
+        const auto now = std::chrono::steady_clock::now();
+        if (!w.since)
+            w.since = now;
+        const auto waited =
+            std::chrono::duration_cast<std::chrono::milliseconds>(now - *w.since).count();
+        if (waited >= w.options->lockTimeoutMs) {
+            w.gaveUp = true;
+            return 0;
+        }
+        if (w.options->onWait && waited / 1000 > w.reported) {
+            w.reported = waited / 1000;
+            w.options->onWait("waiting for '" + w.path + "': locked by another process (" +
+                              std::to_string(w.reported) + " s of at most " +
+                              secondsText(w.options->lockTimeoutMs) + ")...");
+        }
+        const int64_t left = w.options->lockTimeoutMs - waited;
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(left, 50)));
+        return 1;
+    }
+};
+
+/// Whether `db` may take a run: empty (0), or a sound profile of a version this build appends
+/// to. Nothing is written to it here.
+Expected<int> checkWritable(sqlite3* db, const std::string& path) {
+    SX_ASSIGN(int version, profileVersion(db, path));
+    if (version > 0)
+        SX_TRY(quickCheck(db, path, /*full=*/true));
+    return version;
+}
+
+Status writeTransaction(sqlite3* db, const std::string& path, const backend::Program& program,
+                        const sim::SimResult& result, const RunInfo& info, int64_t& run) {
+    SX_TRY(execSql(db, "BEGIN IMMEDIATE"));
+    // Checked again under the write lock: another process may have written it in between.
+    Expected<int> version = profileVersion(db, path);
+    Expected<int64_t> written =
+        version.ok() ? writeAll(db, program, result, info) : Expected<int64_t>(version.error());
+    if (!written.ok()) {
+        (void)execSql(db, "ROLLBACK");
+        return written.error();
+    }
+    SX_TRY(execSql(db, "COMMIT"));
+    run = *written;
+    return {};
+}
+
 } // namespace
 
 Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program& program,
-                               const sim::SimResult& result, const RunInfo& info) {
+                               const sim::SimResult& result, const RunInfo& info,
+                               const WriteOptions& options) {
     sqlite3* raw = nullptr;
     int rc =
         sqlite3_open_v2(dbPath.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
@@ -333,20 +424,33 @@ Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program
     if (rc != SQLITE_OK)
         return makeError(ErrorKind::Io, "cannot open profile '" + dbPath +
                                             "': " + (raw ? sqlite3_errmsg(raw) : "out of memory"));
-    sqlite3_busy_timeout(raw, 5000);
+    LockWait wait;
+    wait.path = dbPath;
+    wait.options = &options;
+    sqlite3_busy_handler(raw, &LockWait::handler, &wait);
     auto fail = [&](const Error& e) {
-        return makeError(ErrorKind::Io, "cannot write profile '" + dbPath + "': " + e.message);
+        if (wait.gaveUp)
+            return makeError(ErrorKind::Io,
+                             "cannot write profile '" + dbPath +
+                                 "': it stayed locked by another process for " +
+                                 secondsText(options.lockTimeoutMs) +
+                                 "; the run was not saved (the runs already in it are "
+                                 "unchanged)",
+                             dbPath);
+        return makeError(ErrorKind::Io,
+                         "cannot write profile '" + dbPath + "': " + e.message +
+                             "; the run was not saved",
+                         dbPath);
     };
+    // Refused before anything is written: not even the journal mode of someone else's file
+    // changes.
+    Expected<int> version = checkWritable(raw, dbPath);
+    if (!version.ok())
+        return fail(version.error());
     if (Status s = execSql(raw, "PRAGMA journal_mode=WAL"); !s.ok())
         return fail(s.error());
-    if (Status s = execSql(raw, "BEGIN IMMEDIATE"); !s.ok())
-        return fail(s.error());
-    Expected<int64_t> run = writeAll(raw, program, result, info);
-    if (!run.ok()) {
-        (void)execSql(raw, "ROLLBACK");
-        return fail(run.error());
-    }
-    if (Status s = execSql(raw, "COMMIT"); !s.ok())
+    int64_t run = 0;
+    if (Status s = writeTransaction(raw, dbPath, program, result, info, run); !s.ok())
         return fail(s.error());
     return run;
 }

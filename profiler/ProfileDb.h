@@ -5,6 +5,7 @@
 #include "core/sim/Simulator.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -48,6 +49,11 @@ namespace sextant::profiler {
 ///                                                         num_tasks, num_events, dram_peak,
 ///                                                         dram_lower_bound, weight_bytes,
 ///                                                         io_bytes, then RunInfo::metrics
+///   checksums(run, tbl, rows, digest)                    tbl: "tasks"; digest: the sum of the
+///                                                         run's taskRowChecksum (ProfileCheck.h),
+///                                                         its bits as a signed integer; not in
+///                                                         files from before it (no version bump:
+///                                                         readers that do not know it ignore it)
 /// Indexes: tasks(run, core, start) for lane/time-window queries, task_nodes(run, task),
 /// sram_usage(run, core, cycle).
 ///
@@ -66,12 +72,29 @@ struct RunInfo {
     std::vector<std::pair<std::string, double>> metrics;
 };
 
+/// How writeProfile waits for a database another process is writing.
+struct WriteOptions {
+    /// The longest it waits, in all, for another connection's lock; then it gives up with an
+    /// error saying the run was not saved.
+    int lockTimeoutMs = 60000;
+    /// Told while it waits: "waiting for 'run.db': locked by another process (5 s of at most
+    /// 60 s)...", when the wait begins and then once a second. Unset: it waits silently.
+    std::function<void(const std::string&)> onWait;
+};
+
 /// Appends one run to the SQLite database at `dbPath` (created if missing, WAL mode) in a single
 /// transaction: the graph's nodes with provenance, every Task with its simulated times, the Task
 /// dependencies (with the event that carries each cross-core one), every buffer with its placement
 /// and lifetime, the SRAM plan and its occupancy over time, and the run's metrics. Returns the new
 /// run's id.
+///
+/// It appends only to a file that is empty (no tables: a new file) or a profile database of a
+/// version it knows whose tables and columns are all there and that passes SQLite's
+/// integrity_check; any other SQLite file (another program's, or a damaged profile) is refused
+/// untouched, with an error naming the file. A failed write leaves the runs already there as they
+/// were (one transaction), and the error says the run was not saved.
 Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program& program,
-                               const sim::SimResult& result, const RunInfo& info);
+                               const sim::SimResult& result, const RunInfo& info,
+                               const WriteOptions& options = {});
 
 } // namespace sextant::profiler

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -100,11 +101,19 @@ struct MetricRow {
 /// Read access to a profile database written by writeProfile. Every query takes a run id; -1
 /// means the latest run. Rows come back in a fixed order (Tasks by start then id, buffers and deps
 /// by id), so views and exports are deterministic.
+///
+/// A database may come from anywhere (the GUI opens any file), so every row is checked as it is
+/// read: integer columns must hold integers (text in one is an error, never a 0), text columns
+/// must name a row of `strings`, Task ids must be unique within their run and as many as the
+/// run's num_tasks metric says, and dependencies and buffer lifetimes must name Tasks the run
+/// has; a whole run's Tasks must match the checksum written with them. A violation is an error
+/// naming the file, the table and the row.
 class ProfileReader {
 public:
-    /// Opens read-only and checks it is a profile database of kProfileSchemaVersion (or of an
-    /// older version this build still reads, see ProfileDb.h) with every table of its version;
-    /// anything else is a clear error naming the file.
+    /// Opens read-only and checks it is a sound SQLite file (PRAGMA quick_check) and a profile
+    /// database of kProfileSchemaVersion (or of an older version this build still reads, see
+    /// ProfileDb.h) with every table, column and declared type of its version; anything else is
+    /// a clear error naming the file.
     static Expected<ProfileReader> open(const std::string& path);
 
     ProfileReader(ProfileReader&&) noexcept;
@@ -145,10 +154,23 @@ private:
     Status queryTasks(int64_t run, const std::string& where, int core, uint64_t t0, uint64_t t1,
                       const std::function<Status(TaskRow&)>& visit) const;
     Expected<TaskRow> decodeTask(const Statement& q, int64_t run) const;
+    Status decodePhases(const Statement& q, TaskRow& t, const std::string& where) const;
+    /// The run's Task ids, sorted, after checking they are unique and as many as its num_tasks
+    /// metric says (read once per run, or taken from a whole-run Task query).
+    Expected<const std::vector<int>*> taskIds(int64_t run) const;
+    Status checkTaskIds(int64_t run, std::vector<std::pair<int, int64_t>> idsAndRows,
+                        const uint64_t* checksum = nullptr) const;
+    /// Compares the checksum of a whole run's Task rows with the one written with them (runs
+    /// written before checksums were have none).
+    Status checkChecksum(int64_t run, uint64_t rows, uint64_t checksum) const;
+    /// An error for row `rowid` of `table`: "profile database 'P': table T, row R: WHAT".
+    Error rowError(const char* table, int64_t rowid, const std::string& what) const;
 
     std::string m_path;
     sqlite3* m_db = nullptr;
     int m_version = 0;
+    bool m_hasChecksums = false;
+    mutable std::map<int64_t, std::vector<int>> m_taskIds;
 };
 
 } // namespace sextant::profiler

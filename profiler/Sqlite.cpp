@@ -2,9 +2,24 @@
 
 namespace sextant::profiler {
 
-const char* const kProfileTables[11] = {"schema_version", "strings",      "runs",      "nodes",
-                                        "tasks",          "task_nodes",   "deps",      "buffers",
-                                        "metrics",        "sram_buffers", "sram_usage"};
+std::string Statement::describe(int col) const {
+    switch (sqlite3_column_type(m_stmt, col)) {
+    case SQLITE_INTEGER:
+        return "the integer " + std::to_string(int64(col));
+    case SQLITE_FLOAT:
+        return "the real " + std::to_string(real(col));
+    case SQLITE_TEXT: {
+        std::string t = text(col);
+        if (t.size() > 40)
+            t = t.substr(0, 40) + "...";
+        return "the text '" + t + "'";
+    }
+    case SQLITE_NULL:
+        return "NULL";
+    default:
+        return "a blob";
+    }
+}
 
 Expected<Statement> Statement::prepare(sqlite3* db, std::string_view sql) {
     Statement s;

@@ -48,6 +48,12 @@ public:
     int64_t int64(int col) const { return sqlite3_column_int64(m_stmt, col); }
     bool isNull(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_NULL; }
     bool isText(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_TEXT; }
+    /// Whether the value is stored as an integer: text or a real in an INTEGER column (a
+    /// damaged or hand-edited file) is not, though int64() would read it as some number.
+    bool isInt(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_INTEGER; }
+    bool isReal(int col) const { return sqlite3_column_type(m_stmt, col) == SQLITE_FLOAT; }
+    /// How the value is stored, for messages: "text 'abc'", "real 1.5", "NULL", "a blob".
+    std::string describe(int col) const;
     double real(int col) const { return sqlite3_column_double(m_stmt, col); }
     std::string text(int col) const {
         const unsigned char* p = sqlite3_column_text(m_stmt, col);
@@ -63,10 +69,5 @@ private:
 
 /// Runs SQL without results (DDL, pragmas, BEGIN/COMMIT).
 Status execSql(sqlite3* db, const std::string& sql);
-
-/// The table names every profile database has, in creation order: the first
-/// kProfileTablesV1 in every version, the rest since version 2.
-extern const char* const kProfileTables[11];
-inline constexpr int kProfileTablesV1 = 9;
 
 } // namespace sextant::profiler

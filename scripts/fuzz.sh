@@ -8,6 +8,7 @@
 #   reference_fuzzer  import, then run small static models on the float64 reference executor
 #   artifact_fuzzer   the artifact reader, on manifest.json texts beside a fixed sample's binaries
 #   target_fuzzer     the target-file and fusion-switch parsers
+#   profile_fuzzer    the profile database reader (every query, the Chrome trace, a comparison)
 # Configures FUZZ_BUILD_DIR (default build-fuzz/) with clang and -DSEXTANT_FUZZ=ON, builds only the
 # fuzzers TARGET belongs with (and the libraries they link), seeds a working corpus, fuzzes TARGET
 # for SECONDS, then runs every checked-in input of TARGET's corpus once more. Seeds and corpora:
@@ -16,6 +17,7 @@
 #                       recursively); replayed through both ONNX fuzzers
 #   artifact            tests/fuzz-corpus/artifact/ (manifests) and the sample's own manifest
 #   target              tests/fuzz-corpus/target/, resources/targets/ and the docs' switch example
+#   profile             tests/fuzz-corpus/profile/ (damaged and edited databases) and tests/data/profile-v2
 # FUZZ_RUNS and FUZZ_SEED (the ctests set both) make the run reproducible. Exits 0 when nothing was
 # found, 1 on a finding (the crashing input is in FUZZ_BUILD_DIR/findings/: copy it into the
 # corpus once fixed), 77 when clang or its libFuzzer runtime is missing (ctest reports a skip).
@@ -53,6 +55,12 @@ target_fuzzer)
     max_len=16384
     replay=("$corpora"/target/*.json)
     seeds=("${replay[@]}" "$root"/resources/targets/*.json)
+    ;;
+profile_fuzzer)
+    fuzzers=(profile_fuzzer)
+    max_len=1048576
+    replay=("$corpora"/profile/*)
+    seeds=("${replay[@]}" "$root"/tests/data/profile-v2/*.db)
     ;;
 *) echo "fuzz: unknown target '$target'"; exit 2;;
 esac
@@ -112,7 +120,7 @@ if [ "${fuzzers[0]}" = importer_fuzzer ]; then
         done
     } | sort -u >"$dict"
 else
-    { grep -ohE '"[a-z_][A-Za-z0-9_.-]{0,40}"' "${seeds[@]}" || true; } | sort -u >"$dict"
+    { grep -aohE '"[a-z_][A-Za-z0-9_.-]{0,40}"' "${seeds[@]}" || true; } | sort -u >"$dict"
     printf '"%s"\n' 18446744073709551615 4611686018427387904 1099511627776 -1 0 >>"$dict"
 fi
 

@@ -247,7 +247,10 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
         if (!request.profilePath.empty()) {
             report(92, "writing profile");
             info.created = snap->run.run.created;
-            Expected<int64_t> written = profiler::writeProfile(request.profilePath, snap->program, snap->sim, info);
+            profiler::WriteOptions options;
+            options.onWait = [&](const std::string& message) { say("profile: " + message); };
+            Expected<int64_t> written =
+                profiler::writeProfile(request.profilePath, snap->program, snap->sim, info, options);
             if (written.ok()) {
                 snap->run.db = request.profilePath;
                 snap->run.run.id = *written;

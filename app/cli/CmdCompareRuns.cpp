@@ -72,7 +72,8 @@ int cmdCompareRuns(Args args) {
             return fail(runs.error().message);
         if (runs->size() < 2)
             return fail("compare-runs: " + a.first + " holds " + std::to_string(runs->size()) +
-                        " run; give a second database (or append a run with 'sextant-cli run --profile')");
+                        (runs->size() == 1 ? " run" : " runs") +
+                        "; give a second database (or append a run with 'sextant-cli run --profile')");
         b = {a.first, runs->back().id};
         a.second = (*runs)[runs->size() - 2].id;
     }

@@ -48,6 +48,8 @@ const char* kRunUsage =
     "                        order, and the first one out of tolerance\n"
     "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile "
     "database\n"
+    "  --profile-wait S      when another process is writing FILE.db, wait up to S seconds for it\n"
+    "                        (default 60, 0..3600), then fail with exit 2: the run is not saved\n"
     "  --mode strict|async   strict: one Task at a time in issue order; async (default): as the\n"
     "                        planned events allow\n"
     "  --check-races         stop with an error naming both Tasks when a Task reads data its "
@@ -83,11 +85,43 @@ struct RunArgs : CompareOptions { // --inputs, --expected, --atol, --rtol, --sha
     std::string model;
     std::string profilePath, targetPath, ctcKeys, saveOutputs;
     sim::FaultPlan fault;
+    int profileWaitMs = 60000;
     bool reference = false, float32 = false, compareReference = false, checkRaces = false, perTensor = false,
          criticalPath = false;
     runtime::RunMode mode = runtime::RunMode::GraphAsync;
     PipelineOptions pipeline;
 };
+
+/// --profile FILE and --profile-wait SECONDS at args[i]: true when it was one of them (`err` set
+/// when its value is missing or bad).
+bool parseProfileOption(Args args, size_t& i, RunArgs& out, std::string& err) {
+    const std::string& a = args[i];
+    if (a != "--profile" && a != "--profile-wait")
+        return false;
+    if (i + 1 >= args.size()) {
+        err = a == "--profile" ? "run: --profile needs a file" : "run: --profile-wait needs a number of seconds";
+        return true;
+    }
+    const std::string v = args[++i];
+    if (a == "--profile") {
+        out.profilePath = v;
+        return true;
+    }
+    const std::optional<int64_t> seconds = parseWholeNumber(v);
+    if (!seconds || *seconds > 3600)
+        err = "run: --profile-wait '" + v + "' is not a number of seconds from 0 to 3600";
+    else
+        out.profileWaitMs = static_cast<int>(*seconds * 1000);
+    return true;
+}
+
+/// How long `run --profile` waits for a locked database, saying so on stderr while it does.
+profiler::WriteOptions profileWriteOptions(const RunArgs& a) {
+    profiler::WriteOptions options;
+    options.lockTimeoutMs = a.profileWaitMs;
+    options.onWait = [](const std::string& message) { std::cerr << message << std::endl; };
+    return options;
+}
 
 /// Returns an empty string on success, else the error message.
 std::string parseArgs(Args args, RunArgs& out, bool& help) {
@@ -107,9 +141,9 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         if (std::string err; parseCompareOption("run", args, i, out, err)) {
             if (!err.empty())
                 return err;
-        } else if (a == "--profile") {
-            if (!value(out.profilePath))
-                return "run: --profile needs a file";
+        } else if (std::string err; parseProfileOption(args, i, out, err)) {
+            if (!err.empty())
+                return err;
         } else if (a == "--target") {
             if (!value(out.targetPath))
                 return "run: --target needs a file";
@@ -520,7 +554,7 @@ int runModel(const RunArgs& a) {
         if (a.fault.active())
             metrics.emplace_back("inject:" + sim::faultSpec(a.fault), 1.0);
         info.metrics = std::move(metrics);
-        Expected<int64_t> written = profiler::writeProfile(a.profilePath, program, result, info);
+        Expected<int64_t> written = profiler::writeProfile(a.profilePath, program, result, info, profileWriteOptions(a));
         if (!written.ok())
             return fail(written.error().message);
         std::cout << "profile: wrote run " << *written << " to " << a.profilePath << "\n";

@@ -343,6 +343,63 @@ PY
         --expected "$src/samples/residual_cnn" >"$out" 2>"$err" || fail "exit code $? running the version 2 artifact"
     expect_line "^output 'probs': .* cosine (1\.000000|0\.999[0-9]*) .* PASS$"
     ;;
+profile-db)
+    # Damaged and edited profile databases (tests/fuzz-corpus/profile, the fuzzer's seeds): exit 2
+    # and an error naming the file and what is wrong, not numbers read from the damage (issue 20).
+    corpus="$src/tests/fuzz-corpus/profile"
+    check_error() { # check_error REGEX command...: exit 2, the last stderr line 'error: ' matching REGEX
+        local want=$1; shift
+        "$@" >"$out" 2>"$err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "exit code $rc for: $*"
+        tail -1 "$err" | grep -Eq -- "^error: .*$want" || fail "stderr does not end in an error matching '$want' for: $*"
+    }
+    for f in "$corpus"/*.db; do cp -f "$f" "$work/"; done
+    check_error "empty_strings\.db': table runs, row 1: run 1: column 'model' holds the integer [0-9]+, which is not the id of a row of table strings" \
+        "$cli" compare-runs "$work/empty_strings.db"
+    check_error "flipped_page\.db' is damaged: SQLite's quick_check reports" "$cli" export-trace "$work/flipped_page.db" -o "$work/x.json"
+    check_error "table tasks, row [0-9]+: Task 1 of run 1: column 'start' holds the text 'soon', not an integer" \
+        "$cli" compare-runs "$work/text_in_integer.db:1" "$work/text_in_integer.db:1"
+    check_error "table deps, row 1: a dependency of run 1 names Task 999 \(src\), which run 1 does not have" \
+        "$cli" export-trace "$work/dangling_dep.db" -o "$work/x.json"
+    check_error "run 1 has a second Task with id 0" "$cli" export-trace "$work/duplicate_task.db" -o "$work/x.json"
+    # A Task ending 7 cycles later than it was written: only the run's checksum tells.
+    check_error "table checksums, row 1: run 1's Tasks do not match the checksum written with them" \
+        "$cli" compare-runs "$work/changed_end.db:1" "$work/synthetic_24_checksummed.db:1"
+    "$cli" compare-runs "$work/synthetic_24_checksummed.db:1" "$work/synthetic_24.db:1" >"$out" 2>"$err" ||
+        fail "the sound synthetic databases do not compare"
+    [ ! -e "$work/x.json" ] || fail "a failed export left a file"
+    # Appending: never into another program's file or a damaged one; the file stays as it was.
+    for f in flipped_page foreign_table; do
+        check_error "the run was not saved" "$cli" run "$src/samples/residual_cnn.onnx" --profile "$work/$f.db"
+        cmp -s "$work/$f.db" "$corpus/$f.db" || fail "run --profile changed $f.db"
+    done
+    grep -q "is not a profile database (no schema_version table; it holds table photos)" "$err" ||
+        fail "the foreign file is not named as such"
+    # The version-2 fixture still reads.
+    cp -f "$src/tests/data/profile-v2/residual_cnn.db" "$work/v2.db"
+    "$cli" compare-runs "$work/v2.db:1" "$work/v2.db:1" >"$out" 2>"$err" || fail "the version-2 fixture does not compare"
+    expect_line "^  latency: 6,481 cycles -> 6,481 cycles \(\+0\.0 %\)"
+    # A database another process holds the write lock of: the run waits (saying so), then fails.
+    if /usr/bin/python3 -c "import sqlite3" 2>/dev/null; then
+        rm -f "$work/locked.db"*
+        "$cli" run "$src/samples/residual_cnn.onnx" --profile "$work/locked.db" >"$out" 2>"$err" || fail "first run"
+        /usr/bin/python3 -c "import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None); c.execute('BEGIN IMMEDIATE'); print('held', flush=True); time.sleep(60)" \
+            "$work/locked.db" >"$work/holder.out" &
+        holder=$!
+        for _ in $(seq 100); do grep -q held "$work/holder.out" && break; sleep 0.1; done
+        check_error "locked.db': it stayed locked by another process for 1 s; the run was not saved" \
+            "$cli" run "$src/samples/residual_cnn.onnx" --profile "$work/locked.db" --profile-wait 1
+        kill "$holder"; wait "$holder" 2>/dev/null
+        grep -q "^waiting for '.*locked.db': locked by another process (0 s of at most 1 s)\.\.\.$" "$err" ||
+            fail "no waiting message"
+        "$cli" run "$src/samples/residual_cnn.onnx" --profile "$work/locked.db" >"$out" 2>"$err" || fail "run after the lock"
+        expect_line "^profile: wrote run 2 to "
+    else
+        echo "python3 with sqlite3 not found: skipped the lock case (the rest ran)"
+    fi
+    ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;
 esac

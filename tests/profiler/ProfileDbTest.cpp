@@ -782,3 +782,263 @@ TEST_F(ProfileDbTest, VersionTwoDatabaseStillReads) {
     EXPECT_NE(missing.error().message.find("no run 9"), std::string::npos) << missing.error().message;
     EXPECT_FALSE(fs::exists(none));
 }
+
+// Issue 20 item 3: a damaged or edited database is an error naming the file, the table and the
+// row, never a read that quietly gives other numbers.
+namespace {
+
+std::string readBytes(const std::string& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+}
+
+void writeBytes(const std::string& file, const std::string& bytes) {
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+/// The root page of table or index `name` and the page size, read with SQLite itself.
+std::pair<int64_t, int64_t> rootPage(const std::string& db, const std::string& name) {
+    sqlite3* h = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(db.c_str(), &h, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    int64_t root = 0, pageSize = 0;
+    sqlite3_stmt* q = nullptr;
+    sqlite3_prepare_v2(h, ("SELECT rootpage FROM sqlite_master WHERE name = '" + name + "'").c_str(), -1, &q,
+                       nullptr);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        root = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_prepare_v2(h, "PRAGMA page_size", -1, &q, nullptr);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        pageSize = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    return {root, pageSize};
+}
+
+/// The Tasks of the newest run, read back completely, or the error.
+std::string readAll(const std::string& db) {
+    auto reader = profiler::ProfileReader::open(db);
+    if (!reader.ok())
+        return reader.error().message;
+    std::string error;
+    auto check = [&](const auto& result) {
+        if (error.empty() && !result.ok())
+            error = result.error().message;
+    };
+    check(reader->runs());
+    check(reader->nodes());
+    check(reader->tasks());
+    check(reader->deps());
+    check(reader->buffers());
+    check(reader->metrics());
+    check(reader->sramBuffers());
+    check(reader->sramOccupancy());
+    return error.empty() ? "read" : error;
+}
+
+} // namespace
+
+TEST_F(ProfileDbTest, AByteFlippedPageIsDamageNamedNotOtherNumbers) {
+    SimulatedRun run = simulateSample();
+    const std::string db = path("flip.db");
+    ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
+    ASSERT_EQ(readAll(db), "read");
+    const std::string good = readBytes(db);
+
+    // The tasks table's root page with its page-type byte flipped: quick_check finds it.
+    const auto [root, pageSize] = rootPage(db, "tasks");
+    ASSERT_GT(root, 1);
+    std::string bytes = good;
+    bytes[static_cast<size_t>((root - 1) * pageSize)] ^= 0x5a;
+    writeBytes(db, bytes);
+    auto flipped = profiler::ProfileReader::open(db);
+    ASSERT_FALSE(flipped.ok());
+    EXPECT_NE(flipped.error().message.find("profile '" + db + "' is damaged: SQLite's quick_check reports"),
+              std::string::npos)
+        << flipped.error().message;
+    // Nor does a run go into it.
+    auto append = profiler::writeProfile(db, run.program, run.result, info());
+    ASSERT_FALSE(append.ok());
+    EXPECT_NE(append.error().message.find("is damaged"), std::string::npos) << append.error().message;
+    EXPECT_NE(append.error().message.find("the run was not saved"), std::string::npos);
+    EXPECT_EQ(readBytes(db), bytes) << "a refused write changed the file";
+
+    // One index entry whose run was flipped from 1 to 0 (its serial type 9, "the integer 1",
+    // becomes 8, "the integer 0"): the b-trees are sound, so quick_check passes, but the Task is
+    // gone from run 1 when read through the index. That is how 888 Tasks read as 876; the count
+    // the run recorded names it, and integrity_check (the writer's) refuses the file.
+    const auto [index, size] = rootPage(db, "tasks_by_lane");
+    bytes = good;
+    const size_t page = static_cast<size_t>((index - 1) * size);
+    ASSERT_EQ(static_cast<unsigned char>(bytes[page]), 0x0a) << "the index is not one leaf page";
+    const size_t cell = page + ((static_cast<unsigned char>(bytes[page + 8]) << 8) |
+                                static_cast<unsigned char>(bytes[page + 9]));
+    ASSERT_EQ(bytes[cell + 2], 9) << "the first index entry's run is not stored as the integer 1";
+    bytes[cell + 2] = 8;
+    writeBytes(db, bytes);
+    const std::string lost = readAll(db);
+    EXPECT_NE(lost.find("run 1 recorded " + std::to_string(run.program.tasks.size()) +
+                        " Tasks (metric num_tasks) but table tasks holds " +
+                        std::to_string(run.program.tasks.size() - 1)),
+              std::string::npos)
+        << lost;
+    auto onto = profiler::writeProfile(db, run.program, run.result, info());
+    ASSERT_FALSE(onto.ok());
+    EXPECT_NE(onto.error().message.find("SQLite's integrity_check reports"), std::string::npos)
+        << onto.error().message;
+    EXPECT_EQ(readBytes(db), bytes) << "a refused write changed the file";
+}
+
+TEST_F(ProfileDbTest, EditedRowsAreErrorsNamingTableAndRow) {
+    SimulatedRun run = simulateSmallModel();
+    const std::string good = path("good.db");
+    ASSERT_TRUE(profiler::writeProfile(good, run.program, run.result, info()).ok());
+    ASSERT_EQ(readAll(good), "read");
+    ASSERT_GE(run.program.tasks.size(), 3u);
+    auto edited = [&](const std::string& name, const std::string& sql) {
+        const std::string db = path(name);
+        fs::copy_file(good, db);
+        execOn(db, sql);
+        return readAll(db);
+    };
+    auto rowOf = [&](const std::string& table, const std::string& where) {
+        return "table " + table + ", row " + where;
+    };
+    // Text in an integer column: an error, not a Task starting at cycle 0.
+    std::string e = edited("text.db", "UPDATE tasks SET start = 'soon' WHERE id = 1");
+    EXPECT_NE(e.find(rowOf("tasks", "")), std::string::npos) << e;
+    EXPECT_NE(e.find("Task 1 of run 1: column 'start' holds the text 'soon', not an integer"), std::string::npos) << e;
+    e = edited("real.db", "UPDATE deps SET event = 1.5 WHERE rowid = 1");
+    EXPECT_NE(e.find("table deps, row 1: a dependency of run 1: column 'event' holds the real 1.5"),
+              std::string::npos)
+        << e;
+    // A text column that names no string.
+    e = edited("string.db", "UPDATE tasks SET kernel = 99999 WHERE id = 2");
+    EXPECT_NE(e.find("Task 2 of run 1: column 'kernel' holds the integer 99999, which is not the id of a row of "
+                     "table strings"),
+              std::string::npos)
+        << e;
+    // A dependency on a Task the run does not have.
+    e = edited("dangling.db", "UPDATE deps SET src = 999 WHERE rowid = 1");
+    EXPECT_NE(e.find("table deps, row 1: a dependency of run 1 names Task 999 (src), which run 1 does not have"),
+              std::string::npos)
+        << e;
+    // Two Tasks with one id.
+    e = edited("duplicate.db", "UPDATE tasks SET id = 0 WHERE id = 1");
+    EXPECT_NE(e.find("run 1 has a second Task with id 0 (the first is row "), std::string::npos) << e;
+    EXPECT_EQ(e.rfind("profile database '" + path("duplicate.db") + "': table tasks, row ", 0), 0u) << e;
+    // A Task moved to another run: run 1 has fewer Tasks than it recorded.
+    e = edited("moved.db", "UPDATE tasks SET run = 5 WHERE id = 2");
+    EXPECT_NE(e.find("run 1 recorded " + std::to_string(run.program.tasks.size()) + " Tasks"), std::string::npos)
+        << e;
+    // A value that is still a valid value (a Task ending 7 cycles later: busy cycles off by 7):
+    // only the checksum written with the run can tell.
+    e = edited("later.db", "UPDATE tasks SET \"end\" = \"end\" + 7, store_start = store_start + 7 WHERE id = 0");
+    EXPECT_NE(e.find("table checksums, row 1: run 1's Tasks do not match the checksum written with them"),
+              std::string::npos)
+        << e;
+    // A buffer whose lifetime names a Task that does not exist.
+    e = edited("buffer.db", "UPDATE buffers SET last_task = 4242 WHERE rowid = 1");
+    EXPECT_NE(e.find("table buffers, row 1: a buffer of run 1: column 'last_task' names Task 4242"),
+              std::string::npos)
+        << e;
+    // A column of the wrong declared type, or missing: the schema is not the one this build reads.
+    e = edited("schema.db", "ALTER TABLE deps RENAME COLUMN event TO evt");
+    EXPECT_NE(e.find("table deps has no column 'event'"), std::string::npos) << e;
+    e = edited("type.db", "DROP TABLE sram_usage; CREATE TABLE sram_usage(run INTEGER, core INTEGER, "
+                          "cycle TEXT, bytes INTEGER)");
+    EXPECT_NE(e.find("column 'cycle' of table sram_usage is declared 'TEXT', not INTEGER"), std::string::npos) << e;
+}
+
+// compare-runs said "holds 0 run" of a database holding 3 whose strings were gone: the runs are
+// there, what they name is not, and that is what the error says.
+TEST_F(ProfileDbTest, RunsNamingMissingStringsAreAnErrorNotNoRuns) {
+    SimulatedRun run = simulateSmallModel();
+    const std::string db = path("nostrings.db");
+    for (int i = 0; i < 3; ++i)
+        ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
+    execOn(db, "DELETE FROM strings");
+    auto reader = profiler::ProfileReader::open(db);
+    ASSERT_TRUE(reader.ok()) << reader.error().message;
+    auto runs = reader->runs();
+    ASSERT_FALSE(runs.ok());
+    EXPECT_NE(runs.error().message.find("table runs, row 1: run 1: column 'model' holds the integer "),
+              std::string::npos)
+        << runs.error().message;
+    EXPECT_NE(runs.error().message.find("which is not the id of a row of table strings"), std::string::npos);
+    EXPECT_FALSE(profiler::loadRun(db).ok());
+}
+
+// The writer appends only to its own kind of file: another program's SQLite database is refused
+// untouched (its tables and its journal mode), an empty file takes a run.
+TEST_F(ProfileDbTest, TheWriterRefusesAnotherProgramsDatabase) {
+    SimulatedRun run = simulateSmallModel();
+    const std::string other = path("photos.db");
+    execOn(other, "CREATE TABLE photos(id INTEGER PRIMARY KEY, path TEXT); INSERT INTO photos(path) VALUES('a.jpg')");
+    const std::string before = readBytes(other);
+    auto w = profiler::writeProfile(other, run.program, run.result, info());
+    ASSERT_FALSE(w.ok());
+    EXPECT_NE(w.error().message.find("'" + other + "' is not a profile database (no schema_version table; it "
+                                                   "holds table photos)"),
+              std::string::npos)
+        << w.error().message;
+    EXPECT_NE(w.error().message.find("the run was not saved"), std::string::npos);
+    EXPECT_EQ(readBytes(other), before);
+    EXPECT_FALSE(fs::exists(other + "-wal"));
+
+    const std::string empty = path("empty.db");
+    writeBytes(empty, "");
+    auto fresh = profiler::writeProfile(empty, run.program, run.result, info());
+    ASSERT_TRUE(fresh.ok()) << fresh.error().message;
+    EXPECT_EQ(readAll(empty), "read");
+}
+
+// Another connection holding the write lock: the writer waits (telling its caller), gives up
+// after the bound with an error saying the run was not saved, and the file keeps every run.
+TEST_F(ProfileDbTest, ALockedDatabaseIsWaitedForThenRefusedClearly) {
+    SimulatedRun run = simulateSmallModel();
+    const std::string db = path("locked.db");
+    ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
+    sqlite3* holder = nullptr;
+    ASSERT_EQ(sqlite3_open(db.c_str(), &holder), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(holder, "BEGIN IMMEDIATE; INSERT INTO strings(text) VALUES('held')", nullptr, nullptr,
+                           nullptr),
+              SQLITE_OK);
+    profiler::WriteOptions options;
+    options.lockTimeoutMs = 300;
+    std::vector<std::string> told;
+    options.onWait = [&](const std::string& m) { told.push_back(m); };
+    auto blocked = profiler::writeProfile(db, run.program, run.result, info(), options);
+    ASSERT_FALSE(blocked.ok());
+    EXPECT_NE(blocked.error().message.find("it stayed locked by another process for 0.3 s; the run was not saved"),
+              std::string::npos)
+        << blocked.error().message;
+    ASSERT_FALSE(told.empty());
+    EXPECT_EQ(told.front(), "waiting for '" + db + "': locked by another process (0 s of at most 0.3 s)...");
+
+    ASSERT_EQ(sqlite3_exec(holder, "COMMIT", nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_close(holder);
+    auto second = profiler::writeProfile(db, run.program, run.result, info(), options);
+    ASSERT_TRUE(second.ok()) << second.error().message;
+    EXPECT_EQ(*second, 2);
+    auto reader = profiler::ProfileReader::open(db).value();
+    EXPECT_EQ(reader.runs()->size(), 2u);
+    EXPECT_EQ(reader.tasks(1)->size(), run.program.tasks.size());
+}
+
+// Found by profile_fuzzer (tests/fuzz-corpus/profile/invalid_utf8_string.db): a name that is not
+// UTF-8 made the Chrome trace export throw out of nlohmann::json and abort. It is written as
+// U+FFFD now.
+TEST_F(ProfileDbTest, ANameThatIsNotUtf8ExportsAsAReplacementCharacter) {
+    SimulatedRun run = simulateSmallModel();
+    const std::string db = path("utf8.db");
+    ASSERT_TRUE(profiler::writeProfile(db, run.program, run.result, info()).ok());
+    // The edit changes a Task's name, which the run's checksum notices: without it, as in a file
+    // written before checksums were, the name reads as it is.
+    execOn(db, "UPDATE strings SET text = CAST(x'6e6f74ff7574662d38' AS TEXT) WHERE id = "
+               "(SELECT name FROM tasks WHERE id = 0); DELETE FROM checksums");
+    auto reader = profiler::ProfileReader::open(db).value();
+    auto trace = profiler::chromeTraceJson(reader);
+    ASSERT_TRUE(trace.ok()) << trace.error().message;
+    EXPECT_NE(trace->find("not\xEF\xBF\xBDutf-8"), std::string::npos);
+}
