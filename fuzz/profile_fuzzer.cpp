@@ -5,7 +5,7 @@
 // (scripts/fuzz.sh 60 profile_fuzzer), under ASan + UBSan. A finding is a crash, a
 // sanitizer report, a leak, or an error with an empty message.
 
-#include "FuzzModelFile.h"
+#include "FuzzScratch.h"
 
 #include "profiler/ChromeTrace.h"
 #include "profiler/ProfileReader.h"
@@ -21,8 +21,8 @@ constexpr const char* kTarget = "profile_fuzzer";
 
 template <typename T>
 bool accept(const sextant::Expected<T>& result) {
-    if (!result.ok() && result.error().message.empty())
-        sextant::fuzz::finding(kTarget, "an error with an empty message");
+    if (!result.ok())
+        sextant::fuzz::Scratch::checkError(result.error());
     return result.ok();
 }
 
@@ -45,7 +45,7 @@ void readRun(const std::string& db, const sextant::profiler::ProfileReader& read
 /// The input as a database file with nothing beside it: a WAL-mode input leaves a -wal and a
 /// -shm, which the next input must not read.
 std::string databaseFile(const uint8_t* data, size_t size) {
-    const std::string db = sextant::fuzz::ModelFile::write(data, size);
+    const std::string db = sextant::fuzz::Scratch::write("profile.db", data, size);
     std::error_code ec;
     std::filesystem::remove(db + "-wal", ec);
     std::filesystem::remove(db + "-shm", ec);
@@ -55,7 +55,7 @@ std::string databaseFile(const uint8_t* data, size_t size) {
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-    sextant::fuzz::ModelFile::init(kTarget);
+    sextant::fuzz::Scratch::init(kTarget);
     return 0;
 }
 

@@ -11,7 +11,8 @@ inputs, so a finding reproduces):
             run with `sextant-cli run`
   target    JSON edits of the default target (resources/targets/npu-a.json): missing, negative, huge,
             fractional, NaN, string and nested values, truncated text; `compile --target`
-  artifact  number edits of a compiled manifest.json and byte flips of tasks.bin / weights.bin;
+  artifact  number edits of a compiled manifest.json (most with its hash file rewritten, as a
+            forger would, so they reach the range checks) and byte flips of tasks.bin / weights.bin;
             `run ARTIFACT`
   profile   byte flips and truncations of a profile database written by `run --profile`;
             `compare-runs` and `export-trace`
@@ -236,6 +237,23 @@ def set_path(doc, path, value):
         cur[last] = value
 
 
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for byte in data:
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def write_manifest(art, doc, rehash):
+    """Writes an edited manifest; with `rehash` also its hash file, as a forger would, so the edit
+    reaches the range checks instead of stopping at the hash."""
+    text = json.dumps(doc).encode()
+    open(os.path.join(art, "manifest.json"), "wb").write(text)
+    hash_file = os.path.join(art, "manifest.json.fnv1a64")
+    if rehash and os.path.exists(hash_file):
+        open(hash_file, "w").write("%016x  manifest.json\n" % fnv1a64(text))
+
+
 def probe_artifacts(cli, tally, rng, count, work):
     good = os.path.join(work, "artifact-good")
     subprocess.run([cli, "compile", os.path.join(ROOT, "samples", "residual_cnn.onnx"), "-o", good],
@@ -252,14 +270,15 @@ def probe_artifacts(cli, tally, rng, count, work):
             where = rng.choice(numbers)
             doc = copy.deepcopy(manifest)
             set_path(doc, where, rng.choice(values))
-            json.dump(doc, open(os.path.join(art, "manifest.json"), "w"))
-            label = f"#{k} manifest{where}"
+            rehash = rng.random() < 0.8
+            write_manifest(art, doc, rehash)
+            label = f"#{k} manifest{where}" + (" (hash rewritten)" if rehash else "")
         elif r < 0.7:
             doc = copy.deepcopy(manifest)
             key = rng.choice(sorted(doc.keys()))
             doc[key] = rng.choice([[], {}, None, "x"])
-            json.dump(doc, open(os.path.join(art, "manifest.json"), "w"))
-            label = f"#{k} manifest.{key} replaced"
+            write_manifest(art, doc, True)
+            label = f"#{k} manifest.{key} replaced (hash rewritten)"
         else:
             name = rng.choice(["tasks.bin", "weights.bin", "manifest.json"])
             f = os.path.join(art, name)
