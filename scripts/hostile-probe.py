@@ -214,27 +214,27 @@ def probe_targets(cli, tally, rng, count, work):
 
 # ---- artifacts ------------------------------------------------------------------------------
 
-def json_numbers(node, path=""):
+def json_numbers(node, path=()):
+    """Every number in a JSON document, as the list of keys and indexes leading to it."""
     if isinstance(node, dict):
         for k, v in node.items():
-            yield from json_numbers(v, f"{path}.{k}")
+            yield from json_numbers(v, path + (k,))
     elif isinstance(node, list):
         for i, v in enumerate(node):
-            yield from json_numbers(v, f"{path}[{i}]")
+            yield from json_numbers(v, path + (i,))
     elif isinstance(node, (int, float)) and not isinstance(node, bool):
         yield path
 
 
 def set_path(doc, path, value):
-    parts = path.replace("[", ".[").strip(".").split(".")
     cur = doc
-    for p in parts[:-1]:
-        cur = cur[int(p[1:-1])] if p.startswith("[") else cur[p]
-    last = parts[-1]
-    if last.startswith("["):
-        cur[int(last[1:-1])] = value
-    else:
-        cur[last] = value
+    for key in path[:-1]:
+        cur = cur[key]
+    cur[path[-1]] = value
+
+
+def path_text(path):
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
 
 
 def fnv1a64(data):
@@ -272,7 +272,7 @@ def probe_artifacts(cli, tally, rng, count, work):
             set_path(doc, where, rng.choice(values))
             rehash = rng.random() < 0.8
             write_manifest(art, doc, rehash)
-            label = f"#{k} manifest{where}" + (" (hash rewritten)" if rehash else "")
+            label = f"#{k} manifest{path_text(where)}" + (" (hash rewritten)" if rehash else "")
         elif r < 0.7:
             doc = copy.deepcopy(manifest)
             key = rng.choice(sorted(doc.keys()))

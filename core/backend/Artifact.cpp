@@ -71,6 +71,8 @@ Expected<std::string> writeManifestFile(const fs::path& path, const json& head, 
 
 Expected<std::vector<uint8_t>> readBytes(const fs::path& path) {
     std::error_code ec;
+    if (fs::is_directory(path, ec))
+        return makeError(ErrorKind::Io, path.string() + ": is a folder, not a file");
     if (!fs::is_regular_file(path, ec))
         return makeError(ErrorKind::Io, path.string() + ": missing");
     std::ifstream in(path, std::ios::binary);

@@ -287,6 +287,12 @@ bad-input)
     grep -q "/dev/zero: fusion switch file is larger than" "$err" || fail "the endless switch file is not named"
     check "$cli" run "$src/samples/residual_cnn.onnx" --ctc-keys /dev/zero
     grep -q "/dev/zero: character list is larger than" "$err" || fail "the endless key list is not named"
+    # A folder where a file belongs says so (it was "malformed JSON at line 1, column 1").
+    check "$cli" compile "$src/samples/residual_cnn.onnx" --target "$work"
+    grep -q "is a folder, not a target file" "$err" || fail "the folder given as a target is not named"
+    mkdir -p "$work/folder-artifact/manifest.json"
+    check "$cli" run "$work/folder-artifact"
+    grep -q "manifest.json: is a folder, not a file" "$err" || fail "the folder manifest is not named: $(cat "$err")"
     ;;
 artifact)
     # A compiled artifact: its manifest's hash file checks with any FNV-1a 64 implementation (this

@@ -166,6 +166,20 @@ TEST(TensorProtoIO, ReadsExternalData) {
     EXPECT_NE(escape.error().message.find("../x.bin"), std::string::npos) << escape.error().message;
 }
 
+TEST(TensorProtoIO, AnUnknownDataTypeIsNamedOnce) {
+    // It used to say "has data type type 999".
+    fs::path dir = tempDir();
+    onnx::TensorProto p;
+    p.set_name("x");
+    p.set_data_type(999);
+    p.add_dims(1);
+    writeBytes(dir / "odd.pb", p.SerializeAsString());
+    auto loaded = loadTensorProto((dir / "odd.pb").string());
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_NE(loaded.error().message.find("has data type 999 (not an ONNX data type)"), std::string::npos)
+        << loaded.error().message;
+}
+
 TEST(TensorProtoIO, TestDataSetNeedsIndexZero) {
     fs::path dir = tempDir();
     auto none = loadTestDataSet(dir.string(), "input");
