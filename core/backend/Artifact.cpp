@@ -69,12 +69,18 @@ Expected<std::string> writeManifestFile(const fs::path& path, const json& head, 
     return buf.hash().hex();
 }
 
-Expected<std::vector<uint8_t>> readBytes(const fs::path& path) {
+/// Reads a whole regular file of at most `limit` bytes (a 20,000-node program's manifest is tens of
+/// MiB; the limits only keep a wrong file from being read into memory whole).
+Expected<std::vector<uint8_t>> readBytes(const fs::path& path, uint64_t limit = uint64_t{1} << 30) {
     std::error_code ec;
     if (fs::is_directory(path, ec))
         return makeError(ErrorKind::Io, path.string() + ": is a folder, not a file");
     if (!fs::is_regular_file(path, ec))
         return makeError(ErrorKind::Io, path.string() + ": missing");
+    const uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > limit)
+        return makeError(ErrorKind::Io, path.string() + ": " + std::to_string(size) + " bytes, more than an artifact's " +
+                                            std::to_string(limit >> 30) + " GiB limit for this file (a wrong file?)");
     std::ifstream in(path, std::ios::binary);
     if (!in)
         return makeError(ErrorKind::Io, path.string() + ": cannot open");
@@ -221,7 +227,7 @@ Expected<Program> readArtifact(const std::string& dir) {
     const std::string weightsPath = (d / "weights.bin").string();
     SX_ASSIGN(std::vector<uint8_t> manifestBytes, readBytes(manifestPath));
     SX_ASSIGN(std::vector<uint8_t> tasksBin, readBytes(tasksPath));
-    SX_ASSIGN(std::vector<uint8_t> weightsBin, readBytes(weightsPath));
+    SX_ASSIGN(std::vector<uint8_t> weightsBin, readBytes(weightsPath, uint64_t{64} << 30));
 
     SX_ASSIGN(const bool hashed, checkManifestHash(d / kManifestHashFile, manifestBytes));
 

@@ -293,6 +293,12 @@ bad-input)
     mkdir -p "$work/folder-artifact/manifest.json"
     check "$cli" run "$work/folder-artifact"
     grep -q "manifest.json: is a folder, not a file" "$err" || fail "the folder manifest is not named: $(cat "$err")"
+    # A manifest of 2 GiB (sparse: no disk used) is refused before it is read into memory.
+    "$cli" compile "$src/samples/residual_cnn.onnx" -o "$work/huge-artifact" >/dev/null 2>&1 || fail "compile for the huge case"
+    truncate -s 2G "$work/huge-artifact/manifest.json"
+    check "$cli" run "$work/huge-artifact"
+    grep -q "manifest.json: 2147483648 bytes, more than an artifact's 1 GiB limit" "$err" || fail "the huge manifest is not named"
+    rm -rf "$work/huge-artifact"
     ;;
 artifact)
     # A compiled artifact: its manifest's hash file checks with any FNV-1a 64 implementation (this
