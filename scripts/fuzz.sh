@@ -65,19 +65,9 @@ profile_fuzzer)
 *) echo "fuzz: unknown target '$target'"; exit 2;;
 esac
 
-if ! command -v clang++ >/dev/null 2>&1; then
-    echo "clang++ not found: skipping $target (scripts/install-deps.sh installs clang)"
-    exit 77
-fi
-probe=$(mktemp -d)
-trap 'rm -rf "$probe"' EXIT
-echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' \
-    >"$probe/probe.cpp"
-if ! clang++ -fsanitize=fuzzer,address,undefined "$probe/probe.cpp" -o "$probe/probe" 2>"$probe/err"; then
-    echo "clang++ cannot link a libFuzzer binary (libclang-rt-dev missing?): skipping $target"
-    cat "$probe/err"
-    exit 77
-fi
+. "$root/scripts/clang-probe.sh"
+require_clang fuzzer,address,undefined \
+    'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' "$target"
 
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi

@@ -14,18 +14,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${SANITIZE_BUILD_DIR:-$root/build-sanitize}
 jobs=${SANITIZE_JOBS:-2}
 
-if ! command -v clang++ >/dev/null 2>&1; then
-    echo "clang++ not found: skipping the sanitized readers' tests (scripts/install-deps.sh installs clang)"
-    exit 77
-fi
-probe=$(mktemp -d)
-trap 'rm -rf "$probe"' EXIT
-echo 'int main() { return 0; }' >"$probe/probe.cpp"
-if ! clang++ -fsanitize=address,undefined "$probe/probe.cpp" -o "$probe/probe" 2>"$probe/err"; then
-    echo "clang++ cannot link an ASan+UBSan binary (libclang-rt-dev missing?): skipping"
-    cat "$probe/err"
-    exit 77
-fi
+. "$root/scripts/clang-probe.sh"
+require_clang address,undefined 'int main() { return 0; }' "the sanitized readers' tests"
 launcher=()
 if command -v ccache >/dev/null 2>&1; then launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache); fi
 if [ ! -f "$build/build.ninja" ]; then
