@@ -37,6 +37,11 @@ IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uin
 
 uint64_t IntervalPacker::aligned(uint64_t v) const { return alignUp(v, m_align); }
 
+uint64_t IntervalPacker::descentSteps() const {
+    const uint64_t n = m_spans.size();
+    return 2 * n * (n * (1 + static_cast<uint64_t>(std::bit_width(n))) + static_cast<uint64_t>(m_sections));
+}
+
 uint64_t IntervalPacker::maxLive() const {
     std::vector<uint64_t> total(static_cast<size_t>(m_sections), 0);
     for (const SectionSpan& s : m_spans)
@@ -45,47 +50,65 @@ uint64_t IntervalPacker::maxLive() const {
     return total.empty() ? 0 : *std::max_element(total.begin(), total.end());
 }
 
-std::vector<std::vector<int>> IntervalPacker::preorders() const {
-    const size_t n = m_spans.size();
-    std::vector<uint64_t> total(static_cast<size_t>(m_sections), 0);
-    for (const SectionSpan& s : m_spans)
+void IntervalPacker::rankBuffers(const std::vector<int>& buffers, int preorder) {
+    // The fullest section a buffer is in counts only the bytes still to place, as they are now:
+    // a part split off mid-search is ranked by what is left of it.
+    struct Key {
+        uint64_t fullest = 0, width = 0, sections = 0, area = 0;
+        unsigned __int128 timeArea = 0;
+    };
+    std::vector<Key> keys(buffers.size());
+    for (size_t k = 0; k < buffers.size(); ++k) {
+        const SectionSpan& s = m_spans[buffers[k]];
+        Key& key = keys[k];
         for (int q = s.first; q < s.last; ++q)
-            total[static_cast<size_t>(q)] += s.size;
-    std::vector<uint64_t> fullest(n, 0), area(n, 0), length(n, 0);
-    for (size_t i = 0; i < n; ++i) {
-        const SectionSpan& s = m_spans[i];
-        for (int q = s.first; q < s.last; ++q)
-            fullest[i] = std::max(fullest[i], total[static_cast<size_t>(q)]);
-        length[i] = static_cast<uint64_t>(std::max(s.last - s.first, 0));
-        area[i] = s.size * length[i];
+            key.fullest = std::max(key.fullest, m_remaining[static_cast<size_t>(q)]);
+        key.width = s.width;
+        key.sections = static_cast<uint64_t>(std::max(s.last - s.first, 0));
+        key.area = s.size * key.sections;
+        key.timeArea = static_cast<unsigned __int128>(s.size) * s.width;
     }
-    auto sorted = [&](auto less) {
-        std::vector<int> order(n);
-        std::iota(order.begin(), order.end(), 0);
-        std::sort(order.begin(), order.end(), less);
-        return order;
+    using U128 = unsigned __int128;
+    // Larger keys first; each order ends in the buffer index, so it never depends on the sort.
+    auto tuple = [&](size_t k) {
+        const Key& x = keys[k];
+        const int idx = -buffers[k];
+        switch (preorder % kPreorders) {
+        case 0: return std::make_tuple(U128(x.width), x.timeArea, U128(x.fullest), idx);
+        case 1: return std::make_tuple(U128(x.fullest), x.timeArea, U128(x.width), idx);
+        case 2: return std::make_tuple(U128(x.fullest), U128(x.width), x.timeArea, idx);
+        case 3: return std::make_tuple(U128(x.fullest), U128(x.area), U128(0), idx);
+        case 4: return std::make_tuple(U128(x.area), U128(x.fullest), U128(0), idx);
+        default: return std::make_tuple(U128(x.sections), U128(x.area), U128(0), idx);
+        }
     };
-    // Each a strict weak order ending in the buffer index, so that the order never depends on
-    // the sort implementation.
-    return {
-        sorted([&](int a, int b) { return std::tie(fullest[b], area[b], a) < std::tie(fullest[a], area[a], b); }),
-        sorted([&](int a, int b) { return std::tie(area[b], fullest[b], a) < std::tie(area[a], fullest[a], b); }),
-        sorted([&](int a, int b) { return std::tie(length[b], area[b], a) < std::tie(length[a], area[a], b); }),
-    };
+    std::vector<size_t> order(buffers.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return tuple(a) > tuple(b); });
+    m_steps += buffers.size() * static_cast<uint64_t>(std::bit_width(buffers.size()));
+    for (size_t r = 0; r < order.size(); ++r)
+        m_rank[static_cast<size_t>(buffers[order[r]])] = static_cast<int>(r);
 }
 
-void IntervalPacker::place(int b, uint64_t offset) {
+bool IntervalPacker::place(int b, uint64_t offset) {
     const uint64_t end = offset + m_spans[b].size;
+    bool hat = false;
+    m_steps += m_neighbours[b].size();
     m_placed[b] = 1;
     m_offset[b] = offset;
     for (int q = m_spans[b].first; q < m_spans[b].last; ++q)
         m_remaining[static_cast<size_t>(q)] -= m_spans[b].size;
     m_trail.push_back({b, -1, 0});
-    for (int j : m_neighbours[b])
-        if (!m_placed[j] && m_top[j] < end) {
+    for (int j : m_neighbours[b]) {
+        if (m_placed[j])
+            continue;
+        hat = true;
+        if (m_top[j] < end) {
             m_trail.push_back({b, j, m_top[j]});
             m_top[j] = end;
         }
+    }
+    return hat;
 }
 
 void IntervalPacker::rollback(size_t mark) {
@@ -166,19 +189,45 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
     }
     if (cuts.empty())
         return searchComponent(open, watermark, lastRank, focusFirst, focusLast);
+    // The node as it stands, before it comes apart: the buffer just placed rests at the
+    // watermark, and in this branch nothing goes below it. Each part is then solved from
+    // address 0, under bounds that no longer know the watermark.
+    if (!nodeCanHold(open, watermark, focusFirst, focusLast))
+        return Step::Exhausted;
     cuts.push_back(open.size());
     const size_t mark = m_trail.size();
+    std::vector<int> savedRanks(open.size());
+    for (size_t k = 0; k < open.size(); ++k)
+        savedRanks[k] = m_rank[static_cast<size_t>(open[k])];
+    Step result = Step::Found;
     size_t from = 0;
     for (size_t to : cuts) {
         std::vector<int> part(open.begin() + static_cast<std::ptrdiff_t>(from), open.begin() + static_cast<std::ptrdiff_t>(to));
-        const Step s = searchComponent(part, 0, -1, focusFirst, focusLast);
-        if (s != Step::Found) {
+        if (m_rerank)
+            rankBuffers(part, m_preorder);
+        result = searchComponent(part, 0, -1, focusFirst, focusLast);
+        if (result != Step::Found) {
             rollback(mark);
-            return s;
+            break;
         }
         from = to;
     }
-    return Step::Found;
+    for (size_t k = 0; k < open.size(); ++k)
+        m_rank[static_cast<size_t>(open[k])] = savedRanks[k];
+    return result;
+}
+
+bool IntervalPacker::nodeCanHold(const std::vector<int>& open, uint64_t watermark, int focusFirst, int focusLast) {
+    std::vector<uint64_t> pos(open.size());
+    for (size_t k = 0; k < open.size(); ++k)
+        pos[k] = aligned(m_top[open[k]]);
+    std::vector<size_t> order(open.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        return std::tie(pos[a], m_rank[open[a]]) < std::tie(pos[b], m_rank[open[b]]);
+    });
+    m_steps += open.size() * static_cast<uint64_t>(std::bit_width(open.size()));
+    return sectionsCanHold(open, pos, order, watermark, focusFirst, focusLast);
 }
 
 /// One search node: every open buffer's canonical position is the aligned top of its placed
@@ -212,9 +261,10 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
         if (p >= minHeight)
             break;
         const size_t mark = m_trail.size();
-        place(b, p);
+        const bool hat = place(b, p);
         std::vector<int> rest;
         rest.reserve(open.size() - 1);
+        m_steps += open.size();
         for (int x : open)
             if (x != b)
                 rest.push_back(x);
@@ -230,19 +280,24 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
         rollback(mark);
         if (s == Step::OutOfSteps)
             return s;
+        // Nothing open lies over b, so b rests at p in every completion of this node, and
+        // canonically before any buffer above p: placing another first cannot succeed where
+        // placing b first failed.
+        if (!hat)
+            break;
     }
     return Step::Exhausted;
 }
 
-SearchVerdict IntervalPacker::fits(uint64_t capacity, const std::vector<int>& preorder, uint64_t budget,
+SearchVerdict IntervalPacker::fits(uint64_t capacity, int preorder, bool rerank, uint64_t budget,
                                    uint64_t& stepsUsed, std::vector<uint64_t>& offsets) {
     const size_t n = m_spans.size();
     m_capacity = capacity;
     m_budget = budget;
     m_steps = 0;
+    m_preorder = preorder;
+    m_rerank = rerank;
     m_rank.assign(n, 0);
-    for (size_t r = 0; r < preorder.size() && r < n; ++r)
-        m_rank[static_cast<size_t>(preorder[r])] = static_cast<int>(r);
     m_top.assign(n, 0);
     m_offset.assign(n, 0);
     m_placed.assign(n, 0);
@@ -260,6 +315,7 @@ SearchVerdict IntervalPacker::fits(uint64_t capacity, const std::vector<int>& pr
             m_placed[i] = 1; // occupies nothing: address 0
         }
     }
+    rankBuffers(open, preorder);
     const Step s = search(std::move(open), 0, -1, 0, m_sections);
     stepsUsed = m_steps;
     if (s == Step::Found) {
@@ -304,6 +360,7 @@ std::optional<std::pair<std::vector<SectionSpan>, int>> asSections(const OffsetP
     for (size_t i = 0; i < n; ++i) {
         spans[i].size = p.sizes[i];
         if (live(i)) {
+            spans[i].width = p.lifetimes[i].second - p.lifetimes[i].first;
             spans[i].first = at(p.lifetimes[i].first);
             spans[i].last = at(p.lifetimes[i].second);
         }
@@ -318,17 +375,32 @@ uint64_t peakOf(const std::vector<uint64_t>& offsets, const std::vector<uint64_t
     return peak;
 }
 
-/// One capacity tried with the preorders in turn, each given a node limit that doubles every
-/// round (a run that goes astray early is cut short and another order gets its turn), until one
-/// finds a plan or proves there is none, or `budget` steps are spent.
-SearchVerdict tryCapacity(IntervalPacker& packer, const std::vector<std::vector<int>>& preorders, uint64_t capacity,
-                          uint64_t budget, size_t buffers, uint64_t& spent, std::vector<uint64_t>& offsets) {
-    uint64_t limit = 2 * std::max<uint64_t>(buffers, 1);
+/// One way to run the search: a preorder, whether parts that come apart are ranked again, and
+/// its share of each round.
+struct Strategy {
+    int preorder;
+    bool rerank;
+    uint64_t weight;
+};
+
+/// Measured on the MiniMalloc instances: MiniMalloc's TWA order finds the most tight packings,
+/// with and without ranking parts again (they succeed on different instances); fullest-then-area
+/// and area-then-fullest find the rest. Every order keeps a turn.
+constexpr Strategy kStrategies[] = {
+    {2, false, 8}, {2, true, 4}, {3, false, 2}, {4, false, 1}, {0, false, 1}, {1, false, 1}, {5, false, 1},
+};
+
+/// One capacity tried with the strategies in turn, each given a step limit (its weight times a
+/// round's limit) that doubles every round: a run that goes astray early is cut short and another
+/// gets its turn, until one finds a plan or proves there is none, or `budget` steps are spent.
+SearchVerdict tryCapacity(IntervalPacker& packer, uint64_t capacity, uint64_t budget, uint64_t& spent,
+                          std::vector<uint64_t>& offsets) {
+    uint64_t limit = packer.descentSteps();
     while (spent < budget) {
-        for (const std::vector<int>& order : preorders) {
-            const uint64_t allowed = std::min(limit, budget - spent);
+        for (const Strategy& strategy : kStrategies) {
+            const uint64_t allowed = std::min(limit * strategy.weight, budget - spent);
             uint64_t used = 0;
-            const SearchVerdict v = packer.fits(capacity, order, allowed, used, offsets);
+            const SearchVerdict v = packer.fits(capacity, strategy.preorder, strategy.rerank, allowed, used, offsets);
             spent += used;
             if (v != SearchVerdict::OutOfSteps)
                 return v;
@@ -353,7 +425,6 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
     plan.optimal = plan.peak <= proven;
     if (plan.optimal || options.steps == 0 || n > kMaxSearchBuffers)
         return;
-    const std::vector<std::vector<int>> preorders = packer.preorders();
     uint64_t spent = 0;
     // Capacities tried: the bound first (most instances that can be packed tightly are found
     // there quickly), then halfway between the lowest capacity not yet ruled out and the best peak.
@@ -361,11 +432,12 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
     bool first = true;
     while (spent < options.steps && low < plan.peak) {
         const uint64_t capacity = first ? low : low + (plan.peak - 1 - low) / 2;
-        const uint64_t share = first ? options.steps / 4 : std::max<uint64_t>((options.steps - spent) / 4, 64 * n);
+        const uint64_t share =
+            first ? options.steps * 2 / 3 : std::max<uint64_t>((options.steps - spent) / 4, 8 * packer.descentSteps());
         first = false;
         std::vector<uint64_t> offsets;
         const SearchVerdict v =
-            tryCapacity(packer, preorders, capacity, std::min(options.steps, spent + share), n, spent, offsets);
+            tryCapacity(packer, capacity, std::min(options.steps, spent + share), spent, offsets);
         if (v == SearchVerdict::Found) {
             plan.offsets = std::move(offsets);
             plan.peak = peakOf(plan.offsets, problem.sizes);

@@ -26,6 +26,7 @@ inline constexpr size_t kMaxSearchBuffers = 4096;
 struct SectionSpan {
     int first = 0, last = 0;
     uint64_t size = 0;
+    uint64_t width = 0; ///< the lifetime's length in the problem's own time units
 };
 
 /// What a search for a plan under a capacity ended with.
@@ -44,16 +45,24 @@ public:
     /// The largest total size live in one section: no plan has a smaller peak.
     uint64_t maxLive() const;
 
-    /// Searches under `capacity` with buffers tried in `preorder` order (a permutation of the
-    /// buffer indices; earlier = tried first among buffers resting at one address), spending at
+    /// About what two descents from the root to a leaf cost in steps, when nothing backtracks:
+    /// the first step limit worth giving a run (a smaller one cannot reach a plan at all).
+    uint64_t descentSteps() const;
+
+    /// How many static orders there are to search with. Three rank by time (width, area in
+    /// bytes x time, the fullest section a buffer is in) in MiniMalloc's combinations WAT, TAW
+    /// and TWA; three by sections (fullest then area, area then fullest, sections spanned then
+    /// area). No single order wins on every instance, so all of them get their turn.
+    static constexpr int kPreorders = 6;
+
+    /// Searches under `capacity` with buffers tried in the order `preorder` (0..kPreorders-1)
+    /// gives them (earlier = tried first among buffers resting at one address); with `rerank`,
+    /// parts of the time axis that come apart during the search are ranked again by what is left
+    /// in them (another path through the same tree, which succeeds on other problems). Spends at
     /// most `budget` steps (a step is one search node, counted in buffers looked at, so that the
     /// same problem takes the same path on every machine). `offsets` is set when Found.
-    SearchVerdict fits(uint64_t capacity, const std::vector<int>& preorder, uint64_t budget, uint64_t& stepsUsed,
+    SearchVerdict fits(uint64_t capacity, int preorder, bool rerank, uint64_t budget, uint64_t& stepsUsed,
                        std::vector<uint64_t>& offsets);
-
-    /// The static orders the search is run with in turn: by the fullest section a buffer is in,
-    /// then area; by area, then fullest section; by lifetime length, then area.
-    std::vector<std::vector<int>> preorders() const;
 
 private:
     enum class Step { Found, Exhausted, OutOfSteps };
@@ -66,9 +75,11 @@ private:
     Step search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst, int focusLast);
     Step searchComponent(const std::vector<int>& open, uint64_t watermark, int lastRank, int focusFirst,
                          int focusLast);
+    bool nodeCanHold(const std::vector<int>& open, uint64_t watermark, int focusFirst, int focusLast);
     bool sectionsCanHold(const std::vector<int>& open, const std::vector<uint64_t>& pos,
                          const std::vector<size_t>& byPosition, uint64_t watermark, int focusFirst, int focusLast);
-    void place(int b, uint64_t offset);
+    void rankBuffers(const std::vector<int>& buffers, int preorder);
+    bool place(int b, uint64_t offset); ///< true when b has open neighbours (a buffer above it)
     void rollback(size_t mark);
     uint64_t aligned(uint64_t v) const;
 
@@ -79,6 +90,8 @@ private:
 
     // search state
     uint64_t m_capacity = 0;
+    int m_preorder = 0;
+    bool m_rerank = false;
     uint64_t m_budget = 0, m_steps = 0;
     std::vector<int> m_rank;
     std::vector<uint64_t> m_top;       ///< per buffer: highest end among its placed neighbours
