@@ -17,6 +17,7 @@
 #include "core/passes/PassManager.h"
 #include "core/passes/TextDiff.h"
 #include "core/runtime/Compiler.h"
+#include "core/ir/Specialize.h"
 #include "core/runtime/ModelInputs.h"
 
 #include <nlohmann/json.hpp>
@@ -65,7 +66,9 @@ const char* kCompileUsage =
     "  --report FILE.json  write the summary, memory figures, rule counters and Task table as\n"
     "                      JSON (docs/compile-report.md)\n"
     "  --shape NAME=DIMS   give input NAME concrete dims, e.g. x=1x3x48x320 (repeatable; needed\n"
-    "                      for models with symbolic input dims)\n";
+    "                      for models with symbolic input dims)\n"
+    "  --inputs DIR        take the symbolic input dims from the tensors in DIR (input_0.pb, ...,\n"
+    "                      as 'run --inputs' does); with --shape too, the two must agree\n";
 
 std::string kib(uint64_t bytes) {
     char buf[64];
@@ -458,10 +461,25 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& ch
     return j;
 }
 
+/// `--inputs DIR` for a model whose inputs are (now) static: the data set must be the model's
+/// inputs (names, dtypes and dims), or compiling for it would describe some other run.
+Status checkInputsFit(const ir::Graph& graph, const std::string& dir, const std::string& model) {
+    SX_ASSIGN(runtime::RunInputs inputs, runtime::chooseInputs(graph, dir, /*lookNextToModel=*/false, model));
+    for (size_t i = 0; i < inputs.tensors.size(); ++i) {
+        const ir::Value* formal = graph.inputs()[i];
+        if (inputs.tensors[i].shape() != formal->type().dims())
+            return makeError(ErrorKind::Invalid, "'" + dir + "/input_" + std::to_string(i) + ".pb' has dims " +
+                                                     ir::formatShapeSpec(inputs.tensors[i].shape()) +
+                                                     ", but the model's input '" + formal->name() + "' is " +
+                                                     ir::formatShapeSpec(formal->type().dims()));
+    }
+    return {};
+}
+
 } // namespace
 
 int cmdCompile(Args args) {
-    std::string model, outDir, targetPath, reportPath;
+    std::string model, outDir, targetPath, reportPath, inputsDir;
     PipelineOptions pipelineOptions;
     bool printChangedFlag = false, stats = false, listApplicationsFlag = false;
     ir::InputShapes shapes;
@@ -494,6 +512,9 @@ int cmdCompile(Args args) {
                 return fail("compile: --shape needs NAME=DIMS (e.g. x=1x3x48x320)");
             if (std::string err = addShapeOption("compile", spec, shapes); !err.empty())
                 return fail(err);
+        } else if (a == "--inputs") {
+            if (!value(inputsDir))
+                return fail("compile: --inputs needs a directory");
         } else if (a == "--print-changed") {
             printChangedFlag = true;
         } else if (a == "--list-applications") {
@@ -527,8 +548,11 @@ int cmdCompile(Args args) {
     Expected<std::unique_ptr<ir::Graph>> graph = frontend::importOnnx(model);
     if (!graph.ok())
         return fail(graph.error().message);
-    if (auto s = runtime::specialiseInputs(**graph, shapes, /*inputsDir=*/"", /*requireStatic=*/true); !s.ok())
+    if (auto s = runtime::specialiseInputs(**graph, shapes, inputsDir, /*requireStatic=*/true); !s.ok())
         return fail("compile: " + s.error().message);
+    if (!inputsDir.empty())
+        if (Status fit = checkInputsFit(**graph, inputsDir, model); !fit.ok())
+            return fail("compile: " + fit.error().message);
     Expected<runtime::CompileResult> result = runtime::compileGraph(**graph, options);
     if (!result.ok())
         return fail(result.error().message);
