@@ -114,7 +114,8 @@ private:
     /// nullopt when one is missing or unusable; the fallback when inference needs run-time values.
     std::optional<std::vector<ir::TensorType>> declaredTypes(const ir::Node& n);
     Status addOutputs();
-    Status checkDeclaredOutput(const onnx::ValueInfoProto& info, const ir::Value& v);
+    Expected<ir::TensorType> mergeDeclared(const onnx::ValueInfoProto& info, const ir::TensorType& computed,
+                                           const std::string& what);
     Status verifyAndInfer();
     Status importBranches(ir::Node* n);
 
@@ -190,8 +191,8 @@ Expected<std::unique_ptr<ir::Graph>> Importer::addNodesAndFinish() {
     SX_TRY(addOutputs());
     SX_TRY(m_graph->topoSort());
     SX_TRY(verifyAndInfer());
-    for (int i = 0; i < m_onnx->output_size(); ++i)
-        SX_TRY(checkDeclaredOutput(m_onnx->output(i), *m_graph->outputs()[static_cast<size_t>(i)]));
+    for (int i = 0; i < m_onnx->output_size(); ++i) // outputs no node computes (inputs, constants)
+        SX_TRY(mergeDeclared(m_onnx->output(i), m_graph->outputs()[static_cast<size_t>(i)]->type(), "output"));
     return std::move(m_graph);
 }
 
@@ -607,6 +608,13 @@ Status Importer::addCapturedInputs(int index, std::vector<ir::Value*>& inputs) c
 }
 
 Status Importer::verifyAndInfer() {
+    // What the model declares for its values: each computed type is checked against it and
+    // refined by it (mergeDeclared).
+    std::unordered_map<std::string, std::pair<const onnx::ValueInfoProto*, const char*>> declarations;
+    for (const onnx::ValueInfoProto& info : m_onnx->value_info())
+        declarations.emplace(info.name(), std::make_pair(&info, "value"));
+    for (const onnx::ValueInfoProto& info : m_onnx->output())
+        declarations[info.name()] = std::make_pair(&info, "output");
     // Node by node in topological order: a node's verifier may look at its input types, which
     // are only known once its producers have been inferred.
     for (ir::Node* n : m_graph->nodes()) {
@@ -637,8 +645,16 @@ Status Importer::verifyAndInfer() {
             return makeError(ErrorKind::Verify,
                              "shape inference of node '" + n->name() + "' gave too few outputs",
                              n->name());
-        for (size_t i = 0; i < n->numOutputs(); ++i)
-            n->output(i)->setType((*types)[i]);
+        for (size_t i = 0; i < n->numOutputs(); ++i) {
+            ir::TensorType t = (*types)[i];
+            if (auto d = declarations.find(n->output(i)->name()); d != declarations.end()) {
+                Expected<ir::TensorType> merged = mergeDeclared(*d->second.first, t, d->second.second);
+                if (!merged.ok())
+                    return describe(merged.takeError());
+                t = std::move(*merged);
+            }
+            n->output(i)->setType(std::move(t));
+        }
     }
     return {};
 }
@@ -684,29 +700,37 @@ Status Importer::importBranches(ir::Node* n) {
     return {};
 }
 
-/// A graph output's declared type must not contradict the computed one: the same element type
-/// and, where both give a rank and a dim, the same. Symbolic dims on either side agree with
-/// anything, and so does a declared 0 (older exporters wrote 0 for "unknown"); an output declared
-/// without a type or shape is not checked.
-Status Importer::checkDeclaredOutput(const onnx::ValueInfoProto& info, const ir::Value& v) {
+/// A declared type (graph output or value_info) must not contradict the computed one: the same
+/// element type and, where both give a rank and a dim, the same. Symbolic dims on either side
+/// agree with anything, and so does a declared 0 (older exporters wrote 0 for "unknown"); a
+/// declaration without a type or shape is not checked. Where inference could not tell a dim (an
+/// unnamed unknown: a Resize to sizes computed at run time) and the model declares it, the
+/// declaration refines the computed type; later passes compute it again once the sizes fold.
+Expected<ir::TensorType> Importer::mergeDeclared(const onnx::ValueInfoProto& info, const ir::TensorType& computed,
+                                                 const std::string& what) {
     auto declared = convertType(info, "output");
     if (!declared.ok())
-        return {};
-    const ir::TensorType& computed = v.type();
-    const std::string what = "output '" + info.name() + "' is declared " + declared->str() +
-                             " but computes " + computed.str();
+        return computed;
+    const std::string contradiction = what + " '" + info.name() + "' is declared " + declared->str() +
+                                      " but computes " + computed.str();
     if (declared->dtype != computed.dtype)
-        return makeError(ErrorKind::Invalid, what, info.name());
+        return makeError(ErrorKind::Invalid, contradiction, info.name());
     const bool ranked = !(info.type().tensor_type().shape().dim_size() == 0 && computed.shape.size() != 0);
-    if (ranked && declared->shape.size() != computed.shape.size())
-        return makeError(ErrorKind::Invalid, what, info.name());
-    for (size_t i = 0; ranked && i < computed.shape.size(); ++i) {
+    if (!ranked || !info.type().tensor_type().has_shape())
+        return computed;
+    if (declared->shape.size() != computed.shape.size())
+        return makeError(ErrorKind::Invalid, contradiction, info.name());
+    ir::TensorType merged = computed;
+    for (size_t i = 0; i < computed.shape.size(); ++i) {
         const ir::Dim& d = declared->shape[i];
         const ir::Dim& c = computed.shape[i];
-        if (d.isKnown() && d.value != 0 && c.isKnown() && d.value != c.value)
-            return makeError(ErrorKind::Invalid, what, info.name());
+        const bool declaredKnown = d.isKnown() && d.value != 0;
+        if (declaredKnown && c.isKnown() && d.value != c.value)
+            return makeError(ErrorKind::Invalid, contradiction, info.name());
+        if (declaredKnown && !c.isKnown() && c.symbol == "?")
+            merged.shape[i] = d;
     }
-    return {};
+    return merged;
 }
 
 Status Importer::addOutputs() {

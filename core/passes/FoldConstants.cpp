@@ -143,10 +143,50 @@ public:
         // The constant takes the folded value's name, so users' lines in the IR do not change.
         for (size_t i = 0; i < folded.size(); ++i)
             SX_TRY(g.renameValue(folded[i], names[i]));
+        refineUsers(folded);
         return {};
     }
 
 private:
+    /// A value that became constant can tell its users' shapes where their inference could not
+    /// (a Resize to sizes computed from a Shape): infer them again, and theirs in turn while the
+    /// types change, so that a Shape of the result folds later in this same sweep. A node whose
+    /// inference still fails keeps the type it had (the interpreter checks it at run time).
+    /// Whether `now` tells at least what `before` told: the same dtype and rank, and every dim
+    /// `before` knew known and the same (so no refinement loses what a declaration gave).
+    static bool refines(const ir::TensorType& now, const ir::TensorType& before) {
+        if (now.dtype != before.dtype || now.shape.size() != before.shape.size())
+            return false;
+        for (size_t i = 0; i < now.shape.size(); ++i)
+            if (before.shape[i].isKnown() && !(now.shape[i] == before.shape[i]))
+                return false;
+        return true;
+    }
+
+    static void refineUsers(const std::vector<ir::Value*>& values) {
+        std::vector<ir::Node*> work;
+        for (const ir::Value* v : values)
+            for (ir::Node* u : v->users())
+                work.push_back(u);
+        while (!work.empty()) {
+            ir::Node* n = work.back();
+            work.pop_back();
+            auto types = n->info().infer(*n);
+            if (!types.ok() || types->size() < n->numOutputs())
+                continue;
+            for (size_t i = 0; i < n->numOutputs(); ++i) {
+                ir::TensorType t = (*types)[i];
+                if (t.layout == ir::LayoutKind::Any)
+                    t.layout = n->output(i)->type().layout;
+                if (t == n->output(i)->type() || !refines(t, n->output(i)->type()))
+                    continue;
+                n->output(i)->setType(std::move(t));
+                for (ir::Node* u : n->output(i)->users())
+                    work.push_back(u);
+            }
+        }
+    }
+
     /// Runs the node's reference kernel in F32 for f32 (and narrower) results, F64 for f64 ones,
     /// and gives every float result the dtype the node declared.
     static Expected<std::vector<ir::Tensor>> evaluate(const ir::Node& n) {
