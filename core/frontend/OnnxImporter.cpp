@@ -1,4 +1,5 @@
 #include "OnnxImporter.h"
+#include "OnnxOpVersions.h"
 
 #include "ExternalData.h"
 #include "OnnxTensor.h"
@@ -494,6 +495,18 @@ Expected<ir::OpKind> Importer::findKind(const onnx::NodeProto& node, const std::
                              (opset ? std::to_string(opset) : std::string("?")) +
                              ") at node '" + name + "'",
                          name);
+    }
+    // An ai.onnx op the model's opset does not have yet (HardSwish in an opset 13 model) is not
+    // that op: ONNX would reject the model, and so do we.
+    if (normaliseDomain(domain).empty()) {
+        const int64_t opset = opsetOf(domain);
+        std::span<const int> history = onnxOpHistory(node.op_type());
+        if (!history.empty() && !onnxOpVersion(node.op_type(), opset))
+            return makeError(ErrorKind::Invalid,
+                             "op '" + node.op_type() + "' at node '" + name + "' does not exist at opset " +
+                                 std::to_string(opset) + ": ONNX added it at opset " +
+                                 std::to_string(history.front()),
+                             name);
     }
     return *kind;
 }

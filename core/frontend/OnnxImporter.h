@@ -11,9 +11,11 @@
 namespace sextant::frontend {
 
 /// Supported range of the ai.onnx opset. Ops whose semantics changed between versions (Softmax at
-/// 13) get the model's opset as the int attribute "_opset" so their kernels can follow it.
+/// 13) get the model's opset as the int attribute "_opset" so their kernels can follow it; the
+/// versions of every op up to kMaxOnnxOpset are in OnnxOpVersions.h, and docs/onnx-versions.md
+/// says what the versions since opset 22 changed for Sextant's ops.
 inline constexpr int64_t kMinOnnxOpset = 7;
-inline constexpr int64_t kMaxOnnxOpset = 21;
+inline constexpr int64_t kMaxOnnxOpset = 28;
 
 /// Imports the ONNX model at `path`.
 ///

@@ -1,6 +1,7 @@
 #include "TestUtil.h"
 
 #include "core/frontend/OnnxImporter.h"
+#include "core/frontend/OnnxOpVersions.h"
 #include "core/frontend/OnnxTensor.h"
 #include "core/ir/Graph.h"
 
@@ -380,6 +381,41 @@ TEST(OnnxImporter, BadInitializerSizeNamesTheTensor) {
     ASSERT_FALSE(g.ok());
     EXPECT_EQ(g.error().message,
               "initializer 'w': raw_data has 12 bytes, expected 16 for f32[4]");
+}
+
+// Opsets 22-28 (issue 21): a model at the newest opset imports, each op at the version its opset
+// means; an op used before ONNX added it is an error naming op, node and opset; past the newest
+// opset the message gives the range.
+TEST(OnnxImporter, OpsetsUpTo28AndOpsBeforeTheyExist) {
+    auto at = [](int64_t opset, const std::string& op) {
+        auto m = emptyModel({1, 4}, opset);
+        addNode(m, op, "n", {"x"}, {"y"});
+        addOutput(m, "y");
+        fs::path path = tempDir() / ("m" + std::to_string(opset) + op + ".onnx");
+        writeModel(m, path);
+        return importOnnx(path.string());
+    };
+    for (int64_t opset : {22, 23, 24, 25, 26, 27, 28}) {
+        auto g = at(opset, "HardSwish");
+        EXPECT_TRUE(g.ok()) << opset << ": " << g.error().message;
+    }
+    auto early = at(13, "HardSwish");
+    ASSERT_FALSE(early.ok());
+    EXPECT_EQ(early.error().message, "op 'HardSwish' at node 'n' does not exist at opset 13: ONNX added it at opset 14");
+    auto future = at(29, "Relu");
+    ASSERT_FALSE(future.ok());
+    EXPECT_NE(future.error().message.find("uses ai.onnx opset 29; supported opsets are 7 to 28"), std::string::npos)
+        << future.error().message;
+}
+
+TEST(OnnxImporter, OpVersionsFollowOnnxsTable) {
+    EXPECT_EQ(onnxOpVersion("Relu", 13), 13);
+    EXPECT_EQ(onnxOpVersion("Relu", 28), 14);
+    EXPECT_EQ(onnxOpVersion("Resize", 12), 11);
+    EXPECT_EQ(onnxOpVersion("Cast", 24), 24);
+    EXPECT_EQ(onnxOpVersion("HardSwish", 13), std::nullopt);
+    EXPECT_EQ(onnxOpVersion("NoSuchOp", 13), std::nullopt);
+    EXPECT_FALSE(onnxOpHistory("Conv").empty());
 }
 
 } // namespace

@@ -299,6 +299,10 @@ Status verifyCast(const Node& n) {
     if (!n.hasAttr("to"))
         return opError(n, "attribute 'to' is required");
     SX_TRY(ops::checkIntAttr(n, "to", 0, 1000));
+    // Cast-19 and Cast-24 added how float8 results saturate and round; they change nothing for
+    // the dtypes Sextant casts to, but a value ONNX does not define is still an error.
+    SX_TRY(ops::checkIntAttr(n, "saturate", 0, 1));
+    SX_TRY(ops::checkStringAttr(n, "round_mode", {"up", "down", "nearest"}));
     if (!onnxDType(n.attrInt("to", 0)))
         return opError(n, "cast to ONNX dtype " + std::to_string(n.attrInt("to", 0)) + " is not supported",
                        ErrorKind::Unsupported);

@@ -312,6 +312,9 @@ Expected<std::vector<Tensor>> runCumSum(const Node& n, std::span<const Tensor> i
 // ---- Range: start, start + delta, ... up to (not including) limit
 
 Status verifyRange(const Node& n) {
+    // Range-27's accumulation type for float16 and bfloat16 inputs (1 = float, the default);
+    // Sextant computes start + i * delta in float64 for every float type.
+    SX_TRY(ops::checkIntAttr(n, "stash_type", 1, 23));
     const TensorType* s = ops::inputType(n, 0);
     for (size_t i = 0; i < 3; ++i) {
         const TensorType* t = ops::inputType(n, i);
