@@ -15,6 +15,7 @@ using Args = std::span<const std::string>;
 /// 0 success, 1 a check failed (FAIL lines, regression), 2 bad input or usage (one "error: ..." line).
 int cmdImport(Args args);
 int cmdRules(Args args);
+int cmdOps(Args args);
 int cmdCompile(Args args);
 int cmdRun(Args args);
 int cmdExportTrace(Args args);

@@ -59,6 +59,7 @@ struct Command {
 const Command kCommands[] = {
     {"import", cmdImport, "import an ONNX model and print its IR or a summary"},
     {"rules", cmdRules, "list the passes and rewrite rules with their ids"},
+    {"ops", cmdOps, "list the ONNX ops Sextant imports, their versions and where they run"},
     {"compile", cmdCompile, "compile a model for a target and write the artifact"},
     {"run", cmdRun, "run a model on the reference executor or the simulated NPU"},
     {"bisect", cmdBisect, "find the first rule application that moves the outputs out of tolerance"},

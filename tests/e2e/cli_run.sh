@@ -13,6 +13,18 @@ fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat 
 expect_line() { grep -Eq -- "$1" "$out" || fail "no output line matches: $1"; }
 
 case $case_name in
+ops)
+    # README's op coverage table is the command's output, not written by hand.
+    "$cli" ops --markdown >"$out" 2>"$err" || fail "ops --markdown failed"
+    sed -n '/^<!-- ops:begin -->$/,/^<!-- ops:end -->$/p' "$src/README.md" | sed '1d;$d' >"$work/readme-ops.md"
+    [ -s "$work/readme-ops.md" ] || fail "README.md has no ops:begin/ops:end block"
+    diff -u "$work/readme-ops.md" "$out" >"$work/ops.diff" ||
+        fail "README's op table differs from 'sextant-cli ops --markdown' (paste the new output): $(head -20 "$work/ops.diff")"
+    count=$(tail -n +3 "$out" | wc -l)
+    grep -q "<summary>$count ops</summary>" "$src/README.md" || fail "README's summary line does not say $count ops"
+    "$cli" ops --bogus >"$out" 2>"$err"
+    [ $? -eq 2 ] || fail "an unknown option did not exit 2"
+    ;;
 plan-offsets)
     # The Pisarchyk & Lee (2020) instance: optimum 124 = max-live (inclusive op ranges made half-open).
     csv="$work/pl.csv"
