@@ -63,6 +63,28 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskC
     return plan;
 }
 
+namespace {
+
+/// Whether an op the cost model prices as elementwise computes statistics along dim `a` of its
+/// input, so that a part computing a slice of the output reads the whole input along it:
+/// MeanVarianceNormalization over its axes, InstanceNormalization over the spatial dims,
+/// LogSoftmax from its axis on.
+bool reducesAlong(const ir::Node& n, size_t rank, size_t a) {
+    const auto norm = [rank](int64_t axis) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; };
+    switch (n.kind()) {
+    case ir::OpKind::MeanVarianceNormalization:
+        for (int64_t axis : n.attrInts("axes", {0, 2, 3}))
+            if (norm(axis) == static_cast<int64_t>(a))
+                return true;
+        return false;
+    case ir::OpKind::InstanceNormalization: return a >= 2;
+    case ir::OpKind::LogSoftmax: return static_cast<int64_t>(a) >= norm(n.attrInt("axis", -1));
+    default: return false;
+    }
+}
+
+} // namespace
+
 bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
     if (n.numOutputs() != 1 || axis < 0)
         return false;
@@ -74,6 +96,8 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
     // A layout conversion is the identity on the logical tensor: each part copies its own slice.
     if (n.kind() == ir::OpKind::TransData)
         return n.input(0) == &in;
+    if (reducesAlong(n, id.size(), a))
+        return false;
     switch (n.info().work) {
     case ir::WorkModel::Elementwise:
     case ir::WorkModel::Group:

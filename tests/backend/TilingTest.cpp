@@ -195,3 +195,27 @@ TEST(ChooseSplit, ASplitMustBeStrictlyCheaper) {
     ASSERT_TRUE(pays.ok());
     EXPECT_EQ(pays->axis, 0);
 }
+
+TEST(ReadsOwnSlice, NormalisationsReadTheWholeInputAlongWhatTheyReduce) {
+    // A part of a normalisation that computes a slice of its output along a reduced dim needs
+    // the whole input along it: it must wait for every producer part, not only its own.
+    auto g = std::make_shared<ir::Graph>("norm");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {2, 8, 4, 4}));
+    ir::Node* mvn = *g->addNode(OpKind::MeanVarianceNormalization, "mvn", {x}, {"m"});
+    ir::Node* last = *g->addNode(OpKind::MeanVarianceNormalization, "mvn_w", {x}, {"w"});
+    last->setAttr("axes", ir::Attribute(std::vector<int64_t>{-1}));
+    ir::Node* lsm = *g->addNode(OpKind::LogSoftmax, "lsm", {x}, {"l"});
+    lsm->setAttr("axis", ir::Attribute(int64_t{1}));
+    ir::Node* relu = *g->addNode(OpKind::Relu, "relu", {x}, {"r"});
+    g->setOutputs({mvn->output(), last->output(), lsm->output(), relu->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    // Default axes: batch, height, width; the channels are the part's own.
+    EXPECT_FALSE(readsOwnSlice(*mvn, *x, 0));
+    EXPECT_TRUE(readsOwnSlice(*mvn, *x, 1));
+    EXPECT_FALSE(readsOwnSlice(*mvn, *x, 2));
+    EXPECT_TRUE(readsOwnSlice(*last, *x, 0));
+    EXPECT_FALSE(readsOwnSlice(*last, *x, 3));
+    EXPECT_TRUE(readsOwnSlice(*lsm, *x, 0));
+    EXPECT_FALSE(readsOwnSlice(*lsm, *x, 1));
+    EXPECT_TRUE(readsOwnSlice(*relu, *x, 2));
+}
