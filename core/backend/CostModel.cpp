@@ -93,6 +93,8 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     uint64_t lanes = vectorLanes(t, ir::DType::F32);
     // An epilogue (bias, fused activation) on the vector unit after the product.
     const bool epilogue = n.info().passes > 0 || b;
+    // A post affine (scale and shift after the activation) is one more pass.
+    const uint64_t epiloguePasses = epilogue ? (n.attr("post_affine") ? 2 : 1) : 0;
     // An NC1HWC0 activation moves with its channel padding: a tile's bytes scale by the
     // tensor's stored / logical ratio (the padding spread over its tiles).
     const int c0 = t.c0;
@@ -116,8 +118,8 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
         uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
         uint64_t K = static_cast<uint64_t>(ciPerGroup * kSpatial);
         w.computeCycles = static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK);
-        if (epilogue)
-            w.computeCycles += ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes); // bias/act epilogue
+        if (epilogue) // bias/act epilogue
+            w.computeCycles += epiloguePasses * ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes);
         w.flops = 2 * M * static_cast<uint64_t>(tile[1]) * K;
         return w;
     };

@@ -342,6 +342,251 @@ public:
     }
 };
 
+// ---- fuse-conv-post-affine
+
+/// A scalar constant operand of binary `op` (the one that is not `v`), as a double, when `op`
+/// computes in `v`'s type (the constant neither widens nor casts it); else the reason.
+std::optional<double> scalarOperand(const ir::Node& op, const ir::Value* v, std::string& why) {
+    const ir::Value* other = otherOperand(op, v);
+    if (!other) {
+        why = "both operands are the conv output";
+        return std::nullopt;
+    }
+    const ir::Tensor* c = constantOf(other);
+    if (!c || c->numel() != 1) {
+        why = ir::qualifiedOpName(op.kind()) + " operand '" + other->name() + "' is not a scalar constant";
+        return std::nullopt;
+    }
+    if (c->dtype() != v->type().dtype || op.output(0)->type() != v->type()) {
+        why = ir::qualifiedOpName(op.kind()) + " by '" + other->name() + "' changes the conv output's type";
+        return std::nullopt;
+    }
+    return c->at(0);
+}
+
+/// FusedConv with an activation, then Mul by a scalar constant and/or Add of one: the affine
+/// becomes the kernel's "post_affine" [scale, shift], applied after the activation in the same
+/// epilogue. PP-LCNet (PaddleOCR's backbones) puts such a learnable scale and shift after every
+/// activation; alone each is a vector Task that reads and writes the whole feature map.
+class FuseConvPostAffine : public FusionRule {
+public:
+    std::string id() const override { return "fuse-conv-post-affine"; }
+    std::string summary() const override {
+        return "fuse a scalar constant Mul and/or Add after a FusedConv's activation into its epilogue "
+               "(attribute post_affine)";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::FusedConv}; }
+
+    struct Plan : MatchPlan {
+        ir::Node* mul = nullptr;
+        ir::Node* add = nullptr;
+        double scale = 1.0, shift = 0.0;
+    };
+
+    static Match plan(const ir::Node& conv, Plan& p) {
+        if (conv.attrString("activation", "").empty() || conv.attr("post_affine"))
+            return Match::none();
+        const ir::Value* out = conv.output(0);
+        ir::Node* u = nullptr;
+        Match m = soleUserOfKind(out, {OpKind::Mul, OpKind::Add}, "fused conv", u);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        std::string why;
+        std::optional<double> c = scalarOperand(*u, out, why);
+        if (!c)
+            return Match::rejected(why);
+        if (u->kind() == OpKind::Add) {
+            p.add = u;
+            p.shift = *c;
+            return Match::matched();
+        }
+        p.mul = u;
+        p.scale = *c;
+        // An Add of a scalar right after the Mul is the shift.
+        const ir::Value* scaled = u->output(0);
+        if (ir::Node* next = singleUser(scaled); next && next->kind() == OpKind::Add && useCount(scaled) == 1) {
+            std::string ignored;
+            if (std::optional<double> b = scalarOperand(*next, scaled, ignored)) {
+                p.add = next;
+                p.shift = *b;
+            }
+        }
+        return Match::matched();
+    }
+
+    Match matchHere(const ir::Node& conv) const override { return matchWithPlan<Plan>(conv, plan); }
+
+    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
+        std::vector<ir::Node*> chain{&conv};
+        if (p.mul)
+            chain.push_back(p.mul);
+        if (p.add)
+            chain.push_back(p.add);
+        std::vector<ir::Value*> inputs(conv.inputs().begin(), conv.inputs().end());
+        ir::AttributeMap attrs = conv.attrs();
+        attrs["post_affine"] = std::vector<double>{p.scale, p.shift};
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::FusedConv, std::move(inputs), std::move(attrs),
+                                                 rc.createdBy()));
+        (void)fused;
+        return {};
+    }
+};
+
+// ---- fuse-convtranspose-bias-bn
+
+/// ConvTranspose [+ Add(per-channel constant)] [+ inference BatchNormalization] -> the
+/// ConvTranspose with folded weights and bias: y = (conv(x, W) + B + a) * s + t, with
+/// s = gamma / sqrt(var + eps) and t = beta - mean * s, is conv(x, W * s) + (B + a) * s + t, where
+/// W's output channel for element [ci, j, ...] is (ci / (Cin / group)) * (Cout / group) + j.
+/// Exporters that write the bias as a separate Add (paddle2onnx) leave three full-size Tasks
+/// after a decoder's upsampling otherwise.
+class FuseConvTransposeBiasBn : public FusionRule {
+public:
+    std::string id() const override { return "fuse-convtranspose-bias-bn"; }
+    std::string summary() const override {
+        return "fold a per-channel constant Add and/or an inference BatchNormalization after a "
+               "ConvTranspose into its weights and bias";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::ConvTranspose}; }
+
+    struct Plan : MatchPlan {
+        ir::Node* add = nullptr;
+        const ir::Tensor* addend = nullptr;
+        ir::Node* bn = nullptr;
+    };
+
+    /// Why `bn` after a ConvTranspose of `channels` outputs cannot fold (empty if it can).
+    static std::string bnReason(const ir::Node& bn, int64_t channels) {
+        if (bn.attrInt("training_mode", 0) != 0)
+            return "batchnorm '" + bn.name() + "' is in training mode";
+        if (bn.attrInt("spatial", 1) == 0)
+            return "batchnorm '" + bn.name() + "' has spatial=0";
+        for (size_t i = 1; i <= 4; ++i) {
+            const ir::Value* p = bn.input(i);
+            const ir::Tensor* t = p ? constantOf(p) : nullptr;
+            if (!t)
+                return "batchnorm '" + bn.name() + "' parameter " + std::to_string(i) + " is not a constant";
+            if (t->numel() != channels)
+                return "batchnorm parameter '" + p->name() + "' has " + std::to_string(t->numel()) +
+                       " elements for " + std::to_string(channels) + " output channels";
+        }
+        return {};
+    }
+
+    static Match plan(const ir::Node& ct, Plan& p) {
+        if (!hasInputs(ct, 2))
+            return Match::none();
+        const ir::Value* out = ct.output(0);
+        ir::Node* u = nullptr;
+        Match m = soleUserOfKind(out, {OpKind::Add, OpKind::BatchNormalization}, "conv transpose", u);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        if (!out->type().isStatic() || out->type().rank() < 3)
+            return Match::rejected("conv transpose output shape is not known");
+        const int64_t channels = out->type().dims()[1];
+        const ir::Tensor* w = constantOf(ct.input(1));
+        if (!w || !ir::isFloat(w->dtype()) || w->rank() < 3)
+            return Match::rejected("conv transpose weight '" + ct.input(1)->name() + "' is not a float constant");
+        const int64_t group = ct.attrInt("group", 1);
+        if (group < 1 || w->shape()[0] % group != 0 || w->shape()[1] * group != channels)
+            return Match::rejected("conv transpose weight '" + ct.input(1)->name() + "' has an unexpected shape");
+        if (std::string why = convBiasReason(ct, channels); !why.empty())
+            return Match::rejected(why);
+        if (u->kind() == OpKind::Add) {
+            const ir::Value* other = otherOperand(*u, out);
+            if (!other)
+                return Match::none();
+            const ir::Tensor* c = constantOf(other);
+            if (!c)
+                return Match::rejected("add operand '" + other->name() + "' is not a constant");
+            if (std::string why = perChannelReason("add bias", c->shape(), out->type().dims()); !why.empty())
+                return Match::rejected(why);
+            if (c->dtype() != out->type().dtype || u->output(0)->type() != out->type())
+                return Match::rejected("add bias '" + other->name() + "' changes the conv transpose output's type");
+            p.add = u;
+            p.addend = c;
+            const ir::Value* sum = u->output(0);
+            ir::Node* next = singleUser(sum);
+            if (next && useCount(sum) == 1 && next->kind() == OpKind::BatchNormalization && next->input(0) == sum &&
+                bnReason(*next, channels).empty())
+                p.bn = next;
+            return Match::matched();
+        }
+        if (u->input(0) != out)
+            return Match::none();
+        if (std::string why = bnReason(*u, channels); !why.empty())
+            return Match::rejected(why);
+        p.bn = u;
+        return Match::matched();
+    }
+
+    Match matchHere(const ir::Node& ct) const override { return matchWithPlan<Plan>(ct, plan); }
+
+    Status apply(ir::Graph& g, ir::Node& ct, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
+        const ir::Tensor& w = *constantOf(ct.input(1));
+        const ir::Tensor* b = constantOf(ct.input(2));
+        const int64_t channels = ct.output(0)->type().dims()[1];
+        std::vector<double> scale(static_cast<size_t>(channels), 1.0), bias(static_cast<size_t>(channels), 0.0);
+        for (int64_t c = 0; c < channels; ++c) {
+            double v = b ? b->at(c) : 0.0;
+            if (p.addend)
+                v += p.addend->at(p.addend->numel() == 1 ? 0 : c);
+            bias[static_cast<size_t>(c)] = v;
+        }
+        std::vector<ir::Node*> chain{&ct};
+        if (p.add)
+            chain.push_back(p.add);
+        if (p.bn) {
+            chain.push_back(p.bn);
+            const ir::Tensor& gamma = *constantOf(p.bn->input(1));
+            const ir::Tensor& beta = *constantOf(p.bn->input(2));
+            const ir::Tensor& mean = *constantOf(p.bn->input(3));
+            const ir::Tensor& var = *constantOf(p.bn->input(4));
+            const double eps = p.bn->attrFloat("epsilon", 1e-5);
+            for (int64_t c = 0; c < channels; ++c) {
+                const size_t i = static_cast<size_t>(c);
+                scale[i] = gamma.at(c) / std::sqrt(var.at(c) + eps);
+                bias[i] = (bias[i] - mean.at(c)) * scale[i] + beta.at(c);
+            }
+        }
+        std::vector<ir::Value*> inputs{ct.input(0)};
+        if (p.bn) {
+            // W is [Cin, Cout / group, k...]: element [ci, j, ...] feeds output channel
+            // (ci / (Cin / group)) * (Cout / group) + j.
+            const int64_t group = ct.attrInt("group", 1);
+            const int64_t cin = w.shape()[0], perOut = w.shape()[1];
+            const int64_t cinPerGroup = cin / group;
+            const int64_t kernel = w.numel() / (cin * perOut);
+            ir::Tensor w2 = ir::Tensor::uninitialized(w.dtype(), w.shape());
+            for (int64_t ci = 0; ci < cin; ++ci)
+                for (int64_t j = 0; j < perOut; ++j) {
+                    const double s = scale[static_cast<size_t>((ci / cinPerGroup) * perOut + j)];
+                    for (int64_t k = 0; k < kernel; ++k) {
+                        const int64_t at = (ci * perOut + j) * kernel + k;
+                        w2.set(at, w.at(at) * s);
+                    }
+                }
+            SX_ASSIGN(ir::Value * wv, addDerivedConstant(g, ct.name() + "_bn_w", std::move(w2)));
+            rc.noteConstant(wv->name(), std::vector<const ir::Node*>(chain.begin(), chain.end()));
+            inputs.push_back(wv);
+        } else {
+            inputs.push_back(ct.input(1));
+        }
+        ir::Tensor b2(ct.output(0)->type().dtype, {channels});
+        for (int64_t c = 0; c < channels; ++c)
+            b2.set(c, bias[static_cast<size_t>(c)]);
+        SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, ct.name() + "_bias", std::move(b2)));
+        rc.noteConstant(bv->name(), std::vector<const ir::Node*>(chain.begin(), chain.end()));
+        inputs.push_back(bv);
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::ConvTranspose, std::move(inputs), ct.attrs(),
+                                                 rc.createdBy()));
+        (void)fused;
+        return {};
+    }
+};
+
 // ---- fuse-pad-conv
 
 /// The pads of a Pad node, from its attribute (opset < 11) or constant input 1, or nullopt with
@@ -458,6 +703,8 @@ std::vector<std::unique_ptr<FusionRule>> convRules() {
     // Then scales, so that the bias/activation rule sees Conv -> Add -> activation.
     rules.push_back(std::make_unique<FuseConvScale>());
     rules.push_back(std::make_unique<FuseConvBiasAct>());
+    rules.push_back(std::make_unique<FuseConvPostAffine>());
+    rules.push_back(std::make_unique<FuseConvTransposeBiasBn>());
     return rules;
 }
 

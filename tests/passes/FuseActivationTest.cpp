@@ -4,6 +4,7 @@
 #include "PassTestUtil.h"
 
 #include "core/ir/Printer.h"
+#include "core/ir/Verifier.h"
 
 using namespace sextant;
 using namespace sextant::passes;
@@ -257,4 +258,122 @@ TEST(AbsorbTransposeGemm, SharedTransposeIsRejected) {
     EXPECT_EQ(s.applied, 0);
     EXPECT_EQ(s.reasons.count("transpose output has 2 users"), 1u);
     expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FuseConvPostAffine, ScalarScaleAndShiftAfterTheActivationJoinTheEpilogue) {
+    // PP-LCNet's learnable affine: conv -> HardSwish -> Mul(s) -> Add(b) is one FusedConv with
+    // post_affine [s, b]; Mul alone and Add alone fuse too, with 1 and 0 for the other.
+    struct Case {
+        bool mul, add;
+        std::vector<double> post;
+        std::vector<std::string> origins;
+    };
+    for (const Case& k : {Case{true, true, {0.75, -0.5}, {"act", "conv", "mul", "shift"}},
+                          Case{true, false, {0.75, 0.0}, {"act", "conv", "mul"}},
+                          Case{false, true, {1.0, -0.5}, {"act", "conv", "shift"}}}) {
+        SCOPED_TRACE(std::to_string(k.mul) + std::to_string(k.add));
+        Builder b;
+        ir::Value* x = b.input("x", {1, 3, 5, 5});
+        ir::Value* c = b.node(OpKind::Conv, "conv",
+                              {x, b.constant("w", randomTensor({4, 3, 3, 3}, 1)),
+                               b.constant("cb", randomTensor({4}, 2))},
+                              {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+        ir::Value* y = b.node(OpKind::HardSwish, "act", {c});
+        if (k.mul)
+            y = b.node(OpKind::Mul, "mul", {b.constant("s", ir::Tensor::fromVector<double>({1}, {0.75})), y});
+        if (k.add)
+            y = b.node(OpKind::Add, "shift", {y, b.constant("b", ir::Tensor::fromVector<double>({1}, {-0.5}))});
+        auto g = b.finish({y});
+        auto before = runF64(*g, 5);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        EXPECT_EQ(stats(r, "fuse-conv-post-affine").applied, 1);
+        ASSERT_EQ(r.graph->numNodes(), 1u) << ir::printGraph(*r.graph);
+        const ir::Node* n = r.graph->nodes()[0];
+        EXPECT_EQ(n->kind(), OpKind::FusedConv);
+        EXPECT_EQ(n->attrString("activation", "?"), "HardSwish");
+        EXPECT_EQ(n->attrFloats("post_affine"), k.post);
+        EXPECT_EQ(n->provenance().origins, k.origins);
+        expectSameOutputs(before, runF64(*r.graph, 5));
+        // Switched off, the affine stays a separate elementwise node and the numbers agree.
+        PipelineResult off = pipeline(*g, {.disabled = {"layout", "fuse-conv-post-affine"}});
+        EXPECT_EQ(off.graph->numNodes(), 2u) << ir::printGraph(*off.graph);
+        expectSameOutputs(before, runF64(*off.graph, 5));
+    }
+}
+
+TEST(FuseConvPostAffine, APerChannelOrComputedOperandIsRejectedWithReason) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 2, 4, 4});
+    ir::Value* c1 = b.node(OpKind::Conv, "conv1", {x, b.constant("w1", randomTensor({2, 2, 1, 1}, 1))});
+    ir::Value* a1 = b.node(OpKind::Relu, "relu1", {c1});
+    ir::Value* m1 = b.node(OpKind::Mul, "mul1", {a1, b.constant("s1", randomTensor({2, 1, 1}, 2))});
+    ir::Value* c2 = b.node(OpKind::Conv, "conv2", {x, b.constant("w2", randomTensor({2, 2, 1, 1}, 3))});
+    ir::Value* a2 = b.node(OpKind::Relu, "relu2", {c2});
+    ir::Value* m2 = b.node(OpKind::Mul, "mul2", {a2, x});
+    auto g = b.finish({m1, m2});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    const RuleStats& s = stats(r, "fuse-conv-post-affine");
+    EXPECT_EQ(s.applied, 0);
+    EXPECT_EQ(s.reasons.count("Mul operand 's1' is not a scalar constant"), 1u);
+    EXPECT_EQ(s.reasons.count("Mul operand 'x' is not a scalar constant"), 1u);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FuseConvPostAffine, PostAffineWithoutAnActivationOrMalformedIsAnError) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 2, 4, 4});
+    ir::Value* c = b.node(OpKind::FusedConv, "conv", {x, b.constant("w", randomTensor({2, 2, 1, 1}, 1))},
+                          {{"activation", std::string()}, {"post_affine", std::vector<double>{2.0, 1.0}}});
+    auto g = b.finish({c});
+    Status st = ir::verifyGraph(*g);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("'post_affine' needs an activation"), std::string::npos) << st.error().message;
+    g->nodes()[0]->setAttr("activation", std::string("Relu"));
+    g->nodes()[0]->setAttr("post_affine", std::vector<double>{2.0});
+    st = ir::verifyGraph(*g);
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.error().message.find("two floats [scale, shift]"), std::string::npos) << st.error().message;
+}
+
+TEST(FuseConvTransposeBiasBn, BiasAddAndBatchNormFoldIntoTheWeightsAndBias) {
+    // Grouped, strided, with and without its own bias: the folded ConvTranspose computes what
+    // the chain did (float64), and each of Add alone and BN alone folds too.
+    struct Case {
+        bool ownBias, add, bn;
+        int64_t group;
+    };
+    for (const Case& k : {Case{false, true, true, 1}, Case{true, true, true, 2}, Case{true, false, true, 2},
+                          Case{false, true, false, 1}}) {
+        SCOPED_TRACE(std::to_string(k.ownBias) + std::to_string(k.add) + std::to_string(k.bn) + " group " +
+                     std::to_string(k.group));
+        Builder b;
+        ir::Value* x = b.input("x", {1, 4, 3, 3});
+        // W: [Cin 4, Cout/group, 2, 2]; Cout = 6.
+        std::vector<ir::Value*> ins{x, b.constant("w", randomTensor({4, 6 / k.group, 2, 2}, 1))};
+        if (k.ownBias)
+            ins.push_back(b.constant("cb", randomTensor({6}, 2)));
+        ir::Value* y = b.node(OpKind::ConvTranspose, "up", ins,
+                              {{"strides", std::vector<int64_t>{2, 2}}, {"group", k.group}});
+        if (k.add)
+            y = b.node(OpKind::Add, "bias", {y, b.constant("a", randomTensor({1, 6, 1, 1}, 3))});
+        if (k.bn) {
+            ir::Tensor var = randomTensor({6}, 7);
+            for (int64_t i = 0; i < var.numel(); ++i)
+                var.set(i, std::abs(var.at(i)) + 0.5);
+            y = b.node(OpKind::BatchNormalization, "bn",
+                       {y, b.constant("gamma", randomTensor({6}, 4)), b.constant("beta", randomTensor({6}, 5)),
+                        b.constant("mean", randomTensor({6}, 6)), b.constant("var", std::move(var))});
+        }
+        ir::Value* r = b.node(OpKind::Relu, "relu", {y});
+        auto g = b.finish({r});
+        auto before = runF64(*g, 5);
+        PipelineResult res = pipeline(*g, {.disabled = {"layout"}});
+        EXPECT_EQ(stats(res, "fuse-convtranspose-bias-bn").applied, 1);
+        EXPECT_EQ(countKind(*res.graph, OpKind::ConvTranspose), 1);
+        EXPECT_EQ(countKind(*res.graph, OpKind::Add), 0);
+        EXPECT_EQ(countKind(*res.graph, OpKind::BatchNormalization), 0);
+        ASSERT_EQ(res.graph->numNodes(), 2u) << ir::printGraph(*res.graph);
+        expectSameOutputs(before, runF64(*res.graph, 5));
+    }
 }

@@ -260,6 +260,18 @@ Expected<Activation> readActivation(const Node& n) {
         return opError(n, "activation '" + *name + "' takes " + std::to_string(expected) +
                               " parameters but 'activation_params' has " +
                               std::to_string(params.size()));
+    if (const Attribute* post = n.attr("post_affine")) {
+        const auto* sb = std::get_if<std::vector<double>>(post);
+        if (!sb || sb->size() != 2)
+            return opError(n, "attribute 'post_affine' must be two floats [scale, shift]");
+        if (act.kind == K::None)
+            return opError(n, "attribute 'post_affine' needs an activation to follow");
+        if (!std::isfinite((*sb)[0]) || !std::isfinite((*sb)[1]))
+            return opError(n, "attribute 'post_affine' must be finite");
+        act.postAffine = true;
+        act.postScale = (*sb)[0];
+        act.postShift = (*sb)[1];
+    }
     return act;
 }
 

@@ -92,13 +92,30 @@ struct Activation {
     enum class Kind { None, Relu, LeakyRelu, Clip, Sigmoid, HardSigmoid, HardSwish };
     Kind kind = Kind::None;
     double alpha = 0.0, beta = 0.0; ///< LeakyRelu alpha; HardSigmoid alpha/beta; Clip min/max
+    /// "post_affine" [scale, shift]: y = act(x) * scale + shift after the activation (the
+    /// learnable affine PP-LCNet puts after each activation); absent: 1, 0.
+    bool postAffine = false;
+    double postScale = 1.0, postShift = 0.0;
 };
 /// Reads attribute "activation" and its parameters. Parameters come from the float list
 /// "activation_params" (LeakyRelu [alpha], Clip [min, max], HardSigmoid [alpha, beta]); when it is
 /// absent the defaults of the ONNX op apply (LeakyRelu 0.01, Clip -inf..inf, HardSigmoid 0.2, 0.5).
+/// Also "post_affine" [scale, shift], which only a node with an activation may have.
 Expected<Activation> readActivation(const Node& n);
 
+template <typename T> void applyActivationOnly(const Activation& a, T* data, int64_t count);
+
+/// The activation, then the post affine when there is one.
 template <typename T> void applyActivation(const Activation& a, T* data, int64_t count) {
+    applyActivationOnly(a, data, count);
+    if (!a.postAffine)
+        return;
+    const T scale = static_cast<T>(a.postScale), shift = static_cast<T>(a.postShift);
+    for (int64_t i = 0; i < count; ++i)
+        data[i] = data[i] * scale + shift;
+}
+
+template <typename T> void applyActivationOnly(const Activation& a, T* data, int64_t count) {
     using K = Activation::Kind;
     const T alpha = static_cast<T>(a.alpha), beta = static_cast<T>(a.beta);
     switch (a.kind) {
