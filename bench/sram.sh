@@ -54,8 +54,11 @@ def sim(path):
 def traffic(r):
     return sum(t['dma_bytes'] for t in r['task_table'])
 mem = ra['memory']
-compulsory = mem.get('compulsory_bytes') or (mem['weight_bytes'] + mem['io_bytes'])
-flops = sum(t['flops'] for t in ra['task_table'])
+# The bound is the model's, so one figure for both columns: the before binary's FLOPs and
+# compulsory bytes (a fusion moves an epilogue's element-wise FLOPs out of the Task table).
+mb = rb['memory']
+compulsory = mb.get('compulsory_bytes') or (mb['weight_bytes'] + mb['io_bytes'])
+flops = sum(t['flops'] for t in rb['task_table'])
 # npu-a: 8 cores x 16x16x16 MACs (2 flops each) per cycle; DRAM 512 bytes per cycle.
 bound = max(flops / (8 * 16 * 16 * 16 * 2), compulsory / 512)
 def ratio(x):

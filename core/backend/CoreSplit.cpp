@@ -98,6 +98,9 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
         return n.input(0) == &in;
     if (reducesAlong(n, id.size(), a))
         return false;
+    // A FusedConv's residual is added element by element to the part's own output slice.
+    if (n.kind() == ir::OpKind::FusedConv && n.numInputs() > 3 && n.input(3) == &in && n.input(0) != &in)
+        return true;
     switch (n.info().work) {
     case ir::WorkModel::Elementwise:
     case ir::WorkModel::Group:

@@ -94,7 +94,11 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     // An epilogue (bias, fused activation) on the vector unit after the product.
     const bool epilogue = n.info().passes > 0 || b;
     // A post affine (scale and shift after the activation) is one more pass.
-    const uint64_t epiloguePasses = epilogue ? (n.attr("post_affine") ? 2 : 1) : 0;
+    // A FusedConv's residual (input 3) is read tile by tile beside the output and added in the
+    // epilogue, one more pass.
+    const ir::Value* res = n.kind() == ir::OpKind::FusedConv && n.numInputs() > 3 ? n.input(3) : nullptr;
+    const uint64_t resElem = res ? ir::dtypeSize(res->type().dtype) : 0;
+    const uint64_t epiloguePasses = epilogue ? 1 + (n.attr("post_affine") ? 1 : 0) + (res ? 1 : 0) : 0;
     // An NC1HWC0 activation moves with its channel padding: a tile's bytes scale by the
     // tensor's stored / logical ratio (the padding spread over its tiles).
     const int c0 = t.c0;
@@ -114,6 +118,11 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
         w.weightsSplit = tile[1] < co;
         int64_t outSpatial = prod(tile, 2);
         w.outBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * outElem;
+        if (res) {
+            const uint64_t resBytes = storedElems(res, tile[0] * tile[1] * outSpatial, outNumel, c0) * resElem;
+            w.inputs = {{x, w.inBytes}, {res, resBytes}};
+            w.inBytes += resBytes;
+        }
         uint64_t M = static_cast<uint64_t>(tile[0] * outSpatial);
         uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
         uint64_t K = static_cast<uint64_t>(ciPerGroup * kSpatial);

@@ -23,9 +23,10 @@ constexpr int64_t kMaxFoldedWeightElements = 1 << 22;
 bool isWeightOperand(const ir::Node& user, size_t index) {
     switch (user.kind()) {
     case ir::OpKind::Conv:
-    case ir::OpKind::FusedConv:
     case ir::OpKind::BatchNormalization:
         return index >= 1;
+    case ir::OpKind::FusedConv: // input 3, a residual, is an activation
+        return index == 1 || index == 2;
     case ir::OpKind::Gemm:
     case ir::OpKind::FusedGemm:
     case ir::OpKind::MatMul:

@@ -67,11 +67,16 @@ std::string perChannelReason(const std::string& what, const std::vector<int64_t>
            shapeStr(outDims);
 }
 
-/// A Conv, or a FusedConv that has no activation yet (so it can still take a bias and one).
+/// Whether FusedConv `n` adds a residual (input 3) before its activation.
+bool hasResidual(const ir::Node& n) { return n.numInputs() > 3 && n.input(3); }
+
+/// A Conv, or a FusedConv that has no activation and no residual yet (so it can still take a
+/// bias and one).
 bool isOpenConv(const ir::Node& n) {
     if (n.kind() == OpKind::Conv)
         return true;
-    return n.kind() == OpKind::FusedConv && n.attrString("activation", "").empty();
+    return n.kind() == OpKind::FusedConv && n.attrString("activation", "").empty() && !hasResidual(n) &&
+           !n.attr("post_affine");
 }
 
 // ---- fuse-conv-bn, fuse-conv-bn-f16
@@ -337,6 +342,90 @@ public:
         }
         SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::FusedConv, std::move(inputs),
                                                  std::move(attrs), rc.createdBy()));
+        (void)fused;
+        return {};
+    }
+};
+
+// ---- fuse-conv-residual
+
+/// Conv (or a FusedConv with only a bias) + Add (or two-input Sum) of a computed tensor of the
+/// conv output's own type [+ activation] -> sextant.FusedConv with the tensor as input 3, added in the epilogue
+/// before the activation: y = act(conv(x, W) + b + r). The residual blocks of ResNet, BlazeFace
+/// and MobileNet v2 end this way; alone, the Add (and its Relu) is a vector Task that reads two
+/// feature maps and writes a third.
+class FuseConvResidual : public FusionRule {
+public:
+    std::string id() const override { return "fuse-conv-residual"; }
+    std::string summary() const override {
+        return "fuse Conv with a following Add (or Sum of two) of a computed tensor of its shape (a residual) and an "
+               "activation after it into sextant.FusedConv (input 3, added before the activation)";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv, OpKind::FusedConv}; }
+
+    struct Plan : MatchPlan {
+        ir::Node* add = nullptr;
+        ir::Value* residual = nullptr;
+        ir::Node* act = nullptr;
+        ActivationSpec spec;
+    };
+
+    static Match plan(const ir::Node& conv, Plan& p) {
+        if (!hasInputs(conv, 2) || !isOpenConv(conv))
+            return Match::none();
+        const ir::Value* out = conv.output(0);
+        ir::Node* add = nullptr;
+        // Add, or a Sum of two (what Caffe2 exporters write for ResNet's shortcut).
+        Match m = soleUserOfKind(out, {OpKind::Add, OpKind::Sum}, "conv", add);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        if (add->kind() == OpKind::Sum && add->numInputs() != 2)
+            return Match::rejected("sum '" + add->name() + "' has " + std::to_string(add->numInputs()) + " inputs, not 2");
+        ir::Value* r = otherOperand(*add, out);
+        if (!r || r->isConstant())
+            return Match::none(); // x + x, or a bias (fuse-conv-bias-act's)
+        if (r->type() != out->type() || add->output(0)->type() != out->type())
+            return Match::rejected("residual '" + r->name() + "' does not have the conv output's type (a broadcast)");
+        if (conv.input(2) && !constantOf(conv.input(2)))
+            return Match::rejected("conv bias '" + conv.input(2)->name() + "' is not a constant");
+        p.add = add;
+        p.residual = r;
+        if (ir::Node* next = singleUser(add->output(0)); next && useCount(add->output(0)) == 1) {
+            std::string ignored;
+            if (auto spec = activationOf(*next, ignored)) {
+                p.act = next;
+                p.spec = *spec;
+            }
+        }
+        return Match::matched();
+    }
+
+    Match matchHere(const ir::Node& conv) const override { return matchWithPlan<Plan>(conv, plan); }
+
+    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
+        std::vector<ir::Node*> chain{&conv, p.add};
+        std::vector<ir::Value*> inputs{conv.input(0), conv.input(1)};
+        if (conv.input(2)) {
+            inputs.push_back(conv.input(2));
+        } else {
+            // The residual is input 3, so a conv without a bias gets zeros.
+            const ir::TensorType& outType = conv.output(0)->type();
+            ir::Tensor zeros(outType.dtype, {outType.dims()[1]});
+            SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_bias", std::move(zeros)));
+            rc.noteConstant(bv->name(), {&conv});
+            inputs.push_back(bv);
+        }
+        inputs.push_back(p.residual);
+        ir::AttributeMap attrs = conv.attrs();
+        if (p.act) {
+            chain.push_back(p.act);
+            setActivation(attrs, p.spec);
+        } else {
+            attrs["activation"] = std::string();
+        }
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::FusedConv, std::move(inputs), std::move(attrs),
+                                                 rc.createdBy()));
         (void)fused;
         return {};
     }
@@ -703,6 +792,7 @@ std::vector<std::unique_ptr<FusionRule>> convRules() {
     // Then scales, so that the bias/activation rule sees Conv -> Add -> activation.
     rules.push_back(std::make_unique<FuseConvScale>());
     rules.push_back(std::make_unique<FuseConvBiasAct>());
+    rules.push_back(std::make_unique<FuseConvResidual>());
     rules.push_back(std::make_unique<FuseConvPostAffine>());
     rules.push_back(std::make_unique<FuseConvTransposeBiasBn>());
     return rules;

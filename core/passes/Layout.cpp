@@ -52,6 +52,25 @@ ir::LayoutClass layoutOf(ir::OpKind k) { return ir::opInfo(k).layout; }
 
 bool isConvFamily(ir::OpKind k) { return layoutOf(k) == ir::LayoutClass::Conv; }
 
+bool readsAsActivation(const ir::Node& u, size_t slot);
+
+/// Whether every input of `u` that is `v` is read as an activation.
+bool readsOnlyAsActivation(const ir::Node& u, const ir::Value& v) {
+    for (size_t i = 0; i < u.numInputs(); ++i)
+        if (u.input(i) == &v && !readsAsActivation(u, i))
+            return false;
+    return true;
+}
+
+/// Whether `u` reads its input `slot` as an activation (in its own layout): every input of an
+/// elementwise, pooling or concat op; a convolution's data input and a FusedConv's residual
+/// (input 3), not its weight or bias.
+bool readsAsActivation(const ir::Node& u, size_t slot) {
+    if (!isConvFamily(u.kind()) || slot == 0)
+        return true;
+    return u.kind() == ir::OpKind::FusedConv && slot == 3;
+}
+
 bool isRank4(const ir::Value* v) {
     return v && v->type().rank() == 4;
 }
@@ -82,10 +101,8 @@ bool onlyBlockedActivationOf(const ir::Value* v, const NodeFlags& blocked) {
     for (const ir::Node* u : v->users()) {
         if (!blocked.count(u))
             return false;
-        if (!isConvFamily(u->kind()))
-            continue;
-        for (size_t i = 1; i < u->numInputs(); ++i)
-            if (u->input(i) == v)
+        for (size_t i = 0; i < u->numInputs(); ++i)
+            if (u->input(i) == v && !readsAsActivation(*u, i))
                 return false;
     }
     return true;
@@ -356,10 +373,9 @@ private:
         for (ir::Node* n : s.nodes) {
             if (!s.blockedNodes.count(n))
                 continue;
-            const size_t activations = isConvFamily(n->kind()) ? 1 : n->numInputs();
-            for (size_t i = 0; i < activations; ++i) {
+            for (size_t i = 0; i < n->numInputs(); ++i) {
                 ir::Value* v = n->input(i);
-                if (!v || v->isConstant() || s.blocked.count(v) || !isRank4(v))
+                if (!readsAsActivation(*n, i) || !v || v->isConstant() || s.blocked.count(v) || !isRank4(v))
                     continue;
                 auto it = entryNode.find(v);
                 if (it == entryNode.end()) {
@@ -659,7 +675,7 @@ private:
         if (isTransData(&u))
             return u.attrString("src_format", "") == "NC1HWC0" ? LayoutCut::kSource
                                                                : LayoutCut::kSink;
-        if (isConvFamily(u.kind()) && slot > 0 && verdicts[*at].choice == Choice::Blocked)
+        if (!readsAsActivation(u, slot) && verdicts[*at].choice == Choice::Blocked)
             return std::nullopt;
         return vertexOf(verdicts, *at);
     }
@@ -693,7 +709,7 @@ private:
             return std::all_of(v.users().begin(), v.users().end(), [&](const ir::Node* u) {
                 const ir::LayoutClass c = layoutOf(u->kind());
                 return c != ir::LayoutClass::Plain && c != ir::LayoutClass::View &&
-                       (c != ir::LayoutClass::Conv || u->input(0) == &v);
+                       readsOnlyAsActivation(*u, v);
             });
         return v.users().size() == 1 && isTranspose(v.users()[0], {0, 2, 3, 1});
     }

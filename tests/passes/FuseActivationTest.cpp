@@ -377,3 +377,75 @@ TEST(FuseConvTransposeBiasBn, BiasAddAndBatchNormFoldIntoTheWeightsAndBias) {
         expectSameOutputs(before, runF64(*res.graph, 5));
     }
 }
+
+TEST(FuseConvResidual, ConvPlusAComputedTensorThenReluIsOneFusedConv) {
+    // Residual on either side of the Add; with and without the conv's own bias; with and
+    // without the activation after it.
+    struct Case {
+        bool residualFirst, ownBias, relu;
+    };
+    for (const Case& k : {Case{false, true, true}, Case{true, false, true}, Case{false, false, false}}) {
+        SCOPED_TRACE(std::to_string(k.residualFirst) + std::to_string(k.ownBias) + std::to_string(k.relu));
+        Builder b;
+        ir::Value* x = b.input("x", {1, 4, 5, 5});
+        ir::Value* skip = b.node(OpKind::Sigmoid, "skip", {x});
+        std::vector<ir::Value*> ins{x, b.constant("w", randomTensor({4, 4, 3, 3}, 1))};
+        if (k.ownBias)
+            ins.push_back(b.constant("cb", randomTensor({4}, 2)));
+        ir::Value* c = b.node(OpKind::Conv, "conv", ins, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+        ir::Value* s = k.residualFirst ? b.node(OpKind::Add, "add", {skip, c}) : b.node(OpKind::Add, "add", {c, skip});
+        ir::Value* y = k.relu ? b.node(OpKind::Relu, "relu", {s}) : s;
+        auto g = b.finish({y});
+        auto before = runF64(*g, 5);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        EXPECT_EQ(stats(r, "fuse-conv-residual").applied, 1);
+        ASSERT_EQ(r.graph->numNodes(), 2u) << ir::printGraph(*r.graph);
+        const ir::Node* n = r.graph->findNode("conv");
+        ASSERT_NE(n, nullptr);
+        EXPECT_EQ(n->kind(), OpKind::FusedConv);
+        ASSERT_EQ(n->numInputs(), 4u);
+        EXPECT_EQ(n->input(3)->name(), "skip_out");
+        EXPECT_EQ(n->attrString("activation", "?"), k.relu ? "Relu" : "");
+        expectSameOutputs(before, runF64(*r.graph, 5));
+    }
+}
+
+TEST(FuseConvResidual, ABroadcastAddendIsRejectedWithReasonAndTheLayoutConvertsAPlainResidual) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 4, 5, 5});
+    ir::Value* v = b.input("v", {1, 4, 1, 1});
+    ir::Value* c1 = b.node(OpKind::Conv, "conv1", {x, b.constant("w1", randomTensor({4, 4, 1, 1}, 1))});
+    ir::Value* s1 = b.node(OpKind::Add, "add1", {c1, v});
+    // conv2 + x: x is a graph input, plain; with the layout pass on it converts once and both
+    // conv2's data input and its residual read the blocked copy.
+    ir::Value* c2 = b.node(OpKind::Conv, "conv2", {x, b.constant("w2", randomTensor({4, 4, 1, 1}, 2))});
+    ir::Value* s2 = b.node(OpKind::Add, "add2", {c2, x});
+    auto g = b.finish({s1, s2});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    const RuleStats& s = stats(r, "fuse-conv-residual");
+    EXPECT_EQ(s.applied, 1);
+    EXPECT_EQ(s.reasons.count("residual 'v' does not have the conv output's type (a broadcast)"), 1u);
+    const ir::Node* n = r.graph->findNode("conv2");
+    ASSERT_NE(n, nullptr);
+    ASSERT_EQ(n->numInputs(), 4u);
+    EXPECT_EQ(n->input(0), n->input(3));
+    EXPECT_EQ(n->input(3)->type().layout, ir::LayoutKind::NC1HWC0) << ir::printGraph(*r.graph);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FuseConvResidual, ASumOfTwoIsAResidualAddToo) {
+    // ResNet-50 as Caffe2 exports it: the shortcut is Sum(branch, shortcut) -> Relu.
+    Builder b;
+    ir::Value* x = b.input("x", {1, 4, 5, 5});
+    ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({4, 4, 1, 1}, 1))});
+    ir::Value* s = b.node(OpKind::Sum, "sum", {c, x});
+    ir::Value* y = b.node(OpKind::Relu, "relu", {s});
+    auto g = b.finish({y});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    EXPECT_EQ(stats(r, "fuse-conv-residual").applied, 1);
+    ASSERT_EQ(r.graph->numNodes(), 1u) << ir::printGraph(*r.graph);
+    EXPECT_EQ(r.graph->nodes()[0]->numInputs(), 4u);
+    expectSameOutputs(before, runF64(*r.graph));
+}
