@@ -52,23 +52,32 @@ int cmdOps(Args args) {
             return fail("ops: unknown option '" + a + "' (see 'sextant-cli ops --help')");
         markdown = true;
     }
-    std::vector<const ir::OpInfo*> ops;
+    struct Row {
+        std::string name, versions, unit;
+    };
+    std::vector<Row> ops;
     for (const ir::OpInfo& info : ir::allOps())
         if (info.domain.empty())
-            ops.push_back(&info);
-    std::sort(ops.begin(), ops.end(), [](const ir::OpInfo* a, const ir::OpInfo* b) { return a->name < b->name; });
+            ops.push_back({std::string(info.name), reachableVersions(info.name), unitOf(info)});
+    // Ops the importer writes as another op of the table: Upsample (7, 9) as Resize-10.
+    for (const char* name : {"Upsample"})
+        if (std::optional<ir::OpKind> as = frontend::importedAs("", name)) {
+            std::string versions;
+            for (int v : frontend::onnxOpHistory(name))
+                if (v < 10) // deprecated from opset 10 on: the importer says so
+                    versions += (versions.empty() ? "" : ", ") + std::to_string(v);
+            const ir::OpInfo& target = ir::opInfo(*as);
+            ops.push_back({name, versions, "as " + std::string(target.name) + ": " + unitOf(target)});
+        }
+    std::sort(ops.begin(), ops.end(), [](const Row& a, const Row& b) { return a.name < b.name; });
     if (markdown)
         std::printf("| op | ONNX versions (opsets %lld-%lld) | runs on |\n|---|---|---|\n",
                     static_cast<long long>(frontend::kMinOnnxOpset), static_cast<long long>(frontend::kMaxOnnxOpset));
-    for (const ir::OpInfo* info : ops) {
-        const std::string versions = reachableVersions(info->name);
-        const std::string unit = unitOf(*info);
+    for (const Row& r : ops) {
         if (markdown)
-            std::printf("| %.*s | %s | %s |\n", static_cast<int>(info->name.size()), info->name.data(), versions.c_str(),
-                        unit.c_str());
+            std::printf("| %s | %s | %s |\n", r.name.c_str(), r.versions.c_str(), r.unit.c_str());
         else
-            std::printf("%-28.*s %-24s %s\n", static_cast<int>(info->name.size()), info->name.data(), versions.c_str(),
-                        unit.c_str());
+            std::printf("%-28s %-24s %s\n", r.name.c_str(), r.versions.c_str(), r.unit.c_str());
     }
     if (!markdown)
         std::printf("%zu ai.onnx ops\n", ops.size());

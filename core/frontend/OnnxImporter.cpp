@@ -109,6 +109,7 @@ private:
                              Branches& branches);
     Status addCapturedInputs(int index, std::vector<ir::Value*>& inputs) const;
     Status addConstantNode(onnx::NodeProto& node, const std::string& name);
+    Status addUpsample(int index);
     Expected<ir::Attribute> convertAttribute(AttributeProto& attr, const std::string& nodeName);
     Expected<ir::TensorType> convertType(const onnx::ValueInfoProto& info, const char* role);
     /// The types the model declares for every output of `n` (graph outputs or value_info), or
@@ -450,6 +451,8 @@ Status Importer::addNode(int index) {
     const std::string domain = normaliseDomain(node.domain());
     if (domain.empty() && node.op_type() == "Constant")
         return addConstantNode(node, name);
+    if (domain.empty() && node.op_type() == "Upsample")
+        return addUpsample(index);
     SX_ASSIGN(const ir::OpKind kind, findKind(node, domain, name));
     const ir::OpInfo& info = ir::opInfo(kind);
 
@@ -478,6 +481,77 @@ Status Importer::addNode(int index) {
         m_pendingBranches[name] = std::move(branches);
 
     SX_ASSIGN(ir::Node * n, m_graph->addNode(kind, name, std::move(inputs), outputs,
+                                             std::move(attrs)));
+    n->mutableProvenance().origins = {name};
+    n->mutableProvenance().createdBy = "import";
+    return {};
+}
+
+/// Upsample-7 (scales as an attribute) and Upsample-9 (scales as input 1) as the Resize-10 that
+/// replaced it: Resize(X, scales) with the same mode, which the Resize kernel computes with
+/// opset 10's asymmetric coordinates and nearest rounding down, as Upsample did.
+Status Importer::addUpsample(int index) {
+    const onnx::NodeProto& node = m_onnx->node(index);
+    const std::string& name = m_nodeNames[index];
+    const int64_t opset = opsetOf("");
+    if (opset >= 10)
+        return makeError(ErrorKind::Invalid,
+                         "op 'Upsample' at node '" + name + "' is deprecated at opset " + std::to_string(opset) +
+                             " (ONNX replaced it by Resize at opset 10)",
+                         name);
+    int numIn = node.input_size();
+    while (numIn > 0 && node.input(numIn - 1).empty())
+        --numIn;
+    const int wantIn = opset >= 9 ? 2 : 1;
+    if (numIn != wantIn || node.input(0).empty() || (wantIn == 2 && node.input(1).empty()))
+        return makeError(ErrorKind::Invalid,
+                         nodeError(index) + " has " + std::to_string(numIn) + " inputs, expected " +
+                             std::to_string(wantIn) + " at opset " + std::to_string(opset),
+                         name);
+    if (node.output_size() != 1 || node.output(0).empty())
+        return makeError(ErrorKind::Invalid, nodeError(index) + " must have one output", name);
+    std::string mode = "nearest";
+    std::vector<float> scales;
+    bool haveScales = false;
+    for (const AttributeProto& a : node.attribute()) {
+        if (a.name() == "mode") {
+            if (a.type() != AttributeProto::STRING && !a.has_s())
+                return makeError(ErrorKind::Invalid, nodeError(index) + ": attribute 'mode' must be a string", name);
+            mode = a.s();
+        } else if (a.name() == "scales" && opset < 9) {
+            scales.assign(a.floats().begin(), a.floats().end());
+            haveScales = true;
+        } else {
+            return makeError(ErrorKind::Invalid,
+                             nodeError(index) + " has attribute '" + a.name() + "', which Upsample-" +
+                                 std::to_string(opset < 9 ? 7 : 9) + " does not take",
+                             name);
+        }
+    }
+    if (mode != "nearest" && mode != "linear")
+        return makeError(ErrorKind::Invalid,
+                         nodeError(index) + ": mode '" + mode + "' is not 'nearest' or 'linear'", name);
+    std::vector<ir::Value*> inputs{m_graph->findValue(node.input(0))};
+    if (opset < 9) {
+        if (!haveScales || scales.empty())
+            return makeError(ErrorKind::Invalid, nodeError(index) + " lacks attribute 'scales'", name);
+        std::string scalesName = name + "_scales";
+        for (int k = 1; m_onnxValueNames.count(scalesName) || m_graph->findValue(scalesName); ++k)
+            scalesName = name + "_scales_" + std::to_string(k);
+        const int64_t count = static_cast<int64_t>(scales.size());
+        SX_ASSIGN(ir::Value * sv, m_graph->addConstant(scalesName, ir::Tensor::fromVector<float>({count}, scales)));
+        inputs.push_back(sv);
+    } else {
+        inputs.push_back(m_graph->findValue(node.input(1)));
+    }
+    for (size_t i = 0; i < inputs.size(); ++i)
+        if (!inputs[i])
+            return makeError(ErrorKind::Invalid,
+                             nodeError(index) + " reads '" + node.input(static_cast<int>(i)) + "', which is not defined",
+                             name);
+    ir::AttributeMap attrs;
+    attrs["mode"] = mode;
+    SX_ASSIGN(ir::Node * n, m_graph->addNode(ir::OpKind::Resize, name, std::move(inputs), {node.output(0)},
                                              std::move(attrs)));
     n->mutableProvenance().origins = {name};
     n->mutableProvenance().createdBy = "import";
@@ -776,6 +850,12 @@ Expected<std::unique_ptr<ir::Graph>> importOnnx(const std::string& path) {
     SX_ASSIGN(std::unique_ptr<ir::Graph> graph, Importer(model, path).run());
     SX_TRY(checkTensorSizes(*graph));
     return graph;
+}
+
+std::optional<ir::OpKind> importedAs(const std::string& domain, const std::string& opType) {
+    if ((domain.empty() || domain == "ai.onnx") && opType == "Upsample")
+        return ir::OpKind::Resize;
+    return std::nullopt;
 }
 
 } // namespace sextant::frontend

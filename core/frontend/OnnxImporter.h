@@ -6,6 +6,7 @@
 #include "core/ir/Graph.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace sextant::frontend {
@@ -27,5 +28,10 @@ inline constexpr int64_t kMaxOnnxOpset = 28;
 /// Errors name the file, node, attribute or tensor concerned; an op missing from the op table is
 /// `unsupported op 'Foo' (opset 13) at node 'bar'`. Never crashes on bad input.
 Expected<std::unique_ptr<ir::Graph>> importOnnx(const std::string& path);
+
+/// The op of the table an ai.onnx op that is not in it imports as, or nullopt: Upsample (opsets
+/// 7 and 9) is the opset-10 Resize it was replaced by, the same computation (asymmetric
+/// coordinates, nearest rounding down), so the importer writes a Resize node of the same name.
+std::optional<ir::OpKind> importedAs(const std::string& domain, const std::string& opType);
 
 } // namespace sextant::frontend

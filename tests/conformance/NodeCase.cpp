@@ -65,7 +65,7 @@ void scanNode(const onnx::NodeProto& node, Requirements& req) {
     const std::string& domain = node.domain();
     // Constant is not an op of the table: the importer turns it into a graph constant.
     const bool isConstant = (domain.empty() || domain == "ai.onnx") && node.op_type() == "Constant";
-    if (!isConstant && !ir::findOp(domain, node.op_type()))
+    if (!isConstant && !ir::findOp(domain, node.op_type()) && !frontend::importedAs(domain, node.op_type()))
         req.unsupportedOps.insert(domain.empty() || domain == "ai.onnx"
                                       ? node.op_type()
                                       : domain + "." + node.op_type());

@@ -408,6 +408,47 @@ TEST(OnnxImporter, OpsetsUpTo28AndOpsBeforeTheyExist) {
         << future.error().message;
 }
 
+// Upsample-7 (scales attribute) and -9 (scales input) import as the Resize-10 that replaced it:
+// a Resize node of the same name whose output has the upsampled shape; at opset 10 and later it is
+// an error saying Resize replaced it.
+TEST(OnnxImporter, UpsampleImportsAsResize) {
+    {
+        auto m = emptyModel({1, 2, 3, 4}, 7);
+        auto* n = addNode(m, "Upsample", "up", {"x"}, {"y"});
+        auto* a = n->add_attribute();
+        a->set_name("scales");
+        a->set_type(onnx::AttributeProto::FLOATS);
+        for (float f : {1.f, 1.f, 2.f, 3.f})
+            a->add_floats(f);
+        addOutput(m, "y");
+        fs::path path = tempDir() / "upsample7.onnx";
+        writeModel(m, path);
+        auto g = importOnnx(path.string());
+        ASSERT_TRUE(g.ok()) << g.error().message;
+        const ir::Node* up = (*g)->findNode("up");
+        ASSERT_NE(up, nullptr);
+        EXPECT_EQ(up->kind(), ir::OpKind::Resize);
+        EXPECT_EQ(up->numInputs(), 2u);
+        EXPECT_EQ(up->output(0)->type().dims(), (std::vector<int64_t>{1, 2, 6, 12}));
+        EXPECT_EQ(up->attrString("mode", ""), "nearest");
+    }
+    {
+        auto m = emptyModel({1, 2, 3, 4}, 10);
+        auto* n = addNode(m, "Upsample", "up", {"x", "x"}, {"y"});
+        (void)n;
+        addOutput(m, "y");
+        fs::path path = tempDir() / "upsample10.onnx";
+        writeModel(m, path);
+        auto g = importOnnx(path.string());
+        ASSERT_FALSE(g.ok());
+        EXPECT_NE(g.error().message.find("deprecated at opset 10 (ONNX replaced it by Resize at opset 10)"),
+                  std::string::npos)
+            << g.error().message;
+    }
+    EXPECT_EQ(importedAs("", "Upsample"), ir::OpKind::Resize);
+    EXPECT_EQ(importedAs("", "Relu"), std::nullopt);
+}
+
 TEST(OnnxImporter, OpVersionsFollowOnnxsTable) {
     EXPECT_EQ(onnxOpVersion("Relu", 13), 13);
     EXPECT_EQ(onnxOpVersion("Relu", 28), 14);
