@@ -79,6 +79,28 @@ bool isOpenConv(const ir::Node& n) {
            !n.attr("post_affine");
 }
 
+/// Why inference BatchNormalization `bn` cannot fold into a convolution with `channels` output
+/// channels (empty if it can): training mode, spatial=0, or parameters that are not constants of
+/// one element per channel.
+std::string bnFoldReason(const ir::Node& bn, int64_t channels) {
+    if (bn.attrInt("training_mode", 0) != 0)
+        return "batchnorm '" + bn.name() + "' is in training mode";
+    if (bn.attrInt("spatial", 1) == 0)
+        return "batchnorm '" + bn.name() + "' has spatial=0";
+    for (size_t i = 1; i <= 4; ++i) {
+        const ir::Value* p = bn.input(i);
+        if (!p)
+            return "batchnorm '" + bn.name() + "' lacks input " + std::to_string(i);
+        const ir::Tensor* t = constantOf(p);
+        if (!t)
+            return "batchnorm parameter '" + p->name() + "' is not a constant";
+        if (t->numel() != channels)
+            return "batchnorm parameter '" + p->name() + "' has " + std::to_string(t->numel()) +
+                   " elements but the conv has " + std::to_string(channels) + " output channels";
+    }
+    return {};
+}
+
 // ---- fuse-conv-bn, fuse-conv-bn-f16
 
 /// Folds an inference BatchNormalization into the Conv feeding it:
@@ -107,10 +129,6 @@ public:
             return m;
         if (bn->input(0) != conv.output(0))
             return Match::none();
-        if (bn->attrInt("training_mode", 0) != 0)
-            return Match::rejected("batchnorm '" + bn->name() + "' is in training mode");
-        if (bn->attrInt("spatial", 1) == 0)
-            return Match::rejected("batchnorm '" + bn->name() + "' has spatial=0");
         const ir::Tensor* w = constantOf(conv.input(1));
         if (!w)
             return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a constant");
@@ -120,19 +138,8 @@ public:
         const int64_t m0 = w->shape()[0];
         if (std::string why = convBiasReason(conv, m0); !why.empty())
             return Match::rejected(why);
-        for (size_t i = 1; i <= 4; ++i) {
-            const ir::Value* p = bn->input(i);
-            if (!p)
-                return Match::rejected("batchnorm '" + bn->name() + "' lacks input " +
-                                       std::to_string(i));
-            const ir::Tensor* t = constantOf(p);
-            if (!t)
-                return Match::rejected("batchnorm parameter '" + p->name() + "' is not a constant");
-            if (t->numel() != m0)
-                return Match::rejected("batchnorm parameter '" + p->name() + "' has " +
-                                       std::to_string(t->numel()) + " elements but the conv has " +
-                                       std::to_string(m0) + " output channels");
-        }
+        if (std::string why = bnFoldReason(*bn, m0); !why.empty())
+            return Match::rejected(why);
         return matchedWith(bn);
     }
 
@@ -545,24 +552,6 @@ public:
         ir::Node* bn = nullptr;
     };
 
-    /// Why `bn` after a ConvTranspose of `channels` outputs cannot fold (empty if it can).
-    static std::string bnReason(const ir::Node& bn, int64_t channels) {
-        if (bn.attrInt("training_mode", 0) != 0)
-            return "batchnorm '" + bn.name() + "' is in training mode";
-        if (bn.attrInt("spatial", 1) == 0)
-            return "batchnorm '" + bn.name() + "' has spatial=0";
-        for (size_t i = 1; i <= 4; ++i) {
-            const ir::Value* p = bn.input(i);
-            const ir::Tensor* t = p ? constantOf(p) : nullptr;
-            if (!t)
-                return "batchnorm '" + bn.name() + "' parameter " + std::to_string(i) + " is not a constant";
-            if (t->numel() != channels)
-                return "batchnorm parameter '" + p->name() + "' has " + std::to_string(t->numel()) +
-                       " elements for " + std::to_string(channels) + " output channels";
-        }
-        return {};
-    }
-
     static Match plan(const ir::Node& ct, Plan& p) {
         if (!hasInputs(ct, 2))
             return Match::none();
@@ -598,13 +587,13 @@ public:
             const ir::Value* sum = u->output(0);
             ir::Node* next = singleUser(sum);
             if (next && useCount(sum) == 1 && next->kind() == OpKind::BatchNormalization && next->input(0) == sum &&
-                bnReason(*next, channels).empty())
+                bnFoldReason(*next, channels).empty())
                 p.bn = next;
             return Match::matched();
         }
         if (u->input(0) != out)
             return Match::none();
-        if (std::string why = bnReason(*u, channels); !why.empty())
+        if (std::string why = bnFoldReason(*u, channels); !why.empty())
             return Match::rejected(why);
         p.bn = u;
         return Match::matched();
