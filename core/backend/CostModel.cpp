@@ -8,9 +8,26 @@ namespace sextant::backend {
 
 namespace {
 
-/// Bytes `v` occupies in memory (an NC1HWC0 value with its channel padding, see storedBytes).
+/// Bytes `v` occupies in memory: in the type it is kept in (storedDType), an NC1HWC0 value with
+/// its channel padding (storedBytes).
 uint64_t bytesOf(const ir::Value* v, int c0) {
-    return v ? storedBytes(v->type(), c0) : 0;
+    return v ? storedBytes(storedType(*v), c0) : 0;
+}
+
+/// Bytes per element of `v` as it is kept in memory (0 for an absent operand).
+uint64_t elemOf(const ir::Value* v) {
+    return v ? ir::dtypeSize(storedDType(*v)) : 0;
+}
+
+/// Bytes per element of node `n`'s weights (operand `i`) as the cube reads them: a constant the
+/// node takes in f16 is priced at f16, as if repacked to f16 when the program is built, though
+/// the DRAM image and weights.bin keep the graph's f32 (storedDType keeps weights as they are).
+/// Anything else as it is kept in memory.
+uint64_t weightElemOf(const ir::Node& n, size_t i) {
+    const ir::Value* w = i < n.numInputs() ? n.input(i) : nullptr;
+    if (w && w->isConstant() && ir::isFloat(w->type().dtype) && readsInF16(n, i))
+        return std::min<uint64_t>(2, ir::dtypeSize(w->type().dtype));
+    return elemOf(w);
 }
 
 /// Stored elements behind `part` of `v`'s `whole` logical elements: `part` itself for a plain
@@ -82,9 +99,11 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     const int64_t coPerGroup = std::max<int64_t>(1, co / groups);
     const int64_t ciPerGroup = wd[1];
     const int64_t kSpatial = prod(wd, 2);
-    // The cube unit reads f16, or f32 where the precision pass kept the op in f32.
-    const size_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
-    const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    // Data moves in the type it is kept in: f16 where every reader takes it in f16 (the cube
+    // does), f32 where the precision pass kept the op in f32 or another reader needs f32
+    // (storedDType). Weights: weightElemOf.
+    const size_t inElem = elemOf(x), wElem = weightElemOf(n, 1);
+    const size_t outElem = elemOf(n.output(0));
     WorkModel m;
     m.outDims = od;
     m.splitAxes = {0, 1};
@@ -97,7 +116,7 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     // A FusedConv's residual (input 3) is read tile by tile beside the output and added in the
     // epilogue, one more pass.
     const ir::Value* res = n.kind() == ir::OpKind::FusedConv && n.numInputs() > 3 ? n.input(3) : nullptr;
-    const uint64_t resElem = res ? ir::dtypeSize(res->type().dtype) : 0;
+    const uint64_t resElem = elemOf(res);
     const uint64_t epiloguePasses = epilogue ? 1 + (n.attr("post_affine") ? 1 : 0) + (res ? 1 : 0) : 0;
     // An NC1HWC0 activation moves with its channel padding: a tile's bytes scale by the
     // tensor's stored / logical ratio (the padding spread over its tiles).
@@ -108,13 +127,15 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
         TileWork w;
         int64_t inSpatial = 1;
         for (size_t d = 0; d < sp; ++d) {
+            // The window a tile reads, within the input: the zero padding around it is not read
+            // from memory (the cube's image-to-column load supplies it as it fills the window).
             int64_t ext = (tile[2 + d] - 1) * strides[d] + (wd[2 + d] - 1) * dil[d] + 1;
-            inSpatial *= std::min(ext, xd[2 + d] + (wd[2 + d] - 1) * dil[d]);
+            inSpatial *= std::min(ext, xd[2 + d]);
         }
         int64_t groupsInTile = groups == 1 ? 1 : std::min<int64_t>(groups, ceilDivExtent(tile[1], coPerGroup));
         int64_t ciTile = groups == 1 ? ci : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
         w.inBytes = storedElems(x, tile[0] * ciTile * inSpatial, inNumel, c0) * inElem;
-        w.weightBytes = static_cast<uint64_t>(tile[1] * ciPerGroup * kSpatial) * inElem + (b ? tile[1] * 4 : 0);
+        w.weightBytes = static_cast<uint64_t>(tile[1] * ciPerGroup * kSpatial) * wElem + (b ? tile[1] * elemOf(b) : 0);
         w.weightsSplit = tile[1] < co;
         int64_t outSpatial = prod(tile, 2);
         w.outBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * outElem;
@@ -148,7 +169,7 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
         K = ad.back();
     const ir::Value* c = n.numInputs() > 2 ? n.input(2) : nullptr;
     const bool bBatched = bd.size() > 2;
-    const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    const size_t outElem = elemOf(n.output(0));
     WorkModel m;
     m.outDims = od;
     for (size_t i = 0; i < od.size(); ++i)
@@ -157,16 +178,16 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
     uint64_t cBytes = bytesOf(c, t.c0);
     // An epilogue (bias, fused activation) on the vector unit after the product.
     const bool epilogue = n.info().passes > 0 || c;
-    // The cube unit reads f16, or f32 where the precision pass kept the op in f32.
-    const uint64_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
+    // A and B move in the type they are kept in (see convModel).
+    const uint64_t aElem = elemOf(n.input(0)), bElem = weightElemOf(n, 1);
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t Mt = tile.size() >= 2 ? tile[tile.size() - 2] : 1;
         int64_t Nt = tile.back();
         int64_t batch = tile.size() >= 2 ? prod(tile, 0, tile.size() - 2) : 1;
         int64_t Nfull = od.back();
-        w.inBytes = static_cast<uint64_t>(batch * Mt * K) * inElem;
-        w.weightBytes = static_cast<uint64_t>((bBatched ? batch : 1) * K * Nt) * inElem +
+        w.inBytes = static_cast<uint64_t>(batch * Mt * K) * aElem;
+        w.weightBytes = static_cast<uint64_t>((bBatched ? batch : 1) * K * Nt) * bElem +
                         (cBytes ? ceilDiv(cBytes * static_cast<uint64_t>(Nt), static_cast<uint64_t>(Nfull)) : 0);
         w.weightsSplit = Nt < Nfull || bBatched;
         w.outBytes = static_cast<uint64_t>(batch * Mt * Nt) * outElem;
@@ -184,7 +205,7 @@ WorkModel poolModel(const ir::Node& n, const Target& t, bool global) {
     const size_t sp = xd.size() >= 2 ? xd.size() - 2 : 0;
     std::vector<int64_t> kernel = n.attrInts("kernel_shape", std::vector<int64_t>(sp, 1));
     std::vector<int64_t> strides = n.attrInts("strides", std::vector<int64_t>(sp, 1));
-    const size_t elem = ir::dtypeSize(n.input(0)->type().dtype);
+    const size_t elem = elemOf(n.input(0));
     uint64_t lanes = lanesFor(n, t);
     uint64_t extraOutBytes = 0;
     for (size_t i = 1; i < n.numOutputs(); ++i)
@@ -218,7 +239,7 @@ WorkModel poolModel(const ir::Node& n, const Target& t, bool global) {
         // An NC1HWC0 input moves with its channel padding (the tensor's stored / logical ratio).
         w.inBytes = storedElems(x, tile[0] * tile[1] * inSpatial, x->type().numel(), c0) * elem;
         int64_t tileNumel = prod(tile, 0, rank);
-        w.outBytes = storedElems(out, tileNumel, outNumel, c0) * ir::dtypeSize(out->type().dtype) +
+        w.outBytes = storedElems(out, tileNumel, outNumel, c0) * elemOf(out) +
                      (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
         if (global)
             w.computeCycles = ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * inSpatial), lanes) +
@@ -247,8 +268,8 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
     int64_t taps = 1; // kernel taps that land on one output position
     for (size_t d = 0; d < sp; ++d)
         taps *= std::max<int64_t>(1, ceilDivExtent(wd[2 + d], strides[d]));
-    const size_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
-    const size_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    const size_t inElem = elemOf(x), wElem = weightElemOf(n, 1); // see convModel
+    const size_t outElem = elemOf(n.output(0));
     const uint64_t lanes = vectorLanes(t, ir::DType::F32);
     const int c0 = t.c0;
     const ir::Value* out = n.output(0);
@@ -270,8 +291,8 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
             groups == 1 ? 1 : std::min<int64_t>(groups, ceilDivExtent(tile[1], coPerGroup));
         const int64_t ciTile = groups == 1 ? ci : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
         tw.inBytes = storedElems(x, tile[0] * ciTile * inSpatial, inNumel, c0) * inElem;
-        tw.weightBytes = static_cast<uint64_t>(ciTile * std::min(tile[1], coPerGroup) * prod(wd, 2)) * inElem +
-                         (b ? static_cast<uint64_t>(tile[1]) * 4 : 0);
+        tw.weightBytes = static_cast<uint64_t>(ciTile * std::min(tile[1], coPerGroup) * prod(wd, 2)) * wElem +
+                         (b ? static_cast<uint64_t>(tile[1]) * elemOf(b) : 0);
         tw.weightsSplit = tile[1] < co;
         const int64_t outSpatial = prod(tile, 2);
         tw.outBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * outElem;
@@ -306,8 +327,8 @@ WorkModel resizeModel(const ir::Node& n, const Target& t) {
     for (size_t i = 1; i < n.numInputs(); ++i)
         paramBytes += bytesOf(n.input(i), t.c0);
     const uint64_t lanes = lanesFor(n, t);
-    const size_t elem = ir::dtypeSize(x->type().dtype);
-    const size_t outElem = ir::dtypeSize(out->type().dtype);
+    const size_t elem = elemOf(x);
+    const size_t outElem = elemOf(out);
     const int c0 = t.c0;
     const int64_t inNumel = x->type().numel(), outNumel = out->type().numel();
     WorkModel m;
@@ -363,7 +384,7 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
     int64_t outNumel = prod(od);
     uint64_t lanes = lanesFor(n, t);
     std::vector<const ir::Value*> ins(n.inputs().begin(), n.inputs().end());
-    uint64_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    uint64_t outElem = elemOf(n.output(0));
     uint64_t extraOutBytes = 0;
     for (size_t i = 1; i < n.numOutputs(); ++i)
         extraOutBytes += bytesOf(n.output(i), t.c0);
@@ -420,8 +441,8 @@ Expected<WorkModel> attentionModel(const ir::Node& n, const Target& t) {
     const int64_t Dv = vd[r - 1];
     const ir::Value *q = n.input(0), *k = n.input(1), *v = n.input(2);
     const uint64_t passes = 1 + (n.attrInt("fast_softmax", 0) ? 3 : 5);
-    const uint64_t inElem = n.precision() == ir::Precision::F32 ? 4 : 2;
-    const uint64_t outElem = ir::dtypeSize(n.output(0)->type().dtype);
+    const uint64_t qElem = elemOf(q), kElem = elemOf(k), vElem = elemOf(v); // as kept in memory
+    const uint64_t outElem = elemOf(n.output(0));
     const uint64_t lanes = vectorLanes(t, ir::DType::F32);
     WorkModel m;
     m.outDims = od;
@@ -430,10 +451,10 @@ Expected<WorkModel> attentionModel(const ir::Node& n, const Target& t) {
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         const int64_t batch = prod(tile, 0, r - 2), St = tile[r - 2];
-        w.inBytes = static_cast<uint64_t>(batch * (St * D + Sk * (D + Dv))) * inElem;
-        w.inputs = {{q, static_cast<uint64_t>(batch * St * D) * inElem},
-                    {k, static_cast<uint64_t>(batch * Sk * D) * inElem},
-                    {v, static_cast<uint64_t>(batch * Sk * Dv) * inElem}};
+        w.inputs = {{q, static_cast<uint64_t>(batch * St * D) * qElem},
+                    {k, static_cast<uint64_t>(batch * Sk * D) * kElem},
+                    {v, static_cast<uint64_t>(batch * Sk * Dv) * vElem}};
+        w.inBytes = w.inputs[0].second + w.inputs[1].second + w.inputs[2].second;
         w.outBytes = static_cast<uint64_t>(batch * St * Dv) * outElem;
         const uint64_t cube = ceilDiv(St, t.cubeM) * ceilDiv(Sk, t.cubeN) * ceilDiv(D, t.cubeK) +
                               ceilDiv(St, t.cubeM) * ceilDiv(Dv, t.cubeN) * ceilDiv(Sk, t.cubeK);

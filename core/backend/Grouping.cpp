@@ -20,6 +20,69 @@ const ir::Value* bufferOwner(const ir::Value* v) {
     return v;
 }
 
+namespace {
+
+/// A query follows data movement through at most this many readers; past that, the reader
+/// counts as keeping f32 (the walk stays bounded on any graph, even one that fans out and
+/// joins again through chains of Split and Concat, and the answer errs on the safe side).
+constexpr int kStorageVisits = 256;
+
+bool everyReaderRounds(const ir::Value& v, int& visits);
+
+/// Whether node `u` takes its operand `i` rounded to f16, directly or through data movement.
+bool readsRounded(const ir::Node& u, size_t i, int& visits) {
+    if (readsInF16(u, i))
+        return true;
+    if (u.info().cost != ir::CostClass::DmaOnly || --visits <= 0)
+        return false;
+    bool moves = false;
+    for (const ir::Value* o : u.outputs()) {
+        if (!o || !ir::isFloat(o->type().dtype))
+            continue;
+        if (!everyReaderRounds(*o, visits))
+            return false;
+        moves = true;
+    }
+    return moves;
+}
+
+bool everyReaderRounds(const ir::Value& v, int& visits) {
+    if (v.isGraphOutput() || v.users().empty())
+        return false;
+    for (const ir::Node* u : v.users())
+        for (size_t i = 0; i < u->numInputs(); ++i)
+            if (u->input(i) == &v && !readsRounded(*u, i, visits))
+                return false;
+    return true;
+}
+
+} // namespace
+
+bool readsInF16(const ir::Node& n, size_t i) {
+    switch (n.precision()) {
+    case ir::Precision::F16: return true;
+    case ir::Precision::F16AccF32: return i < 2 || (i == 3 && n.kind() == ir::OpKind::FusedConv);
+    case ir::Precision::F32:
+    case ir::Precision::Unset: break;
+    }
+    return false;
+}
+
+ir::DType storedDType(const ir::Value& value) {
+    const ir::Value& v = *bufferOwner(&value);
+    const ir::DType own = value.type().dtype;
+    if (v.type().dtype != ir::DType::F32 || v.isGraphInput() || v.isGraphOutput() || v.isConstant())
+        return own;
+    int visits = kStorageVisits;
+    return everyReaderRounds(v, visits) ? ir::DType::F16 : own;
+}
+
+ir::TensorType storedType(const ir::Value& v) {
+    ir::TensorType t = v.type();
+    t.dtype = storedDType(v);
+    return t;
+}
+
 Expected<UnitKind> unitFor(const ir::Node& node) {
     switch (node.info().cost) {
     case ir::CostClass::Cube: return UnitKind::Cube;

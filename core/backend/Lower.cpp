@@ -97,8 +97,8 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::vector<int>& byValu
         b.value = v->name();
         b.kind = kind;
         b.level = MemLevel::Dram;
-        b.type = v->type();
-        uint64_t bytes = storedBytes(v->type(), prog.target.c0);
+        b.type = storedType(*v);
+        uint64_t bytes = storedBytes(b.type, prog.target.c0);
         b.size = std::max<uint64_t>(alignUp(bytes, align), align); // never 0 bytes: every buffer has an address
         byValue[v->id()] = b.id;
         prog.buffers.push_back(std::move(b));
@@ -175,7 +175,7 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
             continue;
         bool same = true;
         const std::vector<int64_t> dims = v->type().dims();
-        const uint64_t whole = storedBytes(v->type(), target.c0);
+        const uint64_t whole = storedBytes(storedType(*v), target.c0);
         const int64_t extent = dims[static_cast<size_t>(split.axis)];
         for (size_t p = 0; p < split.ranges.size() && same; ++p) {
             const Task& pt = tasks[static_cast<size_t>(it->second[p])];

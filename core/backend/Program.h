@@ -60,6 +60,26 @@ int64_t storedElements(const ir::TensorType& t, int c0);
 /// storedElements times the element size (0 for a type without a static shape).
 uint64_t storedBytes(const ir::TensorType& t, int c0);
 
+/// Whether node `n` computes with its operand `i` rounded to f16, by the precision the
+/// `precision` pass marked (the simulator's numerics, sim/Executor.cpp): an f16 op every float
+/// operand; an f16-acc-f32 (cube) op its data and weights (operands 0 and 1) and a FusedConv's
+/// residual (operand 3, read like the data and added in the f32 epilogue), not a bias, which
+/// joins the f32 accumulator. Unmarked and f32 ops: none.
+bool readsInF16(const ir::Node& n, size_t i);
+
+/// The element type value `v` is kept in between Tasks (its buffer's type, in DRAM or SRAM):
+/// f16 for a computed f32 tensor that every reader rounds to f16 anyway -- an
+/// operand its reader's precision takes in f16 (readsInF16), or an operand of a
+/// data-movement op (CostClass::DmaOnly: its float outputs are copies of its float inputs)
+/// whose outputs are all kept in f16 themselves. Keeping such a tensor in f16 changes no number
+/// the NPU computes and halves its bytes. Graph inputs and outputs keep their own type (the
+/// host writes and reads them as declared), and so do weights (the artifact's weights.bin holds
+/// the graph's constants as they are), as does everything else. A view's output is kept
+/// as the value whose buffer it shares (bufferOwner).
+ir::DType storedDType(const ir::Value& v);
+/// v's type with storedDType as its element type.
+ir::TensorType storedType(const ir::Value& v);
+
 /// Tiling chosen for a Task, with the runner-up candidates so a GUI can say why.
 struct Tiling {
     std::vector<int64_t> tileShape; ///< output tile extents

@@ -69,24 +69,29 @@ namespace {
 
 /// How a node's numbers are computed on its unit, from the precision the `precision` pass set
 /// (Node::precision, printed precision = "..."), or the unit's default where the pass did not run:
-///   "f16-acc-f32"  operands 0 and 1 (data, weights) rounded to f16, f32 accumulation
+///   "f16-acc-f32"  data and weights (operands 0, 1) and a FusedConv's residual (3) rounded to
+///                  f16, f32 accumulation (backend::readsInF16)
 ///   "f16"          every float operand and the results rounded to f16 (vector lanes in f16)
 ///   "f32"          f32 throughout (a cube op kept in f32 reads f32 data and weights)
-///   none           cube nodes as "f16-acc-f32", everything else f32
+///   none           cube nodes as data and weights in f16, everything else f32
+/// backend::storedDType keeps a tensor in f16 only where every reader rounds it so: both follow
+/// readsInF16, which is what keeps f16 storage from changing any number.
 struct Numerics {
-    size_t f16Operands = 0; ///< the first this-many operands are rounded to f16
+    const ir::Node* node = nullptr;
+    bool unsetCube = false; ///< no precision marked, on the cube: operands 0 and 1 in f16
     bool f16Results = false;
+    bool roundsOperand(size_t i) const {
+        return unsetCube ? i < 2 : backend::readsInF16(*node, i);
+    }
 };
 
 Numerics numericsOf(const Task& task, const ir::Node& node) {
     const bool cube = task.unit == UnitKind::Cube && node.info().cost == ir::CostClass::Cube;
-    switch (node.precision()) {
-    case ir::Precision::F32: return {};
-    case ir::Precision::F16AccF32: return {2, false};
-    case ir::Precision::F16: return {SIZE_MAX, true};
-    case ir::Precision::Unset: break;
-    }
-    return cube ? Numerics{2, false} : Numerics{};
+    Numerics n;
+    n.node = &node;
+    n.unsetCube = node.precision() == ir::Precision::Unset && cube;
+    n.f16Results = node.precision() == ir::Precision::F16;
+    return n;
 }
 
 /// Same dtypes, shapes and bytes (an omitted operand matches only an omitted one).
@@ -106,8 +111,8 @@ bool sameTensors(const std::vector<ir::Tensor>& a, const std::vector<ir::Tensor>
 }
 
 /// The node's results from the operands as read from memory, in its numerics: f16 operands are
-/// rounded to f16 (the cube's data and weights, i < 2; every operand of an f16 vector op), the
-/// cube's bias joins the f32 accumulator, and an f16 op's results are rounded to f16.
+/// rounded to f16 (the cube's data, weights and residual; every operand of an f16 vector op),
+/// the cube's bias joins the f32 accumulator, and an f16 op's results are rounded to f16.
 Expected<std::vector<ir::Tensor>> computeNode(const ir::Node& node, const std::vector<ir::Tensor>& raw,
                                               const Numerics& num, ir::KernelContext& ctx) {
     std::vector<ir::Tensor> args;
@@ -115,7 +120,7 @@ Expected<std::vector<ir::Tensor>> computeNode(const ir::Node& node, const std::v
     for (size_t i = 0; i < raw.size(); ++i) {
         ir::Tensor t = raw[i];
         if (t.valid() && ir::isFloat(t.dtype()))
-            t = i < num.f16Operands ? t.castTo(ir::DType::F16).castTo(ir::DType::F32) : t.castTo(ir::DType::F32);
+            t = num.roundsOperand(i) ? t.castTo(ir::DType::F16).castTo(ir::DType::F32) : t.castTo(ir::DType::F32);
         args.push_back(std::move(t));
     }
     SX_ASSIGN(std::vector<ir::Tensor> outs, ir::evaluateNode(node, args, ctx));

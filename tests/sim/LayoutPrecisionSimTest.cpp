@@ -3,6 +3,7 @@
 // padding, a target with "layout": "NCHW" has neither, the simulator runs TransData as the
 // identity on the logical tensor, and it computes each node in the precision the `precision`
 // pass marked (f32 data for a cube op kept in f32, f16 operands and results for an f16 op).
+#include "core/backend/Grouping.h"
 #include "core/backend/Lower.h"
 #include "core/ir/Interpreter.h"
 #include "core/runtime/Compiler.h"
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 using namespace sextant;
 using backend::Buffer;
@@ -52,9 +54,11 @@ std::unique_ptr<ir::Graph> convGraph() {
     return g;
 }
 
-runtime::CompileResult compile(const ir::Graph& g, const std::string& layout) {
+runtime::CompileResult compile(const ir::Graph& g, const std::string& layout,
+                               std::vector<std::string> disabled = {}) {
     runtime::CompileOptions opt;
     opt.target.layout = *ir::parseNpuLayout(layout);
+    opt.pipeline.disabled = {disabled.begin(), disabled.end()};
     auto r = runtime::compileGraph(g, opt);
     EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
     return r.ok() ? std::move(*r) : runtime::CompileResult{};
@@ -86,7 +90,8 @@ double maxAbsDiff(const ir::Tensor& a, const ir::Tensor& b) {
 
 TEST(LayoutLowering, TransDataIsADmaTaskAndBlockedBuffersArePadded) {
     auto g = convGraph();
-    runtime::CompileResult r = compile(*g, "NC1HWC0");
+    // Without keep-on-chip, so that every feature map is in DRAM, sized as stored.
+    runtime::CompileResult r = compile(*g, "NC1HWC0", {"keep-on-chip"});
     const Program& p = r.program;
     auto trans = tasksOfKernel(p, "TransData");
     ASSERT_EQ(trans.size(), 2u) << "x enters the region once, the sum leaves it once";
@@ -94,30 +99,37 @@ TEST(LayoutLowering, TransDataIsADmaTaskAndBlockedBuffersArePadded) {
         EXPECT_EQ(t->unit, UnitKind::Dma) << t->name;
         EXPECT_EQ(t->flops, 0u);
     }
-    // The entry reads x (3 channels, 768 bytes) and writes one padded C0 block (16 channels).
+    // The entry reads x (3 channels of f32, 768 bytes) and writes one padded C0 block (16
+    // channels) in f16: both convolutions read it in f16.
     const ir::Node* entry = p.graph->findNode(trans[0]->nodes[0]);
     ASSERT_NE(entry, nullptr);
     EXPECT_EQ(entry->attrString("dst_format", ""), "NC1HWC0");
-    EXPECT_GE(trans[0]->dmaBytes, 3u * 64 * 4 + 16u * 64 * 4);
+    EXPECT_GE(trans[0]->dmaBytes, 3u * 64 * 4 + 16u * 64 * 2);
+    const Buffer* xb = bufferOf(p, "x");
+    ASSERT_NE(xb, nullptr);
+    EXPECT_EQ(xb->type.dtype, DType::F32) << "a graph input stays as the host gives it";
 
-    // conv+relu's output (fused): 24 channels stored as 2 blocks of 16, i.e. 32 channels of 8x8 f32.
+    // conv+relu's output (fused): 24 channels stored as 2 blocks of 16, i.e. 32 channels of 8x8,
+    // in f16, since its one reader (the Add, an f16 op) rounds it to f16 anyway.
     const Buffer* c = bufferOf(p, "r");
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->type.layout, ir::LayoutKind::NC1HWC0);
-    EXPECT_EQ(c->size, 32u * 64 * 4);
-    EXPECT_EQ(backend::storedBytes(c->type, 16), 32u * 64 * 4);
-    EXPECT_EQ(backend::storedBytes(c->type, 8), 24u * 64 * 4) << "24 is a multiple of 8";
-    // The user's output stays plain and logical-sized.
+    EXPECT_EQ(c->type.dtype, DType::F16);
+    EXPECT_EQ(c->size, 32u * 64 * 2);
+    EXPECT_EQ(backend::storedBytes(c->type, 16), 32u * 64 * 2);
+    EXPECT_EQ(backend::storedBytes(c->type, 8), 24u * 64 * 2) << "24 is a multiple of 8";
+    // The user's output stays plain, logical-sized and f32.
     const Buffer* y = bufferOf(p, "y");
     ASSERT_NE(y, nullptr);
     EXPECT_EQ(y->size, 24u * 64 * 4);
+    EXPECT_EQ(y->type.dtype, DType::F32);
 
     // The same model for a plain target: no conversions, logical buffers, less memory.
-    runtime::CompileResult plain = compile(*g, "NCHW");
+    runtime::CompileResult plain = compile(*g, "NCHW", {"keep-on-chip"});
     EXPECT_TRUE(tasksOfKernel(plain.program, "TransData").empty());
     const Buffer* cp = bufferOf(plain.program, "r");
     ASSERT_NE(cp, nullptr);
-    EXPECT_EQ(cp->size, 24u * 64 * 4);
+    EXPECT_EQ(cp->size, 24u * 64 * 2);
     EXPECT_EQ(cp->type.layout, ir::LayoutKind::Any);
     EXPECT_LT(plain.program.memory.dramLowerBound, p.memory.dramLowerBound);
 }
@@ -401,4 +413,114 @@ TEST(ResidualLowering, TheAddAndReluRunInTheConvolutionsEpilogueOnTheNpu) {
     EXPECT_LT(maxAbsDiff(a->outputs[0], (*ref)[0]), 2e-2);
     EXPECT_LT(maxAbsDiff(b->outputs[0], (*ref)[0]), 2e-2);
     EXPECT_LT(a->totalCycles, b->totalCycles);
+}
+
+namespace {
+
+/// The float64-free oracle of the NPU's numbers: the compiled graph evaluated node by node in
+/// f32, each operand rounded to f16 where the node's precision reads it so (backend::readsInF16)
+/// and an f16 node's results rounded, every tensor kept in f32 in between.
+std::vector<ir::Tensor> npuNumbersInF32(const ir::Graph& g, const std::vector<ir::Tensor>& inputs) {
+    std::map<const ir::Value*, ir::Tensor> values;
+    for (size_t i = 0; i < g.inputs().size(); ++i)
+        values[g.inputs()[i]] = inputs[i];
+    for (const ir::Value* c : g.constants())
+        values[c] = *c->constant();
+    ir::KernelContext ctx;
+    ctx.compute = DType::F32;
+    for (const ir::Node* n : g.nodes()) {
+        std::vector<ir::Tensor> args;
+        for (size_t i = 0; i < n->numInputs(); ++i) {
+            const ir::Value* v = n->input(i);
+            if (!v) {
+                args.emplace_back();
+                continue;
+            }
+            ir::Tensor t = values.at(v);
+            if (ir::isFloat(t.dtype()))
+                t = backend::readsInF16(*n, i) ? t.castTo(DType::F16).castTo(DType::F32) : t.castTo(DType::F32);
+            args.push_back(std::move(t));
+        }
+        auto outs = ir::evaluateNode(*n, args, ctx);
+        EXPECT_TRUE(outs.ok()) << n->name();
+        if (!outs.ok())
+            return {};
+        for (size_t o = 0; o < n->numOutputs(); ++o) {
+            ir::Tensor t = (*outs)[o];
+            if (n->precision() == ir::Precision::F16 && ir::isFloat(t.dtype()))
+                t = t.castTo(DType::F16).castTo(DType::F32);
+            values[n->output(o)] = std::move(t);
+        }
+    }
+    std::vector<ir::Tensor> out;
+    for (const ir::Value* v : g.outputs())
+        out.push_back(values.at(v));
+    return out;
+}
+
+/// x[1,16,12,12] -> conv+bias -> relu (r) -> conv+bias + r -> relu (s: a FusedConv with r as
+/// its residual) -> maxpool -> conv -> y1; s -> transpose -> softmax (kept f32) -> y2.
+std::unique_ptr<ir::Graph> mixedGraph() {
+    auto g = std::make_unique<ir::Graph>("mixed");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 12, 12}));
+    ir::AttributeMap k3{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"kernel_shape", std::vector<int64_t>{3, 3}}};
+    ir::Value* w1 = *g->addConstant("w1", wave({16, 16, 3, 3}, 0.37, 0.0));
+    ir::Value* b1 = *g->addConstant("b1", wave({16}, 1.1, 0.1));
+    ir::Value* w2 = *g->addConstant("w2", wave({16, 16, 3, 3}, 0.53, -0.01));
+    ir::Value* b2 = *g->addConstant("b2", wave({16}, 0.7, 0.0));
+    ir::Value* w3 = *g->addConstant("w3", wave({8, 16, 1, 1}, 0.29, 0.02));
+    ir::Node* c1 = *g->addNode(OpKind::Conv, "c1", {x, w1, b1}, {"c1"}, k3);
+    ir::Node* r = *g->addNode(OpKind::Relu, "r", {c1->output()}, {"r"});
+    ir::Node* c2 = *g->addNode(OpKind::Conv, "c2", {r->output(), w2, b2}, {"c2"}, k3);
+    ir::Node* a = *g->addNode(OpKind::Add, "a", {c2->output(), r->output()}, {"a"});
+    ir::Node* s = *g->addNode(OpKind::Relu, "s", {a->output()}, {"s"});
+    ir::Node* mp = *g->addNode(OpKind::MaxPool, "mp", {s->output()}, {"mp"},
+                               {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+    ir::Node* c3 = *g->addNode(OpKind::Conv, "c3", {mp->output(), w3}, {"y1"});
+    ir::Node* t = *g->addNode(OpKind::Transpose, "t", {s->output()}, {"t"},
+                              {{"perm", std::vector<int64_t>{0, 2, 3, 1}}});
+    ir::Node* sm = *g->addNode(OpKind::Softmax, "sm", {t->output()}, {"y2"}, {{"axis", int64_t{-1}}});
+    g->setOutputs({c3->output(), sm->output()});
+    EXPECT_TRUE(g->inferTypes().ok());
+    return g;
+}
+
+} // namespace
+
+TEST(F16Storage, FeatureMapsBetweenF16OpsAreKeptInF16AndNoNumberChanges) {
+    auto g = mixedGraph();
+    // keep-on-chip off: every feature map goes through DRAM, in the type it is kept in.
+    for (const std::vector<std::string>& disabled : {std::vector<std::string>{"keep-on-chip"}, std::vector<std::string>{}}) {
+        runtime::CompileResult r = compile(*g, "NC1HWC0", disabled);
+        const Program& p = r.program;
+        ASSERT_NE(p.graph, nullptr);
+        size_t half = 0;
+        for (const Buffer& b : p.buffers) {
+            const ir::Value* v = p.graph->findValue(b.value);
+            ASSERT_NE(v, nullptr) << b.value;
+            if (b.type.dtype == DType::F16) {
+                ++half;
+                EXPECT_EQ(v->type().dtype, DType::F32) << b.value;
+                EXPECT_FALSE(v->isGraphInput() || v->isGraphOutput() || v->isConstant()) << b.value;
+                EXPECT_GE(b.size, backend::storedBytes(b.type, p.target.c0)) << b.value;
+            }
+        }
+        EXPECT_GE(half, 3u) << "r, the residual sum and the pooled map at least";
+        // The sum feeds the f32 Softmax through a Transpose: both stay f32.
+        const ir::Node* smNode = p.graph->findNode("sm");
+        ASSERT_NE(smNode, nullptr);
+        EXPECT_EQ(backend::storedDType(*smNode->input(0)), DType::F32);
+        // Bit for bit what the precisions alone give: storing in f16 rounded nothing new.
+        ir::Tensor x = wave({1, 16, 12, 12}, 0.11, 0.02);
+        sim::SimOptions so;
+        so.checkRaces = true;
+        auto run = sim::simulate(p, std::vector<ir::Tensor>{x}, so);
+        ASSERT_TRUE(run.ok()) << run.error().message;
+        std::vector<ir::Tensor> want = npuNumbersInF32(*p.graph, {x});
+        ASSERT_EQ(want.size(), run->outputs.size());
+        for (size_t o = 0; o < want.size(); ++o) {
+            ASSERT_EQ(want[o].numel(), run->outputs[o].numel());
+            EXPECT_EQ(maxAbsDiff(run->outputs[o], want[o]), 0.0) << "output " << o;
+        }
+    }
 }
