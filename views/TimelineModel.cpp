@@ -104,8 +104,10 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
         LaneEntries lists;
         uint64_t maxEnd = 0;
         lists.endPrefixMax.reserve(entries.size());
+        std::vector<uint64_t> keys(entries.size(), 0);
         for (size_t pos = 0; pos < entries.size(); ++pos) {
             const Entry& e = entries[pos];
+            keys[pos] = std::max(e.end - std::min(e.end, e.start), e.start > maxEnd && pos > 0 ? e.start - maxEnd : 0);
             maxEnd = std::max(maxEnd, e.end);
             lists.endPrefixMax.push_back(maxEnd);
             if (e.span < 0) {
@@ -118,6 +120,7 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
                 m_entryOfSpan[static_cast<size_t>(e.span)] = static_cast<uint32_t>(pos);
             }
         }
+        lists.folds = FoldPyramid::build(std::move(keys));
         lists.entries = std::move(entries);
         m_lanes.push_back(std::move(lane));
         m_entries.push_back(std::move(lists));
@@ -212,7 +215,7 @@ std::vector<TimelineDrawItem> TimelineModel::buildDrawList(const TimelineCoords&
     std::vector<TimelineDrawItem> out;
     for (size_t lane = 0; lane < m_lanes.size(); ++lane)
         foldLane(lane, coords, widthPx, mergePx, false, nullptr, m_entries[lane].endPrefixMax,
-                 pinned.empty() ? nullptr : &pinned.positions[lane], out);
+                 m_entries[lane].folds, pinned.empty() ? nullptr : &pinned.positions[lane], out);
     return out;
 }
 
@@ -234,7 +237,7 @@ std::vector<TimelineDrawItem> TimelineModel::buildSpanList(const TimelineCoords&
         return out;
     for (size_t lane = 0; lane < m_lanes.size(); ++lane)
         foldLane(lane, coords, widthPx, gapPx, true, &marked.positions[lane],
-                 marked.endPrefixMax[lane], nullptr, out);
+                 marked.endPrefixMax[lane], marked.gaps[lane], nullptr, out);
     return out;
 }
 
@@ -254,16 +257,72 @@ TimelineMarks TimelineModel::marks(const std::vector<uint8_t>& flags, bool withS
             for (uint32_t s = m_firstSpanOfTask[i]; s < m_firstSpanOfTask[i + 1]; ++s)
                 out.positions[static_cast<size_t>(m_laneOfSpan[s])].push_back(m_entryOfSpan[s]);
     }
+    out.gaps.resize(m_lanes.size());
     for (size_t lane = 0; lane < m_lanes.size(); ++lane) {
         std::vector<uint32_t>& pos = out.positions[lane];
         std::sort(pos.begin(), pos.end());
         uint64_t maxEnd = 0;
+        std::vector<uint64_t> gaps;
+        gaps.reserve(pos.size());
         for (uint32_t p : pos) {
-            maxEnd = std::max(maxEnd, m_entries[lane].entries[p].end);
+            const Entry& e = m_entries[lane].entries[p];
+            gaps.push_back(!gaps.empty() && e.start > maxEnd ? e.start - maxEnd : 0);
+            maxEnd = std::max(maxEnd, e.end);
             out.endPrefixMax[lane].push_back(maxEnd);
         }
+        out.gaps[lane] = FoldPyramid::build(std::move(gaps));
     }
     return out;
+}
+
+namespace {
+constexpr size_t kFoldFanOut = 16; ///< keys per block of a FoldPyramid level
+} // namespace
+
+FoldPyramid FoldPyramid::build(std::vector<uint64_t> keys) {
+    FoldPyramid p;
+    p.levels.push_back(std::move(keys));
+    while (p.levels.back().size() > kFoldFanOut) {
+        const std::vector<uint64_t>& below = p.levels.back();
+        std::vector<uint64_t> up((below.size() + kFoldFanOut - 1) / kFoldFanOut, 0);
+        for (size_t i = 0; i < below.size(); ++i)
+            up[i / kFoldFanOut] = std::max(up[i / kFoldFanOut], below[i]);
+        p.levels.push_back(std::move(up));
+    }
+    return p;
+}
+
+size_t FoldPyramid::firstAtLeast(size_t from, size_t to, uint64_t threshold) const {
+    if (levels.empty() || from >= to || from >= levels.front().size())
+        return std::min(from, to);
+    // Up: the rest of the block at each level, then the blocks after it one level higher.
+    size_t level = 0, i = from, span = 1; // span: entries one key of this level covers
+    bool found = false;
+    while (!found) {
+        const std::vector<uint64_t>& keys = levels[level];
+        const size_t blockEnd = std::min(keys.size(), (i / kFoldFanOut + 1) * kFoldFanOut);
+        for (; i < blockEnd && i * span < to; ++i)
+            if (keys[i] >= threshold) {
+                found = true;
+                break;
+            }
+        if (found)
+            break;
+        if (i >= keys.size() || i * span >= to || level + 1 == levels.size())
+            return to;
+        i /= kFoldFanOut; // the block after the one just scanned, at the level above
+        ++level;
+        span *= kFoldFanOut;
+    }
+    // Down: the first key that reaches the threshold within each block below.
+    while (level > 0) {
+        --level;
+        i *= kFoldFanOut;
+        const std::vector<uint64_t>& keys = levels[level];
+        while (keys[i] < threshold)
+            ++i;
+    }
+    return std::min(i, to);
 }
 
 namespace {
@@ -318,7 +377,7 @@ std::pair<size_t, size_t> TimelineModel::visibleRange(const std::vector<Entry>& 
 
 void TimelineModel::foldLane(size_t laneIndex, const TimelineCoords& coords, double widthPx,
                              double mergePx, bool foldWide, const std::vector<uint32_t>* subset,
-                             const std::vector<uint64_t>& prefixEnd,
+                             const std::vector<uint64_t>& prefixEnd, const FoldPyramid& keys,
                              const std::vector<uint32_t>* pins,
                              std::vector<TimelineDrawItem>& out) const {
     const std::vector<Entry>& entries = m_entries[laneIndex].entries;
@@ -344,6 +403,10 @@ void TimelineModel::foldLane(size_t laneIndex, const TimelineCoords& coords, dou
         out.push_back(merged);
         pending = false;
     };
+    // Keys below this many cycles certainly fold (narrower and nearer than mergePx, with a
+    // margin for rounding in pixels); an entry at or above it is looked at as the walk would.
+    const double sure = mergePx * coords.cyclesPerPixel * (1.0 - 1e-9) - 1.0;
+    const uint64_t threshold = sure >= 1.0 && sure < 1.8e19 ? static_cast<uint64_t>(sure) : 0;
     const int lane = static_cast<int>(laneIndex);
     while (k < kEnd) {
         const uint32_t pos = posAt(k);
@@ -371,12 +434,19 @@ void TimelineModel::foldLane(size_t laneIndex, const TimelineCoords& coords, dou
             merged = item;
             pending = true;
         }
-        // Every entry that ends before the fold's right edge plus mergePx joins the fold: in a
+        // Every entry up to the first whose gap (or width) reaches the merge distance joins the
+        // fold; the pyramid finds it. Where it cannot tell (a zoom finer than a few cycles per
+        // pixel), every entry that ends before the fold's right edge plus mergePx does: in a
         // lane without overlaps each is narrower than mergePx and within mergePx of it.
-        const double limit = merged.x1 + mergePx;
-        size_t j = gallop(prefixEnd, k, kEnd, [&](uint64_t end) {
-            return coords.mapTimeToX(static_cast<double>(end)) < limit;
-        });
+        size_t j = k;
+        if (threshold > 0) {
+            j = keys.firstAtLeast(k, kEnd, threshold);
+        } else {
+            const double limit = merged.x1 + mergePx;
+            j = gallop(prefixEnd, k, kEnd, [&](uint64_t end) {
+                return coords.mapTimeToX(static_cast<double>(end)) < limit;
+            });
+        }
         if (pins && !subset) // a pinned entry is drawn as itself: the fold stops before it
             j = std::min(j, std::max(k, nextPin()));
         if (j > k) {

@@ -68,6 +68,20 @@ struct TimelineDrawItem {
     int span = -1; ///< index into TimelineModel::dmaSpans() when the item is one DMA span
 };
 
+/// The level of detail's index over one lane: level 0 holds each entry's fold key, in cycles --
+/// how far it stands from being folded into the entries before it: its gap after the running
+/// maximum of their ends (and, for the draw list, its own width, since a wide entry is drawn as
+/// itself) -- and each next level the maximum of 16 keys of the level below. A fold then finds
+/// the first entry it stops at, the first whose key reaches the zoom's merge distance, in
+/// O(log entries) reads however many entries it takes in (Tracy's precomputed zone folding), so
+/// a frame costs what the items it draws do.
+struct FoldPyramid {
+    std::vector<std::vector<uint64_t>> levels;
+    static FoldPyramid build(std::vector<uint64_t> keys);
+    /// The first index in [from, to) whose key is at least `threshold`, or `to`.
+    size_t firstAtLeast(size_t from, size_t to, uint64_t threshold) const;
+};
+
 /// A set of Tasks the draw list treats apart (the pinned selection, the critical path), as
 /// positions within each lane, built once per change of the set by TimelineModel::marks so a
 /// draw list finds the marked entries of its view by binary search instead of testing every
@@ -77,6 +91,8 @@ struct TimelineMarks {
     std::vector<std::vector<uint32_t>> positions;
     /// Per lane, the running maximum of the marked entries' ends, for binary search.
     std::vector<std::vector<uint64_t>> endPrefixMax;
+    /// Per lane, the marked entries' gaps (FoldPyramid), for the overlay's folds.
+    std::vector<FoldPyramid> gaps;
     bool empty() const { return positions.empty(); }
 };
 
@@ -173,6 +189,7 @@ private:
         std::vector<Entry> entries;
         std::vector<uint64_t>
             endPrefixMax; ///< max end over entries[0..i]: monotonic, for binary search
+        FoldPyramid folds; ///< each entry's gap or width, whichever is larger
     };
     /// [first, end) of the entries `subset` selects (all when null) that may show in
     /// [tLeft, tRight].
@@ -183,8 +200,8 @@ private:
     /// One lane's fold: the entries `subset` selects (all when null) merged by `mergePx`.
     void foldLane(size_t laneIndex, const TimelineCoords& coords, double widthPx, double mergePx,
                   bool foldWide, const std::vector<uint32_t>* subset,
-                  const std::vector<uint64_t>& prefixEnd, const std::vector<uint32_t>* pins,
-                  std::vector<TimelineDrawItem>& out) const;
+                  const std::vector<uint64_t>& prefixEnd, const FoldPyramid& keys,
+                  const std::vector<uint32_t>* pins, std::vector<TimelineDrawItem>& out) const;
 
     std::vector<TimelineTask> m_tasks;
     std::vector<TimelineDmaSpan> m_spans;

@@ -331,6 +331,31 @@ private slots:
         QVERIFY(folded > 100); // the zooms did fold: the comparison covered folding
     }
 
+    // The pyramid a fold asks for the first entry it stops at: the same answer as a walk, for
+    // every start, end and threshold, on keys of every size (one block, several levels).
+    void foldPyramidFindsTheFirstKeyAtLeastTheThreshold() {
+        uint64_t state = 12345;
+        auto next = [&] {
+            state = state * 6364136223846793005ull + 1442695040888963407ull;
+            return state >> 33;
+        };
+        for (size_t n : {size_t(0), size_t(1), size_t(15), size_t(16), size_t(17), size_t(300), size_t(5000)}) {
+            std::vector<uint64_t> keys(n);
+            for (uint64_t& k : keys)
+                k = next() % 100 < 97 ? next() % 10 : 10 + next() % 90; // mostly small: long runs
+            const FoldPyramid p = FoldPyramid::build(keys);
+            for (int q = 0; q < 400; ++q) {
+                const size_t from = n ? next() % (n + 1) : 0;
+                const size_t to = from + (n > from ? next() % (n - from + 1) : 0);
+                const uint64_t threshold = next() % 60;
+                size_t want = from;
+                while (want < to && keys[want] < threshold)
+                    ++want;
+                QCOMPARE(p.firstAtLeast(from, to, threshold), want);
+            }
+        }
+    }
+
     void tasksOutsideTheViewAreCulled() {
         TimelineModel m;
         m.setTasks({task(0, 0, UnitKind::Cube, 0, 100), task(1, 0, UnitKind::Cube, 200, 300),
