@@ -14,6 +14,7 @@
 // <zoom> is the visible share of the run in per mille: 1000 (all of it), 100 (10 %), 10 (1 %),
 // centred on the middle of the run.
 
+#include "QtApp.h"
 #include "SyntheticRun.h"
 
 #include "views/TimelineModel.h"
@@ -92,16 +93,7 @@ void drawListByScan(benchmark::State& state) {
     state.counters["items"] = static_cast<double>(items);
 }
 
-QApplication& app() {
-    static int argc = 1;
-    static char name[] = "sextant-bench";
-    static char* argv[] = {name, nullptr};
-    static QApplication* a = [] {
-        qputenv("QT_QPA_PLATFORM", "offscreen");
-        return new QApplication(argc, argv);
-    }();
-    return *a;
-}
+QApplication& app() { return bench::qtApp(); }
 
 /// A TimelineView on the fixture at `perMille` zoom, painted once.
 std::unique_ptr<views::TimelineView> viewAt(int perMille, QImage& image) {
