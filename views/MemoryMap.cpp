@@ -58,6 +58,7 @@ MemoryMapData buildMemoryMap(const backend::Program& program, const TimelineMode
         MemoryBlock block;
         block.buffer = b->id;
         block.value = b->value;
+        block.type = b->type.str();
         block.kind = b->kind;
         block.offset = b->offset;
         block.size = b->size;

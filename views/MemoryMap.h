@@ -13,6 +13,7 @@ namespace sextant::views {
 struct MemoryBlock {
     int buffer = 0;
     std::string value;                ///< the tensor it holds
+    std::string type;                 ///< as it is kept: "f16[1,16,32,32]" (f16 where every reader takes f16)
     backend::BufferKind kind = backend::BufferKind::Intermediate;
     uint64_t offset = 0;              ///< DRAM byte address
     uint64_t size = 0;                ///< bytes

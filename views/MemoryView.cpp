@@ -234,13 +234,14 @@ bool MemoryView::event(QEvent* event) {
         return true;
     }
     QToolTip::showText(help->globalPos(),
-                       tr("<b>%1</b> (%2, buffer %3)<br>size %4 at offset 0x%5<br>live %6 – %7 cyc")
+                       tr("<b>%1</b> (%2, buffer %3)<br>%8<br>size %4 at offset 0x%5<br>live %6 – %7 cyc")
                            .arg(QString::fromStdString(b->value).toHtmlEscaped(), kindName(b->kind))
                            .arg(b->buffer)
                            .arg(formatBytes(b->size))
                            .arg(b->offset, 0, 16)
                            .arg(b->t0)
-                           .arg(b->t1),
+                           .arg(b->t1)
+                           .arg(QString::fromStdString(b->type).toHtmlEscaped()),
                        this);
     return true;
 }

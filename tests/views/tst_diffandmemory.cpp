@@ -74,6 +74,7 @@ private slots:
         t1.core = 1;
         t1.inputs = {1};
         t1.outputs = {2};
+        p.buffers[1].type = ir::TensorType::of(ir::DType::F16, {1, 128}); // kept in f16
         p.tasks = {t0, t1};
         p.memory.dramPeak = 256;
         p.memory.dramLowerBound = 256;
@@ -100,6 +101,7 @@ private slots:
         QCOMPARE(mid.t0, uint64_t(100)); // writer's start
         QCOMPARE(mid.t1, uint64_t(900)); // reader's end (another core)
         QCOMPARE(mid.nodes, (std::vector<std::string>{"conv", "relu"}));
+        QCOMPARE(mid.type, std::string("f16[1,128]")); // the tooltip says how it is kept
         const MemoryBlock& out = map.blocks[2];
         QCOMPARE(out.t0, uint64_t(600));
         QCOMPARE(out.t1, uint64_t(900)); // read by the host at the end
