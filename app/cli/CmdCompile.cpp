@@ -148,6 +148,31 @@ size_t keptTensors(const backend::Program& p) {
     return buffers.size();
 }
 
+/// Tensors kept in a narrower type than the graph gives them (backend::storedDType: f16 where
+/// every reader takes f16), and the bytes of memory that saves.
+struct NarrowedTensors {
+    size_t tensors = 0;
+    uint64_t savedBytes = 0;
+};
+NarrowedTensors narrowedTensors(const backend::Program& p) {
+    NarrowedTensors out;
+    if (!p.graph)
+        return out;
+    for (const backend::Buffer& b : p.buffers) {
+        const ir::Value* v = p.graph->findValue(b.value);
+        if (!v || v->type().dtype == b.type.dtype)
+            continue;
+        ir::TensorType declared = b.type;
+        declared.dtype = v->type().dtype;
+        const uint64_t full = backend::storedBytes(declared, p.target.c0), kept = backend::storedBytes(b.type, p.target.c0);
+        if (full > kept) {
+            ++out.tensors;
+            out.savedBytes += full - kept;
+        }
+    }
+    return out;
+}
+
 /// " (12 stripes)" when some kept tensors are striped across cores, else "".
 std::string stripesNote(const backend::Program& p) {
     const size_t tensors = keptTensors(p);
@@ -266,6 +291,9 @@ void printMemoryStats(const backend::Program& p) {
     std::cout << line;
     std::cout << "on chip (" << backend::kKeepOnChipRule << "): " << keptTensors(p) << " tensors kept" << stripesNote(p)
               << ", " << kibOrMib(kept) << " of SRAM, " << kibOrMib(saved) << " of DRAM traffic saved\n";
+    const NarrowedTensors f16 = narrowedTensors(p);
+    std::cout << "kept in f16 (every reader takes them in f16): " << f16.tensors << " tensors, "
+              << "their buffers " << kibOrMib(f16.savedBytes) << " smaller\n";
 }
 
 void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
@@ -399,7 +427,9 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& ch
                        {"compulsory_bytes", p.memory.compulsoryBytes},
                        {"on_chip_tensors", keptTensors(p)},
                        {"on_chip_pieces", p.onChip.size()},
-                       {"on_chip_saved_bytes", saved}};
+                       {"on_chip_saved_bytes", saved},
+                       {"f16_tensors", narrowedTensors(p).tensors},
+                       {"f16_saved_bytes", narrowedTensors(p).savedBytes}};
     json passList = json::array();
     for (size_t i = 1; i < r.pipeline.snapshots.size(); ++i) {
         const passes::Snapshot& s = r.pipeline.snapshots[i];

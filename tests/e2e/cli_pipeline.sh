@@ -111,6 +111,13 @@ fuse, dce = passes["fuse"], passes["dce"]
 assert fuse["changed"] and fuse["nodes"] > 0 and fuse["changes"]["nodes_removed"] > 0, fuse
 assert not dce["changed"] and "changes" not in dce and dce["nodes"] == passes["precision"]["nodes"], dce
 PY
+    # -O2 keeps the feature maps its f16 ops read in f16; -O1 (no precision pass) keeps none.
+    python3 - "$work/o2.json" "$work/o1.json" <<'PY' || fail "the reports' f16 figures are not what they should be"
+import json, sys
+o2, o1 = (json.load(open(f))["memory"] for f in sys.argv[1:3])
+assert o2["f16_tensors"] > 0 and o2["f16_saved_bytes"] > 0, o2
+assert o1["f16_tensors"] == 0 and o1["f16_saved_bytes"] == 0, o1
+PY
     # The same compile twice: nothing moved.
     expect_exit 0 regress "$work/o2-again.json" --baseline "$work/o2.json"
     expect_line "^no regression "
@@ -176,6 +183,7 @@ assert on["on_chip_tensors"] > 0 and on["on_chip_saved_bytes"] > 0, on
 assert off["on_chip_tensors"] == 0 and off["on_chip_saved_bytes"] == 0, off
 assert off["dram_traffic_bytes"] >= on["dram_traffic_bytes"], (off, on)
 assert off["compulsory_bytes"] == on["compulsory_bytes"], (off, on)
+assert on["f16_tensors"] > 0 and on["f16_saved_bytes"] > 0, on
 rules = {r["rule"]: r for r in json.load(open(sys.argv[1]))["rules"]}
 assert rules["keep-on-chip"]["applied"] == on["on_chip_tensors"], rules["keep-on-chip"]
 PY
