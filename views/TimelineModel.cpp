@@ -54,6 +54,16 @@ std::string dmaSpanLabel(const TimelineDmaSpan& span) {
     return bytesText(span.bytes);
 }
 
+namespace {
+
+/// An entry's gap after the running maximum of the ends before it (0 when it starts before
+/// that): the part of a FoldPyramid key that keeps a fold from taking it in.
+uint64_t gapAfter(uint64_t maxEndBefore, uint64_t start) {
+    return start > maxEndBefore ? start - maxEndBefore : 0;
+}
+
+} // namespace
+
 void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
     m_tasks = std::move(tasks);
     m_spans.clear();
@@ -107,7 +117,7 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
         std::vector<uint64_t> keys(entries.size(), 0);
         for (size_t pos = 0; pos < entries.size(); ++pos) {
             const Entry& e = entries[pos];
-            keys[pos] = std::max(e.end - std::min(e.end, e.start), e.start > maxEnd && pos > 0 ? e.start - maxEnd : 0);
+            keys[pos] = std::max(e.end - std::min(e.end, e.start), pos > 0 ? gapAfter(maxEnd, e.start) : 0);
             maxEnd = std::max(maxEnd, e.end);
             lists.endPrefixMax.push_back(maxEnd);
             if (e.span < 0) {
@@ -266,7 +276,7 @@ TimelineMarks TimelineModel::marks(const std::vector<uint8_t>& flags, bool withS
         gaps.reserve(pos.size());
         for (uint32_t p : pos) {
             const Entry& e = m_entries[lane].entries[p];
-            gaps.push_back(!gaps.empty() && e.start > maxEnd ? e.start - maxEnd : 0);
+            gaps.push_back(gaps.empty() ? 0 : gapAfter(maxEnd, e.start));
             maxEnd = std::max(maxEnd, e.end);
             out.endPrefixMax[lane].push_back(maxEnd);
         }

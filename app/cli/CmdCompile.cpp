@@ -415,6 +415,7 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& ch
     uint64_t saved = 0;
     for (const backend::OnChip& oc : p.onChip)
         saved += oc.savedDmaBytes;
+    const NarrowedTensors f16 = narrowedTensors(p);
     j["memory"] = json{{"dram_peak", p.memory.dramPeak},
                        {"dram_lower_bound", p.memory.dramLowerBound},
                        {"weight_bytes", p.memory.weightBytes},
@@ -428,8 +429,8 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& ch
                        {"on_chip_tensors", keptTensors(p)},
                        {"on_chip_pieces", p.onChip.size()},
                        {"on_chip_saved_bytes", saved},
-                       {"f16_tensors", narrowedTensors(p).tensors},
-                       {"f16_saved_bytes", narrowedTensors(p).savedBytes}};
+                       {"f16_tensors", f16.tensors},
+                       {"f16_saved_bytes", f16.savedBytes}};
     json passList = json::array();
     for (size_t i = 1; i < r.pipeline.snapshots.size(); ++i) {
         const passes::Snapshot& s = r.pipeline.snapshots[i];
