@@ -60,6 +60,9 @@ enum class LayoutClass : uint8_t {
     Binary,  ///< stays blocked when every activation operand is blocked and none is broadcast
     Pooling, ///< stays blocked when its input 0 is blocked (pooling, BatchNormalization)
     Concat,  ///< stays blocked when every activation operand is blocked (broadcast allowed)
+    /// stays blocked when its input 0 is blocked and it leaves N and C alone: it resamples only
+    /// the spatial dims (Resize of H and W; not a crop-and-resize, whose region may shift C)
+    Spatial,
     View,    ///< a reshape: lowered as a view of a plain tensor (rule reshape-as-view)
 };
 

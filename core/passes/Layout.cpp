@@ -2,7 +2,7 @@
 // layout, decided for the whole graph at once (LayoutCut.h): every 2-D convolution is blocked;
 // graph inputs, graph outputs and plain-only ops (Transpose, Reshape, Gemm, ...) are plain; every
 // op that can run either way (elementwise, broadcasting per channel, pooling, BatchNormalization,
-// Concat) takes the side of the minimum cut, where each activation is a group of its producer and
+// Concat, a Resize of H and W) takes the side of the minimum cut, where each activation is a group of its producer and
 // its readers and costs one conversion when they are split. So a region grows through such ops
 // as far as that saves a conversion, a residual chain of any length converts once in and once
 // out, and a plain->blocked->plain pair around an op that could stay blocked never appears.
@@ -27,9 +27,10 @@
 // With PipelineConfig::npuLayout "NCHW" (a target without the blocked layout) the pass only
 // cancels inverse pairs.
 //
-// Two more rules, after the regions: absorb-transpose-into-transdata folds an NHWC<->NCHW
-// Transpose at a region boundary into its TransData (one application per Transpose), and
-// reshape-as-view marks a Reshape/Flatten/Squeeze/Unsqueeze of a plain tensor view=1 so the
+// Three more rules: read-small-channel-input lets a convolution read a plain input of at most 4
+// channels as it is (no entry TransData; in the cut such a read takes no side), one application
+// per convolution; absorb-transpose-into-transdata folds an NHWC<->NCHW Transpose at a region
+// boundary into its TransData (one application per Transpose), and reshape-as-view marks a Reshape/Flatten/Squeeze/Unsqueeze of a plain tensor view=1 so the
 // backend lowers it to no Task (one application per node).
 #include "Layout.h"
 
@@ -73,6 +74,25 @@ bool readsAsActivation(const ir::Node& u, size_t slot) {
 
 bool isRank4(const ir::Value* v) {
     return v && v->type().rank() == 4;
+}
+
+bool isTranspose(const ir::Node* n, const std::vector<int64_t>& perm);
+
+/// Whether `u` may read its input `slot` plain under read-small-channel-input: the data input of
+/// an ungrouped 2-D Conv / FusedConv with at most kSmallChannels known channels. Not when that
+/// input is an NHWC -> NCHW Transpose the entry conversion would absorb (`absorb`: the rule
+/// absorb-transpose-into-transdata is on): one reorder into NC1HWC0 beats a Transpose.
+bool smallChannelRead(const ir::Node& u, size_t slot, bool absorb) {
+    if (slot != 0 || (u.kind() != ir::OpKind::Conv && u.kind() != ir::OpKind::FusedConv) ||
+        u.attrInt("group", 1) != 1)
+        return false;
+    const ir::Value* v = u.input(0);
+    if (!isRank4(v) || !isRank4(u.output(0)) || v->isConstant())
+        return false;
+    if (absorb && isTranspose(v->producer(), {0, 3, 1, 2}))
+        return false;
+    const ir::Dim& c = v->type().shape[1];
+    return c.isKnown() && c.value <= kSmallChannels;
 }
 
 bool isTransData(const ir::Node* n) {
@@ -149,6 +169,11 @@ public:
                  "absorb an NHWC<->NCHW Transpose at a region boundary into its TransData "
                  "(NHWC -> NC1HWC0 in, NC1HWC0 -> NHWC out: one reorder instead of two)",
                  false},
+                {kSmallChannelInputRule,
+                 "let a 2-D convolution read a plain input of at most 4 channels (an image) as it "
+                 "is: the cube's load packs the channels as it fills the window, so no TransData "
+                 "pads them to C0 in DRAM (one application per convolution)",
+                 false},
                 {kReshapeViewRule,
                  "lower a Reshape/Flatten/Squeeze/Unsqueeze of a plain contiguous tensor as a "
                  "view: no Task, its output aliases its input's buffer (attribute view=1)",
@@ -216,6 +241,7 @@ private:
         std::vector<ir::Node*> nodes;
         std::set<const ir::Value*> blocked;
         NodeFlags blockedNodes;
+        NodeFlags blockedBefore; ///< the nodes an earlier run placed in NC1HWC0
 
         /// The position of `n` in `nodes`; nothing for a node this pass made.
         std::optional<size_t> indexOf(const ir::Node* n) const {
@@ -248,8 +274,11 @@ private:
         for (const ir::Node* n : s.nodes)
             if (isTransData(n) && n->attrString("dst_format", "") == "NC1HWC0")
                 s.blocked.insert(n->output(0));
-        for (size_t i = 0; i < s.nodes.size(); ++i)
+        s.blockedBefore.flag.assign(s.nodes.size(), 0);
+        for (size_t i = 0; i < s.nodes.size(); ++i) {
             s.nodes[i]->setScratch(static_cast<uint32_t>(i + 1));
+            s.blockedBefore.flag[i] = s.nodes[i]->attrString(kLayoutAttr, "") == "NC1HWC0";
+        }
         return s;
     }
 
@@ -267,7 +296,8 @@ private:
                 ctx.reject(kAssignLayoutRule, n->name(), verdicts.back().why);
         }
         const std::vector<bool> isBlocked =
-            solveCut(graph, s, verdicts, ctx.isEnabled(kAbsorbTransposeRule));
+            solveCut(graph, s, verdicts, ctx.isEnabled(kAbsorbTransposeRule),
+                     ctx.isEnabled(kSmallChannelInputRule));
         for (size_t i = 0; i < s.nodes.size(); ++i)
             if (isBlocked[i])
                 s.blocked.insert(s.nodes[i]->output(0));
@@ -377,6 +407,12 @@ private:
                 ir::Value* v = n->input(i);
                 if (!readsAsActivation(*n, i) || !v || v->isConstant() || s.blocked.count(v) || !isRank4(v))
                     continue;
+                // A convolution blocked by an earlier run and reading plain had the rule then.
+                const bool absorb = ctx.isEnabled(kAbsorbTransposeRule);
+                if (ctx.isEnabled(kSmallChannelInputRule) && smallChannelRead(*n, i, absorb) &&
+                    !convertedAnyway(*v, s, absorb) &&
+                    (s.blockedBefore.count(n) || ctx.requestApplication(kSmallChannelInputRule, n->name())))
+                    continue;
                 auto it = entryNode.find(v);
                 if (it == entryNode.end()) {
                     SX_ASSIGN(ir::Node * t, addEntry(graph, ctx, s, v, n, absorbedEntries));
@@ -390,6 +426,19 @@ private:
         for (ir::Node* tr : absorbedEntries)
             SX_TRY(graph.eraseNode(tr));
         return changed;
+    }
+
+    /// Whether plain `v` has a blocked reader that needs it converted (not a small-channel
+    /// read): then a small-channel convolution reads that conversion too.
+    static bool convertedAnyway(const ir::Value& v, const Sweep& s, bool absorb) {
+        for (const ir::Node* u : v.users()) {
+            if (!s.blockedNodes.count(u))
+                continue;
+            for (size_t i = 0; i < u->numInputs(); ++i)
+                if (u->input(i) == &v && readsAsActivation(*u, i) && !smallChannelRead(*u, i, absorb))
+                    return true;
+        }
+        return false;
     }
 
     /// The entry conversion of plain `v` before its first blocked reader `n`. An NHWC -> NCHW
@@ -575,7 +624,8 @@ private:
         case ir::LayoutClass::Plain:
         case ir::LayoutClass::View: return {};
         case ir::LayoutClass::Unary:
-        case ir::LayoutClass::Pooling: followsInput0 = true; break;
+        case ir::LayoutClass::Pooling:
+        case ir::LayoutClass::Spatial: followsInput0 = true; break;
         case ir::LayoutClass::Conv:
         case ir::LayoutClass::Binary:
         case ir::LayoutClass::Concat: break;
@@ -595,9 +645,29 @@ private:
             return {Choice::Plain, "second output '" + n.output(1)->name() + "' is used", true};
         if (conv)
             return {Choice::Blocked, "", false};
+        if (layout == ir::LayoutClass::Spatial)
+            return spatialVerdict(n);
         if (followsInput0)
             return {Choice::Flexible, "", false};
         return operandsVerdict(n, layout);
+    }
+
+    /// An op that resamples the spatial dims (Resize): flexible when N and C come out as they
+    /// went in, so each packed channel block maps to the same block of the output. A
+    /// crop-and-resize may take its region along C (roi), so it stays plain.
+    static Verdict spatialVerdict(const ir::Node& n) {
+        const ir::TensorType& in = n.input(0)->type();
+        const ir::TensorType& out = n.output(0)->type();
+        if (n.attrString("coordinate_transformation_mode", "") == "tf_crop_and_resize")
+            return {Choice::Plain, "crop-and-resize takes a region of every dim, C too", false};
+        for (size_t d = 0; d < 2; ++d)
+            if (!in.shape[d].isKnown() || in.shape[d] != out.shape[d])
+                return {Choice::Plain,
+                        std::string(d == 0 ? "N" : "C") + " is not known to stay " +
+                            (in.shape[d].isKnown() ? std::to_string(in.shape[d].value) : "the same") +
+                            ": only H and W can be resampled in NC1HWC0",
+                        false};
+        return {Choice::Flexible, "", false};
     }
 
     /// Binary elementwise and Concat: flexible when every activation operand can be read
@@ -668,7 +738,8 @@ private:
     /// The layout reader `u` reads its input `slot` in, as a cut vertex; nothing for a
     /// convolution's weight or bias (repacked or read as it is, never converted).
     static std::optional<uint32_t> readerVertex(const Sweep& s, const std::vector<Verdict>& verdicts,
-                                                const ir::Node& u, size_t slot) {
+                                                const ir::Node& u, size_t slot, bool absorb,
+                                                bool smallChannels) {
         const std::optional<size_t> at = s.indexOf(&u);
         if (!at)
             return LayoutCut::kSink;
@@ -677,20 +748,23 @@ private:
                                                                : LayoutCut::kSink;
         if (!readsAsActivation(u, slot) && verdicts[*at].choice == Choice::Blocked)
             return std::nullopt;
+        // Reads either layout at no cost (read-small-channel-input): no side in the cut.
+        if (smallChannels && smallChannelRead(u, slot, absorb) && verdicts[*at].choice == Choice::Blocked)
+            return std::nullopt;
         return vertexOf(verdicts, *at);
     }
 
     /// One group per rank-4 activation: its producer, its readers and (for a graph output) the
     /// plain host, split when some read it in the other layout (one shared conversion).
     static void addValueGroup(LayoutCut& cut, const Sweep& s, const std::vector<Verdict>& verdicts,
-                              const ir::Value* v, bool absorb) {
+                              const ir::Value* v, bool absorb, bool smallChannels) {
         if (!v || v->isConstant() || !isRank4(v))
             return;
         std::vector<uint32_t> members{producerVertex(s, verdicts, *v)};
         for (const ir::Node* u : v->users())
             for (size_t i = 0; i < u->numInputs(); ++i)
                 if (u->input(i) == v)
-                    if (std::optional<uint32_t> r = readerVertex(s, verdicts, *u, i))
+                    if (std::optional<uint32_t> r = readerVertex(s, verdicts, *u, i, absorb, smallChannels))
                         members.push_back(*r);
         if (v->isGraphOutput())
             members.push_back(LayoutCut::kSink);
@@ -718,13 +792,13 @@ private:
     /// the conversions, a flexible node pays the channel padding it would compute on when
     /// blocked, so it follows the convolutions when that is free and not when it is not.
     static std::vector<bool> solveCut(const ir::Graph& graph, const Sweep& s,
-                                      const std::vector<Verdict>& verdicts, bool absorb) {
+                                      const std::vector<Verdict>& verdicts, bool absorb, bool smallChannels) {
         LayoutCut cut(static_cast<uint32_t>(s.nodes.size()));
         for (const ir::Value* v : graph.inputs())
-            addValueGroup(cut, s, verdicts, v, absorb);
+            addValueGroup(cut, s, verdicts, v, absorb, smallChannels);
         for (const ir::Node* n : s.nodes)
             for (const ir::Value* v : n->outputs())
-                addValueGroup(cut, s, verdicts, v, absorb);
+                addValueGroup(cut, s, verdicts, v, absorb, smallChannels);
         for (size_t i = 0; i < s.nodes.size(); ++i)
             if (verdicts[i].choice == Choice::Flexible) {
                 const ir::TensorType& t = s.nodes[i]->output(0)->type();

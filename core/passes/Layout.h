@@ -40,6 +40,14 @@ inline constexpr const char* kReshapeViewRule = "reshape-as-view";
 /// Transpose absorbed.
 inline constexpr const char* kAbsorbTransposeRule = "absorb-transpose-into-transdata";
 
+/// The layout pass's fourth rule: a 2-D convolution whose data input is a plain activation of
+/// at most kSmallChannels channels (a network's RGB or grey input) reads it as it is, in NCHW:
+/// the cube's image-to-column load packs the few channels into its lanes as it fills the window
+/// (Ascend's small-channel C04 load), so no TransData pads 3 channels to 16 in DRAM and the
+/// convolution reads a third of the bytes. One application per convolution.
+inline constexpr const char* kSmallChannelInputRule = "read-small-channel-input";
+inline constexpr int64_t kSmallChannels = 4;
+
 // kReshapeViewRule marks a node with Node::setView (printed `view = 1`).
 
 } // namespace sextant::passes

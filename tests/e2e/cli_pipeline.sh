@@ -36,7 +36,7 @@ levels)
     expect_line "^  fuse +[0-9.]+ ms +[0-9.]+ % +[0-9]+ nodes  \+[0-9]+ -[1-9][0-9]* ~[0-9]+ nodes, \+[0-9]+ -[0-9]+ ~[0-9]+ constants$"
     expect_line "^  dce +[0-9.]+ ms +[0-9.]+ % +[0-9]+ nodes  -$"
     # The Task table: a conv shared out over the 8 cores is one row, a Task on one core another.
-    expect_line "^ +8-15 block1_conv\[1-8/8\] +FusedConv +cores 0-7 +cube +[0-9]+\.\.[0-9]+ +1 [0-9.]+ KiB$"
+    expect_line "^ +0-7 block1_conv\[1-8/8\] +FusedConv +cores 0-7 +cube +[0-9]+\.\.[0-9]+ +1 [0-9.]+ KiB$"
     expect_line "^ +[0-9]+ fc +Gemm +core [0-7] +cube "
     expect_exit 2 compile "$model" -O7
     expect_error "unknown optimisation level '-O7'"
@@ -124,7 +124,7 @@ PY
     # -O1 against an -O2 baseline: slower (no fusion), fewer layout conversions.
     expect_exit 1 regress "$work/o1.json" --baseline "$work/o2.json"
     expect_line "^  est_cycles +[0-9]+ +[0-9]+ +\+[0-9.]+% +REGRESSED$"
-    expect_line "^  layout_conversions_after +2 +0 +-2 +better$"
+    expect_line "^  layout_conversions_after +1 +0 +-1 +better$"
     expect_line "^REGRESSION "
     # -O1 keeps nothing on chip (keep-on-chip is an -O2 rule) and keeps every feature map in
     # f32 (no precision pass, so no reader rounds to f16): its DRAM arena is 3x as large.
@@ -132,10 +132,11 @@ PY
     expect_line "^  dram_peak_bytes +[0-9]+ +[0-9]+ +\+[0-9.]+% +REGRESSED$"
     expect_exit 1 regress "$work/o1.json" --baseline "$work/o2.json" --latency 1000 --memory 100
     expect_exit 0 regress "$work/o1.json" --baseline "$work/o2.json" --latency 1000 --memory 300
-    # -O2 against -O1: faster, but two layout conversions more than the bound of 0.
+    # -O2 against -O1: faster, but one layout conversion more than the bound of 0 (the pooled
+    # features leave the blocked region; the image enters it without one).
     expect_exit 1 regress "$work/o2.json" --baseline "$work/o1.json"
-    expect_line "^  layout_conversions_after +0 +2 +\+2 +REGRESSED$"
-    expect_exit 0 regress "$work/o2.json" --baseline "$work/o1.json" --grey 2
+    expect_line "^  layout_conversions_after +0 +1 +\+1 +REGRESSED$"
+    expect_exit 0 regress "$work/o2.json" --baseline "$work/o1.json" --grey 1
     # Bad reports: one error line each, exit 2.
     printf 'not json' >"$work/junk.json"
     printf '{"model": "m", "graph": "g", "target": "npu-a"}' >"$work/empty.json"

@@ -101,6 +101,7 @@ TEST(OpTable, LayoutClassFitsTheUnit) {
         case LayoutClass::Unary:
         case LayoutClass::Binary:
         case LayoutClass::Pooling:
+        case LayoutClass::Spatial:
             EXPECT_EQ(op.cost, CostClass::Vector);
             break;
         case LayoutClass::Concat:

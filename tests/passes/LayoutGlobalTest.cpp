@@ -200,6 +200,77 @@ TEST(LayoutGlobal, PaddedChannelsTipATieTowardsPlain) {
     ASSERT_TRUE(res.graph);
     EXPECT_FALSE(blocked(*res.graph, "pre"));
     EXPECT_TRUE(blocked(*res.graph, "post"));
-    EXPECT_EQ(res.graph->findNode("conv")->input(0)->producer()->kind(), OpKind::TransData);
-    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 2);
+    // The convolution reads the 3 plain channels as they are (read-small-channel-input).
+    EXPECT_EQ(res.graph->findNode("conv")->input(0)->name(), "pre_out");
+    EXPECT_EQ(countGreyOps(*res.graph).layoutConversions, 1);
+
+    PipelineConfig off = onlyLayout();
+    off.disabled.insert(kSmallChannelInputRule);
+    PipelineResult ro = pipeline(*g, off);
+    ASSERT_TRUE(ro.graph);
+    EXPECT_FALSE(blocked(*ro.graph, "pre"));
+    EXPECT_EQ(ro.graph->findNode("conv")->input(0)->producer()->kind(), OpKind::TransData);
+    EXPECT_EQ(countGreyOps(*ro.graph).layoutConversions, 2);
+}
+
+// A network's RGB input goes straight into its first convolution: no TransData pads the 3
+// channels to C0 = 16 in DRAM; one application per convolution, and the numbers do not change.
+// With 5 channels, or with the rule off, the input converts as before.
+TEST(LayoutGlobal, FirstConvolutionReadsItsSmallChannelInputPlain) {
+    for (int64_t channels : {1, 3, 4, 5}) {
+        SCOPED_TRACE("channels = " + std::to_string(channels));
+        Builder b;
+        ir::Value* x = b.input("x", {1, channels, 8, 8});
+        ir::Value* c = b.node(OpKind::Conv, "conv",
+                              {x, b.constant("w", randomTensor({16, channels, 3, 3}, 9))}, conv3x3());
+        ir::Value* r = b.node(OpKind::Relu, "relu", {c});
+        ir::Value* c2 = b.node(OpKind::Conv, "conv2",
+                               {r, b.constant("w2", randomTensor({16, 16, 3, 3}, 10))}, conv3x3());
+        auto g = b.finish({c2});
+        PipelineResult res = pipeline(*g, onlyLayout());
+        ASSERT_TRUE(res.graph);
+        const bool small = channels <= kSmallChannels;
+        EXPECT_EQ(conversions(*res.graph, "NCHW", "NC1HWC0"), small ? 0 : 1);
+        EXPECT_EQ(res.graph->findNode("conv")->input(0)->name() == "x", small);
+        EXPECT_TRUE(blocked(*res.graph, "conv"));
+        EXPECT_TRUE(blocked(*res.graph, "relu"));
+        EXPECT_EQ(stats(res, kSmallChannelInputRule).applied, small ? 1 : 0);
+        expectSameOutputs(runF64(*g), runF64(*res.graph));
+
+        PipelineConfig off = onlyLayout();
+        off.disabled.insert(kSmallChannelInputRule);
+        PipelineResult ro = pipeline(*g, off);
+        ASSERT_TRUE(ro.graph);
+        EXPECT_EQ(conversions(*ro.graph, "NCHW", "NC1HWC0"), 1);
+    }
+}
+
+// A Resize of H and W (an FPN's upsampling) stays in NC1HWC0 between convolutions: each packed
+// channel block maps to the same block of the output, so no conversion out and back in. A
+// Resize that changes C stays plain, with the reason.
+TEST(LayoutGlobal, SpatialResizeStaysBlockedAndAChannelResizeDoesNot) {
+    for (bool channels : {false, true}) {
+        SCOPED_TRACE(channels ? "scales C" : "scales H and W");
+        Builder b;
+        ir::Value* x = b.input("x", {1, 16, 6, 6});
+        ir::Value* c1 = b.node(OpKind::Conv, "conv1",
+                               {x, b.constant("w1", randomTensor({16, 16, 3, 3}, 11))}, conv3x3());
+        ir::Tensor scales = channels ? ir::Tensor::fromVector<float>({4}, {1, 2, 1, 1}) : ir::Tensor::fromVector<float>({4}, {1, 1, 2, 2});
+        ir::Value* up = b.node(OpKind::Resize, "up", {c1, nullptr, b.constant("scales", scales)},
+                               {{"mode", std::string("nearest")}});
+        ir::Value* c2 = b.node(OpKind::Conv, "conv2",
+                               {up, b.constant("w2", randomTensor({16, channels ? 32 : 16, 3, 3}, 12))},
+                               conv3x3());
+        auto g = b.finish({c2});
+        PipelineResult r = pipeline(*g, onlyLayout());
+        ASSERT_TRUE(r.graph);
+        const std::string text = ir::printGraph(*r.graph);
+        EXPECT_EQ(blocked(*r.graph, "up"), !channels) << text;
+        EXPECT_EQ(countGreyOps(*r.graph).layoutConversions, channels ? 4 : 2) << text;
+        bool rejected = false;
+        for (const RuleRejection& j : r.rejections)
+            rejected |= j.node == "up" && j.reason.find("only H and W can be resampled") != std::string::npos;
+        EXPECT_EQ(rejected, channels);
+        expectSameOutputs(runF64(*g), runF64(*r.graph));
+    }
 }

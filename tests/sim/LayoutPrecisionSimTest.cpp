@@ -90,8 +90,9 @@ double maxAbsDiff(const ir::Tensor& a, const ir::Tensor& b) {
 
 TEST(LayoutLowering, TransDataIsADmaTaskAndBlockedBuffersArePadded) {
     auto g = convGraph();
-    // Without keep-on-chip, so that every feature map is in DRAM, sized as stored.
-    runtime::CompileResult r = compile(*g, "NC1HWC0", {"keep-on-chip"});
+    // Without keep-on-chip, so that every feature map is in DRAM, sized as stored; without
+    // read-small-channel-input, so that the 3-channel x converts in.
+    runtime::CompileResult r = compile(*g, "NC1HWC0", {"keep-on-chip", "read-small-channel-input"});
     const Program& p = r.program;
     auto trans = tasksOfKernel(p, "TransData");
     ASSERT_EQ(trans.size(), 2u) << "x enters the region once, the sum leaves it once";
@@ -153,6 +154,38 @@ TEST(LayoutLowering, SimulatorRunsTransDataAsTheIdentity) {
     EXPECT_LT(maxAbsDiff(a->outputs[0], (*ref)[0]), 2e-2);
     // The conversions take time on the DMA engine.
     EXPECT_GT(a->totalCycles, 0u);
+}
+
+// read-small-channel-input: both convolutions read the 3-channel f32 input as it is, so there
+// is no entry TransData, the convolutions move fewer bytes than one reading the padded f16 copy,
+// and the outputs are bit for bit those of the program that converts (the cube rounds its data
+// to f16 either way).
+TEST(LayoutLowering, SmallChannelInputIsReadPlainWithTheSameNumbers) {
+    auto g = convGraph();
+    runtime::CompileResult on = compile(*g, "NC1HWC0", {"keep-on-chip"});
+    runtime::CompileResult off = compile(*g, "NC1HWC0", {"keep-on-chip", "read-small-channel-input"});
+    auto entries = [](const Program& p) {
+        int n = 0;
+        for (const Task* t : tasksOfKernel(p, "TransData"))
+            n += p.graph->findNode(t->nodes[0])->attrString("dst_format", "") == "NC1HWC0";
+        return n;
+    };
+    EXPECT_EQ(entries(on.program), 0);
+    EXPECT_EQ(entries(off.program), 1);
+    uint64_t bytesOn = 0, bytesOff = 0;
+    for (const Task& t : on.program.tasks)
+        bytesOn += t.dmaBytes;
+    for (const Task& t : off.program.tasks)
+        bytesOff += t.dmaBytes;
+    EXPECT_LT(bytesOn, bytesOff);
+    ir::Tensor x = wave({1, 3, 8, 8}, 0.21, 0.0);
+    auto a = sim::simulate(on.program, std::vector<ir::Tensor>{x});
+    auto b = sim::simulate(off.program, std::vector<ir::Tensor>{x});
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    ASSERT_EQ(a->outputs.size(), 1u);
+    EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
+    EXPECT_LT(a->totalCycles, b->totalCycles);
 }
 
 namespace {
