@@ -83,6 +83,25 @@ bool reducesAlong(const ir::Node& n, size_t rank, size_t a) {
     }
 }
 
+/// Whether convolution `n` maps input position i to output position i along spatial dim `a`
+/// (>= 2): a 1-wide kernel, stride 1, no padding on either side (a pointwise convolution along
+/// H or W). Such a conv reads, along `a`, exactly the rows of its output slice.
+bool pointwiseAlong(const ir::Node& n, size_t a) {
+    const ir::Value* w = n.numInputs() > 1 ? n.input(1) : nullptr;
+    if (!w || w->type().rank() != n.output(0)->type().rank() || a < 2)
+        return false;
+    const size_t d = a - 2, sp = w->type().rank() - 2;
+    const std::vector<int64_t> wd = w->type().dims();
+    const std::vector<int64_t> strides = n.attrInts("strides");
+    const std::vector<int64_t> pads = n.attrInts("pads");
+    const std::string autoPad = n.attrString("auto_pad", "NOTSET");
+    if (wd[a] != 1 || (autoPad != "NOTSET" && autoPad != "VALID"))
+        return false;
+    if (d < strides.size() && strides[d] != 1)
+        return false;
+    return pads.size() != 2 * sp || (pads[d] == 0 && pads[d + sp] == 0);
+}
+
 } // namespace
 
 bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
@@ -98,9 +117,12 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
         return n.input(0) == &in;
     if (reducesAlong(n, id.size(), a))
         return false;
+    const bool conv = n.info().work == ir::WorkModel::Conv;
+    // Along N every convolution reads its own images; along H or W a pointwise one its own rows.
+    const bool convDataOwn = conv && n.input(0) == &in && od.size() >= 3 && (a == 0 || pointwiseAlong(n, a));
     // A FusedConv's residual is added element by element to the part's own output slice.
-    if (n.kind() == ir::OpKind::FusedConv && n.numInputs() > 3 && n.input(3) == &in && n.input(0) != &in)
-        return true;
+    if (n.kind() == ir::OpKind::FusedConv && n.numInputs() > 3 && n.input(3) == &in)
+        return n.input(0) != &in || convDataOwn;
     switch (n.info().work) {
     case ir::WorkModel::Elementwise:
     case ir::WorkModel::Group:
@@ -109,6 +131,8 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
     case ir::WorkModel::GlobalPool:
         return a <= 1 && n.input(0) == &in;
     case ir::WorkModel::Conv: {
+        if (convDataOwn)
+            return true;
         // Depthwise: every output channel reads its own input channel only.
         const int64_t groups = n.attrInt("group", 1);
         return a <= 1 && n.input(0) == &in && od.size() >= 3 && groups > 1 && groups == id[1] && groups == od[1];

@@ -1,6 +1,7 @@
 // The on-chip memory plan: every Task's tile slots and the tensors keep-on-chip keeps, per core,
 // inside the core's SRAM; what the rule refuses says why; and a kept tensor really lives in the
 // simulated SRAM (the numbers come from there, so a wrong address gives wrong numbers).
+#include "core/backend/CoreSplit.h"
 #include "core/backend/Lower.h"
 #include "core/backend/MemoryPlanner.h"
 #include "core/backend/SramPlanner.h"
@@ -319,4 +320,46 @@ TEST(SramPlan, IsDeterministic) {
         EXPECT_EQ(a.sramBuffers[i].offset, b.sramBuffers[i].offset);
         EXPECT_EQ(a.sramBuffers[i].task, b.sramBuffers[i].task);
     }
+}
+
+// A pointwise (1x1, stride 1, unpadded) convolution split by rows reads exactly the rows its
+// producer's part on the same core wrote: its parts wait only for that part, and the 3x3
+// convolution's map stays on chip a stripe per core. The numbers stay bit for bit those of the
+// program that keeps it in DRAM, and the race checker finds nothing.
+TEST(SramPlan, APointwiseConvolutionReadsItsProducersStripeOnChip) {
+    auto g = std::make_shared<ir::Graph>("pointwise");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 96, 96}));
+    ir::Node* c3 = *g->addNode(OpKind::Conv, "conv3x3", {x, *g->addConstant("w3", filled({16, 16, 3, 3}, 0.01f))},
+                               {"c3"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Node* pw = *g->addNode(OpKind::Conv, "pointwise", {c3->output(), *g->addConstant("w1", filled({16, 16, 1, 1}, 0.03f))},
+                               {"p"});
+    ir::Node* r = *g->addNode(OpKind::Relu, "relu", {pw->output()}, {"y"});
+    g->setOutputs({r->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    ir::Node* cpw = g->findNode("pointwise");
+    EXPECT_TRUE(readsOwnSlice(*cpw, *c3->output(), 2));
+    EXPECT_TRUE(readsOwnSlice(*cpw, *c3->output(), 0));
+    EXPECT_FALSE(readsOwnSlice(*cpw, *c3->output(), 1)) << "every output channel reads every input channel";
+    EXPECT_FALSE(readsOwnSlice(*g->findNode("conv3x3"), *x, 2)) << "a 3x3 window reads the rows around its own";
+
+    const Program on = lowered(g, cores(8));
+    const Program off = lowered(g, cores(8), false);
+    const Buffer* kept = bufferOf(on, "c3");
+    ASSERT_NE(kept, nullptr);
+    EXPECT_EQ(kept->level, MemLevel::Sram);
+    EXPECT_GT(kept->stripes.size(), 1u) << "one stripe per part";
+    int narrowed = 0;
+    for (const Task& t : on.tasks)
+        narrowed += std::binary_search(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end(), kept->id);
+    EXPECT_EQ(narrowed, static_cast<int>(kept->stripes.size()));
+    EXPECT_LT(on.memory.dramTrafficBytes, off.memory.dramTrafficBytes);
+    ASSERT_TRUE(checkSramPlan(on).ok());
+    ASSERT_TRUE(checkHazards(on).ok());
+    sim::SimOptions o;
+    o.checkRaces = true;
+    const std::vector<Tensor> in{filled({1, 16, 96, 96}, 0.2f)};
+    Expected<sim::SimResult> a = sim::simulate(on, in, o), b = sim::simulate(off, in, o);
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
 }
