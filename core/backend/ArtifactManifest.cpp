@@ -51,6 +51,12 @@ json taskJson(const Task& t) {
                           {"end", t.sliceEnd}};
     if (!t.sliceLocalInputs.empty()) // present only when some are
         j["slice_local_inputs"] = t.sliceLocalInputs;
+    if (!t.haloReads.empty()) { // version 4, present only when some are
+        json halo = json::array();
+        for (const Task::HaloRead& h : t.haloReads)
+            halo.push_back(json{{"buffer", h.buffer}, {"begin", h.begin}, {"end", h.end}});
+        j["halo_reads"] = std::move(halo);
+    }
     j["est_start"] = t.estStart;
     j["est_end"] = t.estEnd;
     json tiling;
@@ -155,8 +161,11 @@ Status parseMemory(const Manifest& m, const json& doc, Program& p) {
 Status parseStripes(const Manifest& m, const json& j, const std::string& path, const Program& p, Buffer& b) {
     const std::string sp = path + ".stripes";
     SX_ASSIGN(const json* stripes, m.get(j, "stripes", path));
-    if (b.level != MemLevel::Sram)
-        return m.err(sp, "is given for a buffer in DRAM");
+    // In DRAM: a halo buffer (version 4), whose stripes say which rows they also store there.
+    const bool halo = b.level == MemLevel::Dram;
+    if (halo && b.kind != BufferKind::Intermediate)
+        return m.err(sp, "is given for the " + std::string(kindName(b.kind)) + " '" + b.value +
+                             "': only intermediates stay on chip");
     const int rank = static_cast<int>(b.type.rank());
     SX_ASSIGN(b.stripeAxis, m.intIn(*stripes, "axis", sp, 0, std::max(rank - 1, 0)));
     SX_ASSIGN(const json* parts, m.get(*stripes, "parts", sp));
@@ -185,8 +194,19 @@ Status parseStripes(const Manifest& m, const json& j, const std::string& path, c
             return m.err(kp + ".size", "is smaller than its slice of " + b.type.str());
         if (b.stripeOn(st.core))
             return m.err(kp + ".core", "holds a second stripe of '" + b.value + "' on core " + std::to_string(st.core));
+        if (halo) {
+            const int64_t rows = st.end - st.begin;
+            SX_ASSIGN(st.haloTop, m.intIn(part, "halo_top", kp, 0, rows));
+            SX_ASSIGN(st.haloBottom, m.intIn(part, "halo_bottom", kp, 0, rows - st.haloTop));
+        }
         at = st.end;
         b.stripes.push_back(st);
+    }
+    if (halo) {
+        if (std::none_of(b.stripes.begin(), b.stripes.end(),
+                         [](const Buffer::Stripe& st) { return st.haloTop + st.haloBottom > 0; }))
+            return m.err(sp, "is given for a buffer in DRAM, but no stripe stores rows there (halo_top, halo_bottom)");
+        return {};
     }
     const Buffer::Stripe& first = b.stripes.front();
     if (b.core != first.core || b.offset != first.offset || b.size != first.size)
@@ -272,7 +292,8 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
     }
     if (j.contains("stripes"))
         SX_TRY(parseStripes(m, j, path, p, b));
-    else if (tensorBytes(b.type) > b.size || storedBytes(b.type, p.target.c0) > b.size)
+    if ((!j.contains("stripes") || b.level == MemLevel::Dram) &&
+        (tensorBytes(b.type) > b.size || storedBytes(b.type, p.target.c0) > b.size))
         return m.err(path + ".size", "is smaller than the tensor " + b.type.str());
     if (b.level == MemLevel::Dram)
         SX_TRY(checkDramBuffer(m, b, path, p));
@@ -418,6 +439,24 @@ Expected<Task> parseTask(const Manifest& m, const json& j, int64_t i, const Prog
         if (!std::is_sorted(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end()))
             return m.err(path + ".slice_local_inputs", "is not in ascending order");
     }
+    if (j.contains("halo_reads")) {
+        SX_ASSIGN(const json* halo, m.array(j, "halo_reads", path));
+        for (size_t k = 0; k < halo->size(); ++k) {
+            const std::string hp = path + ".halo_reads[" + std::to_string(k) + "]";
+            Task::HaloRead h;
+            SX_ASSIGN(h.buffer, m.intIn((*halo)[k], "buffer", hp, 0, nb - 1));
+            if (t.parts < 2 || std::find(t.inputs.begin(), t.inputs.end(), h.buffer) == t.inputs.end())
+                return m.err(hp + ".buffer", "names buffer " + std::to_string(h.buffer) +
+                                                 ", which is not an input of this part of a split");
+            if (!t.haloReads.empty() && h.buffer <= t.haloReads.back().buffer)
+                return m.err(hp + ".buffer", "is not after the previous halo read's buffer");
+            const std::vector<int64_t> dims = p.buffers[static_cast<size_t>(h.buffer)].type.dims();
+            const int64_t extent = static_cast<size_t>(t.sliceAxis) < dims.size() ? dims[static_cast<size_t>(t.sliceAxis)] : 0;
+            SX_ASSIGN(h.begin, m.intIn((*halo)[k], "begin", hp, 0, std::max<int64_t>(extent - 1, 0)));
+            SX_ASSIGN(h.end, m.intIn((*halo)[k], "end", hp, h.begin + 1, std::max<int64_t>(extent, h.begin + 1)));
+            t.haloReads.push_back(h);
+        }
+    }
     SX_ASSIGN(t.estStart, m.u64(j, "est_start", path));
     SX_ASSIGN(t.estEnd, m.u64(j, "est_end", path));
     SX_ASSIGN(const json* tiling, m.get(j, "tiling", path));
@@ -520,9 +559,14 @@ json bufferJson(const Buffer& b) {
     j["last_task"] = b.lastTask;
     if (!b.stripes.empty()) { // kept on chip a stripe per core: present only then
         json stripes = json::array();
-        for (const Buffer::Stripe& st : b.stripes)
-            stripes.push_back(json{{"core", st.core}, {"offset", st.offset}, {"size", st.size},
-                                   {"begin", st.begin}, {"end", st.end}});
+        for (const Buffer::Stripe& st : b.stripes) {
+            json part{{"core", st.core}, {"offset", st.offset}, {"size", st.size}, {"begin", st.begin}, {"end", st.end}};
+            if (b.level == MemLevel::Dram) { // version 4: a halo buffer's rows stored to its DRAM home
+                part["halo_top"] = st.haloTop;
+                part["halo_bottom"] = st.haloBottom;
+            }
+            stripes.push_back(std::move(part));
+        }
         j["stripes"] = json{{"axis", b.stripeAxis}, {"parts", std::move(stripes)}};
     }
     return j;

@@ -92,7 +92,7 @@ Status checkResident(const Manifest& m, const SramBuffer& sb, const std::string&
     if (!contains(task.outputs, sb.buffer))
         return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) + ", which its " +
                                            taskLabel(p, sb.task) + " does not write");
-    if (b.level != MemLevel::Sram)
+    if (b.level != MemLevel::Sram && b.stripes.empty()) // a halo buffer is at level dram with stripes
         return m.err(path + ".buffer", "names " + bufferLabel(p, sb.buffer) +
                                            ", which is at level dram, not kept on chip");
     // A whole tensor is where its buffer says; a striped one has a stripe on this core there.
@@ -272,7 +272,10 @@ Expected<Transfer> parseTransfer(const Manifest& m, const json& j, size_t i, con
                                                 taskLabel(p, sb.task) + ", not of the transfer's " +
                                                 taskLabel(p, tr.task));
     const bool loadRole = sb.role == SramRole::InputTile || sb.role == SramRole::WeightTile;
-    const bool storeRole = sb.role == SramRole::OutputTile || sb.role == SramRole::Accumulator;
+    // A halo buffer's writer stores the rows other cores read from its resident stripe.
+    const Buffer& db = p.buffers[static_cast<size_t>(tr.dramBuffer)];
+    const bool haloStore = sb.role == SramRole::Resident && !db.stripes.empty() && db.level == MemLevel::Dram;
+    const bool storeRole = sb.role == SramRole::OutputTile || sb.role == SramRole::Accumulator || haloStore;
     if ((tr.load && !loadRole) || (!tr.load && !storeRole))
         return m.err(path + ".sram_buffer", "is SRAM buffer " + std::to_string(sb.id) + ", a " +
                                                 std::string(sramRoleName(sb.role)) + ", which a " + direction +
@@ -300,7 +303,7 @@ Expected<OnChip> parseOnChip(const Manifest& m, const json& j, size_t i, const P
                                            std::to_string(p.onChip.back().buffer) +
                                            " (the list is by buffer id then core, each once)");
     const Buffer& b = p.buffers[static_cast<size_t>(oc.buffer)];
-    if (b.level != MemLevel::Sram)
+    if (b.level != MemLevel::Sram && b.stripes.empty())
         return m.err(path + ".buffer", "names " + bufferLabel(p, oc.buffer) + ", which is at level dram");
     auto res_ = residentOf.find({oc.buffer, oc.core});
     if (res_ == residentOf.end())

@@ -142,4 +142,32 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
     }
 }
 
+std::optional<std::pair<int64_t, int64_t>> convWindowRows(const ir::Node& conv, int axis, int64_t outBegin,
+                                                          int64_t outEnd) {
+    if ((conv.kind() != ir::OpKind::Conv && conv.kind() != ir::OpKind::FusedConv) || axis < 2 ||
+        conv.numInputs() < 2 || !conv.input(0) || !conv.input(1) || outBegin >= outEnd)
+        return std::nullopt;
+    const std::vector<int64_t> xd = conv.input(0)->type().dims(), wd = conv.input(1)->type().dims();
+    const size_t a = static_cast<size_t>(axis);
+    if (xd.size() != 4 || wd.size() != 4 || a >= xd.size())
+        return std::nullopt;
+    const std::string autoPad = conv.attrString("auto_pad", "NOTSET");
+    if (autoPad != "NOTSET" && autoPad != "VALID")
+        return std::nullopt;
+    const size_t d = a - 2, sp = 2;
+    const std::vector<int64_t> strides = conv.attrInts("strides"), dil = conv.attrInts("dilations"),
+                               pads = conv.attrInts("pads");
+    const int64_t stride = d < strides.size() ? strides[d] : 1;
+    const int64_t dilation = d < dil.size() ? dil[d] : 1;
+    const int64_t padBegin = autoPad == "VALID" || pads.size() != 2 * sp ? 0 : pads[d];
+    if (stride < 1 || dilation < 1 || wd[a] < 1)
+        return std::nullopt;
+    const int64_t lo = outBegin * stride - padBegin;
+    const int64_t hi = (outEnd - 1) * stride - padBegin + (wd[a] - 1) * dilation + 1;
+    const int64_t b = std::max<int64_t>(lo, 0), e = std::min(hi, xd[a]);
+    if (b >= e)
+        return std::nullopt;
+    return std::make_pair(b, e);
+}
+
 } // namespace sextant::backend

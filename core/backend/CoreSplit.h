@@ -6,6 +6,7 @@
 
 #include "Tiling.h"
 
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -33,5 +34,13 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& target, const 
 /// or the channels. Then the part depends only on the producer's part that writes that slice,
 /// when the producer is split the same way.
 bool readsOwnSlice(const ir::Node& consumer, const ir::Value& input, int axis);
+
+/// The rows [begin, end) of dim `axis` (a spatial dim, >= 2) of input 0 that a part of 2-D
+/// convolution `conv` (Conv or FusedConv, explicit or VALID padding) computing output rows
+/// [outBegin, outEnd) reads: its window, the zero padding left out. Nothing for another op or
+/// axis. A pointwise convolution's window is its own slice; a 3x3 one's reaches a row into each
+/// neighbour's (its halo).
+std::optional<std::pair<int64_t, int64_t>> convWindowRows(const ir::Node& conv, int axis, int64_t outBegin,
+                                                          int64_t outEnd);
 
 } // namespace sextant::backend

@@ -151,6 +151,9 @@ namespace {
 struct LocalInput {
     int buffer = -1;
     const ir::Node* producer = nullptr;
+    /// Per part, the rows of the split dim it reads when that is a window wider than its own
+    /// slice (a convolution's halo); empty: each part reads just its own slice.
+    std::vector<std::pair<int64_t, int64_t>> windows;
 };
 
 /// The slice-local inputs whose stripes are worth keeping on chip: each part's stripe fits its
@@ -171,16 +174,38 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
         if (!v || v != read || v->isConstant() || !v->producer())
             continue; // through a view the dims differ; constants and graph inputs have no parts
         auto it = tasksOfNode.find(v->producer());
-        if (it == tasksOfNode.end() || it->second.size() != split.ranges.size() || !readsOwnSlice(n, *v, split.axis))
+        if (it == tasksOfNode.end() || it->second.size() != split.ranges.size())
             continue;
+        LocalInput in{bufferOf[v->id()], v->producer(), {}};
+        if (!readsOwnSlice(n, *v, split.axis)) {
+            // A convolution's window reaches into its neighbours' rows: worth it while most of
+            // each part's window is its producer part's stripe (the rest comes through DRAM).
+            if (read != n.input(0))
+                continue;
+            for (const auto& [b, e] : split.ranges)
+                if (std::optional<std::pair<int64_t, int64_t>> w = convWindowRows(n, split.axis, b, e))
+                    in.windows.push_back(*w);
+            if (in.windows.size() != split.ranges.size())
+                continue;
+        }
         bool same = true;
         const std::vector<int64_t> dims = v->type().dims();
         const uint64_t whole = storedBytes(storedType(*v), target.c0);
         const int64_t extent = dims[static_cast<size_t>(split.axis)];
         for (size_t p = 0; p < split.ranges.size() && same; ++p) {
             const Task& pt = tasks[static_cast<size_t>(it->second[p])];
-            same = pt.sliceAxis == split.axis && pt.sliceBegin == split.ranges[p].first &&
-                   pt.sliceEnd == split.ranges[p].second && pt.outputs.size() == 1;
+            uint64_t haloSlot = 0;
+            if (in.windows.empty()) {
+                same = pt.sliceAxis == split.axis && pt.sliceBegin == split.ranges[p].first &&
+                       pt.sliceEnd == split.ranges[p].second && pt.outputs.size() == 1;
+            } else {
+                const auto [lo, hi] = in.windows[p];
+                const int64_t inside = std::max<int64_t>(0, std::min(hi, pt.sliceEnd) - std::max(lo, pt.sliceBegin));
+                same = pt.sliceAxis == split.axis && pt.outputs.size() == 1 && inside > (hi - lo) - inside;
+                haloSlot = alignUp(ceilDiv(whole * static_cast<uint64_t>((hi - lo) - inside),
+                                           static_cast<uint64_t>(std::max<int64_t>(extent, 1))),
+                                   std::max<uint64_t>(target.sramAlign, 1));
+            }
             const uint64_t stripe = alignUp(
                 ceilDiv(whole * static_cast<uint64_t>(pt.sliceEnd - pt.sliceBegin), static_cast<uint64_t>(extent)),
                 std::max<uint64_t>(target.sramAlign, 1));
@@ -197,11 +222,11 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
                     inTile += bytes;
             const uint64_t inSlot = (cc.tiling.doubleBuffered ? 2 : 1) * alignUp(inTile, align);
             const uint64_t producerSet = pt.tiling.sramBytes - std::min(pt.tiling.sramBytes, outSlot);
-            const uint64_t consumerSet = cc.tiling.sramBytes - std::min(cc.tiling.sramBytes, inSlot);
+            const uint64_t consumerSet = cc.tiling.sramBytes - std::min(cc.tiling.sramBytes, inSlot) + haloSlot;
             same = same && stripe + std::max(producerSet, consumerSet) <= target.sramBytes;
         }
         if (same)
-            out.push_back(LocalInput{bufferOf[v->id()], v->producer()});
+            out.push_back(std::move(in));
     }
     return out;
 }
@@ -224,9 +249,18 @@ void narrowDeps(Task& part, const std::vector<LocalInput>& local, size_t p, cons
     std::vector<int> drop;
     for (const LocalInput& in : local) {
         const std::vector<int>& parts = tasksOfNode.at(in.producer);
-        for (size_t q = 0; q < parts.size(); ++q)
-            (q == p ? keep : drop).push_back(parts[q]);
-        part.sliceLocalInputs.push_back(in.buffer);
+        for (size_t q = 0; q < parts.size(); ++q) {
+            bool needed = q == p;
+            if (!in.windows.empty()) { // every part whose slice meets the window
+                const Task& pq = tasks[static_cast<size_t>(parts[q])];
+                needed = pq.sliceBegin < in.windows[p].second && in.windows[p].first < pq.sliceEnd;
+            }
+            (needed ? keep : drop).push_back(parts[q]);
+        }
+        if (in.windows.empty())
+            part.sliceLocalInputs.push_back(in.buffer);
+        else
+            part.haloReads.push_back(Task::HaloRead{in.buffer, in.windows[p].first, in.windows[p].second});
     }
     // A producer part stays a dep if another (non-local) input of the group needs it whole.
     for (int d : keep)
@@ -237,6 +271,8 @@ void narrowDeps(Task& part, const std::vector<LocalInput>& local, size_t p, cons
             deps.push_back(d);
     part.deps = std::move(deps);
     std::sort(part.sliceLocalInputs.begin(), part.sliceLocalInputs.end());
+    std::sort(part.haloReads.begin(), part.haloReads.end(),
+              [](const Task::HaloRead& a, const Task::HaloRead& b) { return a.buffer < b.buffer; });
 }
 
 /// lower() with groups split into at most `maxParts` parts and scheduled on the first `cores`
@@ -480,7 +516,7 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
         other = std::async(std::launch::async, lowerWhole);
     Expected<Program> striped = lowerWithSlots(graph, target, options, &stripedDecisions);
     const bool stripedAny = striped.ok() && std::any_of(striped->tasks.begin(), striped->tasks.end(), [](const Task& t) {
-                                return !t.sliceLocalInputs.empty();
+                                return !t.sliceLocalInputs.empty() || !t.haloReads.empty();
                             });
     if (!other && striped.ok() && (!stripedAny || striped->notes.empty())) {
         if (decisions)

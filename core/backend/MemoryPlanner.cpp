@@ -590,10 +590,15 @@ Status checkDramPlacement(const Program& prog) {
 } // namespace
 
 bool disjointSliceRead(const Task& writer, const Task& reader, int buffer) {
-    if (!std::binary_search(reader.sliceLocalInputs.begin(), reader.sliceLocalInputs.end(), buffer))
+    int64_t begin = reader.sliceBegin, end = reader.sliceEnd;
+    if (const Task::HaloRead* h = reader.haloReadOf(buffer)) {
+        begin = h->begin;
+        end = h->end;
+    } else if (!std::binary_search(reader.sliceLocalInputs.begin(), reader.sliceLocalInputs.end(), buffer)) {
         return false;
+    }
     return writer.parts > 1 && writer.sliceAxis == reader.sliceAxis &&
-           (writer.sliceEnd <= reader.sliceBegin || reader.sliceEnd <= writer.sliceBegin);
+           (writer.sliceEnd <= begin || end <= writer.sliceBegin);
 }
 
 namespace {

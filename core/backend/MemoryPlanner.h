@@ -81,9 +81,9 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path);
 /// `order` must describe Program::tasks' deps (see Reachability).
 Status planMemory(Program& program, const Reachability& order);
 
-/// Whether `reader` reads `buffer` only within its own slice (Task::sliceLocalInputs) and
-/// `writer` writes a slice of the same dim that does not meet it: the reader needs no order
-/// after that writer.
+/// Whether `reader` reads `buffer` only within its own slice (Task::sliceLocalInputs) or within
+/// its halo window (Task::haloReads) and `writer` writes a slice of the same dim that does not
+/// meet it: the reader needs no order after that writer.
 bool disjointSliceRead(const Task& writer, const Task& reader, int buffer);
 
 /// Proves the memory plan safe: every buffer in bounds and aligned, and no two Tasks that are not

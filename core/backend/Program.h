@@ -37,10 +37,15 @@ struct Buffer {
     /// Vela cascades): stripe i holds the slice [begin, end) of dim `stripeAxis` in the SRAM of
     /// `core`, where the part that writes it and the parts that read it run. level is Sram, and
     /// core/offset/size repeat the first stripe's. Empty: the buffer is whole at (level, core, offset).
+    /// With a halo (a convolution's window reaches a row or two into its neighbours' stripes):
+    /// level stays Dram and (offset, size) is a DRAM home where each writer also stores the rows
+    /// other cores read, its first haloTop and last haloBottom rows; a reader takes its own
+    /// stripe's rows from its core's SRAM and the rest of the window from that DRAM home.
     struct Stripe {
         int core = 0;
         uint64_t offset = 0, size = 0;
         int64_t begin = 0, end = 0;
+        int64_t haloTop = 0, haloBottom = 0; ///< rows also stored to DRAM (halo buffers only)
     };
     std::vector<Stripe> stripes;
     int stripeAxis = -1;
@@ -114,6 +119,22 @@ struct Task {
     /// op, a depthwise convolution or a pooling along channels, split like its producer): it
     /// depends only on the producer's part that writes that slice.
     std::vector<int> sliceLocalInputs;
+    /// Input buffers this part reads along its own split dim within [begin, end) only, a window
+    /// a little wider than its slice (a convolution's halo rows), split that way by its producer:
+    /// it depends only on the producer's parts whose slices meet the window. Sorted by buffer.
+    struct HaloRead {
+        int buffer = 0;
+        int64_t begin = 0, end = 0;
+        bool operator==(const HaloRead&) const = default;
+    };
+    std::vector<HaloRead> haloReads;
+    /// The halo read of `buffer`, or nullptr.
+    const HaloRead* haloReadOf(int buffer) const {
+        for (const HaloRead& h : haloReads)
+            if (h.buffer == buffer)
+                return &h;
+        return nullptr;
+    }
     std::vector<int> waitEvents;      ///< event ids waited on before starting (cross-core deps)
     std::vector<int> recordEvents;    ///< event ids recorded on finishing
     Tiling tiling;

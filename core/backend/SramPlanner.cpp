@@ -74,6 +74,7 @@ struct ResidentSpan {
     int first = -1, last = -1, core = 0;
     uint64_t size = 0;
     int64_t begin = 0, end = 0;
+    int64_t haloTop = 0, haloBottom = 0; ///< its first / last rows other cores read through DRAM
 };
 
 /// The state of the plan while keep-on-chip decides: per Task its pieces, which of its inputs
@@ -88,6 +89,12 @@ struct PlanState {
     std::vector<int> position;                    ///< per Task: index in byCore[core]
     std::vector<int> residents;                   ///< kept buffers, in the order they were kept
     std::vector<std::vector<ResidentSpan>> spans; ///< per buffer: where it is kept (empty: not kept)
+    /// Halo traffic of a striped tensor whose readers' windows reach into other cores' stripes:
+    /// per Task, the rows it stores to the DRAM home (a writer) or loads from it (a reader), and
+    /// per buffer what keeping it added there (to take back on release).
+    std::vector<uint64_t> haloStore, haloLoad;
+    std::vector<std::vector<std::pair<int, uint64_t>>> haloAdded; ///< per buffer: (Task, store or load bytes)
+    std::vector<char> halo;                                         ///< per buffer: kept with a DRAM home
 };
 
 uint64_t slotSize(uint64_t bytes, uint64_t align) { return bytes == 0 ? 0 : alignUp(bytes, align); }
@@ -100,7 +107,8 @@ bool readsInPlace(const PlanState& s, int task, int buffer) {
 /// The bytes Task `t`'s tile slots take, with what is resident left out.
 uint64_t workingSet(const PlanState& s, int t, uint64_t align) {
     const TaskPieces& pc = s.pieces[static_cast<size_t>(t)];
-    uint64_t bytes = 0;
+    // The halo rows a reader loads sit in one slot of their own beside the tiles.
+    uint64_t bytes = s.haloLoad.empty() ? 0 : slotSize(s.haloLoad[static_cast<size_t>(t)], align);
     for (const auto& [b, tile] : pc.inputs)
         if (!readsInPlace(s, t, b))
             bytes += slotSize(tile, align);
@@ -108,6 +116,14 @@ uint64_t workingSet(const PlanState& s, int t, uint64_t align) {
     if (!s.residentOutput[static_cast<size_t>(t)])
         bytes += slotSize(pc.outTile, align);
     return bytes * static_cast<uint64_t>(pc.copies);
+}
+
+/// Bytes of one step of `buffer`'s stripe dim (a row of a map split by rows).
+uint64_t rowBytes(const Program& p, int buffer, int axis) {
+    const Buffer& buf = p.buffers[static_cast<size_t>(buffer)];
+    const std::vector<int64_t> dims = buf.type.dims();
+    const int64_t extent = axis >= 0 && static_cast<size_t>(axis) < dims.size() ? dims[static_cast<size_t>(axis)] : 1;
+    return ceilDiv(storedBytes(buf.type, p.target.c0), static_cast<uint64_t>(std::max<int64_t>(extent, 1)));
 }
 
 /// DRAM bytes Task `t` moves with what is resident left out.
@@ -119,7 +135,7 @@ uint64_t trafficOf(const PlanState& s, int t) {
             bytes += pc.tiles * tile;
     if (!s.residentOutput[static_cast<size_t>(t)])
         bytes += pc.outTiles * pc.outTile;
-    return bytes;
+    return bytes + s.haloStore[static_cast<size_t>(t)] + s.haloLoad[static_cast<size_t>(t)];
 }
 
 /// Bytes live on Task t's core while t runs: its slots and every resident whose span covers it.
@@ -176,8 +192,8 @@ std::vector<ResidentSpan> spansOf(const Program& p, const Accesses& acc, int b) 
                                            static_cast<uint64_t>(std::max<int64_t>(extent, 1))),
                                    align),
                           wt.sliceBegin, wt.sliceEnd};
-        for (int r : readers)
-            if (!disjointSliceRead(wt, p.tasks[static_cast<size_t>(r)], b))
+        for (int r : readers) // a reader on another core takes these rows from the DRAM home
+            if (!disjointSliceRead(wt, p.tasks[static_cast<size_t>(r)], b) && p.tasks[static_cast<size_t>(r)].core == wt.core)
                 span.last = std::max(span.last, r);
         spans.push_back(span);
     }
@@ -199,6 +215,17 @@ std::string stripeReason(const Program& p, const Accesses& acc, int b) {
         }
     for (int r : acc.readers[static_cast<size_t>(b)]) {
         const Task& rt = p.tasks[static_cast<size_t>(r)];
+        if (const Task::HaloRead* h = rt.haloReadOf(b)) {
+            // Its own core's stripe from SRAM, the other rows of its window from the DRAM home.
+            const bool home = std::any_of(writers.begin(), writers.end(), [&](int w) {
+                const Task& wt = p.tasks[static_cast<size_t>(w)];
+                return wt.core == rt.core && wt.sliceBegin < h->end && h->begin < wt.sliceEnd;
+            });
+            if (!home)
+                return "read on another core: the window of '" + rt.name + "' on core " + std::to_string(rt.core) +
+                       " has no stripe there";
+            continue;
+        }
         if (!std::binary_search(rt.sliceLocalInputs.begin(), rt.sliceLocalInputs.end(), b))
             return "split across cores: computed in " + std::to_string(writers.size()) + " parts, read whole by '" +
                    rt.name + "'";
@@ -243,8 +270,64 @@ std::string structuralReason(const Program& p, const PlanState& s, const Accesse
     return {};
 }
 
+/// The halo of striped `b`: per stripe the first and last rows readers on other cores take from
+/// the DRAM home, and per Task the bytes it stores there or loads from there. Empty when every
+/// reader's window stays inside its own core's stripe.
+std::vector<std::pair<int, uint64_t>> haloOf(const Program& p, const Accesses& acc, int b,
+                                             std::vector<ResidentSpan>& spans) {
+    std::vector<std::pair<int, uint64_t>> bytes;
+    if (spans.size() < 2)
+        return bytes;
+    const int axis = p.tasks[static_cast<size_t>(spans.front().first)].sliceAxis;
+    const uint64_t row = rowBytes(p, b, axis);
+    for (int r : acc.readers[static_cast<size_t>(b)]) {
+        const Task& rt = p.tasks[static_cast<size_t>(r)];
+        const Task::HaloRead* h = rt.haloReadOf(b);
+        if (!h)
+            continue;
+        int64_t outside = h->end - h->begin;
+        for (ResidentSpan& span : spans) {
+            const int64_t x = std::max(h->begin, span.begin), y = std::min(h->end, span.end);
+            if (x >= y)
+                continue;
+            if (span.core == rt.core) {
+                outside -= y - x;
+                continue;
+            }
+            if (x == span.begin)
+                span.haloTop = std::max(span.haloTop, y - span.begin);
+            if (y == span.end)
+                span.haloBottom = std::max(span.haloBottom, span.end - x);
+        }
+        if (outside > 0)
+            bytes.emplace_back(r, static_cast<uint64_t>(outside) * row);
+    }
+    for (ResidentSpan& span : spans) {
+        const int64_t rows = span.end - span.begin;
+        if (span.haloTop + span.haloBottom >= rows) { // the whole stripe goes out
+            span.haloTop = rows;
+            span.haloBottom = 0;
+        }
+        if (span.haloTop + span.haloBottom > 0)
+            bytes.emplace_back(-1 - span.first, static_cast<uint64_t>(span.haloTop + span.haloBottom) * row);
+    }
+    return bytes;
+}
+
+/// Adds (or takes back) a kept tensor's halo traffic: entries (reader, load) and (-1 - writer, store).
+void applyHalo(PlanState& s, const std::vector<std::pair<int, uint64_t>>& bytes, bool add) {
+    for (const auto& [who, n] : bytes) {
+        uint64_t& at = who >= 0 ? s.haloLoad[static_cast<size_t>(who)] : s.haloStore[static_cast<size_t>(-1 - who)];
+        at = add ? at + n : at - n;
+    }
+}
+
 /// Keeps `b` resident in the plan state (its writers compute into it, its readers read it).
-void keep(PlanState& s, const Accesses& acc, int b, std::vector<ResidentSpan> spans, uint64_t align) {
+void keep(PlanState& s, const Accesses& acc, int b, std::vector<ResidentSpan> spans, uint64_t align,
+          std::vector<std::pair<int, uint64_t>> halo) {
+    applyHalo(s, halo, true);
+    s.halo[static_cast<size_t>(b)] = !halo.empty();
+    s.haloAdded[static_cast<size_t>(b)] = std::move(halo);
     for (const ResidentSpan& span : spans) {
         s.residentOutput[static_cast<size_t>(span.first)] = true;
         addResident(s, span.core, span.first, span.last, span.size, true);
@@ -260,6 +343,9 @@ void keep(PlanState& s, const Accesses& acc, int b, std::vector<ResidentSpan> sp
 }
 
 void release(PlanState& s, const Accesses& acc, int b, uint64_t align) {
+    applyHalo(s, s.haloAdded[static_cast<size_t>(b)], false);
+    s.haloAdded[static_cast<size_t>(b)].clear();
+    s.halo[static_cast<size_t>(b)] = 0;
     for (const ResidentSpan& span : s.spans[static_cast<size_t>(b)]) {
         s.residentOutput[static_cast<size_t>(span.first)] = false;
         addResident(s, span.core, span.first, span.last, span.size, false);
@@ -315,7 +401,9 @@ void decide(const Program& p, PlanState& s, const Accesses& acc, const SramPlanO
             }
             // What the cores hold over the spans with `b` kept: its writers and readers drop the
             // slots it replaces.
-            keep(s, acc, b, spansOf(p, acc, b), align);
+            std::vector<ResidentSpan> spans = spansOf(p, acc, b);
+            std::vector<std::pair<int, uint64_t>> halo = haloOf(p, acc, b, spans);
+            keep(s, acc, b, std::move(spans), align, std::move(halo));
             const auto [need, worst] = worstSpan(s, s.spans[static_cast<size_t>(b)]);
             if (need > capacity) {
                 const uint64_t size = worst->size, core = static_cast<uint64_t>(worst->core);
@@ -379,6 +467,8 @@ std::vector<SramBuffer> buffersOfCore(const Program& p, const PlanState& s, int 
         for (const auto& [b, tile] : pc.inputs)
             if (!readsInPlace(s, t, b))
                 slot(t, SramRole::InputTile, b, tile, pc.copies);
+            else if (s.haloLoad[static_cast<size_t>(t)] > 0 && s.halo[static_cast<size_t>(b)])
+                slot(t, SramRole::InputTile, b, s.haloLoad[static_cast<size_t>(t)], pc.copies); // its halo rows
         slot(t, SramRole::WeightTile, pc.weightBuffer, pc.weightTile, pc.copies);
         if (!s.residentOutput[static_cast<size_t>(t)])
             slot(t, task.tiling.reduceChunks > 1 ? SramRole::Accumulator : SramRole::OutputTile,
@@ -433,6 +523,10 @@ PlanState initialState(const Program& p, const std::vector<TaskCost>& costs, con
     s.byCore.resize(static_cast<size_t>(std::max(p.target.numCores, 1)));
     s.position.assign(nt, 0);
     s.spans.assign(p.buffers.size(), {});
+    s.haloStore.assign(nt, 0);
+    s.haloLoad.assign(nt, 0);
+    s.haloAdded.assign(p.buffers.size(), {});
+    s.halo.assign(p.buffers.size(), 0);
     for (const Task& t : p.tasks) {
         s.pieces[static_cast<size_t>(t.id)] = piecesOf(p, t, costs[static_cast<size_t>(t.id)], bufferOf);
         s.slotBytes[static_cast<size_t>(t.id)] = workingSet(s, t.id, align);
@@ -509,25 +603,44 @@ void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std
     p.onChip.clear();
     p.transfers.clear();
     std::vector<std::map<std::pair<int, int>, int>> slotOf(p.tasks.size()); // (role, buffer) -> pair-0 slot
+    std::map<std::pair<int, int>, int> residentOf;                           // (buffer, writer) -> resident
     for (auto& core : cores)
         for (SramBuffer& sb : core) {
             sb.id = static_cast<int>(p.sramBuffers.size());
             if (sb.role == SramRole::Resident) {
                 Buffer& b = p.buffers[static_cast<size_t>(sb.buffer)];
                 const Task& writer = p.tasks[static_cast<size_t>(sb.task)];
-                const uint64_t before = s.pieces[static_cast<size_t>(sb.task)].outTiles *
-                                        s.pieces[static_cast<size_t>(sb.task)].outTile;
-                uint64_t reads = 0;
-                for (int r : acc.readers[static_cast<size_t>(sb.buffer)])
-                    if (!disjointSliceRead(writer, p.tasks[static_cast<size_t>(r)], sb.buffer))
-                        for (const auto& [in, tile] : s.pieces[static_cast<size_t>(r)].inputs)
-                            if (in == sb.buffer)
-                                reads += s.pieces[static_cast<size_t>(r)].tiles * tile;
-                p.onChip.push_back(OnChip{sb.buffer, sb.core, sb.size, before + reads});
+                const bool halo = s.halo[static_cast<size_t>(sb.buffer)] != 0;
+                residentOf[{sb.buffer, sb.task}] = sb.id;
+                // What it saves: the writer's stores and the reads on its core, less the halo
+                // rows that still go through DRAM.
+                uint64_t saved = s.pieces[static_cast<size_t>(sb.task)].outTiles *
+                                 s.pieces[static_cast<size_t>(sb.task)].outTile;
+                for (int r : acc.readers[static_cast<size_t>(sb.buffer)]) {
+                    const Task& rt = p.tasks[static_cast<size_t>(r)];
+                    if (disjointSliceRead(writer, rt, sb.buffer) || (halo && rt.core != writer.core))
+                        continue;
+                    for (const auto& [in, tile] : s.pieces[static_cast<size_t>(r)].inputs)
+                        if (in == sb.buffer)
+                            saved += s.pieces[static_cast<size_t>(r)].tiles * tile;
+                    if (halo)
+                        saved -= std::min(saved, s.haloLoad[static_cast<size_t>(r)]);
+                }
+                if (halo)
+                    saved -= std::min(saved, s.haloStore[static_cast<size_t>(sb.task)]);
+                p.onChip.push_back(OnChip{sb.buffer, sb.core, sb.size, saved});
                 if (s.spans[static_cast<size_t>(sb.buffer)].size() > 1) { // one stripe per part
                     b.stripeAxis = writer.sliceAxis;
-                    b.stripes.push_back(Buffer::Stripe{sb.core, sb.offset, sb.size, writer.sliceBegin, writer.sliceEnd});
-                    if (b.stripes.size() > 1) {
+                    Buffer::Stripe st{sb.core, sb.offset, sb.size, writer.sliceBegin, writer.sliceEnd};
+                    for (const ResidentSpan& span : s.spans[static_cast<size_t>(sb.buffer)])
+                        if (span.first == sb.task) {
+                            st.haloTop = span.haloTop;
+                            st.haloBottom = span.haloBottom;
+                        }
+                    b.stripes.push_back(st);
+                    // A halo buffer keeps its DRAM home (planned with DRAM); the others name
+                    // their first stripe.
+                    if (b.stripes.size() > 1 || halo) {
                         p.sramBuffers.push_back(sb);
                         continue;
                     }
@@ -548,6 +661,8 @@ void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std
             continue;
         std::sort(b.stripes.begin(), b.stripes.end(),
                   [](const Buffer::Stripe& x, const Buffer::Stripe& y) { return x.begin < y.begin; });
+        if (b.level == MemLevel::Dram)
+            continue;
         b.core = b.stripes.front().core;
         b.offset = b.stripes.front().offset;
         b.size = b.stripes.front().size;
@@ -570,6 +685,14 @@ void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std
             p.transfers.push_back(Transfer{t.id, false, t.outputs.front(), slot(role, t.outputs.front()),
                                            pc.outTiles * pc.outTile});
         }
+        for (int b : t.inputs) // the halo rows of its window that other cores computed
+            if (s.halo[static_cast<size_t>(b)] && s.haloLoad[static_cast<size_t>(t.id)] > 0 && readsInPlace(s, t.id, b))
+                p.transfers.push_back(
+                    Transfer{t.id, true, b, slot(SramRole::InputTile, b), s.haloLoad[static_cast<size_t>(t.id)]});
+        for (int b : t.outputs) // its rows that other cores read
+            if (s.halo[static_cast<size_t>(b)] && s.haloStore[static_cast<size_t>(t.id)] > 0)
+                if (auto it = residentOf.find({b, t.id}); it != residentOf.end())
+                    p.transfers.push_back(Transfer{t.id, false, b, it->second, s.haloStore[static_cast<size_t>(t.id)]});
         const uint64_t traffic = trafficOf(s, t.id);
         if (traffic != t.dmaBytes) {
             t.dmaBytes = traffic;
@@ -699,7 +822,7 @@ Status checkKeptTensors(const Program& p) {
         return res.offset == offset && res.size >= size ? &res : nullptr;
     };
     for (const Buffer& b : p.buffers) {
-        if (b.level != MemLevel::Sram)
+        if (b.level != MemLevel::Sram && b.stripes.empty())
             continue;
         bool ok = b.stripes.empty() ? holds(b, b.core, b.offset, b.size) != nullptr : b.stripeAxis >= 0;
         for (const Buffer::Stripe& st : b.stripes)
@@ -711,7 +834,8 @@ Status checkKeptTensors(const Program& p) {
     for (const Task& t : p.tasks) {
         auto check = [&](int id) -> Status {
             const Buffer& b = p.buffers[static_cast<size_t>(id)];
-            if (b.level != MemLevel::Sram)
+            // A halo buffer's DRAM home serves the cores without a stripe of it.
+            if (b.level != MemLevel::Sram && (b.stripes.empty() || !b.stripeOn(t.core)))
                 return {};
             auto it = residentOf.find({b.id, t.core});
             if (it != residentOf.end()) {

@@ -153,9 +153,12 @@ private:
     std::unordered_map<const ir::Node*, PartResults> m_partResults; ///< looked up, never iterated
     /// Race checker only: per buffer, whether its bytes still hold what was last stored for it, and
     /// if not, the buffer whose write overwrote them.
-    std::vector<bool> m_intact;
+    /// Per buffer, per place it has (one; or one per stripe, then a halo buffer's DRAM home):
+    /// whether the bytes there are still the ones its writer put there.
+    std::vector<std::vector<char>> m_intact;
     std::vector<size_t> m_clobberedBy;
-    void noteWrite(size_t buffer);
+    /// A write of `buffer` by a Task on `core` (-1: the host, every place).
+    void noteWrite(size_t buffer, int core = -1);
     /// "by task 2 'sig' (node 'sig') on core 1", or "by the host (a weight)": who stored `buffer`.
     std::string writerOf(size_t buffer) const;
     size_t m_finished = 0;

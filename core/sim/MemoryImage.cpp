@@ -46,6 +46,13 @@ Expected<backend::Buffer> stripeView(const backend::Buffer& b, int core) {
     return view;
 }
 
+/// A halo buffer's DRAM home as a plain DRAM buffer (its whole tensor at its DRAM offset).
+backend::Buffer dramHome(const backend::Buffer& b) {
+    backend::Buffer home = b;
+    home.stripes.clear();
+    return home;
+}
+
 /// Bytes before, within and after dim `axis` of a row-major tensor of `dims` with `elem`-byte
 /// elements: outer count, the dim's extent, bytes per step along it.
 struct Strides {
@@ -77,6 +84,12 @@ Expected<ir::Tensor> MemoryImage::read(const backend::Buffer& buffer, int core) 
     const Strides full = stridesOf(buffer.type.dims(), static_cast<size_t>(buffer.stripeAxis),
                                    ir::dtypeSize(buffer.type.dtype));
     std::vector<std::byte> bytes(full.outer * full.extent * full.inner, std::byte{0});
+    // With a halo, the rows outside this core's stripe are what the DRAM home holds (the other
+    // cores' writers stored there the rows this reader's window takes).
+    if (buffer.level == backend::MemLevel::Dram) {
+        SX_ASSIGN(ir::Tensor home, read(dramHome(buffer)));
+        std::memcpy(bytes.data(), home.bytes(), std::min<size_t>(bytes.size(), home.byteSize()));
+    }
     const uint64_t run = static_cast<uint64_t>(st.end - st.begin) * full.inner;
     for (uint64_t o = 0; o < full.outer; ++o)
         std::memcpy(bytes.data() + (o * full.extent + static_cast<uint64_t>(st.begin)) * full.inner,
@@ -101,7 +114,22 @@ Status MemoryImage::writeSlice(const backend::Buffer& buffer, const ir::Tensor& 
     for (uint64_t o = 0; o < full.outer; ++o)
         std::memcpy(bytes.data() + o * run,
                     encoded.bytes() + (o * full.extent + static_cast<uint64_t>(st.begin)) * full.inner, run);
-    return write(view, ir::Tensor::copyOf(view.type.dtype, view.type.dims(), bytes));
+    SX_TRY(write(view, ir::Tensor::copyOf(view.type.dtype, view.type.dims(), bytes)));
+    if (buffer.level != backend::MemLevel::Dram)
+        return {};
+    // A halo buffer: the stripe's first haloTop and last haloBottom rows also go to the DRAM home.
+    const uint64_t stride = full.extent * full.inner;
+    const int64_t top = std::clamp<int64_t>(st.haloTop, 0, st.end - st.begin);
+    const int64_t bottom = std::clamp<int64_t>(st.haloBottom, 0, st.end - st.begin - top);
+    if (top > 0)
+        SX_TRY(writeSlice(dramHome(buffer), encoded,
+                          backend::SliceBytes{full.outer, stride, static_cast<uint64_t>(st.begin) * full.inner,
+                                              static_cast<uint64_t>(st.begin + top) * full.inner}));
+    if (bottom > 0)
+        SX_TRY(writeSlice(dramHome(buffer), encoded,
+                          backend::SliceBytes{full.outer, stride, static_cast<uint64_t>(st.end - bottom) * full.inner,
+                                              static_cast<uint64_t>(st.end) * full.inner}));
+    return {};
 }
 
 Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program) {
@@ -111,8 +139,8 @@ Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program) {
     for (const backend::Buffer& whole : program.buffers) {
         // A buffer kept a stripe per core is checked stripe by stripe.
         std::vector<backend::Buffer> pieces;
-        if (whole.stripes.empty())
-            pieces.push_back(whole);
+        if (whole.stripes.empty() || whole.level == backend::MemLevel::Dram) // a halo buffer's home too
+            pieces.push_back(dramHome(whole));
         for (const backend::Buffer::Stripe& st : whole.stripes) {
             SX_ASSIGN(backend::Buffer view, stripeView(whole, st.core));
             pieces.push_back(std::move(view));

@@ -21,17 +21,38 @@ std::vector<Place> placesOf(const Buffer& b) {
     std::vector<Place> out;
     for (const Buffer::Stripe& st : b.stripes)
         out.push_back(Place{backend::MemLevel::Sram, st.core, st.offset, st.size});
+    if (b.level == backend::MemLevel::Dram) // a halo buffer's DRAM home
+        out.push_back(Place{backend::MemLevel::Dram, -1, b.offset, b.size});
     return out;
 }
 
-bool overlaps(const Buffer& a, const Buffer& b) {
-    for (const Place& x : placesOf(a))
-        for (const Place& y : placesOf(b)) {
-            if (x.level != y.level || (x.level == backend::MemLevel::Sram && x.core != y.core))
-                continue;
-            if (x.offset < y.offset + y.size && y.offset < x.offset + x.size)
+/// The places of `b` (indexes into placesOf) a Task on `core` touches: a striped buffer's stripe
+/// on that core and a halo buffer's DRAM home; all of them for the host (core -1).
+std::vector<size_t> touchedBy(const Buffer& b, int core) {
+    if (b.stripes.empty())
+        return {0};
+    std::vector<size_t> out;
+    for (size_t i = 0; i < b.stripes.size(); ++i)
+        if (core < 0 || b.stripes[i].core == core)
+            out.push_back(i);
+    if (b.level == backend::MemLevel::Dram)
+        out.push_back(b.stripes.size());
+    return out;
+}
+
+bool meet(const Place& x, const Place& y) {
+    if (x.level != y.level || (x.level == backend::MemLevel::Sram && x.core != y.core))
+        return false;
+    return x.offset < y.offset + y.size && y.offset < x.offset + x.size;
+}
+
+/// Whether what a Task on `coreA` touches of `a` shares bytes with what one on `coreB` touches of `b`.
+bool overlaps(const Buffer& a, int coreA, const Buffer& b, int coreB) {
+    const std::vector<Place> pa = placesOf(a), pb = placesOf(b);
+    for (size_t i : touchedBy(a, coreA))
+        for (size_t j : touchedBy(b, coreB))
+            if (meet(pa[i], pb[j]))
                 return true;
-        }
     return false;
 }
 
@@ -71,16 +92,25 @@ std::string Machine::writerOf(size_t buffer) const {
                                                                    : "by the host (a graph input)";
 }
 
-void Machine::noteWrite(size_t buffer) {
+void Machine::noteWrite(size_t buffer, int core) {
     if (!m_opt.checkRaces)
         return;
+    const std::vector<Place> mine = placesOf(m_p.buffers[buffer]);
+    const std::vector<size_t> written = touchedBy(m_p.buffers[buffer], core);
     for (size_t other = 0; other < m_p.buffers.size(); ++other) {
-        if (other == buffer || !overlaps(m_p.buffers[other], m_p.buffers[buffer]))
+        if (other == buffer)
             continue;
-        m_intact[other] = false;
-        m_clobberedBy[other] = buffer;
+        const std::vector<Place> theirs = placesOf(m_p.buffers[other]);
+        for (size_t k = 0; k < theirs.size() && k < m_intact[other].size(); ++k)
+            for (size_t i : written)
+                if (meet(mine[i], theirs[k])) {
+                    m_intact[other][k] = 0;
+                    m_clobberedBy[other] = buffer;
+                }
     }
-    m_intact[buffer] = true;
+    for (size_t i : written)
+        if (i < m_intact[buffer].size())
+            m_intact[buffer][i] = 1;
 }
 
 Status Machine::checkRaces(size_t index, uint64_t now) const {
@@ -103,7 +133,9 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                         " on core " + std::to_string(p.core) + " ended: a missing event wait?");
         }
         // Reading bytes another buffer's write replaced: two live buffers share addresses.
-        if (!m_intact[b]) {
+        const std::vector<size_t> read = touchedBy(buf, task.core);
+        if (std::any_of(read.begin(), read.end(),
+                        [&](size_t k) { return k < m_intact[b].size() && !m_intact[b][k]; })) {
             const size_t by = m_clobberedBy[b];
             return race("reads " + bufferLabel(buf) + " but its bytes were overwritten by " +
                         bufferLabel(m_p.buffers[by]) + ": the memory plan overlaps two live buffers, " +
@@ -120,7 +152,7 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                          const char* verb, const char* theirVerb) -> std::optional<Error> {
             for (size_t a : mine)
                 for (size_t b : theirs) {
-                    if (!overlaps(m_p.buffers[a], m_p.buffers[b]) ||
+                    if (!overlaps(m_p.buffers[a], task.core, m_p.buffers[b], m_p.tasks[r].core) ||
                         (a == b && disjointParts(task, m_p.tasks[r])))
                         continue;
                     // A part reading only its own slice of what another part writes elsewhere.

@@ -97,7 +97,11 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
     for (const backend::Transfer& tr : m_p.transfers)
         if (auto it = m_taskById.find(tr.task); it != m_taskById.end() && tr.load)
             m_loadBytes[it->second] += tr.bytes;
-    m_intact.assign(m_p.buffers.size(), false);
+    m_intact.resize(m_p.buffers.size());
+    for (size_t b = 0; b < m_p.buffers.size(); ++b)
+        m_intact[b].assign(std::max<size_t>(1, m_p.buffers[b].stripes.size() +
+                                                   (m_p.buffers[b].stripes.empty() ? 0 : m_p.buffers[b].level == backend::MemLevel::Dram)),
+                           0);
     m_clobberedBy.assign(m_p.buffers.size(), 0);
     SX_TRY(loadWeights());
     return loadInputs(inputs);
@@ -246,7 +250,7 @@ Status Machine::endTask(size_t index, uint64_t now) {
         if (!s.ok())
             return makeError(ErrorKind::Runtime, taskLabel(task) + ": " + s.error().message,
                              task.name);
-        noteWrite(b);
+        noteWrite(b, task.core);
     }
     st.pendingWrites.clear();
     st.ended = true;

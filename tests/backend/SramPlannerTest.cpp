@@ -1,6 +1,7 @@
 // The on-chip memory plan: every Task's tile slots and the tensors keep-on-chip keeps, per core,
 // inside the core's SRAM; what the rule refuses says why; and a kept tensor really lives in the
 // simulated SRAM (the numbers come from there, so a wrong address gives wrong numbers).
+#include "core/backend/Artifact.h"
 #include "core/backend/CoreSplit.h"
 #include "core/backend/Lower.h"
 #include "core/backend/MemoryPlanner.h"
@@ -13,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <map>
 
 using namespace sextant;
@@ -362,4 +364,99 @@ TEST(SramPlan, APointwiseConvolutionReadsItsProducersStripeOnChip) {
     ASSERT_TRUE(a.ok()) << a.error().message;
     ASSERT_TRUE(b.ok()) << b.error().message;
     EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
+}
+
+// A 3x3 convolution split by rows reads a row of each neighbour's stripe (its halo). Its
+// producer's map still stays on chip a stripe per core: each writer also stores its first and last
+// rows to the map's DRAM home, and each reader takes its own stripe from SRAM and the rest of its
+// window from DRAM. Only the halo rows move; the numbers are bit for bit those of the program that
+// keeps the map in DRAM (the race checker finds nothing), and a writer that skipped its halo
+// store would give other numbers.
+TEST(SramPlan, AThreeByThreeConvolutionReadsItsNeighboursHaloRowsThroughDram) {
+    auto g = std::make_shared<ir::Graph>("halo");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 96, 96}));
+    const ir::AttributeMap pad{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    ir::Node* c1 = *g->addNode(OpKind::Conv, "conv1", {x, *g->addConstant("w1", filled({16, 16, 3, 3}, 0.01f))},
+                               {"c1"}, pad);
+    ir::Node* c2 = *g->addNode(OpKind::Conv, "conv2", {c1->output(), *g->addConstant("w2", filled({16, 16, 3, 3}, 0.02f))},
+                               {"c2"}, pad);
+    ir::Node* r = *g->addNode(OpKind::Relu, "relu", {c2->output()}, {"y"});
+    g->setOutputs({r->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    // The window of output rows [12, 24) of a 3x3, pad-1 convolution: input rows [11, 25).
+    EXPECT_EQ(convWindowRows(*c2, 2, 12, 24), (std::pair<int64_t, int64_t>{11, 25}));
+    EXPECT_EQ(convWindowRows(*c2, 2, 0, 12), (std::pair<int64_t, int64_t>{0, 13})) << "the padding is not read";
+    EXPECT_FALSE(convWindowRows(*c2, 1, 0, 8)) << "channels are not a window";
+
+    const Program on = lowered(g, cores(8));
+    const Program off = lowered(g, cores(8), false);
+    const Buffer* kept = bufferOf(on, "c1");
+    ASSERT_NE(kept, nullptr);
+    ASSERT_GT(kept->stripes.size(), 2u);
+    EXPECT_EQ(kept->level, MemLevel::Dram) << "a halo buffer keeps its DRAM home";
+    // An inner stripe stores a row at each end for its neighbours; the outer ones one end only.
+    const Buffer::Stripe& inner = kept->stripes[1];
+    EXPECT_EQ(inner.haloTop, 1);
+    EXPECT_EQ(inner.haloBottom, 1);
+    EXPECT_EQ(kept->stripes.front().haloTop, 0);
+    EXPECT_EQ(kept->stripes.back().haloBottom, 0);
+    int reads = 0;
+    for (const Task& t : on.tasks)
+        if (const Task::HaloRead* h = t.haloReadOf(kept->id)) {
+            ++reads;
+            EXPECT_LT(h->begin, h->end);
+            EXPECT_LE(h->end - h->begin, t.sliceEnd - t.sliceBegin + 2) << t.name;
+            EXPECT_LE(t.deps.size(), 3u) << t.name << " waits only for the parts its window meets";
+        }
+    EXPECT_EQ(reads, static_cast<int>(kept->stripes.size()));
+    uint64_t saved = 0;
+    for (const OnChip& k : on.onChip)
+        saved += k.savedDmaBytes;
+    EXPECT_EQ(on.memory.dramTrafficBytes + saved, off.memory.dramTrafficBytes);
+    EXPECT_LT(on.memory.dramTrafficBytes, off.memory.dramTrafficBytes);
+    ASSERT_TRUE(checkSramPlan(on).ok()) << checkSramPlan(on).error().message;
+    ASSERT_TRUE(checkHazards(on).ok());
+
+    sim::SimOptions o;
+    o.checkRaces = true;
+    const std::vector<Tensor> in{filled({1, 16, 96, 96}, 0.2f)};
+    Expected<sim::SimResult> a = sim::simulate(on, in, o), b = sim::simulate(off, in, o);
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
+    for (bool strict : {true, false}) {
+        o.strict = strict;
+        Expected<sim::SimResult> m = sim::simulate(on, in, o);
+        ASSERT_TRUE(m.ok()) << m.error().message;
+        EXPECT_TRUE(m->outputs[0].identical(b->outputs[0]));
+    }
+
+    // The artifact (version 4) keeps the halo: the stripes' rows, the parts' windows, the
+    // halo transfers; what it reads back runs to the same numbers.
+    const std::string dir = (std::filesystem::path(::testing::TempDir()) / "sextant_halo_artifact").string();
+    std::filesystem::remove_all(dir);
+    ASSERT_TRUE(writeArtifact(on, dir).ok());
+    Expected<Program> back = readArtifact(dir);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    const Buffer& kb = back->buffers[static_cast<size_t>(kept->id)];
+    EXPECT_EQ(kb.level, MemLevel::Dram);
+    ASSERT_EQ(kb.stripes.size(), kept->stripes.size());
+    for (size_t i = 0; i < kb.stripes.size(); ++i) {
+        EXPECT_EQ(kb.stripes[i].haloTop, kept->stripes[i].haloTop);
+        EXPECT_EQ(kb.stripes[i].haloBottom, kept->stripes[i].haloBottom);
+    }
+    for (size_t i = 0; i < on.tasks.size(); ++i)
+        EXPECT_EQ(back->tasks[i].haloReads, on.tasks[i].haloReads);
+    EXPECT_EQ(back->transfers.size(), on.transfers.size());
+    Expected<sim::SimResult> fromFile = sim::simulate(*back, in, o);
+    ASSERT_TRUE(fromFile.ok()) << fromFile.error().message;
+    EXPECT_TRUE(fromFile->outputs[0].identical(b->outputs[0]));
+
+    Program skipped = on;
+    for (Buffer& buf : skipped.buffers)
+        for (Buffer::Stripe& st : buf.stripes)
+            st.haloTop = st.haloBottom = 0;
+    Expected<sim::SimResult> c = sim::simulate(skipped, in, sim::SimOptions{});
+    ASSERT_TRUE(c.ok()) << c.error().message;
+    EXPECT_FALSE(c->outputs[0].identical(b->outputs[0])) << "the halo rows come from the DRAM home";
 }

@@ -356,7 +356,9 @@ import json, sys
 path, code = sys.argv[1], sys.argv[2]
 m = json.load(open(path))
 b = m["buffers"]
-d = next(x["id"] for x in b if x["kind"] == "intermediate" and x["level"] == "dram")
+# d: a whole intermediate in DRAM with room above it (not the top of the arena, not a halo buffer)
+d = next(x["id"] for x in b if x["kind"] == "intermediate" and x["level"] == "dram" and "stripes" not in x
+         and x["offset"] + x["size"] + 64 <= m["memory"]["dram_total"])
 exec(code)
 open(path, "w").write(json.dumps(m, indent=1, sort_keys=True))
 PY
@@ -377,6 +379,11 @@ PY
     edit inputs 'm["inputs"] = []' 'inputs'
     edit size 'b[d]["size"] += 64' 'buffers\[[0-9]+\]\.size'
     edit dtype 'b[d]["dtype"] = "f64"' 'buffers\[[0-9]+\]\.size'
+    # A halo buffer's stripe storing more rows than it has; a halo read of a buffer not read.
+    edit halo-rows 'h = next(x for x in b if x["level"] == "dram" and "stripes" in x); h["stripes"]["parts"][0]["halo_top"] = 10**6' \
+        'buffers\[[0-9]+\]\.stripes\.parts\[0\]\.halo_top'
+    edit halo-read 't = next(x for x in m["tasks"] if "halo_reads" in x); t["halo_reads"][0]["buffer"] = t["outputs"][0]' \
+        'tasks\[[0-9]+\]\.halo_reads\[0\]\.buffer'
     # A changed manifest whose hash file was left alone is a corrupt manifest.
     rm -rf "$work/stale" && cp -r "$art" "$work/stale"
     sed -i 's/"est_cycles": \([0-9]\)/"est_cycles": 9\1/' "$work/stale/manifest.json"
