@@ -219,7 +219,9 @@ Status parseStripes(const Manifest& m, const json& j, const std::string& path, c
 Status checkDramBuffer(const Manifest& m, const Buffer& b, const std::string& path, const Program& p) {
     const MemoryStats& ms = p.memory;
     const uint64_t align = std::max<uint64_t>(p.target.dramAlign, 1);
-    const uint64_t expected = std::max(alignUp(storedBytes(b.type, p.target.c0), align), align);
+    // A halo buffer's DRAM home holds its stripes' halo rows only.
+    const ir::TensorType held = b.stripes.empty() ? b.type : b.haloHomeType();
+    const uint64_t expected = std::max(alignUp(storedBytes(held, p.target.c0), align), align);
     if (b.size != expected)
         return m.err(path + ".size", "is " + std::to_string(b.size) + ", but the " + b.type.str() + " tensor '" +
                                          b.value + "' takes " + std::to_string(expected) +
@@ -292,8 +294,7 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
     }
     if (j.contains("stripes"))
         SX_TRY(parseStripes(m, j, path, p, b));
-    if ((!j.contains("stripes") || b.level == MemLevel::Dram) &&
-        (tensorBytes(b.type) > b.size || storedBytes(b.type, p.target.c0) > b.size))
+    if (!j.contains("stripes") && (tensorBytes(b.type) > b.size || storedBytes(b.type, p.target.c0) > b.size))
         return m.err(path + ".size", "is smaller than the tensor " + b.type.str());
     if (b.level == MemLevel::Dram)
         SX_TRY(checkDramBuffer(m, b, path, p));

@@ -580,9 +580,11 @@ Status checkDramPlacement(const Program& prog) {
             return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " [" + std::to_string(b.offset) + ", " +
                                                     std::to_string(b.offset + b.size) + ") is outside the planned DRAM (" +
                                                     std::to_string(mem.dramTotal) + " bytes)");
-        int64_t numel = b.type.numel();
-        if (numel < 0 || static_cast<uint64_t>(numel) * ir::dtypeSize(b.type.dtype) > b.size)
-            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is smaller than its tensor " + b.type.str());
+        // A halo buffer's DRAM home holds only its stripes' halo rows.
+        const ir::TensorType held = b.stripes.empty() ? b.type : b.haloHomeType();
+        int64_t numel = held.numel();
+        if (numel < 0 || static_cast<uint64_t>(numel) * ir::dtypeSize(held.dtype) > b.size)
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is smaller than its tensor " + held.str());
     }
     return {};
 }

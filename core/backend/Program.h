@@ -39,8 +39,8 @@ struct Buffer {
     /// core/offset/size repeat the first stripe's. Empty: the buffer is whole at (level, core, offset).
     /// With a halo (a convolution's window reaches a row or two into its neighbours' stripes):
     /// level stays Dram and (offset, size) is a DRAM home where each writer also stores the rows
-    /// other cores read, its first haloTop and last haloBottom rows; a reader takes its own
-    /// stripe's rows from its core's SRAM and the rest of the window from that DRAM home.
+    /// other cores read, its first haloTop and last haloBottom rows (haloHomeType); a reader takes
+    /// its own stripe's rows from its core's SRAM and the rest of the window from that DRAM home.
     struct Stripe {
         int core = 0;
         uint64_t offset = 0, size = 0;
@@ -49,6 +49,18 @@ struct Buffer {
     };
     std::vector<Stripe> stripes;
     int stripeAxis = -1;
+    /// A halo buffer's DRAM home holds only its stripes' halo rows, in stripe order (each
+    /// stripe's haloTop rows, then its haloBottom rows): the tensor's type with dim stripeAxis
+    /// their count. (offset, size) is that home; size its stored bytes, aligned.
+    ir::TensorType haloHomeType() const {
+        ir::TensorType t = type;
+        int64_t rows = 0;
+        for (const Stripe& s : stripes)
+            rows += s.haloTop + s.haloBottom;
+        if (stripeAxis >= 0 && static_cast<size_t>(stripeAxis) < t.shape.size())
+            t.shape[static_cast<size_t>(stripeAxis)] = ir::Dim::known(rows);
+        return t;
+    }
     /// The stripe on `c` (nullptr when it has none there).
     const Stripe* stripeOn(int c) const {
         for (const Stripe& s : stripes)

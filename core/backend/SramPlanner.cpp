@@ -661,8 +661,11 @@ void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std
             continue;
         std::sort(b.stripes.begin(), b.stripes.end(),
                   [](const Buffer::Stripe& x, const Buffer::Stripe& y) { return x.begin < y.begin; });
-        if (b.level == MemLevel::Dram)
+        if (b.level == MemLevel::Dram) { // a halo buffer: its DRAM home holds the halo rows only
+            const uint64_t align = std::max<uint64_t>(p.target.dramAlign, 1);
+            b.size = std::max(alignUp(storedBytes(b.haloHomeType(), p.target.c0), align), align);
             continue;
+        }
         b.core = b.stripes.front().core;
         b.offset = b.stripes.front().offset;
         b.size = b.stripes.front().size;

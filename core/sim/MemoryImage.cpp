@@ -46,11 +46,36 @@ Expected<backend::Buffer> stripeView(const backend::Buffer& b, int core) {
     return view;
 }
 
-/// A halo buffer's DRAM home as a plain DRAM buffer (its whole tensor at its DRAM offset).
+/// A halo buffer's DRAM home as a plain DRAM buffer: the halo rows, stripe after stripe
+/// (Buffer::haloHomeType), at its DRAM offset. A whole buffer for one without stripes.
 backend::Buffer dramHome(const backend::Buffer& b) {
     backend::Buffer home = b;
+    if (!b.stripes.empty())
+        home.type = b.haloHomeType();
     home.stripes.clear();
     return home;
+}
+
+/// Where each stripe's halo rows sit in the home: (first row of the tensor, rows, first row of
+/// the home), for its top rows and its bottom rows.
+struct HaloRun {
+    int64_t row, rows, homeRow;
+};
+std::vector<HaloRun> haloRuns(const backend::Buffer& b) {
+    std::vector<HaloRun> runs;
+    int64_t at = 0;
+    for (const backend::Buffer::Stripe& st : b.stripes) {
+        const int64_t rows = st.end - st.begin;
+        const int64_t top = std::clamp<int64_t>(st.haloTop, 0, rows);
+        const int64_t bottom = std::clamp<int64_t>(st.haloBottom, 0, rows - top);
+        if (top > 0)
+            runs.push_back(HaloRun{st.begin, top, at});
+        at += top;
+        if (bottom > 0)
+            runs.push_back(HaloRun{st.end - bottom, bottom, at});
+        at += bottom;
+    }
+    return runs;
 }
 
 /// Bytes before, within and after dim `axis` of a row-major tensor of `dims` with `elem`-byte
@@ -87,8 +112,14 @@ Expected<ir::Tensor> MemoryImage::read(const backend::Buffer& buffer, int core) 
     // With a halo, the rows outside this core's stripe are what the DRAM home holds (the other
     // cores' writers stored there the rows this reader's window takes).
     if (buffer.level == backend::MemLevel::Dram) {
-        SX_ASSIGN(ir::Tensor home, read(dramHome(buffer)));
-        std::memcpy(bytes.data(), home.bytes(), std::min<size_t>(bytes.size(), home.byteSize()));
+        const backend::Buffer homeBuf = dramHome(buffer);
+        SX_ASSIGN(ir::Tensor home, read(homeBuf));
+        const uint64_t homeRows = static_cast<uint64_t>(homeBuf.type.dims()[static_cast<size_t>(buffer.stripeAxis)]);
+        for (const HaloRun& r : haloRuns(buffer))
+            for (uint64_t o = 0; o < full.outer; ++o)
+                std::memcpy(bytes.data() + (o * full.extent + static_cast<uint64_t>(r.row)) * full.inner,
+                            home.bytes() + (o * homeRows + static_cast<uint64_t>(r.homeRow)) * full.inner,
+                            static_cast<size_t>(r.rows) * full.inner);
     }
     const uint64_t run = static_cast<uint64_t>(st.end - st.begin) * full.inner;
     for (uint64_t o = 0; o < full.outer; ++o)
@@ -118,17 +149,22 @@ Status MemoryImage::writeSlice(const backend::Buffer& buffer, const ir::Tensor& 
     if (buffer.level != backend::MemLevel::Dram)
         return {};
     // A halo buffer: the stripe's first haloTop and last haloBottom rows also go to the DRAM home.
-    const uint64_t stride = full.extent * full.inner;
-    const int64_t top = std::clamp<int64_t>(st.haloTop, 0, st.end - st.begin);
-    const int64_t bottom = std::clamp<int64_t>(st.haloBottom, 0, st.end - st.begin - top);
-    if (top > 0)
-        SX_TRY(writeSlice(dramHome(buffer), encoded,
-                          backend::SliceBytes{full.outer, stride, static_cast<uint64_t>(st.begin) * full.inner,
-                                              static_cast<uint64_t>(st.begin + top) * full.inner}));
-    if (bottom > 0)
-        SX_TRY(writeSlice(dramHome(buffer), encoded,
-                          backend::SliceBytes{full.outer, stride, static_cast<uint64_t>(st.end - bottom) * full.inner,
-                                              static_cast<uint64_t>(st.end) * full.inner}));
+    const backend::Buffer homeBuf = dramHome(buffer);
+    const uint64_t homeRows = static_cast<uint64_t>(homeBuf.type.dims()[static_cast<size_t>(buffer.stripeAxis)]);
+    std::vector<std::byte> home(full.outer * homeRows * full.inner, std::byte{0});
+    for (const HaloRun& r : haloRuns(buffer)) {
+        if (r.row < st.begin || r.row >= st.end)
+            continue; // another stripe's rows
+        for (uint64_t o = 0; o < full.outer; ++o)
+            std::memcpy(home.data() + (o * homeRows + static_cast<uint64_t>(r.homeRow)) * full.inner,
+                        encoded.bytes() + (o * full.extent + static_cast<uint64_t>(r.row)) * full.inner,
+                        static_cast<size_t>(r.rows) * full.inner);
+        const ir::Tensor homeValue = ir::Tensor::copyOf(homeBuf.type.dtype, homeBuf.type.dims(), home);
+        SX_TRY(writeSlice(homeBuf, homeValue,
+                          backend::SliceBytes{full.outer, homeRows * full.inner,
+                                              static_cast<uint64_t>(r.homeRow) * full.inner,
+                                              static_cast<uint64_t>(r.homeRow + r.rows) * full.inner}));
+    }
     return {};
 }
 
