@@ -388,6 +388,20 @@ void addSramPlan(json& doc, const Program& p, StreamedLists& lists) {
 }
 
 Status parseSramPlan(const Manifest& m, const json& doc, int64_t version, Program& p) {
+    // Halo buffers and halo reads came with version 4: an older manifest that has them was not
+    // written by Sextant.
+    if (version < 4) {
+        for (const Buffer& b : p.buffers)
+            if (b.level == MemLevel::Dram && !b.stripes.empty())
+                return m.err(at("buffers", static_cast<size_t>(b.id)) + ".stripes",
+                             "is given for a buffer in DRAM, which only version 4 writes (this is version " +
+                                 num(static_cast<uint64_t>(version)) + ")");
+        for (const Task& t : p.tasks)
+            if (!t.haloReads.empty())
+                return m.err(at("tasks", static_cast<size_t>(t.id)) + ".halo_reads",
+                             "is present, but only version 4 writes it (this is version " +
+                                 num(static_cast<uint64_t>(version)) + ")");
+    }
     if (version < 2)
         return recomputeFigures(m, p);
     SX_ASSIGN(const json* sramBuffers, m.array(doc, "sram_buffers", ""));

@@ -384,6 +384,8 @@ PY
         'buffers\[[0-9]+\]\.stripes\.parts\[0\]\.halo_top'
     edit halo-read 't = next(x for x in m["tasks"] if "halo_reads" in x); t["halo_reads"][0]["buffer"] = t["outputs"][0]' \
         'tasks\[[0-9]+\]\.halo_reads\[0\]\.buffer'
+    # Halo buffers came with version 4: a version 3 manifest that has one was not written by Sextant.
+    edit halo-version 'm["version"] = 3' 'buffers\[[0-9]+\]\.stripes'
     # A changed manifest whose hash file was left alone is a corrupt manifest.
     rm -rf "$work/stale" && cp -r "$art" "$work/stale"
     sed -i 's/"est_cycles": \([0-9]\)/"est_cycles": 9\1/' "$work/stale/manifest.json"
