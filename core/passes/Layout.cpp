@@ -30,8 +30,9 @@
 // Three more rules: read-small-channel-input lets a convolution read a plain input of at most 4
 // channels as it is (no entry TransData; in the cut such a read takes no side), one application
 // per convolution; absorb-transpose-into-transdata folds an NHWC<->NCHW Transpose at a region
-// boundary into its TransData (one application per Transpose), and reshape-as-view marks a Reshape/Flatten/Squeeze/Unsqueeze of a plain tensor view=1 so the
-// backend lowers it to no Task (one application per node).
+// boundary into its TransData (one application per Transpose), and reshape-as-view marks a
+// Reshape/Flatten/Squeeze/Unsqueeze of a plain tensor view=1 so the backend lowers it to no Task
+// (one application per node).
 #include "Layout.h"
 
 #include "LayoutCut.h"
@@ -407,6 +408,7 @@ private:
                 ir::Value* v = n->input(i);
                 if (!readsAsActivation(*n, i) || !v || v->isConstant() || s.blocked.count(v) || !isRank4(v))
                     continue;
+                // read-small-channel-input: no conversion unless another blocked reader needs one.
                 // A convolution blocked by an earlier run and reading plain had the rule then.
                 const bool absorb = ctx.isEnabled(kAbsorbTransposeRule);
                 if (ctx.isEnabled(kSmallChannelInputRule) && smallChannelRead(*n, i, absorb) &&

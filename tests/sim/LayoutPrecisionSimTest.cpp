@@ -64,6 +64,13 @@ runtime::CompileResult compile(const ir::Graph& g, const std::string& layout,
     return r.ok() ? std::move(*r) : runtime::CompileResult{};
 }
 
+/// `p` simulated on `x`; a failed run fails the test and gives no outputs.
+sim::SimResult simulated(const Program& p, const ir::Tensor& x) {
+    auto r = sim::simulate(p, std::vector<ir::Tensor>{x});
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? std::move(*r) : sim::SimResult{};
+}
+
 std::vector<const Task*> tasksOfKernel(const Program& p, const std::string& kernel) {
     std::vector<const Task*> out;
     for (const Task& t : p.tasks)
@@ -140,20 +147,18 @@ TEST(LayoutLowering, SimulatorRunsTransDataAsTheIdentity) {
     runtime::CompileResult blocked = compile(*g, "NC1HWC0");
     runtime::CompileResult plain = compile(*g, "NCHW");
     ir::Tensor x = wave({1, 3, 8, 8}, 0.21, 0.0);
-    auto a = sim::simulate(blocked.program, std::vector<ir::Tensor>{x});
-    auto b = sim::simulate(plain.program, std::vector<ir::Tensor>{x});
-    ASSERT_TRUE(a.ok()) << a.error().message;
-    ASSERT_TRUE(b.ok()) << b.error().message;
+    const sim::SimResult a = simulated(blocked.program, x), b = simulated(plain.program, x);
     // Same kernels in the same precision, conversions changing no number: identical outputs.
-    ASSERT_EQ(a->outputs.size(), 1u);
-    EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
+    ASSERT_EQ(a.outputs.size(), 1u);
+    ASSERT_EQ(b.outputs.size(), 1u);
+    EXPECT_TRUE(a.outputs[0].identical(b.outputs[0]));
     // And both agree with the float64 reference within f16 rounding.
     ir::KernelContext ctx;
     auto ref = ir::interpret(*g, std::vector<ir::Tensor>{x}, ctx);
     ASSERT_TRUE(ref.ok());
-    EXPECT_LT(maxAbsDiff(a->outputs[0], (*ref)[0]), 2e-2);
+    EXPECT_LT(maxAbsDiff(a.outputs[0], (*ref)[0]), 2e-2);
     // The conversions take time on the DMA engine.
-    EXPECT_GT(a->totalCycles, 0u);
+    EXPECT_GT(a.totalCycles, 0u);
 }
 
 // read-small-channel-input: both convolutions read the 3-channel f32 input as it is, so there
@@ -178,14 +183,12 @@ TEST(LayoutLowering, SmallChannelInputIsReadPlainWithTheSameNumbers) {
     for (const Task& t : off.program.tasks)
         bytesOff += t.dmaBytes;
     EXPECT_LT(bytesOn, bytesOff);
-    ir::Tensor x = wave({1, 3, 8, 8}, 0.21, 0.0);
-    auto a = sim::simulate(on.program, std::vector<ir::Tensor>{x});
-    auto b = sim::simulate(off.program, std::vector<ir::Tensor>{x});
-    ASSERT_TRUE(a.ok()) << a.error().message;
-    ASSERT_TRUE(b.ok()) << b.error().message;
-    ASSERT_EQ(a->outputs.size(), 1u);
-    EXPECT_TRUE(a->outputs[0].identical(b->outputs[0]));
-    EXPECT_LT(a->totalCycles, b->totalCycles);
+    const ir::Tensor x = wave({1, 3, 8, 8}, 0.21, 0.0);
+    const sim::SimResult a = simulated(on.program, x), b = simulated(off.program, x);
+    ASSERT_EQ(a.outputs.size(), 1u);
+    ASSERT_EQ(b.outputs.size(), 1u);
+    EXPECT_TRUE(a.outputs[0].identical(b.outputs[0]));
+    EXPECT_LT(a.totalCycles, b.totalCycles);
 }
 
 namespace {
