@@ -14,10 +14,12 @@ namespace sextant::profiler {
 
 namespace {
 
-/// Thread ids within a core's process. The DMA engine's thread holds the DMA-only Tasks and the
-/// load / store / stream phases of the others (a core runs one Task at a time, so they never
-/// overlap there).
+/// Thread ids within a core's process. The DMA thread holds the DMA-only Tasks and the load and
+/// stream phases of the others, the store thread their stores: a Task loads while the one before
+/// it on its core still stores (sim::timeBeside), so one thread would hold overlapping slices.
+/// Within each thread slices never overlap.
 constexpr int kDmaLane = 2;
+constexpr int kStoreLane = 3;
 
 int unitLane(backend::UnitKind u) {
     switch (u) {
@@ -39,9 +41,10 @@ struct Slice {
     uint64_t bytes = 0;
 };
 
-/// The slices of Task `t`: its DMA phases on the DMA thread (a DMA-only Task is its own DMA
-/// slice), and its compute on its unit over [computeStart, computeEnd) where that is narrower
-/// than the Task, so a viewer shows the transfers beside the compute they overlap or precede.
+/// The slices of Task `t`: its loads (or stream) on the DMA thread and its stores on the store
+/// thread (a DMA-only Task is its own DMA slice), and its compute on its unit over
+/// [computeStart, computeEnd), so a viewer shows the transfers beside the compute they overlap
+/// or precede.
 std::vector<Slice> slicesOf(const TaskRow& t) {
     std::vector<Slice> out;
     if (t.unit == backend::UnitKind::Dma) {
@@ -52,13 +55,11 @@ std::vector<Slice> slicesOf(const TaskRow& t) {
         out.push_back(
             t.streamed ? Slice{kDmaLane, t.start, t.loadEnd, "stream", t.loadBytes + t.storeBytes}
                        : Slice{kDmaLane, t.start, t.loadEnd, "load", t.loadBytes});
-    if (t.computeEnd > t.computeStart)
-        out.push_back(Slice{unitLane(t.unit), t.computeStart, t.computeEnd, nullptr, 0});
-    else
-        out.push_back(
-            Slice{unitLane(t.unit), t.start, t.end, nullptr, 0}); // no compute phase known
+    // A Task that computed nothing still has its (empty) slice on its unit, for its flow arrows;
+    // the whole Task there would overlap the compute of the Task beside it.
+    out.push_back(Slice{unitLane(t.unit), t.computeStart, std::max(t.computeStart, t.computeEnd), nullptr, 0});
     if (!t.streamed && t.end > t.storeStart)
-        out.push_back(Slice{kDmaLane, t.storeStart, t.end, "store", t.storeBytes});
+        out.push_back(Slice{kStoreLane, t.storeStart, t.end, "store", t.storeBytes});
     return out;
 }
 
@@ -124,7 +125,7 @@ void appendLaneNames(const std::set<std::pair<int, int>>& lanes, EventSink& even
                 {"tid", lane},
                 {"args",
                  {{"name", "core " + std::to_string(core) + " " +
-                               std::string(backend::unitName(u))}}}});
+                               (lane == kStoreLane ? std::string("dma store") : std::string(backend::unitName(u)))}}}});
         events({{"ph", "M"},
                 {"name", "thread_sort_index"},
                 {"pid", core},

@@ -46,8 +46,9 @@ std::string dmaSpanLabel(const TimelineDmaSpan& span);
 
 /// A horizontal lane: one unit of one core. Its tasks are indices into TimelineModel::tasks(),
 /// sorted by start time. A core's DMA lane (unit Dma, last of the core's lanes) holds its DMA-only
-/// Tasks and, in `spans`, the DMA phases of its other Tasks: the core runs one Task at a time, so
-/// they never overlap there.
+/// Tasks and, in `spans`, the DMA phases of its other Tasks. A Task may start beside the one
+/// before it on its core (sim::timeBeside): then its bar begins under that one's, and its loads
+/// under that one's stores, drawn later and so on top.
 struct TimelineLane {
     int core = 0;
     backend::UnitKind unit = backend::UnitKind::Vector;

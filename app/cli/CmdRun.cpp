@@ -276,10 +276,12 @@ void printPerTensor(const runtime::ValueDrift& drift) {
               << "\n";
 }
 
-/// The critical path's cycles by what they were spent on. A Task's own time: the DRAM latency
-/// once when it moves bytes, then its compute and the DMA not hidden behind it (a double-buffered
-/// Task overlaps them; the longer shows). The gap before it: the event latency when it waited for
-/// a Task on another core, else the dispatch, and whatever is left as other waits.
+/// The critical path's cycles by what they were spent on. A Task's own time, from its start (or,
+/// when it started beside the Task before it on its core, from that Task's end): the DRAM latency
+/// once when it moves bytes and that part is not behind it, then its compute and the DMA not
+/// hidden behind it (a double-buffered Task overlaps them; the longer shows). The gap before it:
+/// the event latency when it waited for a Task on another core, else the dispatch, and whatever is
+/// left as other waits.
 struct PathTime {
     uint64_t compute = 0, dma = 0, latency = 0, dispatch = 0, events = 0, waits = 0;
 };
@@ -290,11 +292,16 @@ PathTime pathTime(const backend::Program& program, const sim::SimResult& result,
     for (const sim::CriticalStep& s : path) {
         const backend::Task& t = program.tasks[s.task];
         const sim::TraceRecord& r = result.trace[s.task];
-        uint64_t own = r.end - r.start;
-        const uint64_t latency = t.dmaBytes > 0 ? std::min<uint64_t>(tg.dramLatencyCycles, own) : 0;
+        const uint64_t from =
+            s.cause == sim::CriticalStep::Cause::First ? r.start : std::max(r.start, result.trace[s.after].end);
+        // The part of [lo, hi) on the path.
+        auto onPath = [&](uint64_t lo, uint64_t hi) { return hi > std::max(lo, from) ? hi - std::max(lo, from) : 0; };
+        uint64_t own = r.end - from;
+        const uint64_t latency =
+            t.dmaBytes > 0 ? std::min<uint64_t>(onPath(r.start, r.start + tg.dramLatencyCycles), own) : 0;
         out.latency += latency;
         own -= latency;
-        const uint64_t compute = std::min(own, r.computeCycles);
+        const uint64_t compute = std::min({own, r.computeCycles, onPath(r.computeStart, r.computeEnd)});
         out.compute += compute;
         out.dma += own - compute;
         uint64_t gap = s.cause == sim::CriticalStep::Cause::First ? r.start : s.gap;

@@ -221,8 +221,9 @@ struct SramBuffer {
     int task = -1;       ///< the Task whose slot it is; for a resident tensor, the Task that writes it
     int buffer = -1;     ///< Program::buffers id of the tensor it holds a tile of (or holds whole)
     /// Lifetime, first to last Task using it (ids of Tasks on `core`, inclusive). Tasks on one
-    /// core run one at a time in issue order, so two buffers whose ranges do not meet are ordered
-    /// by that order: a slot reused later waits for every reader of what it held before.
+    /// core run in issue order, so two buffers whose ranges do not meet are ordered by that order:
+    /// a slot reused later waits for every reader of what it held before. (A Task loads while
+    /// the one before it still runs only when its own buffers meet none that Task uses.)
     int firstTask = -1, lastTask = -1;
 };
 

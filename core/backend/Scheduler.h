@@ -18,7 +18,8 @@ struct ScheduleSlot {
 /// (`preds[i]` < i). Each Task goes to the core where it can start earliest: an input produced on
 /// another core arrives one event latency after its producer ends, so dependent chains stay on
 /// one core unless another core is idle long enough to pay for the sync. Ties pick the lowest
-/// core. Each core runs one Task at a time, paying the dispatch overhead per Task.
+/// core. Each core runs one Task at a time, paying the dispatch overhead per Task (the SRAM plan
+/// re-times it afterwards, with the Tasks that load while the one before them computes).
 /// `follow[i]` >= 0 pins Task i to the core of the earlier Task follow[i] (a part of a split node
 /// that reads its producer's part's slice from that core's SRAM); -1 or a missing entry: free.
 std::vector<ScheduleSlot> listSchedule(const std::vector<std::vector<int>>& preds,

@@ -95,6 +95,9 @@ struct PlanState {
     std::vector<uint64_t> haloStore, haloLoad;
     std::vector<std::vector<std::pair<int, uint64_t>>> haloAdded; ///< per buffer: (Task, store or load bytes)
     std::vector<char> halo;                                         ///< per buffer: kept with a DRAM home
+    /// Per Task: its slots and the residents it writes are placed clear of everything the Task
+    /// before it on its core uses, so it can load while that Task computes (choosePrefetch).
+    std::vector<char> prefetch;
 };
 
 uint64_t slotSize(uint64_t bytes, uint64_t align) { return bytes == 0 ? 0 : alignUp(bytes, align); }
@@ -429,6 +432,27 @@ void decide(const Program& p, PlanState& s, const Accesses& acc, const SramPlanO
     }
 }
 
+/// Which Tasks prefetch: a Task loads its weights and the inputs other Tasks computed while the
+/// Task before it on its core computes, when its slots and the residents it writes fit beside
+/// everything live there. Looked at in each core's order, after keep-on-chip: the kept tensors
+/// save DRAM traffic, prefetching only hides it.
+void choosePrefetch(const Program& p, PlanState& s) {
+    const uint64_t capacity = p.target.sramBytes;
+    s.prefetch.assign(p.tasks.size(), 0);
+    std::vector<uint64_t> residentFrom(p.tasks.size(), 0); // bytes of the residents each Task writes first
+    for (int b : s.residents)
+        for (const ResidentSpan& span : s.spans[static_cast<size_t>(b)])
+            residentFrom[static_cast<size_t>(span.first)] += span.size;
+    for (const std::vector<int>& onCore : s.byCore)
+        for (size_t pos = 1; pos < onCore.size(); ++pos) {
+            const Task& before = p.tasks[static_cast<size_t>(onCore[pos - 1])];
+            const Task& t = p.tasks[static_cast<size_t>(onCore[pos])];
+            const uint64_t extra = s.slotBytes[static_cast<size_t>(t.id)] + residentFrom[static_cast<size_t>(t.id)];
+            if (liveAt(s, before.id) + extra <= capacity)
+                s.prefetch[static_cast<size_t>(t.id)] = 1;
+        }
+}
+
 /// The SRAM buffers of one core: each Task's slots (one Task long) and the residents.
 std::vector<SramBuffer> buffersOfCore(const Program& p, const PlanState& s, int core) {
     const uint64_t align = std::max<uint64_t>(p.target.sramAlign, 1);
@@ -477,12 +501,16 @@ std::vector<SramBuffer> buffersOfCore(const Program& p, const PlanState& s, int 
     return out;
 }
 
-/// Offsets for one core's buffers: an interval problem over the core's Task positions.
+/// Offsets for one core's buffers: an interval problem over the core's Task positions. A Task
+/// that prefetches has its own buffers start one position early, beside its predecessor's.
 OffsetPlan placeCore(const PlanState& s, std::vector<SramBuffer>& bufs, uint64_t align, uint64_t capacity,
                      uint64_t steps) {
     std::vector<IntervalBuffer> iv(bufs.size());
     for (size_t i = 0; i < bufs.size(); ++i) {
-        iv[i].lower = static_cast<uint64_t>(s.position[static_cast<size_t>(bufs[i].firstTask)]);
+        const size_t first = static_cast<size_t>(bufs[i].firstTask);
+        const bool early = bufs[i].task == bufs[i].firstTask && !s.prefetch.empty() && s.prefetch[first] &&
+                           s.position[first] > 0;
+        iv[i].lower = static_cast<uint64_t>(s.position[first] - (early ? 1 : 0));
         iv[i].upper = static_cast<uint64_t>(s.position[static_cast<size_t>(bufs[i].lastTask)]) + 1;
         iv[i].size = bufs[i].size;
     }
@@ -495,18 +523,51 @@ OffsetPlan placeCore(const PlanState& s, std::vector<SramBuffer>& bufs, uint64_t
 
 /// Re-times the list schedule after Task durations changed: the same cores and order, each
 /// Task starting when its core is free and its deps ended (plus the event latency across cores).
-void retime(Program& p) {
+/// A Task that prefetches (PlanState::prefetch) starts beside the Task before it on its core: its
+/// loads of weights and of what other Tasks computed (all of them when it reads nothing of that
+/// Task) overlap it, the rest of its time follows it. Its estStart is the start of its loads, or,
+/// when it reads that Task's result, that Task's end: a dep always ends before its reader starts.
+void retime(Program& p, const PlanState& s) {
     std::vector<uint64_t> coreFree(static_cast<size_t>(std::max(p.target.numCores, 1)), 0);
+    std::vector<long> last(coreFree.size(), -1);
     p.estCycles = 0;
     for (Task& t : p.tasks) {
-        uint64_t start = coreFree[static_cast<size_t>(t.core)];
+        const size_t c = static_cast<size_t>(t.core);
+        const long before = last[c];
+        const bool beside = before >= 0 && !s.prefetch.empty() && s.prefetch[static_cast<size_t>(t.id)];
+        uint64_t ready = 0;
+        bool readsBefore = false;
         for (int d : t.deps) {
             const Task& dt = p.tasks[static_cast<size_t>(d)];
-            start = std::max(start, dt.estEnd + (dt.core == t.core ? 0 : p.target.eventLatencyCycles));
+            if (beside && d == before) {
+                readsBefore = true;
+                continue;
+            }
+            ready = std::max(ready, dt.estEnd + (dt.core == t.core ? 0 : p.target.eventLatencyCycles));
         }
-        t.estStart = start;
-        t.estEnd = start + p.target.dispatchCycles + t.estCycles;
-        coreFree[static_cast<size_t>(t.core)] = t.estEnd;
+        if (!beside) {
+            t.estStart = std::max(ready, coreFree[c]);
+            t.estEnd = t.estStart + p.target.dispatchCycles + t.estCycles;
+        } else {
+            const Task& head = p.tasks[static_cast<size_t>(before)];
+            const TaskPieces& pc = s.pieces[static_cast<size_t>(t.id)];
+            uint64_t early = (pc.weightsSplit ? pc.tiles : 1) * pc.weightTile;
+            for (const auto& [b, tile] : pc.inputs)
+                if (!readsInPlace(s, t.id, b) &&
+                    (!readsBefore || std::find(head.outputs.begin(), head.outputs.end(), b) == head.outputs.end()))
+                    early += pc.tiles * tile;
+            const uint64_t hidden =
+                early == 0 ? 0
+                           : std::min(t.estCycles, p.target.dramLatencyCycles +
+                                                       ceilDiv(early, std::max<uint64_t>(p.target.dmaBytesPerCycle, 1)));
+            const uint64_t loads = std::max(ready, head.estStart + p.target.dispatchCycles);
+            t.estEnd = std::max(loads + p.target.dispatchCycles + t.estCycles, head.estEnd + t.estCycles - hidden);
+            // Reading that Task's result, it starts (as the schedule counts it) once the result is
+            // there; its loads went before.
+            t.estStart = readsBefore ? std::max(loads, head.estEnd) : loads;
+        }
+        coreFree[c] = t.estEnd;
+        last[c] = t.id;
         p.estCycles = std::max(p.estCycles, t.estEnd);
     }
 }
@@ -553,6 +614,15 @@ Expected<std::vector<std::vector<SramBuffer>>> placeAll(Program& p, PlanState& s
                 p.memory.sram[c] = SramStats{capacity, plan.peak, plan.lowerBound};
                 break;
             }
+            // Prefetching is the first thing to give up: the kept tensors save DRAM traffic.
+            bool dropped = false;
+            for (int t : s.byCore[c])
+                if (s.prefetch[static_cast<size_t>(t)]) {
+                    s.prefetch[static_cast<size_t>(t)] = 0;
+                    dropped = true;
+                }
+            if (dropped)
+                continue;
             auto kept = std::find_if(s.residents.rbegin(), s.residents.rend(), [&](int b) {
                 const auto& spans = s.spans[static_cast<size_t>(b)];
                 return std::any_of(spans.begin(), spans.end(),
@@ -730,11 +800,12 @@ Status planSram(Program& p, const std::vector<TaskCost>& costs, const std::vecto
     std::vector<OnChipDecision> out;
     if (options.keepOnChip)
         decide(p, s, acc, options, out);
+    choosePrefetch(p, s);
     SX_ASSIGN(auto cores, placeAll(p, s, acc, options, out));
     commit(p, s, acc, std::move(cores), costs);
     p.memory.compulsoryBytes = compulsoryBytes(p, acc);
-    if (!p.onChip.empty())
-        retime(p);
+    if (!p.onChip.empty() || std::find(s.prefetch.begin(), s.prefetch.end(), 1) != s.prefetch.end())
+        retime(p, s);
     if (decisions)
         *decisions = std::move(out);
     return {};

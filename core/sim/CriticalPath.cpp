@@ -54,7 +54,9 @@ std::vector<CriticalStep> criticalPath(const backend::Program& program, const Si
         const long before = strict ? static_cast<long>(cur) - 1 : previousOnCore[cur];
         if (before >= 0) {
             const size_t q = static_cast<size_t>(before);
-            const uint64_t free = trace[q].end + program.target.dispatchCycles;
+            // A Task that started beside it (before it ended) follows it with no dispatch between.
+            const bool beside = !strict && trace[cur].start < trace[q].end;
+            const uint64_t free = trace[q].end + (beside ? 0 : program.target.dispatchCycles);
             if (!found || free > latest) {
                 latest = free;
                 // The Task before it on its core may also be a producer of its inputs: then the

@@ -45,6 +45,7 @@ struct Item {
 struct TaskState {
     bool scheduled = false;
     bool started = false;
+    bool executed = false; ///< its nodes computed (at its start, or once the Task before it ended)
     bool ended = false;
     uint64_t ready = 0;
     uint64_t start = 0;
@@ -90,6 +91,16 @@ private:
     Status checkSram() const;
     Status loadWeights();
     Status loadInputs(std::span<const ir::Tensor> inputs);
+    /// Per Task: whether it may start while the Task before it on its core still runs (see
+    /// findOverlaps); the Task before it on its core (-1 for a core's first).
+    void findOverlaps();
+    std::vector<char> m_overlapsPrev;
+    std::vector<long> m_prevOnCore;
+    std::vector<uint64_t> m_lateLoad; ///< per Task: bytes it loads of what the Task before it stores
+    /// Computes a started Task's nodes from memory (or, not functional, notes what it touches)
+    /// and checks it for races at `now`.
+    Status executeStarted(size_t index, uint64_t now);
+    std::vector<char> m_dmaCore; ///< scratch of startTask: cores with a Task streaming DRAM
     void trySchedule(int core);
     Status startTask(size_t index, uint64_t now);
     Status endTask(size_t index, uint64_t now);

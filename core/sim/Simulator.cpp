@@ -89,6 +89,7 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
         m_queues[static_cast<size_t>(task.core)].push_back(i);
     }
     SX_TRY(checkSram());
+    findOverlaps();
     // Loads and stores split a Task's DMA time; a program without transfers (an artifact of
     // format 1, before the SRAM plan) counts all of it as loads.
     m_loadBytes.assign(m_p.tasks.size(), 0);
@@ -126,6 +127,69 @@ Status Machine::checkSram() const {
                              task == m_taskById.end() ? std::string() : m_p.tasks[task->second].name);
     }
     return {};
+}
+
+void Machine::findOverlaps() {
+    const size_t n = m_p.tasks.size();
+    m_prevOnCore.assign(n, -1);
+    m_overlapsPrev.assign(n, 0);
+    m_lateLoad.assign(n, 0);
+    for (const auto& queue : m_queues)
+        for (size_t k = 1; k < queue.size(); ++k)
+            m_prevOnCore[queue[k]] = static_cast<long>(queue[k - 1]);
+    // Without an SRAM plan nothing shows where a Task's loads land; strict mode runs one Task at
+    // a time by definition.
+    if (m_opt.strict || m_p.sramBuffers.empty())
+        return;
+    auto indexOf = [&](int id) -> long {
+        auto it = m_taskById.find(id);
+        return it == m_taskById.end() ? -1 : static_cast<long>(it->second);
+    };
+    auto writes = [&](const Task& t, int buffer) {
+        return std::find(t.outputs.begin(), t.outputs.end(), buffer) != t.outputs.end();
+    };
+    // What each Task loads of what the Task before it on its core stores: those bytes can only
+    // move once that Task ended.
+    for (const backend::Transfer& tr : m_p.transfers)
+        if (const long t = indexOf(tr.task); t >= 0 && tr.load && m_prevOnCore[static_cast<size_t>(t)] >= 0 &&
+                                             writes(m_p.tasks[static_cast<size_t>(m_prevOnCore[static_cast<size_t>(t)])],
+                                                    tr.dramBuffer))
+            m_lateLoad[static_cast<size_t>(t)] += tr.bytes;
+    // SRAM buffers by the Task whose slots they are (or who writes the resident), and by the last
+    // Task using them: a Task's own buffers must not meet those its predecessor still uses.
+    std::vector<std::vector<uint32_t>> own(n), ending(n);
+    for (size_t i = 0; i < m_p.sramBuffers.size(); ++i) {
+        const backend::SramBuffer& sb = m_p.sramBuffers[i];
+        const long t = indexOf(sb.task), last = indexOf(sb.lastTask);
+        if (t >= 0)
+            own[static_cast<size_t>(t)].push_back(static_cast<uint32_t>(i));
+        if (last >= 0 && last != t)
+            ending[static_cast<size_t>(last)].push_back(static_cast<uint32_t>(i));
+    }
+    auto meet = [&](uint32_t a, uint32_t b) {
+        const backend::SramBuffer &x = m_p.sramBuffers[a], &y = m_p.sramBuffers[b];
+        return x.core == y.core && x.offset < y.offset + y.size && y.offset < x.offset + x.size;
+    };
+    for (size_t i = 0; i < n; ++i) {
+        const long prev = m_prevOnCore[i];
+        if (prev < 0)
+            continue;
+        const Task& task = m_p.tasks[i];
+        // A DMA Task keeps both engines busy from its start to its end.
+        if (m_p.tasks[static_cast<size_t>(prev)].unit == UnitKind::Dma)
+            continue;
+        // A double-buffered stream of what the Task before it stores cannot start before it.
+        if (task.tiling.doubleBuffered && task.tiling.numTiles > 1 && m_lateLoad[i] > 0)
+            continue;
+        bool clash = false;
+        for (uint32_t a : own[i]) {
+            for (uint32_t b : own[static_cast<size_t>(prev)])
+                clash = clash || meet(a, b);
+            for (uint32_t b : ending[static_cast<size_t>(prev)])
+                clash = clash || meet(a, b);
+        }
+        m_overlapsPrev[i] = !clash;
+    }
 }
 
 Status Machine::loadWeights() {
@@ -170,6 +234,17 @@ void Machine::trySchedule(int core) {
     if (m_head[c] >= m_queues[c].size())
         return;
     size_t index = m_queues[c][m_head[c]];
+    // While the head runs, the Task after it may start beside it once the head has started:
+    // its loads go to SRAM the head does not use while the head computes (findOverlaps).
+    long beside = -1;
+    if (m_state[index].scheduled) {
+        if (!m_state[index].started || m_head[c] + 1 >= m_queues[c].size())
+            return;
+        beside = static_cast<long>(index);
+        index = m_queues[c][m_head[c] + 1];
+        if (!m_overlapsPrev[index])
+            return;
+    }
     TaskState& st = m_state[index];
     if (st.scheduled)
         return;
@@ -189,14 +264,20 @@ void Machine::trySchedule(int core) {
     }
     st.scheduled = true;
     st.ready = ready;
-    st.start = std::max(ready, m_coreFree[c] + m_p.target.dispatchCycles);
+    if (beside >= 0) {
+        // Dispatched after the head, its loads once the head's are done.
+        const TraceRecord& head = m_trace[static_cast<size_t>(beside)];
+        st.start = std::max({ready, head.start + m_p.target.dispatchCycles, head.loadEnd});
+    } else {
+        st.start = std::max(ready, m_coreFree[c] + m_p.target.dispatchCycles);
+    }
     m_queue.push(Item{st.start, 1, task.id, index});
 }
 
-Status Machine::startTask(size_t index, uint64_t now) {
+Status Machine::executeStarted(size_t index, uint64_t now) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
-    st.started = true;
+    st.executed = true;
     if (m_opt.functional) {
         SX_TRY(execute(index));
     } else {
@@ -207,20 +288,48 @@ Status Machine::startTask(size_t index, uint64_t now) {
     }
     if (m_opt.checkRaces)
         SX_TRY(checkRaces(index, now));
+    return {};
+}
+
+Status Machine::startTask(size_t index, uint64_t now) {
+    const Task& task = m_p.tasks[index];
+    TaskState& st = m_state[index];
+    st.started = true;
+    // Started beside the Task before it on its core: its nodes compute once that Task's results
+    // are in memory, when it ends (endTask).
+    const long prev = m_prevOnCore[index];
+    const bool beside = prev >= 0 && !m_state[static_cast<size_t>(prev)].ended;
+    if (!beside)
+        SX_TRY(executeStarted(index, now));
+    // DRAM is shared by the cores streaming it (two Tasks of one core share its DMA engines).
     int sharers = task.dmaBytes > 0 ? 1 : 0;
+    m_dmaCore.assign(m_queues.size(), 0);
     for (size_t r : m_running)
-        if (m_p.tasks[r].dmaBytes > 0)
+        if (const Task& other = m_p.tasks[r]; other.dmaBytes > 0 && other.core != task.core &&
+                                              !m_dmaCore[static_cast<size_t>(other.core)]) {
+            m_dmaCore[static_cast<size_t>(other.core)] = 1;
             ++sharers;
+        }
     const ir::Node* first = m_taskNodes[index].empty() ? nullptr : m_taskNodes[index].front();
+    // The injected DelayDma fault: the same bytes at a hundredth of the rate, as long as moving a
+    // hundred times as many.
+    const bool slow = m_opt.fault.kind == FaultKind::DelayDma && task.id == m_opt.fault.task;
+    const uint64_t cap = UINT64_MAX / kDmaDelayFactor;
+    auto scaled = [&](uint64_t bytes) { return slow ? std::min(bytes, cap) * kDmaDelayFactor : bytes; };
+    Task moved = task;
+    moved.dmaBytes = scaled(task.dmaBytes);
     TaskTiming timing;
-    if (m_opt.fault.kind == FaultKind::DelayDma && task.id == m_opt.fault.task) {
-        // The same bytes at a hundredth of the rate: as long as moving a hundred times as many.
-        Task slow = task;
-        const uint64_t cap = UINT64_MAX / kDmaDelayFactor;
-        slow.dmaBytes = std::min(task.dmaBytes, cap) * kDmaDelayFactor;
-        timing = timeTask(slow, m_p.target, first, sharers, std::min(m_loadBytes[index], cap) * kDmaDelayFactor);
+    if (beside) {
+        const Task& before = m_p.tasks[static_cast<size_t>(prev)];
+        const TraceRecord& head = m_trace[static_cast<size_t>(prev)];
+        const bool reads = std::find(task.deps.begin(), task.deps.end(), before.id) != task.deps.end() ||
+                           m_lateLoad[index] > 0;
+        const uint64_t late = std::min(m_lateLoad[index], m_loadBytes[index]);
+        timing = timeBeside(moved, m_p.target, first, sharers, scaled(m_loadBytes[index] - late), scaled(late),
+                            head.computeEnd > now ? head.computeEnd - now : 0, head.end > now ? head.end - now : 0,
+                            reads);
     } else {
-        timing = timeTask(task, m_p.target, first, sharers, m_loadBytes[index]);
+        timing = timeTask(moved, m_p.target, first, sharers, scaled(m_loadBytes[index]));
     }
     st.end = now + timing.duration;
     TraceRecord& rec = m_trace[index];
@@ -256,6 +365,12 @@ Status Machine::endTask(size_t index, uint64_t now) {
     st.ended = true;
     ++m_finished;
     m_running.erase(std::find(m_running.begin(), m_running.end(), index));
+    // The Task that started beside it computes now, from what it wrote.
+    if (const size_t c = static_cast<size_t>(task.core); m_head[c] + 1 < m_queues[c].size()) {
+        const size_t next = m_queues[c][m_head[c] + 1];
+        if (m_state[next].started && !m_state[next].executed)
+            SX_TRY(executeStarted(next, now));
+    }
     const bool dropped = m_opt.fault.kind == FaultKind::DropRecord && task.id == m_opt.fault.task;
     for (int e : task.recordEvents) {
         if (dropped) {
@@ -281,6 +396,7 @@ Expected<SimResult> Machine::run() {
         now = item.time;
         if (item.kind == 1) {
             SX_TRY(startTask(item.index, now));
+            trySchedule(m_p.tasks[item.index].core); // the Task after it may start beside it
             continue;
         }
         SX_TRY(endTask(item.index, now));

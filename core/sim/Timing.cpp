@@ -53,4 +53,43 @@ TaskTiming timeTask(const backend::Task& task, const backend::Target& tg, const 
     return timing;
 }
 
+TaskTiming timeBeside(const backend::Task& task, const backend::Target& tg, const ir::Node* firstNode,
+                      int dmaSharers, uint64_t earlyLoad, uint64_t lateLoad, uint64_t headComputeEnd, uint64_t headEnd,
+                      bool dependsOnHead) {
+    const uint64_t gate = dependsOnHead ? headEnd : headComputeEnd; // the unit and the data are free
+    if (task.tiling.doubleBuffered && task.tiling.numTiles > 1) {
+        TaskTiming t = timeTask(task, tg, firstNode, dmaSharers, earlyLoad + lateLoad);
+        if (t.computeStart < gate) {
+            const uint64_t d = gate - t.computeStart;
+            t.computeStart += d;
+            t.computeEnd += d;
+            t.loadEnd += d;
+            t.storeStart += d;
+            t.duration += d;
+        }
+        if (t.duration < headEnd)
+            t.storeStart = t.duration = headEnd;
+        return t;
+    }
+    const int sharers = std::max(dmaSharers, 1);
+    uint64_t rate = std::min<uint64_t>(tg.dmaBytesPerCycle, tg.dramBytesPerCycle / static_cast<uint64_t>(sharers));
+    rate = std::max<uint64_t>(rate, 1);
+    const uint64_t loads = std::min(task.dmaBytes, earlyLoad + lateLoad);
+    const uint64_t late = std::min(lateLoad, loads), early = loads - late, store = task.dmaBytes - loads;
+    const uint64_t latency = tg.dramLatencyCycles;
+    TaskTiming t;
+    t.compute = computeCycles(task, tg, firstNode);
+    t.dma = ceilDiv(early, rate) + ceilDiv(late, rate) + ceilDiv(store, rate);
+    t.loadEnd = early > 0 ? latency + ceilDiv(early, rate) : 0;
+    if (late > 0)
+        t.loadEnd = std::max(t.loadEnd, dependsOnHead ? headEnd : 0) + latency + ceilDiv(late, rate);
+    t.computeStart = std::max(t.loadEnd, gate);
+    t.computeEnd = t.computeStart + t.compute;
+    // One store engine: its stores follow the head's.
+    t.storeStart = store == 0 ? t.computeEnd : std::max(t.computeEnd, headEnd);
+    const uint64_t storeTime = store == 0 ? 0 : (loads == 0 ? latency : 0) + ceilDiv(store, rate);
+    t.duration = std::max<uint64_t>({1, t.storeStart + storeTime, headEnd});
+    return t;
+}
+
 } // namespace sextant::sim

@@ -39,4 +39,16 @@ uint64_t computeCycles(const backend::Task& task, const backend::Target& target,
 TaskTiming timeTask(const backend::Task& task, const backend::Target& target, const ir::Node* firstNode,
                     int dmaSharers, uint64_t loadBytes);
 
+/// The time of `task` started beside the Task before it on its core (its "head"), which computes
+/// until `headComputeEnd` and ends at `headEnd` (cycles from this Task's start). Its unit computes
+/// once the head's compute is done, or, when it reads what the head computed (`dependsOnHead`),
+/// once the head ended; it loads `earlyLoad` bytes from its start and the `lateLoad` bytes the head
+/// stores once the head ended, each load with the DRAM latency; it ends no earlier than the head.
+/// Its stores start once the head's are done (one load and one store engine per core). A
+/// double-buffered stream (no late loads) stalls with its compute. Loads, compute and stores of
+/// one Task follow each other as in timeTask.
+TaskTiming timeBeside(const backend::Task& task, const backend::Target& target, const ir::Node* firstNode,
+                      int dmaSharers, uint64_t earlyLoad, uint64_t lateLoad, uint64_t headComputeEnd, uint64_t headEnd,
+                      bool dependsOnHead);
+
 } // namespace sextant::sim

@@ -459,3 +459,80 @@ TEST(SramPlan, AThreeByThreeConvolutionReadsItsNeighboursHaloRowsThroughDram) {
     ASSERT_TRUE(c.ok()) << c.error().message;
     EXPECT_FALSE(c->outputs[0].identical(inDram)) << "the halo rows come from the DRAM home";
 }
+
+namespace {
+
+/// Consecutive Tasks of one core where the second started before the first ended.
+std::vector<std::pair<size_t, size_t>> besides(const Program& p, const sim::SimResult& r) {
+    std::vector<std::pair<size_t, size_t>> out;
+    std::map<int, size_t> last;
+    for (size_t i = 0; i < p.tasks.size(); ++i) {
+        auto it = last.find(p.tasks[i].core);
+        if (it != last.end() && r.trace[i].start < r.trace[it->second].end)
+            out.emplace_back(it->second, i);
+        last[p.tasks[i].core] = i;
+    }
+    return out;
+}
+
+} // namespace
+
+// A Task loads its weights (and what other Tasks computed) while the Task before it on its core
+// computes, into slots the planner kept clear of that Task's buffers; its unit starts once the
+// other's is done. The numbers are those of strict mode, where one Task runs at a time.
+TEST(SramPlan, ATaskLoadsWhileTheOneBeforeItComputes) {
+    const Program p = lowered(block(), cores(1));
+    const std::vector<Tensor> in{filled({1, 8, 16, 16}, 0.2f)};
+    sim::SimOptions async;
+    async.checkRaces = true;
+    Expected<sim::SimResult> r = sim::simulate(p, in, async);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    const auto pairs = besides(p, *r);
+    ASSERT_FALSE(pairs.empty()) << "no Task loads while the one before it runs";
+    for (const auto& [head, next] : pairs) {
+        const sim::TraceRecord &a = r->trace[head], &b = r->trace[next];
+        EXPECT_GE(b.computeStart, a.computeEnd) << p.tasks[next].name;
+        EXPECT_GE(b.end, a.end) << p.tasks[next].name;
+        for (const SramBuffer& x : p.sramBuffers)
+            for (const SramBuffer& y : p.sramBuffers)
+                if (x.task == p.tasks[next].id && (y.task == p.tasks[head].id || y.lastTask == p.tasks[head].id) &&
+                    x.id != y.id) {
+                    EXPECT_TRUE(x.offset >= y.offset + y.size || y.offset >= x.offset + x.size)
+                        << "slot " << x.id << " of " << p.tasks[next].name << " meets " << y.id;
+                }
+    }
+    Expected<sim::SimResult> one = sim::simulate(p, in, [] {
+        sim::SimOptions o;
+        o.strict = true;
+        return o;
+    }());
+    ASSERT_TRUE(one.ok()) << one.error().message;
+    EXPECT_TRUE(besides(p, *one).empty()) << "strict mode runs one Task at a time";
+    EXPECT_LT(r->totalCycles, one->totalCycles);
+    ASSERT_EQ(r->outputs.size(), one->outputs.size());
+    EXPECT_EQ(0, std::memcmp(r->outputs[0].data<float>(), one->outputs[0].data<float>(), one->outputs[0].numel() * sizeof(float)));
+
+    // A slot moved onto one of the Task before it: its loads wait for that Task to end.
+    Program moved = p;
+    auto slotOf = [&](int task) -> SramBuffer* {
+        for (SramBuffer& sb : moved.sramBuffers)
+            if (sb.task == task && sb.role != SramRole::Resident)
+                return &sb;
+        return nullptr;
+    };
+    size_t head = 0, next = 0;
+    SramBuffer *theirs = nullptr, *mine = nullptr;
+    for (const auto& [h, n] : pairs)
+        if (!mine && slotOf(moved.tasks[h].id) && slotOf(moved.tasks[n].id)) {
+            head = h;
+            next = n;
+            theirs = slotOf(moved.tasks[h].id);
+            mine = slotOf(moved.tasks[n].id);
+        }
+    ASSERT_NE(mine, nullptr) << "no pair of Tasks beside each other both with tile slots";
+    mine->offset = theirs->offset;
+    Expected<sim::SimResult> waits = sim::simulate(moved, in, async);
+    ASSERT_TRUE(waits.ok()) << waits.error().message;
+    EXPECT_GE(waits->trace[next].start, waits->trace[head].end + p.target.dispatchCycles);
+    EXPECT_EQ(0, std::memcmp(waits->outputs[0].data<float>(), one->outputs[0].data<float>(), one->outputs[0].numel() * sizeof(float)));
+}

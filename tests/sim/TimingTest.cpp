@@ -52,6 +52,33 @@ TEST(Timing, DoubleBufferingHidesTheShorterStreamButOneTile) {
     EXPECT_EQ(timeTask(task(backend::UnitKind::Vector, 6400, 12800, 1, true), target, g->findNode("relu"), 1, ~0ull).duration, 700u);
 }
 
+TEST(Timing, ATaskBesideTheOneBeforeItLoadsDuringThatOnesComputeAndComputesAfterIt) {
+    const backend::Target target = backend::defaultTarget();
+    auto g = graphWithRelu("f32");
+    ASSERT_TRUE(g);
+    // compute 100; 6400 bytes loaded (100 cycles + 400 latency) while the head computes until 700
+    // and ends at 900: the unit starts at 700, and the Task ends with the head at 900.
+    const backend::Task t = task(backend::UnitKind::Vector, 6400, 6400, 1, false);
+    TaskTiming beside = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 700, 900, false);
+    EXPECT_EQ(beside.loadEnd, 500u);
+    EXPECT_EQ(beside.computeStart, 700u);
+    EXPECT_EQ(beside.computeEnd, 800u);
+    EXPECT_EQ(beside.duration, 900u);
+    // Reading what the head computed, it computes only once the head ended.
+    TaskTiming reads = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 700, 900, true);
+    EXPECT_EQ(reads.computeStart, 900u);
+    EXPECT_EQ(reads.duration, 1000u);
+    // Loading what the head stores: those bytes move after the head ended, with their own latency.
+    TaskTiming late = timeBeside(t, target, g->findNode("relu"), 1, 3200, 3200, 700, 900, true);
+    EXPECT_EQ(late.loadEnd, 900u + 400u + 50u);
+    EXPECT_EQ(late.computeStart, late.loadEnd);
+    EXPECT_EQ(late.duration, late.loadEnd + 100u);
+    EXPECT_EQ(late.dma, 100u);
+    // With nothing to wait for it is a Task on its own: load, compute, no later than timeTask.
+    TaskTiming alone = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 0, 0, false);
+    EXPECT_EQ(alone.duration, timeTask(t, target, g->findNode("relu"), 1, ~0ull).duration);
+}
+
 TEST(Timing, TasksStreamingAtOnceShareDramBandwidth) {
     const backend::Target target = backend::defaultTarget();
     auto g = graphWithRelu("f32");
