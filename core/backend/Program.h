@@ -61,6 +61,16 @@ struct Buffer {
             t.shape[static_cast<size_t>(stripeAxis)] = ir::Dim::known(rows);
         return t;
     }
+    /// A halo buffer whose DRAM home holds every row (each writer stores its whole stripe there):
+    /// a Task that does not read its own core's stripe in place reads the home, as a DRAM buffer.
+    bool homeHoldsAll() const {
+        if (level != MemLevel::Dram || stripes.empty())
+            return false;
+        for (const Stripe& s : stripes)
+            if (s.haloTop + s.haloBottom < s.end - s.begin)
+                return false;
+        return true;
+    }
     /// The stripe on `c` (nullptr when it has none there).
     const Stripe* stripeOn(int c) const {
         for (const Stripe& s : stripes)

@@ -98,6 +98,8 @@ struct PlanState {
     /// Per Task: its slots and the residents it writes are placed clear of everything the Task
     /// before it on its core uses, so it can load while that Task computes (choosePrefetch).
     std::vector<char> prefetch;
+    /// Per buffer kept a stripe per part: the readers that read its DRAM home (stripeReason).
+    std::vector<std::vector<int>> homeReaders;
 };
 
 uint64_t slotSize(uint64_t bytes, uint64_t align) { return bytes == 0 ? 0 : alignUp(bytes, align); }
@@ -175,7 +177,7 @@ Accesses accessesByBuffer(const Program& p) {
 
 /// Where a kept tensor lives: its whole (one span) or, for a node split across cores, one stripe
 /// per part, each on its part's core from the part to the last Task reading that slice.
-std::vector<ResidentSpan> spansOf(const Program& p, const Accesses& acc, int b) {
+std::vector<ResidentSpan> spansOf(const Program& p, const Accesses& acc, int b, const std::vector<int>& home) {
     const Buffer& buf = p.buffers[static_cast<size_t>(b)];
     const uint64_t align = std::max<uint64_t>(p.target.sramAlign, 1);
     const std::vector<int>& writers = acc.writers[static_cast<size_t>(b)];
@@ -195,17 +197,22 @@ std::vector<ResidentSpan> spansOf(const Program& p, const Accesses& acc, int b) 
                                            static_cast<uint64_t>(std::max<int64_t>(extent, 1))),
                                    align),
                           wt.sliceBegin, wt.sliceEnd};
-        for (int r : readers) // a reader on another core takes these rows from the DRAM home
-            if (!disjointSliceRead(wt, p.tasks[static_cast<size_t>(r)], b) && p.tasks[static_cast<size_t>(r)].core == wt.core)
+        for (int r : readers) // a reader on another core, or of the home, takes these rows from DRAM
+            if (!disjointSliceRead(wt, p.tasks[static_cast<size_t>(r)], b) && p.tasks[static_cast<size_t>(r)].core == wt.core &&
+                std::find(home.begin(), home.end(), r) == home.end())
                 span.last = std::max(span.last, r);
         spans.push_back(span);
     }
     return spans;
 }
 
-/// Why the parts of a split node cannot keep their stripes of `b` on chip; empty if they can:
-/// every reader reads just the slice one part wrote, on that part's core.
-std::string stripeReason(const Program& p, const Accesses& acc, int b) {
+/// Why the parts of a split node cannot keep their stripes of `b` on chip; empty if they can.
+/// A reader that reads just the slice one part wrote, on that part's core, reads that stripe in
+/// place; one whose window reaches into other cores' stripes reads its own and the halo rows from
+/// the DRAM home. Every other reader (a whole read, another split, another core) goes to
+/// `homeReaders`: it reads the DRAM home, which then holds every row (each part stores its whole
+/// stripe there, as it stored it to DRAM before). Worth it only with a reader in place.
+std::string stripeReason(const Program& p, const Accesses& acc, int b, std::vector<int>* homeReaders) {
     const std::vector<int>& writers = acc.writers[static_cast<size_t>(b)];
     // One stripe per core: the memory image and the artifact find a stripe by its core.
     for (size_t i = 0; i < writers.size(); ++i)
@@ -216,6 +223,8 @@ std::string stripeReason(const Program& p, const Accesses& acc, int b) {
                 return "split across cores: parts '" + x.name + "' and '" + y.name + "' both run on core " +
                        std::to_string(x.core);
         }
+    std::string firstReason;
+    bool inPlace = false;
     for (int r : acc.readers[static_cast<size_t>(b)]) {
         const Task& rt = p.tasks[static_cast<size_t>(r)];
         if (const Task::HaloRead* h = rt.haloReadOf(b)) {
@@ -227,27 +236,38 @@ std::string stripeReason(const Program& p, const Accesses& acc, int b) {
             if (!home)
                 return "read on another core: the window of '" + rt.name + "' on core " + std::to_string(rt.core) +
                        " has no stripe there";
+            inPlace = true;
             continue;
         }
+        std::string why;
         if (!std::binary_search(rt.sliceLocalInputs.begin(), rt.sliceLocalInputs.end(), b))
-            return "split across cores: computed in " + std::to_string(writers.size()) + " parts, read whole by '" +
-                   rt.name + "'";
+            why = "split across cores: computed in " + std::to_string(writers.size()) + " parts, read whole by '" +
+                  rt.name + "'";
         for (int w : writers) {
             const Task& wt = p.tasks[static_cast<size_t>(w)];
-            if (disjointSliceRead(wt, rt, b))
+            if (!why.empty() || disjointSliceRead(wt, rt, b))
                 continue;
             if (wt.sliceBegin != rt.sliceBegin || wt.sliceEnd != rt.sliceEnd)
-                return "split across cores: '" + rt.name + "' reads a slice other than '" + wt.name + "' writes";
-            if (wt.core != rt.core)
-                return "read on another core: '" + rt.name + "' on core " + std::to_string(rt.core) +
-                       " reads the stripe written on core " + std::to_string(wt.core);
+                why = "split across cores: '" + rt.name + "' reads a slice other than '" + wt.name + "' writes";
+            else if (wt.core != rt.core)
+                why = "read on another core: '" + rt.name + "' on core " + std::to_string(rt.core) +
+                      " reads the stripe written on core " + std::to_string(wt.core);
         }
+        if (why.empty()) {
+            inPlace = true;
+            continue;
+        }
+        if (firstReason.empty())
+            firstReason = why;
+        if (homeReaders)
+            homeReaders->push_back(r);
     }
-    return {};
+    return inPlace ? std::string() : firstReason;
 }
 
 /// Why buffer `b`, written by `producer`, cannot stay on chip whatever the space; empty if it can.
-std::string structuralReason(const Program& p, const PlanState& s, const Accesses& acc, int b, int producer) {
+std::string structuralReason(const Program& p, const PlanState& s, const Accesses& acc, int b, int producer,
+                             std::vector<int>* homeReaders) {
     const Buffer& buf = p.buffers[static_cast<size_t>(b)];
     const Task& pt = p.tasks[static_cast<size_t>(producer)];
     if (buf.kind == BufferKind::Output)
@@ -263,7 +283,7 @@ std::string structuralReason(const Program& p, const PlanState& s, const Accesse
     if (pt.unit == UnitKind::Dma && !s.residentInputs[static_cast<size_t>(producer)].empty())
         return "data-movement Task reads SRAM: '" + pt.name + "' already reads its input on chip";
     if (acc.writers[static_cast<size_t>(b)].size() != 1)
-        return stripeReason(p, acc, b);
+        return stripeReason(p, acc, b, homeReaders);
     for (int r : readers) {
         const Task& rt = p.tasks[static_cast<size_t>(r)];
         if (rt.core != pt.core)
@@ -277,7 +297,7 @@ std::string structuralReason(const Program& p, const PlanState& s, const Accesse
 /// the DRAM home, and per Task the bytes it stores there or loads from there. Empty when every
 /// reader's window stays inside its own core's stripe.
 std::vector<std::pair<int, uint64_t>> haloOf(const Program& p, const Accesses& acc, int b,
-                                             std::vector<ResidentSpan>& spans) {
+                                             std::vector<ResidentSpan>& spans, const std::vector<int>& home) {
     std::vector<std::pair<int, uint64_t>> bytes;
     if (spans.size() < 2)
         return bytes;
@@ -307,7 +327,7 @@ std::vector<std::pair<int, uint64_t>> haloOf(const Program& p, const Accesses& a
     }
     for (ResidentSpan& span : spans) {
         const int64_t rows = span.end - span.begin;
-        if (span.haloTop + span.haloBottom >= rows) { // the whole stripe goes out
+        if (!home.empty() || span.haloTop + span.haloBottom >= rows) { // the whole stripe goes out
             span.haloTop = rows;
             span.haloBottom = 0;
         }
@@ -327,7 +347,7 @@ void applyHalo(PlanState& s, const std::vector<std::pair<int, uint64_t>>& bytes,
 
 /// Keeps `b` resident in the plan state (its writers compute into it, its readers read it).
 void keep(PlanState& s, const Accesses& acc, int b, std::vector<ResidentSpan> spans, uint64_t align,
-          std::vector<std::pair<int, uint64_t>> halo) {
+          std::vector<std::pair<int, uint64_t>> halo, std::vector<int> home) {
     applyHalo(s, halo, true);
     s.halo[static_cast<size_t>(b)] = !halo.empty();
     s.haloAdded[static_cast<size_t>(b)] = std::move(halo);
@@ -335,8 +355,10 @@ void keep(PlanState& s, const Accesses& acc, int b, std::vector<ResidentSpan> sp
         s.residentOutput[static_cast<size_t>(span.first)] = true;
         addResident(s, span.core, span.first, span.last, span.size, true);
     }
-    for (int r : acc.readers[static_cast<size_t>(b)])
-        s.residentInputs[static_cast<size_t>(r)].push_back(b);
+    for (int r : acc.readers[static_cast<size_t>(b)]) // a reader of the DRAM home loads it as before
+        if (std::find(home.begin(), home.end(), r) == home.end())
+            s.residentInputs[static_cast<size_t>(r)].push_back(b);
+    s.homeReaders[static_cast<size_t>(b)] = std::move(home);
     s.spans[static_cast<size_t>(b)] = std::move(spans);
     s.residents.push_back(b);
     for (int w : acc.writers[static_cast<size_t>(b)])
@@ -358,6 +380,7 @@ void release(PlanState& s, const Accesses& acc, int b, uint64_t align) {
         in.erase(std::remove(in.begin(), in.end(), b), in.end());
     }
     s.spans[static_cast<size_t>(b)].clear();
+    s.homeReaders[static_cast<size_t>(b)].clear();
     s.residents.erase(std::remove(s.residents.begin(), s.residents.end(), b), s.residents.end());
     for (int w : acc.writers[static_cast<size_t>(b)])
         s.slotBytes[static_cast<size_t>(w)] = workingSet(s, w, align);
@@ -397,16 +420,17 @@ void decide(const Program& p, PlanState& s, const Accesses& acc, const SramPlanO
             OnChipDecision d;
             d.value = buf.value;
             d.node = t.nodes.empty() ? t.name : t.nodes.front();
-            d.reason = structuralReason(p, s, acc, b, t.id);
+            std::vector<int> home;
+            d.reason = structuralReason(p, s, acc, b, t.id, &home);
             if (!d.reason.empty()) {
                 out.push_back(std::move(d));
                 continue;
             }
             // What the cores hold over the spans with `b` kept: its writers and readers drop the
             // slots it replaces.
-            std::vector<ResidentSpan> spans = spansOf(p, acc, b);
-            std::vector<std::pair<int, uint64_t>> halo = haloOf(p, acc, b, spans);
-            keep(s, acc, b, std::move(spans), align, std::move(halo));
+            std::vector<ResidentSpan> spans = spansOf(p, acc, b, home);
+            std::vector<std::pair<int, uint64_t>> halo = haloOf(p, acc, b, spans, home);
+            keep(s, acc, b, std::move(spans), align, std::move(halo), std::move(home));
             const auto [need, worst] = worstSpan(s, s.spans[static_cast<size_t>(b)]);
             if (need > capacity) {
                 const uint64_t size = worst->size, core = static_cast<uint64_t>(worst->core);
@@ -588,6 +612,7 @@ PlanState initialState(const Program& p, const std::vector<TaskCost>& costs, con
     s.haloLoad.assign(nt, 0);
     s.haloAdded.assign(p.buffers.size(), {});
     s.halo.assign(p.buffers.size(), 0);
+    s.homeReaders.assign(p.buffers.size(), {});
     for (const Task& t : p.tasks) {
         s.pieces[static_cast<size_t>(t.id)] = piecesOf(p, t, costs[static_cast<size_t>(t.id)], bufferOf);
         s.slotBytes[static_cast<size_t>(t.id)] = workingSet(s, t.id, align);
@@ -686,9 +711,11 @@ void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std
                 // rows that still go through DRAM.
                 uint64_t saved = s.pieces[static_cast<size_t>(sb.task)].outTiles *
                                  s.pieces[static_cast<size_t>(sb.task)].outTile;
+                const std::vector<int>& home = s.homeReaders[static_cast<size_t>(sb.buffer)];
                 for (int r : acc.readers[static_cast<size_t>(sb.buffer)]) {
                     const Task& rt = p.tasks[static_cast<size_t>(r)];
-                    if (disjointSliceRead(writer, rt, sb.buffer) || (halo && rt.core != writer.core))
+                    if (disjointSliceRead(writer, rt, sb.buffer) || (halo && rt.core != writer.core) ||
+                        std::find(home.begin(), home.end(), r) != home.end())
                         continue;
                     for (const auto& [in, tile] : s.pieces[static_cast<size_t>(r)].inputs)
                         if (in == sb.buffer)
@@ -906,10 +933,11 @@ Status checkKeptTensors(const Program& p) {
                                                     "' is in SRAM but not where a resident SRAM buffer holds it");
     }
     for (const Task& t : p.tasks) {
-        auto check = [&](int id) -> Status {
+        auto check = [&](int id, bool reads) -> Status {
             const Buffer& b = p.buffers[static_cast<size_t>(id)];
-            // A halo buffer's DRAM home serves the cores without a stripe of it.
-            if (b.level != MemLevel::Sram && (b.stripes.empty() || !b.stripeOn(t.core)))
+            // A halo buffer's DRAM home serves the cores without a stripe of it, and a home that
+            // holds every row any reader.
+            if (b.level != MemLevel::Sram && (b.stripes.empty() || !b.stripeOn(t.core) || (reads && b.homeHoldsAll())))
                 return {};
             auto it = residentOf.find({b.id, t.core});
             if (it != residentOf.end()) {
@@ -922,9 +950,9 @@ Status checkKeptTensors(const Program& p) {
                                                     std::to_string(t.core) + " holds while it runs");
         };
         for (int id : t.inputs)
-            SX_TRY(check(id));
+            SX_TRY(check(id, true));
         for (int id : t.outputs)
-            SX_TRY(check(id));
+            SX_TRY(check(id, false));
     }
     return {};
 }

@@ -8,6 +8,13 @@
 
 namespace sextant::sim::detail {
 
+bool Machine::readsHome(const Task& task, const Buffer& b) const {
+    if (!b.homeHoldsAll())
+        return false;
+    auto it = m_residentRange.find({b.id, task.core});
+    return it == m_residentRange.end() || task.id < it->second.first || task.id > it->second.second;
+}
+
 const std::vector<size_t>& Machine::buffersOf(const ir::Value& v) const {
     static const std::vector<size_t> kNone;
     return v.id() < m_buffersByValue.size() ? m_buffersByValue[v.id()] : kNone;
@@ -26,7 +33,8 @@ std::vector<size_t> Machine::outputBuffersFor(const Task& task, const ir::Value&
 }
 
 Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, const ir::Value& v,
-                                        const TaskLocals& local, std::vector<size_t>& reads) {
+                                        const TaskLocals& local, std::vector<size_t>& reads,
+                                        std::vector<size_t>& homeReads) {
     if (const ir::Tensor* t = local.find(&v))
         return *t;
     // The output of a view node (no Task) is read from the buffer its input lives in, then
@@ -59,7 +67,10 @@ Expected<ir::Tensor> Machine::readInput(const Task& task, const ir::Node& node, 
                          task.name);
     }
     reads.push_back(static_cast<size_t>(chosen - m_p.buffers.data()));
-    SX_ASSIGN(ir::Tensor t, m_mem.read(*chosen, task.core));
+    const bool home = readsHome(task, *chosen);
+    if (home)
+        homeReads.push_back(reads.back());
+    SX_ASSIGN(ir::Tensor t, home ? m_mem.readHome(*chosen) : m_mem.read(*chosen, task.core));
     if (v.type().isStatic() && v.type().numel() == t.numel() && v.type().dims() != t.shape())
         t = t.reshaped(v.type().dims());
     return t;
@@ -183,7 +194,7 @@ Status Machine::execute(size_t index) {
                 raw.emplace_back();
                 continue;
             }
-            SX_ASSIGN(ir::Tensor t, readInput(task, *node, *v, local, st.reads));
+            SX_ASSIGN(ir::Tensor t, readInput(task, *node, *v, local, st.reads, st.homeReads));
             raw.push_back(std::move(t));
         }
         // The parts of a node split across cores compute the same numbers from the same inputs:

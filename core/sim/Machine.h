@@ -52,6 +52,7 @@ struct TaskState {
     uint64_t end = 0;
     std::vector<std::pair<size_t, ir::Tensor>> pendingWrites; ///< buffer index, value
     std::vector<size_t> reads;  ///< buffer indices read (for the race checker)
+    std::vector<size_t> homeReads; ///< of `reads`, those read from their DRAM home only
     std::vector<size_t> writes; ///< buffer indices written
 };
 
@@ -111,7 +112,11 @@ private:
     std::unordered_map<const ir::Value*, std::pair<ir::Tensor, int>> m_assembling; ///< looked up, never iterated
     Expected<ir::Tensor> readInput(const Task& task, const ir::Node& node, const ir::Value& v,
                                    const TaskLocals& local,
-                                   std::vector<size_t>& reads);
+                                   std::vector<size_t>& reads, std::vector<size_t>& homeReads);
+    /// Whether `task` reads `b` from its DRAM home: a home holding every row, and no resident
+    /// stripe of `b` on the Task's core while it runs.
+    bool readsHome(const Task& task, const Buffer& b) const;
+    std::map<std::pair<int, int>, std::pair<int, int>> m_residentRange; ///< (buffer id, core) -> Task range
     Status checkRaces(size_t index, uint64_t now) const;
     std::vector<size_t> outputBuffersFor(const Task& task, const ir::Value& value) const;
     /// The buffers planned for `v` (indices, in buffer id order); empty when it has none.

@@ -128,6 +128,13 @@ Expected<ir::Tensor> MemoryImage::read(const backend::Buffer& buffer, int core) 
     return ir::Tensor::copyOf(buffer.type.dtype, buffer.type.dims(), bytes);
 }
 
+Expected<ir::Tensor> MemoryImage::readHome(const backend::Buffer& buffer) const {
+    if (!buffer.homeHoldsAll())
+        return makeError(ErrorKind::Runtime, describe(buffer) + " has no DRAM home holding every row");
+    SX_ASSIGN(ir::Tensor home, read(dramHome(buffer)));
+    return home.reshaped(buffer.type.dims());
+}
+
 Status MemoryImage::writeSlice(const backend::Buffer& buffer, const ir::Tensor& value, const backend::SliceBytes& slice,
                                int core) {
     if (buffer.stripes.empty())

@@ -37,6 +37,10 @@ public:
     Status writeSlice(const backend::Buffer& buffer, const ir::Tensor& value, const backend::SliceBytes& slice,
                       int core);
 
+    /// A halo buffer whose DRAM home holds every row (Buffer::homeHoldsAll): the tensor as the
+    /// home holds it, without any core's stripe.
+    Expected<ir::Tensor> readHome(const backend::Buffer& buffer) const;
+
     uint64_t dramBytes() const { return m_dram.size(); }
     uint64_t sramBytes(int core) const;
 

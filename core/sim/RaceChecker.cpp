@@ -26,11 +26,17 @@ std::vector<Place> placesOf(const Buffer& b) {
     return out;
 }
 
+/// A reader of a halo buffer's DRAM home only (Machine::readsHome), in place of its core.
+constexpr int kHomeOnly = -2;
+
 /// The places of `b` (indexes into placesOf) a Task on `core` touches: a striped buffer's stripe
-/// on that core and a halo buffer's DRAM home; all of them for the host (core -1).
+/// on that core and a halo buffer's DRAM home; all of them for the host (core -1); the home for
+/// kHomeOnly.
 std::vector<size_t> touchedBy(const Buffer& b, int core) {
     if (b.stripes.empty())
         return {0};
+    if (core == kHomeOnly)
+        return {b.stripes.size()};
     std::vector<size_t> out;
     for (size_t i = 0; i < b.stripes.size(); ++i)
         if (core < 0 || b.stripes[i].core == core)
@@ -113,6 +119,15 @@ void Machine::noteWrite(size_t buffer, int core) {
             m_intact[buffer][i] = 1;
 }
 
+namespace {
+
+/// The core `buffer` is read from by a Task in state `st` on `core`: kHomeOnly for a home read.
+int readerCore(const TaskState& st, size_t buffer, int core) {
+    return std::find(st.homeReads.begin(), st.homeReads.end(), buffer) != st.homeReads.end() ? kHomeOnly : core;
+}
+
+} // namespace
+
 Status Machine::checkRaces(size_t index, uint64_t now) const {
     const Task& task = m_p.tasks[index];
     const TaskState& st = m_state[index];
@@ -133,7 +148,7 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                         " on core " + std::to_string(p.core) + " ended: a missing event wait?");
         }
         // Reading bytes another buffer's write replaced: two live buffers share addresses.
-        const std::vector<size_t> read = touchedBy(buf, task.core);
+        const std::vector<size_t> read = touchedBy(buf, readerCore(st, b, task.core));
         if (std::any_of(read.begin(), read.end(),
                         [&](size_t k) { return k < m_intact[b].size() && !m_intact[b][k]; })) {
             const size_t by = m_clobberedBy[b];
@@ -152,7 +167,10 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                          const char* verb, const char* theirVerb) -> std::optional<Error> {
             for (size_t a : mine)
                 for (size_t b : theirs) {
-                    if (!overlaps(m_p.buffers[a], task.core, m_p.buffers[b], m_p.tasks[r].core) ||
+                    // Reads are by the reading Task's place (its core, or the home only).
+                    const int coreA = &mine == &st.reads ? readerCore(st, a, task.core) : task.core;
+                    const int coreB = &theirs == &other.reads ? readerCore(other, b, m_p.tasks[r].core) : m_p.tasks[r].core;
+                    if (!overlaps(m_p.buffers[a], coreA, m_p.buffers[b], coreB) ||
                         (a == b && disjointParts(task, m_p.tasks[r])))
                         continue;
                     // A part reading only its own slice of what another part writes elsewhere.

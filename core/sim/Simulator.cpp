@@ -89,6 +89,9 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
         m_queues[static_cast<size_t>(task.core)].push_back(i);
     }
     SX_TRY(checkSram());
+    for (const backend::SramBuffer& sb : m_p.sramBuffers)
+        if (sb.role == backend::SramRole::Resident)
+            m_residentRange[{sb.buffer, sb.core}] = {sb.firstTask, sb.lastTask};
     findOverlaps();
     // Loads and stores split a Task's DMA time; a program without transfers (an artifact of
     // format 1, before the SRAM plan) counts all of it as loads.
@@ -281,8 +284,11 @@ Status Machine::executeStarted(size_t index, uint64_t now) {
     if (m_opt.functional) {
         SX_TRY(execute(index));
     } else {
-        for (int b : task.inputs)
+        for (int b : task.inputs) {
             st.reads.push_back(m_bufferById.at(b));
+            if (readsHome(task, m_p.buffers[st.reads.back()]))
+                st.homeReads.push_back(st.reads.back());
+        }
         for (int b : task.outputs)
             st.writes.push_back(m_bufferById.at(b));
     }

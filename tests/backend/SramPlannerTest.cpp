@@ -460,6 +460,70 @@ TEST(SramPlan, AThreeByThreeConvolutionReadsItsNeighboursHaloRowsThroughDram) {
     EXPECT_FALSE(c->outputs[0].identical(inDram)) << "the halo rows come from the DRAM home";
 }
 
+// A map split by rows that one reader reads a stripe at a time (a pointwise convolution, on its
+// producer's cores) and another reads whole (a global pooling) stays on chip a stripe per core
+// for the first and goes through its DRAM home, which then holds every row, for the second: the
+// pointwise parts load nothing of it, the pooling loads it as before. The numbers are bit for bit
+// those of the program that keeps it in DRAM; without the home's rows they are not.
+TEST(SramPlan, AMapReadWholeByOneReaderStaysOnChipForTheOthersThroughAFullDramHome) {
+    auto g = std::make_shared<ir::Graph>("write-through");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 96, 96}));
+    ir::Node* c3 = *g->addNode(OpKind::Conv, "conv3x3", {x, *g->addConstant("w3", filled({16, 16, 3, 3}, 0.01f))},
+                               {"c3"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Node* pw = *g->addNode(OpKind::Conv, "pointwise", {c3->output(), *g->addConstant("w1", filled({16, 16, 1, 1}, 0.03f))},
+                               {"p"});
+    ir::Node* pool = *g->addNode(OpKind::GlobalAveragePool, "pool", {c3->output()}, {"g"});
+    ir::Node* mul = *g->addNode(OpKind::Mul, "scale", {pw->output(), pool->output()}, {"y"});
+    g->setOutputs({mul->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+
+    const Program on = lowered(g, cores(8));
+    const Program off = lowered(g, cores(8), false);
+    const Buffer* kept = bufferOf(on, "c3");
+    ASSERT_NE(kept, nullptr);
+    ASSERT_GT(kept->stripes.size(), 1u) << "kept a stripe per part";
+    EXPECT_EQ(kept->level, MemLevel::Dram);
+    EXPECT_TRUE(kept->homeHoldsAll());
+    auto loadsOf = [&](const Task& t) {
+        uint64_t bytes = 0;
+        for (const Transfer& tr : on.transfers)
+            if (tr.task == t.id && tr.load && tr.dramBuffer == kept->id)
+                bytes += tr.bytes;
+        return bytes;
+    };
+    int inPlace = 0, fromHome = 0;
+    for (const Task& t : on.tasks) {
+        if (std::find(t.inputs.begin(), t.inputs.end(), kept->id) == t.inputs.end())
+            continue;
+        if (t.nodes.front() == "pointwise") {
+            EXPECT_EQ(loadsOf(t), 0u) << t.name << " reads its stripe in place";
+            ++inPlace;
+        } else {
+            EXPECT_GT(loadsOf(t), 0u) << t.name << " reads the DRAM home";
+            ++fromHome;
+        }
+    }
+    EXPECT_GT(inPlace, 0);
+    EXPECT_GT(fromHome, 0);
+    EXPECT_LT(on.memory.dramTrafficBytes, off.memory.dramTrafficBytes);
+    ASSERT_TRUE(checkSramPlan(on).ok()) << checkSramPlan(on).error().message;
+    ASSERT_TRUE(checkHazards(on).ok());
+
+    const std::vector<Tensor> in{filled({1, 16, 96, 96}, 0.2f)};
+    const Tensor inDram = simulated(off, in);
+    ASSERT_GT(inDram.numel(), 0);
+    for (bool strict : {true, false})
+        EXPECT_TRUE(simulated(on, in, strict).identical(inDram)) << (strict ? "strict" : "async");
+
+    Program noHome = on;
+    for (Buffer& buf : noHome.buffers)
+        if (buf.id == kept->id)
+            for (Buffer::Stripe& st : buf.stripes)
+                st.haloTop = st.haloBottom = 0;
+    Expected<sim::SimResult> c = sim::simulate(noHome, in, sim::SimOptions{});
+    EXPECT_TRUE(!c.ok() || !c->outputs[0].identical(inDram)) << "the pooling reads every row from the DRAM home";
+}
+
 namespace {
 
 /// Consecutive Tasks of one core where the second started before the first ended.
