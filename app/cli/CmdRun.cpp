@@ -277,7 +277,8 @@ void printPerTensor(const runtime::ValueDrift& drift) {
 }
 
 /// The critical path's cycles by what they were spent on. A Task's own time, from its start (or,
-/// when it started beside the Task before it on its core, from that Task's end): the DRAM latency
+/// when it started earlier, beside the Task before it on its core or loading its weights before
+/// its events came, from when what it waited for arrived): the DRAM latency
 /// once when it moves bytes and that part is not behind it, then its compute and the DMA not
 /// hidden behind it (a double-buffered Task overlaps them; the longer shows). The gap before it:
 /// the event latency when it waited for a Task on another core, else the dispatch, and whatever is
@@ -292,8 +293,15 @@ PathTime pathTime(const backend::Program& program, const sim::SimResult& result,
     for (const sim::CriticalStep& s : path) {
         const backend::Task& t = program.tasks[s.task];
         const sim::TraceRecord& r = result.trace[s.task];
-        const uint64_t from =
-            s.cause == sim::CriticalStep::Cause::First ? r.start : std::max(r.start, result.trace[s.after].end);
+        const bool crossCore = s.cause == sim::CriticalStep::Cause::Dependency && program.tasks[s.after].core != t.core;
+        // Its own time starts once what it waited for arrived: the Task before it on the path
+        // ended (and, from another core, its event came), or it started, whichever is later; it
+        // may have started earlier, beside the Task before it or loading its weights.
+        const uint64_t arrived =
+            s.cause == sim::CriticalStep::Cause::First
+                ? 0
+                : result.trace[s.after].end + (crossCore ? std::min<uint64_t>(tg.eventLatencyCycles, r.end - result.trace[s.after].end) : 0);
+        const uint64_t from = std::max(r.start, arrived);
         // The part of [lo, hi) on the path.
         auto onPath = [&](uint64_t lo, uint64_t hi) { return hi > std::max(lo, from) ? hi - std::max(lo, from) : 0; };
         uint64_t own = r.end - from;
@@ -304,8 +312,8 @@ PathTime pathTime(const backend::Program& program, const sim::SimResult& result,
         const uint64_t compute = std::min({own, r.computeCycles, onPath(r.computeStart, r.computeEnd)});
         out.compute += compute;
         out.dma += own - compute;
-        uint64_t gap = s.cause == sim::CriticalStep::Cause::First ? r.start : s.gap;
-        const bool crossCore = s.cause == sim::CriticalStep::Cause::Dependency && program.tasks[s.after].core != t.core;
+        uint64_t gap = s.cause == sim::CriticalStep::Cause::First ? r.start
+                                                                  : from - std::min(from, result.trace[s.after].end);
         const uint64_t fixed = std::min<uint64_t>(gap, crossCore ? tg.eventLatencyCycles : tg.dispatchCycles);
         (crossCore ? out.events : out.dispatch) += fixed;
         out.waits += gap - fixed;

@@ -46,6 +46,10 @@ struct TaskState {
     bool scheduled = false;
     bool started = false;
     bool executed = false; ///< its nodes computed (at its start, or once the Task before it ended)
+    /// Its loads of host data (weights, graph inputs) began at `issuedAt` while its events were
+    /// still to come (Machine::trySchedule); it starts there once they are in.
+    bool issued = false;
+    uint64_t issuedAt = 0;
     bool ended = false;
     uint64_t ready = 0;
     uint64_t start = 0;
@@ -98,6 +102,8 @@ private:
     std::vector<char> m_overlapsPrev;
     std::vector<long> m_prevOnCore;
     std::vector<uint64_t> m_lateLoad; ///< per Task: bytes it loads of what the Task before it stores
+    std::vector<uint64_t> m_hostLoad; ///< per Task: bytes it loads of weights and graph inputs
+    uint64_t m_now = 0;               ///< the event loop's time
     /// Computes a started Task's nodes from memory (or, not functional, notes what it touches)
     /// and checks it for races at `now`.
     Status executeStarted(size_t index, uint64_t now);

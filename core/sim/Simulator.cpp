@@ -137,6 +137,7 @@ void Machine::findOverlaps() {
     m_prevOnCore.assign(n, -1);
     m_overlapsPrev.assign(n, 0);
     m_lateLoad.assign(n, 0);
+    m_hostLoad.assign(n, 0);
     for (const auto& queue : m_queues)
         for (size_t k = 1; k < queue.size(); ++k)
             m_prevOnCore[queue[k]] = static_cast<long>(queue[k - 1]);
@@ -158,6 +159,13 @@ void Machine::findOverlaps() {
                                              writes(m_p.tasks[static_cast<size_t>(m_prevOnCore[static_cast<size_t>(t)])],
                                                     tr.dramBuffer))
             m_lateLoad[static_cast<size_t>(t)] += tr.bytes;
+    for (const backend::Transfer& tr : m_p.transfers)
+        if (const long t = indexOf(tr.task); t >= 0 && tr.load)
+            if (auto b = m_bufferById.find(tr.dramBuffer); b != m_bufferById.end()) {
+                const backend::BufferKind kind = m_p.buffers[b->second].kind;
+                if (kind == backend::BufferKind::Weight || kind == backend::BufferKind::Input)
+                    m_hostLoad[static_cast<size_t>(t)] += tr.bytes;
+            }
     // SRAM buffers by the Task whose slots they are (or who writes the resident), and by the last
     // Task using them: a Task's own buffers must not meet those its predecessor still uses.
     std::vector<std::vector<uint32_t>> own(n), ending(n);
@@ -252,11 +260,26 @@ void Machine::trySchedule(int core) {
     if (st.scheduled)
         return;
     const Task& task = m_p.tasks[index];
+    // When its core could start it: dispatched after the head, its loads once the head's are
+    // done; else once the core is free.
+    uint64_t free = m_coreFree[c] + m_p.target.dispatchCycles;
+    if (beside >= 0) {
+        const TraceRecord& head = m_trace[static_cast<size_t>(beside)];
+        free = std::max(head.start + m_p.target.dispatchCycles, head.loadEnd);
+    }
     uint64_t ready = 0;
     for (int e : task.waitEvents) {
         std::optional<uint64_t> at = recordedAt(e);
-        if (!at)
+        if (!at) {
+            // Its weights need no event: it may start loading them now and wait for the rest
+            // (not in strict mode, not a stream, and only with an SRAM plan to load into).
+            if (!st.issued && !m_opt.strict && !m_p.sramBuffers.empty() && m_hostLoad[index] > 0 &&
+                !(task.tiling.doubleBuffered && task.tiling.numTiles > 1) && task.unit != UnitKind::Dma) {
+                st.issued = true;
+                st.issuedAt = free;
+            }
             return;
+        }
         ready = std::max(ready, *at + m_p.target.eventLatencyCycles);
     }
     if (m_opt.strict && index > 0) {
@@ -267,14 +290,8 @@ void Machine::trySchedule(int core) {
     }
     st.scheduled = true;
     st.ready = ready;
-    if (beside >= 0) {
-        // Dispatched after the head, its loads once the head's are done.
-        const TraceRecord& head = m_trace[static_cast<size_t>(beside)];
-        st.start = std::max({ready, head.start + m_p.target.dispatchCycles, head.loadEnd});
-    } else {
-        st.start = std::max(ready, m_coreFree[c] + m_p.target.dispatchCycles);
-    }
-    m_queue.push(Item{st.start, 1, task.id, index});
+    st.start = st.issued && st.issuedAt < ready ? st.issuedAt : std::max(ready, free);
+    m_queue.push(Item{std::max(st.start, m_now), 1, task.id, index});
 }
 
 Status Machine::executeStarted(size_t index, uint64_t now) {
@@ -301,6 +318,9 @@ Status Machine::startTask(size_t index, uint64_t now) {
     const Task& task = m_p.tasks[index];
     TaskState& st = m_state[index];
     st.started = true;
+    // Its time counts from its start, which is earlier than now when it began loading its weights
+    // before its events were in (trySchedule).
+    const uint64_t base = std::min(st.start, now);
     // Started beside the Task before it on its core: its nodes compute once that Task's results
     // are in memory, when it ends (endTask).
     const long prev = m_prevOnCore[index];
@@ -325,33 +345,41 @@ Status Machine::startTask(size_t index, uint64_t now) {
     Task moved = task;
     moved.dmaBytes = scaled(task.dmaBytes);
     TaskTiming timing;
-    if (beside) {
-        const Task& before = m_p.tasks[static_cast<size_t>(prev)];
-        const TraceRecord& head = m_trace[static_cast<size_t>(prev)];
-        const bool reads = std::find(task.deps.begin(), task.deps.end(), before.id) != task.deps.end() ||
-                           m_lateLoad[index] > 0;
-        const uint64_t late = std::min(m_lateLoad[index], m_loadBytes[index]);
-        timing = timeBeside(moved, m_p.target, first, sharers, scaled(m_loadBytes[index] - late), scaled(late),
-                            head.computeEnd > now ? head.computeEnd - now : 0, head.end > now ? head.end - now : 0,
-                            reads);
+    const uint64_t eventsAt = st.ready > base ? st.ready - base : 0; // its cross-core data is in
+    // The Task before it on its core still ran when it started (it may have ended since).
+    const bool headRan = prev >= 0 && m_state[static_cast<size_t>(prev)].started &&
+                         m_trace[static_cast<size_t>(prev)].end > base;
+    if (headRan || eventsAt > 0) {
+        const TraceRecord* head = headRan ? &m_trace[static_cast<size_t>(prev)] : nullptr;
+        const bool reads = headRan && (std::find(task.deps.begin(), task.deps.end(),
+                                                 m_p.tasks[static_cast<size_t>(prev)].id) != task.deps.end() ||
+                                       m_lateLoad[index] > 0);
+        auto rel = [&](uint64_t t) { return t > base ? t - base : 0; };
+        const uint64_t headComputeEnd = head ? rel(head->computeEnd) : 0, headEnd = head ? rel(head->end) : 0;
+        // Waiting for other cores, it loads only the host's data (weights, graph inputs) early;
+        // beside the head only, everything but what the head stores.
+        const uint64_t loads = m_loadBytes[index];
+        const uint64_t late = eventsAt > 0 ? loads - std::min(m_hostLoad[index], loads) : std::min(m_lateLoad[index], loads);
+        timing = timeBeside(moved, m_p.target, first, sharers, scaled(loads - late), scaled(late), headComputeEnd,
+                            headEnd, std::max(eventsAt, reads ? headEnd : 0));
     } else {
         timing = timeTask(moved, m_p.target, first, sharers, scaled(m_loadBytes[index]));
     }
-    st.end = now + timing.duration;
+    st.end = base + timing.duration;
     TraceRecord& rec = m_trace[index];
     rec.task = task.id;
     rec.core = task.core;
     rec.unit = task.unit;
     rec.ready = st.ready;
-    rec.start = now;
+    rec.start = base;
     rec.end = st.end;
     rec.computeCycles = timing.compute;
     rec.dmaCycles = timing.dma;
     rec.dmaSharers = std::max(sharers, 1);
-    rec.loadEnd = now + timing.loadEnd;
-    rec.computeStart = now + timing.computeStart;
-    rec.computeEnd = now + timing.computeEnd;
-    rec.storeStart = now + timing.storeStart;
+    rec.loadEnd = base + timing.loadEnd;
+    rec.computeStart = base + timing.computeStart;
+    rec.computeEnd = base + timing.computeEnd;
+    rec.storeStart = base + timing.storeStart;
     m_running.push_back(index);
     m_queue.push(Item{st.end, 0, task.id, index});
     return {};
@@ -400,6 +428,7 @@ Expected<SimResult> Machine::run() {
         Item item = m_queue.top();
         m_queue.pop();
         now = item.time;
+        m_now = now;
         if (item.kind == 1) {
             SX_TRY(startTask(item.index, now));
             trySchedule(m_p.tasks[item.index].core); // the Task after it may start beside it

@@ -55,8 +55,8 @@ TaskTiming timeTask(const backend::Task& task, const backend::Target& tg, const 
 
 TaskTiming timeBeside(const backend::Task& task, const backend::Target& tg, const ir::Node* firstNode,
                       int dmaSharers, uint64_t earlyLoad, uint64_t lateLoad, uint64_t headComputeEnd, uint64_t headEnd,
-                      bool dependsOnHead) {
-    const uint64_t gate = dependsOnHead ? headEnd : headComputeEnd; // the unit and the data are free
+                      uint64_t dataAt) {
+    const uint64_t gate = std::max(dataAt, headComputeEnd); // the unit and the data are free
     if (task.tiling.doubleBuffered && task.tiling.numTiles > 1) {
         TaskTiming t = timeTask(task, tg, firstNode, dmaSharers, earlyLoad + lateLoad);
         if (t.computeStart < gate) {
@@ -82,7 +82,7 @@ TaskTiming timeBeside(const backend::Task& task, const backend::Target& tg, cons
     t.dma = ceilDiv(early, rate) + ceilDiv(late, rate) + ceilDiv(store, rate);
     t.loadEnd = early > 0 ? latency + ceilDiv(early, rate) : 0;
     if (late > 0)
-        t.loadEnd = std::max(t.loadEnd, dependsOnHead ? headEnd : 0) + latency + ceilDiv(late, rate);
+        t.loadEnd = std::max(t.loadEnd, dataAt + latency) + ceilDiv(late, rate); // its latency under the early bytes
     t.computeStart = std::max(t.loadEnd, gate);
     t.computeEnd = t.computeStart + t.compute;
     // One store engine: its stores follow the head's.

@@ -40,15 +40,17 @@ TaskTiming timeTask(const backend::Task& task, const backend::Target& target, co
                     int dmaSharers, uint64_t loadBytes);
 
 /// The time of `task` started beside the Task before it on its core (its "head"), which computes
-/// until `headComputeEnd` and ends at `headEnd` (cycles from this Task's start). Its unit computes
-/// once the head's compute is done, or, when it reads what the head computed (`dependsOnHead`),
-/// once the head ended; it loads `earlyLoad` bytes from its start and the `lateLoad` bytes the head
-/// stores once the head ended, each load with the DRAM latency; it ends no earlier than the head.
+/// until `headComputeEnd` and ends at `headEnd` (cycles from this Task's start; both 0 without a
+/// head), or before the data it waits for is in memory, at `dataAt`. Its unit computes once the
+/// head's compute is done and its data is in (when it reads what the head computed, `dataAt` is
+/// at least `headEnd`); it loads `earlyLoad` bytes from its start and the `lateLoad` bytes that
+/// wait for the data from `dataAt`, each request with the DRAM latency (the second one's under the
+/// first one's bytes, the engine moving one at a time); it ends no earlier than the head.
 /// Its stores start once the head's are done (one load and one store engine per core). A
 /// double-buffered stream (no late loads) stalls with its compute. Loads, compute and stores of
 /// one Task follow each other as in timeTask.
 TaskTiming timeBeside(const backend::Task& task, const backend::Target& target, const ir::Node* firstNode,
                       int dmaSharers, uint64_t earlyLoad, uint64_t lateLoad, uint64_t headComputeEnd, uint64_t headEnd,
-                      bool dependsOnHead);
+                      uint64_t dataAt);
 
 } // namespace sextant::sim

@@ -600,3 +600,32 @@ TEST(SramPlan, ATaskLoadsWhileTheOneBeforeItComputes) {
     EXPECT_GE(waits->trace[next].start, waits->trace[head].end + p.target.dispatchCycles);
     EXPECT_EQ(0, std::memcmp(waits->outputs[0].data<float>(), one->outputs[0].data<float>(), one->outputs[0].numel() * sizeof(float)));
 }
+
+// A Task waiting for another core's result starts loading its weights before the event comes:
+// it starts before it is ready, and its unit computes only after. The numbers are strict mode's.
+TEST(SramPlan, ATaskLoadsItsWeightsBeforeItsEventsCome) {
+    const Program p = lowered(block(32), cores(2));
+    const std::vector<Tensor> in{filled({1, 8, 32, 32}, 0.2f)};
+    sim::SimOptions async;
+    async.checkRaces = true;
+    Expected<sim::SimResult> r = sim::simulate(p, in, async);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    int early = 0;
+    for (size_t i = 0; i < p.tasks.size(); ++i) {
+        const sim::TraceRecord& t = r->trace[i];
+        if (t.start >= t.ready)
+            continue;
+        ++early;
+        EXPECT_FALSE(p.tasks[i].waitEvents.empty()) << p.tasks[i].name;
+        EXPECT_GE(t.computeStart, t.ready) << p.tasks[i].name << " computes before its data came";
+    }
+    EXPECT_GT(early, 0) << "no Task loaded its weights before its events came";
+    sim::SimOptions strict;
+    strict.strict = true;
+    Expected<sim::SimResult> one = sim::simulate(p, in, strict);
+    ASSERT_TRUE(one.ok()) << one.error().message;
+    for (const sim::TraceRecord& t : one->trace)
+        EXPECT_GE(t.start, t.ready) << "strict mode starts a Task once it is ready";
+    ASSERT_EQ(r->outputs.size(), one->outputs.size());
+    EXPECT_TRUE(r->outputs[0].identical(one->outputs[0]));
+}

@@ -157,8 +157,8 @@ TEST(Session, CriticalPathAccountsForTheWholeLatency) {
         ASSERT_FALSE(path.empty());
         EXPECT_EQ(path.front().cause, sim::CriticalStep::Cause::First);
         EXPECT_EQ(r->trace[path.back().task].end, r->totalCycles) << "the path ends with the last Task";
-        // Each step starts when the one before it ended plus the gap, or (async) it started beside
-        // the Task before it on its core and counts from that Task's end: together they are the run.
+        // Each step starts when the one before it ended plus the gap, or (async) it started earlier
+        // and counts from that Task's end: together they are the run.
         uint64_t covered = r->trace[path.front().task].start;
         for (size_t i = 0; i < path.size(); ++i) {
             const auto& t = r->trace[path[i].task];
@@ -167,8 +167,9 @@ TEST(Session, CriticalPathAccountsForTheWholeLatency) {
                 const auto& before = r->trace[path[i].after];
                 EXPECT_EQ(path[i].after, path[i - 1].task);
                 if (t.start < before.end) {
+                    // Beside the Task before it on its core, or loading its weights while it
+                    // waited for that Task on another core.
                     EXPECT_EQ(mode, runtime::RunMode::GraphAsync);
-                    EXPECT_EQ(t.core, before.core);
                     EXPECT_EQ(path[i].gap, 0u);
                     from = before.end;
                 } else {

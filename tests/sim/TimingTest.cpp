@@ -59,24 +59,30 @@ TEST(Timing, ATaskBesideTheOneBeforeItLoadsDuringThatOnesComputeAndComputesAfter
     // compute 100; 6400 bytes loaded (100 cycles + 400 latency) while the head computes until 700
     // and ends at 900: the unit starts at 700, and the Task ends with the head at 900.
     const backend::Task t = task(backend::UnitKind::Vector, 6400, 6400, 1, false);
-    TaskTiming beside = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 700, 900, false);
+    TaskTiming beside = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 700, 900, 0);
     EXPECT_EQ(beside.loadEnd, 500u);
     EXPECT_EQ(beside.computeStart, 700u);
     EXPECT_EQ(beside.computeEnd, 800u);
     EXPECT_EQ(beside.duration, 900u);
     // Reading what the head computed, it computes only once the head ended.
-    TaskTiming reads = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 700, 900, true);
+    TaskTiming reads = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 700, 900, 900);
     EXPECT_EQ(reads.computeStart, 900u);
     EXPECT_EQ(reads.duration, 1000u);
     // Loading what the head stores: those bytes move after the head ended, with their own latency.
-    TaskTiming late = timeBeside(t, target, g->findNode("relu"), 1, 3200, 3200, 700, 900, true);
+    TaskTiming late = timeBeside(t, target, g->findNode("relu"), 1, 3200, 3200, 700, 900, 900);
     EXPECT_EQ(late.loadEnd, 900u + 400u + 50u);
     EXPECT_EQ(late.computeStart, late.loadEnd);
     EXPECT_EQ(late.duration, late.loadEnd + 100u);
     EXPECT_EQ(late.dma, 100u);
     // With nothing to wait for it is a Task on its own: load, compute, no later than timeTask.
-    TaskTiming alone = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 0, 0, false);
+    TaskTiming alone = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 0, 0, 0);
     EXPECT_EQ(alone.duration, timeTask(t, target, g->findNode("relu"), 1, ~0ull).duration);
+    // Started before its cross-core data arrives at 2000: its weights (3200 bytes) load from the
+    // start, the rest after 2000 with a latency of its own, and the unit computes after that.
+    TaskTiming waits = timeBeside(t, target, g->findNode("relu"), 1, 3200, 3200, 0, 0, 2000);
+    EXPECT_EQ(waits.loadEnd, 2000u + 400u + 50u);
+    EXPECT_EQ(waits.computeStart, waits.loadEnd);
+    EXPECT_EQ(waits.duration, waits.loadEnd + 100u);
 }
 
 TEST(Timing, TasksStreamingAtOnceShareDramBandwidth) {
