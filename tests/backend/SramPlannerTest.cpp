@@ -336,6 +336,30 @@ Tensor simulated(const Program& p, const std::vector<Tensor>& in, bool strict = 
     return r.ok() && !r->outputs.empty() ? r->outputs[0] : Tensor{};
 }
 
+/// Input x (1x16x96x96) -> 3x3 convolution "conv3x3" (c3) -> 1x1 convolution "pointwise" (p).
+std::pair<ir::Node*, ir::Node*> convThenPointwise(ir::Graph& g) {
+    ir::Value* x = *g.addInput("x", TensorType::of(DType::F32, {1, 16, 96, 96}));
+    ir::Node* c3 = *g.addNode(OpKind::Conv, "conv3x3", {x, *g.addConstant("w3", filled({16, 16, 3, 3}, 0.01f))}, {"c3"},
+                              {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Node* pw =
+        *g.addNode(OpKind::Conv, "pointwise", {c3->output(), *g.addConstant("w1", filled({16, 16, 1, 1}, 0.03f))}, {"p"});
+    return {c3, pw};
+}
+
+/// `on` (keep-on-chip) moves fewer DRAM bytes than `off`, its SRAM plan and hazards check, and it
+/// computes bit for bit what `off` computes, strict and async; returns `off`'s output on `in`.
+Tensor sameNumbersWithLessTraffic(const Program& on, const Program& off, const std::vector<Tensor>& in) {
+    EXPECT_LT(on.memory.dramTrafficBytes, off.memory.dramTrafficBytes);
+    const Status plan = checkSramPlan(on);
+    EXPECT_TRUE(plan.ok()) << (plan.ok() ? "" : plan.error().message);
+    EXPECT_TRUE(checkHazards(on).ok());
+    const Tensor inDram = simulated(off, in);
+    EXPECT_GT(inDram.numel(), 0);
+    for (bool strict : {true, false})
+        EXPECT_TRUE(simulated(on, in, strict).identical(inDram)) << (strict ? "strict" : "async");
+    return inDram;
+}
+
 } // namespace
 
 // A pointwise (1x1, stride 1, unpadded) convolution split by rows reads exactly the rows its
@@ -344,11 +368,7 @@ Tensor simulated(const Program& p, const std::vector<Tensor>& in, bool strict = 
 // program that keeps it in DRAM, and the race checker finds nothing.
 TEST(SramPlan, APointwiseConvolutionReadsItsProducersStripeOnChip) {
     auto g = std::make_shared<ir::Graph>("pointwise");
-    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 96, 96}));
-    ir::Node* c3 = *g->addNode(OpKind::Conv, "conv3x3", {x, *g->addConstant("w3", filled({16, 16, 3, 3}, 0.01f))},
-                               {"c3"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-    ir::Node* pw = *g->addNode(OpKind::Conv, "pointwise", {c3->output(), *g->addConstant("w1", filled({16, 16, 1, 1}, 0.03f))},
-                               {"p"});
+    const auto [c3, pw] = convThenPointwise(*g);
     ir::Node* r = *g->addNode(OpKind::Relu, "relu", {pw->output()}, {"y"});
     g->setOutputs({r->output()});
     ASSERT_TRUE(g->inferTypes().ok());
@@ -356,7 +376,7 @@ TEST(SramPlan, APointwiseConvolutionReadsItsProducersStripeOnChip) {
     EXPECT_TRUE(readsOwnSlice(*cpw, *c3->output(), 2));
     EXPECT_TRUE(readsOwnSlice(*cpw, *c3->output(), 0));
     EXPECT_FALSE(readsOwnSlice(*cpw, *c3->output(), 1)) << "every output channel reads every input channel";
-    EXPECT_FALSE(readsOwnSlice(*g->findNode("conv3x3"), *x, 2)) << "a 3x3 window reads the rows around its own";
+    EXPECT_FALSE(readsOwnSlice(*c3, *g->inputs()[0], 2)) << "a 3x3 window reads the rows around its own";
 
     const Program on = lowered(g, cores(8));
     const Program off = lowered(g, cores(8), false);
@@ -368,11 +388,7 @@ TEST(SramPlan, APointwiseConvolutionReadsItsProducersStripeOnChip) {
     for (const Task& t : on.tasks)
         narrowed += std::binary_search(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end(), kept->id);
     EXPECT_EQ(narrowed, static_cast<int>(kept->stripes.size()));
-    EXPECT_LT(on.memory.dramTrafficBytes, off.memory.dramTrafficBytes);
-    ASSERT_TRUE(checkSramPlan(on).ok());
-    ASSERT_TRUE(checkHazards(on).ok());
-    const std::vector<Tensor> in{filled({1, 16, 96, 96}, 0.2f)};
-    EXPECT_TRUE(simulated(on, in).identical(simulated(off, in)));
+    sameNumbersWithLessTraffic(on, off, {filled({1, 16, 96, 96}, 0.2f)});
 }
 
 // A 3x3 convolution split by rows reads a row of each neighbour's stripe (its halo). Its
@@ -422,15 +438,8 @@ TEST(SramPlan, AThreeByThreeConvolutionReadsItsNeighboursHaloRowsThroughDram) {
     for (const OnChip& k : on.onChip)
         saved += k.savedDmaBytes;
     EXPECT_EQ(on.memory.dramTrafficBytes + saved, off.memory.dramTrafficBytes);
-    EXPECT_LT(on.memory.dramTrafficBytes, off.memory.dramTrafficBytes);
-    ASSERT_TRUE(checkSramPlan(on).ok()) << checkSramPlan(on).error().message;
-    ASSERT_TRUE(checkHazards(on).ok());
-
     const std::vector<Tensor> in{filled({1, 16, 96, 96}, 0.2f)};
-    const Tensor inDram = simulated(off, in);
-    ASSERT_GT(inDram.numel(), 0);
-    for (bool strict : {true, false})
-        EXPECT_TRUE(simulated(on, in, strict).identical(inDram)) << (strict ? "strict" : "async");
+    const Tensor inDram = sameNumbersWithLessTraffic(on, off, in);
 
     // The artifact (version 4) keeps the halo: the stripes' rows, the parts' windows, the
     // halo transfers; what it reads back runs to the same numbers.
@@ -467,11 +476,7 @@ TEST(SramPlan, AThreeByThreeConvolutionReadsItsNeighboursHaloRowsThroughDram) {
 // those of the program that keeps it in DRAM; without the home's rows they are not.
 TEST(SramPlan, AMapReadWholeByOneReaderStaysOnChipForTheOthersThroughAFullDramHome) {
     auto g = std::make_shared<ir::Graph>("write-through");
-    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 96, 96}));
-    ir::Node* c3 = *g->addNode(OpKind::Conv, "conv3x3", {x, *g->addConstant("w3", filled({16, 16, 3, 3}, 0.01f))},
-                               {"c3"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-    ir::Node* pw = *g->addNode(OpKind::Conv, "pointwise", {c3->output(), *g->addConstant("w1", filled({16, 16, 1, 1}, 0.03f))},
-                               {"p"});
+    const auto [c3, pw] = convThenPointwise(*g);
     ir::Node* pool = *g->addNode(OpKind::GlobalAveragePool, "pool", {c3->output()}, {"g"});
     ir::Node* mul = *g->addNode(OpKind::Mul, "scale", {pw->output(), pool->output()}, {"y"});
     g->setOutputs({mul->output()});
@@ -505,15 +510,8 @@ TEST(SramPlan, AMapReadWholeByOneReaderStaysOnChipForTheOthersThroughAFullDramHo
     }
     EXPECT_GT(inPlace, 0);
     EXPECT_GT(fromHome, 0);
-    EXPECT_LT(on.memory.dramTrafficBytes, off.memory.dramTrafficBytes);
-    ASSERT_TRUE(checkSramPlan(on).ok()) << checkSramPlan(on).error().message;
-    ASSERT_TRUE(checkHazards(on).ok());
-
     const std::vector<Tensor> in{filled({1, 16, 96, 96}, 0.2f)};
-    const Tensor inDram = simulated(off, in);
-    ASSERT_GT(inDram.numel(), 0);
-    for (bool strict : {true, false})
-        EXPECT_TRUE(simulated(on, in, strict).identical(inDram)) << (strict ? "strict" : "async");
+    const Tensor inDram = sameNumbersWithLessTraffic(on, off, in);
 
     Program noHome = on;
     for (Buffer& buf : noHome.buffers)
