@@ -115,6 +115,13 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
     // A layout conversion is the identity on the logical tensor: each part copies its own slice.
     if (n.kind() == ir::OpKind::TransData)
         return n.input(0) == &in;
+    // A Concat's part along any other dim copies that slice of each input.
+    if (n.kind() == ir::OpKind::Concat) {
+        const int64_t rank = static_cast<int64_t>(od.size());
+        int64_t along = n.attrInt("axis", 0);
+        along = along < 0 ? along + rank : along;
+        return along != axis;
+    }
     if (reducesAlong(n, id.size(), a))
         return false;
     const bool conv = n.info().work == ir::WorkModel::Conv;

@@ -627,3 +627,30 @@ TEST(SramPlan, ATaskLoadsItsWeightsBeforeItsEventsCome) {
     ASSERT_EQ(r->outputs.size(), one->outputs.size());
     EXPECT_TRUE(r->outputs[0].identical(one->outputs[0]));
 }
+
+// A Concat split along another dim than its own copies each part's slice of its inputs: the maps
+// it joins stay on chip a stripe per core (it only stores them), with the same numbers. (Two
+// one-channel maps: the split goes by rows, the only dim with room for eight parts.)
+TEST(SramPlan, AConcatSplitByRowsCopiesItsInputsStripesFromSram) {
+    auto g = std::make_shared<ir::Graph>("concat");
+    const auto [c3, pw] = convThenPointwise(*g);
+    ir::Node* a = *g->addNode(OpKind::Conv, "a", {pw->output(), *g->addConstant("wa", filled({1, 16, 1, 1}, 0.02f))}, {"ya"});
+    ir::Node* b = *g->addNode(OpKind::Conv, "b", {pw->output(), *g->addConstant("wb", filled({1, 16, 1, 1}, -0.02f))}, {"yb"});
+    ir::Node* cat = *g->addNode(OpKind::Concat, "cat", {a->output(), b->output()}, {"y"}, {{"axis", int64_t{1}}});
+    g->setOutputs({cat->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    EXPECT_TRUE(readsOwnSlice(*cat, *a->output(), 2));
+    EXPECT_TRUE(readsOwnSlice(*cat, *b->output(), 0));
+    EXPECT_FALSE(readsOwnSlice(*cat, *a->output(), 1)) << "along its own axis a part takes other slices";
+
+    const Program on = lowered(g, cores(8));
+    const Program off = lowered(g, cores(8), false);
+    for (const char* joined : {"ya", "yb"}) {
+        const Buffer* kept = bufferOf(on, joined);
+        ASSERT_NE(kept, nullptr);
+        EXPECT_GT(kept->stripes.size(), 1u) << joined << " is kept a stripe per part";
+        for (const Transfer& tr : on.transfers)
+            EXPECT_FALSE(tr.load && tr.dramBuffer == kept->id) << joined << " is loaded from DRAM";
+    }
+    sameNumbersWithLessTraffic(on, off, {filled({1, 16, 96, 96}, 0.2f)});
+}
