@@ -163,13 +163,14 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
         if (r == index)
             continue;
         const TaskState& other = m_state[r];
-        auto clash = [&](const std::vector<size_t>& mine, const std::vector<size_t>& theirs,
-                         const char* verb, const char* theirVerb) -> std::optional<Error> {
+        // A read is by the reading Task's place (its core, or the DRAM home only); a write by its core.
+        auto clash = [&](bool mineRead, bool theirsRead, const char* verb, const char* theirVerb) -> std::optional<Error> {
+            const std::vector<size_t>& mine = mineRead ? st.reads : st.writes;
+            const std::vector<size_t>& theirs = theirsRead ? other.reads : other.writes;
             for (size_t a : mine)
                 for (size_t b : theirs) {
-                    // Reads are by the reading Task's place (its core, or the home only).
-                    const int coreA = &mine == &st.reads ? readerCore(st, a, task.core) : task.core;
-                    const int coreB = &theirs == &other.reads ? readerCore(other, b, m_p.tasks[r].core) : m_p.tasks[r].core;
+                    const int coreA = mineRead ? readerCore(st, a, task.core) : task.core;
+                    const int coreB = theirsRead ? readerCore(other, b, m_p.tasks[r].core) : m_p.tasks[r].core;
                     if (!overlaps(m_p.buffers[a], coreA, m_p.buffers[b], coreB) ||
                         (a == b && disjointParts(task, m_p.tasks[r])))
                         continue;
@@ -186,11 +187,11 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                 }
             return std::nullopt;
         };
-        if (auto e = clash(st.reads, other.writes, "reads", "writes"))
+        if (auto e = clash(/*mineRead=*/true, /*theirsRead=*/false, "reads", "writes"))
             return *e;
-        if (auto e = clash(st.writes, other.writes, "writes", "writes"))
+        if (auto e = clash(false, false, "writes", "writes"))
             return *e;
-        if (auto e = clash(st.writes, other.reads, "writes", "reads"))
+        if (auto e = clash(false, true, "writes", "reads"))
             return *e;
     }
     return {};

@@ -152,20 +152,21 @@ void Machine::findOverlaps() {
     auto writes = [&](const Task& t, int buffer) {
         return std::find(t.outputs.begin(), t.outputs.end(), buffer) != t.outputs.end();
     };
-    // What each Task loads of what the Task before it on its core stores: those bytes can only
-    // move once that Task ended.
-    for (const backend::Transfer& tr : m_p.transfers)
-        if (const long t = indexOf(tr.task); t >= 0 && tr.load && m_prevOnCore[static_cast<size_t>(t)] >= 0 &&
-                                             writes(m_p.tasks[static_cast<size_t>(m_prevOnCore[static_cast<size_t>(t)])],
-                                                    tr.dramBuffer))
+    // Per Task, what it loads of what the Task before it on its core stores (those bytes move
+    // once that Task ended) and of what the host wrote (weights, graph inputs: no event needed).
+    for (const backend::Transfer& tr : m_p.transfers) {
+        const long t = indexOf(tr.task);
+        if (t < 0 || !tr.load)
+            continue;
+        const long prev = m_prevOnCore[static_cast<size_t>(t)];
+        if (prev >= 0 && writes(m_p.tasks[static_cast<size_t>(prev)], tr.dramBuffer))
             m_lateLoad[static_cast<size_t>(t)] += tr.bytes;
-    for (const backend::Transfer& tr : m_p.transfers)
-        if (const long t = indexOf(tr.task); t >= 0 && tr.load)
-            if (auto b = m_bufferById.find(tr.dramBuffer); b != m_bufferById.end()) {
-                const backend::BufferKind kind = m_p.buffers[b->second].kind;
-                if (kind == backend::BufferKind::Weight || kind == backend::BufferKind::Input)
-                    m_hostLoad[static_cast<size_t>(t)] += tr.bytes;
-            }
+        if (auto b = m_bufferById.find(tr.dramBuffer); b != m_bufferById.end()) {
+            const backend::BufferKind kind = m_p.buffers[b->second].kind;
+            if (kind == backend::BufferKind::Weight || kind == backend::BufferKind::Input)
+                m_hostLoad[static_cast<size_t>(t)] += tr.bytes;
+        }
+    }
     // SRAM buffers by the Task whose slots they are (or who writes the resident), and by the last
     // Task using them: a Task's own buffers must not meet those its predecessor still uses.
     std::vector<std::vector<uint32_t>> own(n), ending(n);
