@@ -39,7 +39,8 @@ bool readsOwnSlice(const ir::Node& consumer, const ir::Value& input, int axis);
 /// convolution `conv` (Conv or FusedConv, explicit or VALID padding) computing output rows
 /// [outBegin, outEnd) reads: its window, the zero padding left out. Nothing for another op or
 /// axis. A pointwise convolution's window is its own slice; a 3x3 one's reaches a row into each
-/// neighbour's (its halo).
+/// neighbour's (its halo). A ConvTranspose / FusedConvTranspose reads the input rows that scatter
+/// into the output rows: for kernel == stride, no padding, exactly the input stripe.
 std::optional<std::pair<int64_t, int64_t>> convWindowRows(const ir::Node& conv, int axis, int64_t outBegin,
                                                           int64_t outEnd);
 

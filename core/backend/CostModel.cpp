@@ -274,6 +274,7 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
     const int c0 = t.c0;
     const ir::Value* out = n.output(0);
     const int64_t inNumel = x->type().numel(), outNumel = out->type().numel();
+    const bool epilogue = n.info().passes > 0 || b;
     WorkModel m;
     m.outDims = od;
     m.splitAxes = {0, 1};
@@ -301,7 +302,7 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
         const uint64_t K = static_cast<uint64_t>(ciPerGroup * taps);
         tw.computeCycles =
             static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK);
-        if (b)
+        if (epilogue) // bias and/or a fused activation, one vector pass after the product
             tw.computeCycles += ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes);
         tw.flops = 2 * M * static_cast<uint64_t>(tile[1]) * K;
         return tw;

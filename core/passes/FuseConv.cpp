@@ -665,6 +665,54 @@ public:
     }
 };
 
+// ---- fuse-convtranspose-act
+
+/// ConvTranspose [with its bias] + an activation it alone feeds -> sextant.FusedConvTranspose,
+/// the activation applied in the cube's epilogue. A decoder's upsampling (PaddleOCR det's head:
+/// ConvTranspose, Relu, ConvTranspose, Sigmoid) otherwise leaves a full-size vector Task after
+/// each ConvTranspose that reads the map back and writes it again. Offered after
+/// fuse-convtranspose-bias-bn, so the bias and BatchNormalization are folded first.
+class FuseConvTransposeAct : public FusionRule {
+public:
+    std::string id() const override { return "fuse-convtranspose-act"; }
+    std::string summary() const override {
+        return "fuse an activation after a ConvTranspose into sextant.FusedConvTranspose";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::ConvTranspose}; }
+
+    static Match plan(const ir::Node& ct, BiasActPlan& p) {
+        if (!hasInputs(ct, 2))
+            return Match::none();
+        const ir::Value* out = ct.output(0);
+        ir::Node* u = nullptr;
+        Match m = soleUserOfKind(out, activationKinds(), "conv transpose", u);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        if (u->input(0) != out)
+            return Match::none(); // Clip's bound, not its data
+        if (u->output(0)->type() != out->type())
+            return Match::rejected("activation '" + u->name() + "' changes the conv transpose output's type");
+        if (ct.input(2) && !constantOf(ct.input(2)))
+            return Match::rejected("conv transpose bias '" + ct.input(2)->name() + "' is not a constant");
+        return planActivation(*u, p);
+    }
+
+    Match matchHere(const ir::Node& ct) const override { return matchWithPlan<BiasActPlan>(ct, plan); }
+
+    Status apply(ir::Graph& g, ir::Node& ct, const Match& match, RewriteContext& rc) const override {
+        const BiasActPlan& p = match.planAs<BiasActPlan>();
+        std::vector<ir::Value*> inputs{ct.input(0), ct.input(1)};
+        if (ct.input(2))
+            inputs.push_back(ct.input(2));
+        ir::AttributeMap attrs = ct.attrs();
+        setActivation(attrs, p.spec);
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, {&ct, p.act}, OpKind::FusedConvTranspose, std::move(inputs),
+                                                 std::move(attrs), rc.createdBy()));
+        (void)fused;
+        return {};
+    }
+};
+
 // ---- fuse-pad-conv
 
 /// The pads of a Pad node, from its attribute (opset < 11) or constant input 1, or nullopt with
@@ -784,6 +832,7 @@ std::vector<std::unique_ptr<FusionRule>> convRules() {
     rules.push_back(std::make_unique<FuseConvResidual>());
     rules.push_back(std::make_unique<FuseConvPostAffine>());
     rules.push_back(std::make_unique<FuseConvTransposeBiasBn>());
+    rules.push_back(std::make_unique<FuseConvTransposeAct>());
     return rules;
 }
 

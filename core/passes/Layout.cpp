@@ -175,6 +175,11 @@ public:
                  "is: the cube's load packs the channels as it fills the window, so no TransData "
                  "pads them to C0 in DRAM (one application per convolution)",
                  false},
+                {kSmallChannelOutputRule,
+                 "let a 2-D convolution whose output has at most 4 channels and no blocked reader "
+                 "write it plain (NCHW): no channel padding to C0 and no TransData back "
+                 "(one application per convolution)",
+                 false},
                 {kReshapeViewRule,
                  "lower a Reshape/Flatten/Squeeze/Unsqueeze of a plain contiguous tensor as a "
                  "view: no Task, its output aliases its input's buffer (attribute view=1)",
@@ -243,6 +248,7 @@ private:
         std::set<const ir::Value*> blocked;
         NodeFlags blockedNodes;
         NodeFlags blockedBefore; ///< the nodes an earlier run placed in NC1HWC0
+        NodeFlags plainWriters;  ///< blocked convolutions writing their output plain (write-small-channel-output)
 
         /// The position of `n` in `nodes`; nothing for a node this pass made.
         std::optional<size_t> indexOf(const ir::Node* n) const {
@@ -259,6 +265,7 @@ private:
         Regions regions = joinRegions(s, isBlocked);
         const std::vector<char> allowed = decideRegions(s, isBlocked, regions, ctx);
         keepAllowedRegions(s, isBlocked, regions, allowed);
+        choosePlainWriters(s, ctx);
         bool changed = markBlocked(s);
         SX_ASSIGN(bool entered, insertEntries(graph, ctx, s));
         changed |= entered;
@@ -375,7 +382,40 @@ private:
         }
     }
 
-    /// Step 4: marks the blocked nodes and tags their outputs.
+    /// Step 3b (write-small-channel-output): the blocked convolutions whose output has at most
+    /// kSmallChannels known channels and no blocked reader write it plain (not one whose only
+    /// reader is an NCHW -> NHWC Transpose the exit would absorb, as read-small-channel-input). A convolution that
+    /// an earlier run let write plain (blocked, its output untagged) keeps doing so without a
+    /// new application. Their outputs leave the blocked values.
+    static void choosePlainWriters(Sweep& s, PassContext& ctx) {
+        s.plainWriters.flag.assign(s.nodes.size(), 0);
+        if (!ctx.isEnabled(kSmallChannelOutputRule))
+            return;
+        for (size_t i = 0; i < s.nodes.size(); ++i) {
+            ir::Node* n = s.nodes[i];
+            if (!s.blockedNodes.count(n) || !isConvFamily(n->kind()))
+                continue;
+            ir::Value* out = n->output(0);
+            const ir::Dim& c = out->type().shape[1];
+            if (!c.isKnown() || c.value > kSmallChannels)
+                continue;
+            bool blockedReader = false;
+            for (const ir::Node* u : out->users())
+                blockedReader |= s.blockedNodes.count(u) || isTransData(u);
+            // Not when the exit would absorb an NCHW -> NHWC Transpose (a head going back to
+            // NHWC): one reorder out of NC1HWC0 beats a plain write and a Transpose.
+            if (blockedReader || (ctx.isEnabled(kAbsorbTransposeRule) && !out->isGraphOutput() && out->users().size() == 1 &&
+                                  isTranspose(out->users()[0], {0, 2, 3, 1})))
+                continue;
+            const bool before = s.blockedBefore.count(n) && out->type().layout != ir::LayoutKind::NC1HWC0;
+            if (!before && !ctx.requestApplication(kSmallChannelOutputRule, n->name()))
+                continue;
+            s.plainWriters.flag[i] = 1;
+            s.blocked.erase(out);
+        }
+    }
+
+    /// Step 4: marks the blocked nodes and tags their outputs (not a plain writer's).
     static bool markBlocked(const Sweep& s) {
         bool changed = false;
         for (ir::Node* n : s.nodes) {
@@ -383,6 +423,8 @@ private:
                 continue;
             changed |= n->attrString(kLayoutAttr, "") != "NC1HWC0";
             n->setAttr(kLayoutAttr, std::string("NC1HWC0"));
+            if (s.plainWriters.count(n))
+                continue;
             ir::Value* out = n->output(0);
             if (out->type().layout != ir::LayoutKind::NC1HWC0) {
                 ir::TensorType t = out->type();
@@ -469,7 +511,7 @@ private:
     static Expected<bool> insertExits(ir::Graph& graph, PassContext& ctx, const Sweep& s) {
         bool changed = false;
         for (ir::Node* n : s.nodes) {
-            if (!s.blockedNodes.count(n))
+            if (!s.blockedNodes.count(n) || s.plainWriters.count(n))
                 continue;
             ir::Value* v = n->output(0);
             const std::vector<ir::Node*> plainReaders = plainReadersOf(*v, s.blockedNodes);

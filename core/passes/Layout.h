@@ -48,6 +48,14 @@ inline constexpr const char* kAbsorbTransposeRule = "absorb-transpose-into-trans
 inline constexpr const char* kSmallChannelInputRule = "read-small-channel-input";
 inline constexpr int64_t kSmallChannels = 4;
 
+/// The layout pass's fifth rule, the other end of the fourth: a 2-D convolution (Conv,
+/// FusedConv, ConvTranspose, FusedConvTranspose) with at most kSmallChannels output channels
+/// whose output no blocked node reads (a detection or segmentation head: one score map, a few
+/// box offsets) writes it in NCHW as its epilogue stores it, instead of writing C0 lanes per
+/// pixel of which all but a few are padding and converting them back with a TransData. One
+/// application per convolution.
+inline constexpr const char* kSmallChannelOutputRule = "write-small-channel-output";
+
 // kReshapeViewRule marks a node with Node::setView (printed `view = 1`).
 
 } // namespace sextant::passes

@@ -391,6 +391,51 @@ TEST(SramPlan, APointwiseConvolutionReadsItsProducersStripeOnChip) {
     sameNumbersWithLessTraffic(on, off, {filled({1, 16, 96, 96}, 0.2f)});
 }
 
+// A decoder's 2x upsampling: a ConvTranspose with kernel 2, stride 2 and no padding computes
+// output rows [2a, 2b) from input rows [a, b) exactly, so its parts split by rows read their
+// producer's stripe on their own core and nothing crosses cores through DRAM. With kernel 3 and
+// padding 1 the window reaches one input row further: a halo.
+TEST(SramPlan, ATwoByTwoConvTransposeReadsItsProducersStripeOnChip) {
+    auto g = std::make_shared<ir::Graph>("upsample");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 48, 48}));
+    const ir::AttributeMap pad{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    ir::Node* c1 = *g->addNode(OpKind::Conv, "conv1", {x, *g->addConstant("w1", filled({16, 16, 3, 3}, 0.01f))},
+                               {"c1"}, pad);
+    ir::Node* ct = *g->addNode(OpKind::ConvTranspose, "up", {c1->output(), *g->addConstant("wt", filled({16, 16, 2, 2}, 0.03f))},
+                               {"u"}, {{"strides", std::vector<int64_t>{2, 2}}});
+    ir::Node* r = *g->addNode(OpKind::Relu, "relu", {ct->output()}, {"y"});
+    g->setOutputs({r->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    EXPECT_EQ(convWindowRows(*ct, 2, 24, 36), (std::pair<int64_t, int64_t>{12, 18}));
+    EXPECT_EQ(convWindowRows(*ct, 3, 0, 96), (std::pair<int64_t, int64_t>{0, 48}));
+    EXPECT_FALSE(convWindowRows(*ct, 1, 0, 8)) << "channels are not a window";
+    ir::Node* ct3 = *g->addNode(OpKind::ConvTranspose, "up3", {c1->output(), *g->addConstant("wt3", filled({16, 16, 3, 3}, 0.03f))},
+                                {"u3"}, {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    // Output row o gathers input rows i with 2i - 1 <= o <= 2i + 1.
+    EXPECT_EQ(convWindowRows(*ct3, 2, 24, 36), (std::pair<int64_t, int64_t>{12, 19}));
+    EXPECT_EQ(convWindowRows(*ct3, 2, 0, 12), (std::pair<int64_t, int64_t>{0, 7}));
+    ASSERT_TRUE(g->eraseNode(ct3).ok());
+
+    const Program on = lowered(g, cores(8));
+    const Program off = lowered(g, cores(8), false);
+    const Buffer* kept = bufferOf(on, "c1");
+    ASSERT_NE(kept, nullptr);
+    ASSERT_GT(kept->stripes.size(), 1u) << "one stripe per part";
+    for (const Buffer::Stripe& st : kept->stripes) {
+        EXPECT_EQ(st.haloTop, 0);
+        EXPECT_EQ(st.haloBottom, 0);
+    }
+    int reads = 0;
+    for (const Task& t : on.tasks)
+        if (const Task::HaloRead* h = t.haloReadOf(kept->id)) {
+            ++reads;
+            EXPECT_EQ(2 * (h->end - h->begin), t.sliceEnd - t.sliceBegin) << t.name << " reads half its rows";
+            EXPECT_EQ(t.deps.size(), 1u) << t.name << " waits only for the part on its own core";
+        }
+    EXPECT_EQ(reads, static_cast<int>(kept->stripes.size()));
+    sameNumbersWithLessTraffic(on, off, {filled({1, 16, 48, 48}, 0.2f)});
+}
+
 // A 3x3 convolution split by rows reads a row of each neighbour's stripe (its halo). Its
 // producer's map still stays on chip a stripe per core: each writer also stores its first and last
 // rows to the map's DRAM home, and each reader takes its own stripe from SRAM and the rest of its

@@ -62,7 +62,7 @@ TEST(OpTable, PassesFitTheWorkModel) {
         SCOPED_TRACE(qualifiedOpName(op.kind));
         if (countsPasses(op.work))
             EXPECT_GE(op.passes, 1) << "a vector op makes at least one pass over its elements";
-        else if (op.work == WorkModel::Conv || op.work == WorkModel::Gemm)
+        else if (op.work == WorkModel::Conv || op.work == WorkModel::Gemm || op.work == WorkModel::ConvTranspose)
             EXPECT_TRUE(op.passes == 0 || op.passes == 1) << "a cube op's epilogue flag is 0 or 1";
         else
             EXPECT_EQ(op.passes, 0) << "this work model does not read passes";

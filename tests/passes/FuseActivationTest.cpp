@@ -368,7 +368,8 @@ TEST(FuseConvTransposeBiasBn, BiasAddAndBatchNormFoldIntoTheWeightsAndBias) {
         ir::Value* r = b.node(OpKind::Relu, "relu", {y});
         auto g = b.finish({r});
         auto before = runF64(*g, 5);
-        PipelineResult res = pipeline(*g, {.disabled = {"layout"}});
+        // The Relu stays apart so the folded ConvTranspose is the node looked at.
+        PipelineResult res = pipeline(*g, {.disabled = {"layout", "fuse-convtranspose-act"}});
         EXPECT_EQ(stats(res, "fuse-convtranspose-bias-bn").applied, 1);
         EXPECT_EQ(countKind(*res.graph, OpKind::ConvTranspose), 1);
         EXPECT_EQ(countKind(*res.graph, OpKind::Add), 0);
@@ -376,6 +377,66 @@ TEST(FuseConvTransposeBiasBn, BiasAddAndBatchNormFoldIntoTheWeightsAndBias) {
         ASSERT_EQ(res.graph->numNodes(), 2u) << ir::printGraph(*res.graph);
         expectSameOutputs(before, runF64(*res.graph, 5));
     }
+}
+
+TEST(FuseConvTransposeAct, AnActivationAfterAConvTransposeRunsInItsEpilogue) {
+    // PaddleOCR det's head: ConvTranspose [+ BN] -> Relu, and ConvTranspose -> Sigmoid as the
+    // graph's output. Grouped or not, with and without a bias and a BN folded first: one node
+    // that computes what the chain did (float64).
+    struct Case {
+        bool ownBias, bn;
+        int64_t group;
+        OpKind act;
+    };
+    for (const Case& k : {Case{true, true, 1, OpKind::Relu}, Case{false, false, 2, OpKind::Sigmoid},
+                          Case{true, false, 1, OpKind::LeakyRelu}}) {
+        SCOPED_TRACE(std::to_string(k.ownBias) + std::to_string(k.bn) + " group " + std::to_string(k.group));
+        Builder b;
+        ir::Value* x = b.input("x", {1, 4, 3, 3});
+        std::vector<ir::Value*> ins{x, b.constant("w", randomTensor({4, 6 / k.group, 2, 2}, 1))};
+        if (k.ownBias)
+            ins.push_back(b.constant("cb", randomTensor({6}, 2)));
+        ir::Value* y = b.node(OpKind::ConvTranspose, "up", ins,
+                              {{"strides", std::vector<int64_t>{2, 2}}, {"group", k.group}});
+        if (k.bn) {
+            ir::Tensor var = randomTensor({6}, 7);
+            for (int64_t i = 0; i < var.numel(); ++i)
+                var.set(i, std::abs(var.at(i)) + 0.5);
+            y = b.node(OpKind::BatchNormalization, "bn",
+                       {y, b.constant("gamma", randomTensor({6}, 4)), b.constant("beta", randomTensor({6}, 5)),
+                        b.constant("mean", randomTensor({6}, 6)), b.constant("var", std::move(var))});
+        }
+        ir::Value* r = b.node(k.act, "act", {y});
+        auto g = b.finish({r});
+        auto before = runF64(*g, 5);
+        PipelineResult res = pipeline(*g, {.disabled = {"layout"}});
+        EXPECT_EQ(stats(res, "fuse-convtranspose-act").applied, 1);
+        ASSERT_EQ(res.graph->numNodes(), 1u) << ir::printGraph(*res.graph);
+        EXPECT_EQ(countKind(*res.graph, OpKind::FusedConvTranspose), 1);
+        const ir::Node* n = res.graph->findNode("up");
+        ASSERT_NE(n, nullptr);
+        EXPECT_EQ(n->attrString("activation", "?"), ir::opInfo(k.act).name);
+        expectSameOutputs(before, runF64(*res.graph, 5));
+
+        // Switched off, the activation stays a node of its own.
+        PipelineResult off = pipeline(*g, {.disabled = {"layout", "fuse-convtranspose-act"}});
+        EXPECT_EQ(countKind(*off.graph, OpKind::FusedConvTranspose), 0);
+        EXPECT_EQ(countKind(*off.graph, k.act), 1);
+    }
+}
+
+TEST(FuseConvTransposeAct, AConvTransposeReadTwiceKeepsItsActivationApart) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 4, 3, 3});
+    ir::Value* y = b.node(OpKind::ConvTranspose, "up", {x, b.constant("w", randomTensor({4, 2, 2, 2}, 1))},
+                          {{"strides", std::vector<int64_t>{2, 2}}});
+    ir::Value* r = b.node(OpKind::Relu, "act", {y});
+    ir::Value* s = b.node(OpKind::Sigmoid, "other", {y});
+    auto g = b.finish({r, s});
+    PipelineResult res = pipeline(*g, {.disabled = {"layout"}});
+    EXPECT_EQ(stats(res, "fuse-convtranspose-act").applied, 0);
+    EXPECT_GE(stats(res, "fuse-convtranspose-act").rejected, 1);
+    EXPECT_EQ(countKind(*res.graph, OpKind::FusedConvTranspose), 0);
 }
 
 TEST(FuseConvResidual, ConvPlusAComputedTensorThenReluIsOneFusedConv) {

@@ -104,6 +104,39 @@ std::unique_ptr<ir::Graph> convBlock() {
 
 } // namespace
 
+// write-small-channel-output: a head convolution with one output channel (a score map) that
+// only plain nodes read writes NCHW itself: no exit TransData, no 16-lane padding in its output.
+// Switched off, the exit comes back. Numbers unchanged either way.
+TEST(LayoutPass, ASmallChannelHeadWritesItsOutputPlain) {
+    for (const bool graphOutput : {true, false}) {
+        SCOPED_TRACE(graphOutput ? "conv output is the graph output" : "a plain Sigmoid reads it");
+        Builder b;
+        ir::Value* x = b.input("x", {1, 16, 8, 8});
+        ir::Value* c1 = b.node(OpKind::Conv, "conv1", {x, b.constant("w1", randomTensor({16, 16, 3, 3}, 1))}, convAttrs());
+        ir::Value* r = b.node(OpKind::Relu, "relu", {c1});
+        ir::Value* head = b.node(OpKind::Conv, "head", {r, b.constant("w2", randomTensor({1, 16, 1, 1}, 2))});
+        ir::Value* y = graphOutput ? head : b.node(OpKind::Softmax, "soft", {head}, {{"axis", int64_t{3}}});
+        auto g = b.finish({y});
+        auto before = runF64(*g);
+        PipelineResult on = pipeline(*g, onlyLayoutPrecision());
+        ASSERT_TRUE(on.graph);
+        const std::string text = ir::printGraph(*on.graph);
+        EXPECT_EQ(layoutOf(*on.graph, "head"), "NC1HWC0") << text;
+        EXPECT_NE(on.graph->findNode("head")->output(0)->type().layout, ir::LayoutKind::NC1HWC0) << text;
+        EXPECT_TRUE(transDatas(*on.graph, "NC1HWC0", "NCHW").empty()) << text;
+        EXPECT_EQ(stats(on, kSmallChannelOutputRule).applied, 1);
+        expectSameOutputs(before, runF64(*on.graph));
+
+        PipelineConfig cfg = onlyLayoutPrecision();
+        cfg.disabled.insert(kSmallChannelOutputRule);
+        PipelineResult off = pipeline(*g, cfg);
+        ASSERT_TRUE(off.graph);
+        EXPECT_EQ(transDatas(*off.graph, "NC1HWC0", "NCHW").size(), 1u) << ir::printGraph(*off.graph);
+        EXPECT_EQ(off.graph->findNode("head")->output(0)->type().layout, ir::LayoutKind::NC1HWC0);
+        expectSameOutputs(before, runF64(*off.graph));
+    }
+}
+
 TEST(LayoutPass, ConvRegionIsBlockedWithOneTransDataAtEachBoundary) {
     auto g = convBlock();
     auto before = runF64(*g);

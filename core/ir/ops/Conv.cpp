@@ -565,4 +565,21 @@ Expected<std::vector<Tensor>> runConvTranspose(const Node& n, std::span<const Te
     });
 }
 
+// ---- sextant.FusedConvTranspose: ConvTranspose [+ bias] + activation (attribute "activation",
+// as FusedConv's), applied to the transposed convolution's output in the same kernel.
+
+Status verifyFusedConvTranspose(const Node& n) {
+    SX_TRY(verifyConvTranspose(n));
+    SX_TRY(ops::readActivation(n));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferFusedConvTranspose(const Node& n) { return inferConvTranspose(n); }
+
+Expected<std::vector<Tensor>> runFusedConvTranspose(const Node& n, std::span<const Tensor> inputs,
+                                                    const KernelContext& ctx) {
+    SX_ASSIGN(std::vector<Tensor> out, runConvTranspose(n, inputs, ctx));
+    return ops::withActivation(n, std::move(out[0]));
+}
+
 } // namespace sextant::ir
