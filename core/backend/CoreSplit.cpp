@@ -31,10 +31,14 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskC
             n.output(0)->type().layout == ir::LayoutKind::NC1HWC0 && axis == 1 ? std::max(t.c0, 1) : 1;
         const int64_t extent = od[axis];
         const int64_t units = ceilDivExtent(extent, unit);
-        for (int k : tries) {
-            if (k > units)
-                break;
+        int64_t lastPer = 0;
+        for (int tried : tries) {
+            // Fewer units than cores (6 C0 blocks of channels on 8 cores): one unit per part.
+            const int64_t k = std::min<int64_t>(tried, units);
             const int64_t per = ceilDivExtent(units, k) * unit;
+            if (per == lastPer)
+                break;
+            lastPer = per;
             const int64_t parts = ceilDivExtent(extent, per);
             if (parts < 2)
                 continue;

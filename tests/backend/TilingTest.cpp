@@ -219,3 +219,24 @@ TEST(ReadsOwnSlice, NormalisationsReadTheWholeInputAlongWhatTheyReduce) {
     EXPECT_FALSE(readsOwnSlice(*lsm, *x, 1));
     EXPECT_TRUE(readsOwnSlice(*relu, *x, 2));
 }
+
+TEST(ChooseSplit, FewerUnitsThanCoresSplitOnePerPart) {
+    // A GlobalAveragePool over 6 channels of 128 x 128 f32 (64 KiB each) reads its input once, so
+    // more parts mean less DMA per part: on 8 cores each of the 6 channels is a part of its own
+    // (not 3 parts of 2, the most that 2, 4 or 8 parts of 6 give when 8 is not tried as 6).
+    auto g = std::make_shared<ir::Graph>("gap");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 6, 128, 128}));
+    ir::Node* gap = *g->addNode(OpKind::GlobalAveragePool, "gap", {x}, {"y"});
+    g->setOutputs({gap->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<std::vector<Group>> groups = formGroups(*g);
+    ASSERT_TRUE(groups.ok() && groups->size() == 1u);
+    const Target t = cores(8);
+    Expected<TaskCost> whole = chooseTiling(groups->front(), t);
+    ASSERT_TRUE(whole.ok()) << whole.error().message;
+    Expected<SplitPlan> plan = chooseSplit(groups->front(), t, *whole, 8);
+    ASSERT_TRUE(plan.ok()) << plan.error().message;
+    EXPECT_EQ(plan->axis, 1);
+    ASSERT_EQ(plan->ranges.size(), 6u);
+    EXPECT_EQ(plan->ranges[5], (std::pair<int64_t, int64_t>{5, 6}));
+}
