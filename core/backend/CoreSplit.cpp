@@ -25,45 +25,53 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskC
     if (most >= 2 && tries.back() != most)
         tries.push_back(most);
     uint64_t best = whole.estCycles;
-    for (size_t axis : axes) {
-        // A blocked output's channels split in whole C0 blocks.
-        const int64_t unit =
-            n.output(0)->type().layout == ir::LayoutKind::NC1HWC0 && axis == 1 ? std::max(t.c0, 1) : 1;
-        const int64_t extent = od[axis];
-        const int64_t units = ceilDivExtent(extent, unit);
-        int64_t lastPer = 0;
-        for (int tried : tries) {
-            // Fewer units than cores (6 C0 blocks of channels on 8 cores): one unit per part.
-            const int64_t k = std::min<int64_t>(tried, units);
-            const int64_t per = ceilDivExtent(units, k) * unit;
-            if (per == lastPer)
-                break;
-            lastPer = per;
-            const int64_t parts = ceilDivExtent(extent, per);
-            if (parts < 2)
+    // Pass 0 tries 2, 4, ... parts (at most one per unit) on both axes; pass 1, on the axis pass
+    // 0 chose, one unit per part where there are fewer units than cores (6 C0 blocks of channels
+    // on 8 cores, which pass 0 can only cut into 3). Pass 1 never changes the axis: a split
+    // along the axis the neighbours use keeps their stripes on chip, which this local figure
+    // does not see.
+    for (int pass = 0; pass < 2; ++pass)
+        for (size_t axis : axes) {
+            if (pass == 1 && (plan.axis < 0 || static_cast<size_t>(plan.axis) != axis))
                 continue;
-            OutputSlice first{axis, per};
-            Expected<TaskCost> cost = chooseTiling(group, t, &first);
-            if (!cost.ok())
-                continue;
-            const uint64_t total = cost->estCycles + t.eventLatencyCycles + t.dispatchCycles;
-            if (total >= best)
-                continue;
-            const int64_t lastExtent = extent - (parts - 1) * per;
-            OutputSlice last{axis, lastExtent};
-            Expected<TaskCost> lastCost = lastExtent == per ? cost : chooseTiling(group, t, &last);
-            if (!lastCost.ok())
-                continue;
-            SplitPlan candidate;
-            candidate.axis = static_cast<int>(axis);
-            for (int64_t p = 0; p < parts; ++p) {
-                candidate.ranges.emplace_back(p * per, std::min(extent, (p + 1) * per));
-                candidate.costs.push_back(p + 1 == parts ? *lastCost : *cost);
+            // A blocked output's channels split in whole C0 blocks.
+            const int64_t unit =
+                n.output(0)->type().layout == ir::LayoutKind::NC1HWC0 && axis == 1 ? std::max(t.c0, 1) : 1;
+            const int64_t extent = od[axis];
+            const int64_t units = ceilDivExtent(extent, unit);
+            for (int tried : tries) {
+                if (pass == 0 && tried > units)
+                    break;
+                if (pass == 1 && (tried <= units || tried != tries.back()))
+                    continue;
+                const int64_t k = std::min<int64_t>(tried, units);
+                const int64_t per = ceilDivExtent(units, k) * unit;
+                const int64_t parts = ceilDivExtent(extent, per);
+                if (parts < 2 || (plan.axis >= 0 && static_cast<size_t>(plan.axis) == axis &&
+                                  static_cast<int64_t>(plan.ranges.size()) == parts))
+                    continue;
+                OutputSlice first{axis, per};
+                Expected<TaskCost> cost = chooseTiling(group, t, &first);
+                if (!cost.ok())
+                    continue;
+                const uint64_t total = cost->estCycles + t.eventLatencyCycles + t.dispatchCycles;
+                if (total >= best)
+                    continue;
+                const int64_t lastExtent = extent - (parts - 1) * per;
+                OutputSlice last{axis, lastExtent};
+                Expected<TaskCost> lastCost = lastExtent == per ? cost : chooseTiling(group, t, &last);
+                if (!lastCost.ok())
+                    continue;
+                SplitPlan candidate;
+                candidate.axis = static_cast<int>(axis);
+                for (int64_t p = 0; p < parts; ++p) {
+                    candidate.ranges.emplace_back(p * per, std::min(extent, (p + 1) * per));
+                    candidate.costs.push_back(p + 1 == parts ? *lastCost : *cost);
+                }
+                best = total;
+                plan = std::move(candidate);
             }
-            best = total;
-            plan = std::move(candidate);
         }
-    }
     return plan;
 }
 
