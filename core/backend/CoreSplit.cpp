@@ -161,46 +161,10 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
     }
 }
 
-namespace {
-
-/// convWindowRows for a transposed convolution: input row i scatters into output rows
-/// i * stride - padBegin + k * dilation for k < kernel, so output rows [outBegin, outEnd) gather
-/// from input rows ceil((outBegin + padBegin - (kernel - 1) * dilation) / stride) up to
-/// floor((outEnd - 1 + padBegin) / stride). With kernel == stride and no padding (a decoder's
-/// 2x upsampling) that is exactly the input stripe of the output stripe.
-std::optional<std::pair<int64_t, int64_t>> transposeWindowRows(const ir::Node& ct, size_t a, int64_t outBegin,
-                                                               int64_t outEnd) {
-    const std::vector<int64_t> xd = ct.input(0)->type().dims(), wd = ct.input(1)->type().dims();
-    if (xd.size() != 4 || wd.size() != 4 || a >= xd.size())
-        return std::nullopt;
-    const std::string autoPad = ct.attrString("auto_pad", "NOTSET");
-    if (autoPad != "NOTSET" && autoPad != "VALID")
-        return std::nullopt;
-    const size_t d = a - 2, sp = 2;
-    const std::vector<int64_t> strides = ct.attrInts("strides"), dil = ct.attrInts("dilations"),
-                               pads = ct.attrInts("pads");
-    const int64_t stride = d < strides.size() ? strides[d] : 1;
-    const int64_t dilation = d < dil.size() ? dil[d] : 1;
-    const int64_t padBegin = autoPad == "VALID" || pads.size() != 2 * sp ? 0 : pads[d];
-    if (stride < 1 || dilation < 1 || wd[a] < 1)
-        return std::nullopt;
-    const auto floorDiv = [](int64_t x, int64_t y) { return x >= 0 ? x / y : -((-x + y - 1) / y); };
-    const int64_t lo = -floorDiv(-(outBegin + padBegin - (wd[a] - 1) * dilation), stride); // ceil
-    const int64_t hi = floorDiv(outEnd - 1 + padBegin, stride) + 1;
-    const int64_t b = std::max<int64_t>(lo, 0), e = std::min(hi, xd[a]);
-    if (b >= e)
-        return std::nullopt;
-    return std::make_pair(b, e);
-}
-
-} // namespace
-
 std::optional<std::pair<int64_t, int64_t>> convWindowRows(const ir::Node& conv, int axis, int64_t outBegin,
                                                           int64_t outEnd) {
-    if ((conv.kind() == ir::OpKind::ConvTranspose || conv.kind() == ir::OpKind::FusedConvTranspose) && axis >= 2 &&
-        conv.numInputs() >= 2 && conv.input(0) && conv.input(1) && outBegin < outEnd)
-        return transposeWindowRows(conv, static_cast<size_t>(axis), outBegin, outEnd);
-    if ((conv.kind() != ir::OpKind::Conv && conv.kind() != ir::OpKind::FusedConv) || axis < 2 ||
+    const bool transposed = conv.kind() == ir::OpKind::ConvTranspose || conv.kind() == ir::OpKind::FusedConvTranspose;
+    if ((!transposed && conv.kind() != ir::OpKind::Conv && conv.kind() != ir::OpKind::FusedConv) || axis < 2 ||
         conv.numInputs() < 2 || !conv.input(0) || !conv.input(1) || outBegin >= outEnd)
         return std::nullopt;
     const std::vector<int64_t> xd = conv.input(0)->type().dims(), wd = conv.input(1)->type().dims();
@@ -218,8 +182,19 @@ std::optional<std::pair<int64_t, int64_t>> convWindowRows(const ir::Node& conv, 
     const int64_t padBegin = autoPad == "VALID" || pads.size() != 2 * sp ? 0 : pads[d];
     if (stride < 1 || dilation < 1 || wd[a] < 1)
         return std::nullopt;
-    const int64_t lo = outBegin * stride - padBegin;
-    const int64_t hi = (outEnd - 1) * stride - padBegin + (wd[a] - 1) * dilation + 1;
+    const int64_t reach = (wd[a] - 1) * dilation; // from the first tap to the last
+    int64_t lo = 0, hi = 0;
+    if (transposed) {
+        // Input row i scatters into output rows i * stride - padBegin + k * dilation, k < kernel:
+        // output rows [outBegin, outEnd) gather from input rows
+        // ceil((outBegin + padBegin - reach) / stride) to floor((outEnd - 1 + padBegin) / stride).
+        const auto floorDiv = [](int64_t x, int64_t y) { return x >= 0 ? x / y : -((-x + y - 1) / y); };
+        lo = -floorDiv(-(outBegin + padBegin - reach), stride);
+        hi = floorDiv(outEnd - 1 + padBegin, stride) + 1;
+    } else {
+        lo = outBegin * stride - padBegin;
+        hi = (outEnd - 1) * stride - padBegin + reach + 1;
+    }
     const int64_t b = std::max<int64_t>(lo, 0), e = std::min(hi, xd[a]);
     if (b >= e)
         return std::nullopt;
