@@ -132,9 +132,8 @@ void IntervalPacker::rollback(size_t mark) {
 /// the sections [focusFirst, focusLast) (those of the buffer just placed and its neighbours), so
 /// the bounds that depend on them are computed there; elsewhere only the watermark moved, and
 /// the watermark plus the bytes still to place is checked.
-bool IntervalPacker::sectionsCanHold(const std::vector<int>& open, const std::vector<uint64_t>& pos,
-                                     const std::vector<size_t>& byPosition, uint64_t watermark, int focusFirst,
-                                     int focusLast) {
+bool IntervalPacker::sectionsCanHold(const std::vector<int>& open, const std::vector<Placing>& byPosition,
+                                     uint64_t watermark, int focusFirst, int focusLast) {
     int lo = m_sections, hi = 0;
     for (int b : open) {
         lo = std::min(lo, m_spans[b].first);
@@ -151,13 +150,13 @@ bool IntervalPacker::sectionsCanHold(const std::vector<int>& open, const std::ve
     // Buffers in the order of their positions: each section's stack grows in that order.
     for (int q = focusFirst; q < focusLast; ++q)
         m_height[static_cast<size_t>(q)] = 0;
-    for (size_t k : byPosition) {
-        const SectionSpan& s = m_spans[open[k]];
+    for (const Placing& x : byPosition) {
+        const SectionSpan& s = m_spans[static_cast<size_t>(x.buffer)];
         const int a = std::max(s.first, focusFirst), z = std::min(s.last, focusLast);
         if (a >= z)
             continue;
         m_steps += static_cast<uint64_t>(z - a);
-        const uint64_t from = std::max(watermark, pos[k]);
+        const uint64_t from = std::max(watermark, x.pos);
         for (int q = a; q < z; ++q) {
             uint64_t& height = m_height[static_cast<size_t>(q)];
             height = aligned(std::max(height, from)) + s.size;
@@ -169,7 +168,7 @@ bool IntervalPacker::sectionsCanHold(const std::vector<int>& open, const std::ve
 }
 
 IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst,
-                                             int focusLast) {
+                                             int focusLast, const std::vector<Placing>* byPosition) {
     if (open.empty())
         return Step::Found;
     if (m_steps >= m_budget)
@@ -188,11 +187,17 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
         reach = std::max(reach, m_spans[open[k]].last);
     }
     if (cuts.empty())
-        return searchComponent(open, watermark, lastRank, focusFirst, focusLast);
+        return searchComponent(open, watermark, lastRank, focusFirst, focusLast, byPosition);
     // The node as it stands, before it comes apart: the buffer just placed rests at the
     // watermark, and in this branch nothing goes below it. Each part is then solved from
     // address 0, under bounds that no longer know the watermark.
-    if (!nodeCanHold(open, watermark, focusFirst, focusLast))
+    std::vector<Placing> whole;
+    if (byPosition == nullptr) {
+        orderByPosition(open, whole);
+        byPosition = &whole;
+    }
+    m_steps += open.size() * static_cast<uint64_t>(std::bit_width(open.size()));
+    if (!sectionsCanHold(open, *byPosition, watermark, focusFirst, focusLast))
         return Step::Exhausted;
     cuts.push_back(open.size());
     const size_t mark = m_trail.size();
@@ -205,7 +210,7 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
         std::vector<int> part(open.begin() + static_cast<std::ptrdiff_t>(from), open.begin() + static_cast<std::ptrdiff_t>(to));
         if (m_rerank)
             rankBuffers(part, m_preorder);
-        result = searchComponent(part, 0, -1, focusFirst, focusLast);
+        result = searchComponent(part, 0, -1, focusFirst, focusLast, nullptr);
         if (result != Step::Found) {
             rollback(mark);
             break;
@@ -217,46 +222,68 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
     return result;
 }
 
-bool IntervalPacker::nodeCanHold(const std::vector<int>& open, uint64_t watermark, int focusFirst, int focusLast) {
-    std::vector<uint64_t> pos(open.size());
-    for (size_t k = 0; k < open.size(); ++k)
-        pos[k] = aligned(m_top[open[k]]);
-    std::vector<size_t> order(open.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return std::tie(pos[a], m_rank[open[a]]) < std::tie(pos[b], m_rank[open[b]]);
-    });
-    m_steps += open.size() * static_cast<uint64_t>(std::bit_width(open.size()));
-    return sectionsCanHold(open, pos, order, watermark, focusFirst, focusLast);
+void IntervalPacker::orderByPosition(const std::vector<int>& open, std::vector<Placing>& byPosition) const {
+    byPosition.resize(open.size());
+    for (size_t k = 0; k < open.size(); ++k) {
+        const int b = open[k];
+        byPosition[k] = Placing{aligned(m_top[static_cast<size_t>(b)]), m_rank[static_cast<size_t>(b)], b};
+    }
+    std::sort(byPosition.begin(), byPosition.end());
+}
+
+/// `byPosition` once `b` is placed: b leaves, and the neighbours whose position it raised (the
+/// trail entries after `mark`) move up. The rest keep their order, so only the moved ones are
+/// sorted and merged back in.
+void IntervalPacker::orderAfterPlacing(const std::vector<Placing>& byPosition, int b, size_t mark,
+                                       std::vector<Placing>& out) {
+    ++m_stamp;
+    std::vector<Placing> moved;
+    for (size_t t = mark; t < m_trail.size(); ++t)
+        if (const int j = m_trail[t].neighbour; j >= 0) {
+            m_moved[static_cast<size_t>(j)] = m_stamp;
+            moved.push_back(Placing{aligned(m_top[static_cast<size_t>(j)]), m_rank[static_cast<size_t>(j)], j});
+        }
+    std::sort(moved.begin(), moved.end());
+    out.clear();
+    out.reserve(byPosition.size() - 1);
+    auto m = moved.begin();
+    for (const Placing& x : byPosition) {
+        if (x.buffer == b || m_moved[static_cast<size_t>(x.buffer)] == m_stamp)
+            continue;
+        for (; m != moved.end() && *m < x; ++m)
+            out.push_back(*m);
+        out.push_back(x);
+    }
+    out.insert(out.end(), m, moved.end());
 }
 
 /// One search node: every open buffer's canonical position is the aligned top of its placed
 /// neighbours. A buffer may be placed only at or above the watermark (ties: later in the
 /// preorder), and only below the lowest top any open buffer could reach (a buffer placed higher
-/// would leave a gap another buffer could drop into: not canonical).
+/// would leave a gap another buffer could drop into: not canonical). `inherited`, when given,
+/// holds the open buffers already in the order of their positions.
 IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& open, uint64_t watermark, int lastRank,
-                                                      int focusFirst, int focusLast) {
-    std::vector<uint64_t> pos(open.size());
+                                                      int focusFirst, int focusLast,
+                                                      const std::vector<Placing>* inherited) {
+    std::vector<Placing> own;
+    if (inherited == nullptr)
+        orderByPosition(open, own);
+    const std::vector<Placing>& byPosition = inherited != nullptr ? *inherited : own;
     uint64_t minHeight = UINT64_MAX;
-    for (size_t k = 0; k < open.size(); ++k) {
-        pos[k] = aligned(m_top[open[k]]);
-        const uint64_t end = pos[k] + m_spans[open[k]].size;
+    for (const Placing& x : byPosition) {
+        const uint64_t end = x.pos + m_spans[static_cast<size_t>(x.buffer)].size;
         if (end > m_capacity)
             return Step::Exhausted;
         minHeight = std::min(minHeight, end);
     }
     m_steps += open.size() * static_cast<uint64_t>(std::bit_width(open.size())); // the sort
-    std::vector<size_t> order(open.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-        return std::tie(pos[a], m_rank[open[a]]) < std::tie(pos[b], m_rank[open[b]]);
-    });
-    if (!sectionsCanHold(open, pos, order, watermark, focusFirst, focusLast))
+    if (!sectionsCanHold(open, byPosition, watermark, focusFirst, focusLast))
         return Step::Exhausted;
-    for (size_t k : order) {
-        const int b = open[k];
-        const uint64_t p = pos[k];
-        if (p < watermark || (p == watermark && m_rank[b] < lastRank))
+    std::vector<Placing> next;
+    for (const Placing& x : byPosition) {
+        const int b = x.buffer;
+        const uint64_t p = x.pos;
+        if (p < watermark || (p == watermark && x.rank < lastRank))
             continue;
         if (p >= minHeight)
             break;
@@ -265,16 +292,17 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
         std::vector<int> rest;
         rest.reserve(open.size() - 1);
         m_steps += open.size();
-        for (int x : open)
-            if (x != b)
-                rest.push_back(x);
+        for (int y : open)
+            if (y != b)
+                rest.push_back(y);
+        orderAfterPlacing(byPosition, b, mark + 1, next);
         // The positions that moved are those of b's neighbours: the sections around b's.
         int first = m_spans[b].first, last = m_spans[b].last;
         for (int j : m_neighbours[b]) {
             first = std::min(first, m_spans[j].first);
             last = std::max(last, m_spans[j].last);
         }
-        const Step s = search(std::move(rest), p, m_rank[b], first, last);
+        const Step s = search(std::move(rest), p, x.rank, first, last, &next);
         if (s == Step::Found)
             return s;
         rollback(mark);
@@ -302,6 +330,8 @@ SearchVerdict IntervalPacker::fits(uint64_t capacity, int preorder, bool rerank,
     m_offset.assign(n, 0);
     m_placed.assign(n, 0);
     m_trail.clear();
+    m_moved.assign(n, 0);
+    m_stamp = 0;
     m_height.assign(static_cast<size_t>(m_sections), 0);
     m_remaining.assign(static_cast<size_t>(m_sections), 0);
     std::vector<int> open;
@@ -316,7 +346,7 @@ SearchVerdict IntervalPacker::fits(uint64_t capacity, int preorder, bool rerank,
         }
     }
     rankBuffers(open, preorder);
-    const Step s = search(std::move(open), 0, -1, 0, m_sections);
+    const Step s = search(std::move(open), 0, -1, 0, m_sections, nullptr);
     stepsUsed = m_steps;
     if (s == Step::Found) {
         offsets = m_offset;

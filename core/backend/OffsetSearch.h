@@ -10,6 +10,7 @@
 
 #include "MemoryPlanner.h"
 
+#include <compare>
 #include <cstdint>
 #include <vector>
 
@@ -72,12 +73,23 @@ private:
         uint64_t oldTop;
     };
 
-    Step search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst, int focusLast);
+    /// An open buffer where it would go: its position (the aligned top of its placed
+    /// neighbours) and its rank; a node tries them in this order.
+    struct Placing {
+        uint64_t pos;
+        int rank;
+        int buffer;
+        auto operator<=>(const Placing&) const = default;
+    };
+
+    Step search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst, int focusLast,
+                const std::vector<Placing>* byPosition);
     Step searchComponent(const std::vector<int>& open, uint64_t watermark, int lastRank, int focusFirst,
-                         int focusLast);
-    bool nodeCanHold(const std::vector<int>& open, uint64_t watermark, int focusFirst, int focusLast);
-    bool sectionsCanHold(const std::vector<int>& open, const std::vector<uint64_t>& pos,
-                         const std::vector<size_t>& byPosition, uint64_t watermark, int focusFirst, int focusLast);
+                         int focusLast, const std::vector<Placing>* inherited);
+    bool sectionsCanHold(const std::vector<int>& open, const std::vector<Placing>& byPosition, uint64_t watermark,
+                         int focusFirst, int focusLast);
+    void orderByPosition(const std::vector<int>& open, std::vector<Placing>& byPosition) const;
+    void orderAfterPlacing(const std::vector<Placing>& byPosition, int b, size_t mark, std::vector<Placing>& out);
     void rankBuffers(const std::vector<int>& buffers, int preorder);
     bool place(int b, uint64_t offset); ///< true when b has open neighbours (a buffer above it)
     void rollback(size_t mark);
@@ -100,6 +112,8 @@ private:
     std::vector<uint64_t> m_remaining; ///< per section: bytes of the open buffers live there
     std::vector<uint64_t> m_height;    ///< per section scratch: the least height its open buffers need
     std::vector<Undo> m_trail;
+    std::vector<uint32_t> m_moved;     ///< per buffer: the orderAfterPlacing call that moved it last
+    uint32_t m_stamp = 0;
 };
 
 } // namespace sextant::backend
