@@ -41,19 +41,21 @@ struct OffsetPlan {
 };
 
 /// How hard planOffsets searches. Steps, not seconds, limit it, so that a problem gets the same
-/// plan on every machine; kDefaultSearchSteps takes about a second for the 150-300 buffer
-/// MiniMalloc instances on a 2-core machine (BENCHMARKS.md).
+/// plan on every machine (and on any number of threads); kDefaultSearchSteps takes at most
+/// about 0.6 s for the 150-450 buffer MiniMalloc instances on a 2-core machine (BENCHMARKS.md).
 struct OffsetSearchOptions {
-    static constexpr uint64_t kDefaultSearchSteps = 150'000'000;
+    static constexpr uint64_t kDefaultSearchSteps = 400'000'000;
     uint64_t steps = kDefaultSearchSteps; ///< 0: heuristics only
     uint64_t capacity = 0;                ///< bytes the plan must fit in (0: no limit)
+    unsigned threads = 2;                 ///< at most this many threads search at once (same plan)
 };
 
 /// Places every buffer. Runs several greedy orderings (size descending as in TFLite's arena
 /// planner, conflict weight, lifetime length, start time) with best-fit and first-fit gap
 /// selection and keeps the smallest peak; then, for a problem whose conflicts are its lifetimes'
 /// overlaps (interval problems, per-core SRAM), searches for a smaller peak (OffsetSearch.h):
-/// first at the lower bound, then halving the distance between the bound and the best found.
+/// at the capacity first when the heuristics do not fit it, then at the lower bound, then halving
+/// the distance between the lowest capacity not ruled out and the best found.
 /// Deterministic: the same problem and options give the same plan.
 OffsetPlan planOffsets(const OffsetProblem& problem, const OffsetSearchOptions& options = {});
 

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <bit>
 #include <numeric>
+#include <atomic>
 #include <optional>
+#include <system_error>
+#include <thread>
 
 namespace sextant::backend {
 
@@ -171,7 +174,7 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
                                              int focusLast, const std::vector<Placing>* byPosition) {
     if (open.empty())
         return Step::Found;
-    if (m_steps >= m_budget)
+    if (m_steps >= m_budget || (m_endedBy != nullptr && m_endedBy->load(std::memory_order_relaxed) < m_index))
         return Step::OutOfSteps;
     m_steps += open.size();
     // Time ranges that no open buffer crosses are independent: solve them one after another,
@@ -192,11 +195,11 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
     // watermark, and in this branch nothing goes below it. Each part is then solved from
     // address 0, under bounds that no longer know the watermark.
     std::vector<Placing> whole;
+    m_steps += open.size() * (byPosition != nullptr ? 1 : static_cast<uint64_t>(std::bit_width(open.size())));
     if (byPosition == nullptr) {
         orderByPosition(open, whole);
         byPosition = &whole;
     }
-    m_steps += open.size() * static_cast<uint64_t>(std::bit_width(open.size()));
     if (!sectionsCanHold(open, *byPosition, watermark, focusFirst, focusLast))
         return Step::Exhausted;
     cuts.push_back(open.size());
@@ -276,7 +279,8 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
             return Step::Exhausted;
         minHeight = std::min(minHeight, end);
     }
-    m_steps += open.size() * static_cast<uint64_t>(std::bit_width(open.size())); // the sort
+    // The order: sorted here, or merged by the parent (orderAfterPlacing).
+    m_steps += open.size() * (inherited != nullptr ? 1 : static_cast<uint64_t>(std::bit_width(open.size())));
     if (!sectionsCanHold(open, byPosition, watermark, focusFirst, focusLast))
         return Step::Exhausted;
     std::vector<Placing> next;
@@ -318,8 +322,11 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
 }
 
 SearchVerdict IntervalPacker::fits(uint64_t capacity, int preorder, bool rerank, uint64_t budget,
-                                   uint64_t& stepsUsed, std::vector<uint64_t>& offsets) {
+                                   uint64_t& stepsUsed, std::vector<uint64_t>& offsets,
+                                   const std::atomic<size_t>* endedBy, size_t index) {
     const size_t n = m_spans.size();
+    m_endedBy = endedBy;
+    m_index = index;
     m_capacity = capacity;
     m_budget = budget;
     m_steps = 0;
@@ -413,30 +420,107 @@ struct Strategy {
     uint64_t weight;
 };
 
-/// Measured on the MiniMalloc instances: MiniMalloc's TWA order finds the most tight packings,
-/// with and without ranking parts again (they succeed on different instances); fullest-then-area
-/// and area-then-fullest find the rest. Every order keeps a turn.
+/// TWA (MiniMalloc's order) finds the most tight packings, with and without ranking parts again
+/// (they succeed on different instances); fullest-then-area, with and without, and
+/// area-then-fullest find most of the rest; every other order keeps a turn.
 constexpr Strategy kStrategies[] = {
-    {2, false, 8}, {2, true, 4}, {3, false, 2}, {4, false, 1}, {0, false, 1}, {1, false, 1}, {5, false, 1},
+    {2, false, 8}, {2, true, 4}, {3, false, 2}, {3, true, 2}, {4, false, 1}, {0, false, 1}, {1, false, 1}, {5, false, 1},
 };
 
-/// One capacity tried with the strategies in turn, each given a step limit (its weight times a
-/// round's limit) that doubles every round: a run that goes astray early is cut short and another
-/// gets its turn, until one finds a plan or proves there is none, or `budget` steps are spent.
-SearchVerdict tryCapacity(IntervalPacker& packer, uint64_t capacity, uint64_t budget, uint64_t& spent,
-                          std::vector<uint64_t>& offsets) {
-    uint64_t limit = packer.descentSteps();
-    while (spent < budget) {
-        for (const Strategy& strategy : kStrategies) {
-            const uint64_t allowed = std::min(limit * strategy.weight, budget - spent);
-            uint64_t used = 0;
-            const SearchVerdict v = packer.fits(capacity, strategy.preorder, strategy.rerank, allowed, used, offsets);
-            spent += used;
-            if (v != SearchVerdict::OutOfSteps)
-                return v;
-            if (spent >= budget)
-                break;
+/// The runs of one round, each a strategy with the steps allotted to it, carried out by up to
+/// two threads. What the round returns is what running them one after another in this order
+/// would: the first run that ends the search (a plan found or none possible) wins and the steps
+/// of the runs before it count. A run later in the order than one that has ended the search is
+/// cut short; the ones before it always finish. So threads change how long a round takes, never
+/// its answer.
+class Round {
+public:
+    Round(std::vector<IntervalPacker>& packers, const std::vector<Strategy>& strategies, uint64_t capacity)
+        : m_packers(packers), m_strategies(strategies), m_capacity(capacity), m_used(strategies.size()),
+          m_verdicts(strategies.size()), m_offsets(strategies.size()) {}
+
+    SearchVerdict run(const std::vector<uint64_t>& allotted, uint64_t& spent, std::vector<uint64_t>& offsets) {
+        m_allotted = allotted;
+        m_next = 0;
+        m_ended = m_strategies.size();
+        uint64_t total = 0;
+        for (uint64_t a : allotted)
+            total += a;
+        // A thread is worth starting only for rounds of some length (about a millisecond).
+        const size_t threads = total >= kThreadedRound ? m_packers.size() : 1;
+        std::vector<std::thread> helpers;
+        for (size_t t = 1; t < threads; ++t) {
+            try {
+                helpers.emplace_back([this, t] { work(m_packers[t]); });
+            } catch (const std::system_error&) {
+                break; // no thread to be had: this one does every run, to the same answer
+            }
         }
+        work(m_packers[0]);
+        for (std::thread& h : helpers)
+            h.join();
+        for (size_t i = 0; i < m_strategies.size(); ++i) {
+            spent += m_used[i];
+            if (m_verdicts[i] != SearchVerdict::OutOfSteps) {
+                offsets = std::move(m_offsets[i]);
+                return m_verdicts[i];
+            }
+        }
+        return SearchVerdict::OutOfSteps;
+    }
+
+    static constexpr uint64_t kThreadedRound = 2'000'000;
+
+private:
+    void work(IntervalPacker& packer) {
+        while (true) {
+            const size_t i = m_next.fetch_add(1);
+            if (i >= m_strategies.size())
+                return;
+            m_used[i] = 0;
+            m_verdicts[i] = SearchVerdict::OutOfSteps;
+            if (m_allotted[i] == 0 || m_ended.load() < i)
+                continue;
+            const Strategy& s = m_strategies[i];
+            m_verdicts[i] = packer.fits(m_capacity, s.preorder, s.rerank, m_allotted[i], m_used[i], m_offsets[i],
+                                        &m_ended, i);
+            if (m_verdicts[i] != SearchVerdict::OutOfSteps) {
+                size_t was = m_ended.load();
+                while (i < was && !m_ended.compare_exchange_weak(was, i)) {
+                }
+            }
+        }
+    }
+
+    std::vector<IntervalPacker>& m_packers;
+    const std::vector<Strategy>& m_strategies;
+    uint64_t m_capacity;
+    std::vector<uint64_t> m_allotted;
+    std::vector<uint64_t> m_used;
+    std::vector<SearchVerdict> m_verdicts;
+    std::vector<std::vector<uint64_t>> m_offsets;
+    std::atomic<size_t> m_next{0};
+    std::atomic<size_t> m_ended{0};
+};
+
+/// One capacity tried with the strategies in rounds, each strategy given a step limit (its weight
+/// times the round's limit) that doubles every round: a run that goes astray early is cut short
+/// and another gets its turn, until one finds a plan or proves there is none, or `budget` steps
+/// are spent. The last round's limits are cut, in strategy order, to what is left of the budget.
+SearchVerdict tryCapacity(std::vector<IntervalPacker>& packers, const std::vector<Strategy>& strategies,
+                          uint64_t capacity, uint64_t budget, uint64_t& spent, std::vector<uint64_t>& offsets) {
+    uint64_t limit = packers.front().descentSteps();
+    Round round(packers, strategies, capacity);
+    while (spent < budget) {
+        std::vector<uint64_t> allotted(strategies.size());
+        uint64_t left = budget - spent;
+        for (size_t i = 0; i < strategies.size(); ++i) {
+            allotted[i] = std::min(limit * strategies[i].weight, left);
+            left -= allotted[i];
+        }
+        const SearchVerdict v = round.run(allotted, spent, offsets);
+        if (v != SearchVerdict::OutOfSteps)
+            return v;
         limit *= 2;
     }
     return SearchVerdict::OutOfSteps;
@@ -449,33 +533,47 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
     if (!sections)
         return;
     const size_t n = problem.sizes.size();
-    IntervalPacker packer(std::move(sections->first), sections->second, problem.alignment);
+    // One packer per thread a round may use (they hold the search state).
+    std::vector<IntervalPacker> packers(std::clamp(options.threads, 1u, 2u), IntervalPacker(std::move(sections->first), sections->second,
+                                                          problem.alignment));
+    const IntervalPacker& packer = packers.front();
     uint64_t proven = packer.maxLive(); // no plan needs less
     plan.lowerBound = proven;
     plan.optimal = plan.peak <= proven;
     if (plan.optimal || options.steps == 0 || n > kMaxSearchBuffers)
         return;
     uint64_t spent = 0;
-    // Capacities tried: the bound first (most instances that can be packed tightly are found
-    // there quickly), then halfway between the lowest capacity not yet ruled out and the best peak.
+    const std::vector<Strategy> strategies(std::begin(kStrategies), std::end(kStrategies));
+    // Capacities tried: a capacity the heuristics did not fit, first (a plan that fits is what
+    // the caller needs); the bound, with half the budget (most instances that can be packed
+    // tightly are found there); then halfway between the lowest capacity not yet ruled out and
+    // the best peak, each with a quarter of what is left.
     uint64_t low = proven;
-    bool first = true;
+    const bool fitFirst = options.capacity >= low && options.capacity < plan.peak;
+    int probe = fitFirst ? 0 : 1;
     while (spent < options.steps && low < plan.peak) {
-        const uint64_t capacity = first ? low : low + (plan.peak - 1 - low) / 2;
-        const uint64_t share =
-            first ? options.steps * 2 / 3 : std::max<uint64_t>((options.steps - spent) / 4, 8 * packer.descentSteps());
-        first = false;
+        const int thisProbe = probe++;
+        uint64_t capacity = low + (plan.peak - 1 - low) / 2;
+        uint64_t share = std::max<uint64_t>((options.steps - spent) / 4, 8 * packer.descentSteps());
+        if (thisProbe == 0) {
+            capacity = options.capacity;
+            share = options.steps / 2;
+        } else if (thisProbe == 1) {
+            capacity = low; // the bound, unless a probe of the capacity proved it too small
+            share = (options.steps - spent) / 2;
+        }
         std::vector<uint64_t> offsets;
         const SearchVerdict v =
-            tryCapacity(packer, capacity, std::min(options.steps, spent + share), spent, offsets);
+            tryCapacity(packers, strategies, capacity, std::min(options.steps, spent + share), spent, offsets);
         if (v == SearchVerdict::Found) {
             plan.offsets = std::move(offsets);
             plan.peak = peakOf(plan.offsets, problem.sizes);
             plan.heuristic = "search";
-        } else {
-            low = capacity + 1; // unknown or proven: either way try higher
-            if (v == SearchVerdict::Infeasible)
-                proven = std::max(proven, capacity + 1);
+        } else if (v == SearchVerdict::Infeasible) {
+            proven = std::max(proven, capacity + 1);
+            low = std::max(low, proven);
+        } else if (thisProbe > 0) {
+            low = capacity + 1; // not proven, but the bisection moves on above it
         }
     }
     plan.searchSteps = spent;
