@@ -16,7 +16,7 @@ QString formatBytes(uint64_t bytes);
 /// The memory tab: every DRAM buffer as a rectangle, x = lifetime (first writer start to last reader
 /// end, in cycles), y = address. Hover shows the tensor, size and offset; clicking a buffer emits
 /// bufferClicked; the buffers of the selected node are outlined. Dashed lines mark the arena's
-/// peak and the max-live lower bound.
+/// peak and its lower bound.
 class MemoryView : public QWidget {
     Q_OBJECT
 public:

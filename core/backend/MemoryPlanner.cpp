@@ -725,7 +725,7 @@ Status checkReuseOrder(const Program& prog, const std::vector<Access>& acc, cons
 
 } // namespace
 
-Status planMemory(Program& prog, const Reachability& order) {
+Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps) {
     const Target& target = prog.target;
     const uint64_t align = std::max<uint64_t>(target.dramAlign, 1);
     MemoryStats& mem = prog.memory;
@@ -752,16 +752,19 @@ Status planMemory(Program& prog, const Reachability& order) {
     std::vector<IntervalBuffer> timeline(n);
     SX_TRY(describeIntermediates(prog, acc, inter, problem, timeline));
     addConflicts(prog, acc, inter, order, problem);
-    // The program's conflicts come from Task order (two buffers whose estimated lifetimes do not
-    // meet may still be unordered), so the interval search does not apply: heuristics only.
-    OffsetPlan plan = planOffsets(problem, OffsetSearchOptions{.steps = 0});
+    // The program's conflicts come from Task order: buffers whose estimated lifetimes meet are
+    // never ordered, so they conflict, and so may buffers whose lifetimes do not meet. The
+    // search takes both (the lifetimes give its section bounds, the conflicts its neighbours);
+    // its bound also counts buffers that all conflict with each other.
+    OffsetPlan plan = planOffsets(problem, OffsetSearchOptions{.steps = searchSteps});
     SX_TRY(checkOffsetPlan(problem, plan));
     for (size_t i = 0; i < n; ++i)
         prog.buffers[inter[i]].offset = mem.arenaBase + plan.offsets[i];
     mem.dramPeak = plan.peak;
     // Buffers live together in the estimated schedule are never ordered, so they conflict: the
-    // schedule's max-live is a lower bound for the plan.
-    mem.dramLowerBound = maxLiveBytes(timeline);
+    // schedule's max-live is a lower bound for the plan, and so is any set of buffers that
+    // pairwise conflict (the search's bound, when it could build one).
+    mem.dramLowerBound = std::max(maxLiveBytes(timeline), plan.lowerBound);
     mem.dramTotal = mem.arenaBase + mem.dramPeak;
     if (mem.dramTotal > target.dramBytes)
         return makeError(ErrorKind::Unsupported, "program needs " + std::to_string(mem.dramTotal) +

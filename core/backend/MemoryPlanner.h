@@ -80,8 +80,11 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path);
 /// Plans the DRAM of a scheduled Program: lays out [weights][graph inputs+outputs][intermediate
 /// arena], assigns arena offsets so that two intermediates share addresses only when every access
 /// to one happens-before (through Task deps) the write of the other, and fills Program::memory.
+/// The offsets are the heuristics' plan, then planOffsets' search within `searchSteps`; the lower
+/// bound is the larger of the schedule's max-live and the bytes of buffers that pairwise conflict.
 /// `order` must describe Program::tasks' deps (see Reachability).
-Status planMemory(Program& program, const Reachability& order);
+inline constexpr uint64_t kDramSearchSteps = 20'000'000;
+Status planMemory(Program& program, const Reachability& order, uint64_t searchSteps = kDramSearchSteps);
 
 /// Whether `reader` reads `buffer` only within its own slice (Task::sliceLocalInputs) or within
 /// its halo window (Task::haloReads) and `writer` writes a slice of the same dim that does not

@@ -35,7 +35,29 @@ IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uin
             m_neighbours[byFirst[y]].push_back(byFirst[x]);
         }
     }
+    setReach();
+}
 
+IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uint64_t alignment,
+                               std::vector<std::vector<int>> neighbours)
+    : m_spans(std::move(spans)), m_sections(std::max(sections, 0)), m_align(std::max<uint64_t>(alignment, 1)),
+      m_neighbours(std::move(neighbours)) {
+    m_neighbours.resize(m_spans.size());
+    setReach();
+}
+
+void IntervalPacker::setReach() {
+    m_reach.resize(m_spans.size());
+    for (size_t i = 0; i < m_spans.size(); ++i) {
+        m_reach[i] = {m_spans[i].first, m_spans[i].last};
+        for (int j : m_neighbours[i]) {
+            const SectionSpan& o = m_spans[static_cast<size_t>(j)];
+            if (o.first < m_spans[i].last && m_spans[i].first < o.last)
+                continue; // meets i's span: it is open beside i, or placed, and splits nothing
+            m_reach[i].first = std::min(m_reach[i].first, o.first);
+            m_reach[i].second = std::max(m_reach[i].second, o.last);
+        }
+    }
 }
 
 uint64_t IntervalPacker::aligned(uint64_t v) const { return alignUp(v, m_align); }
@@ -179,15 +201,16 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
     m_steps += open.size();
     // Time ranges that no open buffer crosses are independent: solve them one after another,
     // each from address 0 (its own canonical order), and stop at the first that cannot be done.
-    auto byFirst = [&](int a, int b) { return std::tie(m_spans[a].first, a) < std::tie(m_spans[b].first, b); };
+    // (A buffer's reach covers every buffer it conflicts with: no cut falls between them.)
+    auto byFirst = [&](int a, int b) { return std::tie(m_reach[a].first, a) < std::tie(m_reach[b].first, b); };
     if (!std::is_sorted(open.begin(), open.end(), byFirst)) // removing a buffer keeps the order
         std::sort(open.begin(), open.end(), byFirst);
     std::vector<size_t> cuts;
-    int reach = m_spans[open.front()].last;
+    int reach = m_reach[open.front()].second;
     for (size_t k = 1; k < open.size(); ++k) {
-        if (m_spans[open[k]].first >= reach)
+        if (m_reach[open[k]].first >= reach)
             cuts.push_back(k);
-        reach = std::max(reach, m_spans[open[k]].last);
+        reach = std::max(reach, m_reach[open[k]].second);
     }
     if (cuts.empty())
         return searchComponent(open, watermark, lastRank, focusFirst, focusLast, byPosition);
@@ -369,19 +392,52 @@ namespace sextant::backend {
 namespace {
 
 /// The interval form of `p`: its lifetimes on a time axis of sections (between consecutive
-/// distinct lifetime ends). Nothing when p has no lifetimes or a conflict between two buffers
-/// whose lifetimes do not meet (then a plan by lifetimes would not be the same problem).
-std::optional<std::pair<std::vector<SectionSpan>, int>> asSections(const OffsetProblem& p) {
+/// distinct lifetime ends), and, when p has conflicts beyond the overlaps of lifetimes, every
+/// buffer's conflicts as its neighbours. Nothing when p has no lifetimes, when two buffers whose
+/// lifetimes meet do not conflict (the section bounds stack the buffers of a section), or when a
+/// buffer with bytes but no lifetime conflicts with another.
+struct SectionForm {
+    std::vector<SectionSpan> spans;
+    int sections = 0;
+    std::optional<std::vector<std::vector<int>>> neighbours;
+};
+
+std::optional<SectionForm> asSections(const OffsetProblem& p) {
     const size_t n = p.sizes.size();
     if (p.lifetimes.size() != n || p.conflicts.size() != n)
         return std::nullopt;
-    auto live = [&](size_t i) { return p.lifetimes[i].first < p.lifetimes[i].second; };
+    auto live = [&](size_t i) { return p.lifetimes[i].first < p.lifetimes[i].second && p.sizes[i] > 0; };
+    auto meet = [&](size_t i, size_t j) {
+        return p.lifetimes[i].first < p.lifetimes[j].second && p.lifetimes[j].first < p.lifetimes[i].second;
+    };
+    SectionForm form;
+    std::vector<std::vector<int>> neighbours(n);
+    bool beyond = false;
     for (size_t i = 0; i < n; ++i)
-        for (int j : p.conflicts[i]) {
-            const auto& a = p.lifetimes[i];
-            const auto& b = p.lifetimes[static_cast<size_t>(j)];
-            if (p.sizes[i] > 0 && p.sizes[static_cast<size_t>(j)] > 0 &&
-                !(live(i) && live(static_cast<size_t>(j)) && a.first < b.second && b.first < a.second))
+        for (int c : p.conflicts[i]) {
+            const size_t j = static_cast<size_t>(c);
+            if (p.sizes[i] == 0 || p.sizes[j] == 0)
+                continue;
+            if (!live(i) || !live(j))
+                return std::nullopt;
+            beyond = beyond || !meet(i, j);
+            neighbours[i].push_back(c);
+        }
+    // Every two buffers whose lifetimes meet must conflict: a sweep by start time.
+    std::vector<size_t> byStart;
+    for (size_t i = 0; i < n; ++i)
+        if (live(i))
+            byStart.push_back(i);
+    std::sort(byStart.begin(), byStart.end(),
+              [&](size_t a, size_t b) { return std::tie(p.lifetimes[a].first, a) < std::tie(p.lifetimes[b].first, b); });
+    for (std::vector<int>& list : neighbours) {
+        std::sort(list.begin(), list.end());
+        list.erase(std::unique(list.begin(), list.end()), list.end());
+    }
+    for (size_t x = 0; x < byStart.size(); ++x)
+        for (size_t y = x + 1; y < byStart.size() && p.lifetimes[byStart[y]].first < p.lifetimes[byStart[x]].second; ++y) {
+            const std::vector<int>& list = neighbours[byStart[x]];
+            if (!std::binary_search(list.begin(), list.end(), static_cast<int>(byStart[y])))
                 return std::nullopt;
         }
     std::vector<uint64_t> points;
@@ -393,16 +449,19 @@ std::optional<std::pair<std::vector<SectionSpan>, int>> asSections(const OffsetP
     std::sort(points.begin(), points.end());
     points.erase(std::unique(points.begin(), points.end()), points.end());
     auto at = [&](uint64_t t) { return static_cast<int>(std::lower_bound(points.begin(), points.end(), t) - points.begin()); };
-    std::vector<SectionSpan> spans(n);
+    form.spans.resize(n);
     for (size_t i = 0; i < n; ++i) {
-        spans[i].size = p.sizes[i];
+        form.spans[i].size = p.sizes[i];
         if (live(i)) {
-            spans[i].width = p.lifetimes[i].second - p.lifetimes[i].first;
-            spans[i].first = at(p.lifetimes[i].first);
-            spans[i].last = at(p.lifetimes[i].second);
+            form.spans[i].width = p.lifetimes[i].second - p.lifetimes[i].first;
+            form.spans[i].first = at(p.lifetimes[i].first);
+            form.spans[i].last = at(p.lifetimes[i].second);
         }
     }
-    return std::make_pair(std::move(spans), points.empty() ? 0 : static_cast<int>(points.size()) - 1);
+    form.sections = points.empty() ? 0 : static_cast<int>(points.size()) - 1;
+    if (beyond)
+        form.neighbours = std::move(neighbours);
+    return form;
 }
 
 uint64_t peakOf(const std::vector<uint64_t>& offsets, const std::vector<uint64_t>& sizes) {
@@ -526,21 +585,76 @@ SearchVerdict tryCapacity(std::vector<IntervalPacker>& packers, const std::vecto
     return SearchVerdict::OutOfSteps;
 }
 
+/// A lower bound for a problem with conflicts beyond the lifetimes: buffers that pairwise
+/// conflict all need space of their own, so any such clique's bytes bound the peak. Grown
+/// greedily (largest buffers first) from the heaviest buffers; each clique is a proof, so the
+/// largest found is a bound even though it may not be the largest there is.
+uint64_t greedyCliqueBound(const std::vector<uint64_t>& sizes, const std::vector<std::vector<int>>& neighbours) {
+    const size_t n = sizes.size();
+    constexpr size_t kSeeds = 256;
+    std::vector<uint64_t> weight(n, 0); // a buffer and all its neighbours: no clique through it weighs more
+    for (size_t i = 0; i < n; ++i) {
+        weight[i] = sizes[i];
+        for (int j : neighbours[i])
+            weight[i] += sizes[static_cast<size_t>(j)];
+    }
+    std::vector<size_t> seeds(n);
+    std::iota(seeds.begin(), seeds.end(), 0);
+    std::sort(seeds.begin(), seeds.end(), [&](size_t a, size_t b) { return std::tie(weight[b], a) < std::tie(weight[a], b); });
+    seeds.resize(std::min(n, kSeeds));
+    uint64_t best = 0;
+    std::vector<int> candidates, clique;
+    for (size_t v : seeds) {
+        if (weight[v] <= best)
+            break; // sorted: no later seed can do better
+        candidates = neighbours[v];
+        std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
+            return std::tie(sizes[static_cast<size_t>(b)], a) < std::tie(sizes[static_cast<size_t>(a)], b);
+        });
+        clique.assign(1, static_cast<int>(v));
+        uint64_t total = sizes[v];
+        for (int u : candidates) {
+            const std::vector<int>& nu = neighbours[static_cast<size_t>(u)];
+            const bool withAll = std::all_of(clique.begin(), clique.end(),
+                                             [&](int c) { return std::binary_search(nu.begin(), nu.end(), c); });
+            if (withAll) {
+                clique.push_back(u);
+                total += sizes[static_cast<size_t>(u)];
+            }
+        }
+        best = std::max(best, total);
+    }
+    return best;
+}
+
 } // namespace
 
 void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& options, OffsetPlan& plan) {
-    auto sections = asSections(problem);
-    if (!sections)
+    std::optional<SectionForm> form = asSections(problem);
+    if (!form)
         return;
-    const size_t n = problem.sizes.size();
+    if (problem.sizes.size() > kMaxSearchBuffers) { // the bound only
+        std::vector<uint64_t> total(static_cast<size_t>(form->sections), 0);
+        for (const SectionSpan& s : form->spans)
+            for (int q = s.first; q < s.last; ++q)
+                total[static_cast<size_t>(q)] += s.size;
+        plan.lowerBound = total.empty() ? 0 : *std::max_element(total.begin(), total.end());
+        plan.optimal = plan.peak <= plan.lowerBound;
+        return;
+    }
     // One packer per thread a round may use (they hold the search state).
-    std::vector<IntervalPacker> packers(std::clamp(options.threads, 1u, 2u), IntervalPacker(std::move(sections->first), sections->second,
-                                                          problem.alignment));
+    const IntervalPacker proto = form->neighbours
+                                     ? IntervalPacker(std::move(form->spans), form->sections, problem.alignment,
+                                                      std::move(*form->neighbours))
+                                     : IntervalPacker(std::move(form->spans), form->sections, problem.alignment);
+    std::vector<IntervalPacker> packers(std::clamp(options.threads, 1u, 2u), proto);
     const IntervalPacker& packer = packers.front();
     uint64_t proven = packer.maxLive(); // no plan needs less
+    if (form->neighbours)
+        proven = std::max(proven, greedyCliqueBound(problem.sizes, packer.neighbours()));
     plan.lowerBound = proven;
     plan.optimal = plan.peak <= proven;
-    if (plan.optimal || options.steps == 0 || n > kMaxSearchBuffers)
+    if (plan.optimal || options.steps == 0)
         return;
     uint64_t spent = 0;
     const std::vector<Strategy> strategies(std::begin(kStrategies), std::end(kStrategies));

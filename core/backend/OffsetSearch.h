@@ -43,9 +43,16 @@ class IntervalPacker {
 public:
     /// `spans` on a time axis of `sections` sections; every offset a multiple of `alignment`.
     IntervalPacker(std::vector<SectionSpan> spans, int sections, uint64_t alignment);
+    /// The same with the conflicts given: `neighbours[i]` lists every buffer i must not overlap
+    /// in space. It must hold every pair whose spans meet (the section bounds stack those), and
+    /// may hold more (buffers whose order is not known, such as a program's DRAM buffers).
+    IntervalPacker(std::vector<SectionSpan> spans, int sections, uint64_t alignment,
+                   std::vector<std::vector<int>> neighbours);
 
     /// The largest total size live in one section: no plan has a smaller peak.
     uint64_t maxLive() const;
+    /// Per buffer, sorted: the buffers it must not overlap in space.
+    const std::vector<std::vector<int>>& neighbours() const { return m_neighbours; }
 
     /// About what two descents from the root to a leaf cost in steps, when nothing backtracks:
     /// the first step limit worth giving a run (a smaller one cannot reach a plan at all).
@@ -98,11 +105,16 @@ private:
     bool place(int b, uint64_t offset); ///< true when b has open neighbours (a buffer above it)
     void rollback(size_t mark);
     uint64_t aligned(uint64_t v) const;
+    void setReach();
 
     std::vector<SectionSpan> m_spans;
     int m_sections;
     uint64_t m_align;
     std::vector<std::vector<int>> m_neighbours;
+    /// Per buffer: the sections from the first to the last of it and of the neighbours whose
+    /// spans do not meet its own (conflicts beyond the lifetimes). Open
+    /// buffers fall apart into independent parts only where no reach crosses.
+    std::vector<std::pair<int, int>> m_reach;
 
     // search state
     uint64_t m_capacity = 0;

@@ -265,7 +265,7 @@ struct SramStats {
 /// Summary of the memory plan.
 struct MemoryStats {
     uint64_t dramPeak = 0;        ///< bytes of the intermediate arena the plan uses
-    uint64_t dramLowerBound = 0;  ///< max over time of bytes live at once (no plan can do better)
+    uint64_t dramLowerBound = 0;  ///< no plan can do better: max-live, or buffers that all conflict
     uint64_t weightBytes = 0;     ///< weights region
     uint64_t ioBytes = 0;         ///< graph inputs and outputs region
     // DRAM layout, absolute byte addresses (Buffer::offset is absolute for DRAM buffers):
