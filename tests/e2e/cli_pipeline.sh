@@ -18,6 +18,27 @@ expect_error() { grep -Fq -- "$1" "$err" || fail "stderr does not say: $1"; }
 expect_exit() { local want=$1; shift; "$cli" "$@" >"$out" 2>"$err"; local rc=$?; [ $rc -eq "$want" ] || fail "exit code $rc (wanted $want) for: $*"; }
 
 case $case_name in
+generators)
+    # The scale generators in bench/ write models the CLI compiles (issue 19's graphs, small here).
+    if ! /usr/bin/python3 -c 'import onnx, numpy' 2>/dev/null; then
+        echo "python3-onnx or python3-numpy is not installed (run make deps): skipping the bench/ generators"
+        exit 77
+    fi
+    /usr/bin/python3 "$src/bench/mixed-chain.py" 1250 "$work/mixed.onnx" >"$out" 2>"$err" || fail "mixed-chain.py failed"
+    expect_line "mixed.onnx: 1352 nodes in 13 stages$"
+    /usr/bin/python3 "$src/bench/mixed-chain.py" 200 "$work/attention.onnx" --attention-only >"$out" 2>"$err" ||
+        fail "mixed-chain.py --attention-only failed"
+    expect_line "attention.onnx: 228 nodes in 3 stages$"
+    /usr/bin/python3 "$src/bench/residual-chain.py" 64 "$work/residual.onnx" >"$out" 2>"$err" || fail "residual-chain.py failed"
+    for m in mixed attention residual; do
+        expect_exit 0 compile "$work/$m.onnx" --stats
+        expect_line "^compiled '.*' for npu-a: [0-9]+ tasks on 8 of 8 cores"
+        expect_line "^  dram: arena peak [0-9.]+ KiB vs lower bound [0-9.]+ KiB \(1\.00x\)"
+    done
+    expect_exit 2 compile "$work/missing.onnx"
+    /usr/bin/python3 "$src/bench/mixed-chain.py" zero "$work/bad.onnx" >"$out" 2>"$err" && fail "mixed-chain.py took a bad size"
+    grep -q "usage: bench/mixed-chain.py NODES OUT.onnx" "$err" || fail "mixed-chain.py did not print its usage"
+    ;;
 levels)
     expect_exit 0 rules
     expect_line "^cse +pass +-O2 "
