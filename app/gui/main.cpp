@@ -235,8 +235,13 @@ int main(int argc, char** argv) {
             saveScreenshot();
     };
     if (shot && parser.isSet(firstGraph))
-        QObject::connect(window.graphPage(), &sextant::views::GraphPage::levelShown, &window,
-                         [&] { saveScreenshot(); }, Qt::SingleShotConnection);
+        QObject::connect(window.graphPage(), &sextant::views::GraphPage::levelShown, &window, [&] {
+            // The first graph is what is shown; a node to select is found in it (its group opens,
+            // and the screenshot waits for that level).
+            if (parser.isSet(select))
+                window.find(parser.value(select));
+            saveScreenshot();
+        }, Qt::SingleShotConnection);
     QObject::connect(&window, &sextant::app::MainWindow::compileFinished, &window, [&] {
         applyOptions();
         if (parser.isSet(bisect)) {

@@ -21,4 +21,8 @@ expect_bad "$src/samples/residual_cnn.onnx" --target "$work"
 grep -q "is a folder, not a target file" "$work/err" || fail "the folder given as a target is not named"
 "$gui" "$src/samples/residual_cnn.onnx" --screenshot "$work/good.png" >"$work/out" 2>"$work/err" || fail "exit $? on the sample"
 [ -s "$work/good.png" ] || fail "no screenshot of the sample"
+"$gui" "$src/samples/residual_cnn.onnx" --screenshot "$work/first.png" --first-graph --select block1_conv \
+    >"$work/out" 2>"$work/err" || fail "exit $? with --first-graph --select"
+[ -s "$work/first.png" ] || fail "no screenshot with --first-graph --select"
+grep -q "^first graph shown and saved after [0-9.]* s$" "$work/err" || fail "--first-graph did not say when"
 echo "PASS: gui headless exit codes"
