@@ -7,6 +7,9 @@
 #include <numeric>
 #include <atomic>
 #include <optional>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <system_error>
 #include <thread>
 
@@ -196,15 +199,19 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
                                              int focusLast, const std::vector<Placing>* byPosition) {
     if (open.empty())
         return Step::Found;
-    if (m_steps >= m_budget || (m_endedBy != nullptr && m_endedBy->load(std::memory_order_relaxed) < m_index))
-        return Step::OutOfSteps;
+    if (m_steps >= m_budget || (m_stop != nullptr && m_stop->load(std::memory_order_relaxed))) {
+        m_budget = m_refill != nullptr ? (*m_refill)(m_steps) : 0;
+        if (m_budget <= m_steps) {
+            m_refill = nullptr; // the run ends: unwinding asks no more
+            return Step::OutOfSteps;
+        }
+    }
     m_steps += open.size();
     // Time ranges that no open buffer crosses are independent: solve them one after another,
     // each from address 0 (its own canonical order), and stop at the first that cannot be done.
     // (A buffer's reach covers every buffer it conflicts with: no cut falls between them.)
-    auto byFirst = [&](int a, int b) { return std::tie(m_reach[a].first, a) < std::tie(m_reach[b].first, b); };
-    if (!std::is_sorted(open.begin(), open.end(), byFirst)) // removing a buffer keeps the order
-        std::sort(open.begin(), open.end(), byFirst);
+    // `open` is in the order of the reaches' starts: fits sorts it, and taking buffers out (a
+    // child's `rest`, a part) keeps the order.
     std::vector<size_t> cuts;
     int reach = m_reach[open.front()].second;
     for (size_t k = 1; k < open.size(); ++k) {
@@ -345,11 +352,11 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
 }
 
 SearchVerdict IntervalPacker::fits(uint64_t capacity, int preorder, bool rerank, uint64_t budget,
-                                   uint64_t& stepsUsed, std::vector<uint64_t>& offsets,
-                                   const std::atomic<size_t>* endedBy, size_t index) {
+                                   uint64_t& stepsUsed, std::vector<uint64_t>& offsets, const Refill* refill,
+                                   const std::atomic<bool>* stop) {
     const size_t n = m_spans.size();
-    m_endedBy = endedBy;
-    m_index = index;
+    m_refill = refill;
+    m_stop = stop;
     m_capacity = capacity;
     m_budget = budget;
     m_steps = 0;
@@ -376,6 +383,8 @@ SearchVerdict IntervalPacker::fits(uint64_t capacity, int preorder, bool rerank,
         }
     }
     rankBuffers(open, preorder);
+    std::sort(open.begin(), open.end(),
+              [&](int a, int b) { return std::tie(m_reach[a].first, a) < std::tie(m_reach[b].first, b); });
     const Step s = search(std::move(open), 0, -1, 0, m_sections, nullptr);
     stepsUsed = m_steps;
     if (s == Step::Found) {
@@ -486,104 +495,184 @@ constexpr Strategy kStrategies[] = {
     {2, false, 8}, {2, true, 4}, {3, false, 2}, {3, true, 2}, {4, false, 1}, {0, false, 1}, {1, false, 1}, {5, false, 1},
 };
 
-/// The runs of one round, each a strategy with the steps allotted to it, carried out by up to
-/// two threads. What the round returns is what running them one after another in this order
-/// would: the first run that ends the search (a plan found or none possible) wins and the steps
-/// of the runs before it count. A run later in the order than one that has ended the search is
-/// cut short; the ones before it always finish. So threads change how long a round takes, never
-/// its answer.
-class Round {
+/// One capacity searched by every strategy at once, each a run that goes on where it stopped.
+/// The runs take turns in rounds, each strategy given a slice of steps (its weight times the
+/// round's limit, which doubles every round) until one finds a plan or proves there is none, or
+/// the budget is spent. Each run has a thread of its own, to keep its place; at most `threads`
+/// of them search at a time. What a search returns is what taking the slices one after another,
+/// in rounds and in strategy order, would: the first slice that ends the search wins, and the
+/// steps of the slices before it and its own count. A slice later than one that has ended the
+/// search is cut short; the ones before it always finish. So threads change how long a search
+/// takes, never its answer.
+class Relay {
 public:
-    Round(std::vector<IntervalPacker>& packers, const std::vector<Strategy>& strategies, uint64_t capacity)
-        : m_packers(packers), m_strategies(strategies), m_capacity(capacity), m_used(strategies.size()),
-          m_verdicts(strategies.size()), m_offsets(strategies.size()) {}
+    Relay(const IntervalPacker& proto, const std::vector<Strategy>& strategies, uint64_t capacity, unsigned threads)
+        : m_strategies(strategies), m_capacity(capacity), m_threads(std::max(threads, 1u)),
+          m_runners(strategies.size()) {
+        for (Runner& r : m_runners)
+            r.packer = std::make_unique<IntervalPacker>(proto);
+    }
 
-    SearchVerdict run(const std::vector<uint64_t>& allotted, uint64_t& spent, std::vector<uint64_t>& offsets) {
-        m_allotted = allotted;
-        m_next = 0;
-        m_ended = m_strategies.size();
-        uint64_t total = 0;
-        for (uint64_t a : allotted)
-            total += a;
-        // A thread is worth starting only for rounds of some length (about a millisecond).
-        const size_t threads = total >= kThreadedRound ? m_packers.size() : 1;
-        std::vector<std::thread> helpers;
-        for (size_t t = 1; t < threads; ++t) {
-            try {
-                helpers.emplace_back([this, t] { work(m_packers[t]); });
-            } catch (const std::system_error&) {
-                break; // no thread to be had: this one does every run, to the same answer
-            }
+    ~Relay() {
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            for (Runner& r : m_runners)
+                r.stop = true;
         }
-        work(m_packers[0]);
-        for (std::thread& h : helpers)
-            h.join();
-        for (size_t i = 0; i < m_strategies.size(); ++i) {
-            spent += m_used[i];
-            if (m_verdicts[i] != SearchVerdict::OutOfSteps) {
-                offsets = std::move(m_offsets[i]);
-                return m_verdicts[i];
+        m_changed.notify_all();
+        for (Runner& r : m_runners)
+            if (r.thread.joinable())
+                r.thread.join();
+    }
+
+    Relay(const Relay&) = delete;
+    Relay& operator=(const Relay&) = delete;
+
+    SearchVerdict run(uint64_t budget, uint64_t& spent, std::vector<uint64_t>& offsets) {
+        uint64_t limit = m_runners.front().packer->descentSteps();
+        // Runs go on where they stopped, so long slices gain nothing but coarseness: the limit
+        // doubles only up to a sixteenth of the budget per round.
+        uint64_t weights = 0;
+        for (const Strategy& s : m_strategies)
+            weights += s.weight;
+        const uint64_t cap = std::max(limit, (budget - spent) / (16 * std::max<uint64_t>(weights, 1)));
+        while (spent < budget) {
+            std::vector<Slice> round;
+            uint64_t left = budget - spent;
+            for (size_t i = 0; i < m_runners.size() && left > 0; ++i) {
+                const uint64_t steps = std::min(limit * m_strategies[i].weight, left);
+                left -= steps;
+                round.push_back(Slice{i, steps, 0, 0});
             }
+            const std::optional<size_t> winner = take(round);
+            if (!winner && m_broken)
+                return SearchVerdict::OutOfSteps; // no thread to be had: stop searching
+            for (size_t k = 0; k < round.size() && (!winner || k <= *winner); ++k)
+                spent += round[k].to - round[k].from;
+            if (winner) {
+                Runner& r = m_runners[round[*winner].runner];
+                offsets = r.offsets;
+                return r.verdict;
+            }
+            limit = std::min(limit * 2, cap);
         }
         return SearchVerdict::OutOfSteps;
     }
 
-    static constexpr uint64_t kThreadedRound = 2'000'000;
-
 private:
-    void work(IntervalPacker& packer) {
-        while (true) {
-            const size_t i = m_next.fetch_add(1);
-            if (i >= m_strategies.size())
-                return;
-            m_used[i] = 0;
-            m_verdicts[i] = SearchVerdict::OutOfSteps;
-            if (m_allotted[i] == 0 || m_ended.load() < i)
-                continue;
-            const Strategy& s = m_strategies[i];
-            m_verdicts[i] = packer.fits(m_capacity, s.preorder, s.rerank, m_allotted[i], m_used[i], m_offsets[i],
-                                        &m_ended, i);
-            if (m_verdicts[i] != SearchVerdict::OutOfSteps) {
-                size_t was = m_ended.load();
-                while (i < was && !m_ended.compare_exchange_weak(was, i)) {
-                }
-            }
+    struct Runner {
+        std::unique_ptr<IntervalPacker> packer;
+        std::thread thread;
+        std::atomic<bool> stop{false};
+        bool started = false, parked = false, done = false;
+        uint64_t grant = 0; ///< the budget it may search to
+        uint64_t at = 0;    ///< its steps when it last parked or ended
+        SearchVerdict verdict = SearchVerdict::OutOfSteps;
+        std::vector<uint64_t> offsets;
+    };
+    struct Slice {
+        size_t runner;
+        uint64_t steps;
+        uint64_t from, to; ///< the runner's steps before and after the slice
+    };
+
+    /// Waits, under m_mutex, until the runner has parked or ended: then its slice is over.
+    bool sliceOver(const Runner& r) const { return r.done || (r.parked && r.at >= r.grant); }
+
+    void start(Runner& r, size_t i) {
+        r.started = true;
+        try {
+            r.thread = std::thread([this, &r, i] { body(r, i); });
+        } catch (const std::system_error&) {
+            r.done = true; // no thread: the run never searches
+            m_broken = true;
         }
     }
 
-    std::vector<IntervalPacker>& m_packers;
+    void body(Runner& r, size_t i) {
+        const IntervalPacker::Refill refill = [this, &r](uint64_t steps) -> uint64_t {
+            std::unique_lock<std::mutex> lock(m_mutex);
+            r.at = steps;
+            r.parked = true;
+            m_changed.notify_all();
+            m_changed.wait(lock, [&] { return r.stop.load() || r.grant > r.at; });
+            r.parked = false;
+            return r.stop.load() ? 0 : r.grant;
+        };
+        uint64_t grant = 0;
+        {
+            std::lock_guard<std::mutex> lock(m_mutex);
+            grant = r.grant;
+        }
+        const Strategy& s = m_strategies[i];
+        uint64_t used = 0;
+        std::vector<uint64_t> offsets;
+        const SearchVerdict v = r.packer->fits(m_capacity, s.preorder, s.rerank, grant, used, offsets, &refill, &r.stop);
+        std::lock_guard<std::mutex> lock(m_mutex);
+        r.at = used;
+        r.verdict = v;
+        r.offsets = std::move(offsets);
+        r.done = true;
+        m_changed.notify_all();
+    }
+
+    /// Carries out a round's slices, at most m_threads at a time, in order. Returns the first
+    /// slice whose run ended the search, if any.
+    std::optional<size_t> take(std::vector<Slice>& round) {
+        std::unique_lock<std::mutex> lock(m_mutex);
+        std::optional<size_t> winner;
+        std::vector<size_t> active;
+        size_t next = 0;
+        while (true) {
+            while (active.size() < m_threads && next < round.size() && !winner) {
+                Slice& slice = round[next];
+                Runner& r = m_runners[slice.runner];
+                slice.from = r.at;
+                if (r.done) { // an earlier round ended it (only when the threads ran out)
+                    slice.to = r.at;
+                    ++next;
+                    continue;
+                }
+                r.grant = r.at + slice.steps;
+                if (!r.started)
+                    start(r, slice.runner);
+                active.push_back(next++);
+                m_changed.notify_all();
+            }
+            if (active.empty())
+                break;
+            m_changed.wait(lock, [&] {
+                return std::any_of(active.begin(), active.end(),
+                                   [&](size_t k) { return sliceOver(m_runners[round[k].runner]); });
+            });
+            for (auto it = active.begin(); it != active.end();) {
+                Slice& slice = round[*it];
+                Runner& r = m_runners[slice.runner];
+                if (!sliceOver(r)) {
+                    ++it;
+                    continue;
+                }
+                slice.to = r.at;
+                if (r.done && r.verdict != SearchVerdict::OutOfSteps && (!winner || *it < *winner))
+                    winner = *it;
+                it = active.erase(it);
+            }
+            if (winner) // slices after the winner are not needed: cut them short
+                for (size_t k : active)
+                    if (k > *winner)
+                        m_runners[round[k].runner].stop = true;
+        }
+        return winner;
+    }
+
     const std::vector<Strategy>& m_strategies;
     uint64_t m_capacity;
-    std::vector<uint64_t> m_allotted;
-    std::vector<uint64_t> m_used;
-    std::vector<SearchVerdict> m_verdicts;
-    std::vector<std::vector<uint64_t>> m_offsets;
-    std::atomic<size_t> m_next{0};
-    std::atomic<size_t> m_ended{0};
+    unsigned m_threads;
+    std::vector<Runner> m_runners;
+    std::mutex m_mutex;
+    std::condition_variable m_changed;
+    bool m_broken = false;
 };
-
-/// One capacity tried with the strategies in rounds, each strategy given a step limit (its weight
-/// times the round's limit) that doubles every round: a run that goes astray early is cut short
-/// and another gets its turn, until one finds a plan or proves there is none, or `budget` steps
-/// are spent. The last round's limits are cut, in strategy order, to what is left of the budget.
-SearchVerdict tryCapacity(std::vector<IntervalPacker>& packers, const std::vector<Strategy>& strategies,
-                          uint64_t capacity, uint64_t budget, uint64_t& spent, std::vector<uint64_t>& offsets) {
-    uint64_t limit = packers.front().descentSteps();
-    Round round(packers, strategies, capacity);
-    while (spent < budget) {
-        std::vector<uint64_t> allotted(strategies.size());
-        uint64_t left = budget - spent;
-        for (size_t i = 0; i < strategies.size(); ++i) {
-            allotted[i] = std::min(limit * strategies[i].weight, left);
-            left -= allotted[i];
-        }
-        const SearchVerdict v = round.run(allotted, spent, offsets);
-        if (v != SearchVerdict::OutOfSteps)
-            return v;
-        limit *= 2;
-    }
-    return SearchVerdict::OutOfSteps;
-}
 
 /// A lower bound for a problem with conflicts beyond the lifetimes: buffers that pairwise
 /// conflict all need space of their own, so any such clique's bytes bound the peak. Grown
@@ -647,8 +736,8 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
                                      ? IntervalPacker(std::move(form->spans), form->sections, problem.alignment,
                                                       std::move(*form->neighbours))
                                      : IntervalPacker(std::move(form->spans), form->sections, problem.alignment);
-    std::vector<IntervalPacker> packers(std::clamp(options.threads, 1u, 2u), proto);
-    const IntervalPacker& packer = packers.front();
+    const unsigned threads = std::clamp(options.threads, 1u, 2u);
+    const IntervalPacker& packer = proto;
     uint64_t proven = packer.maxLive(); // no plan needs less
     if (form->neighbours)
         proven = std::max(proven, greedyCliqueBound(problem.sizes, packer.neighbours()));
@@ -677,8 +766,8 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
             share = (options.steps - spent) / 2;
         }
         std::vector<uint64_t> offsets;
-        const SearchVerdict v =
-            tryCapacity(packers, strategies, capacity, std::min(options.steps, spent + share), spent, offsets);
+        Relay relay(proto, strategies, capacity, threads);
+        const SearchVerdict v = relay.run(std::min(options.steps, spent + share), spent, offsets);
         if (v == SearchVerdict::Found) {
             plan.offsets = std::move(offsets);
             plan.peak = peakOf(plan.offsets, problem.sizes);

@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <compare>
+#include <functional>
 #include <cstdint>
 #include <vector>
 
@@ -70,11 +71,13 @@ public:
     /// in them (another path through the same tree, which succeeds on other problems). Spends at
     /// most `budget` steps (a step is one search node, counted in buffers looked at, so that the
     /// same problem takes the same path on every machine). `offsets` is set when Found.
-    /// With `endedBy`, the run gives up (OutOfSteps) once *endedBy < index: a run of the same
-    /// round earlier in its order has ended the search, so this one's answer is not needed.
+    /// Asked when a run has spent its budget (or `stop` was set): the budget to go on with, more
+    /// than the steps spent so far, or anything else to end the run there (OutOfSteps). A run
+    /// that goes on continues where it stood: nothing is searched twice.
+    using Refill = std::function<uint64_t(uint64_t stepsSoFar)>;
     SearchVerdict fits(uint64_t capacity, int preorder, bool rerank, uint64_t budget, uint64_t& stepsUsed,
-                       std::vector<uint64_t>& offsets, const std::atomic<size_t>* endedBy = nullptr,
-                       size_t index = 0);
+                       std::vector<uint64_t>& offsets, const Refill* refill = nullptr,
+                       const std::atomic<bool>* stop = nullptr);
 
 private:
     enum class Step { Found, Exhausted, OutOfSteps };
@@ -128,8 +131,8 @@ private:
     std::vector<uint64_t> m_remaining; ///< per section: bytes of the open buffers live there
     std::vector<uint64_t> m_height;    ///< per section scratch: the least height its open buffers need
     std::vector<Undo> m_trail;
-    const std::atomic<size_t>* m_endedBy = nullptr;
-    size_t m_index = 0;
+    const Refill* m_refill = nullptr;
+    const std::atomic<bool>* m_stop = nullptr;
     std::vector<uint32_t> m_moved;     ///< per buffer: the orderAfterPlacing call that moved it last
     uint32_t m_stamp = 0;
 };
