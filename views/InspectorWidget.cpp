@@ -218,7 +218,10 @@ void InspectorWidget::render() {
 
     const TimelineModel& tl = m_snapshot->timeline;
     const std::vector<int> tasks = tl.tasksOfNode(node->name());
-    if (tasks.empty()) {
+    if (tasks.empty() && !m_snapshot->loweringError.empty()) {
+        // Not lowered (yet): the early snapshot says it is still lowering, a failed one says why.
+        html += tr("<p><b>Tasks</b><br><span class='dim'>none: %1</span></p>").arg(esc(m_snapshot->loweringError));
+    } else if (tasks.empty()) {
         html += tr("<p><b>Tasks</b><br><span class='dim'>no Task executes this node (it is not in the compiled "
                    "graph, or it became an alias)</span></p>");
     } else {

@@ -345,6 +345,31 @@ private slots:
             !inspector.toPlainText().contains(QStringLiteral("SRAM buffer %1").arg(b.sramBuffer)));
     }
 
+    void inspectorSaysTasksAreNotKnownWhileLowering() {
+        // The graph shows before lowering ends (CompileEvents::pipeline); a node selected then has
+        // no Tasks yet, and the inspector says so instead of "not in the compiled graph".
+        std::shared_ptr<const CompileSnapshot> early;
+        CompileEvents events;
+        events.pipeline = [&](std::shared_ptr<const CompileSnapshot> s) { early = std::move(s); };
+        CompileRequest req;
+        req.modelPath = kSample;
+        auto result = compileModel(req, nullptr, {}, events);
+        QVERIFY(result.ok());
+        QVERIFY(early);
+        const std::string node = program().tasks.front().nodes.front();
+        const int last = static_cast<int>(early->pipeline.snapshots.size()) - 1;
+        InspectorWidget inspector;
+        inspector.setContext(early, last);
+        inspector.showNode(QString::fromStdString(node));
+        QString text = inspector.toPlainText();
+        QVERIFY2(text.contains(QStringLiteral("none: still lowering")), qPrintable(text));
+        QVERIFY2(!text.contains(QStringLiteral("not in the compiled graph")), qPrintable(text));
+        inspector.setContext(*result, last);
+        inspector.showNode(QString::fromStdString(node));
+        text = inspector.toPlainText();
+        QVERIFY2(!text.contains(QStringLiteral("none:")), qPrintable(text));
+    }
+
     void pageSwitchesLevelAndCore() {
         MemoryPage page;
         page.resize(1000, 700);
