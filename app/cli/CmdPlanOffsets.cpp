@@ -26,7 +26,7 @@ const char* kPlanOffsetsUsage =
     "max-live is the most bytes live at one time (no plan needs less); optimal says whether the\n"
     "peak is proven the least possible.\n"
     "  --out PLAN.csv    write the plan (the input's columns and an offset column; one input only)\n"
-    "  --steps N         search steps per file (default 600000000, under a second here; 0:\n"
+    "  --steps N         search steps per file (default 800000000, under a second here; 0:\n"
     "                    heuristics only). The same file and steps give the same plan on every machine\n"
     "  --capacity BYTES  the plan must fit in BYTES: exit status 1 when it cannot\n"
     "  --align BYTES     every offset a multiple of BYTES (default 1)\n";

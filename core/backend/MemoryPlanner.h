@@ -44,7 +44,7 @@ struct OffsetPlan {
 /// plan on every machine (and on any number of threads); kDefaultSearchSteps takes at most
 /// about 0.8 s for the 150-450 buffer MiniMalloc instances on a 2-core machine (BENCHMARKS.md).
 struct OffsetSearchOptions {
-    static constexpr uint64_t kDefaultSearchSteps = 600'000'000;
+    static constexpr uint64_t kDefaultSearchSteps = 800'000'000;
     uint64_t steps = kDefaultSearchSteps; ///< 0: heuristics only
     uint64_t capacity = 0;                ///< bytes the plan must fit in (0: no limit)
     unsigned threads = 2;                 ///< at most this many threads search at once (same plan)

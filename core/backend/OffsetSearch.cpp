@@ -126,6 +126,8 @@ bool IntervalPacker::place(int b, uint64_t offset) {
     m_offset[b] = offset;
     for (int q = m_spans[b].first; q < m_spans[b].last; ++q)
         m_remaining[static_cast<size_t>(q)] -= m_spans[b].size;
+    for (int x = m_reach[b].first + 1; x < m_reach[b].second; ++x)
+        --m_crossing[static_cast<size_t>(x)];
     m_trail.push_back({b, -1, 0});
     for (int j : m_neighbours[b]) {
         if (m_placed[j])
@@ -149,6 +151,8 @@ void IntervalPacker::rollback(size_t mark) {
             m_placed[u.buffer] = 0;
             for (int q = m_spans[u.buffer].first; q < m_spans[u.buffer].last; ++q)
                 m_remaining[static_cast<size_t>(q)] += m_spans[u.buffer].size;
+            for (int x = m_reach[u.buffer].first + 1; x < m_reach[u.buffer].second; ++x)
+                ++m_crossing[static_cast<size_t>(x)];
         }
     }
 }
@@ -160,13 +164,8 @@ void IntervalPacker::rollback(size_t mark) {
 /// the sections [focusFirst, focusLast) (those of the buffer just placed and its neighbours), so
 /// the bounds that depend on them are computed there; elsewhere only the watermark moved, and
 /// the watermark plus the bytes still to place is checked.
-bool IntervalPacker::sectionsCanHold(const std::vector<int>& open, const std::vector<Placing>& byPosition,
-                                     uint64_t watermark, int focusFirst, int focusLast) {
-    int lo = m_sections, hi = 0;
-    for (int b : open) {
-        lo = std::min(lo, m_spans[b].first);
-        hi = std::max(hi, m_spans[b].last);
-    }
+bool IntervalPacker::sectionsCanHold(int lo, int hi, const std::vector<Placing>& byPosition, uint64_t watermark,
+                                     int focusFirst, int focusLast) {
     m_steps += static_cast<uint64_t>(std::max(hi - lo, 0));
     for (int q = lo; q < hi; ++q)
         if (watermark + m_remaining[static_cast<size_t>(q)] > m_capacity)
@@ -195,23 +194,52 @@ bool IntervalPacker::sectionsCanHold(const std::vector<int>& open, const std::ve
     return true;
 }
 
-IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst,
-                                             int focusLast, const std::vector<Placing>* byPosition) {
-    if (open.empty())
-        return Step::Found;
+bool IntervalPacker::goOn() {
     if (m_steps >= m_budget || (m_stop != nullptr && m_stop->load(std::memory_order_relaxed))) {
         m_budget = m_refill != nullptr ? (*m_refill)(m_steps) : 0;
         if (m_budget <= m_steps) {
             m_refill = nullptr; // the run ends: unwinding asks no more
-            return Step::OutOfSteps;
+            return false;
         }
     }
+    return true;
+}
+
+IntervalPacker::Spread IntervalPacker::spreadOf(const std::vector<Placing>& byPosition) const {
+    Spread sp;
+    for (const Placing& x : byPosition) {
+        const SectionSpan& s = m_spans[static_cast<size_t>(x.buffer)];
+        sp.minHeight = std::min(sp.minHeight, x.pos + s.size);
+        sp.over = sp.over || x.pos + s.size > m_capacity;
+        sp.lo = std::min(sp.lo, s.first);
+        sp.hi = std::max(sp.hi, s.last);
+    }
+    return sp;
+}
+
+bool IntervalPacker::oneAfterPlacing(int placed) const {
+    for (int x = m_reach[placed].first + 1; x < m_reach[placed].second; ++x)
+        if (m_crossing[static_cast<size_t>(x)] == 0)
+            return false;
+    return true;
+}
+
+IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst,
+                                             int focusLast, const std::vector<Placing>* byPosition, int placed) {
+    if (open.empty())
+        return Step::Found;
+    if (!goOn())
+        return Step::OutOfSteps;
     m_steps += open.size();
     // Time ranges that no open buffer crosses are independent: solve them one after another,
     // each from address 0 (its own canonical order), and stop at the first that cannot be done.
     // (A buffer's reach covers every buffer it conflicts with: no cut falls between them.)
     // `open` is in the order of the reaches' starts: fits sorts it, and taking buffers out (a
-    // child's `rest`, a part) keeps the order.
+    // child's `rest`, a part) keeps the order. A node whose parent was one piece can come apart
+    // only where the buffer just placed was the last to cross: when every boundary inside its
+    // reach is still crossed, it is one piece too.
+    if (placed >= 0 && oneAfterPlacing(placed))
+        return searchComponent(open, watermark, lastRank, focusFirst, focusLast, byPosition, nullptr);
     std::vector<size_t> cuts;
     int reach = m_reach[open.front()].second;
     for (size_t k = 1; k < open.size(); ++k) {
@@ -220,7 +248,7 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
         reach = std::max(reach, m_reach[open[k]].second);
     }
     if (cuts.empty())
-        return searchComponent(open, watermark, lastRank, focusFirst, focusLast, byPosition);
+        return searchComponent(open, watermark, lastRank, focusFirst, focusLast, byPosition, nullptr);
     // The node as it stands, before it comes apart: the buffer just placed rests at the
     // watermark, and in this branch nothing goes below it. Each part is then solved from
     // address 0, under bounds that no longer know the watermark.
@@ -230,7 +258,8 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
         orderByPosition(open, whole);
         byPosition = &whole;
     }
-    if (!sectionsCanHold(open, *byPosition, watermark, focusFirst, focusLast))
+    const Spread spread = spreadOf(*byPosition);
+    if (!sectionsCanHold(spread.lo, spread.hi, *byPosition, watermark, focusFirst, focusLast))
         return Step::Exhausted;
     cuts.push_back(open.size());
     const size_t mark = m_trail.size();
@@ -243,7 +272,7 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
         std::vector<int> part(open.begin() + static_cast<std::ptrdiff_t>(from), open.begin() + static_cast<std::ptrdiff_t>(to));
         if (m_rerank)
             rankBuffers(part, m_preorder);
-        result = searchComponent(part, 0, -1, focusFirst, focusLast, nullptr);
+        result = searchComponent(part, 0, -1, focusFirst, focusLast, nullptr, nullptr);
         if (result != Step::Found) {
             rollback(mark);
             break;
@@ -297,38 +326,32 @@ void IntervalPacker::orderAfterPlacing(const std::vector<Placing>& byPosition, i
 /// holds the open buffers already in the order of their positions.
 IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& open, uint64_t watermark, int lastRank,
                                                       int focusFirst, int focusLast,
-                                                      const std::vector<Placing>* inherited) {
+                                                      const std::vector<Placing>* inherited, const Spread* checked) {
     std::vector<Placing> own;
     if (inherited == nullptr)
         orderByPosition(open, own);
     const std::vector<Placing>& byPosition = inherited != nullptr ? *inherited : own;
-    uint64_t minHeight = UINT64_MAX;
-    for (const Placing& x : byPosition) {
-        const uint64_t end = x.pos + m_spans[static_cast<size_t>(x.buffer)].size;
-        if (end > m_capacity)
+    // A node its parent has checked (below) is not checked again.
+    const Spread spread = checked != nullptr ? *checked : spreadOf(byPosition);
+    if (checked == nullptr) {
+        if (spread.over)
             return Step::Exhausted;
-        minHeight = std::min(minHeight, end);
+        // The order: sorted here, or merged by the parent (orderAfterPlacing).
+        m_steps += open.size() * (inherited != nullptr ? 1 : static_cast<uint64_t>(std::bit_width(open.size())));
+        if (!sectionsCanHold(spread.lo, spread.hi, byPosition, watermark, focusFirst, focusLast))
+            return Step::Exhausted;
     }
-    // The order: sorted here, or merged by the parent (orderAfterPlacing).
-    m_steps += open.size() * (inherited != nullptr ? 1 : static_cast<uint64_t>(std::bit_width(open.size())));
-    if (!sectionsCanHold(open, byPosition, watermark, focusFirst, focusLast))
-        return Step::Exhausted;
     std::vector<Placing> next;
     for (const Placing& x : byPosition) {
         const int b = x.buffer;
         const uint64_t p = x.pos;
         if (p < watermark || (p == watermark && x.rank < lastRank))
             continue;
-        if (p >= minHeight)
+        if (p >= spread.minHeight)
             break;
         const size_t mark = m_trail.size();
         const bool hat = place(b, p);
-        std::vector<int> rest;
-        rest.reserve(open.size() - 1);
-        m_steps += open.size();
-        for (int y : open)
-            if (y != b)
-                rest.push_back(y);
+        m_steps += open.size(); // the child's open buffers
         orderAfterPlacing(byPosition, b, mark + 1, next);
         // The positions that moved are those of b's neighbours: the sections around b's.
         int first = m_spans[b].first, last = m_spans[b].last;
@@ -336,7 +359,30 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
             first = std::min(first, m_spans[j].first);
             last = std::max(last, m_spans[j].last);
         }
-        const Step s = search(std::move(rest), p, x.rank, first, last, &next);
+        auto rest = [&] {
+            std::vector<int> r;
+            r.reserve(open.size() - 1);
+            for (int y : open)
+                if (y != b)
+                    r.push_back(y);
+            return r;
+        };
+        Step s = Step::Exhausted;
+        if (open.size() > 1 && oneAfterPlacing(b)) {
+            // The child is one piece: its entry checks (those of search and of the node, with
+            // the same steps) are made here, and only a child that passes them is built.
+            const size_t m = open.size() - 1;
+            const Spread child = spreadOf(next);
+            if (!goOn())
+                s = Step::OutOfSteps;
+            else if (m_steps += m; !child.over) {
+                m_steps += m;
+                if (sectionsCanHold(child.lo, child.hi, next, p, first, last))
+                    s = searchComponent(rest(), p, x.rank, first, last, &next, &child);
+            }
+        } else {
+            s = search(rest(), p, x.rank, first, last, &next, b);
+        }
         if (s == Step::Found)
             return s;
         rollback(mark);
@@ -385,7 +431,11 @@ SearchVerdict IntervalPacker::fits(uint64_t capacity, int preorder, bool rerank,
     rankBuffers(open, preorder);
     std::sort(open.begin(), open.end(),
               [&](int a, int b) { return std::tie(m_reach[a].first, a) < std::tie(m_reach[b].first, b); });
-    const Step s = search(std::move(open), 0, -1, 0, m_sections, nullptr);
+    m_crossing.assign(static_cast<size_t>(m_sections) + 1, 0);
+    for (int b : open)
+        for (int x = m_reach[b].first + 1; x < m_reach[b].second; ++x)
+            ++m_crossing[static_cast<size_t>(x)];
+    const Step s = search(std::move(open), 0, -1, 0, m_sections, nullptr, -1);
     stepsUsed = m_steps;
     if (s == Step::Found) {
         offsets = m_offset;

@@ -97,11 +97,24 @@ private:
     };
 
     Step search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst, int focusLast,
-                const std::vector<Placing>* byPosition);
+                const std::vector<Placing>* byPosition, int placed);
+    /// What a node's order shows at a glance: its lowest top, whether a buffer's position
+    /// leaves it above the capacity, and the sections its buffers span.
+    struct Spread {
+        uint64_t minHeight = UINT64_MAX;
+        bool over = false;
+        int lo = INT32_MAX, hi = 0;
+    };
+    /// `checked`, when given, is the node's Spread, and says its parent has made its checks.
     Step searchComponent(const std::vector<int>& open, uint64_t watermark, int lastRank, int focusFirst,
-                         int focusLast, const std::vector<Placing>* inherited);
-    bool sectionsCanHold(const std::vector<int>& open, const std::vector<Placing>& byPosition, uint64_t watermark,
-                         int focusFirst, int focusLast);
+                         int focusLast, const std::vector<Placing>* inherited, const Spread* checked);
+    bool sectionsCanHold(int lo, int hi, const std::vector<Placing>& byPosition, uint64_t watermark, int focusFirst,
+                         int focusLast);
+    Spread spreadOf(const std::vector<Placing>& byPosition) const;
+    /// The check at a node's entry: false when the run ends there (budget spent, no more given).
+    bool goOn();
+    /// Whether the open buffers of a node that was one piece are still one once `placed` is.
+    bool oneAfterPlacing(int placed) const;
     void orderByPosition(const std::vector<int>& open, std::vector<Placing>& byPosition) const;
     void orderAfterPlacing(const std::vector<Placing>& byPosition, int b, size_t mark, std::vector<Placing>& out);
     void rankBuffers(const std::vector<int>& buffers, int preorder);
@@ -118,6 +131,9 @@ private:
     /// spans do not meet its own (conflicts beyond the lifetimes). Open
     /// buffers fall apart into independent parts only where no reach crosses.
     std::vector<std::pair<int, int>> m_reach;
+    /// Per section boundary x (between sections x-1 and x): how many open buffers' reaches
+    /// cross it. Open buffers fall apart only at a boundary none crosses.
+    std::vector<int> m_crossing;
 
     // search state
     uint64_t m_capacity = 0;
