@@ -3,13 +3,13 @@
 #include "MathUtil.h"
 
 #include <algorithm>
-#include <bit>
-#include <numeric>
 #include <atomic>
-#include <optional>
+#include <bit>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <numeric>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -70,13 +70,15 @@ uint64_t IntervalPacker::descentSteps() const {
     return 2 * n * (n * (1 + static_cast<uint64_t>(std::bit_width(n))) + static_cast<uint64_t>(m_sections));
 }
 
-uint64_t IntervalPacker::maxLive() const {
-    std::vector<uint64_t> total(static_cast<size_t>(m_sections), 0);
-    for (const SectionSpan& s : m_spans)
+uint64_t sectionMaxLive(const std::vector<SectionSpan>& spans, int sections) {
+    std::vector<uint64_t> total(static_cast<size_t>(std::max(sections, 0)), 0);
+    for (const SectionSpan& s : spans)
         for (int q = s.first; q < s.last; ++q)
             total[static_cast<size_t>(q)] += s.size;
     return total.empty() ? 0 : *std::max_element(total.begin(), total.end());
 }
+
+uint64_t IntervalPacker::maxLive() const { return sectionMaxLive(m_spans, m_sections); }
 
 void IntervalPacker::rankBuffers(const std::vector<int>& buffers, int preorder) {
     // The fullest section a buffer is in counts only the bytes still to place, as they are now:
@@ -194,6 +196,16 @@ bool IntervalPacker::sectionsCanHold(int lo, int hi, const std::vector<Placing>&
     return true;
 }
 
+bool IntervalPacker::nodeCanHold(const Spread& spread, const std::vector<Placing>& byPosition, bool merged,
+                                 uint64_t watermark, int focusFirst, int focusLast) {
+    if (spread.over)
+        return false;
+    // The order: sorted for this node, or merged by its parent (orderAfterPlacing).
+    const uint64_t n = byPosition.size();
+    m_steps += n * (merged ? 1 : static_cast<uint64_t>(std::bit_width(n)));
+    return sectionsCanHold(spread.lo, spread.hi, byPosition, watermark, focusFirst, focusLast);
+}
+
 bool IntervalPacker::goOn() {
     if (m_steps >= m_budget || (m_stop != nullptr && m_stop->load(std::memory_order_relaxed))) {
         m_budget = m_refill != nullptr ? (*m_refill)(m_steps) : 0;
@@ -225,7 +237,7 @@ bool IntervalPacker::oneAfterPlacing(int placed) const {
 }
 
 IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst,
-                                             int focusLast, const std::vector<Placing>* byPosition, int placed) {
+                                             int focusLast, const std::vector<Placing>* byPosition) {
     if (open.empty())
         return Step::Found;
     if (!goOn())
@@ -235,11 +247,7 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
     // each from address 0 (its own canonical order), and stop at the first that cannot be done.
     // (A buffer's reach covers every buffer it conflicts with: no cut falls between them.)
     // `open` is in the order of the reaches' starts: fits sorts it, and taking buffers out (a
-    // child's `rest`, a part) keeps the order. A node whose parent was one piece can come apart
-    // only where the buffer just placed was the last to cross: when every boundary inside its
-    // reach is still crossed, it is one piece too.
-    if (placed >= 0 && oneAfterPlacing(placed))
-        return searchComponent(open, watermark, lastRank, focusFirst, focusLast, byPosition, nullptr);
+    // child's `rest`, a part) keeps the order.
     std::vector<size_t> cuts;
     int reach = m_reach[open.front()].second;
     for (size_t k = 1; k < open.size(); ++k) {
@@ -333,14 +341,9 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
     const std::vector<Placing>& byPosition = inherited != nullptr ? *inherited : own;
     // A node its parent has checked (below) is not checked again.
     const Spread spread = checked != nullptr ? *checked : spreadOf(byPosition);
-    if (checked == nullptr) {
-        if (spread.over)
-            return Step::Exhausted;
-        // The order: sorted here, or merged by the parent (orderAfterPlacing).
-        m_steps += open.size() * (inherited != nullptr ? 1 : static_cast<uint64_t>(std::bit_width(open.size())));
-        if (!sectionsCanHold(spread.lo, spread.hi, byPosition, watermark, focusFirst, focusLast))
-            return Step::Exhausted;
-    }
+    if (checked == nullptr &&
+        !nodeCanHold(spread, byPosition, inherited != nullptr, watermark, focusFirst, focusLast))
+        return Step::Exhausted;
     std::vector<Placing> next;
     for (const Placing& x : byPosition) {
         const int b = x.buffer;
@@ -369,19 +372,16 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
         };
         Step s = Step::Exhausted;
         if (open.size() > 1 && oneAfterPlacing(b)) {
-            // The child is one piece: its entry checks (those of search and of the node, with
-            // the same steps) are made here, and only a child that passes them is built.
-            const size_t m = open.size() - 1;
+            // The child is one piece (no cut can fall outside b's reach): its entry checks, those
+            // of search and of the node with the same steps, are made here, and only a child
+            // that passes them is built.
             const Spread child = spreadOf(next);
             if (!goOn())
                 s = Step::OutOfSteps;
-            else if (m_steps += m; !child.over) {
-                m_steps += m;
-                if (sectionsCanHold(child.lo, child.hi, next, p, first, last))
-                    s = searchComponent(rest(), p, x.rank, first, last, &next, &child);
-            }
+            else if (m_steps += next.size(); nodeCanHold(child, next, true, p, first, last))
+                s = searchComponent(rest(), p, x.rank, first, last, &next, &child);
         } else {
-            s = search(rest(), p, x.rank, first, last, &next, b);
+            s = search(rest(), p, x.rank, first, last, &next);
         }
         if (s == Step::Found)
             return s;
@@ -435,7 +435,7 @@ SearchVerdict IntervalPacker::fits(uint64_t capacity, int preorder, bool rerank,
     for (int b : open)
         for (int x = m_reach[b].first + 1; x < m_reach[b].second; ++x)
             ++m_crossing[static_cast<size_t>(x)];
-    const Step s = search(std::move(open), 0, -1, 0, m_sections, nullptr, -1);
+    const Step s = search(std::move(open), 0, -1, 0, m_sections, nullptr);
     stepsUsed = m_steps;
     if (s == Step::Found) {
         offsets = m_offset;
@@ -557,11 +557,8 @@ constexpr Strategy kStrategies[] = {
 class Relay {
 public:
     Relay(const IntervalPacker& proto, const std::vector<Strategy>& strategies, uint64_t capacity, unsigned threads)
-        : m_strategies(strategies), m_capacity(capacity), m_threads(std::max(threads, 1u)),
-          m_runners(strategies.size()) {
-        for (Runner& r : m_runners)
-            r.packer = std::make_unique<IntervalPacker>(proto);
-    }
+        : m_proto(proto), m_strategies(strategies), m_capacity(capacity), m_threads(std::max(threads, 1u)),
+          m_runners(strategies.size()) {}
 
     ~Relay() {
         {
@@ -579,7 +576,7 @@ public:
     Relay& operator=(const Relay&) = delete;
 
     SearchVerdict run(uint64_t budget, uint64_t& spent, std::vector<uint64_t>& offsets) {
-        uint64_t limit = m_runners.front().packer->descentSteps();
+        uint64_t limit = m_proto.descentSteps();
         // Runs go on where they stopped, so long slices gain nothing but coarseness: the limit
         // doubles only up to a sixteenth of the budget per round.
         uint64_t weights = 0;
@@ -601,7 +598,7 @@ public:
                 spent += round[k].to - round[k].from;
             if (winner) {
                 Runner& r = m_runners[round[*winner].runner];
-                offsets = r.offsets;
+                offsets = std::move(r.offsets);
                 return r.verdict;
             }
             limit = std::min(limit * 2, cap);
@@ -626,11 +623,14 @@ private:
         uint64_t from, to; ///< the runner's steps before and after the slice
     };
 
-    /// Waits, under m_mutex, until the runner has parked or ended: then its slice is over.
+    /// Under m_mutex: the runner has parked at the end of its slice, or its run has ended.
     bool sliceOver(const Runner& r) const { return r.done || (r.parked && r.at >= r.grant); }
 
+    /// A run's packer and thread are made when it gets its first slice (a search that ends in
+    /// the first runs never copies the others).
     void start(Runner& r, size_t i) {
         r.started = true;
+        r.packer = std::make_unique<IntervalPacker>(m_proto);
         try {
             r.thread = std::thread([this, &r, i] { body(r, i); });
         } catch (const std::system_error&) {
@@ -715,6 +715,7 @@ private:
         return winner;
     }
 
+    const IntervalPacker& m_proto;
     const std::vector<Strategy>& m_strategies;
     uint64_t m_capacity;
     unsigned m_threads;
@@ -773,21 +774,16 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
     if (!form)
         return;
     if (problem.sizes.size() > kMaxSearchBuffers) { // the bound only
-        std::vector<uint64_t> total(static_cast<size_t>(form->sections), 0);
-        for (const SectionSpan& s : form->spans)
-            for (int q = s.first; q < s.last; ++q)
-                total[static_cast<size_t>(q)] += s.size;
-        plan.lowerBound = total.empty() ? 0 : *std::max_element(total.begin(), total.end());
+        plan.lowerBound = sectionMaxLive(form->spans, form->sections);
         plan.optimal = plan.peak <= plan.lowerBound;
         return;
     }
-    // One packer per thread a round may use (they hold the search state).
-    const IntervalPacker proto = form->neighbours
-                                     ? IntervalPacker(std::move(form->spans), form->sections, problem.alignment,
-                                                      std::move(*form->neighbours))
-                                     : IntervalPacker(std::move(form->spans), form->sections, problem.alignment);
+    // Each strategy's run searches on a copy of this packer (Relay).
+    const IntervalPacker packer = form->neighbours
+                                      ? IntervalPacker(std::move(form->spans), form->sections, problem.alignment,
+                                                       std::move(*form->neighbours))
+                                      : IntervalPacker(std::move(form->spans), form->sections, problem.alignment);
     const unsigned threads = std::clamp(options.threads, 1u, 2u);
-    const IntervalPacker& packer = proto;
     uint64_t proven = packer.maxLive(); // no plan needs less
     if (form->neighbours)
         proven = std::max(proven, greedyCliqueBound(problem.sizes, packer.neighbours()));
@@ -816,7 +812,7 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
             share = (options.steps - spent) / 2;
         }
         std::vector<uint64_t> offsets;
-        Relay relay(proto, strategies, capacity, threads);
+        Relay relay(packer, strategies, capacity, threads);
         const SearchVerdict v = relay.run(std::min(options.steps, spent + share), spent, offsets);
         if (v == SearchVerdict::Found) {
             plan.offsets = std::move(offsets);

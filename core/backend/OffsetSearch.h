@@ -65,16 +65,17 @@ public:
     /// area). No single order wins on every instance, so all of them get their turn.
     static constexpr int kPreorders = 6;
 
+    /// Asked when a run has spent its budget (or its `stop` was set): the budget to go on with,
+    /// more than the steps spent so far, or anything else to end the run there (OutOfSteps).
+    using Refill = std::function<uint64_t(uint64_t stepsSoFar)>;
+
     /// Searches under `capacity` with buffers tried in the order `preorder` (0..kPreorders-1)
     /// gives them (earlier = tried first among buffers resting at one address); with `rerank`,
     /// parts of the time axis that come apart during the search are ranked again by what is left
-    /// in them (another path through the same tree, which succeeds on other problems). Spends at
-    /// most `budget` steps (a step is one search node, counted in buffers looked at, so that the
-    /// same problem takes the same path on every machine). `offsets` is set when Found.
-    /// Asked when a run has spent its budget (or `stop` was set): the budget to go on with, more
-    /// than the steps spent so far, or anything else to end the run there (OutOfSteps). A run
-    /// that goes on continues where it stood: nothing is searched twice.
-    using Refill = std::function<uint64_t(uint64_t stepsSoFar)>;
+    /// in them (another path through the same tree, which succeeds on other problems). Spends
+    /// `budget` steps (a step is one search node, counted in buffers looked at, so that the same
+    /// problem takes the same path on every machine), then asks `refill` for more: a run that
+    /// gets more goes on where it stood, searching nothing twice. `offsets` is set when Found.
     SearchVerdict fits(uint64_t capacity, int preorder, bool rerank, uint64_t budget, uint64_t& stepsUsed,
                        std::vector<uint64_t>& offsets, const Refill* refill = nullptr,
                        const std::atomic<bool>* stop = nullptr);
@@ -97,7 +98,7 @@ private:
     };
 
     Step search(std::vector<int> open, uint64_t watermark, int lastRank, int focusFirst, int focusLast,
-                const std::vector<Placing>* byPosition, int placed);
+                const std::vector<Placing>* byPosition);
     /// What a node's order shows at a glance: its lowest top, whether a buffer's position
     /// leaves it above the capacity, and the sections its buffers span.
     struct Spread {
@@ -111,9 +112,15 @@ private:
     bool sectionsCanHold(int lo, int hi, const std::vector<Placing>& byPosition, uint64_t watermark, int focusFirst,
                          int focusLast);
     Spread spreadOf(const std::vector<Placing>& byPosition) const;
+    /// A node's checks before anything is tried in it: no open buffer rests so high that it ends
+    /// above the capacity, and the section bounds hold. Counts the steps of its order (`merged`
+    /// by the parent, or sorted).
+    bool nodeCanHold(const Spread& spread, const std::vector<Placing>& byPosition, bool merged, uint64_t watermark,
+                     int focusFirst, int focusLast);
     /// The check at a node's entry: false when the run ends there (budget spent, no more given).
     bool goOn();
-    /// Whether the open buffers of a node that was one piece are still one once `placed` is.
+    /// Whether the open buffers of a node that was one piece are still one once `placed` is
+    /// placed: a cut can only fall at a boundary inside its reach that no open reach crosses.
     bool oneAfterPlacing(int placed) const;
     void orderByPosition(const std::vector<int>& open, std::vector<Placing>& byPosition) const;
     void orderAfterPlacing(const std::vector<Placing>& byPosition, int b, size_t mark, std::vector<Placing>& out);

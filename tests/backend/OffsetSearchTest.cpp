@@ -176,8 +176,8 @@ TEST(OffsetSearch, AlignmentAndCapacity) {
 }
 
 TEST(OffsetSearch, SamePlanOnOneThreadAsOnTwo) {
-    // Rounds long enough to be run by two threads: the plan, the bound and the steps counted are
-    // those of the runs one after another.
+    // Two runs searching at a time, or one: the plan, the bound and the steps counted are those of
+    // the slices taken one after another either way.
     std::mt19937 rng(11);
     for (int trial = 0; trial < 3; ++trial) {
         std::vector<IntervalBuffer> buffers = slicedRectangle(rng, 160 + 20 * static_cast<size_t>(trial), 4096, 64);
@@ -251,7 +251,7 @@ TEST(OffsetSearch, SharedInstancesAtTheDefaultBudget) {
 }
 
 // A capacity the heuristics miss is searched first: D's heuristics need 1.29x its max-live and
-// the bisection from max-live stops at 1.069x (above 1 MiB), but D was made for 1 MiB, and asked
+// the bisection from max-live stops at 1.067x (above 1 MiB), but D was made for 1 MiB, and asked
 // for it (`plan-offsets D.csv --capacity 1048576`, or a core's SRAM) the search finds a plan there.
 TEST(OffsetSearch, ACapacityTheHeuristicsMissIsSearchedFirst) {
     const std::string path = std::string(SEXTANT_SHARED_DIR) + "/memplan/D.1048576.csv";
