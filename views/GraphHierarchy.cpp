@@ -147,12 +147,13 @@ private:
         while ((n + per - 1) / per > static_cast<size_t>(m_maxLevel))
             per *= static_cast<size_t>(m_maxLevel);
         const size_t chunks = (n + per - 1) / per;
+        const std::vector<size_t> cuts = cutsOf(entries, chunks, per);
         m_h.groups[static_cast<size_t>(g)].items.clear();
         m_h.groups[static_cast<size_t>(g)].groups.clear();
         const std::string base = m_h.groups[static_cast<size_t>(g)].id.empty() ? "group:" : m_h.groups[static_cast<size_t>(g)].id;
         for (size_t c = 0; c < chunks; ++c) {
             const int part = addGroup(g, base + "#" + std::to_string(c + 1), "");
-            for (size_t e = c * n / chunks; e < (c + 1) * n / chunks; ++e) {
+            for (size_t e = cuts[c]; e < cuts[c + 1]; ++e) {
                 const int entry = entries[e].second;
                 if (entry >= 0) {
                     m_h.groups[static_cast<size_t>(part)].items.push_back(entry);
@@ -168,6 +169,69 @@ private:
             chunk(part);
         }
         measure(g);
+    }
+
+    /// Where `chunks` runs of the sorted `entries` begin (and, last, n): each run at most `per`
+    /// entries, about even, and each cut moved (by up to a quarter of a run) to where the fewest
+    /// boxes' outputs cross it, so a run of repeated blocks is cut between two blocks, not
+    /// through one (a residual chain is cut after an Add, where one tensor crosses, not after a
+    /// Conv, where the skip connection crosses too).
+    std::vector<size_t> cutsOf(const std::vector<std::pair<int, int>>& entries, size_t chunks, size_t per) const {
+        const size_t n = entries.size();
+        std::vector<int> entryOf(m_items.nodes.size(), -1);
+        std::vector<int> inside;
+        for (size_t e = 0; e < n; ++e) {
+            const int entry = entries[e].second;
+            inside.clear();
+            if (entry >= 0)
+                inside.push_back(entry);
+            else
+                collect(-1 - entry, inside);
+            for (int item : inside)
+                entryOf[static_cast<size_t>(item)] = static_cast<int>(e);
+        }
+        // crossing[b]: entries before cut b (between entries b-1 and b) with an output read at or
+        // after it.
+        std::vector<int> furthest(n, -1);
+        for (const LayoutEdge& edge : m_items.edges) {
+            const int from = entryOf[static_cast<size_t>(edge.fromIndex)];
+            const int to = entryOf[static_cast<size_t>(edge.toIndex)];
+            if (from >= 0 && to > from)
+                furthest[static_cast<size_t>(from)] = std::max(furthest[static_cast<size_t>(from)], to);
+        }
+        std::vector<int> crossing(n + 1, 0);
+        for (size_t e = 0; e < n; ++e)
+            if (furthest[e] > static_cast<int>(e)) {
+                ++crossing[e + 1];
+                --crossing[static_cast<size_t>(furthest[e]) + 1];
+            }
+        for (size_t b = 1; b <= n; ++b)
+            crossing[b] += crossing[b - 1];
+        std::vector<size_t> cuts{0};
+        const size_t reach = std::max<size_t>(1, n / chunks / 4);
+        for (size_t c = 1; c < chunks; ++c) {
+            // Within reach of the even cut, and leaving every later run room for its entries.
+            const size_t prev = cuts.back();
+            const size_t lo = std::max(prev + 1, n > (chunks - c) * per ? n - (chunks - c) * per : 0);
+            const size_t hi = std::min(prev + per, n - (chunks - c));
+            const size_t ideal = std::clamp(c * n / chunks, lo, hi);
+            size_t best = ideal;
+            for (size_t b = std::max(lo, ideal > reach ? ideal - reach : 0); b <= std::min(hi, ideal + reach); ++b) {
+                const size_t away = b > ideal ? b - ideal : ideal - b, bestAway = best > ideal ? best - ideal : ideal - best;
+                if (crossing[b] < crossing[best] || (crossing[b] == crossing[best] && away < bestAway))
+                    best = b;
+            }
+            cuts.push_back(best);
+        }
+        cuts.push_back(n);
+        return cuts;
+    }
+
+    void collect(int g, std::vector<int>& out) const {
+        const HierarchyGroup& group = m_h.groups[static_cast<size_t>(g)];
+        out.insert(out.end(), group.items.begin(), group.items.end());
+        for (int k : group.groups)
+            collect(k, out);
     }
 
     const GraphLayoutResult& m_items;
@@ -295,6 +359,73 @@ GraphLayoutResult levelItems(const GraphLayoutResult& items, const GraphHierarch
         result.edges.push_back(std::move(edge));
     }
     return result;
+}
+
+} // namespace sextant::views
+
+namespace sextant::views {
+
+std::vector<int> openGroupsOf(const GraphHierarchy& h, int level, const std::set<std::string>& expanded) {
+    std::vector<int> open;
+    if (level < 0 || static_cast<size_t>(level) >= h.groups.size())
+        return open;
+    const std::vector<int>& top = h.groups[static_cast<size_t>(level)].groups;
+    std::vector<int> stack(top.rbegin(), top.rend());
+    while (!stack.empty()) {
+        const int g = stack.back();
+        stack.pop_back();
+        const HierarchyGroup& group = h.groups[static_cast<size_t>(g)];
+        if (expanded.count(group.id) == 0)
+            continue; // closed: nothing inside it shows
+        open.push_back(g);
+        stack.insert(stack.end(), group.groups.rbegin(), group.groups.rend());
+    }
+    return open;
+}
+
+Status placeLevel(const GraphLayoutResult& items, const GraphHierarchy& h, int level,
+                  const std::set<std::string>& expanded, const std::string& graphName, GraphLayoutResult& out) {
+    out = levelItems(items, h, level);
+    // The open groups' own levels first: their sizes are their frames' sizes.
+    std::vector<std::pair<size_t, GraphLayoutResult>> inner;
+    for (size_t i = 0; i < out.nodes.size(); ++i) {
+        LayoutNode& n = out.nodes[i];
+        if (n.kind != LayoutNodeKind::Group || expanded.count(n.name) == 0)
+            continue;
+        const int g = h.findGroup(n.name);
+        if (g <= 0)
+            continue;
+        GraphLayoutResult sub;
+        SX_TRY(placeLevel(items, h, g, expanded, graphName, sub));
+        n.open = true;
+        n.w = std::max(n.w, sub.width + 2 * kFrameMargin);
+        n.h = sub.height + kFrameTitle + kFrameMargin;
+        inner.emplace_back(i, std::move(sub));
+    }
+    SX_TRY(placeItems(out, graphName));
+    for (auto& [box, sub] : inner) {
+        const LayoutNode frame = out.nodes[box]; // a copy: the boxes below grow the vector
+        const double dx = frame.x - sub.width / 2;
+        const double dy = frame.y - frame.h / 2 + kFrameTitle;
+        const int base = static_cast<int>(out.nodes.size());
+        for (LayoutNode& n : sub.nodes) {
+            n.x += dx;
+            n.y += dy;
+            out.nodes.push_back(std::move(n));
+        }
+        for (LayoutEdge& e : sub.edges) {
+            for (LayoutPoint& p : e.points) {
+                p.x += dx;
+                p.y += dy;
+            }
+            e.arrowTip.x += dx;
+            e.arrowTip.y += dy;
+            e.fromIndex += base;
+            e.toIndex += base;
+            out.edges.push_back(std::move(e));
+        }
+    }
+    return {};
 }
 
 } // namespace sextant::views

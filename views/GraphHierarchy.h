@@ -2,6 +2,7 @@
 
 #include "GraphLayout.h"
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -53,5 +54,21 @@ GraphHierarchy buildHierarchy(const GraphLayoutResult& items, int collapseAbove 
 /// one child group dropped, edges between two entries merged into one carrying their count;
 /// edges leaving the level dropped).
 GraphLayoutResult levelItems(const GraphLayoutResult& items, const GraphHierarchy& hierarchy, int level);
+
+/// Height of an open group's title strip, and the margin around its boxes.
+constexpr double kFrameTitle = 24.0;
+constexpr double kFrameMargin = 14.0;
+
+/// The groups of `expanded` that show when `level` is shown with them opened in place: those
+/// inside `level` whose every group between it and `level` is open too, in hierarchy order.
+std::vector<int> openGroupsOf(const GraphHierarchy& hierarchy, int level, const std::set<std::string>& expanded);
+
+/// Level `level` placed with the groups of `expanded` opened in place, as Model Explorer opens
+/// a layer: each open group is laid out on its own first (its own level, recursively), then its
+/// box in the level around it becomes a frame of that size (LayoutNode::open), and its boxes
+/// and edges follow in the result, moved into the frame. Edges from outside end at the frame.
+/// Graphviz never sees more than one level at a time.
+Status placeLevel(const GraphLayoutResult& items, const GraphHierarchy& hierarchy, int level,
+                  const std::set<std::string>& expanded, const std::string& graphName, GraphLayoutResult& out);
 
 } // namespace sextant::views

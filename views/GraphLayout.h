@@ -29,6 +29,9 @@ struct LayoutNode {
     bool view = false;
     /// A Group box (a collapsed part of a large graph, GraphHierarchy): the graph nodes inside it.
     int groupSize = 0;
+    /// A Group box opened in place: a frame whose own boxes (placed after it in the result) sit
+    /// inside it, below a title strip of kFrameTitle pixels.
+    bool open = false;
     double x = 0.0, y = 0.0; ///< centre
     double w = 0.0, h = 0.0;
 };

@@ -28,14 +28,26 @@ Expected<std::shared_ptr<const SnapshotGraph>> prepare(const passes::Snapshot& s
     return std::shared_ptr<const SnapshotGraph>(std::move(prepared));
 }
 
-/// Places level `groupId` of `graph` (the top when no group has that id).
-Expected<std::shared_ptr<const GraphLevel>> placeLevel(std::shared_ptr<const SnapshotGraph> graph,
-                                                      const std::string& groupId, const std::string& name) {
+/// Level `groupId` with the groups of `expanded` open: "group id", then "+" and the open ids.
+std::string levelKey(const std::string& groupId, const std::set<std::string>& expanded) {
+    std::string key = groupId;
+    for (const std::string& id : expanded)
+        key += "+" + id;
+    return key;
+}
+
+/// Places level `groupId` of `graph` (the top when no group has that id) with the groups of
+/// `expanded` open in place.
+Expected<std::shared_ptr<const GraphLevel>> placeShown(std::shared_ptr<const SnapshotGraph> graph,
+                                                      const std::string& groupId,
+                                                      const std::set<std::string>& expanded, const std::string& name) {
     const auto start = std::chrono::steady_clock::now();
     auto level = std::make_shared<GraphLevel>();
     level->group = std::max(0, graph->hierarchy.findGroup(groupId));
-    GraphLayoutResult placed = levelItems(graph->items, graph->hierarchy, level->group);
-    SX_TRY(placeItems(placed, name));
+    level->expanded = expanded;
+    level->open = openGroupsOf(graph->hierarchy, level->group, expanded);
+    GraphLayoutResult placed;
+    SX_TRY(placeLevel(graph->items, graph->hierarchy, level->group, expanded, name, placed));
     level->layout = std::make_shared<const GraphLayoutResult>(std::move(placed));
     level->graph = std::move(graph);
     level->millis = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -57,20 +69,22 @@ GraphLayoutWorker::~GraphLayoutWorker() {
 }
 
 std::shared_ptr<const GraphLevel> GraphLayoutWorker::request(std::shared_ptr<const CompileSnapshot> snapshot, int row,
-                                                             const std::string& groupId) {
+                                                             const std::string& groupId,
+                                                             const std::set<std::string>& expanded) {
     const passes::Snapshot* s = snapshot ? snapshotAt(*snapshot, row) : nullptr;
     if (!s || !s->state)
         return nullptr;
-    const std::string key = std::to_string(reinterpret_cast<uintptr_t>(s->state.get())) + "|" + groupId;
+    const std::string levelId = levelKey(groupId, expanded);
+    const std::string key = std::to_string(reinterpret_cast<uintptr_t>(s->state.get())) + "|" + levelId;
     if (auto it = m_cache.find(s->state.get()); it != m_cache.end()) {
-        if (auto level = it->second.levels.find(groupId); level != it->second.levels.end()) {
+        if (auto level = it->second.levels.find(levelId); level != it->second.levels.end()) {
             m_wanted.clear(); // nothing to announce: the caller shows it
             m_pending.reset();
             return level->second;
         }
     }
     m_wanted = key;
-    Job job{std::move(snapshot), row, groupId};
+    Job job{std::move(snapshot), row, groupId, expanded};
     if (isBusy()) {
         m_pending = std::move(job); // the newest request runs next; the running one is told to stop
         if (m_cancel)
@@ -103,12 +117,12 @@ void GraphLayoutWorker::launch(Job job) {
     std::shared_ptr<const SnapshotGraph> prepared;
     if (auto it = m_cache.find(s.state.get()); it != m_cache.end())
         prepared = it->second.graph;
-    m_history.push_back(s.passId + "|" + job.groupId);
+    m_history.push_back(s.passId + "|" + levelKey(job.groupId, job.expanded));
     m_watcher.setFuture(QtConcurrent::run([job = std::move(job), prepared, cancel = m_cancel]() -> Outcome {
         const passes::Snapshot& snap = *snapshotAt(*job.snapshot, job.row);
         Outcome out;
         out.state = snap.state;
-        out.groupId = job.groupId;
+        out.key = levelKey(job.groupId, job.expanded);
         std::shared_ptr<const SnapshotGraph> graph = prepared;
         if (!graph) {
             auto built = prepare(snap);
@@ -121,7 +135,7 @@ void GraphLayoutWorker::launch(Job job) {
         out.graph = graph;
         if (cancel->load()) // superseded before Graphviz started: only the preparation is kept
             return out;
-        auto level = placeLevel(graph, job.groupId, snap.passId);
+        auto level = placeShown(graph, job.groupId, job.expanded, snap.passId);
         if (!level.ok())
             out.error = QString::fromStdString(level.error().message);
         else
@@ -132,13 +146,13 @@ void GraphLayoutWorker::launch(Job job) {
 
 void GraphLayoutWorker::onDone() {
     const Outcome out = m_watcher.result();
-    const std::string key = std::to_string(reinterpret_cast<uintptr_t>(out.state.get())) + "|" + out.groupId;
+    const std::string key = std::to_string(reinterpret_cast<uintptr_t>(out.state.get())) + "|" + out.key;
     if (out.graph) {
         Entry& entry = m_cache[out.state.get()];
         entry.state = out.state;
         entry.graph = out.graph;
         if (out.level)
-            entry.levels[out.groupId] = out.level;
+            entry.levels[out.key] = out.level;
     }
     if (m_pending) {
         Job next = std::move(*m_pending);

@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct SnapshotGraph {
 struct GraphLevel {
     std::shared_ptr<const SnapshotGraph> graph;
     int group = 0;                                ///< index into graph->hierarchy.groups
+    std::set<std::string> expanded;               ///< the groups asked to be open in place
+    std::vector<int> open;                        ///< those that show open (openGroupsOf)
     std::shared_ptr<const GraphLayoutResult> layout;
     double millis = 0;                            ///< wall time of the layout
 };
@@ -44,18 +47,20 @@ public:
     /// Waits for a running layout to stop.
     ~GraphLayoutWorker() override;
 
-    /// The level `groupId` ("" is the top) of snapshot `row` of `snapshot`'s pipeline. Returns it
-    /// when it is already placed; otherwise null, and levelReady (or failed) follows.
+    /// The level `groupId` ("" is the top) of snapshot `row` of `snapshot`'s pipeline, with the
+    /// groups of `expanded` open in place (placeLevel). Returns it when it is already placed;
+    /// otherwise null, and levelReady (or failed) follows.
     std::shared_ptr<const GraphLevel> request(std::shared_ptr<const CompileSnapshot> snapshot, int row,
-                                              const std::string& groupId);
+                                              const std::string& groupId,
+                                              const std::set<std::string>& expanded = {});
     /// The prepared graph of snapshot `row`, when one of its levels was placed already (null
     /// otherwise): lets the Graph tab find which group holds a node without waiting.
     std::shared_ptr<const SnapshotGraph> preparedGraph(const CompileSnapshot& snapshot, int row) const;
     /// Forgets the layouts of snapshots `snapshot`'s pipeline does not have.
     void keepOnly(const CompileSnapshot& snapshot);
     bool isBusy() const { return m_watcher.isRunning(); }
-    /// Every level placed so far, in order, as "pass id|group id" (what tests check: only the
-    /// shown snapshot is laid out).
+    /// Every level placed so far, in order, as "pass id|group id", followed by "+" and the open
+    /// groups' ids when there are any (what tests check: only the shown snapshot is laid out).
     const std::vector<std::string>& history() const { return m_history; }
 
 signals:
@@ -69,12 +74,13 @@ private:
         std::shared_ptr<const CompileSnapshot> snapshot;
         int row = 0;
         std::string groupId;
+        std::set<std::string> expanded;
     };
     struct Outcome {
         std::shared_ptr<const passes::SnapshotState> state;
         std::shared_ptr<const SnapshotGraph> graph; ///< prepared even when the level was not placed
         std::shared_ptr<const GraphLevel> level;
-        std::string groupId;
+        std::string key; ///< levelKey of the job
         QString error;
     };
     struct Entry {

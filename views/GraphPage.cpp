@@ -12,6 +12,8 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 namespace sextant::views {
 
 GraphPage::GraphPage(QWidget* parent) : QWidget(parent) {
@@ -70,13 +72,36 @@ GraphPage::GraphPage(QWidget* parent) : QWidget(parent) {
     connect(m_up, &QToolButton::clicked, this, &GraphPage::closeGroup);
     connect(m_path, &QLabel::linkActivated, this,
             [this](const QString& link) { openGroup(link.mid(1)); }); // "#" + group id
-    connect(m_graph, &GraphView::groupActivated, this, &GraphPage::openGroup);
+    connect(m_graph, &GraphView::groupActivated, this, &GraphPage::toggleGroup);
     connect(m_find, &QLineEdit::returnPressed, this, [this] { find(m_find->text()); });
     connect(completer, qOverload<const QString&>(&QCompleter::activated), this,
             [this](const QString& text) { find(text); });
     connect(fit, &QToolButton::clicked, m_graph, &GraphView::fitToView);
     connect(m_graph, &GraphView::nodeClicked, this, &GraphPage::nodeActivated);
 }
+
+namespace {
+
+/// Opens, in `expanded`, the groups between level `levelId` and group `holder` (the level's
+/// own item: nothing); when `holder` is not inside that level, the level becomes the top.
+/// Returns whether anything changed.
+bool openPath(const GraphHierarchy& h, int holder, std::string& levelId, std::set<std::string>& expanded) {
+    if (holder <= 0)
+        return false;
+    const std::vector<int> path = h.pathTo(holder);
+    auto at = std::find(path.begin(), path.end(), std::max(0, h.findGroup(levelId)));
+    bool changed = false;
+    if (at == path.end()) {
+        at = path.begin();
+        changed = !levelId.empty();
+        levelId.clear();
+    }
+    for (auto it = at + 1; it != path.end(); ++it)
+        changed = expanded.insert(h.groups[static_cast<size_t>(*it)].id).second || changed;
+    return changed;
+}
+
+} // namespace
 
 void GraphPage::setContext(std::shared_ptr<const CompileSnapshot> snapshot, int row,
                            const QString& selected) {
@@ -85,14 +110,17 @@ void GraphPage::setContext(std::shared_ptr<const CompileSnapshot> snapshot, int 
     m_snapshot = std::move(snapshot);
     m_row = row;
     m_selected = selected;
-    // The level holding the selection when the graph was prepared before, else the top.
-    std::string group;
+    m_reveal = true;
+    // The level shown stays when this graph has it; groups open in place stay open. When the
+    // graph was prepared before, the groups around the selection open now, in one layout.
+    std::string level;
     if (auto prepared = m_layouts->preparedGraph(*m_snapshot, row)) {
-        const int g = prepared->hierarchy.groupOfName(prepared->items, selected.toStdString());
-        if (g > 0)
-            group = prepared->hierarchy.groups[static_cast<size_t>(g)].id;
+        if (prepared->hierarchy.findGroup(m_groupId) > 0)
+            level = m_groupId;
+        openPath(prepared->hierarchy, prepared->hierarchy.groupOfName(prepared->items, selected.toStdString()), level,
+                 m_expanded);
     }
-    showLevel(group);
+    showLevel(level);
 }
 
 void GraphPage::openGroup(const QString& groupId) {
@@ -107,9 +135,41 @@ void GraphPage::closeGroup() {
     showLevel(m_level->graph->hierarchy.groups[static_cast<size_t>(std::max(parent, 0))].id);
 }
 
+void GraphPage::toggleGroup(const QString& groupId) {
+    const std::string id = groupId.toStdString();
+    if (m_expanded.erase(id) > 0) {
+        // Folding a group folds the groups inside it too: opened again, it shows closed ones.
+        if (m_level) {
+            const GraphHierarchy& h = m_level->graph->hierarchy;
+            const int g = h.findGroup(id);
+            for (auto it = m_expanded.begin(); g > 0 && it != m_expanded.end();) {
+                const std::vector<int> path = h.pathTo(h.findGroup(*it));
+                const bool inside = h.findGroup(*it) > 0 && std::find(path.begin(), path.end(), g) != path.end();
+                it = inside ? m_expanded.erase(it) : std::next(it);
+            }
+        }
+    } else {
+        m_expanded.insert(id);
+    }
+    m_reveal = false; // a folded group stays folded, even around the selection
+    if (m_snapshot)
+        showLevel(m_groupId);
+}
+
+std::set<std::string> GraphPage::expansionFor(const SnapshotGraph* graph, const std::string& groupId) const {
+    if (!graph)
+        return m_expanded;
+    std::set<std::string> shown;
+    for (int g : openGroupsOf(graph->hierarchy, std::max(0, graph->hierarchy.findGroup(groupId)), m_expanded))
+        shown.insert(graph->hierarchy.groups[static_cast<size_t>(g)].id);
+    return shown;
+}
+
 void GraphPage::showLevel(const std::string& groupId) {
     m_groupId = groupId;
-    if (std::shared_ptr<const GraphLevel> level = m_layouts->request(m_snapshot, m_row, groupId)) {
+    std::shared_ptr<const SnapshotGraph> prepared = m_layouts->preparedGraph(*m_snapshot, m_row);
+    if (std::shared_ptr<const GraphLevel> level =
+            m_layouts->request(m_snapshot, m_row, groupId, expansionFor(prepared.get(), groupId))) {
         display(level, false);
         return;
     }
@@ -131,14 +191,21 @@ void GraphPage::display(const std::shared_ptr<const GraphLevel>& level, bool ann
             names << QString::fromStdString(n);
         m_completions->setStringList(names);
     }
-    m_level = level;
-    m_graph->setGraphLayout(level->layout);
-    // A selection inside a group of this level opens that group.
-    if (std::optional<std::string> holder = groupHolding(*level, m_selected)) {
-        showLevel(*holder);
+    // A selection inside a closed group opens the groups around it (once per selection).
+    if (m_reveal && openAround(*level, m_selected)) {
+        showLevel(m_groupId);
         return;
     }
-    m_graph->selectNode(m_selected);
+    // The request was made before the graph was prepared: ask again with only what shows, so
+    // the same view has one cache key.
+    if (expansionFor(level->graph.get(), m_groupId) != level->expanded) {
+        showLevel(m_groupId);
+        return;
+    }
+    m_reveal = false;
+    m_level = level;
+    m_graph->setGraphLayout(level->layout);
+    selectShown();
     updatePath();
     emit levelShown();
     if (announce)
@@ -148,14 +215,26 @@ void GraphPage::display(const std::shared_ptr<const GraphLevel>& level, bool ann
                             .arg(level->millis, 0, 'f', 0));
 }
 
-std::optional<std::string> GraphPage::groupHolding(const GraphLevel& level, const QString& node) const {
+void GraphPage::selectShown() {
+    // A node inside a closed group: the group's box is outlined in its place.
+    QString shown = m_selected;
+    if (m_level && !m_selected.isEmpty() && m_level->layout->findNode(m_selected.toStdString()) < 0) {
+        const GraphHierarchy& h = m_level->graph->hierarchy;
+        const std::vector<int> path = h.pathTo(h.groupOfName(m_level->graph->items, m_selected.toStdString()));
+        for (auto it = path.rbegin(); it != path.rend(); ++it)
+            if (*it > 0 && m_level->layout->findNode(h.groups[static_cast<size_t>(*it)].id) >= 0) {
+                shown = QString::fromStdString(h.groups[static_cast<size_t>(*it)].id);
+                break;
+            }
+    }
+    m_graph->selectNode(shown);
+}
+
+bool GraphPage::openAround(const GraphLevel& level, const QString& node) {
     if (node.isEmpty() || level.layout->findNode(node.toStdString()) >= 0)
-        return std::nullopt;
+        return false;
     const GraphHierarchy& h = level.graph->hierarchy;
-    const int g = h.groupOfName(level.graph->items, node.toStdString());
-    if (g < 0 || g == level.group)
-        return std::nullopt;
-    return h.groups[static_cast<size_t>(g)].id;
+    return openPath(h, h.groupOfName(level.graph->items, node.toStdString()), m_groupId, m_expanded);
 }
 
 void GraphPage::updatePath() {
@@ -177,7 +256,7 @@ void GraphPage::updatePath() {
                                        : QStringLiteral("<a href='#%1'>%2</a>").arg(QString::fromStdString(g.id), label));
     }
     m_path->setText(tr("%1 &nbsp;·&nbsp; %2 nodes, shown collapsed (graphs over %3 boxes open as groups): "
-                       "double-click a group to open it")
+                       "double-click a group to open it in place, an open group's title to fold it")
                         .arg(parts.join(QStringLiteral(" ▸ ")))
                         .arg(h.groups.front().size)
                         .arg(kCollapseAbove));
@@ -185,13 +264,12 @@ void GraphPage::updatePath() {
 
 void GraphPage::highlightNode(const QString& node) {
     m_selected = node;
-    if (m_level) {
-        if (std::optional<std::string> holder = groupHolding(*m_level, node)) {
-            showLevel(*holder);
-            return;
-        }
+    if (m_level && openAround(*m_level, node)) {
+        m_reveal = true;
+        showLevel(m_groupId);
+        return;
     }
-    m_graph->selectNode(node);
+    selectShown();
 }
 
 void GraphPage::focusFind() {

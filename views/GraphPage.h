@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,11 @@ class GraphView;
 ///
 /// The graph is laid out when it is shown, one level at a time, by a GraphLayoutWorker (cached per
 /// snapshot). A graph of more than kCollapseAbove boxes opens collapsed (GraphHierarchy): its top
-/// level shows groups; double-clicking one opens it, Up or the path above the graph closes it
-/// again, and selecting a node inside a group (find, the timeline, the inspector) opens the group
-/// holding it, as Model Explorer does.
+/// level shows groups. Double-clicking one opens it in place, as Model Explorer does: a frame
+/// holding its own level, laid out on its own; double-clicking the frame folds it again. Selecting
+/// a node inside a closed group (find, the timeline, the inspector) opens the groups around it.
+/// The path above the graph can also show one group as a level of its own (openGroup), and Up
+/// goes back to the level above. Open groups stay open when another snapshot is shown.
 class GraphPage : public QWidget {
     Q_OBJECT
 public:
@@ -56,10 +59,17 @@ public:
     /// True while the level asked for is being laid out (the view is empty meanwhile).
     bool layoutPending() const { return m_pending; }
 
-    /// Opens the group `groupId` of the shown graph ("" or an unknown id: the top level).
+    /// The groups open in place (their ids), in the level shown or not.
+    const std::set<std::string>& expandedGroups() const { return m_expanded; }
+
+    /// Shows the group `groupId` of the shown graph as a level of its own ("" or an unknown id:
+    /// the top level).
     void openGroup(const QString& groupId);
     /// Closes the shown group: shows the level above it.
     void closeGroup();
+    /// Opens the group `groupId` in place when it is closed; folds it (and every group inside
+    /// it) when it is open.
+    void toggleGroup(const QString& groupId);
 
 public slots:
     /// Outlines `node` (empty: nothing).
@@ -82,8 +92,14 @@ private:
     void showLevel(const std::string& groupId);
     void display(const std::shared_ptr<const GraphLevel>& level, bool announce);
     void updatePath();
-    /// The id of the group that holds `node` in `level`'s graph, when it is not on that level.
-    std::optional<std::string> groupHolding(const GraphLevel& level, const QString& node) const;
+    /// Opens (in place) the groups between the level shown and the one holding `node`, when the
+    /// node is in a closed group of `level`'s graph; shows the top level first when the node is
+    /// outside the level shown. Returns whether that changed anything.
+    bool openAround(const GraphLevel& level, const QString& node);
+    /// Outlines the selection in the view: its box, or the closed group's box that holds it.
+    void selectShown();
+    /// The groups of m_expanded that matter for level `groupId` of `graph` (all, unknown).
+    std::set<std::string> expansionFor(const SnapshotGraph* graph, const std::string& groupId) const;
 
     std::shared_ptr<const CompileSnapshot> m_snapshot;
     int m_row = -1;
@@ -92,6 +108,8 @@ private:
     std::shared_ptr<const GraphLevel> m_level;
     std::shared_ptr<const SnapshotGraph> m_completionsFor;
     std::string m_groupId;
+    std::set<std::string> m_expanded;
+    bool m_reveal = false; ///< the selection changed: open the groups around it
     bool m_pending = false;
     QString m_selected;
     QLabel* m_path = nullptr;

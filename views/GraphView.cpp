@@ -1,5 +1,7 @@
 #include "GraphView.h"
 
+#include "GraphHierarchy.h"
+
 #include <QFontMetricsF>
 #include <QGraphicsItem>
 #include <QGraphicsScene>
@@ -44,18 +46,25 @@ public:
         setPos(node.x, node.y);
         setToolTip(node.kind == LayoutNodeKind::Group
                        ? QString::fromStdString(node.shortName + "\n" + node.op + ": " + node.typeText +
-                                                "\n(double-click to open)")
+                                                (node.open ? "\n(double-click the title to fold)"
+                                                           : "\n(double-click to open)"))
                        : QString::fromStdString(node.name + "\n" + node.op + "  " + node.typeText));
         setAcceptHoverEvents(false);
-        setZValue(1);
+        setZValue(baseZ());
     }
     const LayoutNode& node() const { return m_node; }
     void setSelectedNode(bool on) {
         if (m_selectedNode == on)
             return;
         m_selectedNode = on;
-        setZValue(on ? 2 : 1);
+        setZValue(on && !m_node.open ? 2 : baseZ());
         update();
+    }
+    /// Boxes above edges; an open group's frame below everything drawn inside it.
+    double baseZ() const { return m_node.open ? -1 : 1; }
+    /// Whether scene point `p` is on an open group's title strip.
+    bool onTitle(const QPointF& p) const {
+        return m_node.open && p.y() <= m_node.y - m_node.h / 2 + kFrameTitle;
     }
     QRectF boundingRect() const override {
         return QRectF(-m_node.w / 2 - 3, -m_node.h / 2 - 3, m_node.w + 6, m_node.h + 6);
@@ -64,6 +73,10 @@ public:
         const Palette pal = paletteFor(m_node);
         QRectF box(-m_node.w / 2, -m_node.h / 2, m_node.w, m_node.h);
         p->setRenderHint(QPainter::Antialiasing);
+        if (m_node.open) {
+            paintFrame(p, pal, box);
+            return;
+        }
         if (m_node.kind == LayoutNodeKind::Group) {
             // A collapsed group: a stack of cards, the back one offset up and right.
             box.adjust(0, 4, -6, 0);
@@ -115,6 +128,32 @@ public:
     }
 
 private:
+    /// An open group: a tinted frame with its name, size and op mix on a title strip.
+    void paintFrame(QPainter* p, const Palette& pal, const QRectF& box) const {
+        p->setPen(QPen(m_selectedNode ? QColor(0xe6, 0x8a, 0x00) : pal.border, m_selectedNode ? 3.0 : 1.2));
+        p->setBrush(QColor(0xf7, 0xf4, 0xfc));
+        p->drawRoundedRect(box, 8.0, 8.0);
+        const QRectF title(box.left(), box.top(), box.width(), kFrameTitle);
+        QPainterPath strip;
+        strip.addRoundedRect(title, 8.0, 8.0);
+        p->fillPath(strip, pal.fill);
+        QFont f = p->font();
+        f.setPointSizeF(8.5);
+        QFont bold = f;
+        bold.setBold(true);
+        const QRectF text = title.adjusted(10, 0, -10, 0);
+        const QString name = QStringLiteral("\u25be ") + QString::fromStdString(m_node.shortName);
+        p->setFont(bold);
+        p->setPen(QColor(0x20, 0x20, 0x20));
+        p->drawText(text, Qt::AlignLeft | Qt::AlignVCenter, name);
+        const double used = QFontMetricsF(bold).horizontalAdvance(name) + 12;
+        p->setFont(f);
+        p->setPen(QColor(0x60, 0x60, 0x60));
+        const QString rest = QString::fromStdString(m_node.op + " \u00b7 " + m_node.typeText);
+        p->drawText(text.adjusted(used, 0, 0, 0), Qt::AlignLeft | Qt::AlignVCenter,
+                    QFontMetricsF(f).elidedText(rest, Qt::ElideRight, std::max(0.0, text.width() - used)));
+    }
+
     LayoutNode m_node;
     bool m_selectedNode = false;
 };
@@ -263,7 +302,9 @@ void GraphView::mouseReleaseEvent(QMouseEvent* event) {
 
 void GraphView::mouseDoubleClickEvent(QMouseEvent* event) {
     GraphNodeItem* node = event->button() == Qt::LeftButton ? nodeAt(event->pos()) : nullptr;
-    if (!node || node->node().kind != LayoutNodeKind::Group) {
+    // An open group folds from its title strip only (a double-click inside it misses a box).
+    if (!node || node->node().kind != LayoutNodeKind::Group ||
+        (node->node().open && !node->onTitle(mapToScene(event->pos())))) {
         QGraphicsView::mouseDoubleClickEvent(event);
         return;
     }

@@ -39,7 +39,8 @@ signals:
     /// The user clicked the node `node` (empty: clicked the background). A click on a group box
     /// outlines it and says nothing: the group is no node of the graph.
     void nodeClicked(const QString& node);
-    /// The user double-clicked the group box `group` (its HierarchyGroup id): open it.
+    /// The user double-clicked the closed group box `group` (its HierarchyGroup id), or an open
+    /// group's title strip: open it, or fold it.
     void groupActivated(const QString& group);
 
 protected:

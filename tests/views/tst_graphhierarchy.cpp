@@ -113,6 +113,27 @@ private slots:
             QVERIFY(levelItems(items, h, static_cast<int>(g)).nodes.size() <= size_t(kMaxLevelEntries));
     }
 
+    void runsAreCutBetweenRepeatedBlocks() {
+        // Flat names: the runs are cut where one tensor crosses (after an Add), never inside a
+        // block, where the skip connection crosses too.
+        const GraphLayoutResult items = residualChain(5000);
+        const GraphHierarchy h = buildHierarchy(items);
+        checkWellFormed(items, h, kMaxLevelEntries);
+        const std::vector<int>& runs = h.groups.front().groups;
+        QVERIFY(runs.size() > 10);
+        for (size_t k = 0; k < runs.size(); ++k) {
+            const HierarchyGroup& run = h.groups[static_cast<size_t>(runs[k])];
+            const std::string& first = items.nodes[static_cast<size_t>(run.firstItem)].op;
+            const std::string& last = items.nodes[static_cast<size_t>(run.lastItem)].op;
+            QVERIFY2(first == (k == 0 ? "input" : "Conv"), run.label.c_str());
+            QVERIFY2(last == (k + 1 == runs.size() ? "output" : "Add"), run.label.c_str());
+        }
+        // The runs stay about even: none under half of the mean.
+        const int mean = h.groups.front().size / static_cast<int>(runs.size());
+        for (int k : runs)
+            QVERIFY(h.groups[static_cast<size_t>(k)].size >= mean / 2);
+    }
+
     void nameScopesBecomeGroups() {
         const GraphLayoutResult items = residualChain(150, "model"); // model/block_i/Conv_i ...
         const GraphHierarchy h = buildHierarchy(items);
@@ -150,6 +171,50 @@ private slots:
         QCOMPARE(block.edges.size(), size_t(3));
         QCOMPARE(QString::fromStdString(level.nodes[7].op), QStringLiteral("4 nodes"));
         QCOMPARE(level.nodes[7].groupSize, 4);
+    }
+
+    void openGroupsNestInsideTheirFrames() {
+        const GraphLayoutResult items = residualChain(150, "model");
+        const GraphHierarchy h = buildHierarchy(items);
+        const int block = h.groupOfName(items, "model/block_9/Add_9");
+        const int model = h.groups[static_cast<size_t>(block)].parent;
+        const std::string modelId = h.groups[static_cast<size_t>(model)].id;
+        const std::string blockId = h.groups[static_cast<size_t>(block)].id;
+        // A group asked open inside a closed one does not show.
+        QCOMPARE(openGroupsOf(h, 0, {blockId}), std::vector<int>{});
+        QCOMPARE(openGroupsOf(h, 0, {modelId, blockId}), (std::vector<int>{model, block}));
+
+        GraphLayoutResult out;
+        QVERIFY(placeLevel(items, h, 0, {modelId, blockId}, "chain", out).ok());
+        // The top's boxes, the model's 150 blocks, block 9's four ops.
+        const GraphLayoutResult top = levelItems(items, h, 0);
+        QCOMPARE(out.nodes.size(), top.nodes.size() + 150 + 4);
+        for (const LayoutEdge& e : out.edges) {
+            QVERIFY(e.fromIndex >= 0 && static_cast<size_t>(e.fromIndex) < out.nodes.size());
+            QVERIFY(e.toIndex >= 0 && static_cast<size_t>(e.toIndex) < out.nodes.size());
+            QCOMPARE(out.nodes[static_cast<size_t>(e.fromIndex)].name, e.from);
+            QCOMPARE(out.nodes[static_cast<size_t>(e.toIndex)].name, e.to);
+        }
+        auto rect = [&](const std::string& name) {
+            const int i = out.findNode(name);
+            if (i < 0)
+                return QRectF();
+            const LayoutNode& n = out.nodes[static_cast<size_t>(i)];
+            return QRectF(n.x - n.w / 2, n.y - n.h / 2, n.w, n.h);
+        };
+        QVERIFY(out.nodes[static_cast<size_t>(out.findNode(modelId))].open);
+        QVERIFY(out.nodes[static_cast<size_t>(out.findNode(blockId))].open);
+        QVERIFY(!out.nodes[static_cast<size_t>(out.findNode("group:model/block_10"))].open);
+        const QRectF outer = rect(modelId), inner = rect(blockId);
+        QVERIFY(outer.contains(inner));
+        QVERIFY(inner.contains(rect("model/block_9/Add_9")));
+        QVERIFY(inner.contains(rect("model/block_9/Conv_9")));
+        QVERIFY(outer.contains(rect("group:model/block_140")));
+        QVERIFY(!outer.intersects(rect("x")));
+        // Below the title strip: the frame's name stays readable.
+        QVERIFY(rect("model/block_9/Conv_9").top() >= inner.top() + kFrameTitle);
+        // The frames sit inside the top level's bounds.
+        QVERIFY(QRectF(0, 0, out.width, out.height).adjusted(-1, -1, 1, 1).contains(outer));
     }
 
     void theSameItemsGiveTheSameGroups() {

@@ -1,6 +1,7 @@
 // The Graph tab lays out what it shows, when it shows it (GraphLayoutWorker, GraphPage): only the
 // shown snapshot, one level at a time, cached; a large graph opens collapsed, a double-click or a
-// selection inside a group opens it, Up closes it.
+// selection inside a group opens it in place, a double-click on its title folds it; the path can
+// show a group as a level of its own, and Up closes it.
 #include "views/GraphLayoutWorker.h"
 #include "views/GraphPage.h"
 #include "views/GraphView.h"
@@ -118,28 +119,70 @@ private slots:
         QCOMPARE(top->nodes.front().kind, LayoutNodeKind::Group);
         QCOMPARE(page.shownGroup(), std::string());
 
-        // Double-clicking a group opens it: its own nodes, laid out on their own.
+        // Double-clicking a group opens it in place: a frame around its own nodes, which were
+        // laid out on their own, in the level around it.
+        const size_t topBoxes = top->nodes.size();
         const LayoutNode second = top->nodes[1];
-        const QPoint at = page.graphView()->mapFromScene(page.graphView()->nodeCenter(QString::fromStdString(second.name)));
+        QCOMPARE(second.kind, LayoutNodeKind::Group);
+        QPoint at = page.graphView()->mapFromScene(page.graphView()->nodeCenter(QString::fromStdString(second.name)));
         QTest::mouseDClick(page.graphView()->viewport(), Qt::LeftButton, {}, at);
         QVERIFY(awaitShown(page));
-        QCOMPARE(page.shownGroup(), second.name);
-        const GraphLayoutResult* inside = page.graphView()->graphLayout();
-        QCOMPARE(static_cast<int>(inside->nodes.size()), second.groupSize);
-        for (const LayoutNode& n : inside->nodes)
+        QCOMPARE(page.shownGroup(), std::string());
+        QVERIFY(page.expandedGroups().count(second.name) == 1);
+        const GraphLayoutResult* opened = page.graphView()->graphLayout();
+        QCOMPARE(opened->nodes.size(), topBoxes + static_cast<size_t>(second.groupSize));
+        const LayoutNode& frame = opened->nodes[static_cast<size_t>(opened->findNode(second.name))];
+        QVERIFY(frame.open);
+        const QRectF frameBox(frame.x - frame.w / 2, frame.y - frame.h / 2, frame.w, frame.h);
+        int inside = 0;
+        for (size_t i = topBoxes; i < opened->nodes.size(); ++i) {
+            const LayoutNode& n = opened->nodes[i];
             QCOMPARE(n.kind, LayoutNodeKind::Op);
+            QVERIFY2(frameBox.contains(QRectF(n.x - n.w / 2, n.y - n.h / 2, n.w, n.h)), n.name.c_str());
+            ++inside;
+        }
+        QCOMPARE(inside, second.groupSize);
+        // No other box overlaps the frame.
+        for (size_t i = 0; i < topBoxes; ++i) {
+            const LayoutNode& n = opened->nodes[i];
+            if (n.name != second.name)
+                QVERIFY2(!frameBox.intersects(QRectF(n.x - n.w / 2, n.y - n.h / 2, n.w, n.h)), n.name.c_str());
+        }
 
-        // Up closes it again.
+        // A double-click inside the frame, away from its title, folds nothing; on the title it folds.
+        page.graphView()->centerOn(frame.x, frame.y - frame.h / 2);
+        at = page.graphView()->mapFromScene(QPointF(frame.x - frame.w / 2 + 4, frame.y - frame.h / 2 + kFrameTitle + 6));
+        QTest::mouseDClick(page.graphView()->viewport(), Qt::LeftButton, {}, at);
+        QVERIFY(awaitShown(page));
+        QCOMPARE(page.graphView()->graphLayout()->nodes.size(), topBoxes + static_cast<size_t>(second.groupSize));
+        at = page.graphView()->mapFromScene(QPointF(frame.x, frame.y - frame.h / 2 + kFrameTitle / 2));
+        QTest::mouseDClick(page.graphView()->viewport(), Qt::LeftButton, {}, at);
+        QVERIFY(awaitShown(page));
+        QCOMPARE(page.graphView()->graphLayout()->nodes.size(), topBoxes);
+        QVERIFY(page.expandedGroups().empty());
+
+        // The path can show a group as a level of its own; Up goes back.
+        page.openGroup(QString::fromStdString(second.name));
+        QVERIFY(awaitShown(page));
+        QCOMPARE(page.shownGroup(), second.name);
+        QCOMPARE(static_cast<int>(page.graphView()->graphLayout()->nodes.size()), second.groupSize);
         page.closeGroup();
         QVERIFY(awaitShown(page));
         QCOMPARE(page.shownGroup(), std::string());
 
-        // Selecting a node inside a collapsed group opens the group and outlines the node.
+        // Selecting a node inside a closed group opens the group in place and outlines the node.
         page.highlightNode(QStringLiteral("r1100"));
         QVERIFY(awaitShown(page));
-        QVERIFY(!page.shownGroup().empty());
+        QCOMPARE(page.shownGroup(), std::string());
+        QCOMPARE(page.expandedGroups().size(), size_t(1));
         QVERIFY(page.graphView()->graphLayout()->findNode("r1100") >= 0);
         QCOMPARE(page.graphView()->selectedNode(), QStringLiteral("r1100"));
+        // Folded again, the group stays folded and its box is outlined in the node's place.
+        const std::string holder = *page.expandedGroups().begin();
+        page.toggleGroup(QString::fromStdString(holder));
+        QVERIFY(awaitShown(page));
+        QVERIFY(page.graphView()->graphLayout()->findNode("r1100") < 0);
+        QCOMPARE(page.graphView()->selectedNode(), QString::fromStdString(holder));
         // Only the shown snapshot's levels were laid out.
         for (const std::string& laidOut : page.layoutWorker()->history())
             QVERIFY2(laidOut.rfind(snap->pipeline.snapshots.back().passId + "|", 0) == 0, laidOut.c_str());
