@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
+#include <unordered_map>
 #include <utility>
 
 namespace sextant::views {
@@ -426,6 +428,81 @@ Status placeLevel(const GraphLayoutResult& items, const GraphHierarchy& h, int l
         }
     }
     return {};
+}
+
+} // namespace sextant::views
+
+namespace sextant::views {
+
+GraphHierarchy foldLike(const GraphLayoutResult& items, const GraphLayoutResult& referenceItems,
+                        const GraphHierarchy& reference, int collapseAbove, int maxLevel) {
+    if (!reference.collapsed() || static_cast<int>(items.nodes.size()) <= collapseAbove ||
+        reference.groupOf.size() != referenceItems.nodes.size())
+        return buildHierarchy(items, collapseAbove, maxLevel);
+    std::unordered_map<std::string, int> referenceBox;
+    referenceBox.reserve(referenceItems.nodes.size());
+    for (size_t i = 0; i < referenceItems.nodes.size(); ++i)
+        referenceBox.emplace(referenceItems.nodes[i].name, static_cast<int>(i));
+    // Each box's group in the reference.
+    const size_t n = items.nodes.size();
+    std::vector<int> groupOf(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+        const LayoutNode& box = items.nodes[i];
+        int found = -1;
+        if (auto it = referenceBox.find(box.name); it != referenceBox.end())
+            found = it->second;
+        else
+            for (const std::string& origin : box.origins)
+                if (auto at = referenceBox.find(origin); at != referenceBox.end() && (found < 0 || at->second < found))
+                    found = at->second;
+        groupOf[i] = found >= 0 ? reference.groupOf[static_cast<size_t>(found)] : (i > 0 ? groupOf[i - 1] : 0);
+    }
+    // The reference's groups that still hold a box, in the reference's order (parents first).
+    const size_t groups = reference.groups.size();
+    std::vector<int> held(groups, 0);
+    for (int g : groupOf)
+        for (int k = g; k >= 0; k = reference.groups[static_cast<size_t>(k)].parent)
+            ++held[static_cast<size_t>(k)];
+    std::vector<int> index(groups, -1);
+    GraphHierarchy h;
+    for (size_t g = 0; g < groups; ++g) {
+        if (held[g] == 0 && g > 0)
+            continue;
+        index[g] = static_cast<int>(h.groups.size());
+        HierarchyGroup group;
+        group.id = reference.groups[g].id;
+        group.label = reference.groups[g].label;
+        const int parent = reference.groups[g].parent;
+        group.parent = parent < 0 ? -1 : index[static_cast<size_t>(parent)];
+        h.groups.push_back(std::move(group));
+        if (parent >= 0)
+            h.groups[static_cast<size_t>(index[static_cast<size_t>(parent)])].groups.push_back(index[g]);
+    }
+    h.groupOf.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+        const int g = index[static_cast<size_t>(groupOf[i])];
+        h.groupOf[i] = g;
+        h.groups[static_cast<size_t>(g)].items.push_back(static_cast<int>(i));
+    }
+    // Sizes and spans from the leaves up (a child comes after its parent), children in graph order.
+    for (size_t g = h.groups.size(); g-- > 0;) {
+        HierarchyGroup& group = h.groups[g];
+        if (static_cast<int>(group.items.size() + group.groups.size()) > maxLevel)
+            return buildHierarchy(items, collapseAbove, maxLevel); // boxes no reference node accounts for
+        group.size = static_cast<int>(group.items.size());
+        group.firstItem = group.items.empty() ? static_cast<int>(n) : group.items.front();
+        group.lastItem = group.items.empty() ? -1 : group.items.back();
+        for (int k : group.groups) {
+            const HierarchyGroup& kid = h.groups[static_cast<size_t>(k)];
+            group.size += kid.size;
+            group.firstItem = std::min(group.firstItem, kid.firstItem);
+            group.lastItem = std::max(group.lastItem, kid.lastItem);
+        }
+        std::sort(group.groups.begin(), group.groups.end(), [&](int a, int b) {
+            return std::tie(h.groups[static_cast<size_t>(a)].firstItem, a) < std::tie(h.groups[static_cast<size_t>(b)].firstItem, b);
+        });
+    }
+    return h;
 }
 
 } // namespace sextant::views

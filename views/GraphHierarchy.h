@@ -49,6 +49,17 @@ constexpr int kMaxLevelEntries = 200;
 GraphHierarchy buildHierarchy(const GraphLayoutResult& items, int collapseAbove = kCollapseAbove,
                               int maxLevel = kMaxLevelEntries);
 
+/// Folds `items` (a later pass's graph) the way `reference` folds `referenceItems` (the graph as
+/// imported), by provenance: a box goes to the group of the reference box with its name, else of
+/// the earliest reference box among its origins, else (a node no ONNX node accounts for) to the
+/// group of the box before it. So a group keeps its id, label and nodes from pass to pass, and a
+/// fused node sits where the nodes it replaced sat. Groups left empty are dropped. Falls back to
+/// buildHierarchy when `reference` is not collapsed, when `items` has at most `collapseAbove`
+/// boxes, or when a level would hold more than `maxLevel` entries.
+GraphHierarchy foldLike(const GraphLayoutResult& items, const GraphLayoutResult& referenceItems,
+                        const GraphHierarchy& reference, int collapseAbove = kCollapseAbove,
+                        int maxLevel = kMaxLevelEntries);
+
 /// The boxes and edges of one level, not yet placed (placeItems does): the items directly in
 /// `level` and one Group box per child group, with the graph's edges between them (edges inside
 /// one child group dropped, edges between two entries merged into one carrying their count;

@@ -102,6 +102,7 @@ LayoutNode opBox(const ir::Node& node) {
     n.kind = LayoutNodeKind::Op;
     n.cost = node.info().cost;
     n.view = node.isView();
+    n.origins = node.provenance().origins;
     n.h = opBoxHeight;
     return n;
 }

@@ -27,6 +27,9 @@ struct LayoutNode {
     ir::CostClass cost = ir::CostClass::Vector;
     /// Lowered as a view of its input (layout pass, attribute view=1): no Task, no bytes moved.
     bool view = false;
+    /// The ONNX nodes an op box came from (its provenance; sorted), for folding a later pass's
+    /// graph like the imported one.
+    std::vector<std::string> origins;
     /// A Group box (a collapsed part of a large graph, GraphHierarchy): the graph nodes inside it.
     int groupSize = 0;
     /// A Group box opened in place: a frame whose own boxes (placed after it in the result) sit

@@ -16,14 +16,16 @@ const passes::Snapshot* snapshotAt(const CompileSnapshot& snapshot, int row) {
     return &snapshot.pipeline.snapshots[static_cast<size_t>(row)];
 }
 
-/// The snapshot's boxes and hierarchy, built from its graph.
-Expected<std::shared_ptr<const SnapshotGraph>> prepare(const passes::Snapshot& s) {
+/// The snapshot's boxes and hierarchy, built from its graph; folded like `reference` (the graph
+/// as imported, prepared) when there is one, so groups keep their nodes from pass to pass.
+Expected<std::shared_ptr<const SnapshotGraph>> prepare(const passes::Snapshot& s, const SnapshotGraph* reference) {
     std::shared_ptr<const ir::Graph> graph = s.graph();
     if (!graph)
         return makeError(ErrorKind::Invalid, "snapshot '" + s.passId + "' has no graph", s.passId);
     auto prepared = std::make_shared<SnapshotGraph>();
     prepared->items = graphItems(*graph);
-    prepared->hierarchy = buildHierarchy(prepared->items);
+    prepared->hierarchy = reference ? foldLike(prepared->items, reference->items, reference->hierarchy)
+                                    : buildHierarchy(prepared->items);
     prepared->completions = findCompletions(*graph);
     return std::shared_ptr<const SnapshotGraph>(std::move(prepared));
 }
@@ -114,18 +116,31 @@ void GraphLayoutWorker::keepOnly(const CompileSnapshot& snapshot) {
 void GraphLayoutWorker::launch(Job job) {
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     const passes::Snapshot& s = *snapshotAt(*job.snapshot, job.row);
-    std::shared_ptr<const SnapshotGraph> prepared;
+    std::shared_ptr<const SnapshotGraph> prepared, reference;
     if (auto it = m_cache.find(s.state.get()); it != m_cache.end())
         prepared = it->second.graph;
+    const passes::Snapshot& imported = job.snapshot->pipeline.snapshots.front();
+    if (auto it = m_cache.find(imported.state.get()); it != m_cache.end())
+        reference = it->second.graph;
     m_history.push_back(s.passId + "|" + levelKey(job.groupId, job.expanded));
-    m_watcher.setFuture(QtConcurrent::run([job = std::move(job), prepared, cancel = m_cancel]() -> Outcome {
+    m_watcher.setFuture(QtConcurrent::run([job = std::move(job), prepared, reference, cancel = m_cancel]() -> Outcome {
         const passes::Snapshot& snap = *snapshotAt(*job.snapshot, job.row);
+        const passes::Snapshot& first = job.snapshot->pipeline.snapshots.front();
         Outcome out;
         out.state = snap.state;
         out.key = levelKey(job.groupId, job.expanded);
         std::shared_ptr<const SnapshotGraph> graph = prepared;
+        std::shared_ptr<const SnapshotGraph> imported = reference;
+        if (!graph && !imported && first.state != snap.state && first.graph()) {
+            // Later passes fold like the graph as imported: prepare it first (kept for them all).
+            if (auto built = prepare(first, nullptr); built.ok()) {
+                imported = std::move(built).value();
+                out.referenceState = first.state;
+                out.reference = imported;
+            }
+        }
         if (!graph) {
-            auto built = prepare(snap);
+            auto built = prepare(snap, first.state == snap.state ? nullptr : imported.get());
             if (!built.ok()) {
                 out.error = QString::fromStdString(built.error().message);
                 return out;
@@ -147,6 +162,11 @@ void GraphLayoutWorker::launch(Job job) {
 void GraphLayoutWorker::onDone() {
     const Outcome out = m_watcher.result();
     const std::string key = std::to_string(reinterpret_cast<uintptr_t>(out.state.get())) + "|" + out.key;
+    if (out.reference) {
+        Entry& entry = m_cache[out.referenceState.get()];
+        entry.state = out.referenceState;
+        entry.graph = out.reference;
+    }
     if (out.graph) {
         Entry& entry = m_cache[out.state.get()];
         entry.state = out.state;

@@ -81,6 +81,9 @@ private:
         std::shared_ptr<const SnapshotGraph> graph; ///< prepared even when the level was not placed
         std::shared_ptr<const GraphLevel> level;
         std::string key; ///< levelKey of the job
+        /// The graph as imported, when it was prepared for this job (to fold the snapshot like it).
+        std::shared_ptr<const passes::SnapshotState> referenceState;
+        std::shared_ptr<const SnapshotGraph> reference;
         QString error;
     };
     struct Entry {

@@ -217,6 +217,51 @@ private slots:
         QVERIFY(QRectF(0, 0, out.width, out.height).adjusted(-1, -1, 1, 1).contains(outer));
     }
 
+    void aLaterPassFoldsLikeTheImportedGraph() {
+        // The imported chain, and the same after fusion: each block's Conv, BatchNormalization
+        // and Relu one FusedConv named after the Conv, and a new node no ONNX node accounts for.
+        const GraphLayoutResult imported = residualChain(5000);
+        const GraphHierarchy reference = buildHierarchy(imported);
+        GraphLayoutResult fused;
+        fused.nodes.push_back(box("x", "input", LayoutNodeKind::Input));
+        fused.nodes.push_back(box("layout.TransData_0", "TransData"));
+        edge(fused, 0, 1);
+        int in = 1;
+        for (int i = 0; i < 5000; ++i) {
+            const std::string k = std::to_string(i);
+            LayoutNode conv = box("Conv_" + k, "FusedConv");
+            conv.origins = {"BatchNormalization_" + k, "Conv_" + k, "Relu_" + k};
+            LayoutNode add = box("Add_" + k, "Add");
+            add.origins = {"Add_" + k};
+            fused.nodes.push_back(conv);
+            fused.nodes.push_back(add);
+            const int c = static_cast<int>(fused.nodes.size()) - 2;
+            edge(fused, in, c);
+            edge(fused, c, c + 1);
+            edge(fused, in, c + 1);
+            in = c + 1;
+        }
+        fused.nodes.push_back(box("output:y", "output", LayoutNodeKind::Output));
+        edge(fused, in, static_cast<int>(fused.nodes.size()) - 1);
+
+        const GraphHierarchy h = foldLike(fused, imported, reference);
+        checkWellFormed(fused, h, kMaxLevelEntries);
+        QCOMPARE(h.groups.size(), reference.groups.size()); // no group left empty
+        // Every box sits in the group (same id) its ONNX nodes sat in; the new node beside the
+        // box before it.
+        for (size_t i = 0; i < fused.nodes.size(); ++i) {
+            const std::string& name = fused.nodes[i].name == "layout.TransData_0" ? "x" : fused.nodes[i].name;
+            const int was = reference.groupOfName(imported, name);
+            QVERIFY(was >= 0);
+            QCOMPARE(h.groups[static_cast<size_t>(h.groupOf[i])].id, reference.groups[static_cast<size_t>(was)].id);
+        }
+        for (size_t g = 0; g < h.groups.size(); ++g)
+            QCOMPARE(h.groups[g].label, reference.groups[g].label);
+        // A graph that is not collapsed folds on its own.
+        const GraphLayoutResult small = residualChain(20);
+        QVERIFY(!foldLike(small, imported, reference).collapsed());
+    }
+
     void theSameItemsGiveTheSameGroups() {
         const GraphLayoutResult items = residualChain(3000);
         const GraphHierarchy a = buildHierarchy(items);
