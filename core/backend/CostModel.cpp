@@ -75,6 +75,13 @@ struct ConvOperands {
     const ir::Value* b;
     std::vector<int64_t> xd, wd, od, strides, dil;
 };
+/// A cube product followed by a vector epilogue (bias, activation, residual) on the same tile:
+/// the vector unit takes each output fractal (cubeM x cubeN) as the cube finishes it, so the two
+/// units overlap but for one fractal's worth of the shorter of them.
+uint64_t productThenEpilogue(uint64_t cube, uint64_t vector, uint64_t fractals) {
+    return std::max(cube, vector) + ceilDiv(std::min(cube, vector), std::max<uint64_t>(fractals, 1));
+}
+
 Expected<ConvOperands> convOperands(const ir::Node& n, const std::string& what) {
     ConvOperands c{n.input(0), n.input(1), n.input(2), n.input(0)->type().dims(), n.input(1)->type().dims(),
                    n.output(0)->type().dims(), {}, {}};
@@ -91,7 +98,7 @@ Expected<ConvOperands> convOperands(const ir::Node& n, const std::string& what) 
 
 Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     SX_ASSIGN(ConvOperands c, convOperands(n, "convolution"));
-    const ir::Value *x = c.x, *w = c.w, *b = c.b;
+    const ir::Value *x = c.x, *b = c.b;
     const std::vector<int64_t>&xd = c.xd, &wd = c.wd, &od = c.od, &strides = c.strides, &dil = c.dil;
     const size_t sp = xd.size() - 2;
     int64_t groups = std::max<int64_t>(1, n.attrInt("group", 1));
@@ -99,6 +106,10 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     const int64_t coPerGroup = std::max<int64_t>(1, co / groups);
     const int64_t ciPerGroup = wd[1];
     const int64_t kSpatial = prod(wd, 2);
+    // A depthwise convolution (one input channel per output channel) uses one column of the
+    // cube per channel; the cube may instead take c0 channels at once against a diagonal block
+    // of their weights, one tap per step (c0 x c0 products of which c0 count): whichever is faster.
+    const bool depthwise = groups > 1 && coPerGroup == 1 && ciPerGroup == 1;
     // Data moves in the type it is kept in: f16 where every reader takes it in f16 (the cube
     // does), f32 where the precision pass kept the op in f32 or another reader needs f32
     // (storedDType). Weights: weightElemOf.
@@ -147,9 +158,14 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
         uint64_t M = static_cast<uint64_t>(tile[0] * outSpatial);
         uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
         uint64_t K = static_cast<uint64_t>(ciPerGroup * kSpatial);
-        w.computeCycles = static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK);
-        if (epilogue) // bias/act epilogue
-            w.computeCycles += epiloguePasses * ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes);
+        uint64_t cube = static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK);
+        if (depthwise) // or c0 channels at once, one tap per step, through a diagonal weight block
+            cube = std::min(cube, ceilDiv(static_cast<uint64_t>(groupsInTile), t.cubeN) * ceilDiv(M, t.cubeM) *
+                                      static_cast<uint64_t>(kSpatial));
+        const uint64_t fractals = ceilDiv(M, t.cubeM) * ceilDiv(static_cast<uint64_t>(tile[1]), t.cubeN);
+        const uint64_t vector =
+            epilogue ? epiloguePasses * ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes) : 0;
+        w.computeCycles = productThenEpilogue(cube, vector, fractals);
         w.flops = 2 * M * static_cast<uint64_t>(tile[1]) * K;
         return w;
     };
@@ -191,9 +207,10 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
                         (cBytes ? ceilDiv(cBytes * static_cast<uint64_t>(Nt), static_cast<uint64_t>(Nfull)) : 0);
         w.weightsSplit = Nt < Nfull || bBatched;
         w.outBytes = static_cast<uint64_t>(batch * Mt * Nt) * outElem;
-        w.computeCycles = static_cast<uint64_t>(batch) * ceilDiv(Mt, t.cubeM) * ceilDiv(Nt, t.cubeN) * ceilDiv(K, t.cubeK);
-        if (epilogue)
-            w.computeCycles += ceilDiv(static_cast<uint64_t>(batch * Mt * Nt), lanes);
+        const uint64_t fractals = static_cast<uint64_t>(batch) * ceilDiv(Mt, t.cubeM) * ceilDiv(Nt, t.cubeN);
+        w.computeCycles = productThenEpilogue(fractals * ceilDiv(K, t.cubeK),
+                                              epilogue ? ceilDiv(static_cast<uint64_t>(batch * Mt * Nt), lanes) : 0,
+                                              fractals);
         w.flops = 2 * static_cast<uint64_t>(batch * Mt * Nt * K);
         return w;
     };
@@ -258,7 +275,7 @@ WorkModel poolModel(const ir::Node& n, const Target& t, bool global) {
 /// k / stride taps per dim, which sets the product's K.
 Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
     SX_ASSIGN(ConvOperands c, convOperands(n, "transposed convolution"));
-    const ir::Value *x = c.x, *w = c.w, *b = c.b;
+    const ir::Value *x = c.x, *b = c.b;
     const std::vector<int64_t>&xd = c.xd, &wd = c.wd, &od = c.od, &strides = c.strides, &dil = c.dil;
     const size_t sp = xd.size() - 2;
     const int64_t groups = std::max<int64_t>(1, n.attrInt("group", 1));
@@ -300,10 +317,11 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
         const uint64_t M = static_cast<uint64_t>(tile[0] * outSpatial);
         const uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
         const uint64_t K = static_cast<uint64_t>(ciPerGroup * taps);
-        tw.computeCycles =
-            static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK);
-        if (epilogue) // bias and/or a fused activation, one vector pass after the product
-            tw.computeCycles += ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes);
+        // Bias and/or a fused activation: one vector pass over the product, beside it.
+        tw.computeCycles = productThenEpilogue(
+            static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK),
+            epilogue ? ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes) : 0,
+            ceilDiv(M, t.cubeM) * ceilDiv(static_cast<uint64_t>(tile[1]), t.cubeN));
         tw.flops = 2 * M * static_cast<uint64_t>(tile[1]) * K;
         return tw;
     };

@@ -1,9 +1,11 @@
-// chooseTiling and chooseSplit on one Relu over f32[n], where every figure can be worked out by
-// hand. On npu-a a Relu tile of e elements moves 4e bytes in and 4e out, computes ceil(e / 64)
+// chooseTiling and chooseSplit on one Relu over f32[n] (and the cube's figures on a small
+// convolution), where every figure can be worked out by hand. On npu-a a Relu tile of e elements moves 4e bytes in and 4e out, computes ceil(e / 64)
 // cycles (64 f32 lanes, one pass) and waits ceil(8e / 64) + 400 cycles for its DMA (64 B/cycle,
 // 400 cycles DRAM latency); T tiles pipeline to T * max(compute, dma) + min(compute, dma).
 #include "core/backend/Grouping.h"
 #include "core/backend/CoreSplit.h"
+
+#include "BackendTestUtil.h"
 
 #include <gtest/gtest.h>
 
@@ -29,6 +31,27 @@ ReluGroup reluOver(int64_t n) {
     ir::Value* x = *r.graph->addInput("x", TensorType::of(DType::F32, {n}));
     ir::Node* relu = *r.graph->addNode(OpKind::Relu, "relu", {x}, {"y"});
     r.graph->setOutputs({relu->output()});
+    EXPECT_TRUE(r.graph->inferTypes().ok());
+    Expected<std::vector<Group>> groups = formGroups(*r.graph);
+    EXPECT_TRUE(groups.ok() && groups->size() == 1u);
+    if (groups.ok() && !groups->empty())
+        r.group = groups->front();
+    return r;
+}
+
+/// x: f32[1, channels, 16, 16] -> Conv "conv" (weights [out, channels / group, k, k], `bias` or
+/// not, "same" padding) -> y, and its one group.
+ReluGroup convOver(int64_t channels, int64_t out, int64_t group, int64_t k, bool bias) {
+    ReluGroup r;
+    r.graph = std::make_shared<ir::Graph>("conv");
+    ir::Value* x = *r.graph->addInput("x", TensorType::of(DType::F32, {1, channels, 16, 16}));
+    const int64_t p = k / 2;
+    ir::AttributeMap attrs{{"pads", std::vector<int64_t>{p, p, p, p}}, {"group", group}};
+    std::vector<ir::Value*> in{x, *r.graph->addConstant("w", test::filled({out, channels / group, k, k}, 0.01f))};
+    if (bias)
+        in.push_back(*r.graph->addConstant("b", test::filled({out}, 0.0f)));
+    ir::Node* conv = *r.graph->addNode(OpKind::Conv, "conv", in, {"y"}, attrs);
+    r.graph->setOutputs({conv->output()});
     EXPECT_TRUE(r.graph->inferTypes().ok());
     Expected<std::vector<Group>> groups = formGroups(*r.graph);
     EXPECT_TRUE(groups.ok() && groups->size() == 1u);
@@ -239,4 +262,43 @@ TEST(ChooseSplit, FewerUnitsThanCoresSplitOnePerPart) {
     EXPECT_EQ(plan->axis, 1);
     ASSERT_EQ(plan->ranges.size(), 6u);
     EXPECT_EQ(plan->ranges[5], (std::pair<int64_t, int64_t>{5, 6}));
+}
+
+// A depthwise convolution over 16 x 16 positions (M = 256, 16 fractal rows) in one tile. One
+// column of the cube per channel costs channels * 16 * ceil(k^2 / 16) cycles; c0 = 16 channels at
+// once against a diagonal weight block, one tap per step, costs ceil(channels / 16) * 16 * k^2.
+// The cube takes whichever is faster.
+TEST(ChooseTiling, ADepthwiseConvolutionTakesTheFasterCubeMapping) {
+    struct Case {
+        int64_t channels, k;
+        uint64_t cycles;
+    };
+    for (const Case& c : {Case{16, 3, 16 * 9},           // diagonal 144 < per channel 256
+                          Case{16, 5, 16 * 25},          // diagonal 400 < per channel 512
+                          Case{4, 3, 4 * 16},            // per channel 64 < diagonal 144
+                          Case{48, 3, 3 * 16 * 9}}) {    // diagonal 432 < per channel 768
+        ReluGroup r = convOver(c.channels, c.channels, c.channels, c.k, false);
+        Expected<TaskCost> cost = chooseTiling(r.group, defaultTarget());
+        ASSERT_TRUE(cost.ok()) << cost.error().message;
+        ASSERT_EQ(cost->tiling.numTiles, 1) << c.channels << " channels, " << c.k << "x" << c.k;
+        EXPECT_EQ(cost->computeCycles, c.cycles) << c.channels << " channels, " << c.k << "x" << c.k;
+    }
+}
+
+// A pointwise convolution 16 -> 32 channels with a bias, in one tile: the cube's product is
+// 16 x 2 fractals of one K step, 32 cycles; the bias epilogue is one f32 vector pass over 32 x
+// 256 elements, 128 cycles. The vector unit takes each fractal as the cube finishes it, so they
+// overlap but for one fractal of the shorter: 128 + ceil(32 / 32) = 129, not 32 + 128.
+TEST(ChooseTiling, AConvolutionsEpilogueOverlapsItsProduct) {
+    ReluGroup r = convOver(16, 32, 1, 1, true);
+    Expected<TaskCost> cost = chooseTiling(r.group, defaultTarget());
+    ASSERT_TRUE(cost.ok()) << cost.error().message;
+    ASSERT_EQ(cost->tiling.numTiles, 1);
+    EXPECT_EQ(cost->computeCycles, 129u);
+    EXPECT_EQ(cost->flops, 2u * 256 * 32 * 16);
+    // Without the bias there is no epilogue: the product alone.
+    ReluGroup plain = convOver(16, 32, 1, 1, false);
+    Expected<TaskCost> alone = chooseTiling(plain.group, defaultTarget());
+    ASSERT_TRUE(alone.ok()) << alone.error().message;
+    EXPECT_EQ(alone->computeCycles, 32u);
 }
