@@ -316,7 +316,7 @@ GraphHierarchy buildHierarchy(const GraphLayoutResult& items, int collapseAbove,
     return Builder(items, maxLevel).build(ScopeTree(items));
 }
 
-GraphLayoutResult levelItems(const GraphLayoutResult& items, const GraphHierarchy& h, int level) {
+GraphLayoutResult levelItems(const GraphLayoutResult& items, const GraphHierarchy& h, int level, bool ports) {
     GraphLayoutResult result;
     const HierarchyGroup& group = h.groups[static_cast<size_t>(level)];
     // Entries in graph order: the level's own items and its child groups by their first item.
@@ -340,10 +340,32 @@ GraphLayoutResult levelItems(const GraphLayoutResult& items, const GraphHierarch
             entryOf[static_cast<size_t>(item)] = index;
         result.nodes.push_back(groupBox(items, h.groups[static_cast<size_t>(-1 - entry)], members));
     }
+    // Ports, when asked for and used: the entries -2 (in) and -3 (out) until they get a box.
+    int portIn = -1, portOut = -1;
+    auto port = [&](bool in) {
+        int& index = in ? portIn : portOut;
+        if (index < 0) {
+            index = static_cast<int>(result.nodes.size());
+            LayoutNode n;
+            n.name = (in ? "port:in:" : "port:out:") + group.id;
+            n.op = in ? "in" : "out";
+            n.kind = LayoutNodeKind::Port;
+            n.cost = ir::CostClass::Host;
+            n.w = n.h = 10.0;
+            result.nodes.push_back(std::move(n));
+        }
+        return index;
+    };
     std::map<std::pair<int, int>, size_t> merged; // (from entry, to entry) -> edge
     for (const LayoutEdge& e : items.edges) {
-        const int from = entryOf[static_cast<size_t>(e.fromIndex)];
-        const int to = entryOf[static_cast<size_t>(e.toIndex)];
+        int from = entryOf[static_cast<size_t>(e.fromIndex)];
+        int to = entryOf[static_cast<size_t>(e.toIndex)];
+        if (ports && level > 0 && (from < 0) != (to < 0)) {
+            if (from < 0)
+                from = port(true);
+            else
+                to = port(false);
+        }
         if (from < 0 || to < 0 || from == to)
             continue;
         auto [it, fresh] = merged.try_emplace({from, to}, result.edges.size());
@@ -387,7 +409,7 @@ std::vector<int> openGroupsOf(const GraphHierarchy& h, int level, const std::set
 
 Status placeLevel(const GraphLayoutResult& items, const GraphHierarchy& h, int level,
                   const std::set<std::string>& expanded, const std::string& graphName, GraphLayoutResult& out) {
-    out = levelItems(items, h, level);
+    out = levelItems(items, h, level, level > 0);
     // The open groups' own levels first: their sizes are their frames' sizes.
     std::vector<std::pair<size_t, GraphLayoutResult>> inner;
     for (size_t i = 0; i < out.nodes.size(); ++i) {

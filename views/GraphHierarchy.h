@@ -64,7 +64,11 @@ GraphHierarchy foldLike(const GraphLayoutResult& items, const GraphLayoutResult&
 /// `level` and one Group box per child group, with the graph's edges between them (edges inside
 /// one child group dropped, edges between two entries merged into one carrying their count;
 /// edges leaving the level dropped).
-GraphLayoutResult levelItems(const GraphLayoutResult& items, const GraphHierarchy& hierarchy, int level);
+/// With `ports`, the edges that enter the level from outside start at a Port box
+/// ("port:in:" + the level's id) and those that leave it end at one ("port:out:" + id), merged
+/// per box inside, as an open group shows them.
+GraphLayoutResult levelItems(const GraphLayoutResult& items, const GraphHierarchy& hierarchy, int level,
+                             bool ports = false);
 
 /// Height of an open group's title strip, and the margin around its boxes.
 constexpr double kFrameTitle = 24.0;
@@ -77,7 +81,8 @@ std::vector<int> openGroupsOf(const GraphHierarchy& hierarchy, int level, const 
 /// Level `level` placed with the groups of `expanded` opened in place, as Model Explorer opens
 /// a layer: each open group is laid out on its own first (its own level, recursively), then its
 /// box in the level around it becomes a frame of that size (LayoutNode::open), and its boxes
-/// and edges follow in the result, moved into the frame. Edges from outside end at the frame.
+/// and edges follow in the result, moved into the frame. An edge from outside ends at the frame,
+/// and goes on inside from the group's Port box to the boxes that read it (levelItems' ports).
 /// Graphviz never sees more than one level at a time.
 Status placeLevel(const GraphLayoutResult& items, const GraphHierarchy& hierarchy, int level,
                   const std::set<std::string>& expanded, const std::string& graphName, GraphLayoutResult& out);

@@ -9,7 +9,9 @@
 namespace sextant::views {
 
 /// What a laid-out box stands for.
-enum class LayoutNodeKind { Op, Input, Output, Group };
+/// Port: where the edges from outside an open group enter it (or leave it), a dot under its title
+/// (or at its foot), so an edge that reaches the frame goes on to the boxes that read it.
+enum class LayoutNodeKind { Op, Input, Output, Group, Port };
 
 /// A point in scene coordinates (pixels, y grows downwards).
 struct LayoutPoint {

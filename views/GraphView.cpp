@@ -24,7 +24,7 @@ struct Palette {
 };
 
 Palette paletteFor(const LayoutNode& n) {
-    if (n.kind == LayoutNodeKind::Group)
+    if (n.kind == LayoutNodeKind::Group || n.kind == LayoutNodeKind::Port)
         return {QColor(0xec, 0xe6, 0xf7), QColor(0x6a, 0x4f, 0xa3)};
     if (n.kind != LayoutNodeKind::Op)
         return {QColor(0xfb, 0xf3, 0xd5), QColor(0xa8, 0x8a, 0x2c)};
@@ -44,11 +44,15 @@ class GraphNodeItem : public QGraphicsItem {
 public:
     explicit GraphNodeItem(const LayoutNode& node) : m_node(node) {
         setPos(node.x, node.y);
-        setToolTip(node.kind == LayoutNodeKind::Group
-                       ? QString::fromStdString(node.shortName + "\n" + node.op + ": " + node.typeText +
-                                                (node.open ? "\n(double-click the title to fold)"
-                                                           : "\n(double-click to open)"))
-                       : QString::fromStdString(node.name + "\n" + node.op + "  " + node.typeText));
+        if (node.kind == LayoutNodeKind::Port)
+            setToolTip(node.op == "in" ? QObject::tr("tensors from outside the group come in here")
+                                       : QObject::tr("tensors leave the group here"));
+        else
+            setToolTip(node.kind == LayoutNodeKind::Group
+                           ? QString::fromStdString(node.shortName + "\n" + node.op + ": " + node.typeText +
+                                                    (node.open ? "\n(double-click the title to fold)"
+                                                               : "\n(double-click to open)"))
+                           : QString::fromStdString(node.name + "\n" + node.op + "  " + node.typeText));
         setAcceptHoverEvents(false);
         setZValue(baseZ());
     }
@@ -75,6 +79,12 @@ public:
         p->setRenderHint(QPainter::Antialiasing);
         if (m_node.open) {
             paintFrame(p, pal, box);
+            return;
+        }
+        if (m_node.kind == LayoutNodeKind::Port) { // a dot where the edges cross the frame
+            p->setPen(QPen(pal.border, 1.2));
+            p->setBrush(pal.fill);
+            p->drawEllipse(box);
             return;
         }
         if (m_node.kind == LayoutNodeKind::Group) {
@@ -294,6 +304,8 @@ void GraphView::mouseReleaseEvent(QMouseEvent* event) {
     if (event->button() != Qt::LeftButton || (event->pos() - m_pressPos).manhattanLength() > 4)
         return; // a drag (pan), not a click
     GraphNodeItem* node = nodeAt(event->pos());
+    if (node && node->node().kind == LayoutNodeKind::Port)
+        node = nullptr; // a port is no node: a click on it is a click on the background
     const QString name = node ? QString::fromStdString(node->node().name) : QString();
     selectNode(name);
     if (!node || node->node().kind != LayoutNodeKind::Group)

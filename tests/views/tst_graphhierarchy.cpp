@@ -186,15 +186,6 @@ private slots:
 
         GraphLayoutResult out;
         QVERIFY(placeLevel(items, h, 0, {modelId, blockId}, "chain", out).ok());
-        // The top's boxes, the model's 150 blocks, block 9's four ops.
-        const GraphLayoutResult top = levelItems(items, h, 0);
-        QCOMPARE(out.nodes.size(), top.nodes.size() + 150 + 4);
-        for (const LayoutEdge& e : out.edges) {
-            QVERIFY(e.fromIndex >= 0 && static_cast<size_t>(e.fromIndex) < out.nodes.size());
-            QVERIFY(e.toIndex >= 0 && static_cast<size_t>(e.toIndex) < out.nodes.size());
-            QCOMPARE(out.nodes[static_cast<size_t>(e.fromIndex)].name, e.from);
-            QCOMPARE(out.nodes[static_cast<size_t>(e.toIndex)].name, e.to);
-        }
         auto rect = [&](const std::string& name) {
             const int i = out.findNode(name);
             if (i < 0)
@@ -202,6 +193,26 @@ private slots:
             const LayoutNode& n = out.nodes[static_cast<size_t>(i)];
             return QRectF(n.x - n.w / 2, n.y - n.h / 2, n.w, n.h);
         };
+        // The top's boxes, the model's 150 blocks, block 9's four ops, and each open group's two
+        // ports (the chain enters and leaves both).
+        const GraphLayoutResult top = levelItems(items, h, 0);
+        QCOMPARE(out.nodes.size(), top.nodes.size() + 150 + 4 + 2 + 2);
+        QVERIFY(rect(blockId).contains(rect("port:in:" + blockId)));
+        QVERIFY(rect(blockId).contains(rect("port:out:" + blockId)));
+        // Block 9's Conv and Add read what comes in: one edge from the port to each.
+        int fromPort = 0;
+        for (const LayoutEdge& e : out.edges)
+            if (e.from == "port:in:" + blockId) {
+                ++fromPort;
+                QVERIFY(e.to == "model/block_9/Conv_9" || e.to == "model/block_9/Add_9");
+            }
+        QCOMPARE(fromPort, 2);
+        for (const LayoutEdge& e : out.edges) {
+            QVERIFY(e.fromIndex >= 0 && static_cast<size_t>(e.fromIndex) < out.nodes.size());
+            QVERIFY(e.toIndex >= 0 && static_cast<size_t>(e.toIndex) < out.nodes.size());
+            QCOMPARE(out.nodes[static_cast<size_t>(e.fromIndex)].name, e.from);
+            QCOMPARE(out.nodes[static_cast<size_t>(e.toIndex)].name, e.to);
+        }
         QVERIFY(out.nodes[static_cast<size_t>(out.findNode(modelId))].open);
         QVERIFY(out.nodes[static_cast<size_t>(out.findNode(blockId))].open);
         QVERIFY(!out.nodes[static_cast<size_t>(out.findNode("group:model/block_10"))].open);

@@ -7,6 +7,8 @@
 #include "views/GraphView.h"
 
 #include <QSignalSpy>
+
+#include <algorithm>
 #include <QtTest>
 
 using namespace sextant;
@@ -130,18 +132,31 @@ private slots:
         QCOMPARE(page.shownGroup(), std::string());
         QVERIFY(page.expandedGroups().count(second.name) == 1);
         const GraphLayoutResult* opened = page.graphView()->graphLayout();
-        QCOMPARE(opened->nodes.size(), topBoxes + static_cast<size_t>(second.groupSize));
+        // Its boxes, and a port where the chain comes in and one where it leaves.
+        QCOMPARE(opened->nodes.size(), topBoxes + static_cast<size_t>(second.groupSize) + 2);
         const LayoutNode& frame = opened->nodes[static_cast<size_t>(opened->findNode(second.name))];
         QVERIFY(frame.open);
         const QRectF frameBox(frame.x - frame.w / 2, frame.y - frame.h / 2, frame.w, frame.h);
         int inside = 0;
+        int ports = 0;
         for (size_t i = topBoxes; i < opened->nodes.size(); ++i) {
             const LayoutNode& n = opened->nodes[i];
-            QCOMPARE(n.kind, LayoutNodeKind::Op);
             QVERIFY2(frameBox.contains(QRectF(n.x - n.w / 2, n.y - n.h / 2, n.w, n.h)), n.name.c_str());
+            if (n.kind == LayoutNodeKind::Port) {
+                ++ports;
+                continue;
+            }
+            QCOMPARE(n.kind, LayoutNodeKind::Op);
             ++inside;
         }
         QCOMPARE(inside, second.groupSize);
+        QCOMPARE(ports, 2);
+        // The port where the chain comes in is the topmost box inside, and feeds the first one.
+        const LayoutNode& in = opened->nodes[static_cast<size_t>(opened->findNode("port:in:" + second.name))];
+        for (size_t i = topBoxes; i < opened->nodes.size(); ++i)
+            if (opened->nodes[i].name != in.name)
+                QVERIFY(in.y < opened->nodes[i].y);
+        QVERIFY(std::any_of(opened->edges.begin(), opened->edges.end(), [&](const LayoutEdge& e) { return e.from == in.name; }));
         // No other box overlaps the frame.
         for (size_t i = 0; i < topBoxes; ++i) {
             const LayoutNode& n = opened->nodes[i];
@@ -154,7 +169,7 @@ private slots:
         at = page.graphView()->mapFromScene(QPointF(frame.x - frame.w / 2 + 4, frame.y - frame.h / 2 + kFrameTitle + 6));
         QTest::mouseDClick(page.graphView()->viewport(), Qt::LeftButton, {}, at);
         QVERIFY(awaitShown(page));
-        QCOMPARE(page.graphView()->graphLayout()->nodes.size(), topBoxes + static_cast<size_t>(second.groupSize));
+        QCOMPARE(page.graphView()->graphLayout()->nodes.size(), topBoxes + static_cast<size_t>(second.groupSize) + 2);
         at = page.graphView()->mapFromScene(QPointF(frame.x, frame.y - frame.h / 2 + kFrameTitle / 2));
         QTest::mouseDClick(page.graphView()->viewport(), Qt::LeftButton, {}, at);
         QVERIFY(awaitShown(page));
@@ -165,7 +180,7 @@ private slots:
         page.openGroup(QString::fromStdString(second.name));
         QVERIFY(awaitShown(page));
         QCOMPARE(page.shownGroup(), second.name);
-        QCOMPARE(static_cast<int>(page.graphView()->graphLayout()->nodes.size()), second.groupSize);
+        QCOMPARE(static_cast<int>(page.graphView()->graphLayout()->nodes.size()), second.groupSize + 2); // and its ports
         page.closeGroup();
         QVERIFY(awaitShown(page));
         QCOMPARE(page.shownGroup(), std::string());
