@@ -784,9 +784,21 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
                                                        std::move(*form->neighbours))
                                       : IntervalPacker(std::move(form->spans), form->sections, problem.alignment);
     const unsigned threads = std::clamp(options.threads, 1u, 2u);
+    // A plan packed down (each buffer at the lowest offset its alignment and the buffers below
+    // it allow) is never higher, and its peak is a top of some buffer: a multiple of `grain`,
+    // the sizes' greatest common divisor (and the alignment's). So a capacity is as good as the
+    // multiple of grain below it, and the bound rounds up to one: no probe is made twice.
+    uint64_t grain = 0;
+    for (uint64_t size : problem.sizes)
+        grain = std::gcd(grain, size);
+    if (problem.alignment > 1)
+        grain = std::gcd(grain, problem.alignment);
+    grain = std::max<uint64_t>(grain, 1);
+    const auto roundUp = [grain](uint64_t v) { return (v + grain - 1) / grain * grain; };
     uint64_t proven = packer.maxLive(); // no plan needs less
     if (form->neighbours)
         proven = std::max(proven, greedyCliqueBound(problem.sizes, packer.neighbours()));
+    proven = roundUp(proven);
     plan.lowerBound = proven;
     plan.optimal = plan.peak <= proven;
     if (plan.optimal || options.steps == 0)
@@ -798,14 +810,16 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
     // tightly are found there); then halfway between the lowest capacity not yet ruled out and
     // the best peak, each with a quarter of what is left.
     uint64_t low = proven;
-    const bool fitFirst = options.capacity >= low && options.capacity < plan.peak;
+    const uint64_t given = options.capacity / grain * grain;
+    const bool fitFirst = given >= low && given < plan.peak;
     int probe = fitFirst ? 0 : 1;
-    while (spent < options.steps && low < plan.peak) {
+    while (spent < options.steps && low + grain <= plan.peak) {
         const int thisProbe = probe++;
-        uint64_t capacity = low + (plan.peak - 1 - low) / 2;
+        // The middle multiple of grain in [low, peak - grain] (peak and low are multiples).
+        uint64_t capacity = low + ((plan.peak - low) / grain - 1) / 2 * grain;
         uint64_t share = std::max<uint64_t>((options.steps - spent) / 4, 8 * packer.descentSteps());
         if (thisProbe == 0) {
-            capacity = options.capacity;
+            capacity = given;
             share = options.steps / 2;
         } else if (thisProbe == 1) {
             capacity = low; // the bound, unless a probe of the capacity proved it too small
@@ -819,10 +833,10 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
             plan.peak = peakOf(plan.offsets, problem.sizes);
             plan.heuristic = "search";
         } else if (v == SearchVerdict::Infeasible) {
-            proven = std::max(proven, capacity + 1);
+            proven = std::max(proven, capacity + grain);
             low = std::max(low, proven);
         } else if (thisProbe > 0) {
-            low = capacity + 1; // not proven, but the bisection moves on above it
+            low = capacity + grain; // not proven, but the bisection moves on above it
         }
     }
     plan.searchSteps = spent;
