@@ -60,6 +60,24 @@ struct ScopeTree {
     }
 };
 
+/// Group g's size, first and last items from its items and its children's (measured before it),
+/// and its children in graph order. `items`: how many boxes the graph has.
+void measureGroup(GraphHierarchy& h, int g, int items) {
+    HierarchyGroup& group = h.groups[static_cast<size_t>(g)];
+    group.size = static_cast<int>(group.items.size());
+    group.firstItem = group.items.empty() ? items : group.items.front();
+    group.lastItem = group.items.empty() ? -1 : group.items.back();
+    for (int k : group.groups) {
+        const HierarchyGroup& kid = h.groups[static_cast<size_t>(k)];
+        group.size += kid.size;
+        group.firstItem = std::min(group.firstItem, kid.firstItem);
+        group.lastItem = std::max(group.lastItem, kid.lastItem);
+    }
+    std::sort(group.groups.begin(), group.groups.end(), [&](int a, int b) {
+        return std::tie(h.groups[static_cast<size_t>(a)].firstItem, a) < std::tie(h.groups[static_cast<size_t>(b)].firstItem, b);
+    });
+}
+
 class Builder {
 public:
     Builder(const GraphLayoutResult& items, int maxLevel) : m_items(items), m_maxLevel(std::max(2, maxLevel)) {}
@@ -116,21 +134,7 @@ private:
         chunk(g);
     }
 
-    void measure(int g) {
-        HierarchyGroup& group = m_h.groups[static_cast<size_t>(g)];
-        group.size = static_cast<int>(group.items.size());
-        group.firstItem = group.items.empty() ? static_cast<int>(m_items.nodes.size()) : group.items.front();
-        group.lastItem = group.items.empty() ? -1 : group.items.back();
-        for (int k : group.groups) {
-            const HierarchyGroup& kid = m_h.groups[static_cast<size_t>(k)];
-            group.size += kid.size;
-            group.firstItem = std::min(group.firstItem, kid.firstItem);
-            group.lastItem = std::max(group.lastItem, kid.lastItem);
-        }
-        std::sort(group.groups.begin(), group.groups.end(), [&](int a, int b) {
-            return m_h.groups[static_cast<size_t>(a)].firstItem < m_h.groups[static_cast<size_t>(b)].firstItem;
-        });
-    }
+    void measure(int g) { measureGroup(m_h, g, static_cast<int>(m_items.nodes.size())); }
 
     /// Splits a level of more than maxLevel entries into runs of consecutive entries (graph
     /// order), as few and as even as keep every level within maxLevel.
@@ -511,18 +515,7 @@ GraphHierarchy foldLike(const GraphLayoutResult& items, const GraphLayoutResult&
         HierarchyGroup& group = h.groups[g];
         if (static_cast<int>(group.items.size() + group.groups.size()) > maxLevel)
             return buildHierarchy(items, collapseAbove, maxLevel); // boxes no reference node accounts for
-        group.size = static_cast<int>(group.items.size());
-        group.firstItem = group.items.empty() ? static_cast<int>(n) : group.items.front();
-        group.lastItem = group.items.empty() ? -1 : group.items.back();
-        for (int k : group.groups) {
-            const HierarchyGroup& kid = h.groups[static_cast<size_t>(k)];
-            group.size += kid.size;
-            group.firstItem = std::min(group.firstItem, kid.firstItem);
-            group.lastItem = std::max(group.lastItem, kid.lastItem);
-        }
-        std::sort(group.groups.begin(), group.groups.end(), [&](int a, int b) {
-            return std::tie(h.groups[static_cast<size_t>(a)].firstItem, a) < std::tie(h.groups[static_cast<size_t>(b)].firstItem, b);
-        });
+        measureGroup(h, static_cast<int>(g), static_cast<int>(n));
     }
     return h;
 }

@@ -25,18 +25,22 @@ struct ReluGroup {
     Group group;
 };
 
-ReluGroup reluOver(int64_t n) {
-    ReluGroup r;
-    r.graph = std::make_shared<ir::Graph>("relu");
-    ir::Value* x = *r.graph->addInput("x", TensorType::of(DType::F32, {n}));
-    ir::Node* relu = *r.graph->addNode(OpKind::Relu, "relu", {x}, {"y"});
-    r.graph->setOutputs({relu->output()});
+/// `r.graph` with `last` as its output, its types inferred, and its one group in `r.group`.
+ReluGroup& withItsGroup(ReluGroup& r, ir::Node* last) {
+    r.graph->setOutputs({last->output()});
     EXPECT_TRUE(r.graph->inferTypes().ok());
     Expected<std::vector<Group>> groups = formGroups(*r.graph);
     EXPECT_TRUE(groups.ok() && groups->size() == 1u);
     if (groups.ok() && !groups->empty())
         r.group = groups->front();
     return r;
+}
+
+ReluGroup reluOver(int64_t n) {
+    ReluGroup r;
+    r.graph = std::make_shared<ir::Graph>("relu");
+    ir::Value* x = *r.graph->addInput("x", TensorType::of(DType::F32, {n}));
+    return withItsGroup(r, *r.graph->addNode(OpKind::Relu, "relu", {x}, {"y"}));
 }
 
 /// x: f32[1, channels, 16, 16] -> Conv "conv" (weights [out, channels / group, k, k], `bias` or
@@ -50,14 +54,7 @@ ReluGroup convOver(int64_t channels, int64_t out, int64_t group, int64_t k, bool
     std::vector<ir::Value*> in{x, *r.graph->addConstant("w", test::filled({out, channels / group, k, k}, 0.01f))};
     if (bias)
         in.push_back(*r.graph->addConstant("b", test::filled({out}, 0.0f)));
-    ir::Node* conv = *r.graph->addNode(OpKind::Conv, "conv", in, {"y"}, attrs);
-    r.graph->setOutputs({conv->output()});
-    EXPECT_TRUE(r.graph->inferTypes().ok());
-    Expected<std::vector<Group>> groups = formGroups(*r.graph);
-    EXPECT_TRUE(groups.ok() && groups->size() == 1u);
-    if (groups.ok() && !groups->empty())
-        r.group = groups->front();
-    return r;
+    return withItsGroup(r, *r.graph->addNode(OpKind::Conv, "conv", in, {"y"}, attrs));
 }
 
 Target cores(int n) {
