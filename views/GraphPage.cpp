@@ -264,8 +264,8 @@ void GraphPage::updatePath() {
 
 void GraphPage::highlightNode(const QString& node) {
     m_selected = node;
+    m_reveal = true; // a new selection opens the groups around it, now or when the layout comes
     if (m_level && openAround(*m_level, node)) {
-        m_reveal = true;
         showLevel(m_groupId);
         return;
     }

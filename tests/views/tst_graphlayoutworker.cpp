@@ -202,6 +202,26 @@ private slots:
         for (const std::string& laidOut : page.layoutWorker()->history())
             QVERIFY2(laidOut.rfind(snap->pipeline.snapshots.back().passId + "|", 0) == 0, laidOut.c_str());
     }
+
+    void aSelectionMadeWhileALayoutRunsIsOpenedWhenItComes() {
+        auto snap = reluChain(1200);
+        QVERIFY(snap);
+        const int last = static_cast<int>(snap->pipeline.snapshots.size()) - 1;
+        GraphPage page;
+        page.resize(900, 700);
+        page.show();
+        page.setContext(snap, last, QString());
+        QVERIFY(awaitShown(page));
+        // Open a group, and select a node in another before that layout is shown.
+        const LayoutNode first = page.graphView()->graphLayout()->nodes.front();
+        page.toggleGroup(QString::fromStdString(first.name));
+        QVERIFY(page.layoutPending());
+        page.highlightNode(QStringLiteral("r900"));
+        QVERIFY(awaitShown(page));
+        QVERIFY(page.graphView()->graphLayout()->findNode("r900") >= 0);
+        QCOMPARE(page.graphView()->selectedNode(), QStringLiteral("r900"));
+        QVERIFY(page.expandedGroups().count(first.name) == 1);
+    }
 };
 
 QTEST_MAIN(TestGraphLayoutWorker)
