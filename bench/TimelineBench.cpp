@@ -10,6 +10,16 @@
 //   Timeline/Paint/<zoom>           TimelineView painting itself (axis, lanes, items, overlay)
 //                                   into a 1600 x 800 image, offscreen
 //   Timeline/HitTest/<zoom>         a tooltip's hit test after the frame was painted
+//   Timeline/TasksOfNode            the Tasks of one node by exact name (what selecting a node in
+//                                   the graph costs): the baseline for the find box
+//   Timeline/Find/<query>           TimelineModel::findTasks (the find box, on a pool thread):
+//                                   "op123456[" (8 matches), "op1234" (888), "conv" (333,334)
+//   Timeline/FindStep/<query>       what the GUI thread does when the matches come and Enter is
+//                                   pressed: outline them (at most 5,000), focus the first
+//   Timeline/OutlineMarks/<query>   the outline's marks from the matches' indices (marksOf), and
+//   Timeline/OutlineMarksByFlags/<query>  what every change of the outline cost before: a flag
+//                                   per Task (marks) and the critical path's marks rebuilt from
+//                                   its Task ids: the baseline, in the same run
 //
 // <zoom> is the visible share of the run in per mille: 1000 (all of it), 100 (10 %), 10 (1 %),
 // centred on the middle of the run.
@@ -134,8 +144,66 @@ void hitTest(benchmark::State& state) {
     state.counters["draw_lists"] = view->drawListBuilds(); // 1: the painted one
 }
 
+void tasksOfNode(benchmark::State& state) {
+    const Fixture& f = fixture();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(f.model->tasksOfNode("op123456"));
+}
+
+const char* const kQueries[] = {"op123456[", "op1234", "conv"};
+
+void find(benchmark::State& state) {
+    const Fixture& f = fixture();
+    size_t hits = 0;
+    for (auto _ : state) {
+        std::vector<int> found = f.model->findTasks(kQueries[state.range(0)]);
+        hits = found.size();
+        benchmark::DoNotOptimize(found);
+    }
+    state.counters["matches"] = static_cast<double>(hits);
+}
+
+void findStep(benchmark::State& state) {
+    QImage image;
+    auto view = viewAt(1000, image);
+    const std::vector<int> found = fixture().model->findTasks(kQueries[state.range(0)]);
+    for (auto _ : state) {
+        view->focusTask(-1);
+        view->highlightTasks(found);
+        view->focusTask(found.front());
+    }
+    state.counters["outlined"] = static_cast<double>(view->highlighted().size());
+}
+
+void outlineMarks(benchmark::State& state) {
+    const Fixture& f = fixture();
+    const std::vector<int> found = f.model->findTasks(kQueries[state.range(0)]);
+    for (auto _ : state)
+        benchmark::DoNotOptimize(f.model->marksOf(found, true));
+}
+
+void outlineMarksByFlags(benchmark::State& state) {
+    const Fixture& f = fixture();
+    const std::vector<int> found = f.model->findTasks(kQueries[state.range(0)]);
+    for (auto _ : state) {
+        std::vector<uint8_t> flags(f.model->tasks().size(), 0);
+        for (int i : found)
+            flags[static_cast<size_t>(i)] = 1;
+        benchmark::DoNotOptimize(f.model->marks(flags, true));
+        std::vector<uint8_t> critical(f.model->tasks().size(), 0);
+        for (size_t i = 0; i < critical.size(); ++i)
+            critical[i] = f.criticalIds.count(f.model->tasks()[i].task) != 0;
+        benchmark::DoNotOptimize(f.model->marks(critical, false));
+    }
+}
+
 } // namespace
 
+BENCHMARK(outlineMarks)->Name("Timeline/OutlineMarks")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(outlineMarksByFlags)->Name("Timeline/OutlineMarksByFlags")->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+BENCHMARK(tasksOfNode)->Name("Timeline/TasksOfNode")->Unit(benchmark::kMillisecond);
+BENCHMARK(find)->Name("Timeline/Find")->Arg(0)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
+BENCHMARK(findStep)->Name("Timeline/FindStep")->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond);
 BENCHMARK(drawList)->Name("Timeline/DrawList")->Arg(1000)->Arg(100)->Arg(10)->Unit(benchmark::kMillisecond);
 BENCHMARK(drawListByScan)->Name("Timeline/DrawListByScan")->Arg(1000)->Arg(100)->Arg(10)->Unit(benchmark::kMillisecond);
 BENCHMARK(paint)->Name("Timeline/Paint")->Arg(1000)->Arg(100)->Arg(10)->Unit(benchmark::kMillisecond);

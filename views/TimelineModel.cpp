@@ -160,6 +160,44 @@ std::vector<int> TimelineModel::tasksOfNode(const std::string& node) const {
     return out;
 }
 
+namespace {
+
+char lowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+/// Whether `text` contains `needle` (already lower case), ignoring ASCII case.
+bool containsFolded(const std::string& text, const std::string& needle) {
+    if (needle.size() > text.size())
+        return false;
+    return std::search(text.begin(), text.end(), needle.begin(), needle.end(),
+                       [](char a, char b) { return lowerAscii(a) == b; }) != text.end();
+}
+
+} // namespace
+
+std::vector<int> TimelineModel::findTasks(const std::string& query, const std::function<bool()>& cancelled) const {
+    std::vector<int> out;
+    if (query.empty())
+        return out;
+    std::string needle(query);
+    for (char& c : needle)
+        c = lowerAscii(c);
+    for (size_t i = 0; i < m_tasks.size(); ++i) {
+        if (cancelled && i % 4096 == 0 && cancelled())
+            break;
+        const TimelineTask& t = m_tasks[i];
+        bool hit = containsFolded(t.name, needle) || containsFolded(t.kernel, needle);
+        for (size_t k = 0; !hit && k < t.nodes.size(); ++k)
+            hit = containsFolded(t.nodes[k], needle);
+        if (hit)
+            out.push_back(static_cast<int>(i));
+    }
+    std::sort(out.begin(), out.end(), [&](int a, int b) {
+        const TimelineTask &x = m_tasks[static_cast<size_t>(a)], &y = m_tasks[static_cast<size_t>(b)];
+        return x.start != y.start ? x.start < y.start : x.task < y.task;
+    });
+    return out;
+}
+
 int TimelineModel::indexOfTask(int taskId) const {
     for (size_t i = 0; i < m_tasks.size(); ++i)
         if (m_tasks[i].task == taskId)
@@ -252,16 +290,27 @@ std::vector<TimelineDrawItem> TimelineModel::buildSpanList(const TimelineCoords&
 }
 
 TimelineMarks TimelineModel::marks(const std::vector<uint8_t>& flags, bool withSpans) const {
-    TimelineMarks out;
+    std::vector<int> indices;
     const size_t n = std::min(flags.size(), m_tasks.size());
-    if (std::none_of(flags.begin(), flags.begin() + static_cast<std::ptrdiff_t>(n),
-                     [](uint8_t f) { return f != 0; }))
+    for (size_t i = 0; i < n; ++i)
+        if (flags[i])
+            indices.push_back(static_cast<int>(i));
+    return marksOf(indices, withSpans);
+}
+
+TimelineMarks TimelineModel::marksOf(const std::vector<int>& taskIndices, bool withSpans) const {
+    TimelineMarks out;
+    bool any = false;
+    for (int i : taskIndices)
+        any = any || (i >= 0 && static_cast<size_t>(i) < m_tasks.size());
+    if (!any)
         return out;
     out.positions.resize(m_lanes.size());
     out.endPrefixMax.resize(m_lanes.size());
-    for (size_t i = 0; i < n; ++i) {
-        if (!flags[i])
+    for (int t : taskIndices) {
+        if (t < 0 || static_cast<size_t>(t) >= m_tasks.size())
             continue;
+        const size_t i = static_cast<size_t>(t);
         out.positions[static_cast<size_t>(m_laneOfTask[i])].push_back(m_entryOfTask[i]);
         if (withSpans)
             for (uint32_t s = m_firstSpanOfTask[i]; s < m_firstSpanOfTask[i + 1]; ++s)
@@ -271,6 +320,7 @@ TimelineMarks TimelineModel::marks(const std::vector<uint8_t>& flags, bool withS
     for (size_t lane = 0; lane < m_lanes.size(); ++lane) {
         std::vector<uint32_t>& pos = out.positions[lane];
         std::sort(pos.begin(), pos.end());
+        pos.erase(std::unique(pos.begin(), pos.end()), pos.end());
         uint64_t maxEnd = 0;
         std::vector<uint64_t> gaps;
         gaps.reserve(pos.size());

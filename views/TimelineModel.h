@@ -5,6 +5,7 @@
 #include "profiler/ProfileReader.h"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -128,6 +129,11 @@ public:
     std::vector<int> tasksOfNode(const std::string& node) const;
     /// Index of the Task with id `taskId`, or -1.
     int indexOfTask(int taskId) const;
+    /// Indices of the Tasks whose name, kernel or one of whose IR nodes contains `query`
+    /// (ignoring ASCII case), in the order they start (then by Task id): what the Timeline tab's
+    /// find box steps through. Empty for an empty query. `cancelled`, when given, is asked every
+    /// few thousand Tasks; once it says yes the search stops and returns what it found so far.
+    std::vector<int> findTasks(const std::string& query, const std::function<bool()>& cancelled = {}) const;
 
     /// Builds the draw list for a view `widthPx` wide under `coords`: Tasks and DMA spans entirely
     /// outside the view are dropped, and consecutive ones of a lane narrower than `mergePx` whose
@@ -159,6 +165,9 @@ public:
     /// The Tasks with a non-zero entry in `flags` (indexed like tasks()) as marks; with
     /// `withSpans`, their DMA spans too (a pinned Task's transfers are pinned with it).
     TimelineMarks marks(const std::vector<uint8_t>& flags, bool withSpans) const;
+    /// The same for the Tasks at `taskIndices` (any order; out-of-range ones ignored), in time
+    /// that grows with their count, not with the run's.
+    TimelineMarks marksOf(const std::vector<int>& taskIndices, bool withSpans) const;
     /// The spans an overlay marks (the critical path): per lane, the visible Tasks (not DMA
     /// spans) with a
     /// non-zero entry in `marked` (indexed like tasks()), merged while the gap between them is

@@ -7,12 +7,17 @@
 #include <QCheckBox>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QKeySequence>
 #include <QLabel>
+#include <QLineEdit>
 #include <QLocale>
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
+#include <QShortcut>
+#include <QTimer>
+#include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -62,6 +67,40 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
     critical->setChecked(true);
     critical->setToolTip(
         tr("Mark the Tasks that set the latency: each waited for the one before it"));
+    // Find: outline the Tasks whose name, kernel or node contains the text, step through them.
+    m_find = new QLineEdit(this);
+    m_find->setObjectName(QStringLiteral("timelineFind"));
+    m_find->setPlaceholderText(tr("Find Task: name, kernel or node"));
+    m_find->setClearButtonEnabled(true);
+    m_find->setMaximumWidth(230);
+    m_find->setToolTip(tr("Outlines the Tasks whose name, kernel or graph node contains this text "
+                          "(any case). Enter or F3: zoom to the next one; Shift+F3: the one before."));
+    m_findPrev = new QToolButton(this);
+    m_findPrev->setArrowType(Qt::LeftArrow);
+    m_findPrev->setToolTip(tr("Previous match (Shift+F3)"));
+    m_findNext = new QToolButton(this);
+    m_findNext->setArrowType(Qt::RightArrow);
+    m_findNext->setToolTip(tr("Next match (Enter, F3)"));
+    m_findCount = new QLabel(this);
+    m_findCount->setObjectName(QStringLiteral("timelineFindCount"));
+    m_findTimer = new QTimer(this);
+    m_findTimer->setSingleShot(true);
+    m_findTimer->setInterval(150);
+    connect(m_findTimer, &QTimer::timeout, this, &TimelinePage::startFind);
+    connect(m_find, &QLineEdit::textChanged, this, [this] {
+        m_pendingStep = 0;
+        m_findTimer->start();
+        updateFindStatus();
+    });
+    connect(m_find, &QLineEdit::returnPressed, this, &TimelinePage::findNext);
+    connect(m_findPrev, &QToolButton::clicked, this, &TimelinePage::findPrevious);
+    connect(m_findNext, &QToolButton::clicked, this, &TimelinePage::findNext);
+    auto* next = new QShortcut(QKeySequence(Qt::Key_F3), this);
+    next->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(next, &QShortcut::activated, this, &TimelinePage::findNext);
+    auto* prev = new QShortcut(QKeySequence(Qt::SHIFT | Qt::Key_F3), this);
+    prev->setContext(Qt::WidgetWithChildrenShortcut);
+    connect(prev, &QShortcut::activated, this, &TimelinePage::findPrevious);
     auto* bar = new QHBoxLayout;
     bar->addWidget(legend, 1);
     bar->addWidget(critical);
@@ -77,6 +116,10 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
     m_back->hide();
     auto* top = new QHBoxLayout;
     top->addWidget(m_summary, 1);
+    top->addWidget(m_find);
+    top->addWidget(m_findPrev);
+    top->addWidget(m_findNext);
+    top->addWidget(m_findCount);
     top->addWidget(m_progress);
     top->addWidget(m_cancel);
     top->addWidget(m_back);
@@ -109,6 +152,8 @@ void TimelinePage::setSnapshot(const std::shared_ptr<const CompileSnapshot>& sna
 TimelinePage::~TimelinePage() {
     if (m_cancelFlag)
         m_cancelFlag->store(true); // a load still running stops at its next few thousand rows
+    if (m_findCancel)
+        m_findCancel->store(true);
 }
 
 void TimelinePage::showCompile() {
@@ -123,6 +168,7 @@ void TimelinePage::showCompile() {
         return;
     }
     m_timeline->setModel(nullptr, 1.0);
+    startFind();
     m_summary->setText(tr("no run yet"));
 }
 
@@ -134,6 +180,7 @@ void TimelinePage::showSnapshot() {
     m_timeline->setCriticalTasks(
         std::set<int>(snapshot->criticalTasks.begin(), snapshot->criticalTasks.end()));
     m_timeline->setEmptyText({});
+    startFind();
     // Lowering gave up cores or splits because the events did not fit: say so next to the core
     // count, briefly (the log and the tooltip have the whole sentence).
     QStringList notes;
@@ -180,6 +227,7 @@ void TimelinePage::openProfile(const QString& path, int64_t run) {
     m_summary->setText(tr("reading %1 …").arg(path));
     m_timeline->setModel(nullptr, 1.0);
     m_timeline->setEmptyText(tr("reading %1 …").arg(path));
+    startFind();
     // The pool thread reports through queued calls on a GUI-thread object it shares (deleted
     // there once both are done with it); each call finds the page again, and is dropped when the
     // page is gone or a newer load (or the compile) took its place.
@@ -230,6 +278,7 @@ void TimelinePage::showProfileModel(std::shared_ptr<const TimelineModel> model,
         m_timeline->setFitCycles(0);
     if (keep)
         m_timeline->setCoords(coords); // keep where the user is looking while the rest arrives
+    startFind(); // the Tasks read so far (the matches' indices are the new model's)
     const QLocale locale;
     const QString tasks = complete ? locale.toString(static_cast<qulonglong>(model->tasks().size()))
                                    : tr("%1 of %2").arg(locale.toString(static_cast<qulonglong>(model->tasks().size())),
@@ -272,6 +321,118 @@ QString TimelinePage::summaryText() const {
 
 void TimelinePage::highlightNode(const QString& node) {
     m_timeline->highlightNode(node);
+    m_findOutlines = false;
+}
+
+void TimelinePage::findText(const QString& text) {
+    m_find->setText(text);
+}
+
+void TimelinePage::startFind() {
+    m_findTimer->stop();
+    if (m_findCancel)
+        m_findCancel->store(true);
+    const int serial = ++m_findSerial;
+    m_matches.clear();
+    m_matchPos = -1;
+    const std::string query = m_find->text().trimmed().toStdString();
+    std::shared_ptr<const TimelineModel> model = m_timeline->sharedModel();
+    if (query.empty() || !model) {
+        m_findDone = serial;
+        m_pendingStep = 0;
+        if (m_findOutlines)
+            m_timeline->highlightTasks({}); // the old matches, not a node's Tasks
+        m_findOutlines = false;
+        m_timeline->focusTask(-1);
+        updateFindStatus();
+        return;
+    }
+    m_findCancel = std::make_shared<std::atomic<bool>>(false);
+    updateFindStatus();
+    // As openProfile: the answer comes back through a GUI-thread object, and is dropped when
+    // the page is gone, a newer search started or the Tasks shown changed.
+    std::shared_ptr<QObject> channel(new QObject, [](QObject* o) { o->deleteLater(); });
+    QPointer<TimelinePage> self(this);
+    (void)QtConcurrent::run([model, query, flag = m_findCancel, channel, self, serial] {
+        std::vector<int> found = model->findTasks(query, [flag] { return flag->load(); });
+        if (flag->load())
+            return;
+        QMetaObject::invokeMethod(
+            channel.get(),
+            [self, serial, model, found = std::move(found)] {
+                if (!self || self->m_findSerial != serial || self->m_timeline->model() != model.get())
+                    return;
+                TimelinePage& page = *self;
+                page.m_findDone = serial;
+                page.m_matches = found;
+                page.m_timeline->focusTask(-1);
+                page.m_timeline->highlightTasks(page.m_matches);
+                page.m_findOutlines = true;
+                const int step = page.m_pendingStep;
+                page.m_pendingStep = 0;
+                if (step != 0)
+                    page.stepFind(step);
+                page.updateFindStatus();
+            },
+            Qt::QueuedConnection);
+    });
+}
+
+bool TimelinePage::isFinding() const {
+    return m_findSerial != m_findDone || m_findTimer->isActive();
+}
+
+void TimelinePage::findNext() {
+    stepFind(1);
+}
+
+void TimelinePage::findPrevious() {
+    stepFind(-1);
+}
+
+void TimelinePage::stepFind(int direction) {
+    if (m_findTimer->isActive())
+        startFind(); // Enter before the pause: search now
+    if (m_findSerial != m_findDone) {
+        m_pendingStep = direction; // once the matches come
+        return;
+    }
+    if (m_matches.empty())
+        return;
+    const int n = static_cast<int>(m_matches.size());
+    m_matchPos = m_matchPos < 0 ? (direction > 0 ? 0 : n - 1) : ((m_matchPos + direction) % n + n) % n;
+    const int task = m_matches[static_cast<size_t>(m_matchPos)];
+    // A node selected meanwhile outlined its own Tasks: the matches come back first.
+    if (!m_findOutlines && m_matches.size() <= TimelineView::kMaxOutlined)
+        m_timeline->highlightTasks(m_matches);
+    m_findOutlines = true;
+    m_timeline->focusTask(task);
+    if (m_matches.size() > TimelineView::kMaxOutlined)
+        m_timeline->highlightTasks(m_matches); // only the focused one, past the limit
+    updateFindStatus();
+}
+
+void TimelinePage::updateFindStatus() {
+    m_findCount->setText(findStatus());
+    const bool any = !m_matches.empty();
+    m_findPrev->setEnabled(any);
+    m_findNext->setEnabled(any);
+}
+
+QString TimelinePage::findStatus() const {
+    if (m_find->text().trimmed().isEmpty())
+        return {};
+    if (isFinding())
+        return tr("finding …");
+    if (m_matches.empty())
+        return m_timeline->model() ? tr("no Task matches") : QString();
+    const QLocale locale;
+    const QString total = locale.toString(static_cast<qulonglong>(m_matches.size()));
+    if (m_matchPos < 0)
+        return m_matches.size() > TimelineView::kMaxOutlined
+                   ? tr("%1 matches (too many to outline: Enter steps through them)").arg(total)
+                   : tr("%1 matches").arg(total);
+    return tr("%1 of %2").arg(locale.toString(m_matchPos + 1), total);
 }
 
 } // namespace sextant::views

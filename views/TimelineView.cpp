@@ -8,6 +8,7 @@
 #include <QToolTip>
 #include <QWheelEvent>
 
+#include <algorithm>
 #include <cmath>
 
 namespace sextant::views {
@@ -66,7 +67,8 @@ void TimelineView::setModel(std::shared_ptr<const TimelineModel> model, double c
     m_model = std::move(model);
     m_clockGhz = clockGhz > 0 ? clockGhz : 1.0;
     m_highlight.clear();
-    updateMarks();
+    m_focus = -1;
+    updateMarks(true);
     const int lanes = m_model ? static_cast<int>(m_model->lanes().size()) : 0;
     setMinimumHeight(lanes > 0 ? static_cast<int>(laneTop(lanes - 1) + kLaneHeight + 12) : 120);
     fitAll();
@@ -129,28 +131,24 @@ void TimelineView::setCoords(const TimelineCoords& coords) {
 
 void TimelineView::setCriticalTasks(std::set<int> taskIds) {
     m_critical = std::move(taskIds);
-    updateMarks();
+    updateMarks(true);
     update();
 }
 
-void TimelineView::updateMarks() {
+void TimelineView::updateMarks(bool critical) {
     ++m_marksVersion;
-    m_pinned = {};
+    m_pinned = m_model ? m_model->marksOf(std::vector<int>(m_highlight.begin(), m_highlight.end()), true)
+                       : TimelineMarks{};
+    if (!critical)
+        return;
     m_criticalMarks = {};
-    if (!m_model)
+    if (!m_model || m_critical.empty())
         return;
     const size_t n = m_model->tasks().size();
-    std::vector<uint8_t> pinned(m_highlight.empty() ? 0 : n, 0);
-    for (int i : m_highlight)
-        if (i >= 0 && static_cast<size_t>(i) < n)
-            pinned[static_cast<size_t>(i)] = 1;
-    m_pinned = m_model->marks(pinned, true);
-    if (m_critical.empty())
-        return;
-    std::vector<uint8_t> critical(n, 0);
+    std::vector<uint8_t> flags(n, 0);
     for (size_t i = 0; i < n; ++i)
-        critical[i] = m_critical.count(m_model->tasks()[i].task) != 0;
-    m_criticalMarks = m_model->marks(critical, false);
+        flags[i] = m_critical.count(m_model->tasks()[i].task) != 0;
+    m_criticalMarks = m_model->marks(flags, false);
 }
 
 const std::vector<TimelineDrawItem>& TimelineView::drawList() const {
@@ -189,12 +187,52 @@ void TimelineView::setShowCritical(bool show) {
 
 void TimelineView::highlightNode(const QString& node) {
     m_highlight.clear();
+    m_focus = -1;
     if (m_model && !node.isEmpty())
         for (int i : m_model->tasksOfNode(node.toStdString()))
             m_highlight.insert(i);
     updateMarks();
     if (!m_highlight.empty())
         ensureTaskVisible(*m_highlight.begin());
+    update();
+}
+
+void TimelineView::highlightTasks(const std::vector<int>& indices) {
+    m_highlight.clear();
+    const int n = m_model ? static_cast<int>(m_model->tasks().size()) : 0;
+    if (indices.size() <= kMaxOutlined)
+        for (int i : indices)
+            if (i >= 0 && i < n)
+                m_highlight.insert(i);
+    if (m_focus >= 0 && m_focus < n && !indices.empty())
+        m_highlight.insert(m_focus);
+    updateMarks();
+    update();
+}
+
+void TimelineView::focusTask(int taskIndex) {
+    const int n = m_model ? static_cast<int>(m_model->tasks().size()) : 0;
+    if (taskIndex < 0 || taskIndex >= n) {
+        m_focus = -1;
+        update();
+        return;
+    }
+    m_focus = taskIndex;
+    if (m_highlight.insert(taskIndex).second)
+        updateMarks();
+    const TimelineTask& t = m_model->tasks()[static_cast<size_t>(taskIndex)];
+    const double mid = (static_cast<double>(t.start) + static_cast<double>(t.end)) / 2.0;
+    const double span = m_coords.visibleSpan(dataWidth());
+    const double widthPx = static_cast<double>(t.end - t.start) / m_coords.cyclesPerPixel;
+    if (widthPx < 24.0) {
+        // An eighth of the view, its neighbours on either side (at most the finest zoom).
+        const double want = std::max(static_cast<double>(t.end - t.start), 1.0) * 8.0;
+        showRange(mid - want / 2.0, mid + want / 2.0);
+    } else {
+        TimelineCoords c = m_coords;
+        c.viewStart = mid - span / 2.0;
+        setCoords(c);
+    }
     update();
 }
 
@@ -370,7 +408,10 @@ void TimelineView::paintSpan(QPainter& p, const TimelineDrawItem& item, const QR
     p.fillRect(r, dmaColor(t.unit, span.kind));
     if (span.kind == DmaPhaseKind::Stream && r.width() > 4)
         p.fillRect(r, QBrush(QColor(base.red(), base.green(), base.blue(), 150), Qt::BDiagPattern));
-    if (m_highlight.count(item.task) != 0) {
+    if (item.task == m_focus) {
+        p.setPen(QPen(QColor(0x8a, 0x3c, 0x00), 3.5));
+        p.drawRect(r.adjusted(-2, -2, 2, 2));
+    } else if (m_highlight.count(item.task) != 0) {
         p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
         p.drawRect(r.adjusted(-1, -1, 1, 1));
     } else if (r.width() > 4) {
@@ -405,7 +446,10 @@ void TimelineView::paintTask(QPainter& p, const TimelineDrawItem& item, const QR
         p.fillRect(r, waitColor(t.unit));
     }
     p.fillRect(solid, base);
-    if (m_highlight.count(item.task) != 0) {
+    if (item.task == m_focus) {
+        p.setPen(QPen(QColor(0x8a, 0x3c, 0x00), 3.5));
+        p.drawRect(r.adjusted(-2, -2, 2, 2));
+    } else if (m_highlight.count(item.task) != 0) {
         p.setPen(QPen(QColor(0xe6, 0x8a, 0x00), 2.5));
         p.drawRect(r.adjusted(-1, -1, 1, 1));
     } else if (r.width() > 4) {

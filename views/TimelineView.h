@@ -27,10 +27,21 @@ public:
     /// Shows new data (shared, immutable) and fits the whole run into view.
     void setModel(std::shared_ptr<const TimelineModel> model, double clockGhz);
     const TimelineModel* model() const { return m_model.get(); }
+    const std::shared_ptr<const TimelineModel>& sharedModel() const { return m_model; }
     /// Outlines the Tasks that execute IR node `node` (empty clears); brings the first into view.
     void highlightNode(const QString& node);
     /// Task indices currently outlined.
     const std::set<int>& highlighted() const { return m_highlight; }
+    /// Outlines the Tasks at `indices` (into model()->tasks(); empty clears) without moving the
+    /// view: the find box's matches. Outlined Tasks are drawn one by one, never folded, so past
+    /// kMaxOutlined matches only the focused Task is outlined (painting stays O(pixels)).
+    void highlightTasks(const std::vector<int>& indices);
+    static constexpr size_t kMaxOutlined = 5000;
+    /// Makes the Task at `taskIndex` the current one (-1: none): outlined thicker, and brought to
+    /// the middle of the view; one narrower than 24 px is zoomed to an eighth of the view.
+    void focusTask(int taskIndex);
+    /// The current Task's index, or -1.
+    int focusedTask() const { return m_focus; }
     /// Marks the Tasks (Program Task ids) of the critical path with a red bar under each.
     void setCriticalTasks(std::set<int> taskIds);
     void setShowCritical(bool show);
@@ -97,8 +108,9 @@ private:
     double laneTop(int lane) const;
     int laneAt(double y) const;
     void ensureTaskVisible(int taskIndex);
-    /// Rebuilds m_pinned and m_criticalMarks from m_highlight and m_critical.
-    void updateMarks();
+    /// Rebuilds m_pinned from m_highlight (in time that grows with the outlined Tasks), and with
+    /// `critical` m_criticalMarks from m_critical too (a walk over every Task).
+    void updateMarks(bool critical = false);
     /// The draw list for the current model, zoom, width and pins: the one last painted when
     /// nothing changed since, else built (and kept) now.
     const std::vector<TimelineDrawItem>& drawList() const;
@@ -109,6 +121,7 @@ private:
     double m_clockGhz = 1.0;
     TimelineCoords m_coords;
     std::set<int> m_highlight;
+    int m_focus = -1; ///< see focusTask
     std::set<int> m_critical; ///< Program Task ids
     /// Per Task index (see TimelineModel::buildDrawList, buildSpanList): the highlighted Tasks,
     /// never folded, and the critical path's Tasks. Empty when there are none.

@@ -75,6 +75,10 @@ int main(int argc, char** argv) {
                                            QStringLiteral("Cycles the Timeline tab shows, e.g. 2000000:2060000 "
                                                           "(default: the whole run)."),
                                            QStringLiteral("T0:T1"));
+    const QCommandLineOption timelineFind(QStringLiteral("timeline-find"),
+                                          QStringLiteral("Text for the Timeline tab's find box: its matching Tasks "
+                                                         "are outlined and the first is zoomed to."),
+                                          QStringLiteral("TEXT"));
     const QCommandLineOption memoryLevel(QStringLiteral("memory-level"),
                                          QStringLiteral("Memory tab level to show: dram or sram (default dram)."),
                                          QStringLiteral("LEVEL"));
@@ -89,7 +93,7 @@ int main(int argc, char** argv) {
                                                        "is shown, before lowering and simulation finish, and print "
                                                        "how long that took."));
     parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB, profile,
-                       timelineRange, memoryLevel, memoryCore, memoryFit, firstGraph});
+                       timelineRange, timelineFind, memoryLevel, memoryCore, memoryFit, firstGraph});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -210,6 +214,11 @@ int main(int argc, char** argv) {
                              [&] { saveScreenshot(); }, Qt::SingleShotConnection);
             return;
         }
+        // The timeline's find box searches on a pool thread: wait for its matches.
+        if (window.timelinePage()->isFinding()) {
+            QTimer::singleShot(50, &window, [&] { saveScreenshot(); });
+            return;
+        }
         // Let the views lay themselves out and paint once before grabbing.
         QTimer::singleShot(400, &window, [&] {
             const QString file = parser.value(screenshot);
@@ -231,6 +240,10 @@ int main(int argc, char** argv) {
         else if (parser.isSet(timelineRange))
             std::fprintf(stderr, "warning: --timeline-range %s: not T0:T1 with T0 < T1\n",
                          qPrintable(parser.value(timelineRange)));
+        if (parser.isSet(timelineFind)) {
+            window.timelinePage()->findText(parser.value(timelineFind));
+            window.timelinePage()->findNext(); // once the matches come
+        }
         if (shot && !parser.isSet(firstGraph))
             saveScreenshot();
     };

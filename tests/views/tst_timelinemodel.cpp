@@ -121,6 +121,31 @@ private slots:
         QCOMPARE(m.indexOfTask(99), -1);
     }
 
+    void findTasksMatchesNameKernelOrNodeInStartOrder() {
+        TimelineModel m;
+        TimelineTask a = task(1, 0, UnitKind::Cube, 50, 60, {"backbone/Conv_3", "relu"});
+        TimelineTask b = task(2, 1, UnitKind::Vector, 10, 20, {"head/Add"});
+        b.kernel = "ElementwiseGroup";
+        TimelineTask c = task(3, 2, UnitKind::Cube, 10, 30, {"backbone/conv_7"});
+        c.name = "backbone/conv_7[2/8]";
+        m.setTasks({a, b, c});
+        // Any case, in the node names and the Task's name; ordered by start, then Task id.
+        std::vector<int> hits = m.findTasks("CONV");
+        QCOMPARE(hits.size(), size_t(2));
+        QCOMPARE(m.tasks()[static_cast<size_t>(hits[0])].task, 3);
+        QCOMPARE(m.tasks()[static_cast<size_t>(hits[1])].task, 1);
+        hits = m.findTasks("[2/8]");
+        QCOMPARE(hits.size(), size_t(1));
+        QCOMPARE(m.tasks()[static_cast<size_t>(hits[0])].task, 3);
+        hits = m.findTasks("elementwisegroup"); // the kernel
+        QCOMPARE(hits.size(), size_t(1));
+        QCOMPARE(m.tasks()[static_cast<size_t>(hits[0])].task, 2);
+        QVERIFY(m.findTasks("").empty());
+        QVERIFY(m.findTasks("nothing like it").empty());
+        // Cancelled before it starts: nothing.
+        QVERIFY(m.findTasks("conv", [] { return true; }).empty());
+    }
+
     void wideTasksAreDrawnOneByOne() {
         TimelineModel m;
         m.setTasks({task(0, 0, UnitKind::Cube, 0, 100), task(1, 0, UnitKind::Cube, 100, 300)});

@@ -55,6 +55,79 @@ private slots:
         QVERIFY(!page.showsProfile());
         QCOMPARE(page.summaryText(), QStringLiteral("no run yet"));
     }
+
+    void findStepsThroughMatchingTasks() {
+        QTemporaryDir dir;
+        const QString db = dir.filePath(QStringLiteral("residual_cnn.db"));
+        QVERIFY(QFile::copy(QStringLiteral(SEXTANT_SOURCE_DIR "/tests/data/profile-v2/residual_cnn.db"), db));
+        TimelinePage page;
+        page.resize(1000, 500);
+        page.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&page));
+        QSignalSpy loaded(&page, &TimelinePage::profileLoaded);
+        page.openProfile(db);
+        QVERIFY(loaded.wait(20000));
+        TimelineView* view = page.timelineView();
+        const TimelineModel* m = view->model();
+        QVERIFY(m);
+        // The Tasks a user would expect for "conv": those running a node or named with it.
+        std::vector<int> convs;
+        for (size_t i = 0; i < m->tasks().size(); ++i) {
+            QString all = QString::fromStdString(m->tasks()[i].name + " " + m->tasks()[i].kernel);
+            for (const std::string& n : m->tasks()[i].nodes)
+                all += QLatin1Char(' ') + QString::fromStdString(n);
+            if (all.contains(QStringLiteral("conv"), Qt::CaseInsensitive))
+                convs.push_back(static_cast<int>(i));
+        }
+        QVERIFY(convs.size() >= 2 && convs.size() < m->tasks().size());
+
+        page.findText(QStringLiteral("Conv"));
+        QTRY_VERIFY_WITH_TIMEOUT(!page.isFinding() && page.findMatches().size() == convs.size(), 10000);
+        QCOMPARE(view->highlighted(), std::set<int>(convs.begin(), convs.end()));
+        QCOMPARE(page.findStatus(), QStringLiteral("%1 matches").arg(convs.size()));
+        QCOMPARE(view->focusedTask(), -1);
+
+        // Enter: the earliest match, in view and wide enough to see; again: the next one; back.
+        page.findNext();
+        const int first = page.findMatches().front();
+        QCOMPARE(view->focusedTask(), first);
+        QCOMPARE(page.findStatus(), QStringLiteral("1 of %1").arg(convs.size()));
+        for (size_t i = 0; i < m->tasks().size(); ++i)
+            QVERIFY(m->tasks()[static_cast<size_t>(first)].start <= m->tasks()[i].start || std::find(convs.begin(), convs.end(), static_cast<int>(i)) == convs.end());
+        QRectF r = view->taskRect(first);
+        QVERIFY2(r.left() >= 0 && r.right() <= view->width() && r.width() >= 20,
+                 qPrintable(QStringLiteral("%1 %2 %3").arg(r.left()).arg(r.right()).arg(r.width())));
+        page.findNext();
+        QCOMPARE(view->focusedTask(), page.findMatches()[1]);
+        r = view->taskRect(page.findMatches()[1]);
+        QVERIFY(r.left() >= 0 && r.right() <= view->width());
+        page.findPrevious();
+        page.findPrevious(); // wraps to the last
+        QCOMPARE(view->focusedTask(), page.findMatches().back());
+        QCOMPARE(page.findStatus(), QStringLiteral("%1 of %1").arg(convs.size()));
+
+        // A node selected in the graph outlines its Tasks; the next step outlines the matches again.
+        page.highlightNode(QString::fromStdString(m->tasks().front().nodes.front()));
+        page.findNext();
+        QCOMPARE(view->highlighted(), std::set<int>(convs.begin(), convs.end()));
+
+        // Nothing matches: said, nothing outlined; an empty box clears the outline.
+        page.findText(QStringLiteral("no such task"));
+        QTRY_VERIFY_WITH_TIMEOUT(!page.isFinding(), 10000);
+        QCOMPARE(page.findStatus(), QStringLiteral("no Task matches"));
+        QVERIFY(view->highlighted().empty());
+        page.findText(QStringLiteral("conv"));
+        QTRY_VERIFY_WITH_TIMEOUT(!page.isFinding() && !page.findMatches().empty(), 10000);
+        page.findText(QString());
+        QTRY_VERIFY_WITH_TIMEOUT(view->highlighted().empty(), 10000);
+        QCOMPARE(page.findStatus(), QString());
+
+        // Enter typed before the matches came: the step waits for them.
+        page.findText(QStringLiteral("conv"));
+        page.findNext();
+        QTRY_VERIFY_WITH_TIMEOUT(!page.isFinding(), 10000);
+        QCOMPARE(view->focusedTask(), first);
+    }
 };
 
 QTEST_MAIN(TestTimelinePage)
