@@ -4,6 +4,7 @@
 #include "FuseUtil.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sextant::passes::fuse {
 
@@ -240,16 +241,28 @@ public:
         const std::vector<ir::Node*>& chain = match.planAs<Plan>().chain;
         std::vector<ir::Value*> inputs;
         auto body = std::make_shared<ir::FusedBody>();
-        for (size_t s = 0; s < chain.size(); ++s) {
-            const ir::Node* step = chain[s];
+        appendSteps(chain, nullptr, *body, inputs);
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::ElementwiseGroup,
+                                                 std::move(inputs), {}, rc.createdBy()));
+        fused->setBody(std::move(body));
+        return {};
+    }
+
+    /// Appends a step per node of `chain` to `body`: an operand that is the previous node's
+    /// output (or, for the first node, `head`, the output of the steps already in the body) is
+    /// that step; any other becomes one of the group's `inputs` (each value once).
+    static void appendSteps(const std::vector<ir::Node*>& chain, const ir::Value* head, ir::FusedBody& body,
+                            std::vector<ir::Value*>& inputs) {
+        const ir::Value* prev = head;
+        for (const ir::Node* step : chain) {
             ir::BodyStep b;
             b.op = step->kind();
             for (size_t a = 0; a < step->numInputs(); ++a) {
                 ir::Value* in = step->input(a);
                 if (!in) {
                     b.operands.push_back(ir::BodyOperand::omitted());
-                } else if (s > 0 && in == chain[s - 1]->output(0)) {
-                    b.operands.push_back(ir::BodyOperand::step(static_cast<uint32_t>(s - 1)));
+                } else if (prev && in == prev) {
+                    b.operands.push_back(ir::BodyOperand::step(static_cast<uint32_t>(body.steps.size() - 1)));
                 } else {
                     auto it = std::find(inputs.begin(), inputs.end(), in);
                     if (it == inputs.end()) {
@@ -262,10 +275,93 @@ public:
             }
             for (const auto& [key, value] : step->attrs())
                 b.attrs.emplace_back(key, std::get<double>(value)); // groupable: floats only
-            body->steps.push_back(std::move(b));
+            body.steps.push_back(std::move(b));
+            prev = step->output(0);
         }
-        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::ElementwiseGroup,
-                                                 std::move(inputs), {}, rc.createdBy()));
+    }
+};
+
+// ---- fuse-batchnorm-chain
+
+/// An inference BatchNormalization that no convolution absorbed (its input is a Concat, a pool,
+/// a graph input: DenseNet's pre-activations), followed by an elementwise chain ->
+/// one sextant.ElementwiseGroup whose body starts with the normalisation as a per-channel scale
+/// and shift, s = gamma / sqrt(var + eps) and t = beta - mean * s, computed once here in double
+/// (what TVM's SimplifyInference and TensorRT do): "Mul(i0,i1)", "Add(t0,i2)", then the chain.
+/// The raw statistics and 1/sqrt never reach the NPU, so what made BatchNormalization an f32 op
+/// (keep-f32-critical) is gone; a scale or shift outside f16's range keeps the op as it is.
+class FuseBatchNormChain : public FusionRule {
+public:
+    std::string id() const override { return "fuse-batchnorm-chain"; }
+    std::string summary() const override {
+        return "fold an inference BatchNormalization that no Conv absorbed into a per-channel scale and "
+               "shift, and merge it with the elementwise chain after it into one sextant.ElementwiseGroup";
+    }
+    Phase phase() const override { return Phase::Late; }
+    std::vector<OpKind> targets() const override { return {OpKind::BatchNormalization}; }
+
+    struct Plan : MatchPlan {
+        std::vector<ir::Node*> chain; ///< the elementwise nodes after the BatchNormalization
+        std::vector<double> scale, shift;
+    };
+
+    Match matchHere(const ir::Node& bn) const override {
+        if (bn.numOutputs() != 1 || !bn.input(0) || !ir::isFloat(bn.output(0)->type().dtype))
+            return Match::none();
+        ir::Node* next = singleUser(bn.output(0));
+        if (!next || !groupable(*next))
+            return Match::none(); // nothing to merge with: the op stays one Task either way
+        const std::vector<int64_t> dims = bn.input(0)->type().dims();
+        if (dims.size() < 2 || dims[1] <= 0)
+            return Match::rejected("batchnorm input '" + bn.input(0)->name() + "' has no static channel dim");
+        const int64_t channels = dims[1];
+        if (std::string why = bnFoldReason(bn, channels); !why.empty())
+            return Match::rejected(why);
+        auto plan = std::make_unique<Plan>();
+        const ir::Tensor& gamma = *constantOf(bn.input(1));
+        const ir::Tensor& beta = *constantOf(bn.input(2));
+        const ir::Tensor& mean = *constantOf(bn.input(3));
+        const ir::Tensor& var = *constantOf(bn.input(4));
+        const double eps = bn.attrFloat("epsilon", 1e-5);
+        constexpr double kF16Max = 65504.0;
+        for (int64_t c = 0; c < channels; ++c) {
+            const double s = gamma.at(c) / std::sqrt(var.at(c) + eps);
+            const double t = beta.at(c) - mean.at(c) * s;
+            if (!std::isfinite(s) || !std::isfinite(t) || std::fabs(s) > kF16Max || std::fabs(t) > kF16Max)
+                return Match::rejected("scale or shift of channel " + std::to_string(c) + " of batchnorm '" +
+                                       bn.name() + "' is outside f16's range");
+            plan->scale.push_back(s);
+            plan->shift.push_back(t);
+        }
+        plan->chain = FuseElementwiseChain::chainFrom(*next);
+        return Match::matched(std::move(plan));
+    }
+
+    Status apply(ir::Graph& g, ir::Node& bn, const Match& match, RewriteContext& rc) const override {
+        const Plan& plan = match.planAs<Plan>();
+        ir::Value* x = bn.input(0);
+        // [C, 1, ..., 1]: broadcast against the input's dims from axis 1 on.
+        std::vector<int64_t> shape(x->type().dims().size() - 1, 1);
+        shape[0] = static_cast<int64_t>(plan.scale.size());
+        const ir::DType dt = x->type().dtype;
+        ir::Tensor s(dt, shape), t(dt, shape);
+        for (size_t c = 0; c < plan.scale.size(); ++c) {
+            s.set(static_cast<int64_t>(c), plan.scale[c]);
+            t.set(static_cast<int64_t>(c), plan.shift[c]);
+        }
+        SX_ASSIGN(ir::Value * sv, addDerivedConstant(g, bn.name() + "_scale", std::move(s)));
+        SX_ASSIGN(ir::Value * tv, addDerivedConstant(g, bn.name() + "_shift", std::move(t)));
+        rc.noteConstant(sv->name(), {&bn});
+        rc.noteConstant(tv->name(), {&bn});
+        std::vector<ir::Value*> inputs{x, sv, tv};
+        auto body = std::make_shared<ir::FusedBody>();
+        body->steps.push_back(ir::BodyStep{OpKind::Mul, {ir::BodyOperand::input(0), ir::BodyOperand::input(1)}, {}});
+        body->steps.push_back(ir::BodyStep{OpKind::Add, {ir::BodyOperand::step(0), ir::BodyOperand::input(2)}, {}});
+        FuseElementwiseChain::appendSteps(plan.chain, bn.output(0), *body, inputs);
+        std::vector<ir::Node*> all{&bn};
+        all.insert(all.end(), plan.chain.begin(), plan.chain.end());
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, all, OpKind::ElementwiseGroup, std::move(inputs), {},
+                                                 rc.createdBy()));
         fused->setBody(std::move(body));
         return {};
     }
@@ -343,6 +439,7 @@ std::vector<std::unique_ptr<FusionRule>> groupRules() {
     // Late: the accuracy trades first (so a group records the rewritten op), then the groups.
     rules.push_back(std::make_unique<AttentionFastSoftmax>());
     rules.push_back(std::make_unique<DivToReciprocal>());
+    rules.push_back(std::make_unique<FuseBatchNormChain>());
     rules.push_back(std::make_unique<FuseElementwiseChain>());
     return rules;
 }

@@ -137,4 +137,24 @@ void planActivationAfterAdd(BiasActPlan& p) {
     }
 }
 
+/// See FuseUtil.h.
+std::string bnFoldReason(const ir::Node& bn, int64_t channels) {
+    if (bn.attrInt("training_mode", 0) != 0)
+        return "batchnorm '" + bn.name() + "' is in training mode";
+    if (bn.attrInt("spatial", 1) == 0)
+        return "batchnorm '" + bn.name() + "' has spatial=0";
+    for (size_t i = 1; i <= 4; ++i) {
+        const ir::Value* p = bn.input(i);
+        if (!p)
+            return "batchnorm '" + bn.name() + "' lacks input " + std::to_string(i);
+        const ir::Tensor* t = constantOf(p);
+        if (!t)
+            return "batchnorm parameter '" + p->name() + "' is not a constant";
+        if (t->numel() != channels)
+            return "batchnorm parameter '" + p->name() + "' has " + std::to_string(t->numel()) +
+                   " elements for " + std::to_string(channels) + " channels";
+    }
+    return {};
+}
+
 } // namespace sextant::passes::fuse

@@ -109,6 +109,11 @@ void planActivationAfterAdd(BiasActPlan& p);
 
 /// The rules of each family (FuseConv.cpp, FuseMatMul.cpp, FuseNorm.cpp, FuseGroups.cpp), in the
 /// order the fuse pass offers them to a node.
+/// Why inference BatchNormalization `bn` cannot fold into `channels` per-channel factors (empty
+/// if it can): training mode, spatial=0, or parameters that are not constants of one element per
+/// channel.
+std::string bnFoldReason(const ir::Node& bn, int64_t channels);
+
 std::vector<std::unique_ptr<FusionRule>> convRules();
 std::vector<std::unique_ptr<FusionRule>> matmulRules();
 std::vector<std::unique_ptr<FusionRule>> normRules();

@@ -185,3 +185,84 @@ TEST(FuseElementwiseChain, LeavesProducerActivationsToTheFusedOps) {
     EXPECT_EQ(countKind(*r.graph, OpKind::Sigmoid), 1);
     expectSameOutputs(before, runF64(*r.graph));
 }
+
+namespace {
+
+/// DenseNet's pre-activation: Concat -> BatchNormalization -> Mul/Add (a Caffe Scale layer) ->
+/// Relu -> Conv. `var0` is channel 0's running variance.
+std::unique_ptr<ir::Graph> preActivation(double var0) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 2, 4, 4});
+    ir::Value* y = b.input("y", {1, 2, 4, 4});
+    ir::Value* cat = b.node(OpKind::Concat, "cat", {x, y}, {{"axis", int64_t{1}}});
+    ir::Tensor var = randomTensor({4}, 14, 0.5, 2.0);
+    var.set(0, var0);
+    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
+                           {cat, b.constant("gamma", randomTensor({4}, 11)), b.constant("beta", randomTensor({4}, 12)),
+                            b.constant("mean", randomTensor({4}, 13)), b.constant("var", std::move(var))},
+                           {{"epsilon", 1e-5}});
+    ir::Value* m = b.node(OpKind::Mul, "scale", {bn, b.constant("s", randomTensor({4, 1, 1}, 15))});
+    ir::Value* a = b.node(OpKind::Add, "shift", {m, b.constant("t", randomTensor({4, 1, 1}, 16))});
+    ir::Value* r = b.node(OpKind::Relu, "relu", {a});
+    ir::Value* c = b.node(OpKind::Conv, "conv", {r, b.constant("w", randomTensor({3, 4, 1, 1}, 17))});
+    return b.finish({c});
+}
+
+} // namespace
+
+TEST(FuseBatchNormChain, APreActivationBecomesOneGroupWithTheSameNumbers) {
+    auto g = preActivation(0.7);
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "fuse-batchnorm-chain").applied, 1);
+    EXPECT_EQ(countKind(*r.graph, OpKind::BatchNormalization), 0) << ir::printGraph(*r.graph);
+    ASSERT_EQ(countKind(*r.graph, OpKind::ElementwiseGroup), 1) << ir::printGraph(*r.graph);
+    const ir::Node* n = r.graph->findNode("bn");
+    ASSERT_NE(n, nullptr);
+    ASSERT_NE(n->body(), nullptr);
+    // The normalisation as a scale and shift, then the Scale layer and the activation.
+    EXPECT_EQ(ir::bodyText(*n->body()),
+              (std::vector<std::string>{"Mul(i0,i1)", "Add(t0,i2)", "Mul(t1,i3)", "Add(t2,i4)", "Relu(t3)"}));
+    EXPECT_EQ(n->provenance().origins, (std::vector<std::string>{"bn", "relu", "scale", "shift"}));
+    // No longer kept in f32: the raw statistics and 1/sqrt(var + eps) were computed here.
+    EXPECT_NE(n->precision(), ir::Precision::F32);
+    expectSameOutputs(before, runF64(*r.graph), 1e-12);
+
+    // Switched off, the BatchNormalization stays an op of its own (and runs in f32).
+    PipelineConfig cfg;
+    cfg.disabled = {"fuse-batchnorm-chain"};
+    PipelineResult off = pipeline(*g, cfg);
+    EXPECT_EQ(countKind(*off.graph, OpKind::BatchNormalization), 1);
+    EXPECT_EQ(stats(off, "fuse-elementwise-chain").applied, 1);
+    expectSameOutputs(before, runF64(*off.graph), 1e-12);
+}
+
+TEST(FuseBatchNormChain, AScaleOutsideF16sRangeKeepsTheOp) {
+    // A negative running variance (an exporter's bug) makes 1/sqrt(var + eps) NaN: the rule says
+    // which channel, and the op stays as it was.
+    auto g = preActivation(-1.0);
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    const RuleStats& s = stats(r, "fuse-batchnorm-chain");
+    EXPECT_EQ(s.applied, 0);
+    EXPECT_EQ(s.reasons.count("scale or shift of channel 0 of batchnorm 'bn' is outside f16's range"), 1u)
+        << ::testing::PrintToString(s.reasons);
+    EXPECT_EQ(countKind(*r.graph, OpKind::BatchNormalization), 1);
+}
+
+TEST(FuseBatchNormChain, ABatchNormAfterAConvStillFoldsIntoIt) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 2, 4, 4});
+    ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({4, 2, 1, 1}, 21))});
+    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
+                           {c, b.constant("gamma", randomTensor({4}, 22)), b.constant("beta", randomTensor({4}, 23)),
+                            b.constant("mean", randomTensor({4}, 24)),
+                            b.constant("var", randomTensor({4}, 25, 0.5, 2.0))});
+    ir::Value* s = b.node(OpKind::Sigmoid, "sig", {b.node(OpKind::Relu, "relu", {bn})});
+    auto g = b.finish({s});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "fuse-conv-bn").applied, 1);
+    EXPECT_EQ(stats(r, "fuse-batchnorm-chain").applied, 0);
+    expectSameOutputs(before, runF64(*r.graph), 1e-12);
+}
