@@ -288,6 +288,8 @@ public:
 /// one sextant.ElementwiseGroup whose body starts with the normalisation as a per-channel scale
 /// and shift, s = gamma / sqrt(var + eps) and t = beta - mean * s, computed once here in double
 /// (what TVM's SimplifyInference and TensorRT do): "Mul(i0,i1)", "Add(t0,i2)", then the chain.
+/// A Mul or Add by a per-channel constant right after the op (a Caffe Scale layer) folds into s
+/// and t as well.
 /// The raw statistics and 1/sqrt never reach the NPU, so what made BatchNormalization an f32 op
 /// (keep-f32-critical) is gone; a scale or shift outside f16's range keeps the op as it is.
 class FuseBatchNormChain : public FusionRule {
@@ -301,7 +303,8 @@ public:
     std::vector<OpKind> targets() const override { return {OpKind::BatchNormalization}; }
 
     struct Plan : MatchPlan {
-        std::vector<ir::Node*> chain; ///< the elementwise nodes after the BatchNormalization
+        std::vector<ir::Node*> absorbed; ///< per-channel Mul/Add folded into scale and shift
+        std::vector<ir::Node*> chain;    ///< the elementwise nodes after those
         std::vector<double> scale, shift;
     };
 
@@ -333,8 +336,54 @@ public:
             plan->scale.push_back(s);
             plan->shift.push_back(t);
         }
-        plan->chain = FuseElementwiseChain::chainFrom(*next);
+        // A Mul or Add by a per-channel constant right after (a Caffe Scale layer) folds into s and
+        // t too: (x * s + t) * k + a = x * (s * k) + (t * k + a).
+        std::vector<ir::Node*> chain = FuseElementwiseChain::chainFrom(*next);
+        const ir::Value* prev = bn.output(0);
+        size_t absorbed = 0;
+        for (; absorbed < chain.size(); ++absorbed) {
+            const ir::Node& op = *chain[absorbed];
+            if ((op.kind() != OpKind::Mul && op.kind() != OpKind::Add) || op.numInputs() != 2)
+                break;
+            const ir::Value* other = op.input(0) == prev ? op.input(1) : op.input(0);
+            const ir::Tensor* k = op.input(0) == prev || op.input(1) == prev ? constantOf(other) : nullptr;
+            if (!k || op.output(0)->type().dims() != dims || !perChannel(k->shape(), dims))
+                break;
+            std::vector<double> s2 = plan->scale, t2 = plan->shift;
+            bool fits = true;
+            for (int64_t c = 0; c < channels; ++c) {
+                const double kc = k->at(k->numel() == 1 ? 0 : c);
+                if (op.kind() == OpKind::Mul) {
+                    s2[c] *= kc;
+                    t2[c] *= kc;
+                } else {
+                    t2[c] += kc;
+                }
+                fits = fits && std::isfinite(s2[c]) && std::isfinite(t2[c]) && std::fabs(s2[c]) <= kF16Max &&
+                       std::fabs(t2[c]) <= kF16Max;
+            }
+            if (!fits)
+                break;
+            plan->scale = std::move(s2);
+            plan->shift = std::move(t2);
+            prev = op.output(0);
+        }
+        plan->absorbed.assign(chain.begin(), chain.begin() + static_cast<std::ptrdiff_t>(absorbed));
+        plan->chain.assign(chain.begin() + static_cast<std::ptrdiff_t>(absorbed), chain.end());
         return Match::matched(std::move(plan));
+    }
+
+    /// Whether a constant of shape `k` multiplies or adds one value per channel (or one for all)
+    /// to a tensor of dims `x`: right-aligned, every dim 1 but the channel dim (x's axis 1).
+    static bool perChannel(const std::vector<int64_t>& k, const std::vector<int64_t>& x) {
+        if (k.size() > x.size())
+            return false;
+        for (size_t j = 0; j < k.size(); ++j) {
+            const size_t axis = x.size() - k.size() + j;
+            if (k[j] != 1 && !(axis == 1 && k[j] == x[1]))
+                return false;
+        }
+        return true;
     }
 
     Status apply(ir::Graph& g, ir::Node& bn, const Match& match, RewriteContext& rc) const override {
@@ -351,15 +400,20 @@ public:
         }
         SX_ASSIGN(ir::Value * sv, addDerivedConstant(g, bn.name() + "_scale", std::move(s)));
         SX_ASSIGN(ir::Value * tv, addDerivedConstant(g, bn.name() + "_shift", std::move(t)));
-        rc.noteConstant(sv->name(), {&bn});
-        rc.noteConstant(tv->name(), {&bn});
+        std::vector<const ir::Node*> from{&bn};
+        from.insert(from.end(), plan.absorbed.begin(), plan.absorbed.end());
+        rc.noteConstant(sv->name(), from);
+        rc.noteConstant(tv->name(), from);
         std::vector<ir::Value*> inputs{x, sv, tv};
         auto body = std::make_shared<ir::FusedBody>();
         body->steps.push_back(ir::BodyStep{OpKind::Mul, {ir::BodyOperand::input(0), ir::BodyOperand::input(1)}, {}});
         body->steps.push_back(ir::BodyStep{OpKind::Add, {ir::BodyOperand::step(0), ir::BodyOperand::input(2)}, {}});
-        FuseElementwiseChain::appendSteps(plan.chain, bn.output(0), *body, inputs);
+        FuseElementwiseChain::appendSteps(plan.chain, plan.absorbed.empty() ? bn.output(0) : plan.absorbed.back()->output(0),
+                                          *body, inputs);
         std::vector<ir::Node*> all{&bn};
+        all.insert(all.end(), plan.absorbed.begin(), plan.absorbed.end());
         all.insert(all.end(), plan.chain.begin(), plan.chain.end());
+
         SX_ASSIGN(ir::Node * fused, replaceChain(g, all, OpKind::ElementwiseGroup, std::move(inputs), {},
                                                  rc.createdBy()));
         fused->setBody(std::move(body));

@@ -190,7 +190,7 @@ namespace {
 
 /// DenseNet's pre-activation: Concat -> BatchNormalization -> Mul/Add (a Caffe Scale layer) ->
 /// Relu -> Conv. `var0` is channel 0's running variance.
-std::unique_ptr<ir::Graph> preActivation(double var0) {
+std::unique_ptr<ir::Graph> preActivation(double var0, std::vector<int64_t> scaleShape = {4, 1, 1}) {
     Builder b;
     ir::Value* x = b.input("x", {1, 2, 4, 4});
     ir::Value* y = b.input("y", {1, 2, 4, 4});
@@ -201,7 +201,7 @@ std::unique_ptr<ir::Graph> preActivation(double var0) {
                            {cat, b.constant("gamma", randomTensor({4}, 11)), b.constant("beta", randomTensor({4}, 12)),
                             b.constant("mean", randomTensor({4}, 13)), b.constant("var", std::move(var))},
                            {{"epsilon", 1e-5}});
-    ir::Value* m = b.node(OpKind::Mul, "scale", {bn, b.constant("s", randomTensor({4, 1, 1}, 15))});
+    ir::Value* m = b.node(OpKind::Mul, "scale", {bn, b.constant("s", randomTensor(scaleShape, 15))});
     ir::Value* a = b.node(OpKind::Add, "shift", {m, b.constant("t", randomTensor({4, 1, 1}, 16))});
     ir::Value* r = b.node(OpKind::Relu, "relu", {a});
     ir::Value* c = b.node(OpKind::Conv, "conv", {r, b.constant("w", randomTensor({3, 4, 1, 1}, 17))});
@@ -220,9 +220,8 @@ TEST(FuseBatchNormChain, APreActivationBecomesOneGroupWithTheSameNumbers) {
     const ir::Node* n = r.graph->findNode("bn");
     ASSERT_NE(n, nullptr);
     ASSERT_NE(n->body(), nullptr);
-    // The normalisation as a scale and shift, then the Scale layer and the activation.
-    EXPECT_EQ(ir::bodyText(*n->body()),
-              (std::vector<std::string>{"Mul(i0,i1)", "Add(t0,i2)", "Mul(t1,i3)", "Add(t2,i4)", "Relu(t3)"}));
+    // The normalisation and the Scale layer after it as one scale and shift, then the activation.
+    EXPECT_EQ(ir::bodyText(*n->body()), (std::vector<std::string>{"Mul(i0,i1)", "Add(t0,i2)", "Relu(t1)"}));
     EXPECT_EQ(n->provenance().origins, (std::vector<std::string>{"bn", "relu", "scale", "shift"}));
     // No longer kept in f32: the raw statistics and 1/sqrt(var + eps) were computed here.
     EXPECT_NE(n->precision(), ir::Precision::F32);
@@ -235,6 +234,20 @@ TEST(FuseBatchNormChain, APreActivationBecomesOneGroupWithTheSameNumbers) {
     EXPECT_EQ(countKind(*off.graph, OpKind::BatchNormalization), 1);
     EXPECT_EQ(stats(off, "fuse-elementwise-chain").applied, 1);
     expectSameOutputs(before, runF64(*off.graph), 1e-12);
+}
+
+TEST(FuseBatchNormChain, AFactorThatIsNotPerChannelStaysAStep) {
+    // A Mul by a [4, 1, 4] constant varies along W: it is a step of the group, not folded.
+    auto g = preActivation(0.7, {4, 1, 4});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(stats(r, "fuse-batchnorm-chain").applied, 1);
+    const ir::Node* n = r.graph->findNode("bn");
+    ASSERT_NE(n, nullptr);
+    ASSERT_NE(n->body(), nullptr);
+    EXPECT_EQ(ir::bodyText(*n->body()),
+              (std::vector<std::string>{"Mul(i0,i1)", "Add(t0,i2)", "Mul(t1,i3)", "Add(t2,i4)", "Relu(t3)"}));
+    expectSameOutputs(before, runF64(*r.graph), 1e-12);
 }
 
 TEST(FuseBatchNormChain, AScaleOutsideF16sRangeKeepsTheOp) {
