@@ -47,11 +47,7 @@ TEST(FuseAccuracyTrade, ConvBnFoldedInHalfPrecision) {
     ir::Value* x = b.input("x", {1, 3, 6, 6});
     ir::Value* c =
         b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({4, 3, 3, 3}, 1))});
-    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
-                           {c, b.constant("g", randomTensor({4}, 2, 0.5, 1.5)),
-                            b.constant("be", randomTensor({4}, 3)),
-                            b.constant("m", randomTensor({4}, 4)),
-                            b.constant("v", randomTensor({4}, 5, 0.2, 2.0))});
+    ir::Value* bn = batchNorm(b, "bn", c, 4, 2);
     auto g = b.finish({bn});
     auto before = runF64(*g);
 

@@ -197,10 +197,7 @@ std::unique_ptr<ir::Graph> preActivation(double var0, std::vector<int64_t> scale
     ir::Value* cat = b.node(OpKind::Concat, "cat", {x, y}, {{"axis", int64_t{1}}});
     ir::Tensor var = randomTensor({4}, 14, 0.5, 2.0);
     var.set(0, var0);
-    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
-                           {cat, b.constant("gamma", randomTensor({4}, 11)), b.constant("beta", randomTensor({4}, 12)),
-                            b.constant("mean", randomTensor({4}, 13)), b.constant("var", std::move(var))},
-                           {{"epsilon", 1e-5}});
+    ir::Value* bn = batchNorm(b, "bn", cat, 4, 11, std::move(var));
     ir::Value* m = b.node(OpKind::Mul, "scale", {bn, b.constant("s", randomTensor(scaleShape, 15))});
     ir::Value* a = b.node(OpKind::Add, "shift", {m, b.constant("t", randomTensor({4, 1, 1}, 16))});
     ir::Value* r = b.node(OpKind::Relu, "relu", {a});
@@ -267,10 +264,7 @@ TEST(FuseBatchNormChain, ABatchNormAfterAConvStillFoldsIntoIt) {
     Builder b;
     ir::Value* x = b.input("x", {1, 2, 4, 4});
     ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({4, 2, 1, 1}, 21))});
-    ir::Value* bn = b.node(OpKind::BatchNormalization, "bn",
-                           {c, b.constant("gamma", randomTensor({4}, 22)), b.constant("beta", randomTensor({4}, 23)),
-                            b.constant("mean", randomTensor({4}, 24)),
-                            b.constant("var", randomTensor({4}, 25, 0.5, 2.0))});
+    ir::Value* bn = batchNorm(b, "bn", c, 4, 22);
     ir::Value* s = b.node(OpKind::Sigmoid, "sig", {b.node(OpKind::Relu, "relu", {bn})});
     auto g = b.finish({s});
     auto before = runF64(*g);

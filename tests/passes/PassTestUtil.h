@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -111,6 +112,19 @@ inline int countKind(const ir::Graph& g, ir::OpKind kind) {
 /// A float64 scalar constant.
 inline ir::Value* scalar(Builder& b, const std::string& name, double v) {
     return b.constant(name, ir::Tensor::fromVector<double>({}, {v}));
+}
+
+/// An inference BatchNormalization of `x` over `channels` channels, its parameters random from
+/// `seed` on (gamma in [0.5, 1.5], beta and mean in [-1, 1], var in [0.2, 2] unless `var` is
+/// given), named "<name>_gamma" and so on.
+inline ir::Value* batchNorm(Builder& b, const std::string& name, ir::Value* x, int64_t channels, unsigned seed,
+                            std::optional<ir::Tensor> var = std::nullopt) {
+    return b.node(ir::OpKind::BatchNormalization, name,
+                  {x, b.constant(name + "_gamma", randomTensor({channels}, seed, 0.5, 1.5)),
+                   b.constant(name + "_beta", randomTensor({channels}, seed + 1)),
+                   b.constant(name + "_mean", randomTensor({channels}, seed + 2)),
+                   b.constant(name + "_var", var ? *var : randomTensor({channels}, seed + 3, 0.2, 2.0))},
+                  {{"epsilon", 1e-5}});
 }
 
 } // namespace sextant::passes::test
