@@ -402,13 +402,12 @@ void TimelinePage::stepFind(int direction) {
     const int n = static_cast<int>(m_matches.size());
     m_matchPos = m_matchPos < 0 ? (direction > 0 ? 0 : n - 1) : ((m_matchPos + direction) % n + n) % n;
     const int task = m_matches[static_cast<size_t>(m_matchPos)];
-    // A node selected meanwhile outlined its own Tasks: the matches come back first.
-    if (!m_findOutlines && m_matches.size() <= TimelineView::kMaxOutlined)
+    m_timeline->focusTask(task);
+    // A node selected meanwhile outlined its own Tasks: the matches come back. Past the limit
+    // the outline is the focused Task alone, so it moves with it.
+    if (!m_findOutlines || m_matches.size() > TimelineView::kMaxOutlined)
         m_timeline->highlightTasks(m_matches);
     m_findOutlines = true;
-    m_timeline->focusTask(task);
-    if (m_matches.size() > TimelineView::kMaxOutlined)
-        m_timeline->highlightTasks(m_matches); // only the focused one, past the limit
     updateFindStatus();
 }
 

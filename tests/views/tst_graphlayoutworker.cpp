@@ -51,6 +51,14 @@ bool awaitShown(GraphPage& page) {
     return QTest::qWaitFor([&] { return !page.layoutPending(); }, 60000);
 }
 
+/// Shows `snap`'s last snapshot in `page` (900 x 700, on screen) and waits for its first level.
+bool showLastSnapshot(GraphPage& page, const std::shared_ptr<const CompileSnapshot>& snap) {
+    page.resize(900, 700);
+    page.show();
+    page.setContext(snap, static_cast<int>(snap->pipeline.snapshots.size()) - 1, QString());
+    return awaitShown(page);
+}
+
 /// A row of `snap` whose pass changed nothing (it shares its predecessor's state), or -1.
 int unchangedRow(const CompileSnapshot& snap) {
     for (size_t i = 1; i < snap.pipeline.snapshots.size(); ++i)
@@ -109,12 +117,8 @@ private slots:
     void aLargeGraphOpensCollapsedAndExpandsOnDemand() {
         auto snap = reluChain(1200);
         QVERIFY(snap);
-        const int last = static_cast<int>(snap->pipeline.snapshots.size()) - 1;
         GraphPage page;
-        page.resize(900, 700);
-        page.show();
-        page.setContext(snap, last, QString());
-        QVERIFY(awaitShown(page));
+        QVERIFY(showLastSnapshot(page, snap));
         const GraphLayoutResult* top = page.graphView()->graphLayout();
         QVERIFY(top);
         QVERIFY(top->nodes.size() <= size_t(kMaxLevelEntries));
@@ -206,12 +210,8 @@ private slots:
     void aSelectionMadeWhileALayoutRunsIsOpenedWhenItComes() {
         auto snap = reluChain(1200);
         QVERIFY(snap);
-        const int last = static_cast<int>(snap->pipeline.snapshots.size()) - 1;
         GraphPage page;
-        page.resize(900, 700);
-        page.show();
-        page.setContext(snap, last, QString());
-        QVERIFY(awaitShown(page));
+        QVERIFY(showLastSnapshot(page, snap));
         // Open a group, and select a node in another before that layout is shown.
         const LayoutNode first = page.graphView()->graphLayout()->nodes.front();
         page.toggleGroup(QString::fromStdString(first.name));
