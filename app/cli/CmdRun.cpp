@@ -324,14 +324,14 @@ PathTime pathTime(const backend::Program& program, const sim::SimResult& result,
 /// --critical-path: the Tasks that set the latency, each with what it waited for.
 void printCriticalPath(const backend::Program& program, const sim::SimResult& result, bool strict) {
     const std::vector<sim::CriticalStep> path = sim::criticalPath(program, result, strict);
-    uint64_t busy = 0;
-    for (const sim::CriticalStep& s : path)
-        busy += result.trace[s.task].end - result.trace[s.task].start;
+    const PathTime time = pathTime(program, result, path);
+    // Each step counts from when what it waited for arrived: a Task started beside its head
+    // overlaps it, and that overlap is the head's time.
+    const uint64_t busy = time.compute + time.dma + time.latency;
     std::printf("critical path: %zu of %zu Tasks, busy %llu of %llu cycles (the rest is waiting: event\n"
                 "latency, dispatch, a core still busy):\n",
                 path.size(), program.tasks.size(), static_cast<unsigned long long>(busy),
                 static_cast<unsigned long long>(result.totalCycles));
-    const PathTime time = pathTime(program, result, path);
     auto share = [&](uint64_t c) {
         char b[64];
         std::snprintf(b, sizeof b, "%llu (%.0f%%)", static_cast<unsigned long long>(c),

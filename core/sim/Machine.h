@@ -100,6 +100,9 @@ private:
     /// findOverlaps); the Task before it on its core (-1 for a core's first).
     void findOverlaps();
     std::vector<char> m_overlapsPrev;
+    /// Per Task: none of its SRAM buffers meets one the Task two before it on its core uses, so
+    /// it may issue its loads while that Task still runs (trySchedule).
+    std::vector<char> m_clearOfSecondPrev;
     std::vector<long> m_prevOnCore;
     std::vector<uint64_t> m_lateLoad; ///< per Task: bytes it loads of what the Task before it stores
     std::vector<uint64_t> m_hostLoad; ///< per Task: bytes it loads of weights and graph inputs

@@ -136,6 +136,7 @@ void Machine::findOverlaps() {
     const size_t n = m_p.tasks.size();
     m_prevOnCore.assign(n, -1);
     m_overlapsPrev.assign(n, 0);
+    m_clearOfSecondPrev.assign(n, 0);
     m_lateLoad.assign(n, 0);
     m_hostLoad.assign(n, 0);
     for (const auto& queue : m_queues)
@@ -193,14 +194,20 @@ void Machine::findOverlaps() {
         // A double-buffered stream of what the Task before it stores cannot start before it.
         if (task.tiling.doubleBuffered && task.tiling.numTiles > 1 && m_lateLoad[i] > 0)
             continue;
-        bool clash = false;
-        for (uint32_t a : own[i]) {
-            for (uint32_t b : own[static_cast<size_t>(prev)])
-                clash = clash || meet(a, b);
-            for (uint32_t b : ending[static_cast<size_t>(prev)])
-                clash = clash || meet(a, b);
-        }
-        m_overlapsPrev[i] = !clash;
+        auto clashes = [&](size_t other) {
+            for (uint32_t a : own[i]) {
+                for (uint32_t b : own[other])
+                    if (meet(a, b))
+                        return true;
+                for (uint32_t b : ending[other])
+                    if (meet(a, b))
+                        return true;
+            }
+            return false;
+        };
+        m_overlapsPrev[i] = !clashes(static_cast<size_t>(prev));
+        const long second = m_prevOnCore[static_cast<size_t>(prev)];
+        m_clearOfSecondPrev[i] = second < 0 || !clashes(static_cast<size_t>(second));
     }
 }
 
@@ -261,12 +268,23 @@ void Machine::trySchedule(int core) {
     if (st.scheduled)
         return;
     const Task& task = m_p.tasks[index];
-    // When its core could start it: dispatched after the head, its loads once the head's are
-    // done; else once the core is free.
+    // When its core could start it: dispatched after the head, its requests issued at once (their
+    // bytes follow the head's on the load engine, timeBeside), but only once the Tasks before
+    // the head whose SRAM it may meet have ended (it is checked against the head and the one
+    // before: findOverlaps); a stream once the head's loads are done; else once the core is free.
     uint64_t free = m_coreFree[c] + m_p.target.dispatchCycles;
     if (beside >= 0) {
         const TraceRecord& head = m_trace[static_cast<size_t>(beside)];
-        free = std::max(head.start + m_p.target.dispatchCycles, head.loadEnd);
+        uint64_t cleared = 0; // when the last Task before the head that it may meet ended
+        if (const long pre = m_prevOnCore[static_cast<size_t>(beside)]; pre >= 0) {
+            const long second = m_prevOnCore[static_cast<size_t>(pre)];
+            cleared = !m_clearOfSecondPrev[index] ? m_trace[static_cast<size_t>(pre)].end
+                      : second >= 0               ? m_trace[static_cast<size_t>(second)].end
+                                                  : 0;
+        }
+        free = std::max(head.start, cleared) + m_p.target.dispatchCycles;
+        if (task.tiling.doubleBuffered && task.tiling.numTiles > 1)
+            free = std::max(free, head.loadEnd);
     }
     uint64_t ready = 0;
     for (int e : task.waitEvents) {
@@ -288,6 +306,15 @@ void Machine::trySchedule(int core) {
         if (!prev.ended)
             return;
         ready = std::max(ready, prev.end);
+    }
+    // Beside the head with nothing to load before its data is in, it starts when the head's
+    // loads are done, as it would have before requests could queue behind them.
+    if (beside >= 0 && !st.issued) {
+        const uint64_t loads = m_loadBytes[index];
+        const uint64_t early =
+            ready > free ? std::min(m_hostLoad[index], loads) : loads - std::min(m_lateLoad[index], loads);
+        if (early == 0)
+            free = std::max(free, m_trace[static_cast<size_t>(beside)].loadEnd);
     }
     st.scheduled = true;
     st.ready = ready;
@@ -357,12 +384,13 @@ Status Machine::startTask(size_t index, uint64_t now) {
                                        m_lateLoad[index] > 0);
         auto rel = [&](uint64_t t) { return t > base ? t - base : 0; };
         const uint64_t headComputeEnd = head ? rel(head->computeEnd) : 0, headEnd = head ? rel(head->end) : 0;
+        const uint64_t headLoadEnd = head ? rel(head->loadEnd) : 0;
         // Waiting for other cores, it loads only the host's data (weights, graph inputs) early;
         // beside the head only, everything but what the head stores.
         const uint64_t loads = m_loadBytes[index];
         const uint64_t late = eventsAt > 0 ? loads - std::min(m_hostLoad[index], loads) : std::min(m_lateLoad[index], loads);
         timing = timeBeside(moved, m_p.target, first, sharers, scaled(loads - late), scaled(late), headComputeEnd,
-                            headEnd, std::max(eventsAt, reads ? headEnd : 0));
+                            headEnd, std::max(eventsAt, reads ? headEnd : 0), headLoadEnd);
     } else {
         timing = timeTask(moved, m_p.target, first, sharers, scaled(m_loadBytes[index]));
     }

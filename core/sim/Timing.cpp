@@ -55,7 +55,7 @@ TaskTiming timeTask(const backend::Task& task, const backend::Target& tg, const 
 
 TaskTiming timeBeside(const backend::Task& task, const backend::Target& tg, const ir::Node* firstNode,
                       int dmaSharers, uint64_t earlyLoad, uint64_t lateLoad, uint64_t headComputeEnd, uint64_t headEnd,
-                      uint64_t dataAt) {
+                      uint64_t dataAt, uint64_t headLoadEnd) {
     const uint64_t gate = std::max(dataAt, headComputeEnd); // the unit and the data are free
     if (task.tiling.doubleBuffered && task.tiling.numTiles > 1) {
         TaskTiming t = timeTask(task, tg, firstNode, dmaSharers, earlyLoad + lateLoad);
@@ -80,7 +80,9 @@ TaskTiming timeBeside(const backend::Task& task, const backend::Target& tg, cons
     TaskTiming t;
     t.compute = computeCycles(task, tg, firstNode);
     t.dma = ceilDiv(early, rate) + ceilDiv(late, rate) + ceilDiv(store, rate);
-    t.loadEnd = early > 0 ? latency + ceilDiv(early, rate) : 0;
+    // The core's load engine moves the head's bytes until headLoadEnd; a request issued before
+    // then waits out its latency under them, and its bytes follow.
+    t.loadEnd = early > 0 ? std::max(latency, headLoadEnd) + ceilDiv(early, rate) : headLoadEnd;
     if (late > 0)
         t.loadEnd = std::max(t.loadEnd, dataAt + latency) + ceilDiv(late, rate); // its latency under the early bytes
     t.computeStart = std::max(t.loadEnd, gate);

@@ -46,11 +46,13 @@ TaskTiming timeTask(const backend::Task& task, const backend::Target& target, co
 /// at least `headEnd`); it loads `earlyLoad` bytes from its start and the `lateLoad` bytes that
 /// wait for the data from `dataAt`, each request with the DRAM latency (the second one's under the
 /// first one's bytes, the engine moving one at a time); it ends no earlier than the head.
+/// The head's loads hold the core's load engine until `headLoadEnd` (0 without a head): a request
+/// issued earlier has its latency pass under them, and its bytes move after them.
 /// Its stores start once the head's are done (one load and one store engine per core). A
 /// double-buffered stream (no late loads) stalls with its compute. Loads, compute and stores of
 /// one Task follow each other as in timeTask.
 TaskTiming timeBeside(const backend::Task& task, const backend::Target& target, const ir::Node* firstNode,
                       int dmaSharers, uint64_t earlyLoad, uint64_t lateLoad, uint64_t headComputeEnd, uint64_t headEnd,
-                      uint64_t dataAt);
+                      uint64_t dataAt, uint64_t headLoadEnd = 0);
 
 } // namespace sextant::sim

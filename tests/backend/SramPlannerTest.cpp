@@ -644,6 +644,36 @@ TEST(SramPlan, ATaskLoadsWhileTheOneBeforeItComputes) {
     EXPECT_EQ(0, std::memcmp(waits->outputs[0].data<float>(), one->outputs[0].data<float>(), one->outputs[0].numel() * sizeof(float)));
 }
 
+// A Task's requests queue behind those of the Task before it on its core, and may be issued
+// while the one before that still runs, but never into SRAM a running Task of its core uses:
+// whenever two Tasks of one core overlap in time, their slots (and what each last reads) are apart.
+TEST(SramPlan, TasksOfOneCoreThatOverlapInTimeNeverMeetInSram) {
+    for (const auto& [p, in] : {std::pair{lowered(block(), cores(1)), filled({1, 8, 16, 16}, 0.2f)},
+                                std::pair{lowered(block(32), cores(2)), filled({1, 8, 32, 32}, 0.2f)}}) {
+        sim::SimOptions async;
+        async.checkRaces = true;
+        const std::vector<Tensor> inputs{in};
+        Expected<sim::SimResult> r = sim::simulate(p, inputs, async);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        auto uses = [&](const SramBuffer& b, const Task& t) { return b.task == t.id || b.lastTask == t.id; };
+        int overlapping = 0;
+        for (size_t a = 0; a < p.tasks.size(); ++a)
+            for (size_t b = a + 1; b < p.tasks.size(); ++b) {
+                if (p.tasks[a].core != p.tasks[b].core || r->trace[b].start >= r->trace[a].end)
+                    continue;
+                ++overlapping;
+                for (const SramBuffer& x : p.sramBuffers)
+                    for (const SramBuffer& y : p.sramBuffers)
+                        if (x.id != y.id && x.task == p.tasks[b].id && uses(y, p.tasks[a]) && x.core == y.core) {
+                            EXPECT_TRUE(x.offset >= y.offset + y.size || y.offset >= x.offset + x.size)
+                                << p.tasks[b].name << " (from " << r->trace[b].start << ") meets "
+                                << p.tasks[a].name << " (until " << r->trace[a].end << ") in SRAM";
+                        }
+            }
+        EXPECT_GT(overlapping, 0) << "no two Tasks of one core overlap";
+    }
+}
+
 // A Task waiting for another core's result starts loading its weights before the event comes:
 // it starts before it is ready, and its unit computes only after. The numbers are strict mode's.
 TEST(SramPlan, ATaskLoadsItsWeightsBeforeItsEventsCome) {

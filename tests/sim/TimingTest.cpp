@@ -85,6 +85,24 @@ TEST(Timing, ATaskBesideTheOneBeforeItLoadsDuringThatOnesComputeAndComputesAfter
     EXPECT_EQ(waits.duration, waits.loadEnd + 100u);
 }
 
+TEST(Timing, ARequestQueuedBehindTheHeadsLoadsHidesItsLatencyUnderThem) {
+    const backend::Target target = backend::defaultTarget();
+    auto g = graphWithRelu("f32");
+    ASSERT_TRUE(g);
+    // compute 100; 6400 bytes (100 cycles) requested while the head's loads hold the engine until
+    // 600: the latency (400) passes under them and the bytes follow, done at 700, not 1000.
+    const backend::Task t = task(backend::UnitKind::Vector, 6400, 6400, 1, false);
+    TaskTiming queued = timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 800, 900, 0, 600);
+    EXPECT_EQ(queued.loadEnd, 700u);
+    EXPECT_EQ(queued.computeStart, 800u);
+    EXPECT_EQ(queued.duration, 900u);
+    // The head's loads done before the latency passed: the latency sets when the bytes come.
+    EXPECT_EQ(timeBeside(t, target, g->findNode("relu"), 1, 6400, 0, 800, 900, 0, 150).loadEnd, 500u);
+    // Nothing to load early: its late bytes still follow the head's.
+    TaskTiming late = timeBeside(t, target, g->findNode("relu"), 1, 0, 6400, 0, 0, 0, 600);
+    EXPECT_EQ(late.loadEnd, 700u);
+}
+
 TEST(Timing, TasksStreamingAtOnceShareDramBandwidth) {
     const backend::Target target = backend::defaultTarget();
     auto g = graphWithRelu("f32");
