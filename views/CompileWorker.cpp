@@ -89,11 +89,10 @@ void logStage(runtime::RunStage stage, const runtime::RunResult& r, const Compil
         return;
     case runtime::RunStage::Simulate: {
         say("simulated latency: " + formatCycles(r.sim.totalCycles, r.program.target));
-        uint64_t busy = 0;
-        for (const sim::CriticalStep& step : sim::criticalPath(r.program, r.sim)) {
+        const std::vector<sim::CriticalStep> path = sim::criticalPath(r.program, r.sim);
+        for (const sim::CriticalStep& step : path)
             snap.criticalTasks.push_back(r.program.tasks[step.task].id);
-            busy += r.sim.trace[step.task].end - r.sim.trace[step.task].start;
-        }
+        const uint64_t busy = sim::pathTime(r.program, r.sim, path).busy();
         say("critical path: " + std::to_string(snap.criticalTasks.size()) + " of " +
                            std::to_string(r.program.tasks.size()) + " Tasks, busy " + std::to_string(busy) + " of " +
                            std::to_string(r.sim.totalCycles) + " cycles");

@@ -276,58 +276,11 @@ void printPerTensor(const runtime::ValueDrift& drift) {
               << "\n";
 }
 
-/// The critical path's cycles by what they were spent on. A Task's own time, from its start (or,
-/// when it started earlier, beside the Task before it on its core or loading its weights before
-/// its events came, from when what it waited for arrived): the DRAM latency
-/// once when it moves bytes and that part is not behind it, then its compute and the DMA not
-/// hidden behind it (a double-buffered Task overlaps them; the longer shows). The gap before it:
-/// the event latency when it waited for a Task on another core, else the dispatch, and whatever is
-/// left as other waits.
-struct PathTime {
-    uint64_t compute = 0, dma = 0, latency = 0, dispatch = 0, events = 0, waits = 0;
-};
-PathTime pathTime(const backend::Program& program, const sim::SimResult& result,
-                  const std::vector<sim::CriticalStep>& path) {
-    const backend::Target& tg = program.target;
-    PathTime out;
-    for (const sim::CriticalStep& s : path) {
-        const backend::Task& t = program.tasks[s.task];
-        const sim::TraceRecord& r = result.trace[s.task];
-        const bool crossCore = s.cause == sim::CriticalStep::Cause::Dependency && program.tasks[s.after].core != t.core;
-        // Its own time starts once what it waited for arrived: the Task before it on the path
-        // ended (and, from another core, its event came), or it started, whichever is later; it
-        // may have started earlier, beside the Task before it or loading its weights.
-        const uint64_t arrived =
-            s.cause == sim::CriticalStep::Cause::First
-                ? 0
-                : result.trace[s.after].end + (crossCore ? std::min<uint64_t>(tg.eventLatencyCycles, r.end - result.trace[s.after].end) : 0);
-        const uint64_t from = std::max(r.start, arrived);
-        // The part of [lo, hi) on the path.
-        auto onPath = [&](uint64_t lo, uint64_t hi) { return hi > std::max(lo, from) ? hi - std::max(lo, from) : 0; };
-        uint64_t own = r.end - from;
-        const uint64_t latency =
-            t.dmaBytes > 0 ? std::min<uint64_t>(onPath(r.start, r.start + tg.dramLatencyCycles), own) : 0;
-        out.latency += latency;
-        own -= latency;
-        const uint64_t compute = std::min({own, r.computeCycles, onPath(r.computeStart, r.computeEnd)});
-        out.compute += compute;
-        out.dma += own - compute;
-        uint64_t gap = s.cause == sim::CriticalStep::Cause::First ? r.start
-                                                                  : from - std::min(from, result.trace[s.after].end);
-        const uint64_t fixed = std::min<uint64_t>(gap, crossCore ? tg.eventLatencyCycles : tg.dispatchCycles);
-        (crossCore ? out.events : out.dispatch) += fixed;
-        out.waits += gap - fixed;
-    }
-    return out;
-}
-
 /// --critical-path: the Tasks that set the latency, each with what it waited for.
 void printCriticalPath(const backend::Program& program, const sim::SimResult& result, bool strict) {
     const std::vector<sim::CriticalStep> path = sim::criticalPath(program, result, strict);
-    const PathTime time = pathTime(program, result, path);
-    // Each step counts from when what it waited for arrived: a Task started beside its head
-    // overlaps it, and that overlap is the head's time.
-    const uint64_t busy = time.compute + time.dma + time.latency;
+    const sim::PathTime time = sim::pathTime(program, result, path);
+    const uint64_t busy = time.busy();
     std::printf("critical path: %zu of %zu Tasks, busy %llu of %llu cycles (the rest is waiting: event\n"
                 "latency, dispatch, a core still busy):\n",
                 path.size(), program.tasks.size(), static_cast<unsigned long long>(busy),

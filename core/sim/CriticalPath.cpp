@@ -81,6 +81,40 @@ std::vector<CriticalStep> criticalPath(const backend::Program& program, const Si
     return path;
 }
 
+PathTime pathTime(const backend::Program& program, const SimResult& result, const std::vector<CriticalStep>& path) {
+    const backend::Target& tg = program.target;
+    PathTime out;
+    for (const CriticalStep& s : path) {
+        const backend::Task& t = program.tasks[s.task];
+        const TraceRecord& r = result.trace[s.task];
+        const bool crossCore = s.cause == CriticalStep::Cause::Dependency && program.tasks[s.after].core != t.core;
+        // Its own time starts once what it waited for arrived: the Task before it on the path
+        // ended (and, from another core, its event came), or it started, whichever is later; it
+        // may have started earlier, beside the Task before it or loading its weights.
+        const uint64_t arrived =
+            s.cause == CriticalStep::Cause::First
+                ? 0
+                : result.trace[s.after].end + (crossCore ? std::min<uint64_t>(tg.eventLatencyCycles, r.end - result.trace[s.after].end) : 0);
+        const uint64_t from = std::max(r.start, arrived);
+        // The part of [lo, hi) on the path.
+        auto onPath = [&](uint64_t lo, uint64_t hi) { return hi > std::max(lo, from) ? hi - std::max(lo, from) : 0; };
+        uint64_t own = r.end - from;
+        const uint64_t latency =
+            t.dmaBytes > 0 ? std::min<uint64_t>(onPath(r.start, r.start + tg.dramLatencyCycles), own) : 0;
+        out.latency += latency;
+        own -= latency;
+        const uint64_t compute = std::min({own, r.computeCycles, onPath(r.computeStart, r.computeEnd)});
+        out.compute += compute;
+        out.dma += own - compute;
+        uint64_t gap = s.cause == CriticalStep::Cause::First ? r.start
+                                                                  : from - std::min(from, result.trace[s.after].end);
+        const uint64_t fixed = std::min<uint64_t>(gap, crossCore ? tg.eventLatencyCycles : tg.dispatchCycles);
+        (crossCore ? out.events : out.dispatch) += fixed;
+        out.waits += gap - fixed;
+    }
+    return out;
+}
+
 std::string causeName(CriticalStep::Cause cause) {
     switch (cause) {
     case CriticalStep::Cause::First: return "first";

@@ -33,6 +33,21 @@ struct CriticalStep {
 std::vector<CriticalStep> criticalPath(const backend::Program& program, const SimResult& result,
                                        bool strict = false);
 
+/// The critical path's cycles by what they were spent on. A Task's own time, from its start (or,
+/// when it started earlier, beside the Task before it on its core or loading its weights before
+/// its events came, from when what it waited for arrived): the DRAM latency
+/// once when it moves bytes and that part is not behind it, then its compute and the DMA not
+/// hidden behind it (a double-buffered Task overlaps them; the longer shows). The gap before it:
+/// the event latency when it waited for a Task on another core, else the dispatch, and whatever is
+/// left as other waits.
+struct PathTime {
+    uint64_t compute = 0, dma = 0, latency = 0, dispatch = 0, events = 0, waits = 0;
+    /// The path's busy cycles, each counted once (a Task started beside the one before it
+    /// overlaps it): compute, DMA and DRAM latency.
+    uint64_t busy() const { return compute + dma + latency; }
+};
+PathTime pathTime(const backend::Program& program, const SimResult& result, const std::vector<CriticalStep>& path);
+
 /// "dependency", "core busy" or "first".
 std::string causeName(CriticalStep::Cause cause);
 

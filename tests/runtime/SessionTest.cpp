@@ -179,6 +179,10 @@ TEST(Session, CriticalPathAccountsForTheWholeLatency) {
             covered += path[i].gap + (t.end - from);
         }
         EXPECT_EQ(covered, r->totalCycles);
+        // Where the time goes splits the same span: every cycle once, the busy part at most all.
+        const sim::PathTime time = sim::pathTime(s.program(), *r, path);
+        EXPECT_EQ(time.busy() + time.dispatch + time.events + time.waits, r->totalCycles);
+        EXPECT_LE(time.busy(), r->totalCycles);
     }
 }
 
