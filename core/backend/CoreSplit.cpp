@@ -164,10 +164,20 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
 std::optional<std::pair<int64_t, int64_t>> convWindowRows(const ir::Node& conv, int axis, int64_t outBegin,
                                                           int64_t outEnd) {
     const bool transposed = conv.kind() == ir::OpKind::ConvTranspose || conv.kind() == ir::OpKind::FusedConvTranspose;
-    if ((!transposed && conv.kind() != ir::OpKind::Conv && conv.kind() != ir::OpKind::FusedConv) || axis < 2 ||
-        conv.numInputs() < 2 || !conv.input(0) || !conv.input(1) || outBegin >= outEnd)
+    // A local pooling reads a window like a convolution's, its extent from kernel_shape.
+    const bool pool = conv.kind() == ir::OpKind::MaxPool || conv.kind() == ir::OpKind::AveragePool;
+    if ((!transposed && !pool && conv.kind() != ir::OpKind::Conv && conv.kind() != ir::OpKind::FusedConv) ||
+        axis < 2 || conv.numInputs() < (pool ? 1u : 2u) || !conv.input(0) || (!pool && !conv.input(1)) ||
+        outBegin >= outEnd)
         return std::nullopt;
-    const std::vector<int64_t> xd = conv.input(0)->type().dims(), wd = conv.input(1)->type().dims();
+    const std::vector<int64_t> xd = conv.input(0)->type().dims();
+    std::vector<int64_t> wd = pool ? std::vector<int64_t>{} : conv.input(1)->type().dims();
+    if (pool) { // as a weight's dims: [out channels, in channels, kernel...]
+        const std::vector<int64_t> k = conv.attrInts("kernel_shape");
+        if (k.size() != 2)
+            return std::nullopt;
+        wd = {1, 1, k[0], k[1]};
+    }
     const size_t a = static_cast<size_t>(axis);
     if (xd.size() != 4 || wd.size() != 4 || a >= xd.size())
         return std::nullopt;

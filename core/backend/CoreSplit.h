@@ -40,7 +40,8 @@ bool readsOwnSlice(const ir::Node& consumer, const ir::Value& input, int axis);
 /// [outBegin, outEnd) reads: its window, the zero padding left out. Nothing for another op or
 /// axis. A pointwise convolution's window is its own slice; a 3x3 one's reaches a row into each
 /// neighbour's (its halo). A ConvTranspose / FusedConvTranspose reads the input rows that scatter
-/// into the output rows: for kernel == stride, no padding, exactly the input stripe.
+/// into the output rows: for kernel == stride, no padding, exactly the input stripe. A MaxPool or
+/// AveragePool reads a window of its kernel_shape as a convolution would.
 std::optional<std::pair<int64_t, int64_t>> convWindowRows(const ir::Node& conv, int axis, int64_t outBegin,
                                                           int64_t outEnd);
 

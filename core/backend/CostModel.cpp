@@ -261,8 +261,8 @@ WorkModel poolModel(const ir::Node& n, const Target& t, bool global) {
         if (global)
             w.computeCycles = ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * inSpatial), lanes) +
                               ceilDiv(static_cast<uint64_t>(tileNumel), lanes);
-        else
-            w.computeCycles = ceilDiv(static_cast<uint64_t>(tileNumel), lanes) * steps;
+        else // every output reads its window: the lanes take outputs and window taps alike
+            w.computeCycles = ceilDiv(static_cast<uint64_t>(tileNumel) * steps, lanes);
         w.flops = global ? static_cast<uint64_t>(tile[0] * tile[1] * inSpatial) : static_cast<uint64_t>(tileNumel) * steps;
         return w;
     };

@@ -514,6 +514,45 @@ TEST(SramPlan, AThreeByThreeConvolutionReadsItsNeighboursHaloRowsThroughDram) {
     EXPECT_FALSE(c->outputs[0].identical(inDram)) << "the halo rows come from the DRAM home";
 }
 
+// A MaxPool or AveragePool split by rows reads a window as a convolution does: a 3x3, stride-2
+// MaxPool's parts take their producer's stripe on chip and a row of the neighbour's through the
+// DRAM home; an AveragePool whose window is its stride (the first step of split-global-pool)
+// reads exactly its own stripe. The numbers are bit for bit those of the program in DRAM.
+TEST(SramPlan, APoolingSplitByRowsReadsItsProducersStripeAndHaloRows) {
+    for (OpKind kind : {OpKind::MaxPool, OpKind::AveragePool}) {
+        auto g = std::make_shared<ir::Graph>("pool-halo");
+        ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 96, 96}));
+        // One output channel: the pooling's parts can only split by rows.
+        ir::Node* c1 = *g->addNode(OpKind::Conv, "conv1", {x, *g->addConstant("w1", filled({1, 16, 1, 1}, 0.01f))},
+                                   {"c1"});
+        const bool max = kind == OpKind::MaxPool;
+        ir::AttributeMap attrs{{"kernel_shape", std::vector<int64_t>{max ? 3 : 12, max ? 3 : 96}},
+                               {"strides", std::vector<int64_t>{max ? 2 : 12, max ? 2 : 96}},
+                               {"pads", std::vector<int64_t>{max ? 1 : 0, max ? 1 : 0, max ? 1 : 0, max ? 1 : 0}}};
+        ir::Node* pool = *g->addNode(kind, "pool", {c1->output()}, {"p"}, attrs);
+        ir::Node* r = *g->addNode(OpKind::Relu, "relu", {pool->output()}, {"y"});
+        g->setOutputs({r->output()});
+        ASSERT_TRUE(g->inferTypes().ok());
+        if (max) {
+            // Output rows [6, 12) of a 3x3, stride-2, pad-1 pooling: input rows [11, 24).
+            EXPECT_EQ(convWindowRows(*pool, 2, 6, 12), (std::pair<int64_t, int64_t>{11, 24}));
+        } else {
+            EXPECT_EQ(convWindowRows(*pool, 2, 1, 2), (std::pair<int64_t, int64_t>{12, 24})) << "its own rows";
+        }
+
+        const Program on = lowered(g, cores(8));
+        const Program off = lowered(g, cores(8), false);
+        const Buffer* kept = bufferOf(on, "c1");
+        ASSERT_NE(kept, nullptr);
+        ASSERT_GT(kept->stripes.size(), 1u) << ir::qualifiedOpName(kind) << " keeps a stripe per part";
+        int reads = 0;
+        for (const Task& t : on.tasks)
+            reads += t.haloReadOf(kept->id) != nullptr;
+        EXPECT_EQ(reads, static_cast<int>(kept->stripes.size())) << ir::qualifiedOpName(kind);
+        sameNumbersWithLessTraffic(on, off, {filled({1, 16, 96, 96}, 0.2f)});
+    }
+}
+
 // A map split by rows that one reader reads a stripe at a time (a pointwise convolution, on its
 // producer's cores) and another reads whole (a global pooling) stays on chip a stripe per core
 // for the first and goes through its DRAM home, which then holds every row, for the second: the

@@ -149,12 +149,12 @@ PY
     expect_line "^  layout_conversions_after +1 +0 +-1 +better$"
     expect_line "^REGRESSION "
     # -O1 keeps nothing on chip (keep-on-chip is an -O2 rule) and keeps every feature map in
-    # f32 (no precision pass, so no reader rounds to f16): its DRAM arena is 4x as large (-O2's
-    # halo buffers hold only their halo rows in DRAM).
+    # f32 (no precision pass, so no reader rounds to f16): its DRAM arena is about 14x as large
+    # (-O2 keeps every feature map on chip but the halo rows, which its DRAM buffers hold).
     expect_exit 1 regress "$work/o1.json" --baseline "$work/o2.json" --latency 1000
     expect_line "^  dram_peak_bytes +[0-9]+ +[0-9]+ +\+[0-9.]+% +REGRESSED$"
     expect_exit 1 regress "$work/o1.json" --baseline "$work/o2.json" --latency 1000 --memory 100
-    expect_exit 0 regress "$work/o1.json" --baseline "$work/o2.json" --latency 1000 --memory 400
+    expect_exit 0 regress "$work/o1.json" --baseline "$work/o2.json" --latency 1000 --memory 2000
     # -O2 against -O1: faster, but one layout conversion more than the bound of 0 (the pooled
     # features leave the blocked region; the image enters it without one).
     expect_exit 1 regress "$work/o2.json" --baseline "$work/o1.json"
