@@ -63,6 +63,7 @@ std::unique_ptr<Pass> makeFusePass() {
     take(fuse::convRules());
     take(fuse::matmulRules());
     take(fuse::groupRules());
+    take(fuse::splitRules());
     return std::make_unique<FusePass>(std::move(rules), std::move(phase));
 }
 

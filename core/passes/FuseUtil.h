@@ -118,5 +118,7 @@ std::vector<std::unique_ptr<FusionRule>> convRules();
 std::vector<std::unique_ptr<FusionRule>> matmulRules();
 std::vector<std::unique_ptr<FusionRule>> normRules();
 std::vector<std::unique_ptr<FusionRule>> groupRules();
+/// SplitPool.cpp: split-global-pool (a reduction split for the cores, run with the Late rules).
+std::vector<std::unique_ptr<FusionRule>> splitRules();
 
 } // namespace sextant::passes::fuse

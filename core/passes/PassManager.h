@@ -45,6 +45,10 @@ struct PipelineConfig {
     /// pass marks cube ops (F16: F16AccF32, F32: F32) and non-critical vector ops (F16 or F32).
     ir::Precision cubeInputs = ir::Precision::F16;
     ir::Precision vectorPrecision = ir::Precision::F16;
+    /// The target's cores and channel block (copied like npuLayout): what split-global-pool
+    /// weighs a reduction's parallelism against.
+    int numCores = 8;
+    int c0 = 16;
 };
 
 /// The graph after one pass, as the GUI's pass stepper shows it. Snapshots are structurally

@@ -61,6 +61,7 @@ std::vector<RuleSlot> makeSlots(const std::vector<std::unique_ptr<RewriteRule>>&
     std::vector<RuleSlot> slots;
     slots.reserve(rules.size());
     for (const auto& rule : rules) {
+        rule->configure(ctx.config());
         RuleSlot s;
         s.rule = rule.get();
         s.id = rule->id();

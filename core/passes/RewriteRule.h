@@ -13,6 +13,7 @@
 namespace sextant::passes {
 
 class PassContext;
+struct PipelineConfig;
 
 /// What a rule's apply() gets besides the graph: the provenance tag for the nodes it creates,
 /// and a place to record where the constants it creates came from (an ir::Value has no
@@ -93,6 +94,9 @@ public:
     /// False while the rule cannot match anything whatever the node (the fuse pass's rules
     /// outside their phase): the driver then does not offer it nodes at all.
     virtual bool activeNow() const { return true; }
+    /// Called once per pass run, before any match: a rule that depends on the target facts the
+    /// pipeline carries (PipelineConfig::numCores, c0) takes them here.
+    virtual void configure(const PipelineConfig&) {}
     /// Cheap check, no graph changes. Rejected (with a reason) when the node looks like this
     /// rule's pattern but some condition fails, NoMatch when it is simply not the pattern.
     virtual Match match(const ir::Node& anchor) const = 0;

@@ -42,6 +42,15 @@ void recordBackendRule(passes::PipelineResult& r, const std::string& rule,
 
 } // namespace
 
+passes::PipelineConfig withTargetFacts(passes::PipelineConfig pipeline, const backend::Target& target) {
+    pipeline.npuLayout = target.layout;
+    pipeline.cubeInputs = target.cubeInputs;
+    pipeline.vectorPrecision = target.vectorPrecision;
+    pipeline.numCores = target.numCores;
+    pipeline.c0 = target.c0;
+    return pipeline;
+}
+
 Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOptions& options,
                                      const std::atomic<bool>* cancel,
                                      std::function<void(int, int, const std::string&)> progress) {
@@ -56,12 +65,11 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
     };
     // The layout and precision policies are the target's: the pipeline builds NC1HWC0 regions
     // only for a target whose compute units read that layout, and marks the precisions its
-    // units compute in. The block size (c0) is the backend's business: in the IR, NC1HWC0 is a
-    // layout tag, and lowering pads the channels to the target's c0 when it sizes buffers.
-    passes::PipelineConfig pipeline = options.pipeline;
-    pipeline.npuLayout = options.target.layout;
-    pipeline.cubeInputs = options.target.cubeInputs;
-    pipeline.vectorPrecision = options.target.vectorPrecision;
+    // units compute in. The block size (c0) is otherwise the backend's business: in the IR,
+    // NC1HWC0 is a layout tag, and lowering pads the channels to the target's c0 when it sizes
+    // buffers; split-global-pool only weighs how many parts a channel split gives against the
+    // cores.
+    const passes::PipelineConfig pipeline = withTargetFacts(options.pipeline, options.target);
     SX_ASSIGN(result.pipeline, passes::runPipeline(graph, pipeline, cancel, passProgress));
     if (cancel && cancel->load())
         return makeError(ErrorKind::Cancelled, "compilation cancelled before lowering");

@@ -207,7 +207,8 @@ Status RunJob::compile(RunResult& r) {
             m_hooks.progress(RunStage::Compile, percentAt(m_current, total > 0 ? double(done) / total : 0.0), passId);
     };
     if (m_request.engine == RunEngine::Reference) {
-        SX_ASSIGN(r.pipeline, passes::runPipeline(*r.graph, m_request.compile.pipeline, m_hooks.cancel, onPass));
+        SX_ASSIGN(r.pipeline, passes::runPipeline(*r.graph, withTargetFacts(m_request.compile.pipeline, m_request.compile.target),
+                                                  m_hooks.cancel, onPass));
         return {};
     }
     CompileOptions options = m_request.compile;
