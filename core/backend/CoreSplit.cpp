@@ -75,6 +75,40 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskC
     return plan;
 }
 
+std::optional<SplitPlan> splitAlong(const Group& group, const Target& t, int axis,
+                                    const std::vector<std::pair<int64_t, int64_t>>& ranges) {
+    if (group.nodes.size() != 1 || group.nodes.front()->numOutputs() != 1 || ranges.size() < 2 || axis < 0)
+        return std::nullopt;
+    Expected<WorkModel> model = workModel(group, t);
+    if (!model.ok() || std::find(model->splitAxes.begin(), model->splitAxes.end(), axis) == model->splitAxes.end())
+        return std::nullopt;
+    const std::vector<int64_t>& od = model->outDims;
+    const size_t a = static_cast<size_t>(axis);
+    const int64_t per = ranges.front().second - ranges.front().first;
+    if (a >= od.size() || ranges.front().first != 0 || ranges.back().second != od[a] || per <= 0)
+        return std::nullopt;
+    for (size_t p = 0; p < ranges.size(); ++p)
+        if (ranges[p].first != static_cast<int64_t>(p) * per ||
+            ranges[p].second != std::min(od[a], static_cast<int64_t>(p + 1) * per))
+            return std::nullopt;
+    const ir::Node& n = *group.nodes.front();
+    if (n.output(0)->type().layout == ir::LayoutKind::NC1HWC0 && axis == 1 && per % std::max(t.c0, 1) != 0)
+        return std::nullopt; // a blocked output's channels split in whole C0 blocks
+    OutputSlice first{a, per};
+    Expected<TaskCost> cost = chooseTiling(group, t, &first);
+    const int64_t lastExtent = ranges.back().second - ranges.back().first;
+    OutputSlice last{a, lastExtent};
+    Expected<TaskCost> lastCost = lastExtent == per ? cost : chooseTiling(group, t, &last);
+    if (!cost.ok() || !lastCost.ok())
+        return std::nullopt;
+    SplitPlan plan;
+    plan.axis = axis;
+    plan.ranges = ranges;
+    for (size_t p = 0; p < ranges.size(); ++p)
+        plan.costs.push_back(p + 1 == ranges.size() ? *lastCost : *cost);
+    return plan;
+}
+
 namespace {
 
 /// Whether an op the cost model prices as elementwise computes statistics along dim `a` of its

@@ -28,6 +28,13 @@ struct SplitPlan {
 /// At most `maxParts` parts.
 Expected<SplitPlan> chooseSplit(const Group& group, const Target& target, const TaskCost& whole, int maxParts);
 
+/// `group` split along `axis` into `ranges` (a neighbour's split: equal parts but the last), priced
+/// per part as chooseSplit prices its candidates. Nothing when the group cannot be split so: not
+/// one node, `axis` not one its cost model splits or of another extent, or a part that does not
+/// tile.
+std::optional<SplitPlan> splitAlong(const Group& group, const Target& target, int axis,
+                                    const std::vector<std::pair<int64_t, int64_t>>& ranges);
+
 /// Whether a part of `consumer` that computes a slice of dim `axis` of its output reads only the
 /// same slice of `input` (one of its activation inputs): elementwise ops and groups whose input
 /// has the output's extent along `axis`, and poolings and depthwise convolutions along the batch

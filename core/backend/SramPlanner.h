@@ -22,6 +22,13 @@ struct SramPlanOptions {
     /// keep-on-chip may keep a node split across cores a stripe per part (lower() then pins
     /// the reading parts to their producers' cores and narrows their deps).
     bool stripes = true;
+    /// With stripes: a node may take its data producer's split (axis and ranges) where that
+    /// costs no more than its own choice plus the stripe's trip through DRAM
+    /// (alignWithProducer). lower() sets it on one of the programs it compares.
+    bool alignSplits = false;
+    /// lower() builds that aligned program as a candidate at all (tests of the event machinery
+    /// turn it off: aligned, their small graphs need no cross-core events).
+    bool tryAlignedSplits = true;
     /// Applications of keep-on-chip allowed (what the pipeline's bisect limit leaves); -1: all.
     int64_t budget = -1;
     /// Search steps per core for the offsets (OffsetSearchOptions::steps).

@@ -553,6 +553,66 @@ TEST(SramPlan, APoolingSplitByRowsReadsItsProducersStripeAndHaloRows) {
     }
 }
 
+// A node whose own split differs from its data producer's may take the producer's (same axis,
+// same ranges: splitAlong) where that costs no more than its choice plus the stripe's trip through
+// DRAM; lower() keeps the aligned program where its schedule wins by a margin. Here a Relu after a
+// convolution split by rows would split by channels on its own: aligned, each part reads its
+// producer's stripe on its core, with the same numbers and less DRAM traffic.
+TEST(SramPlan, ANodeTakesItsProducersSplitWhereItsStripeThenStaysOnChip) {
+    auto g = std::make_shared<ir::Graph>("align");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 16, 96, 96}));
+    ir::Node* c = *g->addNode(OpKind::Conv, "conv", {x, *g->addConstant("w", filled({16, 16, 3, 3}, 0.01f))}, {"c"},
+                              {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Node* r = *g->addNode(OpKind::Sigmoid, "sig", {c->output()}, {"y0"});
+    ir::Node* s = *g->addNode(OpKind::Mul, "gate", {c->output(), r->output()}, {"y"});
+    g->setOutputs({s->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    LowerOptions aligned;
+    aligned.sram.alignSplits = true;
+    Expected<Program> a = lower(g, cores(8), aligned);
+    ASSERT_TRUE(a.ok()) << a.error().message;
+    auto axisOf = [](const Program& p, const std::string& node) {
+        for (const Task& t : p.tasks)
+            if (t.nodes.front() == node)
+                return t.sliceAxis;
+        return -2;
+    };
+    const int convAxis = axisOf(*a, "conv");
+    ASSERT_GE(convAxis, 2) << "the convolution splits by rows";
+    EXPECT_EQ(axisOf(*a, "sig"), convAxis);
+    for (const Task& t : a->tasks)
+        if (t.nodes.front() == "sig") {
+            const Buffer* cb = bufferOf(*a, "c");
+            ASSERT_NE(cb, nullptr);
+            EXPECT_TRUE(std::binary_search(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end(), cb->id)) << t.name;
+        }
+    // splitAlong prices the producer's ranges for the consumer, or says it cannot.
+    Expected<std::vector<Group>> groups = formGroups(*g);
+    ASSERT_TRUE(groups.ok());
+    const Group* sig = nullptr;
+    for (const Group& grp : *groups)
+        if (grp.nodes.front()->name() == "sig")
+            sig = &grp;
+    ASSERT_NE(sig, nullptr);
+    std::vector<std::pair<int64_t, int64_t>> rows;
+    for (int64_t p = 0; p < 8; ++p)
+        rows.emplace_back(p * 12, (p + 1) * 12);
+    std::optional<SplitPlan> along = splitAlong(*sig, cores(8), 2, rows);
+    ASSERT_TRUE(along.has_value());
+    EXPECT_EQ(along->ranges, rows);
+    EXPECT_EQ(along->costs.size(), 8u);
+    rows.back().second = 95; // not the output's extent
+    EXPECT_FALSE(splitAlong(*sig, cores(8), 2, rows).has_value());
+    const std::vector<Tensor> in{filled({1, 16, 96, 96}, 0.2f)};
+    Expected<Program> off = lower(g, cores(8), [] {
+        LowerOptions o;
+        o.sram.keepOnChip = false;
+        return o;
+    }());
+    ASSERT_TRUE(off.ok());
+    sameNumbersWithLessTraffic(*a, *off, in);
+}
+
 // A map split by rows that one reader reads a stripe at a time (a pointwise convolution, on its
 // producer's cores) and another reads whole (a global pooling) stays on chip a stripe per core
 // for the first and goes through its DRAM home, which then holds every row, for the second: the
