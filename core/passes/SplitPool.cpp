@@ -47,6 +47,9 @@ public:
         const ir::Value* x = pool.input(0);
         if (!x || pool.numOutputs() != 1 || !ir::isFloat(x->type().dtype))
             return Match::none();
+        // The second step of an earlier application: not a candidate (nor a rejection) of its own.
+        if (const ir::Node* p = x->producer(); p && p->provenance().createdBy == "fuse/" + id())
+            return Match::none();
         const ir::TensorType& t = x->type();
         if (t.rank() != 4 || !t.isStatic())
             return Match::rejected("input '" + x->name() + "' is not a static 4-D map");

@@ -34,6 +34,8 @@ TEST(SplitGlobalPool, AFewChannelsOverALargeMapReduceInTwoStepsWithTheSameNumber
         auto before = runF64(*g);
         PipelineResult r = pipeline(*g);
         EXPECT_EQ(stats(r, "split-global-pool").applied, 1) << ir::qualifiedOpName(kind);
+        // Its second step, a global pooling of eight rows, is not offered to it again.
+        EXPECT_EQ(stats(r, "split-global-pool").rejected, 0) << ::testing::PrintToString(stats(r, "split-global-pool").reasons);
         const ir::Node* rows = rowsOf(*r.graph);
         ASSERT_NE(rows, nullptr) << ir::printGraph(*r.graph);
         EXPECT_EQ(rows->kind(), kind == OpKind::GlobalMaxPool ? OpKind::MaxPool : OpKind::AveragePool);
