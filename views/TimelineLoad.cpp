@@ -2,6 +2,7 @@
 
 #include "profiler/RunCompare.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace sextant::views {
@@ -48,6 +49,71 @@ std::shared_ptr<const TimelineModel> modelOf(std::vector<TimelineTask> tasks, in
 
 } // namespace
 
+std::vector<int> storedCriticalPath(const std::vector<TimelineTask>& tasks, const std::vector<std::pair<int, int>>& deps) {
+    if (tasks.empty())
+        return {};
+    // Tasks by id; ids a damaged database repeats or leaves out are not followed.
+    int maxId = -1;
+    for (const TimelineTask& t : tasks)
+        maxId = std::max(maxId, t.task);
+    if (maxId < 0 || static_cast<size_t>(maxId) > 4 * tasks.size() + 1024)
+        return {};
+    std::vector<int> at(static_cast<size_t>(maxId) + 1, -1);
+    for (size_t i = 0; i < tasks.size(); ++i)
+        if (tasks[i].task >= 0)
+            at[static_cast<size_t>(tasks[i].task)] = static_cast<int>(i);
+    // The Task before each on its core, by id.
+    std::vector<int> before(tasks.size(), -1);
+    std::vector<int> lastOnCore;
+    for (size_t id = 0; id < at.size(); ++id) {
+        const int i = at[id];
+        if (i < 0)
+            continue;
+        const size_t core = static_cast<size_t>(std::max(tasks[static_cast<size_t>(i)].core, 0));
+        if (core >= lastOnCore.size())
+            lastOnCore.resize(core + 1, -1);
+        before[static_cast<size_t>(i)] = lastOnCore[core];
+        lastOnCore[core] = i;
+    }
+    // Dependencies by their consumer: offsets into one array.
+    std::vector<size_t> first(tasks.size() + 1, 0);
+    for (const auto& [src, dst] : deps)
+        if (dst >= 0 && dst <= maxId && at[static_cast<size_t>(dst)] >= 0)
+            ++first[static_cast<size_t>(at[static_cast<size_t>(dst)]) + 1];
+    for (size_t i = 1; i < first.size(); ++i)
+        first[i] += first[i - 1];
+    std::vector<int> from(first.back(), -1);
+    std::vector<size_t> fill(first.begin(), first.end() - 1);
+    for (const auto& [src, dst] : deps)
+        if (dst >= 0 && dst <= maxId && at[static_cast<size_t>(dst)] >= 0)
+            from[fill[static_cast<size_t>(at[static_cast<size_t>(dst)])]++] =
+                src >= 0 && src <= maxId ? at[static_cast<size_t>(src)] : -1;
+    size_t cur = 0;
+    for (size_t i = 1; i < tasks.size(); ++i)
+        if (tasks[i].end > tasks[cur].end || (tasks[i].end == tasks[cur].end && tasks[i].task < tasks[cur].task))
+            cur = i;
+    std::vector<int> path{tasks[cur].task};
+    std::vector<char> seen(tasks.size(), 0);
+    seen[cur] = 1;
+    for (;;) {
+        int next = before[cur];
+        for (size_t k = first[cur]; k < first[cur + 1]; ++k) {
+            const int d = from[k];
+            if (d >= 0 && (next < 0 || tasks[static_cast<size_t>(d)].end > tasks[static_cast<size_t>(next)].end))
+                next = d;
+        }
+        // Stop at the first Task, and at anything that does not end before this one starts
+        // (a damaged database could hold a cycle).
+        if (next < 0 || seen[static_cast<size_t>(next)] || tasks[static_cast<size_t>(next)].end > tasks[cur].end)
+            break;
+        cur = static_cast<size_t>(next);
+        seen[cur] = 1;
+        path.push_back(tasks[cur].task);
+    }
+    std::reverse(path.begin(), path.end());
+    return path;
+}
+
 Expected<std::shared_ptr<const TimelineModel>> loadTimelineRun(const std::string& db, int64_t run,
                                                                const TimelineLoadHooks& hooks,
                                                                TimelineRunInfo& info) {
@@ -83,6 +149,15 @@ Expected<std::shared_ptr<const TimelineModel>> loadTimelineRun(const std::string
     }));
     if (hooks.progress)
         hooks.progress(tasks.size(), info.tasks);
+    std::vector<std::pair<int, int>> deps;
+    size_t seen = 0;
+    SX_TRY(reader.forEachDep(id, [&](const profiler::DepRow& d) -> Status {
+        deps.emplace_back(d.src, d.dst);
+        if (++seen % 65536 == 0 && hooks.cancelled && hooks.cancelled())
+            return makeError(ErrorKind::Invalid, "cancelled");
+        return {};
+    }));
+    info.criticalTasks = storedCriticalPath(tasks, deps);
     return modelOf(std::move(tasks), info.numCores);
 }
 

@@ -24,7 +24,18 @@ struct TimelineRunInfo {
     int numCores = 0;
     uint64_t totalCycles = 0;
     size_t tasks = 0; ///< the run's Tasks (all of them, also while only some are read)
+    /// The run's critical path from its stored dependencies (Task ids, first Task first), once
+    /// the whole run is read; empty for a run stored without dependencies.
+    std::vector<int> criticalTasks;
 };
+
+/// The chain of `tasks` that set the run's end, from their times and the dependencies `deps`
+/// (src, dst Task ids): from the Task that ended last back, each step to whichever ended last of
+/// its dependencies and the Task before it on its core (by id, the order a core runs them).
+/// First Task first. The event latency and dispatch are not stored, so ties between a
+/// dependency and the core go by their ends alone (sim::criticalPath weighs them).
+std::vector<int> storedCriticalPath(const std::vector<TimelineTask>& tasks,
+                                    const std::vector<std::pair<int, int>>& deps);
 
 struct TimelineLoadHooks {
     /// Asked every few thousand rows; true stops the load with an error saying so.

@@ -271,7 +271,7 @@ void TimelinePage::showProfileModel(std::shared_ptr<const TimelineModel> model,
     const bool keep = m_timeline->model() != nullptr && !m_timeline->autoFit();
     const TimelineCoords coords = m_timeline->coords();
     m_timeline->setModel(model, info.clockGhz);
-    m_timeline->setCriticalTasks({});
+    m_timeline->setCriticalTasks(std::set<int>(info.criticalTasks.begin(), info.criticalTasks.end()));
     if (!complete)
         m_timeline->setFitCycles(info.totalCycles); // the part read so far, on the whole run's scale
     else
@@ -283,7 +283,11 @@ void TimelinePage::showProfileModel(std::shared_ptr<const TimelineModel> model,
     const QString tasks = complete ? locale.toString(static_cast<qulonglong>(model->tasks().size()))
                                    : tr("%1 of %2").arg(locale.toString(static_cast<qulonglong>(model->tasks().size())),
                                                         locale.toString(static_cast<qulonglong>(info.tasks)));
-    m_summary->setText(tr("%1 Tasks on %2 cores · %3 cycles (%4 µs) · %5 run %6 (%7, %8) · no critical path stored")
+    const QString critical = info.criticalTasks.empty()
+                                 ? (complete ? tr("no critical path stored") : tr("critical path when all is read"))
+                                 : tr("critical path %1 Tasks (from the stored dependencies)")
+                                       .arg(locale.toString(static_cast<qulonglong>(info.criticalTasks.size())));
+    m_summary->setText(tr("%1 Tasks on %2 cores · %3 cycles (%4 µs) · %5 run %6 (%7, %8) · %9")
                            .arg(tasks)
                            .arg(info.numCores)
                            .arg(locale.toString(static_cast<qulonglong>(info.totalCycles)))
@@ -291,7 +295,8 @@ void TimelinePage::showProfileModel(std::shared_ptr<const TimelineModel> model,
                            .arg(QFileInfo(QString::fromStdString(info.db)).fileName())
                            .arg(info.run.id)
                            .arg(QFileInfo(QString::fromStdString(info.run.model)).fileName(),
-                                QString::fromStdString(info.run.target)));
+                                QString::fromStdString(info.run.target))
+                           .arg(critical));
     m_summary->setToolTip(QString::fromStdString(info.db));
 }
 

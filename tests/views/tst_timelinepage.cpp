@@ -1,5 +1,6 @@
 // The Timeline tab shows any run of any profile database: read off the GUI thread, its summary
 // naming the file and run, errors named, and the compile's run back on request.
+#include "views/TimelineLoad.h"
 #include "views/TimelinePage.h"
 #include "views/TimelineView.h"
 
@@ -31,6 +32,18 @@ private slots:
         QVERIFY2(page.summaryText().contains(QStringLiteral("36 Tasks on 8 cores")), qPrintable(page.summaryText()));
         QVERIFY2(page.summaryText().contains(QStringLiteral("residual_cnn.db run 1 (residual_cnn.onnx, npu-a)")),
                  qPrintable(page.summaryText()));
+        // The critical path from the stored dependencies, drawn as for a compile: it ends with the
+        // Task that ended last.
+        const std::set<int>& critical = page.timelineView()->criticalTasks();
+        QVERIFY(!critical.empty());
+        QVERIFY2(page.summaryText().contains(QStringLiteral("critical path %1 Tasks (from the stored dependencies)")
+                                                 .arg(critical.size())),
+                 qPrintable(page.summaryText()));
+        const TimelineTask* last = &m->tasks().front();
+        for (const TimelineTask& t : m->tasks())
+            if (t.end > last->end)
+                last = &t;
+        QVERIFY(critical.count(last->task));
 
         // No such run, and a file that is no database: the reason, and nothing shown.
         page.openProfile(db, 9);
@@ -54,6 +67,25 @@ private slots:
         page.showCompile();
         QVERIFY(!page.showsProfile());
         QCOMPARE(page.summaryText(), QStringLiteral("no run yet"));
+    }
+
+    void criticalPathFollowsWhatEndedLast() {
+        // Core 0 runs a (0..10) then c (25..30); core 1 runs b (0..20); c waits for a and b.
+        auto task = [](int id, int core, uint64_t start, uint64_t end) {
+            TimelineTask t;
+            t.task = id;
+            t.core = core;
+            t.start = start;
+            t.end = end;
+            return t;
+        };
+        std::vector<TimelineTask> tasks{task(0, 0, 0, 10), task(1, 1, 0, 20), task(2, 0, 25, 30)};
+        QCOMPARE(storedCriticalPath(tasks, {{0, 2}, {1, 2}}), (std::vector<int>{1, 2}));
+        // Without the dependency on b, c waited for a, the Task before it on its core.
+        QCOMPARE(storedCriticalPath(tasks, {}), (std::vector<int>{0, 2}));
+        // A damaged database: a dependency on a Task that ends later, or on one that is not there.
+        QCOMPARE(storedCriticalPath(tasks, {{2, 0}, {7, 2}}), (std::vector<int>{0, 2}));
+        QVERIFY(storedCriticalPath({}, {}).empty());
     }
 
     void findStepsThroughMatchingTasks() {
