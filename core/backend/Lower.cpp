@@ -156,6 +156,22 @@ struct LocalInput {
     std::vector<std::pair<int64_t, int64_t>> windows;
 };
 
+/// The rows of window [w.first, w.second) inside the stripe [begin, end), and whether that is
+/// most of the window: then a part reading the window is worth keeping beside the stripe.
+int64_t rowsInside(std::pair<int64_t, int64_t> w, int64_t begin, int64_t end) {
+    return std::max<int64_t>(0, std::min(w.second, end) - std::max(w.first, begin));
+}
+bool mostlyInside(std::pair<int64_t, int64_t> w, int64_t begin, int64_t end) {
+    const int64_t inside = rowsInside(w, begin, end);
+    return inside > (w.second - w.first) - inside;
+}
+
+/// Bytes of `rows` of the `extent` rows along the split dim of a tensor of `whole` bytes.
+uint64_t rowBytes(uint64_t whole, int64_t rows, int64_t extent) {
+    return ceilDiv(whole * static_cast<uint64_t>(std::max<int64_t>(rows, 0)),
+                   static_cast<uint64_t>(std::max<int64_t>(extent, 1)));
+}
+
 /// The slice-local inputs whose stripes are worth keeping on chip: each part's stripe fits its
 /// core's SRAM beside the producer part's working set and beside the consumer part's, so the SRAM plan
 /// (keep-on-chip) can keep it there. Deps are narrowed only for these: a narrowed chain in DRAM
@@ -199,16 +215,13 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
                 same = pt.sliceAxis == split.axis && pt.sliceBegin == split.ranges[p].first &&
                        pt.sliceEnd == split.ranges[p].second && pt.outputs.size() == 1;
             } else {
-                const auto [lo, hi] = in.windows[p];
-                const int64_t inside = std::max<int64_t>(0, std::min(hi, pt.sliceEnd) - std::max(lo, pt.sliceBegin));
-                same = pt.sliceAxis == split.axis && pt.outputs.size() == 1 && inside > (hi - lo) - inside;
-                haloSlot = alignUp(ceilDiv(whole * static_cast<uint64_t>((hi - lo) - inside),
-                                           static_cast<uint64_t>(std::max<int64_t>(extent, 1))),
+                const auto w = in.windows[p];
+                same = pt.sliceAxis == split.axis && pt.outputs.size() == 1 && mostlyInside(w, pt.sliceBegin, pt.sliceEnd);
+                haloSlot = alignUp(rowBytes(whole, (w.second - w.first) - rowsInside(w, pt.sliceBegin, pt.sliceEnd), extent),
                                    std::max<uint64_t>(target.sramAlign, 1));
             }
-            const uint64_t stripe = alignUp(
-                ceilDiv(whole * static_cast<uint64_t>(pt.sliceEnd - pt.sliceBegin), static_cast<uint64_t>(extent)),
-                std::max<uint64_t>(target.sramAlign, 1));
+            const uint64_t stripe =
+                alignUp(rowBytes(whole, pt.sliceEnd - pt.sliceBegin, extent), std::max<uint64_t>(target.sramAlign, 1));
             // The producer part and the consumer part run one after the other on the core, each
             // beside the stripe, without the slot the stripe replaces (its output tile, its input
             // tile for v).
@@ -263,10 +276,7 @@ SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCo
     if (!readsOwnSlice(n, *v, first.sliceAxis))
         for (const auto& [b, e] : ranges) {
             const std::optional<std::pair<int64_t, int64_t>> w = convWindowRows(n, first.sliceAxis, b, e);
-            if (!w)
-                return chosen;
-            const int64_t inside = std::max<int64_t>(0, std::min(w->second, e) - std::max(w->first, b));
-            if (inside <= (w->second - w->first) - inside)
+            if (!w || !mostlyInside(*w, b, e))
                 return chosen;
         }
     std::optional<SplitPlan> aligned = splitAlong(grp, target, first.sliceAxis, ranges);
@@ -277,11 +287,9 @@ SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCo
     const uint64_t then = aligned->costs.front().estCycles + fixed;
     const std::vector<int64_t> dims = v->type().dims();
     const size_t a = static_cast<size_t>(first.sliceAxis);
-    const uint64_t stripe = a < dims.size() && dims[a] > 0
-                                ? ceilDiv(storedBytes(storedType(*v), target.c0) *
-                                              static_cast<uint64_t>(ranges.front().second - ranges.front().first),
-                                          static_cast<uint64_t>(dims[a]))
-                                : 0;
+    const uint64_t stripe = a < dims.size() ? rowBytes(storedBytes(storedType(*v), target.c0),
+                                                       ranges.front().second - ranges.front().first, dims[a])
+                                            : 0;
     const uint64_t saved = ceilDiv(stripe, std::max<uint64_t>(target.dmaBytesPerCycle, 1)) + target.dramLatencyCycles +
                            target.eventLatencyCycles;
     return then <= now + saved ? std::move(*aligned) : chosen;

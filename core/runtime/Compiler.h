@@ -36,14 +36,14 @@ struct CompileResult {
     std::optional<Error> loweringError;
 };
 
-/// Runs the pass pipeline on `graph`, then lowers its final graph for `options.target`.
-/// Progress reports each pass, then one final step named "lower"; `cancel` is polled between
-/// passes and before lowering. Program::pipeline lists the passes that ran and
-/// Program::disabledRules the ids switched off.
 /// `pipeline` with the facts of `target` its passes use: the activation layout, the precision
 /// policy, the core count and the channel block (PipelineConfig's target fields).
 passes::PipelineConfig withTargetFacts(passes::PipelineConfig pipeline, const backend::Target& target);
 
+/// Runs the pass pipeline on `graph`, then lowers its final graph for `options.target`.
+/// Progress reports each pass, then one final step named "lower"; `cancel` is polled between
+/// passes and before lowering. Program::pipeline lists the passes that ran and
+/// Program::disabledRules the ids switched off.
 Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOptions& options,
                                      const std::atomic<bool>* cancel = nullptr,
                                      std::function<void(int, int, const std::string&)> progress = {});
