@@ -251,7 +251,7 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
 /// saving, and a chain of nodes split alike keeps its stripes on chip from one to the next.
 SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCost& whole, SplitPlan chosen,
                             const std::vector<Task>& tasks,
-                            const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode) {
+                            const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode, bool always) {
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1 || n.numInputs() == 0 || !n.input(0))
         return chosen;
@@ -290,6 +290,75 @@ SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCo
     const uint64_t stripe = a < dims.size() ? rowBytes(storedBytes(storedType(*v), target.c0),
                                                        ranges.front().second - ranges.front().first, dims[a])
                                             : 0;
+    const uint64_t saved = ceilDiv(stripe, std::max<uint64_t>(target.dmaBytesPerCycle, 1)) + target.dramLatencyCycles +
+                           target.eventLatencyCycles;
+    return always || then <= now + saved ? std::move(*aligned) : chosen;
+}
+
+/// Whether a part of `reader` computing rows `ranges` of dim `axis` reads `v` (its input 0) in
+/// place when `v` is split into the same ranges: its own slice, or a window mostly its own stripe.
+bool readsInPlaceAlong(const ir::Node& reader, const ir::Value& v, int axis,
+                       const std::vector<std::pair<int64_t, int64_t>>& ranges) {
+    if (readsOwnSlice(reader, v, axis))
+        return true;
+    if (reader.numInputs() == 0 || reader.input(0) != &v)
+        return false;
+    for (const auto& [b, e] : ranges) {
+        const std::optional<std::pair<int64_t, int64_t>> w = convWindowRows(reader, axis, b, e);
+        if (!w || !mostlyInside(*w, b, e))
+            return false;
+    }
+    return true;
+}
+
+/// chooseSplit's plan for `grp`, or the split its only reader chooses for itself (chooseSplit on
+/// the reader's group) where the reader would then read this node's output in place and this
+/// node can be split so at all: the stripe then stays on chip from this node to its reader,
+/// where split apart it goes through DRAM to every core. The mirror of alignWithProducer, which
+/// cannot see that a node's own choice breaks the chain one edge further on.
+SplitPlan alignWithReader(const Group& grp, const Target& target, const TaskCost& whole, SplitPlan chosen,
+                          int maxParts, const std::vector<Group>& groups,
+                          const std::unordered_map<const ir::Node*, size_t>& groupOf, bool always) {
+    const ir::Node& n = *grp.nodes.front();
+    if (grp.nodes.size() != 1 || n.numOutputs() != 1 || !n.output(0))
+        return chosen;
+    const ir::Value& v = *n.output(0);
+    if (v.isGraphOutput() || v.users().size() != 1)
+        return chosen;
+    const ir::Node* r = v.users().front();
+    auto g = groupOf.find(r);
+    if (g == groupOf.end())
+        return chosen;
+    const Group& rg = groups[g->second];
+    if (rg.nodes.size() != 1)
+        return chosen;
+    Expected<TaskCost> rc = chooseTiling(rg, target);
+    if (!rc.ok())
+        return chosen;
+    Expected<SplitPlan> rs = chooseSplit(rg, target, *rc, maxParts);
+    if (!rs.ok() || rs->axis < 0 || rs->ranges.size() < 2)
+        return chosen;
+    if (chosen.axis == rs->axis && chosen.ranges == rs->ranges)
+        return chosen;
+    const std::vector<int64_t> dims = v.type().dims();
+    const std::vector<int64_t> rdims = r->output(0) ? r->output(0)->type().dims() : std::vector<int64_t>{};
+    const size_t a = static_cast<size_t>(rs->axis);
+    // The reader's rows are this node's rows only where the two have the extent (no stride).
+    if (a >= dims.size() || a >= rdims.size() || dims[a] != rdims[a])
+        return chosen;
+    if (!readsInPlaceAlong(*r, v, rs->axis, rs->ranges))
+        return chosen;
+    std::optional<SplitPlan> aligned = splitAlong(grp, target, rs->axis, rs->ranges);
+    if (!aligned)
+        return chosen;
+    if (always)
+        return std::move(*aligned);
+    // As alignWithProducer weighs it: no dearer than its own choice plus the stripe's trip.
+    const uint64_t fixed = target.eventLatencyCycles + target.dispatchCycles;
+    const uint64_t now = chosen.axis < 0 ? whole.estCycles : chosen.costs.front().estCycles + fixed;
+    const uint64_t then = aligned->costs.front().estCycles + fixed;
+    const uint64_t stripe = rowBytes(storedBytes(storedType(v), target.c0),
+                                     rs->ranges.front().second - rs->ranges.front().first, dims[a]);
     const uint64_t saved = ceilDiv(stripe, std::max<uint64_t>(target.dmaBytesPerCycle, 1)) + target.dramLatencyCycles +
                            target.eventLatencyCycles;
     return then <= now + saved ? std::move(*aligned) : chosen;
@@ -354,6 +423,11 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     prog.graph = graph;
 
     SX_ASSIGN(std::vector<Group> groups, formGroups(g));
+    std::unordered_map<const ir::Node*, size_t> groupOf;
+    if (options.sram.alignBackward)
+        for (size_t i = 0; i < groups.size(); ++i)
+            for (const ir::Node* n : groups[i].nodes)
+                groupOf.emplace(n, i);
     std::vector<int> bufferOf;
     SX_TRY(createBuffers(prog, g, bufferOf));
 
@@ -403,8 +477,13 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         t.deps = std::move(deps);
         SX_ASSIGN(TaskCost cost, chooseTiling(grp, target));
         SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts));
-        if (options.sram.keepOnChip && options.sram.stripes && options.sram.alignSplits)
-            split = alignWithProducer(grp, target, cost, std::move(split), tasks, tasksOfNode);
+        if (options.sram.keepOnChip && options.sram.stripes && options.sram.alignSplits) {
+            const SplitPlan own = split;
+            split = alignWithProducer(grp, target, cost, std::move(split), tasks, tasksOfNode, options.sram.alignAlways);
+            if (options.sram.alignBackward && split.axis == own.axis && split.ranges == own.ranges)
+                split = alignWithReader(grp, target, cost, std::move(split), maxParts, groups, groupOf,
+                                        options.sram.alignAlways);
+        }
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
         const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip && options.sram.stripes
                                                   ? sliceLocalInputs(grp, split, tasks, costs, tasksOfNode, bufferOf, target)
@@ -558,6 +637,61 @@ Expected<Program> lowerWithSlots(std::shared_ptr<const ir::Graph> graph, const T
 
 } // namespace
 
+/// The small graph's candidates (striped, aligned to the producers' splits, unstriped), each
+/// measured (LowerOptions::measure): the fastest is kept, the earlier on a tie. No margins: they
+/// are there for the estimate's error, and a measured run has none of it. `whole` is the
+/// unstriped lowering running on its thread, writing its decisions to `wholeDecisions`.
+Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Target& target,
+                                const LowerOptions& options, Expected<Program> striped,
+                                std::vector<OnChipDecision> stripedDecisions, std::future<Expected<Program>>& whole,
+                                std::vector<OnChipDecision>& wholeDecisions, std::vector<OnChipDecision>* decisions) {
+    struct Candidate {
+        Expected<Program> program;
+        std::vector<OnChipDecision> decisions;
+    };
+    std::vector<Candidate> candidates;
+    const bool tryAligned = striped.ok() && options.sram.tryAlignedSplits;
+    candidates.push_back({std::move(striped), std::move(stripedDecisions)});
+    // Aligned to the producers' splits where the local figures say so, then also backwards to
+    // the readers' splits. (Aligning wherever the parts would read in place, whatever the
+    // figures, was measured on the 16 shared nets with and without the readers': it never won.)
+    for (int variant = 0; tryAligned && variant < 2; ++variant) {
+        LowerOptions aligned = options;
+        aligned.sram.alignSplits = true;
+        aligned.sram.alignBackward = variant == 1;
+        std::vector<OnChipDecision> alignedDecisions;
+        Expected<Program> a = lowerWithSlots(graph, target, aligned, &alignedDecisions);
+        candidates.push_back({std::move(a), std::move(alignedDecisions)});
+    }
+    Expected<Program> w = whole.get();
+    candidates.push_back({std::move(w), std::move(wholeDecisions)});
+    size_t best = candidates.size();
+    uint64_t bestCycles = 0;
+    bool anyMeasured = false;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+        if (!candidates[i].program.ok())
+            continue;
+        Expected<uint64_t> cycles = options.measure(*candidates[i].program);
+        if (!cycles.ok())
+            continue;
+        if (!anyMeasured || *cycles < bestCycles) {
+            best = i;
+            bestCycles = *cycles;
+        }
+        anyMeasured = true;
+    }
+    if (!anyMeasured) // every run failed: the estimates decide, as without a measure
+        for (size_t i = 0; i < candidates.size(); ++i)
+            if (candidates[i].program.ok() &&
+                (best == candidates.size() || candidates[i].program->estCycles < candidates[best].program->estCycles))
+                best = i;
+    if (best == candidates.size()) // none lowered: the first one's error
+        return std::move(candidates.front().program);
+    if (decisions)
+        *decisions = std::move(candidates[best].decisions);
+    return std::move(candidates[best].program);
+}
+
 Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& options,
                         std::vector<OnChipDecision>* decisions) {
     if (!graph)
@@ -581,6 +715,9 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     if (graph->numNodes() <= kParallelNodes)
         other = std::async(std::launch::async, lowerWhole);
     Expected<Program> striped = lowerWithSlots(graph, target, options, &stripedDecisions);
+    if (other && options.measure)
+        return lowerMeasured(graph, target, options, std::move(striped), std::move(stripedDecisions), *other,
+                             wholeDecisions, decisions);
     // On a small graph, also with splits aligned to their producers' (alignWithProducer): kept
     // where its schedule wins by kAlignMargin. The estimate leaves out how Tasks share DRAM
     // bandwidth, and aligning moves more of that than striping alone: inception v1 was 2.4 %

@@ -1,6 +1,7 @@
 #include "Compiler.h"
 
 #include "core/backend/Lower.h"
+#include "core/sim/Simulator.h"
 
 #include <algorithm>
 
@@ -84,6 +85,15 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
     if (options.pipeline.bisectLimit >= 0)
         lowerOptions.sram.budget = std::max<int64_t>(
             0, options.pipeline.bisectLimit - static_cast<int64_t>(result.pipeline.applications.size()));
+    // Where a small graph lowers more than one way, the candidates are run on the simulator,
+    // timing only (async, as `run` does by default), and the fastest is kept: the schedule's
+    // estimate leaves out how Tasks share DRAM and queue their loads.
+    lowerOptions.measure = [](const backend::Program& p) -> Expected<uint64_t> {
+        sim::SimOptions timing;
+        timing.functional = false;
+        SX_ASSIGN(sim::SimResult r, sim::simulate(p, {}, timing));
+        return r.totalCycles;
+    };
     std::vector<backend::OnChipDecision> decisions;
     Expected<backend::Program> lowered = backend::lower(finalGraph, options.target, lowerOptions, &decisions);
     if (!lowered.ok()) {

@@ -175,7 +175,7 @@ Status MemoryImage::writeSlice(const backend::Buffer& buffer, const ir::Tensor& 
     return {};
 }
 
-Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program) {
+Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program, bool allocate) {
     const backend::Target& t = program.target;
     uint64_t dramEnd = 0;
     std::vector<uint64_t> sramEnd(static_cast<size_t>(std::max(t.numCores, 0)), 0);
@@ -220,6 +220,8 @@ Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program) {
         }
     }
     MemoryImage image;
+    if (!allocate)
+        return image;
     image.m_dram.assign(dramEnd, std::byte{0});
     image.m_sram.resize(sramEnd.size());
     for (size_t c = 0; c < sramEnd.size(); ++c)

@@ -16,8 +16,9 @@ namespace sextant::sim {
 class MemoryImage {
 public:
     /// Sizes the images to the plan (the furthest byte any buffer reaches in each memory) and
-    /// checks every buffer against its target: DRAM size, SRAM size, the core it names.
-    static Expected<MemoryImage> forProgram(const backend::Program& program);
+    /// checks every buffer against its target: DRAM size, SRAM size, the core it names. With
+    /// `allocate` false only the checks: the image holds no bytes (a timing-only run).
+    static Expected<MemoryImage> forProgram(const backend::Program& program, bool allocate = true);
 
     /// Decodes the tensor stored in `buffer` (its dtype and shape). Fails when the buffer is too
     /// small for its type.

@@ -107,6 +107,8 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
                                                    (m_p.buffers[b].stripes.empty() ? 0 : m_p.buffers[b].level == backend::MemLevel::Dram)),
                            0);
     m_clobberedBy.assign(m_p.buffers.size(), 0);
+    if (!m_opt.functional)
+        return {}; // timing only: nothing is read or written
     SX_TRY(loadWeights());
     return loadInputs(inputs);
 }
@@ -476,7 +478,7 @@ Expected<SimResult> Machine::run() {
     for (const TraceRecord& r : result.trace)
         result.totalCycles = std::max(result.totalCycles, r.end);
     const auto& graphOutputs = m_p.graph->outputs();
-    for (size_t i = 0; i < m_p.outputBuffers.size(); ++i) {
+    for (size_t i = 0; m_opt.functional && i < m_p.outputBuffers.size(); ++i) {
         auto it = m_bufferById.find(m_p.outputBuffers[i]);
         if (it == m_bufferById.end())
             return makeError(ErrorKind::Invalid, "output " + std::to_string(i) +
@@ -499,7 +501,8 @@ namespace {
 
 Expected<SimResult> runOn(const backend::Program& program, std::span<const ir::Tensor> inputs,
                           const SimOptions& options) {
-    SX_ASSIGN(MemoryImage memory, MemoryImage::forProgram(program));
+    // A timing-only run checks the plan against the target but holds no bytes.
+    SX_ASSIGN(MemoryImage memory, MemoryImage::forProgram(program, options.functional));
     detail::Machine machine(program, options, std::move(memory));
     SX_TRY(machine.prepare(inputs));
     return machine.run();

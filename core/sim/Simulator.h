@@ -47,8 +47,9 @@ struct SimOptions {
     /// global order across cores, for debugging races). Default: graph-async (only the planned
     /// syncs).
     bool strict = false;
-    /// Compute the Tasks' numbers (read/compute/write the memory images). Off: timing only, and
-    /// SimResult::outputs holds whatever the output buffers contain (zeros).
+    /// Compute the Tasks' numbers (read/compute/write the memory images). Off: timing only; no
+    /// memory image is held (the plan is still checked against the target), the inputs are not
+    /// read (the span may be empty) and SimResult::outputs is empty.
     bool functional = true;
     /// Debug check: fail with a "race: ..." error naming both Tasks when a Task starts while the
     /// producer of a buffer it reads has not ended (a missing event wait), or while a running Task

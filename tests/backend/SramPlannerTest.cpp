@@ -613,6 +613,85 @@ TEST(SramPlan, ANodeTakesItsProducersSplitWhereItsStripeThenStaysOnChip) {
     sameNumbersWithLessTraffic(*a, *off, in);
 }
 
+// A depthwise 5x5 convolution chooses by itself to split by channels (its window would reach
+// two rows into each neighbour's stripe); the pointwise convolution that alone reads it chooses
+// rows. Aligned backwards, the depthwise one takes the pointwise one's rows, and the pointwise
+// parts then read their stripes on chip; aligned only forwards they do not (the pointwise one
+// cannot take a channel split it does not read in place).
+TEST(SramPlan, ANodeTakesItsOnlyReadersSplitWhereTheReaderThenReadsItsStripeInPlace) {
+    auto g = std::make_shared<ir::Graph>("backward");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 64, 40, 40}));
+    ir::Node* dw = *g->addNode(OpKind::Conv, "dw", {x, *g->addConstant("wd", filled({64, 1, 5, 5}, 0.01f))}, {"d"},
+                               {{"pads", std::vector<int64_t>{2, 2, 2, 2}}, {"group", int64_t{64}}});
+    ir::Node* pw =
+        *g->addNode(OpKind::Conv, "pw", {dw->output(), *g->addConstant("wp", filled({64, 64, 1, 1}, 0.02f))}, {"y"});
+    g->setOutputs({pw->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    auto axisOf = [](const Program& p, const std::string& node) {
+        for (const Task& t : p.tasks)
+            if (t.nodes.front() == node)
+                return t.sliceAxis;
+        return -2;
+    };
+    auto readsOnChip = [](const Program& p) {
+        const Buffer* d = bufferOf(p, "d");
+        for (const Task& t : p.tasks)
+            if (t.nodes.front() == "pw" &&
+                !std::binary_search(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end(), d->id))
+                return false;
+        return true;
+    };
+    LowerOptions forwards;
+    forwards.sram.alignSplits = true;
+    forwards.sram.tryAlignedSplits = false;
+    Expected<Program> f = lower(g, cores(8), forwards);
+    ASSERT_TRUE(f.ok()) << f.error().message;
+    ASSERT_GE(axisOf(*f, "pw"), 2) << "the pointwise convolution splits by rows";
+    ASSERT_EQ(axisOf(*f, "dw"), 1) << "the depthwise one, left to itself, by channels";
+    EXPECT_FALSE(readsOnChip(*f));
+    LowerOptions backwards = forwards;
+    backwards.sram.alignBackward = true;
+    Expected<Program> b = lower(g, cores(8), backwards);
+    ASSERT_TRUE(b.ok()) << b.error().message;
+    EXPECT_EQ(axisOf(*b, "dw"), axisOf(*b, "pw"));
+    EXPECT_TRUE(readsOnChip(*b));
+    Expected<Program> off = lower(g, cores(8), [] {
+        LowerOptions o;
+        o.sram.keepOnChip = false;
+        return o;
+    }());
+    ASSERT_TRUE(off.ok());
+    sameNumbersWithLessTraffic(*b, *off, {filled({1, 64, 40, 40}, 0.2f)});
+}
+
+// With a measure (the runtime's is the simulator's timing run), lower() keeps the candidate
+// program it measures fastest, whatever the schedule's estimates say; when the measure fails on
+// every candidate, the estimates decide as they do without one.
+TEST(SramPlan, LowerKeepsTheCandidateItsMeasureFindsFastest) {
+    auto g = block(32);
+    auto striped = [](const Program& p) {
+        return std::any_of(p.tasks.begin(), p.tasks.end(),
+                           [](const Task& t) { return !t.sliceLocalInputs.empty() || !t.haloReads.empty(); });
+    };
+    const Program plain = lowered(g, cores(8));
+    ASSERT_TRUE(striped(plain)) << "by the estimates, the striped program wins";
+    LowerOptions o;
+    int runs = 0;
+    o.measure = [&](const Program& p) -> Expected<uint64_t> {
+        ++runs;
+        return striped(p) ? 1000 : 10; // a measure that prefers the program without stripes
+    };
+    Expected<Program> m = lower(g, cores(8), o);
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    EXPECT_FALSE(striped(*m));
+    EXPECT_GE(runs, 3) << "striped, aligned (forwards, and backwards too) and whole";
+    o.measure = [](const Program&) -> Expected<uint64_t> { return makeError(ErrorKind::Runtime, "no run"); };
+    Expected<Program> e = lower(g, cores(8), o);
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    EXPECT_TRUE(striped(*e));
+    EXPECT_EQ(e->estCycles, plain.estCycles);
+}
+
 // A map split by rows that one reader reads a stripe at a time (a pointwise convolution, on its
 // producer's cores) and another reads whole (a global pooling) stays on chip a stripe per core
 // for the first and goes through its DRAM home, which then holds every row, for the second: the
