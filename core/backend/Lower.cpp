@@ -52,14 +52,39 @@ uint64_t storedBytes(const ir::TensorType& t, int c0) {
 }
 
 SliceBytes sliceOf(const Task& task, const Buffer& buffer) {
+    if (task.parts <= 1)
+        return sliceAlong(buffer, -1, 0, 0);
+    return sliceAlong(buffer, task.sliceAxis, task.sliceBegin, task.sliceEnd);
+}
+
+SliceBytes touchedBytes(const Task& task, const Buffer& buffer) {
+    if (std::find(task.outputs.begin(), task.outputs.end(), buffer.id) != task.outputs.end())
+        return sliceOf(task, buffer);
+    if (const Task::HaloRead* h = task.haloReadOf(buffer.id))
+        return sliceAlong(buffer, task.sliceAxis, h->begin, h->end);
+    if (task.parts > 1 && std::binary_search(task.sliceLocalInputs.begin(), task.sliceLocalInputs.end(), buffer.id))
+        return sliceOf(task, buffer);
+    return sliceAlong(buffer, -1, 0, 0);
+}
+
+bool bytesMeet(uint64_t baseA, const SliceBytes& a, uint64_t baseB, const SliceBytes& b) {
+    if (a.begin >= a.end || b.begin >= b.end || a.runs == 0 || b.runs == 0)
+        return false;
+    if (baseA == baseB && a.runs == b.runs && a.stride == b.stride)
+        return a.begin < b.end && b.begin < a.end;
+    const uint64_t endA = baseA + (a.runs - 1) * a.stride + a.end, endB = baseB + (b.runs - 1) * b.stride + b.end;
+    return baseA + a.begin < endB && baseB + b.begin < endA;
+}
+
+SliceBytes sliceAlong(const Buffer& buffer, int sliceAxis, int64_t begin, int64_t end) {
     const int64_t numel = std::max<int64_t>(buffer.type.numel(), 0);
     const uint64_t elem = ir::dtypeSize(buffer.type.dtype);
     SliceBytes s;
     s.end = static_cast<uint64_t>(numel) * elem;
-    if (task.parts <= 1 || task.sliceAxis < 0 || static_cast<size_t>(task.sliceAxis) >= buffer.type.rank())
+    if (sliceAxis < 0 || static_cast<size_t>(sliceAxis) >= buffer.type.rank())
         return s;
     const std::vector<int64_t> dims = buffer.type.dims();
-    const size_t axis = static_cast<size_t>(task.sliceAxis);
+    const size_t axis = static_cast<size_t>(sliceAxis);
     uint64_t outer = 1, inner = elem;
     for (size_t d = 0; d < axis; ++d)
         outer *= static_cast<uint64_t>(std::max<int64_t>(dims[d], 0));
@@ -68,8 +93,8 @@ SliceBytes sliceOf(const Task& task, const Buffer& buffer) {
     const uint64_t extent = static_cast<uint64_t>(std::max<int64_t>(dims[axis], 0));
     s.runs = outer;
     s.stride = extent * inner;
-    s.begin = std::min(extent, static_cast<uint64_t>(std::max<int64_t>(task.sliceBegin, 0))) * inner;
-    s.end = std::min(extent, static_cast<uint64_t>(std::max<int64_t>(task.sliceEnd, 0))) * inner;
+    s.begin = std::min(extent, static_cast<uint64_t>(std::max<int64_t>(begin, 0))) * inner;
+    s.end = std::min(extent, static_cast<uint64_t>(std::max<int64_t>(end, 0))) * inner;
     return s;
 }
 
@@ -172,15 +197,16 @@ uint64_t rowBytes(uint64_t whole, int64_t rows, int64_t extent) {
                    static_cast<uint64_t>(std::max<int64_t>(extent, 1)));
 }
 
-/// The slice-local inputs whose stripes are worth keeping on chip: each part's stripe fits its
-/// core's SRAM beside the producer part's working set and beside the consumer part's, so the SRAM plan
-/// (keep-on-chip) can keep it there. Deps are narrowed only for these: a narrowed chain in DRAM
-/// would keep every core's chain unordered with the others, and the DRAM plan could not reuse
-/// one node's buffer for a later one's.
+/// The inputs each part of `grp` reads only within its own slice (an elementwise op, a depthwise
+/// convolution or a pooling along channels) or within a window mostly its own stripe (a
+/// convolution's halo rows), split like that by their producers: each part depends only on the
+/// producer parts it reads, and keep-on-chip may keep the stripes on their cores. Every such
+/// edge is narrowed, whether or not its stripes then fit on chip: the DRAM plan lets the maps of
+/// one shape that the unordered chains leave behind share their addresses slice by slice
+/// (sliceShares in MemoryPlanner.cpp).
 std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& split, const std::vector<Task>& tasks,
-                                         const std::vector<TaskCost>& costs,
                                          const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode,
-                                         const std::vector<int>& bufferOf, const Target& target) {
+                                         const std::vector<int>& bufferOf) {
     std::vector<LocalInput> out;
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1)
@@ -205,38 +231,14 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
                 continue;
         }
         bool same = true;
-        const std::vector<int64_t> dims = v->type().dims();
-        const uint64_t whole = storedBytes(storedType(*v), target.c0);
-        const int64_t extent = dims[static_cast<size_t>(split.axis)];
         for (size_t p = 0; p < split.ranges.size() && same; ++p) {
             const Task& pt = tasks[static_cast<size_t>(it->second[p])];
-            uint64_t haloSlot = 0;
-            if (in.windows.empty()) {
+            if (in.windows.empty())
                 same = pt.sliceAxis == split.axis && pt.sliceBegin == split.ranges[p].first &&
                        pt.sliceEnd == split.ranges[p].second && pt.outputs.size() == 1;
-            } else {
-                const auto w = in.windows[p];
-                same = pt.sliceAxis == split.axis && pt.outputs.size() == 1 && mostlyInside(w, pt.sliceBegin, pt.sliceEnd);
-                haloSlot = alignUp(rowBytes(whole, (w.second - w.first) - rowsInside(w, pt.sliceBegin, pt.sliceEnd), extent),
-                                   std::max<uint64_t>(target.sramAlign, 1));
-            }
-            const uint64_t stripe =
-                alignUp(rowBytes(whole, pt.sliceEnd - pt.sliceBegin, extent), std::max<uint64_t>(target.sramAlign, 1));
-            // The producer part and the consumer part run one after the other on the core, each
-            // beside the stripe, without the slot the stripe replaces (its output tile, its input
-            // tile for v).
-            const uint64_t align = std::max<uint64_t>(target.sramAlign, 1);
-            const TaskCost& pc = costs[static_cast<size_t>(it->second[p])];
-            const TaskCost& cc = split.costs[p];
-            const uint64_t outSlot = (pc.tiling.doubleBuffered ? 2 : 1) * alignUp(pc.outTile, align);
-            uint64_t inTile = 0;
-            for (const auto& [value, bytes] : cc.inputTile)
-                if (value == v)
-                    inTile += bytes;
-            const uint64_t inSlot = (cc.tiling.doubleBuffered ? 2 : 1) * alignUp(inTile, align);
-            const uint64_t producerSet = pt.tiling.sramBytes - std::min(pt.tiling.sramBytes, outSlot);
-            const uint64_t consumerSet = cc.tiling.sramBytes - std::min(cc.tiling.sramBytes, inSlot) + haloSlot;
-            same = same && stripe + std::max(producerSet, consumerSet) <= target.sramBytes;
+            else
+                same = pt.sliceAxis == split.axis && pt.outputs.size() == 1 &&
+                       mostlyInside(in.windows[p], pt.sliceBegin, pt.sliceEnd);
         }
         if (same)
             out.push_back(std::move(in));
@@ -486,7 +488,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         }
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
         const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip && options.sram.stripes
-                                                  ? sliceLocalInputs(grp, split, tasks, costs, tasksOfNode, bufferOf, target)
+                                                  ? sliceLocalInputs(grp, split, tasks, tasksOfNode, bufferOf)
                                                   : std::vector<LocalInput>{};
         std::vector<int> ids;
         for (size_t p = 0; p < parts; ++p) {

@@ -541,6 +541,75 @@ void addConflicts(const Program& prog, const std::vector<Access>& acc, const std
         std::sort(c.begin(), c.end());
 }
 
+/// Whether `y` may take the addresses of `x` slice by slice: every Task that touches bytes of `x`
+/// (its writers and readers, touchedBytes) is ordered before each writer of `y` that writes any
+/// of the same bytes, and none of them is that writer (no Task overwrites what it reads). Two
+/// buffers of one type (dims and dtype) at one address share exactly the bytes of the slices
+/// they have in common.
+bool followsSliceBySlice(const Program& prog, const std::vector<Access>& acc, const Reachability& order, int x,
+                         int y) {
+    const Buffer& bx = prog.buffers[static_cast<size_t>(x)];
+    const Buffer& by = prog.buffers[static_cast<size_t>(y)];
+    for (int w : acc[y].writers) {
+        const SliceBytes written = touchedBytes(prog.tasks[static_cast<size_t>(w)], by);
+        for (const std::vector<int>* list : {&acc[x].writers, &acc[x].readers})
+            for (int t : *list)
+                if ((t == w || !order.before(t, w)) &&
+                    bytesMeet(0, touchedBytes(prog.tasks[static_cast<size_t>(t)], bx), 0, written))
+                    return false;
+    }
+    return true;
+}
+
+/// Intermediates that share one address range slice by slice: a map split across cores whose
+/// readers wait only for the parts they read leaves every core's chain unordered with the
+/// others, so a later map of the same shape cannot take its space as a whole (some part of it
+/// is still read on another core), but each of its parts can take the space of the slice it
+/// writes once that slice's readers are done. Taken in the order of their first writes, a map
+/// split across cores joins the first of the kRecent latest groups of its type (dims and dtype)
+/// whose latest member it follows slice by slice (followsSliceBySlice; the members before follow
+/// by transitivity, byte by byte). Returns, per intermediate, its group's first member (an
+/// index into `inter`).
+std::vector<size_t> sliceShares(const Program& prog, const std::vector<Access>& acc, const std::vector<int>& inter,
+                                const Reachability& order) {
+    const size_t n = inter.size();
+    std::vector<size_t> group(n), last(n);
+    std::iota(group.begin(), group.end(), 0);
+    std::iota(last.begin(), last.end(), 0);
+    std::vector<uint64_t> first(n, UINT64_MAX);
+    for (size_t i = 0; i < n; ++i)
+        for (int w : acc[inter[i]].writers)
+            first[i] = std::min(first[i], prog.tasks[static_cast<size_t>(w)].estStart);
+    std::vector<size_t> byFirst(n);
+    std::iota(byFirst.begin(), byFirst.end(), 0);
+    std::sort(byFirst.begin(), byFirst.end(), [&](size_t a, size_t b) { return std::tie(first[a], a) < std::tie(first[b], b); });
+    auto shareable = [&](const Buffer& b) { return b.stripes.empty() && acc[b.id].writers.size() > 1; };
+    std::vector<size_t> candidates;
+    constexpr size_t kRecent = 8;
+    std::map<std::string, std::vector<size_t>> tails;
+    for (size_t j : byFirst) {
+        const Buffer& by = prog.buffers[static_cast<size_t>(inter[j])];
+        if (!shareable(by))
+            continue;
+        candidates.clear();
+        std::vector<size_t>& recent = tails[by.type.str()];
+        for (auto it = recent.rbegin(); it != recent.rend() && candidates.size() < kRecent; ++it)
+            if (last[group[*it]] == *it)
+                candidates.push_back(*it);
+        for (size_t i : candidates) {
+            const Buffer& bx = prog.buffers[static_cast<size_t>(inter[i])];
+            if (last[group[i]] != i || group[i] == group[j] || !shareable(bx) || bx.type != by.type ||
+                bx.size != by.size || first[i] >= first[j] || !followsSliceBySlice(prog, acc, order, bx.id, by.id))
+                continue;
+            group[j] = group[i];
+            last[group[i]] = j;
+            break;
+        }
+        tails[by.type.str()].push_back(j);
+    }
+    return group;
+}
+
 /// Tasks are numbered by position, depend only on earlier tasks and name existing buffers;
 /// returns each task's dependencies.
 Expected<std::vector<std::vector<int>>> taskPredecessors(const Program& prog) {
@@ -679,13 +748,17 @@ Status checkReuseOrder(const Program& prog, const std::vector<Access>& acc, cons
         int buffer;
     };
     std::map<uint64_t, Range> last; // begin -> [begin, end) last held by buffer
-    auto after = [&](int x, int y) -> Status { // every access to x before every write of y
+    // Every access to x before every write of y that meets its bytes (buffers that share their
+    // addresses slice by slice, sliceShares, order only the slices they have in common).
+    auto after = [&](int x, int y) -> Status {
         const Buffer& bx = prog.buffers[x];
         const Buffer& by = prog.buffers[y];
         for (int w : acc[y].writers) {
+            const SliceBytes written = touchedBytes(prog.tasks[static_cast<size_t>(w)], by);
             for (const std::vector<int>* list : {&acc[x].writers, &acc[x].readers})
                 for (int t : *list)
-                    if (!order.before(t, w))
+                    if ((t == w || !order.before(t, w)) &&
+                        bytesMeet(bx.offset, touchedBytes(prog.tasks[static_cast<size_t>(t)], bx), by.offset, written))
                         return makeError(ErrorKind::Verify,
                                          "hazard: " + taskLabel(prog, t) + (list == &acc[x].writers ? " writes " : " reads ") +
                                              bufferLabel(prog, x) + " and " + taskLabel(prog, w) + " writes " +
@@ -752,6 +825,69 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
     std::vector<IntervalBuffer> timeline(n);
     SX_TRY(describeIntermediates(prog, acc, inter, problem, timeline));
     addConflicts(prog, acc, inter, order, problem);
+    // Buffers that share their addresses slice by slice are one item of the problem: its
+    // lifetime theirs together, its conflicts all of theirs with the other items.
+    const std::vector<size_t> share = sliceShares(prog, acc, inter, order);
+    std::vector<size_t> item(n, SIZE_MAX);
+    size_t items = 0;
+    for (size_t i = 0; i < n; ++i)
+        if (share[i] == i)
+            item[i] = items++;
+    for (size_t i = 0; i < n; ++i)
+        item[i] = item[share[i]];
+    if (items < n) {
+        OffsetProblem grouped;
+        grouped.alignment = align;
+        grouped.sizes.assign(items, 0);
+        grouped.conflicts.resize(items);
+        grouped.lifetimes.assign(items, {UINT64_MAX, 0});
+        std::vector<IntervalBuffer> spans(items);
+        for (size_t i = 0; i < n; ++i) {
+            const size_t g = item[i];
+            grouped.sizes[g] = std::max(grouped.sizes[g], problem.sizes[i]);
+            grouped.lifetimes[g].first = std::min(grouped.lifetimes[g].first, problem.lifetimes[i].first);
+            grouped.lifetimes[g].second = std::max(grouped.lifetimes[g].second, problem.lifetimes[i].second);
+            for (int j : problem.conflicts[i])
+                if (item[static_cast<size_t>(j)] != g)
+                    grouped.conflicts[g].push_back(static_cast<int>(item[static_cast<size_t>(j)]));
+            if (share[i] == i)
+                spans[g].id = timeline[i].id;
+        }
+        // A group holds its addresses from its first member's write to its last one's last
+        // access, gaps between members included: it conflicts with every item live meanwhile,
+        // so that lifetimes that meet still conflict and the schedule's max-live stays a bound.
+        // An item live when the group starts meets its first member, and conflicts already.
+        std::vector<size_t> members(items, 0), byLower(items);
+        for (size_t i = 0; i < n; ++i)
+            ++members[item[i]];
+        std::iota(byLower.begin(), byLower.end(), 0);
+        std::sort(byLower.begin(), byLower.end(), [&](size_t a, size_t b) {
+            return std::tie(grouped.lifetimes[a].first, a) < std::tie(grouped.lifetimes[b].first, b);
+        });
+        for (size_t g = 0; g < items; ++g) {
+            if (members[g] < 2)
+                continue;
+            const auto [lo, hi] = grouped.lifetimes[g];
+            auto it = std::lower_bound(byLower.begin(), byLower.end(), lo, [&](size_t a, uint64_t t) {
+                return grouped.lifetimes[a].first < t;
+            });
+            for (; it != byLower.end() && grouped.lifetimes[*it].first < hi; ++it)
+                if (*it != g) {
+                    grouped.conflicts[g].push_back(static_cast<int>(*it));
+                    grouped.conflicts[*it].push_back(static_cast<int>(g));
+                }
+        }
+        for (size_t g = 0; g < items; ++g) {
+            std::vector<int>& c = grouped.conflicts[g];
+            std::sort(c.begin(), c.end());
+            c.erase(std::unique(c.begin(), c.end()), c.end());
+            spans[g].lower = grouped.lifetimes[g].first;
+            spans[g].upper = grouped.lifetimes[g].second;
+            spans[g].size = grouped.sizes[g];
+        }
+        problem = std::move(grouped);
+        timeline = std::move(spans);
+    }
     // The program's conflicts come from Task order: buffers whose estimated lifetimes meet are
     // never ordered, so they conflict, and so may buffers whose lifetimes do not meet. The
     // search takes both (the lifetimes give its section bounds, the conflicts its neighbours);
@@ -759,7 +895,7 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
     OffsetPlan plan = planOffsets(problem, OffsetSearchOptions{.steps = searchSteps});
     SX_TRY(checkOffsetPlan(problem, plan));
     for (size_t i = 0; i < n; ++i)
-        prog.buffers[inter[i]].offset = mem.arenaBase + plan.offsets[i];
+        prog.buffers[inter[i]].offset = mem.arenaBase + plan.offsets[item[i]];
     mem.dramPeak = plan.peak;
     // Buffers live together in the estimated schedule are never ordered, so they conflict: the
     // schedule's max-live is a lower bound for the plan, and so is any set of buffers that

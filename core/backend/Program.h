@@ -189,6 +189,17 @@ struct SliceBytes {
     uint64_t begin = 0, end = 0;
 };
 SliceBytes sliceOf(const Task& task, const Buffer& buffer);
+/// The bytes of `buffer` in [begin, end) along dim `axis` (all of every other dim); all of it
+/// for an axis the buffer does not have.
+SliceBytes sliceAlong(const Buffer& buffer, int axis, int64_t begin, int64_t end);
+/// The bytes of `buffer` that `task` touches: of an output, what it writes (sliceOf); of an
+/// input, its own slice where it reads only that (Task::sliceLocalInputs), its window's rows
+/// (Task::haloReads), else all of it.
+SliceBytes touchedBytes(const Task& task, const Buffer& buffer);
+/// Whether bytes `a` of a buffer at address `baseA` and bytes `b` of one at `baseB` share an
+/// address: exactly for two byte sets of one layout (same runs and stride) at one address, else
+/// whether their spans meet.
+bool bytesMeet(uint64_t baseA, const SliceBytes& a, uint64_t baseB, const SliceBytes& b);
 /// Whether `a` and `b` are two parts of one node's split (same node, same part count, same dim).
 bool sameSplit(const Task& a, const Task& b);
 

@@ -83,6 +83,13 @@ private:
     std::vector<std::pair<const ir::Value*, ir::Tensor>> m_items;
 };
 
+/// Race checker: bytes of a place of a buffer that do not hold what its writers stored, and
+/// the buffer whose write replaced them (Machine::kNoBuffer: never written yet).
+struct StaleBytes {
+    backend::SliceBytes bytes;
+    size_t by;
+};
+
 /// The whole state of one run; simulate() builds one and calls run().
 class Machine {
 public:
@@ -176,14 +183,16 @@ private:
         int started = 0;
     };
     std::unordered_map<const ir::Node*, PartResults> m_partResults; ///< looked up, never iterated
-    /// Race checker only: per buffer, whether its bytes still hold what was last stored for it, and
-    /// if not, the buffer whose write overwrote them.
-    /// Per buffer, per place it has (one; or one per stripe, then a halo buffer's DRAM home):
-    /// whether the bytes there are still the ones its writer put there.
-    std::vector<std::vector<char>> m_intact;
-    std::vector<size_t> m_clobberedBy;
-    /// A write of `buffer` by a Task on `core` (-1: the host, every place).
-    void noteWrite(size_t buffer, int core = -1);
+    /// Race checker only: per buffer, per place it has (one; or one per stripe, then a halo
+    /// buffer's DRAM home), the bytes there that do not hold what its writers stored: never
+    /// written yet (`by` kNoBuffer), or overwritten by buffer `by`. Bytes relative to the place;
+    /// a buffer's one place in the layout of the slices written there (backend::SliceBytes), so
+    /// that buffers sharing their addresses slice by slice are told apart slice by slice.
+    static constexpr size_t kNoBuffer = SIZE_MAX;
+    std::vector<std::vector<std::vector<StaleBytes>>> m_stale;
+    /// A write of `buffer` by a Task on `core` (-1: the host, every place); `task`: the writing
+    /// Task's index (SIZE_MAX: the host, all of it).
+    void noteWrite(size_t buffer, int core = -1, size_t task = SIZE_MAX);
     /// "by task 2 'sig' (node 'sig') on core 1", or "by the host (a weight)": who stored `buffer`.
     std::string writerOf(size_t buffer) const;
     size_t m_finished = 0;

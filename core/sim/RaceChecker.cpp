@@ -52,14 +52,55 @@ bool meet(const Place& x, const Place& y) {
     return x.offset < y.offset + y.size && y.offset < x.offset + x.size;
 }
 
-/// Whether what a Task on `coreA` touches of `a` shares bytes with what one on `coreB` touches of `b`.
-bool overlaps(const Buffer& a, int coreA, const Buffer& b, int coreB) {
+backend::SliceBytes wholePlace(const Place& p) { return backend::SliceBytes{1, 0, 0, p.size}; }
+
+/// The bytes of place `k` of `b` (relative to the place) that `task` touches: of a buffer's one
+/// place, what touchedBytes says (its slice, its window, or all); of a stripe or a halo home, all.
+backend::SliceBytes touchedIn(const Buffer& b, size_t k, const Place& place, const Task* task) {
+    if (task && b.stripes.empty() && k == 0)
+        return backend::touchedBytes(*task, b);
+    return wholePlace(place);
+}
+
+/// Whether what `ta` on `coreA` touches of `a` shares bytes with what `tb` on `coreB` touches of
+/// `b`, slice by slice where both are one place each.
+bool overlaps(const Buffer& a, int coreA, const Task& ta, const Buffer& b, int coreB, const Task& tb) {
     const std::vector<Place> pa = placesOf(a), pb = placesOf(b);
     for (size_t i : touchedBy(a, coreA))
         for (size_t j : touchedBy(b, coreB))
-            if (meet(pa[i], pb[j]))
+            if (meet(pa[i], pb[j]) && backend::bytesMeet(pa[i].offset, touchedIn(a, i, pa[i], &ta), pb[j].offset,
+                                                         touchedIn(b, j, pb[j], &tb)))
                 return true;
     return false;
+}
+
+/// `stale` less `written` (both relative to one place): exact where the two are slices of one
+/// layout (a whole entry is first cut to that layout), else a stale entry stays unless the write
+/// covers all of it.
+void subtract(std::vector<StaleBytes>& stale, const backend::SliceBytes& written, uint64_t placeSize) {
+    const bool whole = written.runs <= 1 && written.begin == 0 && written.end >= placeSize;
+    if (whole) {
+        stale.clear();
+        return;
+    }
+    std::vector<StaleBytes> out;
+    for (StaleBytes s : stale) {
+        backend::SliceBytes& e = s.bytes;
+        if (e.runs == 1 && e.begin == 0 && e.end >= written.runs * written.stride && written.runs > 1) {
+            e.runs = written.runs; // the whole place, as runs of the written layout
+            e.stride = written.stride;
+            e.end = written.stride;
+        }
+        if (e.runs != written.runs || (e.runs > 1 && e.stride != written.stride)) {
+            out.push_back(s);
+            continue;
+        }
+        if (e.begin < written.begin)
+            out.push_back(StaleBytes{{e.runs, e.stride, e.begin, std::min(e.end, written.begin)}, s.by});
+        if (written.end < e.end)
+            out.push_back(StaleBytes{{e.runs, e.stride, std::max(e.begin, written.end), e.end}, s.by});
+    }
+    stale = std::move(out);
 }
 
 /// Two parts of one split group writing (or one writing, one reading nothing of) the same buffer
@@ -98,25 +139,44 @@ std::string Machine::writerOf(size_t buffer) const {
                                                                    : "by the host (a graph input)";
 }
 
-void Machine::noteWrite(size_t buffer, int core) {
+void Machine::noteWrite(size_t buffer, int core, size_t task) {
     if (!m_opt.checkRaces)
         return;
-    const std::vector<Place> mine = placesOf(m_p.buffers[buffer]);
-    const std::vector<size_t> written = touchedBy(m_p.buffers[buffer], core);
+    const Buffer& b = m_p.buffers[buffer];
+    const Task* writer = task < m_p.tasks.size() ? &m_p.tasks[task] : nullptr;
+    const std::vector<Place> mine = placesOf(b);
+    const std::vector<size_t> written = touchedBy(b, core);
+    constexpr size_t kMaxStale = 64; // past this, a place's entries fold into one, all of it
     for (size_t other = 0; other < m_p.buffers.size(); ++other) {
         if (other == buffer)
             continue;
-        const std::vector<Place> theirs = placesOf(m_p.buffers[other]);
-        for (size_t k = 0; k < theirs.size() && k < m_intact[other].size(); ++k)
-            for (size_t i : written)
-                if (meet(mine[i], theirs[k])) {
-                    m_intact[other][k] = 0;
-                    m_clobberedBy[other] = buffer;
+        const Buffer& o = m_p.buffers[other];
+        const std::vector<Place> theirs = placesOf(o);
+        for (size_t k = 0; k < theirs.size() && k < m_stale[other].size(); ++k)
+            for (size_t i : written) {
+                const backend::SliceBytes bytes = touchedIn(b, i, mine[i], writer);
+                if (!meet(mine[i], theirs[k]) ||
+                    !backend::bytesMeet(mine[i].offset, bytes, theirs[k].offset, wholePlace(theirs[k])))
+                    continue;
+                // At the same address, a one-place buffer of the same type whose own writers
+                // store slices of the same layout has the writer's bytes stale (buffers that
+                // share their addresses slice by slice): its writers' slices take them back
+                // exactly. Any other, all of the place, which any writes that cover it take back.
+                bool same = o.stripes.empty() && b.stripes.empty() && k == 0 &&
+                            mine[i].offset == theirs[k].offset && o.type == b.type && !m_writers[other].empty();
+                if (same) {
+                    const backend::SliceBytes own = backend::sliceOf(m_p.tasks[m_writers[other].front()], o);
+                    same = own.runs == bytes.runs && (own.runs == 1 || own.stride == bytes.stride);
                 }
+                std::vector<StaleBytes>& stale = m_stale[other][k];
+                stale.push_back(StaleBytes{same ? bytes : wholePlace(theirs[k]), buffer});
+                if (stale.size() > kMaxStale)
+                    stale.assign(1, StaleBytes{wholePlace(theirs[k]), buffer});
+            }
     }
     for (size_t i : written)
-        if (i < m_intact[buffer].size())
-            m_intact[buffer][i] = 1;
+        if (i < m_stale[buffer].size())
+            subtract(m_stale[buffer][i], touchedIn(b, i, mine[i], writer), mine[i].size);
 }
 
 namespace {
@@ -149,9 +209,25 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
         }
         // Reading bytes another buffer's write replaced: two live buffers share addresses.
         const std::vector<size_t> read = touchedBy(buf, readerCore(st, b, task.core));
-        if (std::any_of(read.begin(), read.end(),
-                        [&](size_t k) { return k < m_intact[b].size() && !m_intact[b][k]; })) {
-            const size_t by = m_clobberedBy[b];
+        const std::vector<Place> places = placesOf(buf);
+        size_t by = kNoBuffer;
+        bool stale = false;
+        for (size_t k : read) {
+            if (k >= m_stale[b].size())
+                continue;
+            const backend::SliceBytes bytes = touchedIn(buf, k, places[k], &task);
+            for (const StaleBytes& s : m_stale[b][k])
+                if (backend::bytesMeet(0, bytes, 0, s.bytes)) {
+                    stale = true;
+                    by = s.by;
+                    break;
+                }
+            if (stale)
+                break;
+        }
+        if (stale && by == kNoBuffer)
+            return race("reads " + bufferLabel(buf) + " where none of its writers has stored it");
+        if (stale) {
             return race("reads " + bufferLabel(buf) + " but its bytes were overwritten by " +
                         bufferLabel(m_p.buffers[by]) + ": the memory plan overlaps two live buffers, " +
                         bufferLabel(buf) + " written " + writerOf(b) + " and " + bufferLabel(m_p.buffers[by]) +
@@ -171,7 +247,7 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                 for (size_t b : theirs) {
                     const int coreA = mineRead ? readerCore(st, a, task.core) : task.core;
                     const int coreB = theirsRead ? readerCore(other, b, m_p.tasks[r].core) : m_p.tasks[r].core;
-                    if (!overlaps(m_p.buffers[a], coreA, m_p.buffers[b], coreB) ||
+                    if (!overlaps(m_p.buffers[a], coreA, task, m_p.buffers[b], coreB, m_p.tasks[r]) ||
                         (a == b && disjointParts(task, m_p.tasks[r])))
                         continue;
                     // A part reading only its own slice of what another part writes elsewhere.

@@ -101,12 +101,15 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
     for (const backend::Transfer& tr : m_p.transfers)
         if (auto it = m_taskById.find(tr.task); it != m_taskById.end() && tr.load)
             m_loadBytes[it->second] += tr.bytes;
-    m_intact.resize(m_p.buffers.size());
-    for (size_t b = 0; b < m_p.buffers.size(); ++b)
-        m_intact[b].assign(std::max<size_t>(1, m_p.buffers[b].stripes.size() +
-                                                   (m_p.buffers[b].stripes.empty() ? 0 : m_p.buffers[b].level == backend::MemLevel::Dram)),
-                           0);
-    m_clobberedBy.assign(m_p.buffers.size(), 0);
+    m_stale.resize(m_p.buffers.size());
+    for (size_t b = 0; b < m_p.buffers.size(); ++b) {
+        const Buffer& buf = m_p.buffers[b];
+        m_stale[b].assign(std::max<size_t>(1, buf.stripes.size() +
+                                                  (buf.stripes.empty() ? 0 : buf.level == backend::MemLevel::Dram)),
+                          {});
+        for (size_t k = 0; k < m_stale[b].size(); ++k) // nothing written yet
+            m_stale[b][k].push_back(StaleBytes{backend::SliceBytes{1, 0, 0, buf.size}, kNoBuffer});
+    }
     if (!m_opt.functional)
         return {}; // timing only: nothing is read or written
     SX_TRY(loadWeights());
@@ -424,7 +427,7 @@ Status Machine::endTask(size_t index, uint64_t now) {
         if (!s.ok())
             return makeError(ErrorKind::Runtime, taskLabel(task) + ": " + s.error().message,
                              task.name);
-        noteWrite(b, task.core);
+        noteWrite(b, task.core, index);
     }
     st.pendingWrites.clear();
     st.ended = true;
