@@ -489,6 +489,21 @@ private:
     std::vector<size_t> m_stamp;
 };
 
+/// The indexes of `inter` in the order of their first writes in the estimated schedule (ties by
+/// index); `first` gets each one's first write.
+std::vector<size_t> byFirstWrite(const Program& prog, const std::vector<Access>& acc, const std::vector<int>& inter,
+                                 std::vector<uint64_t>& first) {
+    const size_t n = inter.size();
+    first.assign(n, UINT64_MAX);
+    for (size_t i = 0; i < n; ++i)
+        for (int w : acc[inter[i]].writers)
+            first[i] = std::min(first[i], prog.tasks[static_cast<size_t>(w)].estStart);
+    std::vector<size_t> byFirst(n);
+    std::iota(byFirst.begin(), byFirst.end(), 0);
+    std::sort(byFirst.begin(), byFirst.end(), [&](size_t a, size_t b) { return std::tie(first[a], a) < std::tie(first[b], b); });
+    return byFirst;
+}
+
 /// Intermediates `inter[i]` and `inter[j]` conflict unless one's accesses all happen before
 /// the other's writers.
 void addConflicts(const Program& prog, const std::vector<Access>& acc, const std::vector<int>& inter,
@@ -512,13 +527,8 @@ void addConflicts(const Program& prog, const std::vector<Access>& acc, const std
     // are among the Tasks before every writer of y (one frontier per y, the index finds the
     // others); ties in the first write are checked both ways.
     const size_t n = inter.size();
-    std::vector<uint64_t> first(n, UINT64_MAX);
-    for (size_t i = 0; i < n; ++i)
-        for (int w : acc[inter[i]].writers)
-            first[i] = std::min(first[i], prog.tasks[static_cast<size_t>(w)].estStart);
-    std::vector<size_t> byFirst(n);
-    std::iota(byFirst.begin(), byFirst.end(), 0);
-    std::sort(byFirst.begin(), byFirst.end(), [&](size_t a, size_t b) { return std::tie(first[a], a) < std::tie(first[b], b); });
+    std::vector<uint64_t> first;
+    const std::vector<size_t> byFirst = byFirstWrite(prog, acc, inter, first);
     AccessIndex index(acc, inter, order);
     Reachability::Frontier before;
     for (size_t p = 0; p < n;) {
@@ -576,13 +586,8 @@ std::vector<size_t> sliceShares(const Program& prog, const std::vector<Access>& 
     std::vector<size_t> group(n), last(n);
     std::iota(group.begin(), group.end(), 0);
     std::iota(last.begin(), last.end(), 0);
-    std::vector<uint64_t> first(n, UINT64_MAX);
-    for (size_t i = 0; i < n; ++i)
-        for (int w : acc[inter[i]].writers)
-            first[i] = std::min(first[i], prog.tasks[static_cast<size_t>(w)].estStart);
-    std::vector<size_t> byFirst(n);
-    std::iota(byFirst.begin(), byFirst.end(), 0);
-    std::sort(byFirst.begin(), byFirst.end(), [&](size_t a, size_t b) { return std::tie(first[a], a) < std::tie(first[b], b); });
+    std::vector<uint64_t> first;
+    const std::vector<size_t> byFirst = byFirstWrite(prog, acc, inter, first);
     auto shareable = [&](const Buffer& b) { return b.stripes.empty() && acc[b.id].writers.size() > 1; };
     std::vector<size_t> candidates;
     constexpr size_t kRecent = 8;
