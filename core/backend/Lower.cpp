@@ -253,7 +253,7 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
 /// saving, and a chain of nodes split alike keeps its stripes on chip from one to the next.
 SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCost& whole, SplitPlan chosen,
                             const std::vector<Task>& tasks,
-                            const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode, bool always) {
+                            const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode) {
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1 || n.numInputs() == 0 || !n.input(0))
         return chosen;
@@ -294,7 +294,7 @@ SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCo
                                             : 0;
     const uint64_t saved = ceilDiv(stripe, std::max<uint64_t>(target.dmaBytesPerCycle, 1)) + target.dramLatencyCycles +
                            target.eventLatencyCycles;
-    return always || then <= now + saved ? std::move(*aligned) : chosen;
+    return then <= now + saved ? std::move(*aligned) : chosen;
 }
 
 /// Whether a part of `reader` computing rows `ranges` of dim `axis` reads `v` (its input 0) in
@@ -320,7 +320,7 @@ bool readsInPlaceAlong(const ir::Node& reader, const ir::Value& v, int axis,
 /// cannot see that a node's own choice breaks the chain one edge further on.
 SplitPlan alignWithReader(const Group& grp, const Target& target, const TaskCost& whole, SplitPlan chosen,
                           int maxParts, const std::vector<Group>& groups,
-                          const std::unordered_map<const ir::Node*, size_t>& groupOf, bool always) {
+                          const std::unordered_map<const ir::Node*, size_t>& groupOf) {
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1 || n.numOutputs() != 1 || !n.output(0))
         return chosen;
@@ -353,8 +353,6 @@ SplitPlan alignWithReader(const Group& grp, const Target& target, const TaskCost
     std::optional<SplitPlan> aligned = splitAlong(grp, target, rs->axis, rs->ranges);
     if (!aligned)
         return chosen;
-    if (always)
-        return std::move(*aligned);
     // As alignWithProducer weighs it: no dearer than its own choice plus the stripe's trip.
     const uint64_t fixed = target.eventLatencyCycles + target.dispatchCycles;
     const uint64_t now = chosen.axis < 0 ? whole.estCycles : chosen.costs.front().estCycles + fixed;
@@ -481,10 +479,9 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts));
         if (options.sram.keepOnChip && options.sram.stripes && options.sram.alignSplits) {
             const SplitPlan own = split;
-            split = alignWithProducer(grp, target, cost, std::move(split), tasks, tasksOfNode, options.sram.alignAlways);
+            split = alignWithProducer(grp, target, cost, std::move(split), tasks, tasksOfNode);
             if (options.sram.alignBackward && split.axis == own.axis && split.ranges == own.ranges)
-                split = alignWithReader(grp, target, cost, std::move(split), maxParts, groups, groupOf,
-                                        options.sram.alignAlways);
+                split = alignWithReader(grp, target, cost, std::move(split), maxParts, groups, groupOf);
         }
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
         const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip && options.sram.stripes
@@ -639,8 +636,8 @@ Expected<Program> lowerWithSlots(std::shared_ptr<const ir::Graph> graph, const T
 
 } // namespace
 
-/// The small graph's candidates (striped, aligned to the producers' splits, unstriped), each
-/// measured (LowerOptions::measure): the fastest is kept, the earlier on a tie. No margins: they
+/// The small graph's candidates (striped; aligned to the producers' splits; aligned to the
+/// producers' and the only readers' splits; unstriped), each measured (LowerOptions::measure): the fastest is kept, the earlier on a tie. No margins: they
 /// are there for the estimate's error, and a measured run has none of it. `whole` is the
 /// unstriped lowering running on its thread, writing its decisions to `wholeDecisions`.
 Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Target& target,

@@ -26,9 +26,6 @@ struct SramPlanOptions {
     /// costs no more than its own choice plus the stripe's trip through DRAM
     /// (alignWithProducer). lower() sets it on one of the programs it compares.
     bool alignSplits = false;
-    /// With alignSplits: take the producer's split wherever the parts then read in place,
-    /// whatever the local figures say.
-    bool alignAlways = false;
     /// With alignSplits: a node whose only reader would read its output in place, split as that
     /// reader chooses to be, takes the reader's split (alignWithReader) where it did not take its
     /// producer's.
