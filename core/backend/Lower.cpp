@@ -253,7 +253,8 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
 /// saving, and a chain of nodes split alike keeps its stripes on chip from one to the next.
 SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCost& whole, SplitPlan chosen,
                             const std::vector<Task>& tasks,
-                            const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode) {
+                            const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode,
+                            TilePricing pricing) {
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1 || n.numInputs() == 0 || !n.input(0))
         return chosen;
@@ -281,7 +282,7 @@ SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCo
             if (!w || !mostlyInside(*w, b, e))
                 return chosen;
         }
-    std::optional<SplitPlan> aligned = splitAlong(grp, target, first.sliceAxis, ranges);
+    std::optional<SplitPlan> aligned = splitAlong(grp, target, first.sliceAxis, ranges, pricing);
     if (!aligned)
         return chosen;
     const uint64_t fixed = target.eventLatencyCycles + target.dispatchCycles;
@@ -320,7 +321,7 @@ bool readsInPlaceAlong(const ir::Node& reader, const ir::Value& v, int axis,
 /// cannot see that a node's own choice breaks the chain one edge further on.
 SplitPlan alignWithReader(const Group& grp, const Target& target, const TaskCost& whole, SplitPlan chosen,
                           int maxParts, const std::vector<Group>& groups,
-                          const std::unordered_map<const ir::Node*, size_t>& groupOf) {
+                          const std::unordered_map<const ir::Node*, size_t>& groupOf, TilePricing pricing) {
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1 || n.numOutputs() != 1 || !n.output(0))
         return chosen;
@@ -334,10 +335,10 @@ SplitPlan alignWithReader(const Group& grp, const Target& target, const TaskCost
     const Group& rg = groups[g->second];
     if (rg.nodes.size() != 1)
         return chosen;
-    Expected<TaskCost> rc = chooseTiling(rg, target);
+    Expected<TaskCost> rc = chooseTiling(rg, target, nullptr, pricing);
     if (!rc.ok())
         return chosen;
-    Expected<SplitPlan> rs = chooseSplit(rg, target, *rc, maxParts);
+    Expected<SplitPlan> rs = chooseSplit(rg, target, *rc, maxParts, pricing);
     if (!rs.ok() || rs->axis < 0 || rs->ranges.size() < 2)
         return chosen;
     if (chosen.axis == rs->axis && chosen.ranges == rs->ranges)
@@ -350,7 +351,7 @@ SplitPlan alignWithReader(const Group& grp, const Target& target, const TaskCost
         return chosen;
     if (!readsInPlaceAlong(*r, v, rs->axis, rs->ranges))
         return chosen;
-    std::optional<SplitPlan> aligned = splitAlong(grp, target, rs->axis, rs->ranges);
+    std::optional<SplitPlan> aligned = splitAlong(grp, target, rs->axis, rs->ranges, pricing);
     if (!aligned)
         return chosen;
     // As alignWithProducer weighs it: no dearer than its own choice plus the stripe's trip.
@@ -475,13 +476,14 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         t.deps = std::move(deps);
-        SX_ASSIGN(TaskCost cost, chooseTiling(grp, target));
-        SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts));
+        const TilePricing pricing = options.sram.tilePricing;
+        SX_ASSIGN(TaskCost cost, chooseTiling(grp, target, nullptr, pricing));
+        SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts, pricing));
         if (options.sram.keepOnChip && options.sram.stripes && options.sram.alignSplits) {
             const SplitPlan own = split;
-            split = alignWithProducer(grp, target, cost, std::move(split), tasks, tasksOfNode);
+            split = alignWithProducer(grp, target, cost, std::move(split), tasks, tasksOfNode, pricing);
             if (options.sram.alignBackward && split.axis == own.axis && split.ranges == own.ranges)
-                split = alignWithReader(grp, target, cost, std::move(split), maxParts, groups, groupOf);
+                split = alignWithReader(grp, target, cost, std::move(split), maxParts, groups, groupOf, pricing);
         }
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
         const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip && options.sram.stripes
@@ -637,7 +639,8 @@ Expected<Program> lowerWithSlots(std::shared_ptr<const ir::Graph> graph, const T
 } // namespace
 
 /// The small graph's candidates (striped; aligned to the producers' splits; aligned to the
-/// producers' and the only readers' splits; unstriped), each measured (LowerOptions::measure): the fastest is kept, the earlier on a tie. No margins: they
+/// producers' and the only readers' splits; those three with tiles priced as the simulator times
+/// a stream; unstriped), each measured (LowerOptions::measure): the fastest is kept, the earlier on a tie. No margins: they
 /// are there for the estimate's error, and a measured run has none of it. `whole` is the
 /// unstriped lowering running on its thread, writing its decisions to `wholeDecisions`.
 Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Target& target,
@@ -661,6 +664,22 @@ Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Ta
         std::vector<OnChipDecision> alignedDecisions;
         Expected<Program> a = lowerWithSlots(graph, target, aligned, &alignedDecisions);
         candidates.push_back({std::move(a), std::move(alignedDecisions)});
+    }
+    // The same three with tiles priced as the simulator times a stream, the DRAM latency once
+    // per Task (TilePricing::LatencyOnce): more, smaller tiles. Most nets lose by it (a tiled
+    // Task loads nothing beside the Task before it on its core); PaddleOCR rec, ZFNet, VGG-19
+    // and AlexNet win.
+    const size_t perTile = candidates.size();
+    for (size_t c = 0; c < perTile; ++c) {
+        if (!candidates[c].program.ok())
+            continue;
+        LowerOptions once = options;
+        once.sram.alignSplits = c >= 1;
+        once.sram.alignBackward = c == 2;
+        once.sram.tilePricing = TilePricing::LatencyOnce;
+        std::vector<OnChipDecision> onceDecisions;
+        Expected<Program> o = lowerWithSlots(graph, target, once, &onceDecisions);
+        candidates.push_back({std::move(o), std::move(onceDecisions)});
     }
     Expected<Program> w = whole.get();
     candidates.push_back({std::move(w), std::move(wholeDecisions)});

@@ -693,7 +693,7 @@ Expected<std::vector<std::vector<SramBuffer>>> placeAll(Program& p, PlanState& s
 /// Writes the plan into the Program: SRAM buffers, kept tensors' buffers, transfers, the Tasks'
 /// DMA bytes and cycles, and the memory figures.
 void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std::vector<SramBuffer>> cores,
-            const std::vector<TaskCost>& costs) {
+            const std::vector<TaskCost>& costs, TilePricing pricing) {
     p.sramBuffers.clear();
     p.onChip.clear();
     p.transfers.clear();
@@ -796,7 +796,8 @@ void commit(Program& p, const PlanState& s, const Accesses& acc, std::vector<std
         const uint64_t traffic = trafficOf(s, t.id);
         if (traffic != t.dmaBytes) {
             t.dmaBytes = traffic;
-            t.estCycles = pipelinedCycles(pc.tiles, costs[static_cast<size_t>(t.id)].computeCycles, traffic, p.target);
+            t.estCycles =
+                pipelinedCycles(pc.tiles, costs[static_cast<size_t>(t.id)].computeCycles, traffic, p.target, pricing);
             t.tiling.estCycles = t.estCycles;
         }
         t.tiling.sramBytes = s.slotBytes[static_cast<size_t>(t.id)];
@@ -829,7 +830,7 @@ Status planSram(Program& p, const std::vector<TaskCost>& costs, const std::vecto
         decide(p, s, acc, options, out);
     choosePrefetch(p, s);
     SX_ASSIGN(auto cores, placeAll(p, s, acc, options, out));
-    commit(p, s, acc, std::move(cores), costs);
+    commit(p, s, acc, std::move(cores), costs, options.tilePricing);
     p.memory.compulsoryBytes = compulsoryBytes(p, acc);
     if (!p.onChip.empty() || std::find(s.prefetch.begin(), s.prefetch.end(), 1) != s.prefetch.end())
         retime(p, s);

@@ -30,6 +30,8 @@ struct SramPlanOptions {
     /// reader chooses to be, takes the reader's split (alignWithReader) where it did not take its
     /// producer's.
     bool alignBackward = false;
+    /// How the tile search prices a stream's DRAM latency (lower() tries both on small graphs).
+    TilePricing tilePricing = TilePricing::LatencyPerTile;
     /// lower() builds that aligned program as a candidate at all (tests of the event machinery
     /// turn it off: aligned, their small graphs need no cross-core events).
     bool tryAlignedSplits = true;

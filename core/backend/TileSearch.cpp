@@ -104,7 +104,7 @@ std::vector<std::vector<int64_t>> candidateTiles(const std::vector<int64_t>& ful
 /// Prices one tile of `full` (whose first `rank` dims are the output's): its SRAM working set
 /// (aligned pieces, doubled when double-buffered), DMA bytes and pipelined cycles.
 Evaluated evaluate(const WorkModel& model, const std::vector<int64_t>& tile, const std::vector<int64_t>& full,
-                   size_t rank, const Target& t) {
+                   size_t rank, const Target& t, TilePricing pricing) {
     Evaluated e;
     e.tile = tile;
     for (size_t d = 0; d < full.size(); ++d) {
@@ -131,7 +131,7 @@ Evaluated evaluate(const WorkModel& model, const std::vector<int64_t>& tile, con
     const uint64_t outTiles = static_cast<uint64_t>(e.numTiles / e.reduceChunks);
     e.dmaBytes = tiles64 * w.inBytes + outTiles * w.outBytes + (w.weightsSplit ? tiles64 : 1) * w.weightBytes;
     e.compute = w.computeCycles * tiles64;
-    e.cycles = pipelinedCycles(tiles64, e.compute, e.dmaBytes, t);
+    e.cycles = pipelinedCycles(tiles64, e.compute, e.dmaBytes, t, pricing);
     e.flops = w.flops * tiles64;
     return e;
 }
@@ -174,15 +174,23 @@ std::vector<Tiling::Candidate> runnerUps(const std::vector<Evaluated>& evals, co
 
 } // namespace
 
-uint64_t pipelinedCycles(uint64_t tiles, uint64_t computeCycles, uint64_t dmaBytes, const Target& t) {
+uint64_t pipelinedCycles(uint64_t tiles, uint64_t computeCycles, uint64_t dmaBytes, const Target& t,
+                         TilePricing pricing) {
     tiles = std::max<uint64_t>(tiles, 1);
+    if (pricing == TilePricing::LatencyOnce) {
+        const uint64_t dma = dmaBytes == 0 ? 0 : ceilDiv(dmaBytes, std::max<uint64_t>(t.dmaBytesPerCycle, 1));
+        const uint64_t latency = dmaBytes == 0 ? 0 : t.dramLatencyCycles;
+        if (tiles == 1)
+            return computeCycles + dma + latency;
+        return std::max(computeCycles, dma) + std::min(computeCycles, dma) / tiles + latency;
+    }
     const uint64_t c = computeCycles / tiles;
     const uint64_t d =
         dmaBytes == 0 ? 0 : ceilDiv(ceilDiv(dmaBytes, tiles), std::max<uint64_t>(t.dmaBytesPerCycle, 1)) + t.dramLatencyCycles;
     return tiles * std::max(c, d) + std::min(c, d);
 }
 
-Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const OutputSlice* slice) {
+Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const OutputSlice* slice, TilePricing pricing) {
     const ir::Node& n = *group.nodes.front();
     SX_ASSIGN(WorkModel model, workModel(group, t));
     SX_ASSIGN(std::vector<int64_t> od, slicedOutput(n, model, slice));
@@ -197,7 +205,7 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const Outpu
     std::vector<Evaluated> evals;
     evals.reserve(tiles.size());
     for (size_t i = 0; i < tiles.size(); ++i) {
-        evals.push_back(evaluate(model, tiles[i], full, rank, t));
+        evals.push_back(evaluate(model, tiles[i], full, rank, t, pricing));
         evals.back().order = i;
     }
     const Evaluated* best = nullptr;

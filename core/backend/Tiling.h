@@ -21,10 +21,23 @@ struct TaskCost {
     uint64_t outTile = 0;
 };
 
+/// How the tile search prices a double-buffered Task's DRAM latency.
+enum class TilePricing {
+    /// Once per tile: a tile's loads wait out the latency before its compute can use them (two
+    /// slots cannot hide it behind a tile that moves fewer bytes than the latency covers).
+    LatencyPerTile,
+    /// Once per Task, as the simulator times a stream: the requests queue and each one's latency
+    /// passes under the bytes before it. It favours more, smaller tiles.
+    LatencyOnce,
+};
+
 /// A tiled Task's cycles, as the tile search prices them: `tiles` tiles pipelined (double
 /// buffered when more than one), each computing `computeCycles / tiles` and moving its share of
-/// `dmaBytes` at the DMA rate plus the DRAM latency (none when it moves nothing).
-uint64_t pipelinedCycles(uint64_t tiles, uint64_t computeCycles, uint64_t dmaBytes, const Target& target);
+/// `dmaBytes` at the DMA rate, plus the DRAM latency (none when it moves nothing) as `pricing`
+/// says: per tile, tiles * max(compute, dma + latency) + min(compute, dma + latency); once,
+/// max(compute, dma) + min(compute, dma) / tiles + latency. One tile: compute + dma + latency.
+uint64_t pipelinedCycles(uint64_t tiles, uint64_t computeCycles, uint64_t dmaBytes, const Target& target,
+                         TilePricing pricing = TilePricing::LatencyPerTile);
 
 /// Chooses the output tile for a group so that its SRAM working set (input + weights + output
 /// tiles, doubled when double-buffered) fits the core's SRAM, minimising estimated cycles.
@@ -45,6 +58,7 @@ struct OutputSlice {
     int64_t extent = 0;
 };
 /// With `slice`, the tiling and cost of computing only that slice (one part of a split group).
-Expected<TaskCost> chooseTiling(const Group& group, const Target& target, const OutputSlice* slice = nullptr);
+Expected<TaskCost> chooseTiling(const Group& group, const Target& target, const OutputSlice* slice = nullptr,
+                                TilePricing pricing = TilePricing::LatencyPerTile);
 
 } // namespace sextant::backend

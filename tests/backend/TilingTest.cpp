@@ -299,3 +299,23 @@ TEST(ChooseTiling, AConvolutionsEpilogueOverlapsItsProduct) {
     ASSERT_TRUE(alone.ok()) << alone.error().message;
     EXPECT_EQ(alone->computeCycles, 32u);
 }
+
+// Priced as the simulator times a stream, the DRAM latency counts once per Task: the same 4
+// tiles of the 1024-element Relu take max(16, 128) + 16 / 4 + 400 = 532 cycles where the latency
+// per tile gives 1732; and with SRAM to spare, the tile search then prefers more, smaller tiles
+// (the overlap grows and the latency does not).
+TEST(ChooseTiling, PricedWithTheLatencyOncePerStreamMoreTilesPay) {
+    const Target t = defaultTarget();
+    EXPECT_EQ(pipelinedCycles(4, 16, 8192, t, TilePricing::LatencyOnce), 532u);
+    EXPECT_EQ(pipelinedCycles(4, 16, 8192, t, TilePricing::LatencyPerTile), 1732u);
+    EXPECT_EQ(pipelinedCycles(1, 16, 8192, t, TilePricing::LatencyOnce),
+              pipelinedCycles(1, 16, 8192, t, TilePricing::LatencyPerTile));
+    EXPECT_EQ(pipelinedCycles(4, 16, 0, t, TilePricing::LatencyOnce), 16u); // nothing to move, no latency
+    ReluGroup r = reluOver(1 << 16);
+    Expected<TaskCost> perTile = chooseTiling(r.group, t);
+    Expected<TaskCost> once = chooseTiling(r.group, t, nullptr, TilePricing::LatencyOnce);
+    ASSERT_TRUE(perTile.ok() && once.ok());
+    EXPECT_GT(once->tiling.numTiles, perTile->tiling.numTiles);
+    EXPECT_LT(once->estCycles, perTile->estCycles);
+    EXPECT_EQ(once->dmaBytes, perTile->dmaBytes);
+}
