@@ -698,7 +698,7 @@ Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Ta
         }
         anyMeasured = true;
     }
-    if (!anyMeasured) // every run failed: the estimates decide, as without a measure
+    if (!anyMeasured) // every run failed: the least estimate decides
         for (size_t i = 0; i < candidates.size(); ++i)
             if (candidates[i].program.ok() &&
                 (best == candidates.size() || candidates[i].program->estCycles < candidates[best].program->estCycles))

@@ -29,8 +29,8 @@ struct LowerOptions {
     /// A program's latency as measured, in cycles (the runtime passes the simulator's timing-only
     /// run: the backend cannot call the simulator, which sits above it). On a graph small enough
     /// to be lowered more than one way, `lower` keeps the candidate program this measures fastest,
-    /// where without it it compares the schedule's estimates with margins for their error. A
-    /// candidate it fails on is judged by its estimate only if every candidate fails.
+    /// where without it it compares the schedule's estimates with margins for their error. When it
+    /// fails on every candidate, the least estimate decides.
     std::function<Expected<uint64_t>(const Program&)> measure;
 };
 Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& options = {},

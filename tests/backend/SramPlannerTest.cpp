@@ -666,7 +666,7 @@ TEST(SramPlan, ANodeTakesItsOnlyReadersSplitWhereTheReaderThenReadsItsStripeInPl
 
 // With a measure (the runtime's is the simulator's timing run), lower() keeps the candidate
 // program it measures fastest, whatever the schedule's estimates say; when the measure fails on
-// every candidate, the estimates decide as they do without one.
+// every candidate, the least estimate decides.
 TEST(SramPlan, LowerKeepsTheCandidateItsMeasureFindsFastest) {
     auto g = block(32);
     auto striped = [](const Program& p) {
@@ -688,8 +688,8 @@ TEST(SramPlan, LowerKeepsTheCandidateItsMeasureFindsFastest) {
     o.measure = [](const Program&) -> Expected<uint64_t> { return makeError(ErrorKind::Runtime, "no run"); };
     Expected<Program> e = lower(g, cores(8), o);
     ASSERT_TRUE(e.ok()) << e.error().message;
-    EXPECT_TRUE(striped(*e));
-    EXPECT_EQ(e->estCycles, plain.estCycles);
+    EXPECT_LE(e->estCycles, plain.estCycles);
+    EXPECT_TRUE(checkHazards(*e).ok());
 }
 
 // A map split by rows that one reader reads a stripe at a time (a pointwise convolution, on its
