@@ -275,25 +275,6 @@ Expected<std::vector<Tensor>> runClip(const Node& n, std::span<const Tensor> inp
     });
 }
 
-namespace {
-
-/// ONNX TensorProto.DataType codes.
-std::optional<DType> onnxDType(int64_t code) {
-    switch (code) {
-    case 1: return DType::F32;
-    case 2: return DType::U8;
-    case 3: return DType::I8;
-    case 6: return DType::I32;
-    case 7: return DType::I64;
-    case 9: return DType::Bool;
-    case 10: return DType::F16;
-    case 11: return DType::F64;
-    case 16: return DType::BF16;
-    default: return std::nullopt;
-    }
-}
-
-} // namespace
 
 Status verifyCast(const Node& n) {
     if (!n.hasAttr("to"))
@@ -303,14 +284,14 @@ Status verifyCast(const Node& n) {
     // the dtypes Sextant casts to, but a value ONNX does not define is still an error.
     SX_TRY(ops::checkIntAttr(n, "saturate", 0, 1));
     SX_TRY(ops::checkStringAttr(n, "round_mode", {"up", "down", "nearest"}));
-    if (!onnxDType(n.attrInt("to", 0)))
+    if (!ops::onnxDType(n.attrInt("to", 0)))
         return opError(n, "cast to ONNX dtype " + std::to_string(n.attrInt("to", 0)) + " is not supported",
                        ErrorKind::Unsupported);
     return {};
 }
 
 Expected<std::vector<TensorType>> inferCast(const Node& n) {
-    auto to = onnxDType(n.attrInt("to", 0));
+    auto to = ops::onnxDType(n.attrInt("to", 0));
     if (!to)
         return opError(n, "cast target dtype is not supported", ErrorKind::Unsupported);
     TensorType t = *ops::inputType(n, 0);
@@ -323,7 +304,7 @@ Expected<std::vector<TensorType>> inferCast(const Node& n) {
 Expected<std::vector<Tensor>> runCast(const Node& n, std::span<const Tensor> inputs,
                                       const KernelContext&) {
     SX_TRY(ops::checkKernelInputs(n, inputs));
-    auto to = onnxDType(n.attrInt("to", 0));
+    auto to = ops::onnxDType(n.attrInt("to", 0));
     if (!to)
         return opError(n, "cast target dtype is not supported", ErrorKind::Unsupported);
     return std::vector<Tensor>{inputs[0].castTo(*to)};

@@ -1,7 +1,8 @@
 // Ops today's exporters emit that the compiler has no pattern for (docs/adding-an-op.md):
-// CastLike (opset 15, every recent PyTorch export), MeanVarianceNormalization (opset 9/13) and
-// GatherND (opset 11/12/13). Each is checked against ONNX's node tests (tests/conformance) and
-// values computed independently (tests/ir/ExporterOpsTest.cpp).
+// CastLike (opset 15, every recent PyTorch export), MeanVarianceNormalization (opset 9/13),
+// GatherND (opset 11/12/13) and RMSNormalization (opset 23). Each is checked against values
+// computed independently (tests/ir/ExporterOpsTest.cpp; RMSNormalization in
+// tests/ir/SelectionOpsTest.cpp) and, where ONNX's node suite has them, its tests (tests/conformance).
 #include "OpUtil.h"
 
 #include <cmath>
@@ -189,6 +190,74 @@ Expected<std::vector<Tensor>> runGatherND(const Node& n, std::span<const Tensor>
         }
         std::memcpy(y.mutableBytes() + t * slice * static_cast<int64_t>(es), data.bytes() + src * static_cast<int64_t>(es),
                     static_cast<size_t>(slice) * es);
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+// ---- RMSNormalization (opset 23): x / sqrt(mean(x^2 over the dims from axis on) + epsilon) * scale,
+// scale broadcast to x (numpy rules). The statistics are kept in double: stash_type 1 (float)
+// asks for at least float, and double is what the reference computes in.
+
+Status verifyRMSNormalization(const Node& n) {
+    SX_TRY(ops::checkFloatAttr(n, "epsilon"));
+    SX_TRY(ops::checkIntAttr(n, "axis", -64, 64));
+    SX_TRY(ops::checkIntAttr(n, "stash_type", 1, 1));
+    SX_TRY(ops::requireFloatInput(n, 0, "rms normalization input"));
+    return ops::requireFloatInput(n, 1, "rms normalization scale");
+}
+
+Expected<std::vector<TensorType>> inferRMSNormalization(const Node& n) {
+    const TensorType& x = *ops::inputType(n, 0);
+    const TensorType& scale = *ops::inputType(n, 1);
+    if (x.rank() == 0)
+        return opError(n, "rms normalization input must have rank >= 1");
+    SX_TRY(ops::normaliseAxis(n, n.attrInt("axis", -1), static_cast<int64_t>(x.rank()), "rms normalization axis"));
+    SX_ASSIGN(ops::Shape both, ops::broadcastShapes(n, x.shape, scale.shape));
+    if (both.size() != x.rank())
+        return opError(n, "scale " + scale.str() + " does not broadcast to the input " + x.str());
+    TensorType y = x;
+    y.dtype = scale.dtype;
+    return std::vector<TensorType>{y};
+}
+
+Expected<std::vector<Tensor>> runRMSNormalization(const Node& n, std::span<const Tensor> inputs,
+                                                  const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    const Tensor& scale = inputs[1];
+    SX_ASSIGN(int64_t axis, ops::normaliseAxis(n, n.attrInt("axis", -1), static_cast<int64_t>(x.rank()),
+                                               "rms normalization axis"));
+    if (scale.rank() > x.rank())
+        return opError(n, "scale " + scale.type().str() + " does not broadcast to the input " + x.type().str());
+    for (size_t i = 0; i < scale.rank(); ++i) {
+        const int64_t s = scale.shape()[i], d = x.shape()[x.rank() - scale.rank() + i];
+        if (s != 1 && s != d)
+            return opError(n, "scale " + scale.type().str() + " does not broadcast to the input " + x.type().str());
+    }
+    int64_t inner = 1;
+    for (size_t i = static_cast<size_t>(axis); i < x.rank(); ++i)
+        inner *= x.shape()[i];
+    const int64_t outer = inner == 0 ? 0 : x.numel() / inner;
+    const std::vector<int64_t> scaleStrides = ops::broadcastStrides(scale.shape(), x.shape());
+    const std::vector<int64_t> xStrides = ops::stridesOf(x.shape());
+    const double eps = n.attrFloat("epsilon", 1e-5);
+    Tensor y(scale.dtype(), x.shape());
+    for (int64_t o = 0; o < outer; ++o) {
+        double squares = 0;
+        for (int64_t i = 0; i < inner; ++i) {
+            const double v = x.at(o * inner + i);
+            squares += v * v;
+        }
+        const double rms = std::sqrt(squares / static_cast<double>(inner) + eps);
+        for (int64_t i = 0; i < inner; ++i) {
+            const int64_t flat = o * inner + i;
+            int64_t at = 0, rest = flat;
+            for (size_t d = 0; d < x.rank(); ++d) {
+                at += rest / xStrides[d] * scaleStrides[d];
+                rest %= xStrides[d];
+            }
+            y.set(flat, x.at(flat) / rms * scale.at(at));
+        }
     }
     return std::vector<Tensor>{std::move(y)};
 }

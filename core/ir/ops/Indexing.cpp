@@ -13,25 +13,10 @@ namespace sextant::ir {
 
 using ops::opError;
 using ops::Shape;
+using ops::nextIndex;
+using ops::stridesOf;
 
 namespace {
-
-/// Row-major strides of `shape`.
-std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape) {
-    std::vector<int64_t> s(shape.size(), 1);
-    for (size_t i = shape.size(); i-- > 1;)
-        s[i - 1] = s[i] * shape[i];
-    return s;
-}
-
-/// Advances a row-major multi-index over `shape`.
-void nextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
-    for (size_t i = idx.size(); i-- > 0;) {
-        if (++idx[i] < shape[i])
-            return;
-        idx[i] = 0;
-    }
-}
 
 /// The integer entries of a 1-D (or scalar) i64/i32 tensor.
 Expected<std::vector<int64_t>> intValues(const Node& n, const Tensor& t, const char* what) {
@@ -552,7 +537,7 @@ Expected<std::vector<Tensor>> runInstanceNormalization(const Node& n, std::span<
 
 Status verifyScatterElements(const Node& n) {
     SX_TRY(ops::checkIntAttr(n, "axis", -64, 64));
-    SX_TRY(ops::checkStringAttr(n, "reduction", {"none", "add", "mul"}));
+    SX_TRY(ops::checkStringAttr(n, "reduction", {"none", "add", "mul", "max", "min"}));
     if (const TensorType* i = ops::inputType(n, 1); i && !isInteger(i->dtype))
         return opError(n, "scatter indices must be integers, got " + i->str());
     return {};
@@ -582,7 +567,7 @@ Expected<std::vector<Tensor>> runScatterElements(const Node& n, std::span<const 
         if (static_cast<int64_t>(i) != axis && indices.shape()[i] > data.shape()[i])
             return opError(n, "indices " + indices.type().str() + " exceed data " +
                                   data.type().str() + " off the axis");
-    const std::string reduction = n.attrString("reduction", "none");
+    SX_ASSIGN(auto reduce, ops::scatterReduction(n));
     Tensor y = data.clone();
     const std::vector<int64_t> ds = stridesOf(data.shape());
     const int64_t extent = data.shape()[static_cast<size_t>(axis)];
@@ -599,7 +584,7 @@ Expected<std::vector<Tensor>> runScatterElements(const Node& n, std::span<const 
         for (size_t i = 0; i < idx.size(); ++i)
             dst += (static_cast<int64_t>(i) == axis ? at : idx[i]) * ds[i];
         const double u = updates.at(k);
-        y.set(dst, reduction == "add" ? y.at(dst) + u : reduction == "mul" ? y.at(dst) * u : u);
+        y.set(dst, reduce(y.at(dst), u));
         nextIndex(idx, indices.shape());
     }
     return std::vector<Tensor>{std::move(y)};

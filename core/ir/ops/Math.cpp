@@ -310,6 +310,25 @@ Expected<std::vector<Tensor>> runGelu(const Node& n, std::span<const Tensor> inp
                     [](double x) { return 0.5 * x * std::erfc(-x / std::numbers::sqrt2); });
 }
 
+// ---- Mish (opset 18): x * tanh(softplus(x)); Swish (opset 24): x * sigmoid(alpha * x).
+// softplus is log1p(exp(x)) below 20 and x above, where exp would overflow and the two agree.
+
+Status verifyMish(const Node& n) { return ops::requireFloatInput(n, 0, "mish input"); }
+Expected<std::vector<TensorType>> inferMish(const Node& n) { return inferSame(n); }
+Expected<std::vector<Tensor>> runMish(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    return mapFloat(n, inputs, [](double x) { return x * std::tanh(x > 20.0 ? x : std::log1p(std::exp(x))); });
+}
+
+Status verifySwish(const Node& n) {
+    SX_TRY(ops::checkFloatAttr(n, "alpha"));
+    return ops::requireFloatInput(n, 0, "swish input");
+}
+Expected<std::vector<TensorType>> inferSwish(const Node& n) { return inferSame(n); }
+Expected<std::vector<Tensor>> runSwish(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    const double alpha = n.attrFloat("alpha", 1.0);
+    return mapFloat(n, inputs, [alpha](double x) { return x / (1.0 + std::exp(-alpha * x)); });
+}
+
 // ---- Abs, Sign (any numeric type)
 
 Status verifyAbs(const Node& n) { return requireNumeric(n, 0, "abs input"); }
@@ -420,6 +439,106 @@ SEXTANT_LOGIC(And, "and")
 SEXTANT_LOGIC(Or, "or")
 SEXTANT_LOGIC(Xor, "xor")
 #undef SEXTANT_LOGIC
+
+// ---- BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot (opset 18) and BitShift (opset 11), on
+// the integer types (BitShift: unsigned ones, as ONNX defines it), with broadcasting.
+
+namespace {
+
+enum class Bits { And, Or, Xor, Left, Right };
+
+Status requireInteger(const Node& n, size_t i, const char* what, bool unsignedOnly) {
+    const TensorType* t = ops::inputType(n, i);
+    if (!t)
+        return {};
+    if (!isInteger(t->dtype) || (unsignedOnly && t->dtype != DType::U8))
+        return opError(n, std::string(what) + " must be " + (unsignedOnly ? "an unsigned" : "an") +
+                              " integer tensor, got " + std::string(dtypeName(t->dtype)));
+    return {};
+}
+
+Expected<std::vector<Tensor>> runBits(Bits op, const Node& n, std::span<const Tensor> inputs) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& a = inputs[0];
+    const Tensor& b = inputs[1];
+    if (a.dtype() != b.dtype() || !isInteger(a.dtype()))
+        return opError(n, "operands must be integers of one type, got " + a.type().str() + " and " + b.type().str());
+    SX_ASSIGN(std::vector<int64_t> out, binaryShape(n, a, b));
+    const bool left = n.attrString("direction", "LEFT") == "LEFT";
+    return ops::dispatchNumeric(n, a.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        if constexpr (std::is_integral_v<T>) {
+            using U = std::make_unsigned_t<T>;
+            Tensor y(a.dtype(), out);
+            const auto sa = ops::broadcastStrides(a.shape(), out);
+            const auto sb = ops::broadcastStrides(b.shape(), out);
+            ops::broadcastBinary(a.data<T>(), sa, b.data<T>(), sb, out, y.mutableData<T>(), [op, left](T x, T z) -> T {
+                switch (op) {
+                case Bits::And: return static_cast<T>(x & z);
+                case Bits::Or: return static_cast<T>(x | z);
+                case Bits::Xor: return static_cast<T>(x ^ z);
+                case Bits::Left:
+                case Bits::Right: break;
+                }
+                // A shift by the width or more gives 0 (C++ leaves it undefined).
+                const U ux = static_cast<U>(x), uz = static_cast<U>(z);
+                if (uz >= sizeof(T) * 8)
+                    return T{0};
+                return static_cast<T>(left ? static_cast<U>(ux << uz) : static_cast<U>(ux >> uz));
+            });
+            return std::vector<Tensor>{y};
+        } else {
+            return opError(n, "operands must be integers");
+        }
+    });
+}
+
+} // namespace
+
+#define SEXTANT_BITS(Id, op, what)                                                                 \
+    Status verify##Id(const Node& n) {                                                             \
+        SX_TRY(requireInteger(n, 0, what " operand 0", false));                                    \
+        return requireInteger(n, 1, what " operand 1", false);                                     \
+    }                                                                                              \
+    Expected<std::vector<TensorType>> infer##Id(const Node& n) { return inferBinarySame(n, nullptr); } \
+    Expected<std::vector<Tensor>> run##Id(const Node& n, std::span<const Tensor> inputs,           \
+                                          const KernelContext&) {                                  \
+        return runBits(op, n, inputs);                                                             \
+    }
+SEXTANT_BITS(BitwiseAnd, Bits::And, "bitwise and")
+SEXTANT_BITS(BitwiseOr, Bits::Or, "bitwise or")
+SEXTANT_BITS(BitwiseXor, Bits::Xor, "bitwise xor")
+#undef SEXTANT_BITS
+
+Status verifyBitShift(const Node& n) {
+    SX_TRY(ops::checkStringAttr(n, "direction", {"LEFT", "RIGHT"}));
+    if (!n.hasAttr("direction"))
+        return opError(n, "bitshift needs its direction attribute (LEFT or RIGHT)");
+    SX_TRY(requireInteger(n, 0, "bitshift operand 0", true));
+    return requireInteger(n, 1, "bitshift operand 1", true);
+}
+Expected<std::vector<TensorType>> inferBitShift(const Node& n) { return inferBinarySame(n, nullptr); }
+Expected<std::vector<Tensor>> runBitShift(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    return runBits(n.attrString("direction", "LEFT") == "LEFT" ? Bits::Left : Bits::Right, n, inputs);
+}
+
+Status verifyBitwiseNot(const Node& n) { return requireInteger(n, 0, "bitwise not operand", false); }
+Expected<std::vector<TensorType>> inferBitwiseNot(const Node& n) { return inferSame(n); }
+Expected<std::vector<Tensor>> runBitwiseNot(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    return ops::dispatchNumeric(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        if constexpr (std::is_integral_v<T>) {
+            Tensor y(x.dtype(), x.shape());
+            for (int64_t i = 0; i < x.numel(); ++i)
+                y.mutableData<T>()[i] = static_cast<T>(~x.data<T>()[i]);
+            return std::vector<Tensor>{y};
+        } else {
+            return opError(n, "bitwise not needs an integer tensor");
+        }
+    });
+}
 
 // ---- Min, Mean
 

@@ -122,6 +122,53 @@ Status checkFloatAttr(const Node& n, const std::string& name) {
     return opError(n, "attribute '" + name + "' must be a number");
 }
 
+std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape) {
+    std::vector<int64_t> s(shape.size(), 1);
+    for (size_t i = shape.size(); i-- > 1;)
+        s[i - 1] = s[i] * shape[i];
+    return s;
+}
+
+void nextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& shape) {
+    for (size_t i = idx.size(); i-- > 0;) {
+        if (++idx[i] < shape[i])
+            return;
+        idx[i] = 0;
+    }
+}
+
+/// How an update joins the value it lands on (ScatterND's and ScatterElements' `reduction`).
+Expected<double (*)(double, double)> scatterReduction(const Node& n) {
+    const std::string r = n.attrString("reduction", "none");
+    if (r == "none")
+        return +[](double, double u) { return u; };
+    if (r == "add")
+        return +[](double old, double u) { return old + u; };
+    if (r == "mul")
+        return +[](double old, double u) { return old * u; };
+    if (r == "max")
+        return +[](double old, double u) { return std::max(old, u); };
+    if (r == "min")
+        return +[](double old, double u) { return std::min(old, u); };
+    return opError(n, "reduction '" + r + "' is not one of none, add, mul, max, min");
+}
+
+
+std::optional<DType> onnxDType(int64_t code) {
+    switch (code) {
+    case 1: return DType::F32;
+    case 2: return DType::U8;
+    case 3: return DType::I8;
+    case 6: return DType::I32;
+    case 7: return DType::I64;
+    case 9: return DType::Bool;
+    case 10: return DType::F16;
+    case 11: return DType::F64;
+    case 16: return DType::BF16;
+    default: return std::nullopt;
+    }
+}
+
 Status checkStringAttr(const Node& n, const std::string& name,
                         const std::vector<std::string>& allowed) {
     const Attribute* a = n.attr(name);

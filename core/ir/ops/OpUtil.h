@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +51,19 @@ Expected<int64_t> normaliseAxis(const Node& n, int64_t axis, int64_t rank, const
 
 /// Checks that attribute `name`, when present, holds integers (a list, or one value when
 /// `scalar`); `size` >= 0 demands that many entries; every entry must be >= `minValue`.
+/// Row-major strides of `shape`.
+std::vector<int64_t> stridesOf(const std::vector<int64_t>& shape);
+/// Advances a row-major multi-index over `shape`.
+void nextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& shape);
+
+/// How a scattered update joins the value it lands on, by the node's `reduction` (none, add,
+/// mul, max, min: ScatterND and ScatterElements).
+Expected<double (*)(double, double)> scatterReduction(const Node& n);
+
+/// The element type an ONNX TensorProto.DataType code names (Cast's `to`, EyeLike's `dtype`);
+/// nothing for a type the IR does not have.
+std::optional<DType> onnxDType(int64_t code);
+
 Status checkIntsAttr(const Node& n, const std::string& name, int64_t size, int64_t minValue);
 Status checkIntAttr(const Node& n, const std::string& name, int64_t minValue, int64_t maxValue);
 Status checkFloatAttr(const Node& n, const std::string& name);
