@@ -62,7 +62,8 @@ std::optional<Tensor> staticValue(const Value* v, int depth, int& budget) {
         return Tensor::fromVector<int64_t>({end - start},
                                            std::vector<int64_t>(dims.begin() + start, dims.begin() + end));
     }
-    if (p->info().cost == CostClass::Cube || p->kind() == OpKind::If || p->kind() == OpKind::LSTM)
+    if (p->info().cost == CostClass::Cube || p->kind() == OpKind::If || p->kind() == OpKind::LSTM ||
+        p->kind() == OpKind::RNN || p->kind() == OpKind::GRU)
         return std::nullopt;
     std::vector<Tensor> ins;
     for (const Value* in : p->inputs()) {

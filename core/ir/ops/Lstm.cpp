@@ -8,10 +8,9 @@
 // transposes. Other activations are rejected with an error naming them. Steps at or past a batch entry's sequence length leave its
 // state unchanged and its Y rows zero.
 
-#include "OpUtil.h"
+#include "Recurrent.h"
 
 #include <algorithm>
-#include <cctype>
 
 namespace sextant::ir {
 
@@ -19,77 +18,15 @@ using ops::opError;
 
 namespace {
 
-int64_t numDirections(const Node& n) { return n.attrString("direction", "forward") == "bidirectional" ? 2 : 1; }
-
-std::string lower(std::string s) {
-    for (char& c : s)
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-/// Checks a known dim of input `i` against an expected extent (when both are known).
-Status checkDim(const Node& n, size_t i, size_t d, const Dim& want, const char* what) {
-    const TensorType* t = ops::inputType(n, i);
-    if (!t || d >= t->rank() || !want.isKnown() || !t->shape[d].isKnown())
-        return {};
-    if (t->shape[d].value != want.value)
-        return opError(n, std::string(what) + " has shape " + t->str() + ", dim " + std::to_string(d) +
-                              " should be " + std::to_string(want.value));
-    return {};
-}
-
-/// The hidden size: the attribute, else R's last dim.
-Dim hiddenDim(const Node& n) {
-    if (n.hasAttr("hidden_size"))
-        return Dim::known(n.attrInt("hidden_size", 0));
-    const TensorType* r = ops::inputType(n, 2);
-    if (r && r->rank() == 3)
-        return r->shape[2];
-    return ops::unknownDim();
-}
-
-/// Batch-major layout (layout = 1).
-bool batchMajor(const Node& n) { return n.attrInt("layout", 0) == 1; }
-
-/// `t` with its dims permuted: result dim i is input dim perm[i].
-Tensor permuted(const Tensor& t, const std::vector<size_t>& perm) {
-    const std::vector<int64_t>& in = t.shape();
-    std::vector<int64_t> out(perm.size()), inStride(in.size(), 1);
-    for (size_t i = in.size(); i-- > 1;)
-        inStride[i - 1] = inStride[i] * in[i];
-    for (size_t i = 0; i < perm.size(); ++i)
-        out[i] = in[perm[i]];
-    Tensor r(t.dtype(), out);
-    std::vector<int64_t> idx(out.size(), 0);
-    for (int64_t k = 0; k < r.numel(); ++k) {
-        int64_t src = 0;
-        for (size_t i = 0; i < out.size(); ++i)
-            src += idx[i] * inStride[perm[i]];
-        r.set(k, t.at(src));
-        for (size_t i = out.size(); i-- > 0;) {
-            if (++idx[i] < out[i])
-                break;
-            idx[i] = 0;
-        }
-    }
-    return r;
-}
-
-template <typename T> T sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+using rnn::sigmoid;
 
 /// The extents one LSTM evaluation runs over (time-major).
-struct LstmSizes {
-    int64_t seq, batch, inSize, dirs, hidden, g4; ///< g4: the four gates, 4 * hidden
+struct LstmSizes : rnn::Sizes {
+    int64_t g4; ///< the four gates, 4 * hidden
 };
 
 LstmSizes lstmSizes(const Node& n, std::span<const Tensor> in) {
-    const Tensor& x = in[0];
-    LstmSizes s;
-    s.seq = x.shape()[0];
-    s.batch = x.shape()[1];
-    s.inSize = x.shape()[2];
-    s.dirs = numDirections(n);
-    s.hidden = n.hasAttr("hidden_size") ? n.attrInt("hidden_size", 0) : in[2].shape()[2];
+    LstmSizes s{rnn::sizesOf(n, in), 0};
     s.g4 = 4 * s.hidden;
     return s;
 }
@@ -97,40 +34,16 @@ LstmSizes lstmSizes(const Node& n, std::span<const Tensor> in) {
 /// The inputs given have the shapes the sizes imply, and Y and the input projections fit in
 /// memory.
 Status checkLstmInputs(const Node& n, std::span<const Tensor> in, const LstmSizes& s) {
-    auto expectShape = [&](size_t i, std::vector<int64_t> want, const char* what) -> Status {
-        if (!n.input(i))
-            return {};
-        if (in[i].shape() != want)
-            return opError(n, std::string(what) + " has shape " + in[i].type().str() + ", expected " +
-                                  TensorType::of(in[i].dtype(), want).str());
-        return {};
-    };
-    SX_TRY(expectShape(1, {s.dirs, s.g4, s.inSize}, "W"));
-    SX_TRY(expectShape(2, {s.dirs, s.g4, s.hidden}, "R"));
-    SX_TRY(expectShape(3, {s.dirs, 2 * s.g4}, "B"));
-    SX_TRY(expectShape(4, {s.batch}, "sequence_lens"));
-    SX_TRY(expectShape(5, {s.dirs, s.batch, s.hidden}, "initial_h"));
-    SX_TRY(expectShape(6, {s.dirs, s.batch, s.hidden}, "initial_c"));
-    SX_TRY(expectShape(7, {s.dirs, 3 * s.hidden}, "P"));
+    SX_TRY(rnn::checkShape(n, in, 1, {s.dirs, s.g4, s.inSize}, "W"));
+    SX_TRY(rnn::checkShape(n, in, 2, {s.dirs, s.g4, s.hidden}, "R"));
+    SX_TRY(rnn::checkShape(n, in, 3, {s.dirs, 2 * s.g4}, "B"));
+    SX_TRY(rnn::checkShape(n, in, 4, {s.batch}, "sequence_lens"));
+    SX_TRY(rnn::checkShape(n, in, 5, {s.dirs, s.batch, s.hidden}, "initial_h"));
+    SX_TRY(rnn::checkShape(n, in, 6, {s.dirs, s.batch, s.hidden}, "initial_c"));
+    SX_TRY(rnn::checkShape(n, in, 7, {s.dirs, 3 * s.hidden}, "P"));
     SX_TRY(ops::checkAllocation(n, {s.seq, s.dirs, s.batch, s.hidden}));
     SX_TRY(ops::checkAllocation(n, {s.seq, s.batch, s.g4}));
     return {};
-}
-
-/// Each batch entry's sequence length: sequence_lens (each in 0..seq) when given, else seq.
-Expected<std::vector<int64_t>> sequenceLengths(const Node& n, std::span<const Tensor> in,
-                                               const LstmSizes& s) {
-    const int64_t seq = s.seq, batch = s.batch;
-    std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
-    if (n.input(4))
-        for (int64_t b = 0; b < batch; ++b) {
-            const double l = in[4].at(b);
-            if (l < 0 || l > static_cast<double>(seq))
-                return opError(n, "sequence_lens[" + std::to_string(b) + "] = " + std::to_string(static_cast<int64_t>(l)) +
-                                      " is outside 0.." + std::to_string(seq));
-            lens[static_cast<size_t>(b)] = static_cast<int64_t>(l);
-        }
-    return lens;
 }
 
 /// One evaluation of a checked LSTM: the outputs, the step buffers and the direction loop.
@@ -138,7 +51,7 @@ template <typename T> class LstmRun {
 public:
     LstmRun(const Node& n, std::span<const Tensor> in, const LstmSizes& s, std::vector<int64_t> lens)
         : m_n(n), m_in(in), m_s(s), m_lens(std::move(lens)),
-          m_reverseOnly(n.attrString("direction", "forward") == "reverse"),
+          m_reverseOnly(rnn::reverseOnly(n)),
           m_inputForget(n.attrInt("input_forget", 0) != 0), m_clipped(n.hasAttr("clip")),
           m_clip(static_cast<T>(n.attrFloat("clip", 0.0))),
           m_y(dtypeOf<T>(), {s.seq, s.dirs, s.batch, s.hidden}), m_yh(dtypeOf<T>(), {s.dirs, s.batch, s.hidden}),
@@ -253,7 +166,7 @@ template <typename T>
 Expected<std::vector<Tensor>> lstmForward(const Node& n, std::span<const Tensor> in) {
     const LstmSizes s = lstmSizes(n, in);
     SX_TRY(checkLstmInputs(n, in, s));
-    SX_ASSIGN(std::vector<int64_t> lens, sequenceLengths(n, in, s));
+    SX_ASSIGN(std::vector<int64_t> lens, rnn::sequenceLengths(n, in, s));
     return LstmRun<T>(n, in, s, std::move(lens)).run();
 }
 
@@ -262,110 +175,42 @@ Expected<std::vector<Tensor>> lstmForward(const Node& n, std::span<const Tensor>
 // ---- LSTM
 
 Status verifyLSTM(const Node& n) {
-    SX_TRY(ops::checkStringAttr(n, "direction", {"forward", "reverse", "bidirectional"}));
-    SX_TRY(ops::checkIntAttr(n, "hidden_size", 1, std::numeric_limits<int32_t>::max()));
+    SX_TRY(rnn::verifyCommonAttrs(n));
     SX_TRY(ops::checkIntAttr(n, "input_forget", 0, 1));
-    SX_TRY(ops::checkIntAttr(n, "layout", 0, 1));
-    SX_TRY(ops::checkFloatAttr(n, "clip"));
-    if (n.hasAttr("clip") && !(n.attrFloat("clip", 0.0) > 0.0))
-        return opError(n, "clip must be positive");
-    const int64_t dirs = numDirections(n);
-    if (const Attribute* a = n.attr("activations")) {
-        auto* names = std::get_if<std::vector<std::string>>(a);
-        if (!names)
-            return opError(n, "attribute 'activations' must be a list of strings");
-        const char* const dflt[3] = {"sigmoid", "tanh", "tanh"};
-        bool isDefault = static_cast<int64_t>(names->size()) == 3 * dirs;
-        for (size_t i = 0; isDefault && i < names->size(); ++i)
-            isDefault = lower((*names)[i]) == dflt[i % 3];
-        if (!isDefault) {
+    static const char* const kDefaults[3] = {"Sigmoid", "Tanh", "Tanh"};
+    SX_ASSIGN(std::vector<rnn::Activation> acts, rnn::readActivations(n, 3, kDefaults));
+    using K = rnn::Activation::Kind;
+    for (size_t i = 0; i < acts.size(); ++i)
+        if (acts[i].kind != (i % 3 == 0 ? K::Sigmoid : K::Tanh)) {
             std::string list;
-            for (const std::string& s : *names)
-                list += (list.empty() ? "" : ", ") + s;
+            if (auto* names = std::get_if<std::vector<std::string>>(n.attr("activations")))
+                for (const std::string& s : *names)
+                    list += (list.empty() ? "" : ", ") + s;
             return opError(n, "activations [" + list + "] are not supported (only Sigmoid, Tanh, Tanh)",
                            ErrorKind::Unsupported);
         }
-    }
-    for (size_t i : {0u, 1u, 2u, 3u, 5u, 6u, 7u})
-        if (i < n.numInputs())
-            SX_TRY(ops::requireFloatInput(n, i, i == 0 ? "X" : "LSTM weights and states"));
-    if (const TensorType* s = ops::inputType(n, 4); s && !isInteger(s->dtype))
-        return opError(n, "sequence_lens must be an integer tensor, got " + s->str());
-    const size_t ranks[8] = {3, 3, 3, 2, 1, 3, 3, 2};
-    const char* names[8] = {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
-    for (size_t i = 0; i < n.numInputs() && i < 8; ++i)
-        if (const TensorType* t = ops::inputType(n, i); t && t->rank() != ranks[i])
-            return opError(n, std::string(names[i]) + " must have rank " + std::to_string(ranks[i]) + ", got " +
-                                  t->str());
-    const Dim d = Dim::known(dirs);
-    const Dim hid = hiddenDim(n);
-    const Dim g4 = hid.isKnown() ? Dim::known(4 * hid.value) : ops::unknownDim();
-    const TensorType* x = ops::inputType(n, 0);
-    const size_t batchAxis = batchMajor(n) ? 0 : 1; // of X; the states' batch axis is the other
-    const Dim batch = x ? x->shape[batchAxis] : ops::unknownDim();
-    const Dim inSize = x ? x->shape[2] : ops::unknownDim();
-    SX_TRY(checkDim(n, 1, 0, d, "W"));
-    SX_TRY(checkDim(n, 1, 1, g4, "W"));
-    SX_TRY(checkDim(n, 1, 2, inSize, "W"));
-    SX_TRY(checkDim(n, 2, 0, d, "R"));
-    SX_TRY(checkDim(n, 2, 1, g4, "R"));
-    SX_TRY(checkDim(n, 2, 2, hid, "R"));
-    SX_TRY(checkDim(n, 3, 0, d, "B"));
-    SX_TRY(checkDim(n, 3, 1, hid.isKnown() ? Dim::known(8 * hid.value) : ops::unknownDim(), "B"));
-    SX_TRY(checkDim(n, 4, 0, batch, "sequence_lens"));
-    for (size_t i : {5u, 6u}) {
-        SX_TRY(checkDim(n, i, 1 - batchAxis, d, names[i]));
-        SX_TRY(checkDim(n, i, batchAxis, batch, names[i]));
-        SX_TRY(checkDim(n, i, 2, hid, names[i]));
-    }
-    SX_TRY(checkDim(n, 7, 0, d, "P"));
-    SX_TRY(checkDim(n, 7, 1, hid.isKnown() ? Dim::known(3 * hid.value) : ops::unknownDim(), "P"));
+    static const size_t kFloats[] = {0, 1, 2, 3, 5, 6, 7};
+    static const size_t kRanks[] = {3, 3, 3, 2, 1, 3, 3, 2};
+    static const char* const kNames[] = {"X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P"};
+    SX_TRY(rnn::verifyInputTypes(n, kFloats, kRanks, kNames));
+    static const size_t kStates[] = {5, 6};
+    SX_TRY(rnn::verifyCommonShapes(n, 4, kStates, kNames));
+    const Dim hid = rnn::hiddenDim(n);
+    SX_TRY(rnn::checkDim(n, 7, 0, Dim::known(rnn::numDirections(n)), "P"));
+    SX_TRY(rnn::checkDim(n, 7, 1, rnn::timesDim(3, hid), "P"));
     return {};
 }
 
-Expected<std::vector<TensorType>> inferLSTM(const Node& n) {
-    const TensorType* x = ops::inputType(n, 0);
-    if (!x || x->rank() != 3)
-        return opError(n, "X must have rank 3 [seq, batch, input]");
-    const Dim d = Dim::known(numDirections(n));
-    const Dim hid = hiddenDim(n);
-    if (batchMajor(n)) {
-        TensorType y{x->dtype, {x->shape[0], x->shape[1], d, hid}};
-        TensorType state{x->dtype, {x->shape[0], d, hid}};
-        return std::vector<TensorType>{y, state, state};
-    }
-    TensorType y{x->dtype, {x->shape[0], d, x->shape[1], hid}};
-    TensorType state{x->dtype, {d, x->shape[1], hid}};
-    return std::vector<TensorType>{y, state, state};
-}
+Expected<std::vector<TensorType>> inferLSTM(const Node& n) { return rnn::inferOutputs(n, 2); }
 
 Expected<std::vector<Tensor>> runLSTM(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
     SX_TRY(ops::checkKernelInputs(n, inputs));
     SX_TRY(verifyLSTM(n));
-    const Tensor& x = inputs[0];
-    if (x.rank() != 3)
-        return opError(n, "X must have rank 3 [seq, batch, input], got " + x.type().str());
-    for (size_t i : {1u, 2u, 3u, 5u, 6u, 7u})
-        if (i < inputs.size() && n.input(i) && inputs[i].dtype() != x.dtype())
-            return opError(n, "input " + std::to_string(i) + " is " + std::string(dtypeName(inputs[i].dtype())) +
-                                  " but X is " + std::string(dtypeName(x.dtype())));
-    std::vector<Tensor> in(inputs.begin(), inputs.end());
-    in.resize(8);
-    if (!batchMajor(n))
-        return ops::dispatchFloat(n, x.dtype(), [&](auto tag) { return lstmForward<decltype(tag)>(n, in); });
-    // Batch-major: swap X and the initial states to time-major, run, swap the results back.
-    for (size_t i : {0u, 5u, 6u})
-        if (n.input(i) && in[i].valid()) {
-            if (in[i].rank() != 3)
-                return opError(n, "input " + std::to_string(i) + " must have rank 3, got " + in[i].type().str());
-            in[i] = permuted(in[i], {1, 0, 2});
-        }
-    SX_ASSIGN(std::vector<Tensor> out,
-              ops::dispatchFloat(n, x.dtype(), [&](auto tag) { return lstmForward<decltype(tag)>(n, in); }));
-    out[0] = permuted(out[0], {2, 0, 1, 3});
-    out[1] = permuted(out[1], {1, 0, 2});
-    out[2] = permuted(out[2], {1, 0, 2});
-    return out;
+    static const size_t kFloats[] = {1, 2, 3, 5, 6, 7};
+    static const size_t kStates[] = {5, 6};
+    return rnn::runInLayout(n, inputs, 8, kFloats, kStates, [&](std::span<const Tensor> in) {
+        return ops::dispatchFloat(n, in[0].dtype(), [&](auto tag) { return lstmForward<decltype(tag)>(n, in); });
+    });
 }
 
 } // namespace sextant::ir
