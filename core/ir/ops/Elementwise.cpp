@@ -275,10 +275,7 @@ Expected<std::vector<Tensor>> runClip(const Node& n, std::span<const Tensor> inp
     });
 }
 
-namespace {
-
-/// ONNX TensorProto.DataType codes.
-std::optional<DType> onnxDType(int64_t code) {
+std::optional<DType> ops::onnxDType(int64_t code) {
     switch (code) {
     case 1: return DType::F32;
     case 2: return DType::U8;
@@ -293,8 +290,6 @@ std::optional<DType> onnxDType(int64_t code) {
     }
 }
 
-} // namespace
-
 Status verifyCast(const Node& n) {
     if (!n.hasAttr("to"))
         return opError(n, "attribute 'to' is required");
@@ -303,14 +298,14 @@ Status verifyCast(const Node& n) {
     // the dtypes Sextant casts to, but a value ONNX does not define is still an error.
     SX_TRY(ops::checkIntAttr(n, "saturate", 0, 1));
     SX_TRY(ops::checkStringAttr(n, "round_mode", {"up", "down", "nearest"}));
-    if (!onnxDType(n.attrInt("to", 0)))
+    if (!ops::onnxDType(n.attrInt("to", 0)))
         return opError(n, "cast to ONNX dtype " + std::to_string(n.attrInt("to", 0)) + " is not supported",
                        ErrorKind::Unsupported);
     return {};
 }
 
 Expected<std::vector<TensorType>> inferCast(const Node& n) {
-    auto to = onnxDType(n.attrInt("to", 0));
+    auto to = ops::onnxDType(n.attrInt("to", 0));
     if (!to)
         return opError(n, "cast target dtype is not supported", ErrorKind::Unsupported);
     TensorType t = *ops::inputType(n, 0);
@@ -323,7 +318,7 @@ Expected<std::vector<TensorType>> inferCast(const Node& n) {
 Expected<std::vector<Tensor>> runCast(const Node& n, std::span<const Tensor> inputs,
                                       const KernelContext&) {
     SX_TRY(ops::checkKernelInputs(n, inputs));
-    auto to = onnxDType(n.attrInt("to", 0));
+    auto to = ops::onnxDType(n.attrInt("to", 0));
     if (!to)
         return opError(n, "cast target dtype is not supported", ErrorKind::Unsupported);
     return std::vector<Tensor>{inputs[0].castTo(*to)};

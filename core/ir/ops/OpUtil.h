@@ -56,6 +56,10 @@ Status checkFloatAttr(const Node& n, const std::string& name);
 Status checkStringAttr(const Node& n, const std::string& name,
                         const std::vector<std::string>& allowed);
 
+/// The DType of an ONNX TensorProto.DataType code (Cast's "to", the windows' output_datatype);
+/// nothing for a type Sextant does not have. Defined in Elementwise.cpp.
+std::optional<DType> onnxDType(int64_t code);
+
 /// Requires input i (if present) to be a floating-point tensor.
 Status requireFloatInput(const Node& n, size_t i, const char* what);
 
