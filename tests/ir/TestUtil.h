@@ -69,6 +69,31 @@ inline std::vector<Tensor> runOne(OpKind kind, const std::vector<Tensor>& ins, A
     return std::move(r).value();
 }
 
+/// runOne for an op whose output lengths depend on the data (NonMaxSuppression, Unique): the
+/// inferred type must agree with what the kernel produced in rank and in every dim it knows.
+inline std::vector<Tensor> runOneDynamic(OpKind kind, const std::vector<Tensor>& ins, AttributeMap attrs = {},
+                                         int numOutputs = 1) {
+    OneNode one = makeOneNode(kind, ins, std::move(attrs), numOutputs);
+    Status st = one.graph->inferTypes();
+    EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
+    if (!st.ok())
+        return {};
+    auto r = interpret(*one.graph, one.feeds, KernelContext{});
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    if (!r.ok())
+        return {};
+    for (size_t i = 0; i < r->size(); ++i) {
+        const TensorType& t = one.node->output(i)->type();
+        EXPECT_EQ(t.dtype, (*r)[i].dtype()) << "output " << i;
+        EXPECT_EQ(t.rank(), (*r)[i].rank()) << "output " << i;
+        for (size_t d = 0; d < t.rank() && d < (*r)[i].rank(); ++d)
+            if (t.shape[d].isKnown()) {
+                EXPECT_EQ(t.shape[d].value, (*r)[i].shape()[d]) << "output " << i << " dim " << d;
+            }
+    }
+    return std::move(r).value();
+}
+
 inline Tensor f64(std::vector<int64_t> shape, std::vector<double> v) {
     return Tensor::fromVector<double>(std::move(shape), v);
 }

@@ -65,9 +65,7 @@ Expected<std::vector<Tensor>> runMeanVarianceNormalization(const Node& n, std::s
     const Tensor& x = inputs[0];
     SX_ASSIGN(std::vector<bool> reduced, mvnAxes(n, x.rank()));
     // Each element's group: its index with the reduced axes set to 0, as a flat index.
-    std::vector<int64_t> strides(x.rank(), 1);
-    for (size_t i = x.rank(); i-- > 1;)
-        strides[i - 1] = strides[i] * x.shape()[i];
+    const std::vector<int64_t> strides = ops::stridesOf(x.shape());
     std::vector<int64_t> groupOf(static_cast<size_t>(x.numel()));
     for (int64_t k = 0; k < x.numel(); ++k) {
         int64_t rest = k, group = 0;
@@ -162,9 +160,7 @@ Expected<std::vector<Tensor>> runGatherND(const Node& n, std::span<const Tensor>
         slice *= data.shape()[i];
     }
     SX_TRY(ops::checkAllocation(n, outShape));
-    std::vector<int64_t> strides(data.rank(), 1);
-    for (size_t i = data.rank(); i-- > 1;)
-        strides[i - 1] = strides[i] * data.shape()[i];
+    const std::vector<int64_t> strides = ops::stridesOf(data.shape());
     int64_t batchCount = 1, perBatch = 1; // index tuples in all, and per batch entry
     for (size_t i = 0; i + 1 < indices.rank(); ++i)
         (i < b ? batchCount : perBatch) *= indices.shape()[i];

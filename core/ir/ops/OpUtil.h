@@ -60,7 +60,8 @@ void nextIndex(std::vector<int64_t>& idx, const std::vector<int64_t>& shape);
 /// mul, max, min: ScatterND and ScatterElements).
 Expected<double (*)(double, double)> scatterReduction(const Node& n);
 
-/// The element type an ONNX TensorProto.DataType code names (Cast's `to`, EyeLike's `dtype`);
+/// The element type an ONNX TensorProto.DataType code names (Cast's `to`, EyeLike's `dtype`, the
+/// windows' `output_datatype`);
 /// nothing for a type the IR does not have.
 std::optional<DType> onnxDType(int64_t code);
 
