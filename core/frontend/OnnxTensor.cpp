@@ -25,6 +25,10 @@ std::optional<ir::DType> dtypeFromOnnx(int32_t onnxType) {
     case TensorProto::INT8: return ir::DType::I8;
     case TensorProto::UINT8: return ir::DType::U8;
     case TensorProto::BOOL: return ir::DType::Bool;
+    case TensorProto::INT16: return ir::DType::I16;
+    case TensorProto::UINT16: return ir::DType::U16;
+    case TensorProto::UINT32: return ir::DType::U32;
+    case TensorProto::UINT64: return ir::DType::U64;
     default: return std::nullopt;
     }
 }
@@ -40,6 +44,10 @@ int32_t dtypeToOnnx(ir::DType dtype) {
     case ir::DType::I8: return TensorProto::INT8;
     case ir::DType::U8: return TensorProto::UINT8;
     case ir::DType::Bool: return TensorProto::BOOL;
+    case ir::DType::I16: return TensorProto::INT16;
+    case ir::DType::U16: return TensorProto::UINT16;
+    case ir::DType::U32: return TensorProto::UINT32;
+    case ir::DType::U64: return TensorProto::UINT64;
     }
     return TensorProto::UNDEFINED;
 }
@@ -158,12 +166,29 @@ Expected<ir::Tensor> fromTypedData(TensorProto& proto, ir::DType dtype, std::vec
     }
     case ir::DType::I8:
     case ir::DType::U8:
+    case ir::DType::I16:
+    case ir::DType::U16:
     case ir::DType::Bool: {
         if (proto.int32_data_size() != numel)
             return countError("int32_data", proto.int32_data_size());
         ir::Tensor t(dtype, std::move(dims));
         for (int64_t i = 0; i < numel; ++i)
             t.set(i, proto.int32_data(static_cast<int>(i)));
+        return t;
+    }
+    case ir::DType::U32:
+    case ir::DType::U64: {
+        // Unsigned 32- and 64-bit integers travel in uint64_data.
+        if (proto.uint64_data_size() != numel)
+            return countError("uint64_data", proto.uint64_data_size());
+        ir::Tensor t(dtype, std::move(dims));
+        for (int64_t i = 0; i < numel; ++i) {
+            const uint64_t v = proto.uint64_data(static_cast<int>(i));
+            if (dtype == ir::DType::U64)
+                t.mutableData<uint64_t>()[i] = v;
+            else
+                t.mutableData<uint32_t>()[i] = static_cast<uint32_t>(v);
+        }
         return t;
     }
     }

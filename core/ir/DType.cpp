@@ -13,13 +13,17 @@ std::string_view dtypeName(DType t) {
     case DType::I8: return "i8";
     case DType::U8: return "u8";
     case DType::Bool: return "bool";
+    case DType::I16: return "i16";
+    case DType::U16: return "u16";
+    case DType::U32: return "u32";
+    case DType::U64: return "u64";
     }
     return "?";
 }
 
 std::optional<DType> parseDType(std::string_view name) {
     for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32,
-                    DType::I8, DType::U8, DType::Bool})
+                    DType::I8, DType::U8, DType::Bool, DType::I16, DType::U16, DType::U32, DType::U64})
         if (dtypeName(t) == name)
             return t;
     return std::nullopt;
@@ -36,6 +40,10 @@ size_t dtypeSize(DType t) {
     case DType::I8: return 1;
     case DType::U8: return 1;
     case DType::Bool: return 1;
+    case DType::I16: return 2;
+    case DType::U16: return 2;
+    case DType::U32: return 4;
+    case DType::U64: return 8;
     }
     return 1;
 }
@@ -45,7 +53,8 @@ bool isFloat(DType t) {
 }
 
 bool isInteger(DType t) {
-    return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8;
+    return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8 || t == DType::I16 ||
+           t == DType::U16 || t == DType::U32 || t == DType::U64;
 }
 
 } // namespace sextant::ir

@@ -8,7 +8,8 @@
 namespace sextant::ir {
 
 /// Element types. The order is part of the artifact format (tasks.bin stores the numeric value).
-enum class DType : uint8_t { F64, F32, F16, BF16, I64, I32, I8, U8, Bool };
+/// Appended types keep the numbers of the ones before them.
+enum class DType : uint8_t { F64, F32, F16, BF16, I64, I32, I8, U8, Bool, I16, U16, U32, U64 };
 
 /// Short textual name used by the IR printer: "f32", "i64", "bool", ...
 std::string_view dtypeName(DType t);

@@ -16,6 +16,21 @@ bool isNameChar(char c) {
 }
 bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
+/// The values an integer type narrower than 64 bits holds.
+template <typename T> std::pair<int64_t, int64_t> rangeOf() {
+    return {static_cast<int64_t>(std::numeric_limits<T>::min()), static_cast<int64_t>(std::numeric_limits<T>::max())};
+}
+std::pair<int64_t, int64_t> integerRange(DType t) {
+    switch (t) {
+    case DType::I32: return rangeOf<int32_t>();
+    case DType::I16: return rangeOf<int16_t>();
+    case DType::U16: return rangeOf<uint16_t>();
+    case DType::U32: return rangeOf<uint32_t>();
+    case DType::I8: return rangeOf<int8_t>();
+    default: return rangeOf<uint8_t>();
+    }
+}
+
 std::optional<LayoutKind> parseLayout(std::string_view s) {
     for (LayoutKind l : {LayoutKind::NCHW, LayoutKind::NHWC, LayoutKind::NC1HWC0})
         if (layoutName(l) == s)
@@ -413,16 +428,22 @@ private:
                     t.mutableData<int64_t>()[i] = v;
                     break;
                 }
+                case DType::U64: {
+                    // Parsed as i64: values above 2^63 - 1 do not read back (none in practice).
+                    SX_ASSIGN(int64_t v, toInt(tok, at));
+                    if (v < 0)
+                        return errorAt(at, "value " + tok + " does not fit u64");
+                    t.mutableData<uint64_t>()[i] = static_cast<uint64_t>(v);
+                    break;
+                }
                 case DType::I32:
                 case DType::I8:
-                case DType::U8: {
+                case DType::U8:
+                case DType::I16:
+                case DType::U16:
+                case DType::U32: {
                     SX_ASSIGN(int64_t v, toInt(tok, at));
-                    int64_t lo = type.dtype == DType::I32 ? std::numeric_limits<int32_t>::min()
-                                 : type.dtype == DType::I8 ? -128
-                                                           : 0;
-                    int64_t hi = type.dtype == DType::I32 ? std::numeric_limits<int32_t>::max()
-                                 : type.dtype == DType::I8 ? 127
-                                                           : 255;
+                    const auto [lo, hi] = integerRange(type.dtype);
                     if (v < lo || v > hi)
                         return errorAt(at, "value " + tok + " does not fit " +
                                                std::string(dtypeName(type.dtype)));

@@ -101,6 +101,10 @@ double Tensor::at(int64_t i) const {
     case DType::I8: return data<int8_t>()[i];
     case DType::U8: return data<uint8_t>()[i];
     case DType::Bool: return data<uint8_t>()[i] ? 1.0 : 0.0;
+    case DType::I16: return data<int16_t>()[i];
+    case DType::U16: return data<uint16_t>()[i];
+    case DType::U32: return data<uint32_t>()[i];
+    case DType::U64: return static_cast<double>(data<uint64_t>()[i]);
     }
     return 0.0;
 }
@@ -133,6 +137,10 @@ void Tensor::set(int64_t i, double v) {
     case DType::I8: mutableData<int8_t>()[i] = saturatingCast<int8_t>(v); return;
     case DType::U8: mutableData<uint8_t>()[i] = saturatingCast<uint8_t>(v); return;
     case DType::Bool: mutableData<uint8_t>()[i] = v != 0.0 ? 1 : 0; return;
+    case DType::I16: mutableData<int16_t>()[i] = saturatingCast<int16_t>(v); return;
+    case DType::U16: mutableData<uint16_t>()[i] = saturatingCast<uint16_t>(v); return;
+    case DType::U32: mutableData<uint32_t>()[i] = saturatingCast<uint32_t>(v); return;
+    case DType::U64: mutableData<uint64_t>()[i] = saturatingCast<uint64_t>(v); return;
     }
 }
 

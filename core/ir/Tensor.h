@@ -20,6 +20,10 @@ template <> constexpr DType dtypeOf<int64_t>() { return DType::I64; }
 template <> constexpr DType dtypeOf<int32_t>() { return DType::I32; }
 template <> constexpr DType dtypeOf<int8_t>() { return DType::I8; }
 template <> constexpr DType dtypeOf<uint8_t>() { return DType::U8; }
+template <> constexpr DType dtypeOf<int16_t>() { return DType::I16; }
+template <> constexpr DType dtypeOf<uint16_t>() { return DType::U16; }
+template <> constexpr DType dtypeOf<uint32_t>() { return DType::U32; }
+template <> constexpr DType dtypeOf<uint64_t>() { return DType::U64; }
 
 /// A dense row-major tensor. Copies share storage (weights are stored once and shared by every
 /// snapshot); only a tensor that was just created should be written through mutableData().

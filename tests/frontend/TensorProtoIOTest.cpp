@@ -33,6 +33,10 @@ TEST(TensorProtoIO, RoundTripsEveryDType) {
     tensors.push_back(ir::Tensor::fromVector<int32_t>({1, 2}, {-5, 6}));
     tensors.push_back(ir::Tensor::fromVector<int8_t>({2}, {-128, 127}));
     tensors.push_back(ir::Tensor::fromVector<uint8_t>({2}, {0, 255}));
+    tensors.push_back(ir::Tensor::fromVector<int16_t>({2}, {-32768, 32767}));
+    tensors.push_back(ir::Tensor::fromVector<uint16_t>({2}, {0, 65535}));
+    tensors.push_back(ir::Tensor::fromVector<uint32_t>({2}, {7, 4294967295u}));
+    tensors.push_back(ir::Tensor::fromVector<uint64_t>({2}, {3, 18446744073709551615ull}));
     ir::Tensor half(ir::DType::F16, {3});
     half.set(0, 1.0);
     half.set(1, -0.5);
@@ -88,6 +92,39 @@ TEST(TensorProtoIO, ReadsTypedFields) {
     auto bl = loadTensorProto((dir / "b.pb").string());
     ASSERT_TRUE(bl.ok()) << bl.error().message;
     EXPECT_EQ(bl->toDoubles(), (std::vector<double>{1, 0, 1}));
+
+    // ONNX's 16-bit integers travel in int32_data, its unsigned 32- and 64-bit ones in uint64_data.
+    onnx::TensorProto s16;
+    s16.set_data_type(onnx::TensorProto::INT16);
+    s16.add_dims(2);
+    s16.add_int32_data(-300);
+    s16.add_int32_data(301);
+    writeBytes(dir / "s16.pb", s16.SerializeAsString());
+    auto i16 = loadTensorProto((dir / "s16.pb").string());
+    ASSERT_TRUE(i16.ok()) << i16.error().message;
+    EXPECT_EQ(i16->dtype(), ir::DType::I16);
+    EXPECT_EQ(i16->toDoubles(), (std::vector<double>{-300, 301}));
+
+    onnx::TensorProto w;
+    w.set_data_type(onnx::TensorProto::UINT64);
+    w.add_dims(2);
+    w.add_uint64_data(1);
+    w.add_uint64_data(18446744073709551615ull);
+    writeBytes(dir / "w.pb", w.SerializeAsString());
+    auto u64 = loadTensorProto((dir / "w.pb").string());
+    ASSERT_TRUE(u64.ok()) << u64.error().message;
+    ASSERT_EQ(u64->dtype(), ir::DType::U64);
+    EXPECT_EQ(u64->data<uint64_t>()[1], 18446744073709551615ull);
+
+    onnx::TensorProto u;
+    u.set_data_type(onnx::TensorProto::UINT32);
+    u.add_dims(1);
+    u.add_uint64_data(4000000000u);
+    writeBytes(dir / "u.pb", u.SerializeAsString());
+    auto u32 = loadTensorProto((dir / "u.pb").string());
+    ASSERT_TRUE(u32.ok()) << u32.error().message;
+    EXPECT_EQ(u32->dtype(), ir::DType::U32);
+    EXPECT_EQ(u32->toDoubles(), (std::vector<double>{4000000000.0}));
 }
 
 TEST(TensorProtoIO, BadFilesAreClearErrors) {

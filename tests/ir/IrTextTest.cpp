@@ -204,6 +204,26 @@ TEST(Parser, FloatsRoundTripBitExactly) {
     EXPECT_EQ((*parsed)->findNode("id")->attrFloat("eps", 0), 1.0 / 3.0);
 }
 
+TEST(Parser, IntegersOfEveryWidthRoundTripAndOutOfRangeIsAnError) {
+    Graph g("ints");
+    std::vector<Value*> outs;
+    auto add = [&](const std::string& name, Tensor t) { outs.push_back(g.addConstant(name, std::move(t)).value()); };
+    add("a", Tensor::fromVector<int16_t>({2}, {-32768, 32767}));
+    add("b", Tensor::fromVector<uint16_t>({2}, {0, 65535}));
+    add("c", Tensor::fromVector<uint32_t>({1}, {4294967295u}));
+    add("d", Tensor::fromVector<uint64_t>({1}, {9007199254740993ull})); // 2^53 + 1: no double holds it
+    g.setOutputs(outs);
+    const std::string text = printGraph(g);
+    EXPECT_NE(text.find("const u16[2] [0, 65535]"), std::string::npos) << text;
+    auto parsed = parseGraph(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    for (const char* name : {"a", "b", "c", "d"})
+        EXPECT_TRUE((*parsed)->findValue(name)->constant()->identical(*g.findValue(name)->constant())) << name;
+    auto bad = parseGraph("graph @g() -> (%c: u16[1]) {\n  %c = const u16[1] [65536]\n  return %c\n}\n");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("does not fit u16"), std::string::npos) << bad.error().message;
+}
+
 TEST(Parser, ErrorsGiveLineColumnAndExpectation) {
     auto expectError = [](const std::string& text, const std::string& needle,
                           const std::map<std::string, Tensor>* weights = nullptr) {

@@ -86,6 +86,22 @@ Expected<std::vector<Tensor>> runBinary(BinOp op, const Node& n, std::span<const
         if (integerDivByZero())
             return opError(n, "integer division by zero");
         return std::vector<Tensor>{binaryImpl<uint8_t>(op, a, b, out)};
+    case DType::I16:
+        if (integerDivByZero())
+            return opError(n, "integer division by zero");
+        return std::vector<Tensor>{binaryImpl<int16_t>(op, a, b, out)};
+    case DType::U16:
+        if (integerDivByZero())
+            return opError(n, "integer division by zero");
+        return std::vector<Tensor>{binaryImpl<uint16_t>(op, a, b, out)};
+    case DType::U32:
+        if (integerDivByZero())
+            return opError(n, "integer division by zero");
+        return std::vector<Tensor>{binaryImpl<uint32_t>(op, a, b, out)};
+    case DType::U64:
+        if (integerDivByZero())
+            return opError(n, "integer division by zero");
+        return std::vector<Tensor>{binaryImpl<uint64_t>(op, a, b, out)};
     case DType::F16:
     case DType::BF16:
     case DType::Bool: break;

@@ -451,7 +451,8 @@ Status requireInteger(const Node& n, size_t i, const char* what, bool unsignedOn
     const TensorType* t = ops::inputType(n, i);
     if (!t)
         return {};
-    if (!isInteger(t->dtype) || (unsignedOnly && t->dtype != DType::U8))
+    const bool isUnsigned = t->dtype == DType::U8 || t->dtype == DType::U16 || t->dtype == DType::U32 || t->dtype == DType::U64;
+    if (!isInteger(t->dtype) || (unsignedOnly && !isUnsigned))
         return opError(n, std::string(what) + " must be " + (unsignedOnly ? "an unsigned" : "an") +
                               " integer tensor, got " + std::string(dtypeName(t->dtype)));
     return {};

@@ -25,6 +25,10 @@ Expected<std::vector<Tensor>> dispatchNumeric(const Node& n, DType dtype, bool a
     case DType::I32: return fn(int32_t{});
     case DType::I8: return fn(int8_t{});
     case DType::U8: return fn(uint8_t{});
+    case DType::I16: return fn(int16_t{});
+    case DType::U16: return fn(uint16_t{});
+    case DType::U32: return fn(uint32_t{});
+    case DType::U64: return fn(uint64_t{});
     case DType::Bool:
         if (allowBool)
             return fn(uint8_t{});
@@ -152,7 +156,9 @@ Expected<std::vector<Tensor>> runNot(const Node& n, std::span<const Tensor> inpu
 // ---- Neg
 
 namespace {
-bool negatable(DType t) { return isFloat(t) || t == DType::I64 || t == DType::I32 || t == DType::I8; }
+bool negatable(DType t) {
+    return isFloat(t) || t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8;
+}
 } // namespace
 
 Status verifyNeg(const Node& n) {

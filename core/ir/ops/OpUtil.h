@@ -195,7 +195,8 @@ Expected<std::vector<Tensor>> dispatchFloat(const Node& n, DType dtype, Fn&& fn)
                    ErrorKind::Unsupported);
 }
 
-/// Calls `fn(T{})` with T = double, float, int64_t, int32_t, int8_t or uint8_t according to
+/// Calls `fn(T{})` with T = double, float or the integer type of `dtype` (int64_t, int32_t,
+/// int16_t, int8_t, uint64_t, uint32_t, uint16_t, uint8_t) according to
 /// `dtype` (the numeric dtypes kernels compute on directly); f16/bf16/bool are an error.
 template <typename Fn>
 Expected<std::vector<Tensor>> dispatchNumeric(const Node& n, DType dtype, Fn&& fn) {
@@ -206,6 +207,10 @@ Expected<std::vector<Tensor>> dispatchNumeric(const Node& n, DType dtype, Fn&& f
     case DType::I32: return fn(int32_t{});
     case DType::I8: return fn(int8_t{});
     case DType::U8: return fn(uint8_t{});
+    case DType::I16: return fn(int16_t{});
+    case DType::U16: return fn(uint16_t{});
+    case DType::U32: return fn(uint32_t{});
+    case DType::U64: return fn(uint64_t{});
     default: break;
     }
     return opError(n, "reference kernel does not handle " + std::string(dtypeName(dtype)),
