@@ -135,6 +135,10 @@ TEST(ScatterND, ReplacesAndReducesSlicesAtIndexTuples) {
     expectValues(y[0], {2, 3}, {1, 10, 3, 4, 5, 6}, 0);
     y = runOne(OpKind::ScatterND, {data, cells, updates}, {{"reduction", std::string("min")}});
     expectValues(y[0], {2, 3}, {1, 2, 3, 4, 5, -1}, 0);
+    // Empty index tuples (k = 0) address all of data: two of them, added.
+    y = runOne(OpKind::ScatterND, {data, Tensor(DType::I64, {2, 0}), f64({2, 2, 3}, {1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2})},
+               {{"reduction", std::string("add")}});
+    expectValues(y[0], {2, 3}, {4, 5, 6, 7, 8, 9}, 0);
     EXPECT_NE(failure(OpKind::ScatterND, {data, i64({1, 1}, {2}), f64({1, 3}, {0, 0, 0})}).find("outside 0..1"),
               std::string::npos);
     EXPECT_NE(failure(OpKind::ScatterND, {data, rows, f64({2, 2}, {0, 0, 0, 0})}).find("updates"), std::string::npos);

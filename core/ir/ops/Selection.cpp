@@ -59,7 +59,9 @@ Expected<std::vector<Tensor>> runScatterND(const Node& n, std::span<const Tensor
         return opError(n, "updates " + updates.type().str() + " must have shape " + ops::shapeStr(ops::shapeOf(Tensor(updates.dtype(), want))) +
                               " for indices " + indices.type().str() + " and data " + data.type().str());
     const std::vector<int64_t> strides = ops::stridesOf(data.shape());
-    const int64_t tuples = k == 0 ? indices.numel() : indices.numel() / static_cast<int64_t>(k);
+    int64_t tuples = 1; // index tuples; with k = 0 each empty tuple addresses the whole of data
+    for (size_t i = 0; i + 1 < indices.rank(); ++i)
+        tuples *= indices.shape()[i];
     Tensor y = data.clone();
     for (int64_t t = 0; t < tuples; ++t) {
         int64_t base = 0;
