@@ -21,14 +21,6 @@ std::vector<double> mvnInput() {
     return x;
 }
 
-std::string failure(OpKind kind, const std::vector<Tensor>& ins, AttributeMap attrs = {}) {
-    OneNode one = makeOneNode(kind, ins, std::move(attrs));
-    if (Status st = one.graph->inferTypes(); !st.ok())
-        return st.error().message;
-    auto r = interpret(*one.graph, one.feeds, KernelContext{});
-    return r.ok() ? std::string() : r.error().message;
-}
-
 } // namespace
 
 TEST(CastLike, TakesTheSecondInputsDtype) {

@@ -25,15 +25,6 @@ Tensor i32(std::vector<int64_t> shape, std::vector<int32_t> v) {
 }
 
 /// The message of the error inferTypes or interpret reports for a one-node graph.
-std::string failure(OpKind kind, const std::vector<Tensor>& ins, AttributeMap attrs = {}, int numOutputs = 1) {
-    OneNode one = makeOneNode(kind, ins, std::move(attrs), numOutputs);
-    Status st = one.graph->inferTypes();
-    if (!st.ok())
-        return st.error().message;
-    auto r = interpret(*one.graph, one.feeds, KernelContext{});
-    return r.ok() ? std::string() : r.error().message;
-}
-
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 } // namespace

@@ -131,12 +131,8 @@ const std::vector<double> kRnnClipYh = {
 
 /// The error message of a one-node graph that type inference or the interpreter rejects (empty
 /// when it runs).
-std::string failure(OpKind kind, const std::vector<Tensor>& ins, AttributeMap attrs) {
-    OneNode one = makeOneNode(kind, ins, std::move(attrs), 2);
-    if (Status st = one.graph->inferTypes(); !st.ok())
-        return st.error().message;
-    auto r = interpret(*one.graph, one.feeds, KernelContext{});
-    return r.ok() ? std::string() : r.error().message;
+std::string rnnFailure(OpKind kind, const std::vector<Tensor>& ins, AttributeMap attrs) {
+    return test::failure(kind, ins, std::move(attrs), 2);
 }
 
 Attribute strings(std::vector<std::string> v) { return Attribute(std::move(v)); }
@@ -239,21 +235,21 @@ TEST(Rnn, ReverseWithClipAndSequenceLengths) {
 TEST(RnnGru, BadAttributesAndShapesAreRejected) {
     const Tensor x = f64({3, 2, 2}, kX);
     const Tensor w = f64({1, 9, 2}, kW1), r = f64({1, 9, 3}, kR1);
-    const std::string lbr = failure(OpKind::GRU, {x, w, r}, {{"linear_before_reset", int64_t{2}}});
+    const std::string lbr = rnnFailure(OpKind::GRU, {x, w, r}, {{"linear_before_reset", int64_t{2}}});
     EXPECT_NE(lbr.find("linear_before_reset"), std::string::npos) << lbr;
     // W with 2H rows where GRU needs 3H.
     const std::string wShape =
-        failure(OpKind::GRU, {x, f64({1, 6, 2}, std::vector<double>(12, 0.1)), r}, {{"hidden_size", int64_t{3}}});
+        rnnFailure(OpKind::GRU, {x, f64({1, 6, 2}, std::vector<double>(12, 0.1)), r}, {{"hidden_size", int64_t{3}}});
     EXPECT_NE(wShape.find("W has shape"), std::string::npos) << wShape;
     const Tensor rw = f64({1, 3, 2}, kRnnW1), rr = f64({1, 3, 3}, kRnnR1);
-    const std::string unknown = failure(OpKind::RNN, {x, rw, rr}, {{"activations", strings({"Swish"})}});
+    const std::string unknown = rnnFailure(OpKind::RNN, {x, rw, rr}, {{"activations", strings({"Swish"})}});
     EXPECT_NE(unknown.find("activation 'Swish' is not one of"), std::string::npos) << unknown;
-    const std::string count = failure(OpKind::RNN, {x, f64({2, 3, 2}, kRnnW2), f64({2, 3, 3}, kRnnR2)},
+    const std::string count = rnnFailure(OpKind::RNN, {x, f64({2, 3, 2}, kRnnW2), f64({2, 3, 3}, kRnnR2)},
                                       {{"direction", std::string("bidirectional")}, {"activations", strings({"Tanh"})}});
     EXPECT_NE(count.find("activations has 1 names, expected 2"), std::string::npos) << count;
-    const std::string dir = failure(OpKind::RNN, {x, rw, rr}, {{"direction", std::string("sideways")}});
+    const std::string dir = rnnFailure(OpKind::RNN, {x, rw, rr}, {{"direction", std::string("sideways")}});
     EXPECT_NE(dir.find("direction"), std::string::npos) << dir;
-    const std::string lens = failure(OpKind::RNN, {x, rw, rr, Tensor(), i64({2}, {4, 1})}, {});
+    const std::string lens = rnnFailure(OpKind::RNN, {x, rw, rr, Tensor(), i64({2}, {4, 1})}, {});
     EXPECT_NE(lens.find("sequence_lens[0] = 4 is outside 0..3"), std::string::npos) << lens;
 }
 

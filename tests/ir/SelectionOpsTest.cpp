@@ -13,14 +13,6 @@ using namespace sextant::ir::test;
 
 namespace {
 
-std::string failure(OpKind kind, const std::vector<Tensor>& ins, AttributeMap attrs = {}) {
-    OneNode one = makeOneNode(kind, ins, std::move(attrs));
-    if (Status st = one.graph->inferTypes(); !st.ok())
-        return st.error().message;
-    auto r = interpret(*one.graph, one.feeds, KernelContext{});
-    return r.ok() ? std::string() : r.error().message;
-}
-
 Tensor u8(std::vector<int64_t> shape, std::vector<uint8_t> v) { return Tensor::fromVector<uint8_t>(std::move(shape), v); }
 Tensor i32(std::vector<int64_t> shape, std::vector<int32_t> v) { return Tensor::fromVector<int32_t>(std::move(shape), v); }
 Tensor boolean(std::vector<int64_t> shape, std::vector<uint8_t> v) {

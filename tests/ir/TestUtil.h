@@ -94,6 +94,16 @@ inline std::vector<Tensor> runOneDynamic(OpKind kind, const std::vector<Tensor>&
     return std::move(r).value();
 }
 
+/// The message of the error the one-node graph gives at type inference or when run, or "" when
+/// it runs.
+inline std::string failure(OpKind kind, const std::vector<Tensor>& ins, AttributeMap attrs = {}, int numOutputs = 1) {
+    OneNode one = makeOneNode(kind, ins, std::move(attrs), numOutputs);
+    if (Status st = one.graph->inferTypes(); !st.ok())
+        return st.error().message;
+    auto r = interpret(*one.graph, one.feeds, KernelContext{});
+    return r.ok() ? std::string() : r.error().message;
+}
+
 inline Tensor f64(std::vector<int64_t> shape, std::vector<double> v) {
     return Tensor::fromVector<double>(std::move(shape), v);
 }
