@@ -67,47 +67,12 @@ Expected<std::vector<Tensor>> runBinary(BinOp op, const Node& n, std::span<const
                 return true;
         return false;
     };
-    switch (a.dtype()) {
-    case DType::F64: return std::vector<Tensor>{binaryImpl<double>(op, a, b, out)};
-    case DType::F32: return std::vector<Tensor>{binaryImpl<float>(op, a, b, out)};
-    case DType::I64:
-        if (integerDivByZero())
-            return opError(n, "integer division by zero");
-        return std::vector<Tensor>{binaryImpl<int64_t>(op, a, b, out)};
-    case DType::I32:
-        if (integerDivByZero())
-            return opError(n, "integer division by zero");
-        return std::vector<Tensor>{binaryImpl<int32_t>(op, a, b, out)};
-    case DType::I8:
-        if (integerDivByZero())
-            return opError(n, "integer division by zero");
-        return std::vector<Tensor>{binaryImpl<int8_t>(op, a, b, out)};
-    case DType::U8: // wraps modulo 256, as numpy and onnxruntime do
-        if (integerDivByZero())
-            return opError(n, "integer division by zero");
-        return std::vector<Tensor>{binaryImpl<uint8_t>(op, a, b, out)};
-    case DType::I16:
-        if (integerDivByZero())
-            return opError(n, "integer division by zero");
-        return std::vector<Tensor>{binaryImpl<int16_t>(op, a, b, out)};
-    case DType::U16:
-        if (integerDivByZero())
-            return opError(n, "integer division by zero");
-        return std::vector<Tensor>{binaryImpl<uint16_t>(op, a, b, out)};
-    case DType::U32:
-        if (integerDivByZero())
-            return opError(n, "integer division by zero");
-        return std::vector<Tensor>{binaryImpl<uint32_t>(op, a, b, out)};
-    case DType::U64:
-        if (integerDivByZero())
-            return opError(n, "integer division by zero");
-        return std::vector<Tensor>{binaryImpl<uint64_t>(op, a, b, out)};
-    case DType::F16:
-    case DType::BF16:
-    case DType::Bool: break;
-    }
-    return opError(n, "reference kernel does not handle " + std::string(dtypeName(a.dtype())),
-                   ErrorKind::Unsupported);
+    // Integers wrap (u8 modulo 256, as numpy and onnxruntime do); dividing one by zero is an error.
+    if (isInteger(a.dtype()) && integerDivByZero())
+        return opError(n, "integer division by zero");
+    return ops::dispatchNumeric(n, a.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        return std::vector<Tensor>{binaryImpl<decltype(tag)>(op, a, b, out)};
+    });
 }
 
 Expected<std::vector<TensorType>> inferUnaryFloat(const Node& n) {
