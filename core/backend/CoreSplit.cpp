@@ -159,9 +159,12 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
     const size_t a = static_cast<size_t>(axis);
     if (id.size() != od.size() || a >= od.size() || id[a] != od[a])
         return false;
-    // A layout conversion is the identity on the logical tensor: each part copies its own slice.
+    // A layout conversion between blocked and plain channels is the identity on the logical
+    // tensor: each part copies its own slice. One to or from NHWC permutes the dims (NCHW
+    // [1,96,8,8] to NHWC [1,8,8,96]): dim `axis` of its output is another dim of its input, even
+    // where the two extents happen to agree (BlazeFace's H and W), so a part reads other slices.
     if (n.kind() == ir::OpKind::TransData)
-        return n.input(0) == &in;
+        return n.input(0) == &in && id == od;
     // A Concat's part along any other dim copies that slice of each input.
     if (n.kind() == ir::OpKind::Concat) {
         const int64_t rank = static_cast<int64_t>(od.size());
