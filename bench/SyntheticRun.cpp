@@ -48,6 +48,10 @@ sim::TraceRecord timed(int i, int core, backend::UnitKind unit, uint64_t start) 
         r.loadEnd = r.computeStart = start;
         r.computeEnd = r.storeStart = r.end;
         break;
+    case backend::UnitKind::Host: // computes only: no DMA
+        r.loadEnd = r.computeStart = start;
+        r.computeEnd = r.storeStart = r.end = start + compute;
+        break;
     }
     r.computeCycles = r.computeEnd - r.computeStart;
     return r;

@@ -20,6 +20,7 @@ namespace {
 /// Within each thread slices never overlap.
 constexpr int kDmaLane = 2;
 constexpr int kStoreLane = 3;
+constexpr int kHostLane = 4; ///< a host Task's thread, in the host lane's own process
 
 int unitLane(backend::UnitKind u) {
     switch (u) {
@@ -29,6 +30,8 @@ int unitLane(backend::UnitKind u) {
         return 1;
     case backend::UnitKind::Dma:
         return kDmaLane;
+    case backend::UnitKind::Host:
+        return kHostLane;
     }
     return 1;
 }
@@ -106,26 +109,31 @@ private:
 /// Names the lanes: a process per core, a thread per unit that ran something and one for the
 /// core's DMA engine when it moved anything, sorted in that order.
 void appendLaneNames(const std::set<std::pair<int, int>>& lanes, EventSink& events) {
-    std::set<int> cores;
-    for (const auto& [core, lane] : lanes)
+    std::set<int> cores, hosts;
+    for (const auto& [core, lane] : lanes) {
         cores.insert(core);
+        if (lane == kHostLane)
+            hosts.insert(core);
+    }
     for (int core : cores)
         events({{"ph", "M"},
                 {"name", "process_name"},
                 {"pid", core},
                 {"tid", 0},
-                {"args", {{"name", "core " + std::to_string(core)}}}});
+                {"args", {{"name", hosts.count(core) ? std::string("host") : "core " + std::to_string(core)}}}});
     for (const auto& [core, lane] : lanes) {
         backend::UnitKind u = lane == 0   ? backend::UnitKind::Cube
                               : lane == 1 ? backend::UnitKind::Vector
+                              : lane == kHostLane ? backend::UnitKind::Host
                                           : backend::UnitKind::Dma;
+        const std::string name = lane == kHostLane  ? std::string("host")
+                                 : lane == kStoreLane ? "core " + std::to_string(core) + " dma store"
+                                                      : "core " + std::to_string(core) + " " + std::string(backend::unitName(u));
         events({{"ph", "M"},
                 {"name", "thread_name"},
                 {"pid", core},
                 {"tid", lane},
-                {"args",
-                 {{"name", "core " + std::to_string(core) + " " +
-                               (lane == kStoreLane ? std::string("dma store") : std::string(backend::unitName(u)))}}}});
+                {"args", {{"name", name}}}});
         events({{"ph", "M"},
                 {"name", "thread_sort_index"},
                 {"pid", core},

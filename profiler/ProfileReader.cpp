@@ -40,7 +40,7 @@ std::optional<backend::SramRole> parseRole(const std::string& s) {
 
 std::optional<backend::UnitKind> parseUnit(const std::string& s) {
     for (backend::UnitKind u :
-         {backend::UnitKind::Cube, backend::UnitKind::Vector, backend::UnitKind::Dma})
+         {backend::UnitKind::Cube, backend::UnitKind::Vector, backend::UnitKind::Dma, backend::UnitKind::Host})
         if (backend::unitName(u) == s)
             return u;
     return std::nullopt;
@@ -273,7 +273,7 @@ Expected<TaskRow> ProfileReader::decodeTask(const Statement& q, int64_t run) con
     const std::string unit = q.text(kUnit);
     const std::optional<backend::UnitKind> unitKind = parseUnit(unit);
     if (!unitKind)
-        return bad("has unit '" + unit + "' (cube, vector or dma)");
+        return bad("has unit '" + unit + "' (cube, vector, dma or host)");
     if (start < 0 || end < start || ready < 0)
         return bad("has times start " + std::to_string(start) + ", end " + std::to_string(end) +
                    ", ready " + std::to_string(ready) + " (0 <= start <= end, 0 <= ready)");

@@ -271,7 +271,8 @@ RunComparison compareRuns(LoadedRun a, LoadedRun b) {
                         us);
     c.summary.push_back(line("Tasks", std::to_string(c.a.tasks.size()), std::to_string(c.b.tasks.size()),
                              static_cast<double>(c.a.tasks.size()), static_cast<double>(c.b.tasks.size())));
-    for (backend::UnitKind unit : {backend::UnitKind::Cube, backend::UnitKind::Vector, backend::UnitKind::Dma}) {
+    for (backend::UnitKind unit :
+         {backend::UnitKind::Cube, backend::UnitKind::Vector, backend::UnitKind::Dma, backend::UnitKind::Host}) {
         auto busy = [unit](const LoadedRun& r) {
             uint64_t sum = 0;
             for (const TaskRow& t : r.tasks)
@@ -287,7 +288,8 @@ RunComparison compareRuns(LoadedRun a, LoadedRun b) {
     auto cores = [](const LoadedRun& r) {
         std::set<int> used;
         for (const TaskRow& t : r.tasks)
-            used.insert(t.core);
+            if (t.unit != backend::UnitKind::Host) // the host lane is not a core
+                used.insert(t.core);
         return static_cast<double>(used.size());
     };
     c.summary.push_back("cores used: " + std::to_string(static_cast<int>(cores(c.a))) + " of " +

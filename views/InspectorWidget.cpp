@@ -3,6 +3,7 @@
 #include "MemoryPage.h"
 #include "MemoryView.h"
 #include "SramView.h"
+#include "core/backend/Grouping.h"
 #include "core/ir/Printer.h"
 
 #include <algorithm>
@@ -189,6 +190,12 @@ void InspectorWidget::render() {
                 .arg(esc(node->name()), esc(ir::qualifiedOpName(node->kind())));
     html += tr("<table><tr><td class='k'>cost class</td><td>%1</td></tr>")
                 .arg(esc(std::string(ir::costClassName(node->info().cost))));
+    // Where it runs (DESIGN §6, partitions), and why when that is the host.
+    if (const std::string why = backend::hostReason(*node); !why.empty())
+        html += tr("<tr><td class='k'>runs on</td><td>the host: %1</td></tr>").arg(esc(why));
+    else
+        html += tr("<tr><td class='k'>runs on</td><td>the NPU (%1 unit)</td></tr>")
+                    .arg(esc(std::string(backend::unitName(backend::unitFor(*node)))));
     html += tr("<tr><td class='k'>graph</td><td>after pass %1</td></tr>").arg(esc(snap->passId));
     for (size_t i = 0; i < node->numInputs(); ++i) {
         const ir::Value* v = node->input(i);
@@ -234,7 +241,7 @@ void InspectorWidget::render() {
             html += QStringLiteral("<tr><td>%1</td><td>%2</td><td>%3</td><td>%4</td><td>%5</td><td>%6</td></tr>")
                         .arg(t.task)
                         .arg(esc(t.kernel))
-                        .arg(t.core)
+                        .arg(t.unit == backend::UnitKind::Host ? tr("host") : QString::number(t.core))
                         .arg(esc(std::string(backend::unitName(t.unit))))
                         .arg(t.start)
                         .arg(t.end - t.start);

@@ -126,7 +126,8 @@ Expected<std::shared_ptr<const TimelineModel>> loadTimelineRun(const std::string
     tasks.reserve(info.tasks);
     size_t nextPartial = 20000;
     SX_TRY(reader.forEachTask(id, [&](profiler::TaskRow& row) -> Status {
-        if (row.core >= info.numCores)
+        // Cores 0..numCores-1; a host Task on the host lane after them.
+        if (row.core > info.numCores || (row.core == info.numCores) != (row.unit == backend::UnitKind::Host))
             return makeError(ErrorKind::Parse,
                              db + ": run " + std::to_string(id) + " has Task " +
                                  std::to_string(row.id) + " on core " + std::to_string(row.core) +

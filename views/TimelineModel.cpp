@@ -12,8 +12,8 @@ namespace {
 
 /// The DMA phases `t` (at index `index`) had, zero-length ones left out.
 void appendSpans(const TimelineTask& t, int index, std::vector<TimelineDmaSpan>& out) {
-    if (!t.phases || t.unit == backend::UnitKind::Dma)
-        return; // a DMA-only Task is itself what its core's DMA engine did
+    if (!t.phases || t.unit == backend::UnitKind::Dma || t.unit == backend::UnitKind::Host)
+        return; // a DMA-only Task is itself what its core's DMA engine did; the host moves nothing
     const uint64_t loadEnd = std::clamp(t.loadEnd, t.start, t.end);
     const uint64_t storeStart = std::clamp(t.storeStart, t.start, t.end);
     if (t.streamed) {
@@ -110,7 +110,10 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
         TimelineLane lane;
         lane.core = key.first;
         lane.unit = key.second < 0 ? backend::UnitKind::Vector : static_cast<backend::UnitKind>(key.second);
-        lane.label = "core " + std::to_string(key.first) + " \u00b7 " + (key.second < 0 ? "idle" : std::string(backend::unitName(lane.unit)));
+        lane.label = lane.unit == backend::UnitKind::Host
+                         ? std::string("host")
+                         : "core " + std::to_string(key.first) + " \u00b7 " +
+                               (key.second < 0 ? "idle" : std::string(backend::unitName(lane.unit)));
         LaneEntries lists;
         uint64_t maxEnd = 0;
         lists.endPrefixMax.reserve(entries.size());

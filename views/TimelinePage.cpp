@@ -30,15 +30,24 @@ namespace sextant::views {
 
 namespace {
 
-/// The cores that ran at least one Task: runs of non-empty lanes of one core count once.
+/// The cores that ran at least one Task: runs of non-empty lanes of one core count once. The
+/// host lane is not a core.
 int coresUsed(const TimelineModel& timeline) {
     const auto& lanes = timeline.lanes();
     int cores = 0;
     for (size_t i = 0; i < lanes.size(); ++i)
-        if (!lanes[i].items.empty() &&
+        if (!lanes[i].items.empty() && lanes[i].unit != backend::UnitKind::Host &&
             (i == 0 || lanes[i].core != lanes[i - 1].core || lanes[i - 1].items.empty()))
             ++cores;
     return cores;
+}
+
+/// Whether a host lane ran anything (host steps of a partitioned program).
+bool hostRan(const TimelineModel& timeline) {
+    const auto& lanes = timeline.lanes();
+    return std::any_of(lanes.begin(), lanes.end(), [](const TimelineLane& l) {
+        return l.unit == backend::UnitKind::Host && !l.items.empty();
+    });
 }
 
 } // namespace
@@ -50,7 +59,8 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
     auto* legend = new QLabel(
         tr("<span style='color:#5b8dd6'>■</span> cube &nbsp; <span style='color:#5cb06a'>■</span> "
            "vector &nbsp; "
-           "<span style='color:#e0964a'>■</span> DMA &nbsp; <span style='color:#a9c3ea'>■</span> "
+           "<span style='color:#e0964a'>■</span> DMA &nbsp; <span style='color:#9a6fc4'>■</span> host &nbsp; "
+           "<span style='color:#a9c3ea'>■</span> "
            "load/store (▨ stream) &nbsp; <span style='color:#adc6ea'>■</span> folded (paler) &nbsp; "
            "<span style='color:#c0392b'>▬</span> critical path &nbsp; "
            "<span style='color:#888'>wheel: zoom · drag: pan · double-click: fit</span>"),
@@ -62,7 +72,9 @@ TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
         "the other Tasks in a lighter shade of their colour. A double-buffered Task streams its "
         "tiles (hatched) while it computes; a single-buffered one loads, computes, then stores. "
         "A Task is solid where its unit computes and pale where it waits for its DMA. Paler, with a "
-        "count: Tasks too narrow to draw one by one, folded together (zoom in to see them)."));
+        "count: Tasks too narrow to draw one by one, folded together (zoom in to see them). The host "
+        "lane, last, holds the host steps: nodes the NPU cannot run, which the host runs between NPU "
+        "Tasks (their time is an estimate)."));
     auto* critical = new QCheckBox(tr("Critical path"), this);
     critical->setChecked(true);
     critical->setToolTip(
@@ -189,8 +201,8 @@ void TimelinePage::showSnapshot() {
     m_summary->setText(
         tr("%1 Tasks on %2 of %3 cores%8 · %4 cycles (%5 µs) · critical path %7 Tasks · from %6")
             .arg(snapshot->timeline.tasks().size())
-            .arg(coresUsed(snapshot->timeline))
-            .arg(target.numCores)
+            .arg(QString::number(coresUsed(snapshot->timeline)))
+            .arg(QString::number(target.numCores) + (hostRan(snapshot->timeline) ? tr(" and the host") : QString()))
             .arg(snapshot->sim.totalCycles)
             .arg(target.cyclesToMicros(snapshot->sim.totalCycles), 0, 'f', 2)
             .arg(QString::fromStdString(snapshot->profilePath))

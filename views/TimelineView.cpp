@@ -27,6 +27,7 @@ QColor unitColor(backend::UnitKind u) {
     case backend::UnitKind::Cube: return QColor(0x5b, 0x8d, 0xd6);
     case backend::UnitKind::Vector: return QColor(0x5c, 0xb0, 0x6a);
     case backend::UnitKind::Dma: return QColor(0xe0, 0x96, 0x4a);
+    case backend::UnitKind::Host: return QColor(0x9a, 0x6f, 0xc4);
     }
     return Qt::gray;
 }

@@ -28,6 +28,7 @@
 #include <iostream>
 #include <map>
 #include <optional>
+#include <filesystem>
 #include <set>
 #include <string>
 
@@ -85,22 +86,23 @@ std::string kibOrMib(uint64_t bytes) {
     return buf;
 }
 
-int coresUsed(const backend::Program& p) {
-    std::set<int> cores;
-    for (const backend::Task& t : p.tasks)
-        cores.insert(t.core);
-    return static_cast<int>(cores.size());
-}
 
 double ratio(uint64_t a, uint64_t b) { return b == 0 ? 1.0 : static_cast<double>(a) / static_cast<double>(b); }
 
 void printSummary(const runtime::CompileResult& r, const std::string& outDir) {
     const backend::Program& p = r.program;
     char line[512];
-    std::snprintf(line, sizeof line, "compiled '%s' for %s: %zu tasks on %d of %d cores, est. %llu cycles (%.2f us)\n",
-                  p.modelName.c_str(), p.target.name.c_str(), p.tasks.size(), coresUsed(p), p.target.numCores,
-                  static_cast<unsigned long long>(p.estCycles), p.target.cyclesToMicros(p.estCycles));
+    const std::vector<std::string> host = backend::hostStepLines(p);
+    std::snprintf(line, sizeof line, "compiled '%s' for %s: %zu tasks on %d of %d cores%s, est. %llu cycles (%.2f us)\n",
+                  p.modelName.c_str(), p.target.name.c_str(), p.tasks.size(), backend::coresUsed(p), p.target.numCores,
+                  host.empty() ? "" : " and the host", static_cast<unsigned long long>(p.estCycles),
+                  p.target.cyclesToMicros(p.estCycles));
     std::cout << line;
+    // The partition: what runs on the host, and why the NPU does not.
+    for (const std::string& h : host)
+        std::cout << "  host: " << h << "\n";
+    for (const std::string& g : backend::inputGuardLines(p))
+        std::cout << "  bound: " << g << "\n";
     // How the Tasks came about: one per node, or a node's work shared out across cores.
     int nodes = 0, split = 0, parts = 0;
     for (const backend::Task& t : p.tasks) {
@@ -126,7 +128,8 @@ void printSummary(const runtime::CompileResult& r, const std::string& outDir) {
     for (const std::string& note : p.notes)
         std::cout << "  note: " << note << "\n";
     if (!outDir.empty())
-        std::cout << "  wrote " << outDir << " (manifest.json, tasks.bin, weights.bin, manifest.json.fnv1a64)\n";
+        std::cout << "  wrote " << outDir << " (manifest.json, tasks.bin, weights.bin, "
+                  << (std::filesystem::exists(std::filesystem::path(outDir) / "host_weights.bin") ? "host_weights.bin, " : "") << "manifest.json.fnv1a64)\n";
 }
 
 void printChanged(const passes::PipelineResult& r) {
@@ -375,7 +378,8 @@ void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
         size_t j = i + 1;
         while (j < p.tasks.size() && sameSideBySide(t, p.tasks[j], static_cast<int>(j - i)))
             ++j;
-        std::string id = std::to_string(t.id), name = t.name, core = "core " + std::to_string(t.core);
+        std::string id = std::to_string(t.id), name = t.name,
+                    core = t.unit == backend::UnitKind::Host ? std::string("host") : "core " + std::to_string(t.core);
         if (j - i > 1) {
             const backend::Task& last = p.tasks[j - 1];
             id += "-" + std::to_string(last.id);
@@ -403,7 +407,8 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& ch
     j["graph"] = p.modelName;
     j["target"] = p.target.name;
     j["tasks"] = p.tasks.size();
-    j["cores_used"] = coresUsed(p);
+    j["cores_used"] = backend::coresUsed(p);
+    j["host_steps"] = backend::hostStepLines(p);
     j["est_cycles"] = p.estCycles;
     j["est_micros"] = p.target.cyclesToMicros(p.estCycles);
     j["events"] = p.events.size();
@@ -584,6 +589,10 @@ int cmdCompile(Args args) {
     if (!inputsDir.empty())
         if (Status fit = checkInputsFit(**graph, inputsDir, model); !fit.ok())
             return fail("compile: " + fit.error().message);
+    if (Expected<std::vector<backend::InputGuard>> guards = runtime::bindControlInputs(**graph, inputsDir); !guards.ok())
+        return fail("compile: " + guards.error().message);
+    else
+        options.inputGuards = std::move(guards).value();
     Expected<runtime::CompileResult> result = runtime::compileGraph(**graph, options);
     if (!result.ok())
         return fail(result.error().message);

@@ -301,18 +301,13 @@ void printCriticalPath(const backend::Program& program, const sim::SimResult& re
         if (s.cause != sim::CriticalStep::Cause::First)
             why = "after Task " + std::to_string(program.tasks[s.after].id) + " (" + sim::causeName(s.cause) + ", +" +
                   std::to_string(s.gap) + ")";
-        std::printf("  %4d %-28s %-16s core %d %-6s %10llu..%-10llu %s\n", t.id, t.name.c_str(), t.kernel.c_str(),
-                    t.core, std::string(backend::unitName(t.unit)).c_str(), static_cast<unsigned long long>(r.start),
+        const std::string lane = t.unit == backend::UnitKind::Host ? "host  " : "core " + std::to_string(t.core);
+        std::printf("  %4d %-28s %-16s %s %-6s %10llu..%-10llu %s\n", t.id, t.name.c_str(), t.kernel.c_str(),
+                    lane.c_str(), std::string(backend::unitName(t.unit)).c_str(), static_cast<unsigned long long>(r.start),
                     static_cast<unsigned long long>(r.end), why.c_str());
     }
 }
 
-int coresUsed(const backend::Program& p) {
-    std::set<int> cores;
-    for (const backend::Task& t : p.tasks)
-        cores.insert(t.core);
-    return static_cast<int>(cores.size());
-}
 
 /// --save-outputs: each output as DIR/output_<i>.pb, named as the model's output and in its element
 /// type (an f16 output buffer is widened back), so --expected DIR and onnx tools read it.
@@ -438,9 +433,15 @@ int runModel(const RunArgs& a) {
             return {};
         case runtime::RunStage::Simulate: {
             const backend::Program& program = r.program;
-            std::printf("simulated '%s' on %s (%s mode): %zu tasks on %d of %d cores\n", program.modelName.c_str(),
+            const std::vector<std::string> host = backend::hostStepLines(program);
+            std::printf("simulated '%s' on %s (%s mode): %zu tasks on %d of %d cores%s\n", program.modelName.c_str(),
                         program.target.name.c_str(), std::string(runtime::runModeName(a.mode)).c_str(),
-                        program.tasks.size(), coresUsed(program), program.target.numCores);
+                        program.tasks.size(), backend::coresUsed(program), program.target.numCores,
+                        host.empty() ? "" : " and the host");
+            for (const std::string& h : host)
+                std::printf("  host: %s\n", h.c_str());
+            for (const std::string& g : backend::inputGuardLines(program))
+                std::printf("  bound: %s\n", g.c_str());
             std::fflush(stdout);
             return {};
         }

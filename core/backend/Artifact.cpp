@@ -4,8 +4,11 @@
 #include "MemoryPlanner.h"
 #include "SramPlanner.h"
 #include "core/ir/Parser.h"
+#include "core/ir/Printer.h"
 
+#include <cstring>
 #include <filesystem>
+#include <variant>
 #include <fstream>
 #include <map>
 #include <tuple>
@@ -136,9 +139,144 @@ Status checkGraphIo(const Manifest& m, const ir::Graph& g, const Program& p) {
     return {};
 }
 
+/// A constant inside a subgraph (an If branch, a loop body) that the printed graph shows as a
+/// digest: a host Task's weight, stored in host_weights.bin (version 5), outside the NPU's DRAM.
+struct HostWeight {
+    std::string value;
+    const ir::Tensor* tensor = nullptr;
+    uint64_t offset = 0;
+};
+
+void collectHostWeights(const ir::Graph& g, std::vector<HostWeight>& out, std::map<std::string, const ir::Tensor*>& seen,
+                        int depth, std::string& clash) {
+    if (depth > 0)
+        for (const ir::Value* c : g.constants()) {
+            const ir::Tensor* t = c->constant();
+            if (!t || t->numel() <= ir::kInlineConstantLimit)
+                continue; // printed inline
+            auto [it, added] = seen.emplace(c->name(), t);
+            if (added)
+                out.push_back(HostWeight{c->name(), t, 0});
+            else if (it->second != t && it->second->digest() != t->digest() && clash.empty())
+                clash = c->name();
+        }
+    for (const ir::Node* n : g.nodes())
+        for (const auto& [name, attr] : n->attrs())
+            if (const auto* sub = std::get_if<std::shared_ptr<const ir::Graph>>(&attr); sub && *sub && depth < 64)
+                collectHostWeights(**sub, out, seen, depth + 1, clash);
+}
+
+/// The subgraphs' digest-printed constants of `g`, each at a 64-byte aligned offset of
+/// host_weights.bin, in the order the graph names them; an error when two different tensors
+/// share a name (the printed graph could not tell them apart).
+Expected<std::vector<HostWeight>> hostWeights(const ir::Graph& g) {
+    std::vector<HostWeight> out;
+    std::map<std::string, const ir::Tensor*> seen;
+    for (const ir::Value* c : g.constants())
+        if (c->constant())
+            seen.emplace(c->name(), c->constant());
+    std::string clash;
+    collectHostWeights(g, out, seen, 0, clash);
+    if (!clash.empty())
+        return makeError(ErrorKind::Unsupported, "two different constants are named '" + clash +
+                                                     "' (in the graph and a subgraph): the artifact names weights by value");
+    uint64_t at = 0;
+    for (HostWeight& w : out) {
+        w.offset = at;
+        at += (w.tensor->byteSize() + 63) / 64 * 64;
+    }
+    return out;
+}
+
+std::vector<uint8_t> encodeHostWeights(const std::vector<HostWeight>& weights) {
+    uint64_t total = 0;
+    for (const HostWeight& w : weights)
+        total = std::max<uint64_t>(total, w.offset + w.tensor->byteSize());
+    std::vector<uint8_t> bin((total + 63) / 64 * 64, 0);
+    for (const HostWeight& w : weights)
+        if (w.tensor->byteSize() > 0)
+            std::memcpy(bin.data() + w.offset, w.tensor->bytes(), w.tensor->byteSize());
+    return bin;
+}
+
+/// host_weights (version 5): the subgraphs' weights, each inside host_weights.bin, added to
+/// `weights` by value name (a name the NPU's weights already use is an error).
+Status readHostWeights(const Manifest& m, const json& doc, const std::vector<uint8_t>& bin,
+                       std::map<std::string, ir::Tensor>& weights) {
+    auto list = doc.find("host_weights");
+    if (list == doc.end())
+        return {};
+    if (!list->is_array())
+        return m.err("host_weights", "must be an array");
+    for (size_t i = 0; i < list->size(); ++i) {
+        const json& j = (*list)[i];
+        const std::string path = "host_weights[" + std::to_string(i) + "]";
+        SX_ASSIGN(std::string value, m.str(j, "value", path));
+        SX_ASSIGN(std::string dtype, m.str(j, "dtype", path));
+        std::optional<ir::DType> dt = ir::parseDType(dtype);
+        if (!dt)
+            return m.err(path + ".dtype", "has unknown dtype '" + dtype + "'");
+        SX_ASSIGN(std::vector<int64_t> shape, m.dims(j, "shape", path));
+        SX_ASSIGN(uint64_t offset, m.u64(j, "offset", path));
+        const ir::TensorType type = ir::TensorType::of(*dt, shape);
+        const uint64_t bytes = artifact::tensorBytes(type);
+        if (offset > bin.size() || bytes > bin.size() - offset)
+            return m.err(path, "lies outside host_weights.bin (" + std::to_string(bin.size()) + " bytes)");
+        if (weights.count(value))
+            return m.err(path + ".value", "names '" + value + "' a second time");
+        weights[value] = ir::Tensor::copyOf(*dt, shape,
+                                            std::span<const std::byte>(reinterpret_cast<const std::byte*>(bin.data()) + offset, bytes));
+    }
+    return {};
+}
+
+/// input_guards (version 5): the inputs the program was compiled for, each an integer or bool
+/// graph input of at most 16 elements with values that fit its type.
+Status readInputGuards(const Manifest& m, const json& doc, Program& p) {
+    auto list = doc.find("input_guards");
+    if (list == doc.end())
+        return {};
+    if (!list->is_array())
+        return m.err("input_guards", "must be an array");
+    const auto& inputs = p.graph->inputs();
+    for (size_t i = 0; i < list->size(); ++i) {
+        const json& j = (*list)[i];
+        const std::string path = "input_guards[" + std::to_string(i) + "]";
+        InputGuard g;
+        SX_ASSIGN(g.input, m.intIn(j, "input", path, 0, static_cast<int64_t>(inputs.size()) - 1));
+        SX_ASSIGN(std::string dtype, m.str(j, "dtype", path));
+        std::optional<ir::DType> dt = ir::parseDType(dtype);
+        const ir::TensorType& want = inputs[static_cast<size_t>(g.input)]->type();
+        if (!dt || ir::isFloat(*dt) || *dt != want.dtype)
+            return m.err(path + ".dtype", "is '" + dtype + "', input '" + inputs[static_cast<size_t>(g.input)]->name() +
+                                              "' is " + want.str());
+        SX_ASSIGN(std::vector<int64_t> shape, m.dims(j, "shape", path));
+        SX_ASSIGN(g.decides, m.str(j, "decides", path));
+        auto values = j.find("values");
+        if (values == j.end() || !values->is_array() || values->size() > 16)
+            return m.err(path + ".values", "must be an array of at most 16 integers");
+        std::vector<int64_t> v;
+        for (const json& x : *values) {
+            if (!x.is_number_integer())
+                return m.err(path + ".values", "must hold integers");
+            v.push_back(x.get<int64_t>());
+        }
+        int64_t count = 1;
+        for (int64_t d : shape)
+            count = d > 16 ? 17 : count * d;
+        if (count != static_cast<int64_t>(v.size()) || !want.isStatic() || want.dims() != shape)
+            return m.err(path, "holds " + std::to_string(v.size()) + " values of shape " + ir::TensorType::of(*dt, shape).str() +
+                                   " for input " + want.str());
+        g.value = ir::Tensor::fromVector<int64_t>(shape, v).castTo(*dt);
+        p.inputGuards.push_back(std::move(g));
+    }
+    return {};
+}
+
 /// Gives `p` its graph, from the manifest's textual IR with the weights taken from weights.bin at
 /// their planned offsets, and checks that every name the Tasks, buffers and node_tasks use is in it.
-Status attachGraph(const Manifest& m, const json& doc, const std::vector<uint8_t>& weightsBin, Program& p) {
+Status attachGraph(const Manifest& m, const json& doc, const std::vector<uint8_t>& weightsBin,
+                   const std::vector<uint8_t>& hostWeightsBin, Program& p) {
     const MemoryStats& ms = p.memory;
     std::map<std::string, ir::Tensor> weights;
     for (const Buffer& b : p.buffers) {
@@ -150,6 +288,7 @@ Status attachGraph(const Manifest& m, const json& doc, const std::vector<uint8_t
             b.type.dtype, b.type.dims(),
             std::span<const std::byte>(reinterpret_cast<const std::byte*>(weightsBin.data()) + at, bytes));
     }
+    SX_TRY(readHostWeights(m, doc, hostWeightsBin, weights));
     SX_ASSIGN(std::string graphText, m.str(doc, "graph", ""));
     Expected<std::unique_ptr<ir::Graph>> graph = ir::parseGraph(graphText, &weights);
     if (!graph.ok())
@@ -205,13 +344,43 @@ Status writeArtifact(const Program& p, const std::string& dir) {
 
     std::vector<uint8_t> tasksBin = encodeTasks(p);
     std::vector<uint8_t> weightsBin = encodeWeights(p);
+    SX_ASSIGN(std::vector<HostWeight> hostList, hostWeights(*p.graph));
+    const std::vector<uint8_t> hostBin = encodeHostWeights(hostList);
 
     artifact::StreamedLists lists;
-    const json head = artifact::manifestHead(p, tasksBin, weightsBin, lists);
+    json head = artifact::manifestHead(p, tasksBin, weightsBin, lists);
+    if (!p.inputGuards.empty()) {
+        json guards = json::array();
+        for (const InputGuard& g : p.inputGuards) {
+            std::vector<int64_t> values;
+            for (int64_t k = 0; k < g.value.numel(); ++k)
+                values.push_back(static_cast<int64_t>(g.value.at(k)));
+            guards.push_back(json{{"input", g.input},
+                                  {"dtype", std::string(ir::dtypeName(g.value.dtype()))},
+                                  {"shape", g.value.shape()},
+                                  {"values", values},
+                                  {"decides", g.decides}});
+        }
+        head["input_guards"] = std::move(guards);
+    }
+    if (!hostList.empty()) {
+        json list = json::array();
+        for (const HostWeight& w : hostList)
+            list.push_back(json{{"value", w.value},
+                                {"dtype", std::string(ir::dtypeName(w.tensor->dtype()))},
+                                {"shape", w.tensor->shape()},
+                                {"offset", w.offset}});
+        head["host_weights"] = std::move(list);
+        head["files"]["host_weights.bin"] = json{{"bytes", hostBin.size()}, {"fnv1a64", fnv1a64Hex(hostBin)}};
+    }
 
     fs::path d(dir);
     SX_TRY(writeFile(d / "tasks.bin", tasksBin.data(), tasksBin.size()));
     SX_TRY(writeFile(d / "weights.bin", weightsBin.data(), weightsBin.size()));
+    std::error_code gone;
+    fs::remove(d / "host_weights.bin", gone); // an earlier artifact's in the same directory
+    if (!hostList.empty())
+        SX_TRY(writeFile(d / "host_weights.bin", hostBin.data(), hostBin.size()));
     SX_ASSIGN(std::string hash, writeManifestFile(d / "manifest.json", head, lists));
     const std::string line = hash + "  manifest.json\n"; // as sha256sum and friends print it
     return writeFile(d / kManifestHashFile, line.data(), line.size());
@@ -258,6 +427,12 @@ Expected<Program> readArtifact(const std::string& dir) {
     SX_ASSIGN(const json* files, m.get(doc, "files", ""));
     SX_TRY(artifact::checkFile(m, *files, "tasks.bin", tasksBin, tasksPath, version));
     SX_TRY(artifact::checkFile(m, *files, "weights.bin", weightsBin, weightsPath, version));
+    std::vector<uint8_t> hostWeightsBin;
+    if (doc.contains("host_weights")) { // version 5: the subgraphs' weights
+        const std::string hostPath = (d / "host_weights.bin").string();
+        SX_ASSIGN(hostWeightsBin, readBytes(hostPath, uint64_t{64} << 30));
+        SX_TRY(artifact::checkFile(m, *files, "host_weights.bin", hostWeightsBin, hostPath, version));
+    }
 
     Program p;
     std::vector<std::string> kernels;
@@ -269,7 +444,8 @@ Expected<Program> readArtifact(const std::string& dir) {
     SX_TRY(artifact::parseProgramTables(m, doc, p));
     SX_TRY(artifact::parseSramPlan(m, doc, version, p));
     SX_TRY(artifact::checkTasksBin(tasksBin, p, kernels, tasksPath));
-    SX_TRY(attachGraph(m, doc, weightsBin, p));
+    SX_TRY(attachGraph(m, doc, weightsBin, hostWeightsBin, p));
+    SX_TRY(readInputGuards(m, doc, p));
     Status events_ = checkEvents(p);
     if (!events_.ok())
         return m.fail("events are unsound: " + events_.error().message);

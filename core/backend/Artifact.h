@@ -16,8 +16,10 @@ inline constexpr const char* kArtifactFormat = "sextant-artifact";
 /// FNV-1a 64 (versions 1 and 2 used an offset basis one digit short, legacyFnv1a64Hex) and covers
 /// manifest.json with its hash in kManifestHashFile. 4 adds halo buffers: a tensor kept on chip a
 /// stripe per core whose readers' windows reach into other cores' stripes keeps a DRAM home
-/// (level dram, with stripes that give halo_top / halo_bottom), and tasks[i].halo_reads.
-inline constexpr int kArtifactVersion = 4;
+/// (level dram, with stripes that give halo_top / halo_bottom), and tasks[i].halo_reads. 5 adds
+/// host Tasks (partitions): unit "host" on the host lane, core = the target's core count, which
+/// events may be recorded on too.
+inline constexpr int kArtifactVersion = 5;
 /// The first version whose hashes are standard FNV-1a 64 and whose manifest has a hash file.
 inline constexpr int kArtifactStandardHashVersion = 3;
 /// The file beside manifest.json holding its hash, one line as `sha256sum` prints one:

@@ -94,7 +94,7 @@ Expected<MemLevel> parseLevel(const Manifest& m, const std::string& s, const std
     return m.err(path, "has unknown memory level '" + s + "'");
 }
 Expected<UnitKind> parseUnit(const Manifest& m, const std::string& s, const std::string& path) {
-    for (UnitKind u : {UnitKind::Cube, UnitKind::Vector, UnitKind::Dma})
+    for (UnitKind u : {UnitKind::Cube, UnitKind::Vector, UnitKind::Dma, UnitKind::Host})
         if (s == unitName(u))
             return u;
     return m.err(path, "has unknown unit '" + s + "'");
@@ -396,9 +396,14 @@ Expected<Task> parseTask(const Manifest& m, const json& j, int64_t i, const Prog
     SX_ASSIGN(t.id, m.intIn(j, "id", path, i, i));
     SX_ASSIGN(t.name, m.str(j, "name", path));
     SX_ASSIGN(t.kernel, m.str(j, "kernel", path));
-    SX_ASSIGN(t.core, m.intIn(j, "core", path, 0, p.target.numCores - 1));
+    SX_ASSIGN(t.core, m.intIn(j, "core", path, 0, hostLane(p.target)));
     SX_ASSIGN(std::string unit, m.str(j, "unit", path));
     SX_ASSIGN(t.unit, parseUnit(m, unit, path + ".unit"));
+    if (!onItsLane(t, p.target))
+        return m.err(path + ".core", "is " + std::to_string(t.core) + " for unit '" + unit + "': " +
+                                         (t.unit == UnitKind::Host ? "a host Task runs on the host lane, " +
+                                                                         std::to_string(hostLane(p.target))
+                                                                   : "the host lane takes host Tasks only"));
     SX_ASSIGN(t.nodes, m.strings(j, "nodes", path));
     SX_ASSIGN(t.inputs, m.ints(j, "inputs", path, 0, nb - 1));
     SX_ASSIGN(t.outputs, m.ints(j, "outputs", path, 0, nb - 1));
@@ -479,7 +484,7 @@ Expected<Event> parseEvent(const Manifest& m, const json& j, int64_t i, const Pr
     Event e;
     SX_ASSIGN(e.id, m.intIn(j, "id", path, i, i));
     SX_ASSIGN(e.slot, m.intIn(j, "slot", path, 0, p.target.eventSlotsPerCore - 1));
-    SX_ASSIGN(e.core, m.intIn(j, "core", path, 0, p.target.numCores - 1));
+    SX_ASSIGN(e.core, m.intIn(j, "core", path, 0, hostLane(p.target))); // a host Task records on its lane
     SX_ASSIGN(e.producerTask, m.intIn(j, "producer", path, 0, nt - 1));
     SX_ASSIGN(e.consumerTasks, m.ints(j, "consumers", path, 0, nt - 1));
     return e;

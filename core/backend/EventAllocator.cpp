@@ -114,9 +114,13 @@ Status checkTasks(const Program& p) {
             return makeError(ErrorKind::Verify, "task at position " + std::to_string(i) + " has id " +
                                                     std::to_string(p.tasks[i].id));
     for (const Task& t : p.tasks) {
-        if (t.core < 0 || t.core >= p.target.numCores)
-            return makeError(ErrorKind::Verify, taskLabel(p, t.id) + " is on core " + std::to_string(t.core) +
-                                                    " outside the target's " + std::to_string(p.target.numCores));
+        if (!onItsLane(t, p.target))
+            return makeError(ErrorKind::Verify, taskLabel(p, t.id) + " (" + std::string(unitName(t.unit)) +
+                                                    ") is on core " + std::to_string(t.core) + " outside the target's " +
+                                                    std::to_string(p.target.numCores) +
+                                                    (t.unit == UnitKind::Host ? ": a host Task runs on the host lane, " +
+                                                                                    std::to_string(hostLane(p.target))
+                                                                              : std::string()));
         for (int d : t.deps)
             if (!validTask(p, d) || d >= t.id)
                 return makeError(ErrorKind::Verify, taskLabel(p, t.id) + " depends on task " + std::to_string(d) +

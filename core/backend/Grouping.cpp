@@ -1,5 +1,8 @@
 #include "Grouping.h"
 
+#include <algorithm>
+#include <variant>
+
 namespace sextant::backend {
 
 bool isViewNode(const ir::Node& node) {
@@ -83,24 +86,43 @@ ir::TensorType storedType(const ir::Value& v) {
     return t;
 }
 
-Expected<UnitKind> unitFor(const ir::Node& node) {
+UnitKind unitFor(const ir::Node& node) {
     switch (node.info().cost) {
     case ir::CostClass::Cube: return UnitKind::Cube;
     case ir::CostClass::Vector: return UnitKind::Vector;
     case ir::CostClass::DmaOnly: return UnitKind::Dma;
-    case ir::CostClass::Host:
-        return makeError(ErrorKind::Unsupported,
-                         "op '" + ir::qualifiedOpName(node.kind()) + "' at node '" + node.name() +
-                             "' runs on the host and cannot be lowered to the NPU",
-                         node.name());
+    case ir::CostClass::Host: break;
     }
-    return makeError(ErrorKind::Unsupported, "unknown cost class at node '" + node.name() + "'", node.name());
+    return UnitKind::Host;
+}
+
+std::string hostReason(const ir::Node& node) {
+    if (node.info().cost != ir::CostClass::Host)
+        return {};
+    const std::string op = "'" + ir::qualifiedOpName(node.kind()) + "'";
+    const bool control = std::any_of(node.attrs().begin(), node.attrs().end(), [](const auto& kv) {
+        return std::holds_alternative<std::shared_ptr<const ir::Graph>>(kv.second);
+    });
+    if (control)
+        return op + " is control flow: which branch or how many iterations run depends on data, and the NPU's "
+                    "Task list is fixed";
+    switch (node.kind()) {
+    case ir::OpKind::LSTM:
+    case ir::OpKind::GRU:
+    case ir::OpKind::RNN:
+        return op + " is a recurrence: each step needs the one before, and the NPU has no kernel for it";
+    case ir::OpKind::Shape:
+    case ir::OpKind::Size:
+        return op + " computes shape data (i64), which the NPU does not run";
+    default: break;
+    }
+    return op + " has no NPU kernel (its op-table cost class is host)";
 }
 
 Expected<std::vector<Group>> formGroups(const ir::Graph& graph) {
     std::vector<Group> groups;
     for (const ir::Node* node : graph.nodes()) {
-        SX_ASSIGN(UnitKind unit, unitFor(*node));
+        const UnitKind unit = unitFor(*node);
         for (const ir::Value* v : node->inputs())
             if (v && !v->type().isStatic())
                 return makeError(ErrorKind::Unsupported,

@@ -24,11 +24,17 @@ bool isViewNode(const ir::Node& node);
 /// buffer owner of its input (followed through chains of views).
 const ir::Value* bufferOwner(const ir::Value* v);
 
-/// The unit an op's cost class runs on; fails for host-only ops, which the NPU cannot run.
-Expected<UnitKind> unitFor(const ir::Node& node);
+/// The unit an op's cost class runs on; UnitKind::Host for an op the NPU cannot run (the op
+/// table's cost class Host), which then runs on the host (DESIGN §6, partitions).
+UnitKind unitFor(const ir::Node& node);
+
+/// Why `node` runs on the host, one sentence for `compile --stats`, the artifact and the GUI's
+/// inspector; empty for a node the NPU runs.
+std::string hostReason(const ir::Node& node);
 
 /// Forms the groups of a graph in node order (a topological order), skipping view nodes. Fails,
-/// naming the node, when a node cannot run on the NPU or a value it touches has no static shape.
+/// naming the node, when a value it touches has no static shape (a host node's too: its outputs
+/// live in planned DRAM).
 Expected<std::vector<Group>> formGroups(const ir::Graph& graph);
 
 } // namespace sextant::backend

@@ -23,8 +23,75 @@ std::string_view unitName(UnitKind u) {
     case UnitKind::Cube: return "cube";
     case UnitKind::Vector: return "vector";
     case UnitKind::Dma: return "dma";
+    case UnitKind::Host: return "host";
     }
     return "?";
+}
+
+bool onItsLane(const Task& t, const Target& target) {
+    if (t.unit == UnitKind::Host)
+        return t.core == hostLane(target);
+    return t.core >= 0 && t.core < target.numCores;
+}
+
+int coresUsed(const Program& p) {
+    std::vector<char> used(static_cast<size_t>(std::max(p.target.numCores, 0)), 0);
+    for (const Task& t : p.tasks)
+        if (t.unit != UnitKind::Host && t.core >= 0 && static_cast<size_t>(t.core) < used.size())
+            used[static_cast<size_t>(t.core)] = 1;
+    return static_cast<int>(std::count(used.begin(), used.end(), 1));
+}
+
+std::vector<std::string> hostStepLines(const Program& p) {
+    struct Op {
+        std::string op, reason;
+        std::vector<std::string> names;
+    };
+    std::vector<Op> ops;
+    for (const Task& t : p.tasks) {
+        if (t.unit != UnitKind::Host)
+            continue;
+        const ir::Node* n = p.graph && !t.nodes.empty() ? p.graph->findNode(t.nodes.front()) : nullptr;
+        const std::string op = n ? ir::qualifiedOpName(n->kind()) : t.kernel;
+        auto it = std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.op == op; });
+        if (it == ops.end()) {
+            ops.push_back(Op{op, n ? hostReason(*n) : std::string("runs on the host"), {}});
+            it = ops.end() - 1;
+        }
+        it->names.push_back(t.name);
+    }
+    std::vector<std::string> lines;
+    constexpr size_t kNamesShown = 3;
+    for (const Op& o : ops) {
+        std::string names;
+        for (size_t i = 0; i < o.names.size() && i < kNamesShown; ++i)
+            names += (i ? ", " : "") + o.names[i];
+        if (o.names.size() > kNamesShown)
+            names += ", ...";
+        lines.push_back(std::to_string(o.names.size()) + " x " + o.op + " (" + names + "): " + o.reason);
+    }
+    return lines;
+}
+
+std::vector<std::string> inputGuardLines(const Program& p) {
+    std::vector<std::string> lines;
+    for (const InputGuard& g : p.inputGuards) {
+        std::string values;
+        for (int64_t k = 0; k < g.value.numel() && k < 16; ++k)
+            values += (k ? ", " : "") + std::to_string(static_cast<int64_t>(g.value.at(k)));
+        if (g.value.numel() != 1)
+            values = "[" + values + "]";
+        const std::string name = p.graph && g.input >= 0 && static_cast<size_t>(g.input) < p.graph->inputs().size()
+                                     ? p.graph->inputs()[static_cast<size_t>(g.input)]->name()
+                                     : "#" + std::to_string(g.input);
+        lines.push_back("input '" + name + "' = " + values + " (decides '" + g.decides +
+                        "'; compiled for this value, others are refused)");
+    }
+    return lines;
+}
+
+std::string laneName(int core, const Target& target) {
+    return core == hostLane(target) ? std::string("the host") : "core " + std::to_string(core);
 }
 
 int64_t storedElements(const ir::TensorType& t, int c0) {
@@ -439,6 +506,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     std::vector<Task> tasks;
     std::vector<TaskCost> costs; // per Task, for the SRAM plan
     std::vector<int> follow;     // per Task: the Task whose core it must run on (-1: any)
+    std::vector<char> host;      // per Task: a host Task (on the host lane)
     for (size_t i = 0; i < groups.size(); ++i) {
         const Group& grp = groups[i];
         Task t;
@@ -477,6 +545,21 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         t.deps = std::move(deps);
         const TilePricing pricing = options.sram.tilePricing;
+        if (grp.unit == UnitKind::Host) { // one host Task: no tiles, no parts, on the host lane
+            const TaskCost cost = hostCost(grp, target);
+            t.id = static_cast<int>(tasks.size());
+            t.tiling = cost.tiling;
+            t.flops = cost.flops;
+            t.estCycles = cost.estCycles;
+            t.computeCycles = cost.computeCycles;
+            host.push_back(1);
+            follow.push_back(-1);
+            for (const ir::Node* n : grp.nodes)
+                tasksOfNode[n] = {t.id};
+            tasks.push_back(std::move(t));
+            costs.push_back(cost);
+            continue;
+        }
         SX_ASSIGN(TaskCost cost, chooseTiling(grp, target, nullptr, pricing));
         SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts, pricing));
         if (options.sram.keepOnChip && options.sram.stripes && options.sram.alignSplits) {
@@ -512,6 +595,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
             part.estCycles = c.estCycles;
             part.computeCycles = c.computeCycles;
             ids.push_back(part.id);
+            host.push_back(0);
             tasks.push_back(std::move(part));
             costs.push_back(c);
         }
@@ -529,7 +613,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     }
     Target onCores = target;
     onCores.numCores = cores;
-    std::vector<ScheduleSlot> sched = listSchedule(preds, cycles, onCores, follow);
+    std::vector<ScheduleSlot> sched = listSchedule(preds, cycles, onCores, follow, host, hostLane(target));
     std::vector<int> order(tasks.size());
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int a, int b) {

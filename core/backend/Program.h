@@ -11,9 +11,33 @@
 
 namespace sextant::backend {
 
-/// Which unit of a core runs a Task.
-enum class UnitKind : uint8_t { Cube, Vector, Dma };
+/// Which unit of a core runs a Task. Host: not the NPU but the host CPU, for a node the NPU
+/// cannot run (control flow, a recurrence, a shape computation; backend::hostReason says why):
+/// a host Task runs on the host lane (hostLane), reads and writes DRAM only, has no tiling, no
+/// SRAM slots and no transfers, and syncs with the cores by events like a core of its own.
+enum class UnitKind : uint8_t { Cube, Vector, Dma, Host };
 std::string_view unitName(UnitKind u);
+
+/// The lane of host Tasks: the core index after the target's last core (Task::core, Event::core
+/// and the trace use it; no SRAM, no per-core figures belong to it).
+inline int hostLane(const Target& t) { return t.numCores; }
+
+struct Task;
+/// Whether `t` is on a lane its unit may use: a host Task on the host lane, any other Task on one
+/// of the target's cores.
+bool onItsLane(const Task& t, const Target& target);
+/// "core 3" or "the host": where a Task runs, for messages.
+std::string laneName(int core, const Target& target);
+
+struct Program;
+/// The target's cores that run at least one Task (the host lane is not one of them).
+int coresUsed(const Program& p);
+/// The partition's host steps, one line per op (DESIGN §6, partitions): how many host Tasks run
+/// it, the first few node names and why the NPU does not ("2 x LSTM (LSTM_1, LSTM_2): 'LSTM' is a
+/// recurrence ..."), in the order their first Task runs. Empty when everything runs on the NPU.
+std::vector<std::string> hostStepLines(const Program& p);
+/// One line per input guard: "input 'sr' = 16000 (decides 'If_0'; other values are refused)".
+std::vector<std::string> inputGuardLines(const Program& p);
 
 /// Where a buffer lives.
 enum class MemLevel : uint8_t { Dram, Sram };
@@ -296,6 +320,15 @@ struct MemoryStats {
     }
 };
 
+/// A graph input whose value the program was compiled for (runtime::bindControlInputs): it
+/// decides control flow (an If's condition), which compiling for it folded away. The runtime
+/// refuses other values, naming the input, both values and what it decides.
+struct InputGuard {
+    int input = 0;        ///< index into the graph's inputs
+    ir::Tensor value;     ///< an integer or bool tensor of at most a few elements
+    std::string decides;  ///< the node whose condition it decided ("If_0")
+};
+
 /// The compiled form of a model: what the artifact stores and the simulator runs.
 struct Program {
     std::string modelName;
@@ -311,6 +344,7 @@ struct Program {
     std::vector<OnChip> onChip;          ///< tensors the keep-on-chip rule kept, by buffer id
     std::vector<int> inputBuffers;    ///< one per graph input, in order
     std::vector<int> outputBuffers;   ///< one per graph output, in order
+    std::vector<InputGuard> inputGuards; ///< inputs bound to the values it was compiled for
     std::vector<std::string> pipeline;      ///< pass ids that ran, in order
     std::vector<std::string> disabledRules; ///< rule/pass ids switched off
     int64_t bisectLimit = -1;               ///< the pipeline's rule-application limit (-1: none)

@@ -6,9 +6,9 @@ namespace sextant::backend {
 
 std::vector<ScheduleSlot> listSchedule(const std::vector<std::vector<int>>& preds,
                                        const std::vector<uint64_t>& cycles, const Target& target,
-                                       const std::vector<int>& follow) {
+                                       const std::vector<int>& follow, const std::vector<char>& host, int hostLane) {
     const int cores = std::max(1, target.numCores);
-    std::vector<uint64_t> coreFree(static_cast<size_t>(cores), 0);
+    std::vector<uint64_t> coreFree(static_cast<size_t>(std::max(cores, hostLane + 1)), 0);
     std::vector<ScheduleSlot> out(preds.size());
     for (size_t i = 0; i < preds.size(); ++i) {
         int bestCore = 0;
@@ -16,7 +16,8 @@ std::vector<ScheduleSlot> listSchedule(const std::vector<std::vector<int>>& pred
         const int pinned = i < follow.size() && follow[i] >= 0 && static_cast<size_t>(follow[i]) < i
                                ? out[static_cast<size_t>(follow[i])].core
                                : -1;
-        for (int c = 0; c < cores; ++c) {
+        const bool onHost = i < host.size() && host[i] && hostLane >= 0;
+        for (int c = onHost ? hostLane : 0; c < (onHost ? hostLane + 1 : cores); ++c) {
             if (pinned >= 0 && c != pinned)
                 continue;
             uint64_t ready = coreFree[static_cast<size_t>(c)];

@@ -22,8 +22,11 @@ struct ScheduleSlot {
 /// re-times it afterwards, with the Tasks that load while the one before them computes).
 /// `follow[i]` >= 0 pins Task i to the core of the earlier Task follow[i] (a part of a split node
 /// that reads its producer's part's slice from that core's SRAM); -1 or a missing entry: free.
+/// `host[i]` != 0 puts Task i on lane `hostLane` (the host, one step at a time, synced with the
+/// cores by events like another core); a missing entry: an NPU Task.
 std::vector<ScheduleSlot> listSchedule(const std::vector<std::vector<int>>& preds,
                                        const std::vector<uint64_t>& cycles, const Target& target,
-                                       const std::vector<int>& follow = {});
+                                       const std::vector<int>& follow = {}, const std::vector<char>& host = {},
+                                       int hostLane = -1);
 
 } // namespace sextant::backend

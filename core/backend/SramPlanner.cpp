@@ -272,6 +272,8 @@ std::string structuralReason(const Program& p, const PlanState& s, const Accesse
     const Task& pt = p.tasks[static_cast<size_t>(producer)];
     if (buf.kind == BufferKind::Output)
         return "graph output: the host reads it from DRAM";
+    if (pt.unit == UnitKind::Host)
+        return "written on the host: '" + pt.name + "' runs on the host, which reaches only DRAM";
     if (pt.outputs.size() != 1)
         return "several outputs: its Task writes " + std::to_string(pt.outputs.size());
     const std::vector<int>& readers = acc.readers[static_cast<size_t>(b)];
@@ -282,6 +284,10 @@ std::string structuralReason(const Program& p, const PlanState& s, const Accesse
     // copy SRAM to SRAM, which the DMA model does not price: one side stays in DRAM.
     if (pt.unit == UnitKind::Dma && !s.residentInputs[static_cast<size_t>(producer)].empty())
         return "data-movement Task reads SRAM: '" + pt.name + "' already reads its input on chip";
+    for (int r : readers)
+        if (p.tasks[static_cast<size_t>(r)].unit == UnitKind::Host)
+            return "read on the host: '" + p.tasks[static_cast<size_t>(r)].name +
+                   "' runs on the host, which reaches only DRAM";
     if (acc.writers[static_cast<size_t>(b)].size() != 1)
         return stripeReason(p, acc, b, homeReaders);
     for (int r : readers) {
@@ -552,7 +558,7 @@ OffsetPlan placeCore(const PlanState& s, std::vector<SramBuffer>& bufs, uint64_t
 /// Task) overlap it, the rest of its time follows it. Its estStart is the start of its loads, or,
 /// when it reads that Task's result, that Task's end: a dep always ends before its reader starts.
 void retime(Program& p, const PlanState& s) {
-    std::vector<uint64_t> coreFree(static_cast<size_t>(std::max(p.target.numCores, 1)), 0);
+    std::vector<uint64_t> coreFree(static_cast<size_t>(std::max(p.target.numCores, 1)) + 1, 0); // and the host lane
     std::vector<long> last(coreFree.size(), -1);
     p.estCycles = 0;
     for (Task& t : p.tasks) {
@@ -616,6 +622,8 @@ PlanState initialState(const Program& p, const std::vector<TaskCost>& costs, con
     for (const Task& t : p.tasks) {
         s.pieces[static_cast<size_t>(t.id)] = piecesOf(p, t, costs[static_cast<size_t>(t.id)], bufferOf);
         s.slotBytes[static_cast<size_t>(t.id)] = workingSet(s, t.id, align);
+        if (t.unit == UnitKind::Host)
+            continue; // no SRAM: not in any core's plan
         auto& core = s.byCore[static_cast<size_t>(t.core)];
         s.position[static_cast<size_t>(t.id)] = static_cast<int>(core.size());
         core.push_back(t.id);

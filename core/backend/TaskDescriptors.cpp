@@ -14,7 +14,7 @@
 //   offset table at 64: N x u64 descriptor offsets, zero-padded to a multiple of A
 //   descriptor i at its offset (a multiple of A), Task ids in order:
 //     0  u32 task id             4  u32 descriptor bytes (a multiple of A)
-//     8  u16 core               10  u8 unit (0 cube, 1 vector, 2 dma)
+//     8  u16 core               10  u8 unit (0 cube, 1 vector, 2 dma, 3 host)
 //    11  u8  flags (bit 0: double-buffered)
 //    12  u32 kernel index (into the manifest's "kernels" list)
 //    16  u16 inputs  18 u16 outputs  20 u16 waits  22 u16 records

@@ -61,4 +61,9 @@ struct OutputSlice {
 Expected<TaskCost> chooseTiling(const Group& group, const Target& target, const OutputSlice* slice = nullptr,
                                 TilePricing pricing = TilePricing::LatencyPerTile);
 
+/// The cost of a host group (UnitKind::Host): one host step's fixed cost (the interrupt and the
+/// relaunch), its flops at one host core's rate and the DRAM bytes it reads and writes, all in
+/// NPU cycles (HostCost.cpp). No tiles, no SRAM pieces, no DMA.
+TaskCost hostCost(const Group& group, const Target& target);
+
 } // namespace sextant::backend

@@ -5,7 +5,9 @@
 
 #include "core/ir/Interpreter.h"
 
+#include <algorithm>
 #include <map>
+#include <unordered_map>
 
 namespace sextant::passes {
 
@@ -213,11 +215,91 @@ private:
     mutable std::map<std::string, std::vector<ir::Tensor>> m_cache;
 };
 
+/// An If whose condition is a constant runs one branch whatever the inputs: its nodes take the
+/// If's place (the branch's inputs read the If's captured inputs, its constants become the
+/// graph's), so they fold, fuse and lower like the rest of the graph instead of running as one
+/// host step. The If's outputs keep their names.
+class InlineConstantIf : public RewriteRule {
+public:
+    std::string id() const override { return "inline-constant-if"; }
+    std::string summary() const override {
+        return "replace an If whose condition is a constant by the nodes of the branch it takes";
+    }
+    std::vector<ir::OpKind> targets() const override { return {ir::OpKind::If}; }
+    Match match(const ir::Node& n) const override {
+        const ir::Tensor* c = constantOf(n.input(0));
+        if (!c)
+            return Match::rejected("condition '" + (n.input(0) ? n.input(0)->name() : std::string("?")) +
+                                   "' is computed at run time");
+        if (c->numel() != 1)
+            return Match::rejected("condition holds " + std::to_string(c->numel()) + " elements");
+        const ir::Graph* branch = n.attrGraph(c->at(0) != 0 ? "then_branch" : "else_branch");
+        if (!branch || branch->inputs().size() + 1 != n.numInputs() || branch->outputs().size() != n.numOutputs())
+            return Match::rejected("its branch does not match its inputs and outputs");
+        return Match::matched();
+    }
+    Status apply(ir::Graph& g, ir::Node& n, const Match&, RewriteContext& rc) const override {
+        const ir::Graph& b = *n.attrGraph(constantOf(n.input(0))->at(0) != 0 ? "then_branch" : "else_branch");
+        std::unordered_map<const ir::Value*, ir::Value*> map;
+        for (size_t i = 0; i < b.inputs().size(); ++i)
+            map[b.inputs()[i]] = n.input(i + 1);
+        for (const ir::Value* c : b.constants()) {
+            const std::string name = g.uniqueName(c->name());
+            SX_ASSIGN(ir::Value * v, g.addConstant(name, *c->constant()));
+            rc.noteConstant(name, {&n});
+            map[c] = v;
+        }
+        std::vector<ir::Value*> made; // values the inlined nodes compute
+        for (const ir::Node* src : b.nodes()) {
+            std::vector<ir::Value*> inputs;
+            for (const ir::Value* in : src->inputs()) {
+                if (!in) {
+                    inputs.push_back(nullptr);
+                    continue;
+                }
+                auto it = map.find(in);
+                if (it == map.end())
+                    return makeError(ErrorKind::Verify, "If '" + n.name() + "': branch node '" + src->name() +
+                                                            "' reads '" + in->name() + "', which the branch does not define");
+                inputs.push_back(it->second);
+            }
+            std::vector<std::string> outNames;
+            for (const ir::Value* o : src->outputs())
+                outNames.push_back(g.uniqueName(o->name()));
+            SX_ASSIGN(ir::Node * copy, g.addNode(src->kind(), g.uniqueName(src->name()), std::move(inputs), outNames,
+                                                  src->attrs(), &n));
+            copy->mutableProvenance().origins = unionOrigins({&n, src});
+            copy->mutableProvenance().createdBy = rc.createdBy();
+            for (size_t k = 0; k < src->numOutputs(); ++k) {
+                copy->output(k)->setType(src->output(k)->type());
+                map[src->output(k)] = copy->output(k);
+                made.push_back(copy->output(k));
+            }
+        }
+        std::vector<std::pair<ir::Value*, std::string>> rename;
+        for (size_t k = 0; k < n.numOutputs(); ++k) {
+            ir::Value* to = map.at(b.outputs()[k]);
+            ir::Value* from = n.output(k);
+            const bool inlined = std::find(made.begin(), made.end(), to) != made.end();
+            if (inlined && std::none_of(rename.begin(), rename.end(), [&](const auto& r) { return r.first == to; }))
+                rename.emplace_back(to, from->name()); // keeps the If's output name (a graph output's, say)
+            g.replaceAllUsesWith(from, to);
+        }
+        rc.noteRemoved(n, "its condition is a constant: the branch it takes replaced it");
+        SX_TRY(g.eraseNode(&n));
+        for (const auto& [v, name] : rename)
+            SX_TRY(g.renameValue(v, name));
+        // The branch's types were inferred for its declared inputs; the If's may be more precise.
+        return g.inferTypes();
+    }
+};
+
 } // namespace
 
 std::unique_ptr<Pass> makeFoldConstantsPass() {
     std::vector<std::unique_ptr<RewriteRule>> rules;
     rules.push_back(std::make_unique<FoldConstantNode>());
+    rules.push_back(std::make_unique<InlineConstantIf>());
     return std::make_unique<PatternRewritePass>(
         "fold-constants", "evaluate nodes whose inputs are all constants and store the results",
         std::move(rules));

@@ -103,6 +103,7 @@ Expected<CompileResult> compileGraph(const ir::Graph& graph, const CompileOption
         return result;
     }
     result.program = std::move(lowered).value();
+    result.program.inputGuards = options.inputGuards;
     recordBackendRule(result.pipeline, backend::kKeepOnChipRule, decisions);
     for (const passes::Snapshot& s : result.pipeline.snapshots)
         if (s.passId != "input")

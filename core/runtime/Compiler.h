@@ -24,6 +24,8 @@ struct CompileOptions {
     /// Called once the pass pipeline finished, before lowering (which may take much longer on a
     /// large graph): the GUI shows the passes and graphs meanwhile.
     std::function<void(const passes::PipelineResult&)> pipelineDone;
+    /// Inputs the graph was bound to (bindControlInputs): the Program refuses other values.
+    std::vector<backend::InputGuard> inputGuards;
 };
 
 /// Everything a compilation produced: the pipeline's snapshots and rule records (for the pass

@@ -198,6 +198,11 @@ Status RunJob::specialise(RunResult& r) {
     SX_ASSIGN(r.inputShapes, specialiseInputs(*r.graph, q.shapes, dir, q.requireStaticInputs, q.shapeHint));
     if (q.shapes.empty() && !r.inputShapes.empty())
         r.shapesDir = dir;
+    // Compiling for the NPU with known inputs: the ones that decide control flow are bound to
+    // their values, so the branches they choose compile for the NPU (Program::inputGuards).
+    if (q.engine == RunEngine::Npu && !dir.empty()) {
+        SX_ASSIGN(r.inputGuards, bindControlInputs(*r.graph, dir));
+    }
     return {};
 }
 
@@ -213,6 +218,7 @@ Status RunJob::compile(RunResult& r) {
     }
     CompileOptions options = m_request.compile;
     options.pipelineDone = m_hooks.pipelineDone;
+    options.inputGuards = r.inputGuards;
     SX_ASSIGN(CompileResult compiled, compileGraph(*r.graph, options, m_hooks.cancel, onPass));
     r.pipeline = std::move(compiled.pipeline);
     r.program = std::move(compiled.program);

@@ -125,6 +125,9 @@ struct RunResult {
     ir::InputShapes inputShapes;
     /// Where they came from: empty for --shape, else the test-data directory whose shapes they are.
     std::string shapesDir;
+    /// The inputs Specialise bound to their values in the test data because they decide control
+    /// flow (bindControlInputs); the Program refuses other values.
+    std::vector<backend::InputGuard> inputGuards;
 
     // Compile
     passes::PipelineResult pipeline; ///< snapshots [0] = "input", one per pass; rule records

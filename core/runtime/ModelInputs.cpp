@@ -5,6 +5,7 @@
 #include "core/frontend/TensorProtoIO.h"
 
 #include <filesystem>
+#include <unordered_set>
 
 namespace sextant::runtime {
 
@@ -91,6 +92,63 @@ Expected<ir::InputShapes> specialiseInputs(ir::Graph& graph, const ir::InputShap
     SX_TRY(ir::specializeInputs(graph, shapes));
     SX_TRY(frontend::checkTensorSizes(graph));
     return shapes;
+}
+
+namespace {
+
+/// The If whose condition `in` decides (through the nodes that compute it), or nullptr.
+const ir::Node* decidedIf(const ir::Value* in) {
+    constexpr size_t kMaxVisits = 4096;
+    std::vector<const ir::Value*> todo{in};
+    std::unordered_set<const ir::Value*> seen{in};
+    while (!todo.empty() && seen.size() < kMaxVisits) {
+        const ir::Value* v = todo.back();
+        todo.pop_back();
+        for (const ir::Node* u : v->users()) {
+            if (u->kind() == ir::OpKind::If) {
+                if (u->input(0) == v)
+                    return u;
+                continue; // a captured input: what the branch does with it is the branch's
+            }
+            for (const ir::Value* o : u->outputs())
+                if (o && seen.insert(o).second)
+                    todo.push_back(o);
+        }
+    }
+    return nullptr;
+}
+
+} // namespace
+
+Expected<std::vector<backend::InputGuard>> bindControlInputs(ir::Graph& graph, const std::string& inputsDir) {
+    std::vector<backend::InputGuard> guards;
+    if (inputsDir.empty())
+        return guards;
+    std::vector<std::pair<size_t, const ir::Node*>> control;
+    for (size_t i = 0; i < graph.inputs().size(); ++i) {
+        const ir::Value* in = graph.inputs()[i];
+        const ir::TensorType& t = in->type();
+        if (ir::isFloat(t.dtype) || !t.isStatic() || t.numel() > kMaxBoundElements || in->isGraphOutput())
+            continue;
+        if (const ir::Node* decides = decidedIf(in))
+            control.emplace_back(i, decides);
+    }
+    if (control.empty())
+        return guards;
+    SX_ASSIGN(std::vector<ir::Tensor> values, loadCheckedDataSet(graph, inputsDir));
+    for (const auto& [i, decides] : control) {
+        ir::Value* in = graph.inputs()[i];
+        const ir::Tensor& value = values.at(i);
+        if (value.dtype() != in->type().dtype || value.numel() != in->type().numel())
+            return makeError(ErrorKind::Invalid, inputsDir + ": input '" + in->name() + "' is " + value.type().str() +
+                                                     ", the model declares " + in->type().str(),
+                             in->name());
+        const ir::Tensor bound = value.reshaped(in->type().dims());
+        SX_ASSIGN(ir::Value * c, graph.addConstant(graph.uniqueName(in->name() + "_bound"), bound));
+        graph.replaceAllUsesWith(in, c);
+        guards.push_back(backend::InputGuard{static_cast<int>(i), bound, decides->name()});
+    }
+    return guards;
 }
 
 Expected<RunInputs> chooseInputs(const ir::Graph& graph, const std::string& inputsDir, bool lookNextToModel,

@@ -5,6 +5,7 @@
 // to the model as ../shared/models and the samples keep it) or generated deterministically. One
 // place, so `sextant-cli run`, `bisect`, `compile` and the GUI pick shapes and inputs the same way.
 
+#include "core/backend/Program.h"
 #include "core/ir/Error.h"
 #include "core/ir/Graph.h"
 #include "core/ir/Specialize.h"
@@ -31,6 +32,17 @@ std::optional<std::string> testDataNextTo(const std::string& modelPath);
 Expected<ir::InputShapes> specialiseInputs(ir::Graph& graph, const ir::InputShapes& requested,
                                            const std::string& inputsDir, bool requireStatic,
                                            const std::string& hint = {});
+
+/// Graph inputs whose value decides control flow: integer or bool inputs of at most
+/// kMaxBoundElements elements from which an If's condition is computed (silero-vad's sample
+/// rate). Each is bound to its value in `inputsDir`: its uses read a constant, so the condition
+/// folds and the If is replaced by the branch it takes (rule inline-constant-if), whose nodes
+/// then run on the NPU instead of one host step running the whole branch. As TensorRT asks for
+/// the values of shape tensors when it builds an engine, the program is compiled for these
+/// values: it keeps one guard per bound input (Program::inputGuards) and refuses others.
+/// Nothing is bound without `inputsDir`. Returns the guards (empty when nothing was bound).
+inline constexpr int64_t kMaxBoundElements = 16;
+Expected<std::vector<backend::InputGuard>> bindControlInputs(ir::Graph& graph, const std::string& inputsDir);
 
 /// Where a run's inputs came from.
 enum class InputsOrigin {

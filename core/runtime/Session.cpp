@@ -32,6 +32,18 @@ Expected<Session> Session::fromArtifact(const std::string& dir) {
     return Session(std::move(program));
 }
 
+namespace {
+
+/// "16000" or "[1, 2, 3]": a guarded input's few values.
+std::string valuesText(const ir::Tensor& t) {
+    std::string out;
+    for (int64_t k = 0; k < t.numel() && k < 16; ++k)
+        out += (k ? ", " : "") + std::to_string(static_cast<int64_t>(t.at(k)));
+    return t.numel() == 1 ? out : "[" + out + "]";
+}
+
+} // namespace
+
 Status checkProgramInputs(const backend::Program& program, std::span<const ir::Tensor> inputs) {
     if (!program.graph)
         return makeError(ErrorKind::Invalid, "program '" + program.modelName + "' has no graph");
@@ -49,6 +61,22 @@ Status checkProgramInputs(const backend::Program& program, std::span<const ir::T
             got.dtype() == want.dtype || (ir::isFloat(got.dtype()) && ir::isFloat(want.dtype));
         if (!dtypeOk || !want.isStatic() || want.dims() != got.shape())
             return makeError(ErrorKind::Invalid, what, formal[i]->name());
+    }
+    // The values it was compiled for (runtime::bindControlInputs).
+    for (const backend::InputGuard& g : program.inputGuards) {
+        if (g.input < 0 || static_cast<size_t>(g.input) >= inputs.size())
+            return makeError(ErrorKind::Invalid, "program '" + program.modelName + "' guards input " +
+                                                     std::to_string(g.input) + ", which it does not have");
+        const ir::Tensor& got = inputs[static_cast<size_t>(g.input)];
+        bool same = got.numel() == g.value.numel() && got.dtype() == g.value.dtype();
+        for (int64_t k = 0; same && k < got.numel(); ++k)
+            same = got.at(k) == g.value.at(k);
+        if (!same)
+            return makeError(ErrorKind::Invalid,
+                             "input '" + formal[static_cast<size_t>(g.input)]->name() + "' is " + valuesText(got) +
+                                 ", but the program was compiled for " + valuesText(g.value) + " (it decides '" +
+                                 g.decides + "'): compile it again with inputs of that value",
+                             formal[static_cast<size_t>(g.input)]->name());
     }
     return {};
 }

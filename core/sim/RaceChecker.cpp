@@ -133,7 +133,7 @@ std::string sharedRange(const Buffer& a, const Buffer& b) {
 std::string Machine::writerOf(size_t buffer) const {
     if (!m_writers[buffer].empty()) {
         const Task& w = m_p.tasks[m_writers[buffer].front()];
-        return "by " + taskAndNodes(w) + " on core " + std::to_string(w.core);
+        return "by " + taskAndNodes(w) + " on " + backend::laneName(w.core, m_p.target);
     }
     return m_p.buffers[buffer].kind == backend::BufferKind::Weight ? "by the host (a weight)"
                                                                    : "by the host (a graph input)";
@@ -193,7 +193,7 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
     const TaskState& st = m_state[index];
     auto race = [&](const std::string& what) {
         return makeError(ErrorKind::Runtime,
-                         "race: " + taskAndNodes(task) + " on core " + std::to_string(task.core) +
+                         "race: " + taskAndNodes(task) + " on " + backend::laneName(task.core, m_p.target) +
                              " at cycle " + std::to_string(now) + " " + what,
                          task.name);
     };
@@ -205,7 +205,7 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                 continue;
             const Task& p = m_p.tasks[w];
             return race("reads " + bufferLabel(buf) + " before its producer " + taskAndNodes(p) +
-                        " on core " + std::to_string(p.core) + " ended: a missing event wait?");
+                        " on " + backend::laneName(p.core, m_p.target) + " ended: a missing event wait?");
         }
         // Reading bytes another buffer's write replaced: two live buffers share addresses.
         const std::vector<size_t> read = touchedBy(buf, readerCore(st, b, task.core));

@@ -57,7 +57,7 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
     for (size_t i = 0; i < m_p.events.size(); ++i)
         m_eventById.emplace(m_p.events[i].id, i);
 
-    m_queues.assign(static_cast<size_t>(t.numCores), {});
+    m_queues.assign(static_cast<size_t>(t.numCores) + 1, {}); // the cores, then the host lane
     m_head.assign(m_queues.size(), 0);
     m_coreFree.assign(m_queues.size(), 0);
     m_state.assign(m_p.tasks.size(), {});
@@ -65,10 +65,12 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
     m_writers.assign(m_p.buffers.size(), {});
     for (size_t i = 0; i < m_p.tasks.size(); ++i) {
         const Task& task = m_p.tasks[i];
-        if (task.core < 0 || task.core >= t.numCores)
+        if (!backend::onItsLane(task, t))
             return makeError(ErrorKind::Invalid,
-                             taskLabel(task) + " is on core " + std::to_string(task.core) +
-                                 " but target '" + t.name + "' has " + std::to_string(t.numCores),
+                             taskLabel(task) + " (" + std::string(backend::unitName(task.unit)) + ") is on core " +
+                                 std::to_string(task.core) + " but target '" + t.name + "' has " +
+                                 std::to_string(t.numCores) + " cores and the host lane " +
+                                 std::to_string(backend::hostLane(t)),
                              task.name);
         for (int b : task.inputs)
             if (!m_bufferById.count(b))
@@ -193,8 +195,9 @@ void Machine::findOverlaps() {
         if (prev < 0)
             continue;
         const Task& task = m_p.tasks[i];
-        // A DMA Task keeps both engines busy from its start to its end.
-        if (m_p.tasks[static_cast<size_t>(prev)].unit == UnitKind::Dma)
+        // A DMA Task keeps both engines busy from its start to its end; the host runs one host
+        // step at a time.
+        if (m_p.tasks[static_cast<size_t>(prev)].unit == UnitKind::Dma || task.unit == UnitKind::Host)
             continue;
         // A double-buffered stream of what the Task before it stores cannot start before it.
         if (task.tiling.doubleBuffered && task.tiling.numTiles > 1 && m_lateLoad[i] > 0)

@@ -57,11 +57,11 @@ std::string Machine::watchdogDump(uint64_t now) const {
         if (m_head[c] >= m_queues[c].size())
             continue;
         const size_t head = m_queues[c][m_head[c]];
-        s += "; " + taskAndNodes(m_p.tasks[head]) + " on core " + std::to_string(c) + blockedBy(head);
+        s += "; " + taskAndNodes(m_p.tasks[head]) + " on " + backend::laneName(static_cast<int>(c), m_p.target) + blockedBy(head);
         const size_t behind = m_queues[c].size() - m_head[c] - 1;
         if (behind > 0)
             s += "; " + std::to_string(behind) + (behind == 1 ? " task is" : " tasks are") + " queued behind task " +
-                 std::to_string(m_p.tasks[head].id) + " on core " + std::to_string(c);
+                 std::to_string(m_p.tasks[head].id) + " on " + backend::laneName(static_cast<int>(c), m_p.target);
     }
     // What the slots the blocked Tasks wait on hold now (an event recorded there since, or none).
     std::set<std::pair<int, int>> waited;

@@ -1,15 +1,19 @@
 // The silero-vad models (If subgraphs, LSTM) on the reference executor in float64 and float32 against
-// onnxruntime's outputs, specialised to their test input shapes, and compiled for the NPU, which
-// refuses the If by name (control flow runs on the host).
+// onnxruntime's outputs, specialised to their test input shapes, and compiled for the NPU with host
+// steps: the If whole on the host, or, bound to the test data's sample rate, the branch it takes on
+// the NPU with its LSTMs on the host.
 #include "core/frontend/OnnxImporter.h"
 #include "core/frontend/TensorProtoIO.h"
 #include "core/ir/Specialize.h"
 #include "core/runtime/Compare.h"
 #include "core/runtime/Compiler.h"
+#include "core/runtime/ModelInputs.h"
+#include "core/runtime/Session.h"
 #include "core/runtime/ReferenceExecutor.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -22,7 +26,7 @@ const fs::path kSilero = fs::path(SEXTANT_SHARED_DIR) / "models" / "silero-vad";
 
 class Silero : public ::testing::TestWithParam<const char*> {};
 
-TEST_P(Silero, MatchesOnnxruntimeSpecialisesAndIsRefusedByTheNpuByName) {
+TEST_P(Silero, MatchesOnnxruntimeSpecialisesAndRunsOnTheNpuWithHostSteps) {
     const std::string stem = GetParam();
     const fs::path model = kSilero / (stem + ".onnx");
     if (!fs::exists(model))
@@ -58,22 +62,63 @@ TEST_P(Silero, MatchesOnnxruntimeSpecialisesAndIsRefusedByTheNpuByName) {
     for (size_t i = 0; i < again->size(); ++i)
         EXPECT_TRUE(compareTensors("out", (*again)[i], (*expected)[i], 1e-4, 1e-3).pass);
 
-    auto compiled = compileGraph(**graph, CompileOptions{});
-    ASSERT_FALSE(compiled.ok());
-    EXPECT_NE(compiled.error().message.find("op 'If' at node"), std::string::npos) << compiled.error().message;
-    EXPECT_NE(compiled.error().message.find("cannot be lowered to the NPU"), std::string::npos)
-        << compiled.error().message;
+    // The NPU runs what it can and the host the rest (DESIGN §6, partitions): compiled as it is,
+    // the top-level If on the sample rate is one host step holding the whole model.
+    auto whole = compileGraph(**graph, CompileOptions{});
+    ASSERT_TRUE(whole.ok()) << whole.error().message;
+    const backend::Program& p = whole->program;
+    const auto isHost = [](const backend::Task& t) { return t.unit == backend::UnitKind::Host; };
+    ASSERT_EQ(std::count_if(p.tasks.begin(), p.tasks.end(), isHost), 1);
+    const backend::Task& hostIf = *std::find_if(p.tasks.begin(), p.tasks.end(), isHost);
+    EXPECT_EQ(hostIf.kernel, "If");
+    EXPECT_EQ(hostIf.core, backend::hostLane(p.target));
+    ASSERT_EQ(backend::hostStepLines(p).size(), 1u);
+    EXPECT_NE(backend::hostStepLines(p)[0].find("control flow"), std::string::npos) << backend::hostStepLines(p)[0];
+    auto ran = runProgram(p, *inputs);
+    ASSERT_TRUE(ran.ok()) << ran.error().message;
+    for (size_t i = 0; i < ran->outputs.size(); ++i)
+        EXPECT_TRUE(compareTensors("out", ran->outputs[i], (*expected)[i], 1e-4, 1e-3).pass) << i;
 
-    // What the GUI asks for: the pipeline's result anyway, with the reason lowering failed.
-    CompileOptions keep;
-    keep.keepPipelineOnLoweringError = true;
-    auto kept = compileGraph(**graph, keep);
-    ASSERT_TRUE(kept.ok()) << kept.error().message;
-    ASSERT_TRUE(kept->loweringError.has_value());
-    EXPECT_NE(kept->loweringError->message.find("op 'If' at node"), std::string::npos);
-    EXPECT_TRUE(kept->pipeline.graph);
-    EXPECT_GE(kept->pipeline.snapshots.size(), 2u);
-    EXPECT_TRUE(kept->program.tasks.empty());
+    // Bound to the test data's sample rate, the If folds into the branch it takes: its Conv,
+    // ReLU and the rest run on the NPU, only the LSTMs on the host, and the numbers stay right.
+    auto bound = bindControlInputs(**graph, data.string());
+    ASSERT_TRUE(bound.ok()) << bound.error().message;
+    ASSERT_EQ(bound->size(), 1u);
+    EXPECT_EQ((*graph)->inputs()[static_cast<size_t>((*bound)[0].input)]->name(), "sr");
+    EXPECT_EQ((*bound)[0].value.at(0), 16000.0);
+    CompileOptions options;
+    options.inputGuards = *bound;
+    auto split = compileGraph(**graph, options);
+    ASSERT_TRUE(split.ok()) << split.error().message;
+    const backend::Program& q = split->program;
+    ASSERT_EQ(q.inputGuards.size(), 1u);
+    int lstm = 0, npu = 0;
+    for (const backend::Task& t : q.tasks) {
+        if (isHost(t)) {
+            EXPECT_EQ(t.kernel, "LSTM") << t.name;
+            lstm += t.kernel == "LSTM";
+        } else {
+            ++npu;
+        }
+    }
+    EXPECT_GE(lstm, 1);
+    EXPECT_GE(npu, 10);
+    EXPECT_GE(backend::coresUsed(q), 2);
+    auto partitioned = runProgram(q, *inputs, RunMode::GraphAsync, /*checkRaces=*/true);
+    ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;
+    for (size_t i = 0; i < partitioned->outputs.size(); ++i) {
+        TensorComparison c = compareTensors("out", partitioned->outputs[i], (*expected)[i], 1e-2, 1e-2);
+        EXPECT_TRUE(c.pass) << formatComparison(c);
+    }
+    // Another sample rate is refused by name, not run down the wrong branch.
+    std::vector<ir::Tensor> other = *inputs;
+    const size_t sr = static_cast<size_t>((*bound)[0].input);
+    other[sr] = ir::Tensor::fromVector<int64_t>(other[sr].shape(), {8000});
+    auto refused = runProgram(q, other);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("input 'sr' is 8000, but the program was compiled for 16000"),
+              std::string::npos)
+        << refused.error().message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, Silero, ::testing::Values("silero_vad_legacy", "silero_vad_v5"));

@@ -1,0 +1,273 @@
+// Host + NPU partitions (DESIGN §6): a node the NPU cannot run becomes a host Task on the host
+// lane, between NPU Tasks, synced by events; it runs on the reference kernels and reads and
+// writes DRAM only. The artifact keeps it (version 5), with the weights of the subgraphs it runs.
+#include "core/backend/Artifact.h"
+#include "core/backend/Lower.h"
+#include "core/frontend/TensorProtoIO.h"
+#include "core/runtime/Compare.h"
+#include "core/runtime/Compiler.h"
+#include "core/runtime/ModelInputs.h"
+#include "core/runtime/ReferenceExecutor.h"
+#include "core/runtime/Session.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace sextant::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+using ir::DType;
+using ir::OpKind;
+using ir::TensorType;
+
+ir::Tensor ramp(std::vector<int64_t> shape, double start, double step) {
+    ir::Tensor t(DType::F32, std::move(shape));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        t.set(i, start + step * static_cast<double>(i % 23));
+    return t;
+}
+
+/// One branch of the If: y = a * k (k a 48-element constant, printed as a digest) or y = -a.
+std::shared_ptr<const ir::Graph> branch(const std::string& name, bool scale) {
+    auto b = std::make_shared<ir::Graph>(name);
+    ir::Value* a = *b->addInput(name + "_a", TensorType::of(DType::F32, {1, 3, 4, 4}));
+    ir::Node* n = nullptr;
+    if (scale) {
+        ir::Value* k = *b->addConstant(name + "_k", ramp({1, 3, 4, 4}, 0.5, 0.05));
+        n = *b->addNode(OpKind::Mul, name + "_mul", {a, k}, {name + "_y"});
+    } else {
+        n = *b->addNode(OpKind::Neg, name + "_neg", {a}, {name + "_y"});
+    }
+    b->setOutputs({n->output()});
+    EXPECT_TRUE(b->inferTypes().ok());
+    return b;
+}
+
+/// x -> Conv -> Relu -> If(flag: a * k | -a) -> Add(x) : the If runs on the host between NPU Tasks.
+std::shared_ptr<ir::Graph> partitioned() {
+    auto g = std::make_shared<ir::Graph>("partitioned");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 3, 4, 4}));
+    ir::Value* flag = *g->addInput("flag", TensorType::of(DType::Bool, {}));
+    ir::Value* w = *g->addConstant("w", ramp({3, 3, 3, 3}, -0.2, 0.02));
+    ir::Node* conv = *g->addNode(OpKind::Conv, "conv", {x, w}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Node* relu = *g->addNode(OpKind::Relu, "relu", {conv->output()}, {"r"});
+    ir::Node* branchy = *g->addNode(OpKind::If, "choose", {flag, relu->output()}, {"chosen"},
+                                    {{"then_branch", branch("then", true)}, {"else_branch", branch("else", false)}});
+    ir::Node* add = *g->addNode(OpKind::Add, "add", {branchy->output(), x}, {"y"});
+    g->setOutputs({add->output()});
+    Status s = g->inferTypes();
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    return g;
+}
+
+std::vector<ir::Tensor> inputsWith(bool flag) {
+    ir::Tensor f(DType::Bool, {});
+    f.set(0, flag ? 1.0 : 0.0);
+    return {ramp({1, 3, 4, 4}, -1.0, 0.1), f};
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+void spit(const fs::path& p, const std::string& bytes) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << bytes;
+}
+
+std::string freshDir(const std::string& name) {
+    fs::path d = fs::path(::testing::TempDir()) / ("sextant_partition_" + name);
+    fs::remove_all(d);
+    return d.string();
+}
+
+TEST(Partition, AHostNodeRunsOnTheHostLaneBetweenNpuTasks) {
+    auto graph = partitioned();
+    Expected<backend::Program> p = backend::lower(graph, backend::defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const int lane = backend::hostLane(p->target);
+    std::vector<const backend::Task*> host;
+    for (const backend::Task& t : p->tasks) {
+        if (t.unit == backend::UnitKind::Host)
+            host.push_back(&t);
+        else
+            EXPECT_LT(t.core, p->target.numCores) << t.name;
+    }
+    ASSERT_EQ(host.size(), 1u);
+    const backend::Task& h = *host.front();
+    EXPECT_EQ(h.core, lane);
+    EXPECT_EQ(h.kernel, "If");
+    EXPECT_GT(h.estCycles, 0u);
+    EXPECT_EQ(h.dmaBytes, 0u);
+    // Synced with the cores by events both ways: it waits for the Relu and the Add waits for it.
+    EXPECT_FALSE(h.waitEvents.empty());
+    EXPECT_FALSE(h.recordEvents.empty());
+    // The host reaches DRAM only: no SRAM slot, no transfer, nothing it touches kept on chip.
+    for (const backend::SramBuffer& sb : p->sramBuffers)
+        EXPECT_NE(sb.task, h.id);
+    for (const backend::Transfer& tr : p->transfers)
+        EXPECT_NE(tr.task, h.id);
+    for (int b : h.inputs)
+        EXPECT_EQ(p->buffers[static_cast<size_t>(b)].level, backend::MemLevel::Dram);
+    for (int b : h.outputs)
+        EXPECT_EQ(p->buffers[static_cast<size_t>(b)].level, backend::MemLevel::Dram);
+    // The host lane is not a core: the NPU's Tasks run on the cores, counted without it.
+    EXPECT_GE(backend::coresUsed(*p), 1);
+    EXPECT_LE(backend::coresUsed(*p), p->target.numCores);
+    const std::vector<std::string> lines = backend::hostStepLines(*p);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0].rfind("1 x If (choose): 'If' is control flow", 0), 0u) << lines[0];
+
+    // Both branches, each against the float64 reference, in both run modes.
+    for (bool flag : {true, false})
+        for (RunMode mode : {RunMode::Strict, RunMode::GraphAsync}) {
+            auto ran = runProgram(*p, inputsWith(flag), mode, /*checkRaces=*/true);
+            ASSERT_TRUE(ran.ok()) << ran.error().message;
+            auto ref = runReference(*graph, inputsWith(flag), DType::F64);
+            ASSERT_TRUE(ref.ok()) << ref.error().message;
+            TensorComparison c = compareTensors("y", ran->outputs[0], (*ref)[0], 1e-2, 1e-2);
+            EXPECT_TRUE(c.pass) << formatComparison(c);
+            // The trace has the host step on its lane, after the Relu and before the Add.
+            const sim::TraceRecord& rec = ran->trace[static_cast<size_t>(h.id)];
+            EXPECT_EQ(rec.core, lane);
+            EXPECT_EQ(rec.unit, backend::UnitKind::Host);
+            for (int d : h.deps)
+                EXPECT_LE(ran->trace[static_cast<size_t>(d)].end, rec.start);
+        }
+}
+
+TEST(Partition, ArtifactKeepsHostTasksAndTheirSubgraphWeights) {
+    auto graph = partitioned();
+    Expected<backend::Program> p = backend::lower(graph, backend::defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const std::string dir = freshDir("roundtrip");
+    Status w = backend::writeArtifact(*p, dir);
+    ASSERT_TRUE(w.ok()) << w.error().message;
+    ASSERT_TRUE(fs::exists(fs::path(dir) / "host_weights.bin"));
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    EXPECT_EQ(m["version"], 5);
+    ASSERT_EQ(m["host_weights"].size(), 1u);
+    EXPECT_EQ(m["host_weights"][0]["value"], "then_k");
+
+    Expected<backend::Program> back = backend::readArtifact(dir);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    ASSERT_EQ(back->tasks.size(), p->tasks.size());
+    for (size_t i = 0; i < p->tasks.size(); ++i) {
+        EXPECT_EQ(back->tasks[i].unit, p->tasks[i].unit);
+        EXPECT_EQ(back->tasks[i].core, p->tasks[i].core);
+    }
+    for (bool flag : {true, false}) {
+        auto a = runProgram(*p, inputsWith(flag));
+        auto b = runProgram(*back, inputsWith(flag));
+        ASSERT_TRUE(a.ok() && b.ok());
+        ASSERT_EQ(a->outputs[0].byteSize(), b->outputs[0].byteSize());
+        EXPECT_EQ(0, std::memcmp(a->outputs[0].bytes(), b->outputs[0].bytes(), a->outputs[0].byteSize()));
+    }
+    // Written twice: byte-identical.
+    const std::string again = freshDir("roundtrip_again");
+    ASSERT_TRUE(backend::writeArtifact(*p, again).ok());
+    for (const char* f : {"manifest.json", "tasks.bin", "weights.bin", "host_weights.bin"})
+        EXPECT_EQ(slurp(fs::path(dir) / f), slurp(fs::path(again) / f)) << f;
+
+    // A flipped byte of the subgraphs' weights is a hash mismatch naming the file.
+    std::string bytes = slurp(fs::path(dir) / "host_weights.bin");
+    bytes[3] = static_cast<char>(bytes[3] ^ 0x40);
+    spit(fs::path(dir) / "host_weights.bin", bytes);
+    Expected<backend::Program> corrupt = backend::readArtifact(dir);
+    ASSERT_FALSE(corrupt.ok());
+    EXPECT_NE(corrupt.error().message.find("host_weights.bin: content hash"), std::string::npos)
+        << corrupt.error().message;
+}
+
+TEST(Partition, AHostTaskOnACoreOrAnNpuTaskOnTheHostLaneIsRejected) {
+    auto graph = partitioned();
+    Expected<backend::Program> p = backend::lower(graph, backend::defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    const auto host = std::find_if(p->tasks.begin(), p->tasks.end(),
+                                   [](const backend::Task& t) { return t.unit == backend::UnitKind::Host; });
+    ASSERT_NE(host, p->tasks.end());
+    const std::string dir = freshDir("lane");
+    ASSERT_TRUE(backend::writeArtifact(*p, dir).ok());
+    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    const std::string path = "tasks[" + std::to_string(host->id) + "].core";
+    for (int core : {0, backend::hostLane(p->target) + 1}) {
+        nlohmann::json edited = m;
+        edited["tasks"][static_cast<size_t>(host->id)]["core"] = core;
+        const std::string text = edited.dump(1);
+        spit(fs::path(dir) / "manifest.json", text);
+        spit(fs::path(dir) / backend::kManifestHashFile,
+             backend::fnv1a64Hex(std::vector<uint8_t>(text.begin(), text.end())) + "  manifest.json\n");
+        Expected<backend::Program> bad = backend::readArtifact(dir);
+        ASSERT_FALSE(bad.ok()) << core;
+        EXPECT_NE(bad.error().message.find(path), std::string::npos) << bad.error().message;
+    }
+    // And the simulator refuses a Program whose host Task sits on a core, naming it.
+    backend::Program moved = *p;
+    moved.tasks[static_cast<size_t>(host->id)].core = 0;
+    auto ran = runProgram(moved, inputsWith(true));
+    ASSERT_FALSE(ran.ok());
+    EXPECT_NE(ran.error().message.find("(host) is on core 0"), std::string::npos) << ran.error().message;
+}
+
+TEST(Partition, AnInputThatDecidesAnIfIsBoundAndGuarded) {
+    // The flag comes from a directory of test data, as `run --inputs DIR` reads it.
+    auto graph = partitioned();
+    const std::string data = freshDir("data");
+    fs::create_directories(data);
+    const std::vector<ir::Tensor> in = inputsWith(false);
+    for (size_t i = 0; i < in.size(); ++i) {
+        Status s = frontend::saveTensorProto(in[i], graph->inputs()[i]->name(),
+                                             (fs::path(data) / ("input_" + std::to_string(i) + ".pb")).string());
+        ASSERT_TRUE(s.ok()) << s.error().message;
+    }
+    auto guards = bindControlInputs(*graph, data);
+    ASSERT_TRUE(guards.ok()) << guards.error().message;
+    ASSERT_EQ(guards->size(), 1u);
+    EXPECT_EQ((*guards)[0].input, 1);
+    EXPECT_EQ((*guards)[0].decides, "choose");
+    CompileOptions options;
+    options.inputGuards = *guards;
+    auto compiled = compileGraph(*graph, options);
+    ASSERT_TRUE(compiled.ok()) << compiled.error().message;
+    const backend::Program& p = compiled->program;
+    // The If folded into its else branch (a Neg): nothing runs on the host any more.
+    for (const backend::Task& t : p.tasks)
+        EXPECT_NE(t.unit, backend::UnitKind::Host) << t.name;
+    EXPECT_TRUE(std::none_of(p.graph->nodes().begin(), p.graph->nodes().end(),
+                             [](const ir::Node* n) { return n->kind() == OpKind::If; }));
+    auto ran = runProgram(p, in);
+    ASSERT_TRUE(ran.ok()) << ran.error().message;
+    auto ref = runReference(*partitioned(), in, DType::F64);
+    ASSERT_TRUE(ref.ok());
+    EXPECT_TRUE(compareTensors("y", ran->outputs[0], (*ref)[0], 1e-2, 1e-2).pass);
+    auto refused = runProgram(p, inputsWith(true));
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("input 'flag' is 1, but the program was compiled for 0 (it decides 'choose')"),
+              std::string::npos)
+        << refused.error().message;
+    // The guard survives the artifact.
+    const std::string dir = freshDir("guarded");
+    ASSERT_TRUE(backend::writeArtifact(p, dir).ok());
+    Expected<backend::Program> back = backend::readArtifact(dir);
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    ASSERT_EQ(back->inputGuards.size(), 1u);
+    EXPECT_FALSE(runProgram(*back, inputsWith(true)).ok());
+    EXPECT_TRUE(runProgram(*back, in).ok());
+    // Without a directory nothing is bound.
+    auto none = bindControlInputs(*partitioned(), "");
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->empty());
+}
+
+} // namespace
+} // namespace sextant::runtime
