@@ -8,6 +8,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -585,6 +586,20 @@ Expected<ir::OpKind> Importer::findKind(const onnx::NodeProto& node, const std::
                                  std::to_string(opset) + ": ONNX added it at opset " +
                                  std::to_string(history.front()),
                              name);
+        // A version of an op in the table that its kernel does not implement (Attention-24).
+        const std::optional<int> version = onnxOpVersion(node.op_type(), opset);
+        std::span<const int> missing = unimplementedOpVersions(node.op_type());
+        if (version && std::find(missing.begin(), missing.end(), *version) != missing.end()) {
+            std::string have;
+            for (int v : history)
+                if (std::find(missing.begin(), missing.end(), v) == missing.end())
+                    have += (have.empty() ? "" : ", ") + node.op_type() + "-" + std::to_string(v);
+            return makeError(ErrorKind::Unsupported,
+                             "op '" + node.op_type() + "' at node '" + name + "' is " + node.op_type() + "-" +
+                                 std::to_string(*version) + " at opset " + std::to_string(opset) +
+                                 ", which Sextant does not implement (it has " + have + ")",
+                             name);
+        }
     }
     return *kind;
 }
