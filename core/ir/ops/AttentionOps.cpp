@@ -380,6 +380,9 @@ Expected<std::vector<Tensor>> runOnnxAttention(const Node& n, std::span<const Te
     const auto kv4 = [&](int64_t b, int64_t h, int64_t j, int64_t size) {
         return d.threeD ? (b * S + j) * Hk * size + h * size : ((b * Hk + h) * S + j) * size;
     };
+    for (const std::vector<int64_t>& dims : {std::vector<int64_t>{B, Hk, T, D}, std::vector<int64_t>{B, Hk, T, Dv},
+                                             std::vector<int64_t>{B, Hq, Sq, std::max(T, Dv)}})
+        SX_TRY(ops::checkAllocation(n, dims));
     // present_key and present_value: the past followed by this call's K and V, 4-D.
     Tensor presentK(k.dtype(), {B, Hk, T, D}), presentV(v.dtype(), {B, Hk, T, Dv});
     for (int64_t b = 0; b < B; ++b)
