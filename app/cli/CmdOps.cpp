@@ -20,16 +20,18 @@ namespace {
 const char* kOpsUsage = "usage: sextant-cli ops [--markdown]\n"
                         "\n"
                         "Lists every ai.onnx op Sextant imports: the ONNX versions of it that opsets 7-28 can\n"
-                        "mean (docs/onnx-versions.md) and where it runs (the NPU's cube, vector or DMA unit,\n"
-                        "or the host). --markdown prints the table README.md shows.\n";
+                        "mean and Sextant implements (docs/onnx-versions.md) and where it runs (the NPU's\n"
+                        "cube, vector or DMA unit, or the host). --markdown prints the table README.md shows.\n";
 
-/// The versions of `op` a supported opset can mean: the one opset 7 means, and every later one.
+/// The versions of `op` a supported opset can mean: the one opset 7 means, and every later one,
+/// less those the importer refuses (frontend::unimplementedOpVersions).
 std::string reachableVersions(std::string_view op) {
     std::string out;
+    std::span<const int> missing = frontend::unimplementedOpVersions(op);
     for (int v : frontend::onnxOpHistory(op)) {
         const bool reachable = v > frontend::kMinOnnxOpset ? v <= frontend::kMaxOnnxOpset
                                                            : frontend::onnxOpVersion(op, frontend::kMinOnnxOpset) == v;
-        if (reachable)
+        if (reachable && std::find(missing.begin(), missing.end(), v) == missing.end())
             out += (out.empty() ? "" : ", ") + std::to_string(v);
     }
     return out;

@@ -8,6 +8,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -471,9 +472,13 @@ Status Importer::addNode(int index) {
     Branches branches;
     SX_TRY(convertAttributes(index, kind, attrs, branches));
     // Softmax, LogSoftmax and Hardmax changed meaning at opset 13 (axis default and 2-D
-    // coercion); GridSample renamed its modes and took N-D input at 20: the kernel needs it.
+    // coercion); GridSample renamed its modes and took N-D input at 20; GroupNormalization's
+    // scale and bias became per channel at 21; DFT's axis became an input (with another default)
+    // at 20; Attention has versions 23, 24 and 25: the kernel needs it.
     if (kind == ir::OpKind::Softmax || kind == ir::OpKind::LogSoftmax ||
-        kind == ir::OpKind::Hardmax || kind == ir::OpKind::GridSample)
+        kind == ir::OpKind::Hardmax || kind == ir::OpKind::GridSample ||
+        kind == ir::OpKind::GroupNormalization || kind == ir::OpKind::DFT ||
+        kind == ir::OpKind::OnnxAttention)
         attrs["_opset"] = opsetOf(domain);
 
     SX_TRY(addCapturedInputs(index, inputs));
@@ -581,6 +586,20 @@ Expected<ir::OpKind> Importer::findKind(const onnx::NodeProto& node, const std::
                                  std::to_string(opset) + ": ONNX added it at opset " +
                                  std::to_string(history.front()),
                              name);
+        // A version of an op in the table that its kernel does not implement (Attention-24).
+        const std::optional<int> version = onnxOpVersion(node.op_type(), opset);
+        std::span<const int> missing = unimplementedOpVersions(node.op_type());
+        if (version && std::find(missing.begin(), missing.end(), *version) != missing.end()) {
+            std::string have;
+            for (int v : history)
+                if (std::find(missing.begin(), missing.end(), v) == missing.end())
+                    have += (have.empty() ? "" : ", ") + node.op_type() + "-" + std::to_string(v);
+            return makeError(ErrorKind::Unsupported,
+                             "op '" + node.op_type() + "' at node '" + name + "' is " + node.op_type() + "-" +
+                                 std::to_string(*version) + " at opset " + std::to_string(opset) +
+                                 ", which Sextant does not implement (it has " + have + ")",
+                             name);
+        }
     }
     return *kind;
 }

@@ -44,4 +44,12 @@ std::optional<int> onnxOpVersion(std::string_view op, int64_t opset) {
     return version;
 }
 
+std::span<const int> unimplementedOpVersions(std::string_view op) {
+    // docs/onnx-versions.md says why each is refused.
+    static const std::vector<int> attention{24, 25};
+    if (op == "Attention")
+        return attention;
+    return {};
+}
+
 } // namespace sextant::frontend

@@ -20,4 +20,10 @@ std::span<const int> onnxOpHistory(std::string_view op);
 /// not exist yet at `opset` or ONNX does not define it.
 std::optional<int> onnxOpVersion(std::string_view op, int64_t opset);
 
+/// The versions of `op` that Sextant's kernel does not implement although the op is in its table
+/// (Attention-24 and -25: the kernel is Attention-23's); empty for every other op. The importer
+/// refuses a node whose opset means one of them, naming node, op, version and opset, and
+/// `sextant-cli ops` does not list them.
+std::span<const int> unimplementedOpVersions(std::string_view op);
+
 } // namespace sextant::frontend

@@ -15,6 +15,8 @@
 
 #include "OpUtil.h"
 
+#include "core/ir/Interpreter.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -290,6 +292,129 @@ Expected<std::vector<Tensor>> runGridSample(const Node& n, std::span<const Tenso
             Sampler<T>(p, x, grid, y).run();
         return std::vector<Tensor>{std::move(y)};
     });
+}
+
+} // namespace sextant::ir
+
+// ---- AffineGrid (opset 20): the sampling grid of affine matrices theta for GridSample.
+// theta [N, 2, 3] with size [N, C, H, W] gives grid [N, H, W, 2]; theta [N, 3, 4] with size
+// [N, C, D, H, W] gives [N, D, H, W, 3]. Each output point is theta[n] x (x, y[, z], 1), where x
+// runs over W, y over H and z over D in normalised coordinates: -1 + 2 i / (S - 1) with
+// align_corners 1 (the extreme pixels' centres are -1 and 1), (2 i + 1) / S - 1 with 0 (their outer
+// edges are); a dim of one pixel is at 0 either way (as PyTorch's affine_grid, which the op
+// follows). The last dim lists x first, as GridSample reads it.
+
+namespace sextant::ir {
+
+namespace {
+
+/// The normalised coordinate of pixel i of `size`.
+double gridCoordinate(int64_t i, int64_t size, bool alignCorners) {
+    if (size <= 1)
+        return 0.0;
+    return alignCorners ? -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(size - 1)
+                        : (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(size) - 1.0;
+}
+
+/// Checks theta against the spatial rank r (2 or 3, -1 when not yet known) and batch of size.
+Status checkTheta(const Node& n, const Shape& theta, int64_t r, const Dim& batch) {
+    if (theta.size() != 3)
+        return opError(n, "affine grid theta must be [N, 2, 3] or [N, 3, 4], got " + ops::shapeStr(theta));
+    const Dim &rows = theta[1], &cols = theta[2];
+    if (rows.isKnown() && cols.isKnown() &&
+        !((rows.value == 2 && cols.value == 3) || (rows.value == 3 && cols.value == 4)))
+        return opError(n, "affine grid theta must be [N, 2, 3] or [N, 3, 4], got " + ops::shapeStr(theta));
+    if (r >= 0 && rows.isKnown() && rows.value != r)
+        return opError(n, "affine grid theta " + ops::shapeStr(theta) + " is for " + std::to_string(rows.value) +
+                              "-D grids, but size gives " + std::to_string(r) + " spatial dims");
+    if (batch.isKnown() && theta[0].isKnown() && batch.value != theta[0].value)
+        return opError(n, "affine grid theta " + ops::shapeStr(theta) + " and size differ in batch (" +
+                              std::to_string(batch.value) + ")");
+    return {};
+}
+
+Expected<std::vector<int64_t>> affineSize(const Node& n, const Tensor& size) {
+    if (size.rank() != 1 || (size.numel() != 4 && size.numel() != 5))
+        return opError(n, "affine grid size must be [N, C, H, W] or [N, C, D, H, W], got " + size.type().str());
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < size.numel(); ++i) {
+        v.push_back(static_cast<int64_t>(size.at(i)));
+        if (v.back() < 0)
+            return opError(n, "affine grid size must be >= 0, got " + std::to_string(v.back()));
+    }
+    return v;
+}
+
+} // namespace
+
+Status verifyAffineGrid(const Node& n) {
+    SX_TRY(ops::checkIntAttr(n, "align_corners", 0, 1));
+    SX_TRY(ops::requireFloatInput(n, 0, "affine grid theta"));
+    const TensorType* size = ops::inputType(n, 1);
+    if (!ops::inputType(n, 0) || !size)
+        return opError(n, "affine grid needs theta and size");
+    if (size->dtype != DType::I64 || size->rank() != 1)
+        return opError(n, "affine grid size must be a 1-D i64 tensor, got " + size->str());
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferAffineGrid(const Node& n) {
+    SX_TRY(verifyAffineGrid(n));
+    const TensorType& theta = *ops::inputType(n, 0);
+    const TensorType& size = *ops::inputType(n, 1);
+    int64_t r = size.shape[0].isKnown() ? size.shape[0].value - 2 : -1;
+    if (r >= 0 && r != 2 && r != 3)
+        return opError(n, "affine grid size must be [N, C, H, W] or [N, C, D, H, W], got " + size.str());
+    if (r < 0 && theta.rank() == 3 && theta.shape[1].isKnown())
+        r = theta.shape[1].value;
+    std::optional<Tensor> known = knownValue(n.input(1));
+    std::vector<int64_t> dims;
+    if (known) {
+        SX_ASSIGN(dims, affineSize(n, *known));
+    }
+    SX_TRY(checkTheta(n, theta.shape, r, known ? Dim::known(dims[0]) : ops::unknownDim()));
+    if (r < 0)
+        return opError(n, "affine grid needs size or theta of a known shape (the grid's rank)", ErrorKind::Unsupported);
+    Shape out{theta.shape[0]};
+    for (int64_t d = 0; d < r; ++d)
+        out.push_back(known ? Dim::known(dims[static_cast<size_t>(2 + d)]) : ops::unknownDim());
+    out.push_back(Dim::known(r));
+    if (known)
+        out[0] = Dim::known(dims[0]);
+    return std::vector<TensorType>{TensorType{theta.dtype, out}};
+}
+
+Expected<std::vector<Tensor>> runAffineGrid(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& theta = inputs[0];
+    SX_ASSIGN(std::vector<int64_t> size, affineSize(n, inputs[1]));
+    const int64_t r = static_cast<int64_t>(size.size()) - 2;
+    SX_TRY(checkTheta(n, ops::shapeOf(theta), r, Dim::known(size[0])));
+    const bool align = n.attrInt("align_corners", 0) != 0;
+    std::vector<int64_t> dims{size[0]};
+    dims.insert(dims.end(), size.begin() + 2, size.end());
+    dims.push_back(r);
+    SX_TRY(ops::checkAllocation(n, dims));
+    Tensor y(theta.dtype(), dims);
+    // Spatial extents fastest last: (H, W) or (D, H, W); the point's coordinates x, y[, z].
+    const std::vector<int64_t> spatial(size.begin() + 2, size.end());
+    const int64_t points = product(spatial), cols = r + 1;
+    std::vector<int64_t> idx(static_cast<size_t>(r), 0);
+    std::vector<double> coord(static_cast<size_t>(cols), 1.0);
+    for (int64_t p = 0; p < points; ++p, ops::nextIndex(idx, spatial)) {
+        for (int64_t j = 0; j < r; ++j) { // coordinate j (x, y, z) runs over spatial dim r - 1 - j
+            const size_t d = static_cast<size_t>(r - 1 - j);
+            coord[static_cast<size_t>(j)] = gridCoordinate(idx[d], spatial[d], align);
+        }
+        for (int64_t b = 0; b < size[0]; ++b)
+            for (int64_t i = 0; i < r; ++i) {
+                double v = 0;
+                for (int64_t j = 0; j < cols; ++j)
+                    v += theta.at((b * r + i) * cols + j) * coord[static_cast<size_t>(j)];
+                y.set((b * points + p) * r + i, v);
+            }
+    }
+    return std::vector<Tensor>{std::move(y)};
 }
 
 } // namespace sextant::ir
