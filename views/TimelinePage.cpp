@@ -199,15 +199,16 @@ void TimelinePage::showSnapshot() {
     for (const std::string& note : snapshot->program.notes)
         notes << QString::fromStdString(note);
     m_summary->setText(
-        tr("%1 Tasks on %2 of %3 cores%8 · %4 cycles (%5 µs) · critical path %7 Tasks · from %6")
+        tr("%1 Tasks on %2 of %3 cores%9%8 · %4 cycles (%5 µs) · critical path %7 Tasks · from %6")
             .arg(snapshot->timeline.tasks().size())
             .arg(QString::number(coresUsed(snapshot->timeline)))
-            .arg(QString::number(target.numCores) + (hostRan(snapshot->timeline) ? tr(" and the host") : QString()))
+            .arg(target.numCores)
             .arg(snapshot->sim.totalCycles)
             .arg(target.cyclesToMicros(snapshot->sim.totalCycles), 0, 'f', 2)
             .arg(QString::fromStdString(snapshot->profilePath))
             .arg(snapshot->criticalTasks.size())
-            .arg(notes.isEmpty() ? QString() : tr(" (too few event slots: see the log)")));
+            .arg(notes.isEmpty() ? QString() : tr(" (too few event slots: see the log)"))
+            .arg(hostRan(snapshot->timeline) ? tr(" and the host") : QString()));
     m_summary->setToolTip(notes.join(QLatin1Char('\n')));
     if (snapshot->loweringError.empty())
         return;

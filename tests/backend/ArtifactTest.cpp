@@ -1,3 +1,4 @@
+#include "BackendTestUtil.h"
 #include "core/backend/Artifact.h"
 #include "core/backend/Lower.h"
 #include "core/ir/Printer.h"
@@ -59,17 +60,8 @@ std::string freshDir(const std::string& name) {
     return d.string();
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& bytes) {
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << bytes;
-}
+using backend::test::slurp;
+using backend::test::spit;
 
 /// Writes `text` as the manifest of `dir` with its hash file to match, so that the reader's
 /// checks of the fields are what must catch an edit.

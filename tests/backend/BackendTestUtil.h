@@ -5,6 +5,10 @@
 #include "core/ir/Tensor.h"
 
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -17,6 +21,20 @@ inline ir::Tensor filled(std::vector<int64_t> shape, float start) {
     for (int64_t i = 0; i < t.numel(); ++i)
         t.set(i, start + 0.001 * static_cast<double>(i % 97));
     return t;
+}
+
+/// A file's bytes (empty when it cannot be read).
+inline std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+/// Writes `bytes` as the whole of file `p`.
+inline void spit(const std::filesystem::path& p, const std::string& bytes) {
+    std::ofstream out(p, std::ios::binary | std::ios::trunc);
+    out << bytes;
 }
 
 } // namespace sextant::backend::test

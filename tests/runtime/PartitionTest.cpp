@@ -2,6 +2,7 @@
 // lane, between NPU Tasks, synced by events; it runs on the reference kernels and reads and
 // writes DRAM only. The artifact keeps it (version 5), with the weights of the subgraphs it runs.
 #include "core/backend/Artifact.h"
+#include "tests/backend/BackendTestUtil.h"
 #include "core/backend/Lower.h"
 #include "core/frontend/TensorProtoIO.h"
 #include "core/runtime/Compare.h"
@@ -73,17 +74,8 @@ std::vector<ir::Tensor> inputsWith(bool flag) {
     return {ramp({1, 3, 4, 4}, -1.0, 0.1), f};
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-void spit(const fs::path& p, const std::string& bytes) {
-    std::ofstream out(p, std::ios::binary | std::ios::trunc);
-    out << bytes;
-}
+using backend::test::slurp;
+using backend::test::spit;
 
 std::string freshDir(const std::string& name) {
     fs::path d = fs::path(::testing::TempDir()) / ("sextant_partition_" + name);
