@@ -1,4 +1,5 @@
 #include "Interpreter.h"
+#include "core/ir/DimsText.h"
 
 #include <unordered_map>
 
@@ -14,13 +15,6 @@ Error nodeError(const Node& node, ErrorKind kind, const std::string& message) {
     return makeError(kind, nodeLabel(node) + ": " + message, node.name());
 }
 
-std::string dimsStr(const std::vector<int64_t>& dims) {
-    std::string s = "[";
-    for (size_t i = 0; i < dims.size(); ++i)
-        s += (i ? "," : "") + std::to_string(dims[i]);
-    return s + "]";
-}
-
 /// Checks a tensor against a declared type: float vs float is fine (precision is the executor's
 /// choice), other dtypes must match exactly; rank and known dims must agree unless the declared
 /// type carries a layout (then the data may be stored in another arrangement).
@@ -33,16 +27,16 @@ std::string typeMismatch(const Tensor& t, const TensorType& declared,
     if (declared.layout != LayoutKind::Any)
         return {};
     if (t.rank() != declared.rank())
-        return "has shape " + dimsStr(t.shape()) + " but declared " + declared.str();
+        return "has shape " + dimsText(t.shape()) + " but declared " + declared.str();
     for (size_t i = 0; i < t.rank(); ++i) {
         const Dim& d = declared.shape[i];
         if (d.isKnown()) {
             if (d.value != t.shape()[i])
-                return "has shape " + dimsStr(t.shape()) + " but declared " + declared.str();
+                return "has shape " + dimsText(t.shape()) + " but declared " + declared.str();
         } else if (symbols && d.symbol != "?" && !d.symbol.empty()) {
             auto [it, inserted] = symbols->emplace(d.symbol, t.shape()[i]);
             if (!inserted && it->second != t.shape()[i])
-                return "has shape " + dimsStr(t.shape()) + " but dim '" + d.symbol.str() + "' is already " +
+                return "has shape " + dimsText(t.shape()) + " but dim '" + d.symbol.str() + "' is already " +
                        std::to_string(it->second);
         }
     }

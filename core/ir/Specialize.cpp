@@ -1,4 +1,5 @@
 #include "Specialize.h"
+#include "core/ir/DimsText.h"
 
 #include "Interpreter.h"
 #include "OpRegistry.h"
@@ -17,13 +18,6 @@ namespace {
 constexpr int64_t kMaxFoldedElements = 4096;
 /// A specialised input may not hold more elements than a kernel could allocate.
 constexpr int64_t kMaxInputElements = int64_t{1} << 31;
-
-std::string shapeText(const std::vector<int64_t>& dims) {
-    std::string s = "[";
-    for (size_t i = 0; i < dims.size(); ++i)
-        s += (i ? "," : "") + std::to_string(dims[i]);
-    return s + "]";
-}
 
 std::string joinInputNames(const Graph& g) {
     std::string s;
@@ -232,7 +226,7 @@ Status bindInputShape(const Graph& graph, const std::string& name, const std::ve
     if (dims.size() != t.rank())
         return makeError(ErrorKind::Invalid,
                          "input '" + name + "' has rank " + std::to_string(t.rank()) + " (" +
-                             t.str() + ") but the shape " + shapeText(dims) + " has rank " +
+                             t.str() + ") but the shape " + dimsText(dims) + " has rank " +
                              std::to_string(dims.size()));
     int64_t total = 1;
     for (size_t i = 0; i < dims.size(); ++i) {
@@ -242,7 +236,7 @@ Status bindInputShape(const Graph& graph, const std::string& name, const std::ve
                                                      std::to_string(i) + " is negative");
         if (d != 0 && total > kMaxInputElements / d)
             return makeError(ErrorKind::Invalid, "input '" + name + "': shape " +
-                                                     shapeText(dims) + " is too large");
+                                                     dimsText(dims) + " is too large");
         total *= d;
         const Dim& decl = t.shape[i];
         if (decl.isKnown()) {
@@ -251,7 +245,7 @@ Status bindInputShape(const Graph& graph, const std::string& name, const std::ve
                                  "input '" + name + "' dim " + std::to_string(i) +
                                      " is fixed to " + std::to_string(decl.value) +
                                      " by the model (" + t.str() + ") but the shape " +
-                                     shapeText(dims) + " gives " + std::to_string(d));
+                                     dimsText(dims) + " gives " + std::to_string(d));
             continue;
         }
         if (decl.symbol.empty() || decl.symbol == "?")

@@ -1,4 +1,5 @@
 #include "ReferenceExecutor.h"
+#include "core/ir/DimsText.h"
 
 #include "core/ir/Interpreter.h"
 
@@ -6,18 +7,11 @@ namespace sextant::runtime {
 
 namespace {
 
-std::string shapeText(const std::vector<int64_t>& dims) {
-    std::string s = "[";
-    for (size_t i = 0; i < dims.size(); ++i)
-        s += (i ? "," : "") + std::to_string(dims[i]);
-    return s + "]";
-}
-
 /// Checks one input against its declared type; `bindings` collects symbolic dim extents.
 Status checkInput(const ir::Value& declared, const ir::Tensor& given,
                   std::map<std::string, int64_t>& bindings) {
     const ir::TensorType& want = declared.type();
-    const std::string got = std::string(ir::dtypeName(given.dtype())) + shapeText(given.shape());
+    const std::string got = std::string(ir::dtypeName(given.dtype())) + ir::dimsText(given.shape());
     auto mismatch = [&] {
         return makeError(ErrorKind::Invalid,
                          "input '" + declared.name() + "' expects " + want.str() + ", got " + got,

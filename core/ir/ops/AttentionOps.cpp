@@ -27,6 +27,7 @@
 //   softmax is computed in double whatever softmax_precision asks for.
 
 #include "OpUtil.h"
+#include "core/ir/DimsText.h"
 
 #include <algorithm>
 #include <cmath>
@@ -37,14 +38,6 @@ namespace sextant::ir {
 using ops::opError;
 
 namespace {
-
-/// "[2,3,4]" for messages.
-std::string dimsStr(const std::vector<int64_t>& dims) {
-    std::string s = "[";
-    for (size_t i = 0; i < dims.size(); ++i)
-        s += (i ? "," : "") + std::to_string(dims[i]);
-    return s + "]";
-}
 
 // ---- RotaryEmbedding
 
@@ -98,15 +91,15 @@ Expected<RopeLayout> ropeLayout(const Node& n, const std::vector<int64_t>& x) {
 Status checkRopeCaches(const Node& n, const RopeLayout& l, const std::vector<int64_t>& cos,
                        const std::vector<int64_t>& sin, const std::vector<int64_t>* positions) {
     if (cos != sin)
-        return opError(n, "rotary embedding cos_cache " + dimsStr(cos) +
-                              " and sin_cache " + dimsStr(sin) +
+        return opError(n, "rotary embedding cos_cache " + dimsText(cos) +
+                              " and sin_cache " + dimsText(sin) +
                               " must have one shape");
-    const std::string shape = dimsStr(cos);
+    const std::string shape = dimsText(cos);
     if (positions) {
         if (*positions != std::vector<int64_t>{l.batch, l.seq})
             return opError(n, "rotary embedding position_ids must be [batch, sequence] = [" + std::to_string(l.batch) +
                                   "," + std::to_string(l.seq) + "], got " +
-                                  dimsStr(*positions));
+                                  dimsText(*positions));
         if (cos.size() != 2 || cos[1] < l.rotary / 2)
             return opError(n, "rotary embedding caches must be [max_position + 1, " + std::to_string(l.rotary / 2) +
                                   "] with position_ids, got " + shape);
@@ -210,10 +203,10 @@ Expected<AttnDims> attnDims(const Node& n, const std::vector<int64_t>& q, const 
     const int64_t qHeadsAttr = n.attrInt("q_num_heads", 0), kvHeadsAttr = n.attrInt("kv_num_heads", 0);
     if (q.size() != k.size() || q.size() != v.size() || (q.size() != 3 && q.size() != 4))
         return opError(n, "attention Q, K and V must all be 4-D [batch, heads, sequence, head_size] or all 3-D "
-                          "[batch, sequence, hidden], got " + dimsStr(q) + ", " + dimsStr(k) + ", " + dimsStr(v));
+                          "[batch, sequence, hidden], got " + dimsText(q) + ", " + dimsText(k) + ", " + dimsText(v));
     d.batch = q[0];
     if (k[0] != d.batch || v[0] != d.batch)
-        return opError(n, "attention Q, K and V differ in batch: " + dimsStr(q) + ", " + dimsStr(k) + ", " + dimsStr(v));
+        return opError(n, "attention Q, K and V differ in batch: " + dimsText(q) + ", " + dimsText(k) + ", " + dimsText(v));
     if (q.size() == 4) {
         d.qHeads = q[1];
         d.qSeq = q[2];
@@ -222,11 +215,11 @@ Expected<AttnDims> attnDims(const Node& n, const std::vector<int64_t>& q, const 
         d.kvSeq = k[2];
         d.vHeadSize = v[3];
         if (k[3] != d.headSize || v[1] != d.kvHeads || v[2] != d.kvSeq)
-            return opError(n, "attention K " + dimsStr(k) + " and V " + dimsStr(v) + " do not fit Q " + dimsStr(q) +
+            return opError(n, "attention K " + dimsText(k) + " and V " + dimsText(v) + " do not fit Q " + dimsText(q) +
                                   " (K [batch, kv_heads, kv_sequence, head_size], V [batch, kv_heads, kv_sequence, v_head_size])");
         if ((qHeadsAttr && qHeadsAttr != d.qHeads) || (kvHeadsAttr && kvHeadsAttr != d.kvHeads))
             return opError(n, "attention q_num_heads " + std::to_string(qHeadsAttr) + " / kv_num_heads " +
-                                  std::to_string(kvHeadsAttr) + " differ from the heads of Q " + dimsStr(q) + " and K " + dimsStr(k));
+                                  std::to_string(kvHeadsAttr) + " differ from the heads of Q " + dimsText(q) + " and K " + dimsText(k));
     } else {
         d.threeD = true;
         if (!qHeadsAttr || !kvHeadsAttr)
@@ -234,7 +227,7 @@ Expected<AttnDims> attnDims(const Node& n, const std::vector<int64_t>& q, const 
         d.qHeads = qHeadsAttr;
         d.kvHeads = kvHeadsAttr;
         if (q[2] % d.qHeads || k[2] % d.kvHeads || v[2] % d.kvHeads)
-            return opError(n, "attention hidden sizes " + dimsStr(q) + ", " + dimsStr(k) + ", " + dimsStr(v) +
+            return opError(n, "attention hidden sizes " + dimsText(q) + ", " + dimsText(k) + ", " + dimsText(v) +
                                   " are not multiples of q_num_heads " + std::to_string(d.qHeads) + " and kv_num_heads " +
                                   std::to_string(d.kvHeads));
         d.qSeq = q[1];
@@ -242,7 +235,7 @@ Expected<AttnDims> attnDims(const Node& n, const std::vector<int64_t>& q, const 
         d.kvSeq = k[1];
         d.vHeadSize = v[2] / d.kvHeads;
         if (k[2] / d.kvHeads != d.headSize || v[1] != d.kvSeq)
-            return opError(n, "attention K " + dimsStr(k) + " and V " + dimsStr(v) + " do not fit Q " + dimsStr(q));
+            return opError(n, "attention K " + dimsText(k) + " and V " + dimsText(v) + " do not fit Q " + dimsText(q));
     }
     if (d.kvHeads < 1 || d.qHeads % d.kvHeads != 0)
         return opError(n, "attention q heads " + std::to_string(d.qHeads) + " are not a multiple of kv heads " +
@@ -253,7 +246,7 @@ Expected<AttnDims> attnDims(const Node& n, const std::vector<int64_t>& q, const 
         d.past = pastK->size() == 4 ? (*pastK)[2] : -1;
         if (*pastK != std::vector<int64_t>{d.batch, d.kvHeads, d.past, d.headSize} ||
             *pastV != std::vector<int64_t>{d.batch, d.kvHeads, d.past, d.vHeadSize})
-            return opError(n, "attention past_key " + dimsStr(*pastK) + " and past_value " + dimsStr(*pastV) +
+            return opError(n, "attention past_key " + dimsText(*pastK) + " and past_value " + dimsText(*pastV) +
                                   " must be [batch, kv_heads, past_sequence, head_size] = [" + std::to_string(d.batch) + "," +
                                   std::to_string(d.kvHeads) + ",P," + std::to_string(d.headSize) + "] and [..., " +
                                   std::to_string(d.vHeadSize) + "]");
@@ -271,8 +264,8 @@ Status checkMask(const Node& n, const AttnDims& d, const std::vector<int64_t>& m
         ok = m[i] == 1 || m[i] == want;
     }
     if (!ok)
-        return opError(n, "attention attn_mask " + dimsStr(m) + " does not broadcast to [batch, q_heads, q_sequence, " +
-                              "total_sequence] = " + dimsStr(full));
+        return opError(n, "attention attn_mask " + dimsText(m) + " does not broadcast to [batch, q_heads, q_sequence, " +
+                              "total_sequence] = " + dimsText(full));
     return {};
 }
 
