@@ -1,6 +1,7 @@
 #include "ArtifactInternal.h"
 
 #include "EventAllocator.h"
+#include "MathUtil.h"
 #include "MemoryPlanner.h"
 #include "SramPlanner.h"
 #include "core/ir/Parser.h"
@@ -183,7 +184,7 @@ Expected<std::vector<HostWeight>> hostWeights(const ir::Graph& g) {
     uint64_t at = 0;
     for (HostWeight& w : out) {
         w.offset = at;
-        at += (w.tensor->byteSize() + 63) / 64 * 64;
+        at += alignUp(w.tensor->byteSize(), 64);
     }
     return out;
 }
@@ -192,7 +193,7 @@ std::vector<uint8_t> encodeHostWeights(const std::vector<HostWeight>& weights) {
     uint64_t total = 0;
     for (const HostWeight& w : weights)
         total = std::max<uint64_t>(total, w.offset + w.tensor->byteSize());
-    std::vector<uint8_t> bin((total + 63) / 64 * 64, 0);
+    std::vector<uint8_t> bin(alignUp(total, 64), 0);
     for (const HostWeight& w : weights)
         if (w.tensor->byteSize() > 0)
             std::memcpy(bin.data() + w.offset, w.tensor->bytes(), w.tensor->byteSize());

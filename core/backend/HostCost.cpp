@@ -71,8 +71,7 @@ uint64_t graphFlops(const ir::Graph& g, int depth) {
 
 } // namespace
 
-TaskCost hostCost(const Group& group, const Target& target) {
-    (void)target;
+TaskCost hostCost(const Group& group) {
     TaskCost c;
     uint64_t bytes = 0;
     for (const ir::Node* n : group.nodes) {

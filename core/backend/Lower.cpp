@@ -73,14 +73,17 @@ std::vector<std::string> hostStepLines(const Program& p) {
     return lines;
 }
 
+std::string guardValuesText(const ir::Tensor& t) {
+    std::string out;
+    for (int64_t k = 0; k < t.numel() && k < 16; ++k)
+        out += (k ? ", " : "") + std::to_string(static_cast<int64_t>(t.at(k)));
+    return t.numel() == 1 ? out : "[" + out + "]";
+}
+
 std::vector<std::string> inputGuardLines(const Program& p) {
     std::vector<std::string> lines;
     for (const InputGuard& g : p.inputGuards) {
-        std::string values;
-        for (int64_t k = 0; k < g.value.numel() && k < 16; ++k)
-            values += (k ? ", " : "") + std::to_string(static_cast<int64_t>(g.value.at(k)));
-        if (g.value.numel() != 1)
-            values = "[" + values + "]";
+        const std::string values = guardValuesText(g.value);
         const std::string name = p.graph && g.input >= 0 && static_cast<size_t>(g.input) < p.graph->inputs().size()
                                      ? p.graph->inputs()[static_cast<size_t>(g.input)]->name()
                                      : "#" + std::to_string(g.input);
@@ -546,7 +549,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         t.deps = std::move(deps);
         const TilePricing pricing = options.sram.tilePricing;
         if (grp.unit == UnitKind::Host) { // one host Task: no tiles, no parts, on the host lane
-            const TaskCost cost = hostCost(grp, target);
+            const TaskCost cost = hostCost(grp);
             t.id = static_cast<int>(tasks.size());
             t.tiling = cost.tiling;
             t.flops = cost.flops;

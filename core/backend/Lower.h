@@ -10,6 +10,10 @@
 
 namespace sextant::backend {
 
+/// "16000" or "[1, 2, 3]": the values of an input guard (Program::inputGuards), at most 16 shown,
+/// as inputGuardLines and the runtime's refusal print them.
+std::string guardValuesText(const ir::Tensor& values);
+
 /// Lowers a fused, fully shaped graph to a Program for `target`:
 ///   grouping (one group per node; host-only ops are rejected) -> tiling (cost model, SRAM fit)
 ///   -> splitting a group across cores where that pays (chooseSplit: one Task per part, each

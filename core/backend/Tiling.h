@@ -64,6 +64,6 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& target, const 
 /// The cost of a host group (UnitKind::Host): one host step's fixed cost (the interrupt and the
 /// relaunch), its flops at one host core's rate and the DRAM bytes it reads and writes, all in
 /// NPU cycles (HostCost.cpp). No tiles, no SRAM pieces, no DMA.
-TaskCost hostCost(const Group& group, const Target& target);
+TaskCost hostCost(const Group& group);
 
 } // namespace sextant::backend

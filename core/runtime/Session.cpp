@@ -1,6 +1,7 @@
 #include "Session.h"
 
 #include "core/backend/Artifact.h"
+#include "core/backend/Lower.h"
 
 #include <string>
 #include <vector>
@@ -32,18 +33,6 @@ Expected<Session> Session::fromArtifact(const std::string& dir) {
     return Session(std::move(program));
 }
 
-namespace {
-
-/// "16000" or "[1, 2, 3]": a guarded input's few values.
-std::string valuesText(const ir::Tensor& t) {
-    std::string out;
-    for (int64_t k = 0; k < t.numel() && k < 16; ++k)
-        out += (k ? ", " : "") + std::to_string(static_cast<int64_t>(t.at(k)));
-    return t.numel() == 1 ? out : "[" + out + "]";
-}
-
-} // namespace
-
 Status checkProgramInputs(const backend::Program& program, std::span<const ir::Tensor> inputs) {
     if (!program.graph)
         return makeError(ErrorKind::Invalid, "program '" + program.modelName + "' has no graph");
@@ -73,8 +62,8 @@ Status checkProgramInputs(const backend::Program& program, std::span<const ir::T
             same = got.at(k) == g.value.at(k);
         if (!same)
             return makeError(ErrorKind::Invalid,
-                             "input '" + formal[static_cast<size_t>(g.input)]->name() + "' is " + valuesText(got) +
-                                 ", but the program was compiled for " + valuesText(g.value) + " (it decides '" +
+                             "input '" + formal[static_cast<size_t>(g.input)]->name() + "' is " + backend::guardValuesText(got) +
+                                 ", but the program was compiled for " + backend::guardValuesText(g.value) + " (it decides '" +
                                  g.decides + "'): compile it again with inputs of that value",
                              formal[static_cast<size_t>(g.input)]->name());
     }
