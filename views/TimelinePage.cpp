@@ -50,6 +50,17 @@ bool hostRan(const TimelineModel& timeline) {
     });
 }
 
+/// Queues `fn` from a pool thread onto `channel`, an object of the GUI thread. The queued call
+/// holds the channel too: were the pool thread's reference the last, the channel's deleteLater
+/// could be delivered first (QTest::qWait and nested event loops send DeferredDelete events on
+/// their own), and Qt drops the pending calls of an object it deletes. The call would be lost.
+template <class Fn>
+void postThrough(const std::shared_ptr<QObject>& channel, Fn fn) {
+    QObject* context = channel.get();
+    QMetaObject::invokeMethod(
+        context, [channel, fn = std::move(fn)]() mutable { fn(); }, Qt::QueuedConnection);
+}
+
 } // namespace
 
 TimelinePage::TimelinePage(QWidget* parent) : QWidget(parent) {
@@ -247,13 +258,10 @@ void TimelinePage::openProfile(const QString& path, int64_t run) {
     std::shared_ptr<QObject> channel(new QObject, [](QObject* o) { o->deleteLater(); });
     QPointer<TimelinePage> self(this);
     auto post = [channel, self, serial](auto fn) {
-        QMetaObject::invokeMethod(
-            channel.get(),
-            [self, serial, fn] {
-                if (self && self->m_loadSerial == serial && self->m_showsProfile)
-                    fn(*self);
-            },
-            Qt::QueuedConnection);
+        postThrough(channel, [self, serial, fn] {
+            if (self && self->m_loadSerial == serial && self->m_showsProfile)
+                fn(*self);
+        });
     };
     TimelineLoadHooks hooks;
     hooks.cancelled = [flag = m_cancelFlag] { return flag->load(); };
@@ -375,8 +383,8 @@ void TimelinePage::startFind() {
         std::vector<int> found = model->findTasks(query, [flag] { return flag->load(); });
         if (flag->load())
             return;
-        QMetaObject::invokeMethod(
-            channel.get(),
+        postThrough(
+            channel,
             [self, serial, model, found = std::move(found)] {
                 if (!self || self->m_findSerial != serial || self->m_timeline->model() != model.get())
                     return;
@@ -391,8 +399,7 @@ void TimelinePage::startFind() {
                 if (step != 0)
                     page.stepFind(step);
                 page.updateFindStatus();
-            },
-            Qt::QueuedConnection);
+            });
     });
 }
 
