@@ -30,9 +30,31 @@ uint64_t staticBytes(const ir::Value* v) {
 
 uint64_t graphFlops(const ir::Graph& g, int depth);
 
+/// How many times a Loop or Scan runs its body, when the graph tells: a Loop's constant trip
+/// count, a Scan's sequence length (its first scan input's scanned dim). 1 otherwise.
+uint64_t bodyRuns(const ir::Node& n) {
+    if (n.kind() == ir::OpKind::Loop && n.numInputs() > 0 && n.input(0) && n.input(0)->constant() &&
+        n.input(0)->constant()->numel() == 1)
+        return static_cast<uint64_t>(std::clamp<double>(n.input(0)->constant()->at(0), 1.0, 1e6));
+    if (n.kind() == ir::OpKind::Scan) {
+        const bool opset8 = n.attrInt("_opset", 9) < 9;
+        const int64_t scans = n.attrInt("num_scan_inputs", 0);
+        const int64_t first = static_cast<int64_t>(n.numInputs()) - n.attrInt("num_captured", 0) - scans;
+        if (scans > 0 && first >= 0 && n.input(static_cast<size_t>(first))) {
+            const ir::TensorType& t = n.input(static_cast<size_t>(first))->type();
+            int64_t axis = opset8 ? 1 : n.attrInts("scan_input_axes", {0}).front();
+            if (axis < 0)
+                axis += static_cast<int64_t>(t.rank());
+            if (axis >= 0 && static_cast<size_t>(axis) < t.rank() && t.shape[static_cast<size_t>(axis)].isKnown())
+                return static_cast<uint64_t>(std::max<int64_t>(1, t.shape[static_cast<size_t>(axis)].value));
+        }
+    }
+    return 1;
+}
+
 /// The flops of one node as the reference kernels do them, roughly: a recurrence its gates'
-/// matrix products per step, control flow its costliest branch (a loop body once: the trip
-/// count is data), anything else two per output element.
+/// matrix products per step, control flow its costliest branch (a loop body times its runs,
+/// once when the trip count is data), anything else two per output element.
 uint64_t nodeFlops(const ir::Node& n, int depth) {
     uint64_t branches = 0;
     bool control = false;
@@ -43,7 +65,7 @@ uint64_t nodeFlops(const ir::Node& n, int depth) {
                 branches = std::max(branches, graphFlops(**g, depth + 1));
         }
     if (control)
-        return branches;
+        return branches * bodyRuns(n);
     const int gates = n.kind() == ir::OpKind::LSTM ? 4 : n.kind() == ir::OpKind::GRU ? 3 : n.kind() == ir::OpKind::RNN ? 1 : 0;
     if (gates > 0 && n.numInputs() >= 3 && n.input(0) && n.input(2) && n.input(0)->type().isStatic() &&
         n.input(2)->type().isStatic()) {

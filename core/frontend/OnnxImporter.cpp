@@ -79,12 +79,13 @@ class Importer {
 public:
     Importer(onnx::ModelProto& model, std::string path) : m_model(model), m_path(std::move(path)) {}
 
-    /// An importer for a subgraph (an If branch) of the graph `parent` imports: `captured` are
-    /// the outer values the subgraph reads, which become its graph inputs, in order.
+    /// An importer for a subgraph (an If branch, a Loop or Scan body) of the graph `parent`
+    /// imports: `formals` type the inputs the subgraph declares (none for an If branch), and
+    /// `captured` are the outer values it reads, which become its graph inputs after those.
     Importer(const Importer& parent, onnx::GraphProto& graph, std::string name,
-             std::vector<std::pair<std::string, ir::TensorType>> captured)
+             std::vector<ir::TensorType> formals, std::vector<std::pair<std::string, ir::TensorType>> captured)
         : m_model(parent.m_model), m_path(parent.m_path), m_opsets(parent.m_opsets), m_subgraph(&graph),
-          m_subgraphName(std::move(name)), m_captured(std::move(captured)) {}
+          m_subgraphName(std::move(name)), m_formals(std::move(formals)), m_captured(std::move(captured)) {}
 
     Expected<std::unique_ptr<ir::Graph>> run();
 
@@ -144,8 +145,9 @@ private:
     std::set<std::string> m_onnxValueNames;       ///< every value name the file mentions
     onnx::GraphProto* m_subgraph = nullptr;       ///< set when importing a subgraph
     std::string m_subgraphName;
+    std::vector<ir::TensorType> m_formals;        ///< types of a subgraph's declared inputs
     std::vector<std::pair<std::string, ir::TensorType>> m_captured;
-    /// Graph attributes of If nodes, imported once the node's captured inputs have types.
+    /// Graph attributes of If, Loop and Scan nodes, imported once the node's inputs have types.
     std::map<std::string, std::vector<std::pair<std::string, onnx::GraphProto*>>> m_pendingBranches;
 };
 
@@ -153,16 +155,24 @@ Expected<std::unique_ptr<ir::Graph>> Importer::run() {
     if (m_subgraph) {
         m_onnx = m_subgraph;
         m_graph = std::make_unique<ir::Graph>(m_subgraphName);
-        if (m_onnx->input_size() > 0)
+        if (m_onnx->input_size() != static_cast<int>(m_formals.size()))
             return makeError(ErrorKind::Invalid,
                              "subgraph '" + m_subgraphName + "' declares " + std::to_string(m_onnx->input_size()) +
-                                 " inputs; If branches take none",
+                                 " inputs; " + (m_formals.empty() ? std::string("If branches take none")
+                                                                 : "its node binds " + std::to_string(m_formals.size())),
                              m_subgraphName);
         if (m_onnx->sparse_initializer_size() > 0)
             return makeError(ErrorKind::Unsupported,
                              "subgraph '" + m_subgraphName + "' has a sparse initializer, which is not supported",
                              m_subgraphName);
         SX_TRY(addInitializers());
+        for (int i = 0; i < m_onnx->input_size(); ++i) {
+            const std::string& name = m_onnx->input(i).name();
+            if (name.empty())
+                return makeError(ErrorKind::Invalid, "subgraph '" + m_subgraphName + "' has an unnamed input",
+                                 m_subgraphName);
+            SX_TRY(m_graph->addInput(name, m_formals[static_cast<size_t>(i)]));
+        }
         for (const auto& [name, type] : m_captured)
             SX_TRY(m_graph->addInput(name, type));
         return addNodesAndFinish();
@@ -478,10 +488,23 @@ Status Importer::addNode(int index) {
     if (kind == ir::OpKind::Softmax || kind == ir::OpKind::LogSoftmax ||
         kind == ir::OpKind::Hardmax || kind == ir::OpKind::GridSample ||
         kind == ir::OpKind::GroupNormalization || kind == ir::OpKind::DFT ||
-        kind == ir::OpKind::OnnxAttention)
+        kind == ir::OpKind::OnnxAttention || kind == ir::OpKind::Scan)
         attrs["_opset"] = opsetOf(domain);
 
-    SX_TRY(addCapturedInputs(index, inputs));
+    // A Loop's or Scan's captured values follow its ONNX inputs, gaps included: a Loop's body
+    // declares the iteration number and the condition whether or not M and cond are given.
+    if (kind == ir::OpKind::Loop || kind == ir::OpKind::Scan) {
+        size_t declared = static_cast<size_t>(node.input_size());
+        if (kind == ir::OpKind::Loop)
+            for (const auto& [attrName, proto] : branches)
+                declared = std::max(declared, static_cast<size_t>(proto->input_size()));
+        inputs.resize(std::max(inputs.size(), declared), nullptr);
+        const size_t before = inputs.size();
+        SX_TRY(addCapturedInputs(index, inputs));
+        attrs["num_captured"] = static_cast<int64_t>(inputs.size() - before);
+    } else {
+        SX_TRY(addCapturedInputs(index, inputs));
+    }
     if (!branches.empty())
         m_pendingBranches[name] = std::move(branches);
 
@@ -677,12 +700,13 @@ Status Importer::convertAttributes(int index, ir::OpKind kind, ir::AttributeMap&
             return makeError(ErrorKind::Invalid, nodeError(index) + " has an unnamed attribute",
                              name);
         if (isGraphAttribute(a)) {
-            if (kind != ir::OpKind::If)
+            const bool loop = kind == ir::OpKind::Loop || kind == ir::OpKind::Scan;
+            if (kind != ir::OpKind::If && !loop)
                 return makeError(ErrorKind::Unsupported,
                                  nodeError(index) + " has graph attribute '" + a.name() +
-                                     "'; subgraphs are supported on If only",
+                                     "'; subgraphs are supported on If, Loop and Scan only",
                                  name);
-            if (a.name() != "then_branch" && a.name() != "else_branch")
+            if (loop ? a.name() != "body" : a.name() != "then_branch" && a.name() != "else_branch")
                 return makeError(ErrorKind::Invalid,
                                  nodeError(index) + " has unknown graph attribute '" + a.name() + "'", name);
             for (const auto& [other, proto] : branches)
@@ -692,6 +716,9 @@ Status Importer::convertAttributes(int index, ir::OpKind kind, ir::AttributeMap&
             branches.emplace_back(a.name(), a.mutable_g());
             continue;
         }
+        if (a.name() == "num_captured" || a.name() == "_opset")
+            return makeError(ErrorKind::Invalid, nodeError(index) + " has attribute '" + a.name() +
+                                                     "', a name Sextant keeps for its own use", name);
         SX_ASSIGN(ir::Attribute value, convertAttribute(a, name));
         if (!attrs.emplace(a.name(), std::move(value)).second)
             return makeError(ErrorKind::Invalid,
@@ -783,24 +810,129 @@ std::optional<std::vector<ir::TensorType>> Importer::declaredTypes(const ir::Nod
     return types;
 }
 
+namespace {
+
+/// The rank a subgraph declares for an input (0 when it declares no shape).
+size_t declaredRank(const onnx::ValueInfoProto& info) {
+    if (!info.has_type() || !info.type().has_tensor_type() || !info.type().tensor_type().has_shape())
+        return 0;
+    return static_cast<size_t>(info.type().tensor_type().shape().dim_size());
+}
+
+/// Where two types of one carried value disagree, the dims that differ become unknown.
+bool widenInto(ir::TensorType& formal, const ir::TensorType& seen) {
+    if (formal.rank() != seen.rank() || formal.dtype != seen.dtype)
+        return false;
+    bool changed = false;
+    for (size_t d = 0; d < formal.rank(); ++d)
+        if (!(formal.shape[d] == seen.shape[d]) && formal.shape[d].isKnown()) {
+            formal.shape[d] = ir::Dim::symbolic("?");
+            changed = true;
+        }
+    return changed;
+}
+
+} // namespace
+
 Status Importer::importBranches(ir::Node* n) {
     auto it = m_pendingBranches.find(n->name());
     if (it == m_pendingBranches.end())
         return {};
-    // Inputs after the condition are the captured values, now typed.
+    const bool loop = n->kind() == ir::OpKind::Loop, scan = n->kind() == ir::OpKind::Scan;
+    const size_t numCaptured = loop || scan ? static_cast<size_t>(n->attrInt("num_captured", 0)) : n->numInputs() - 1;
+    // The captured values are the node's last inputs, now typed.
     std::vector<std::pair<std::string, ir::TensorType>> captured;
-    for (size_t i = 1; i < n->numInputs(); ++i)
+    for (size_t i = n->numInputs() - numCaptured; i < n->numInputs(); ++i)
         captured.emplace_back(n->input(i)->name(), n->input(i)->type());
     for (auto& [attrName, proto] : it->second) {
         std::string graphName = proto->name().empty() ? n->name() + "." + attrName : proto->name();
-        Importer sub(*this, *proto, graphName, captured);
-        auto g = sub.run();
-        if (!g.ok()) {
-            Error e = g.takeError();
-            e.message = "in " + attrName + " of node '" + n->name() + "': " + e.message;
-            return e;
+        // The declared inputs of a Loop body (iteration number, condition, carried values) and a
+        // Scan body (states, one slice of each scan input), typed from the node's inputs.
+        std::vector<ir::TensorType> formals;
+        size_t firstCarried = 0, numCarried = 0;
+        if (loop || scan) {
+            const size_t declared = static_cast<size_t>(proto->input_size());
+            const size_t onnxInputs = n->numInputs() - numCaptured;
+            const bool opset8 = scan && n->attrInt("_opset", 9) < 9;
+            const size_t first = opset8 ? 1 : 0;
+            if (declared + first != onnxInputs)
+                return makeError(ErrorKind::Invalid,
+                                 "node '" + n->name() + "' (" + ir::qualifiedOpName(n->kind()) + "): body '" + graphName +
+                                     "' declares " + std::to_string(declared) + " inputs for " +
+                                     std::to_string(onnxInputs - first) + " node inputs",
+                                 n->name());
+            const int64_t numScan = scan ? n->attrInt("num_scan_inputs", 0) : 0;
+            if (scan && (numScan < 1 || static_cast<size_t>(numScan) > declared))
+                return makeError(ErrorKind::Invalid,
+                                 "node '" + n->name() + "' (Scan): num_scan_inputs " + std::to_string(numScan) +
+                                     " is not between 1 and its " + std::to_string(declared) + " inputs",
+                                 n->name());
+            const std::vector<int64_t> axes =
+                scan && !opset8 ? n->attrInts("scan_input_axes", std::vector<int64_t>(static_cast<size_t>(numScan), 0))
+                                : std::vector<int64_t>(static_cast<size_t>(numScan), 0);
+            for (size_t j = 0; j < declared; ++j) {
+                const ir::Value* in = n->input(first + j);
+                if (loop && j < 2) {
+                    ir::TensorType t;
+                    t.dtype = j == 0 ? ir::DType::I64 : ir::DType::Bool;
+                    if (declaredRank(proto->input(static_cast<int>(j))) == 1)
+                        t.shape.push_back(ir::Dim::known(1));
+                    formals.push_back(std::move(t));
+                    continue;
+                }
+                if (!in)
+                    return makeError(ErrorKind::Invalid,
+                                     "node '" + n->name() + "' (" + ir::qualifiedOpName(n->kind()) + "): input " +
+                                         std::to_string(first + j) + " is missing",
+                                     n->name());
+                ir::TensorType t = in->type();
+                if (opset8 && t.rank() > 0)
+                    t.shape.erase(t.shape.begin()); // the batch dim
+                const size_t states = scan ? declared - static_cast<size_t>(numScan) : declared;
+                if (scan && j >= states) {
+                    int64_t axis = axes.size() == static_cast<size_t>(numScan) ? axes[j - states] : 0;
+                    const int64_t rank = static_cast<int64_t>(t.rank());
+                    if (axis < 0)
+                        axis += rank;
+                    if (axis < 0 || axis >= rank)
+                        return makeError(ErrorKind::Invalid,
+                                         "node '" + n->name() + "' (Scan): scan input '" + in->name() + "' " +
+                                             in->type().str() + " has no axis " + std::to_string(axis),
+                                         n->name());
+                    t.shape.erase(t.shape.begin() + axis);
+                }
+                formals.push_back(std::move(t));
+            }
+            firstCarried = loop ? 2 : 0;
+            numCarried = loop ? declared - 2 : declared - static_cast<size_t>(numScan);
         }
-        n->setAttr(attrName, std::shared_ptr<const ir::Graph>(std::move(g).value()));
+        // A carried value whose dims change from one iteration to the next: those dims become
+        // unknown and the body is imported again (each round only forgets dims, so this ends).
+        // Importing takes the tensors' bytes out of the proto it reads: later rounds read a copy.
+        onnx::GraphProto pristine;
+        if (numCarried > 0)
+            pristine = *proto;
+        std::unique_ptr<ir::Graph> body;
+        for (int round = 0;; ++round) {
+            onnx::GraphProto again;
+            if (round > 0)
+                again = pristine;
+            Importer sub(*this, round > 0 ? again : *proto, graphName, formals, captured);
+            auto g = sub.run();
+            if (!g.ok()) {
+                Error e = g.takeError();
+                e.message = "in " + attrName + " of node '" + n->name() + "': " + e.message;
+                return e;
+            }
+            body = std::move(g).value();
+            bool changed = false;
+            const size_t outFirst = loop ? 1 : 0;
+            for (size_t c = 0; c < numCarried && outFirst + c < body->outputs().size(); ++c)
+                changed = widenInto(formals[firstCarried + c], body->outputs()[outFirst + c]->type()) || changed;
+            if (!changed || round >= 8)
+                break;
+        }
+        n->setAttr(attrName, std::shared_ptr<const ir::Graph>(std::move(body)));
     }
     m_pendingBranches.erase(it);
     return {};

@@ -149,9 +149,16 @@ Expected<std::vector<TensorType>> inferTypes(const Node& n) {
     return types;
 }
 
-/// Subgraphs are verified as graphs of their own; their inputs bind to the node's inputs after
-/// the first (If: after the condition), positionally.
+/// Subgraphs are verified as graphs of their own; an If's branch inputs bind to the node's inputs
+/// after the condition, positionally.
 Status checkSubgraph(const Node& n, const std::string& attrName, const Graph& body) {
+    // A Loop's or Scan's body binds iteration values, states and slices as well (their op
+    // verifiers check it); only the body itself is verified here.
+    if (n.kind() == OpKind::Loop || n.kind() == OpKind::Scan) {
+        if (Status st = verifyGraph(body); !st.ok())
+            return nodeError(n, "in subgraph '" + attrName + "': " + st.error().message);
+        return {};
+    }
     const int nin = static_cast<int>(n.numInputs());
     const int nout = static_cast<int>(n.numOutputs());
     if (body.inputs().size() + 1 != n.numInputs())

@@ -1,4 +1,4 @@
-// Import of If subgraphs: implicit outer-scope reads become explicit inputs (isolated from above),
+// Import of If, Loop and Scan subgraphs: implicit outer-scope reads become explicit inputs (isolated from above),
 // on small hand-built models and on both silero-vad models (node and op counts per INVENTORY.md,
 // counting inside subgraphs; Constant nodes become constants).
 
@@ -217,6 +217,236 @@ INSTANTIATE_TEST_SUITE_P(Silero, ImportsSilero,
                              return std::string(info.param.file).find("legacy") != std::string::npos ? "legacy"
                                                                                                       : "v5";
                          });
+
+
+// ---- Loop and Scan: declared body inputs typed from the node, captured outer values after them.
+
+onnx::AttributeProto* bodyAttr(onnx::NodeProto* n, const std::string& name) {
+    auto* a = n->add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    a->mutable_g()->set_name(name);
+    return a;
+}
+
+void intsAttr(onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INTS);
+    for (int64_t x : v)
+        a->add_ints(x);
+}
+
+void intAttr(onnx::NodeProto* n, const std::string& name, int64_t v) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::INT);
+    a->set_i(v);
+}
+
+/// An initializer of `g`: i64 values of shape `dims`.
+void addInt64(onnx::GraphProto* g, const std::string& name, std::vector<int64_t> dims, std::vector<int64_t> values) {
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims)
+        t->add_dims(d);
+    for (int64_t v : values)
+        t->add_int64_data(v);
+}
+
+onnx::ModelProto modelAt(int opset, const std::string& name) {
+    onnx::ModelProto m;
+    m.set_ir_version(8);
+    auto* op = m.add_opset_import();
+    op->set_domain("");
+    op->set_version(opset);
+    m.mutable_graph()->set_name(name);
+    return m;
+}
+
+std::vector<ir::Tensor> runModel(const onnx::ModelProto& m, const std::string& file, std::vector<ir::Tensor> feeds,
+                                 std::unique_ptr<ir::Graph>* keep = nullptr) {
+    const fs::path path = tempDir() / file;
+    writeBytes(path, m.SerializeAsString());
+    auto g = importOnnx(path.string());
+    EXPECT_TRUE(g.ok()) << (g.ok() ? "" : g.error().message);
+    if (!g.ok())
+        return {};
+    EXPECT_TRUE(ir::verifyGraph(**g).ok());
+    ir::KernelContext ctx;
+    auto r = ir::interpret(**g, feeds, ctx);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    if (keep)
+        *keep = std::move(g).value();
+    return r.ok() ? std::move(r).value() : std::vector<ir::Tensor>{};
+}
+
+/// main(x: f32[2], m: i64[]) { w = x + x; acc, seq = Loop(m, true, x) body(i, c, acc_in) {
+///   acc_out = acc_in + w * float(i); c_out = i < 2 } }: the body reads the outer `w`, and its
+/// condition stops the loop after iteration 2 whatever m is.
+onnx::ModelProto loopModel() {
+    onnx::ModelProto m = modelAt(16, "loop");
+    onnx::GraphProto* g = m.mutable_graph();
+    setInfo(g->add_input(), "x", onnx::TensorProto::FLOAT, {2});
+    setInfo(g->add_input(), "m", onnx::TensorProto::INT64, {});
+    onnx::TensorProto* t = g->add_initializer();
+    t->set_name("yes");
+    t->set_data_type(onnx::TensorProto::BOOL);
+    t->add_int32_data(1);
+    addNode(g, "Add", {"x", "x"}, {"w"}, "double");
+    onnx::NodeProto* loop = addNode(g, "Loop", {"m", "yes", "x"}, {"acc", "seq"}, "loop");
+    onnx::GraphProto* b = bodyAttr(loop, "loop_body")->mutable_g();
+    setInfo(b->add_input(), "i", onnx::TensorProto::INT64, {});
+    setInfo(b->add_input(), "c", onnx::TensorProto::BOOL, {});
+    setInfo(b->add_input(), "acc_in", onnx::TensorProto::FLOAT, {2});
+    addInt64(b, "two", {}, {2});
+    auto* cast = addNode(b, "Cast", {"i"}, {"fi"}, "cast");
+    intAttr(cast, "to", onnx::TensorProto::FLOAT);
+    addNode(b, "Mul", {"w", "fi"}, {"wi"}, "mul");
+    addNode(b, "Add", {"acc_in", "wi"}, {"acc_out"}, "add");
+    addNode(b, "Less", {"i", "two"}, {"c_out"}, "less");
+    addNode(b, "Identity", {"acc_out"}, {"step"}, "copy");
+    setInfo(b->add_output(), "c_out", onnx::TensorProto::BOOL, {});
+    setInfo(b->add_output(), "acc_out", onnx::TensorProto::FLOAT, {2});
+    setInfo(b->add_output(), "step", onnx::TensorProto::FLOAT, {2});
+    setInfo(g->add_output(), "acc", onnx::TensorProto::FLOAT, {2});
+    g->add_output()->set_name("seq");
+    return m;
+}
+
+TEST(LoopImport, CarriesValuesReadsOuterValuesAndStopsOnTheBodysCondition) {
+    std::unique_ptr<ir::Graph> g;
+    auto out = runModel(loopModel(), "loop.onnx",
+                        {ir::Tensor::fromVector<float>({2}, {1, 2}), ir::Tensor::fromVector<int64_t>({}, {10})}, &g);
+    ASSERT_EQ(out.size(), 2u);
+    // w = [2, 4]; acc: [1,2] (+0w) -> [3,6] (+1w) -> [7,14] (+2w), then 2 < 2 is false.
+    EXPECT_EQ(out[0].toDoubles(), (std::vector<double>{7, 14}));
+    EXPECT_EQ(out[1].shape(), (std::vector<int64_t>{3, 2}));
+    EXPECT_EQ(out[1].toDoubles(), (std::vector<double>{1, 2, 3, 6, 7, 14}));
+    // M, cond, the carried x, then the captured w; the body's count is recorded.
+    const ir::Node* loop = g->findNode("loop");
+    ASSERT_NE(loop, nullptr);
+    ASSERT_EQ(loop->numInputs(), 4u);
+    EXPECT_EQ(loop->input(3)->name(), "w");
+    EXPECT_EQ(loop->attrInt("num_captured", -1), 1);
+    EXPECT_EQ(loop->attrGraph("body")->inputs().size(), 4u);
+    // The trip count depends on the data: the stacked output's first dim is unknown.
+    const ir::TensorType& seq = loop->output(1)->type();
+    ASSERT_EQ(seq.rank(), 2u);
+    EXPECT_FALSE(seq.shape[0].isKnown());
+    EXPECT_EQ(seq.shape[1], ir::Dim::known(2));
+    // A trip count below the condition's stop: M decides (zero iterations leave x as it was).
+    auto one = runModel(loopModel(), "loop1.onnx",
+                        {ir::Tensor::fromVector<float>({2}, {1, 2}), ir::Tensor::fromVector<int64_t>({}, {0})});
+    ASSERT_EQ(one.size(), 2u);
+    EXPECT_EQ(one[0].toDoubles(), (std::vector<double>{1, 2}));
+    EXPECT_EQ(one[1].shape(), (std::vector<int64_t>{0, 2}));
+
+    const std::string text = ir::printGraph(*g);
+    auto parsed = ir::parseGraph(text);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(ir::printGraph(**parsed), text);
+}
+
+TEST(LoopImport, ACarriedValueThatGrowsGetsAnUnknownDim) {
+    // y_out = Concat(y_in, float(i)): f32[1] -> [2] -> [3] -> [4] over M = 3 iterations.
+    onnx::ModelProto m = modelAt(13, "grow");
+    onnx::GraphProto* g = m.mutable_graph();
+    setInfo(g->add_input(), "y", onnx::TensorProto::FLOAT, {1});
+    addInt64(g, "three", {}, {3});
+    onnx::NodeProto* loop = addNode(g, "Loop", {"three", "", "y"}, {"grown"}, "loop");
+    onnx::GraphProto* b = bodyAttr(loop, "grow_body")->mutable_g();
+    setInfo(b->add_input(), "i", onnx::TensorProto::INT64, {});
+    setInfo(b->add_input(), "c", onnx::TensorProto::BOOL, {});
+    b->add_input()->set_name("y_in"); // no type: the node's carried value gives it
+    addInt64(b, "axes", {1}, std::vector<int64_t>{0});
+    auto* cast = addNode(b, "Cast", {"i"}, {"fi"}, "cast");
+    intAttr(cast, "to", onnx::TensorProto::FLOAT);
+    addNode(b, "Unsqueeze", {"fi", "axes"}, {"fi1"}, "unsq");
+    auto* cat = addNode(b, "Concat", {"y_in", "fi1"}, {"y_out"}, "cat");
+    intAttr(cat, "axis", 0);
+    addNode(b, "Identity", {"c"}, {"c_out"}, "keep");
+    setInfo(b->add_output(), "c_out", onnx::TensorProto::BOOL, {});
+    b->add_output()->set_name("y_out");
+    g->add_output()->set_name("grown");
+    std::unique_ptr<ir::Graph> keep;
+    auto out = runModel(m, "grow.onnx", {ir::Tensor::fromVector<float>({1}, {5})}, &keep);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].toDoubles(), (std::vector<double>{5, 0, 1, 2}));
+    const ir::Node* n = keep->findNode("loop");
+    EXPECT_FALSE(n->attrGraph("body")->inputs()[2]->type().shape[0].isKnown());
+    EXPECT_FALSE(n->output(0)->type().shape[0].isKnown());
+}
+
+TEST(LoopImport, ALoopWithNeitherTripCountNorConditionIsRefusedWhenRun) {
+    onnx::ModelProto m = modelAt(13, "forever");
+    onnx::GraphProto* g = m.mutable_graph();
+    setInfo(g->add_input(), "y", onnx::TensorProto::FLOAT, {1});
+    onnx::NodeProto* loop = addNode(g, "Loop", {"", "", "y"}, {"out"}, "forever");
+    onnx::GraphProto* b = bodyAttr(loop, "forever_body")->mutable_g();
+    setInfo(b->add_input(), "i", onnx::TensorProto::INT64, {});
+    setInfo(b->add_input(), "c", onnx::TensorProto::BOOL, {});
+    setInfo(b->add_input(), "y_in", onnx::TensorProto::FLOAT, {1});
+    addNode(b, "Identity", {"c"}, {"c_out"}, "keep");
+    addNode(b, "Identity", {"y_in"}, {"y_out"}, "same");
+    setInfo(b->add_output(), "c_out", onnx::TensorProto::BOOL, {});
+    setInfo(b->add_output(), "y_out", onnx::TensorProto::FLOAT, {1});
+    setInfo(g->add_output(), "out", onnx::TensorProto::FLOAT, {1});
+    const fs::path path = tempDir() / "forever.onnx";
+    writeBytes(path, m.SerializeAsString());
+    auto imported = importOnnx(path.string());
+    ASSERT_TRUE(imported.ok()) << imported.error().message;
+    ir::KernelContext ctx;
+    auto r = ir::interpret(**imported, std::vector<ir::Tensor>{ir::Tensor::fromVector<float>({1}, {1})}, ctx);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("neither a trip count nor a condition"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("forever"), std::string::npos) << r.error().message;
+}
+
+TEST(ScanImport, AxesAndDirectionsOfInputsAndOutputs) {
+    // s_out = s + a_t * b_t, a scanned forward along axis 0, b in reverse along axis 1; y = s_out
+    // stacked along axis 1, z = a_t stacked in reverse.
+    onnx::ModelProto m = modelAt(16, "scan");
+    onnx::GraphProto* g = m.mutable_graph();
+    setInfo(g->add_input(), "s", onnx::TensorProto::FLOAT, {2});
+    setInfo(g->add_input(), "a", onnx::TensorProto::FLOAT, {3, 2});
+    setInfo(g->add_input(), "b", onnx::TensorProto::FLOAT, {2, 3});
+    onnx::NodeProto* scan = addNode(g, "Scan", {"s", "a", "b"}, {"s_final", "y", "z"}, "scan");
+    intAttr(scan, "num_scan_inputs", 2);
+    intsAttr(scan, "scan_input_axes", {0, -1});
+    intsAttr(scan, "scan_input_directions", {0, 1});
+    intsAttr(scan, "scan_output_axes", {1, 0});
+    intsAttr(scan, "scan_output_directions", {0, 1});
+    onnx::GraphProto* b = bodyAttr(scan, "scan_body")->mutable_g();
+    setInfo(b->add_input(), "s_in", onnx::TensorProto::FLOAT, {2});
+    setInfo(b->add_input(), "a_t", onnx::TensorProto::FLOAT, {2});
+    setInfo(b->add_input(), "b_t", onnx::TensorProto::FLOAT, {2});
+    addNode(b, "Mul", {"a_t", "b_t"}, {"ab"}, "mul");
+    addNode(b, "Add", {"s_in", "ab"}, {"s_out"}, "add");
+    addNode(b, "Identity", {"s_out"}, {"y_t"}, "y");
+    addNode(b, "Identity", {"a_t"}, {"z_t"}, "z");
+    for (const char* o : {"s_out", "y_t", "z_t"})
+        setInfo(b->add_output(), o, onnx::TensorProto::FLOAT, {2});
+    for (const char* o : {"s_final", "y", "z"})
+        g->add_output()->set_name(o);
+    std::unique_ptr<ir::Graph> keep;
+    auto out = runModel(m, "scan.onnx",
+                        {ir::Tensor::fromVector<float>({2}, {0, 0}), ir::Tensor::fromVector<float>({3, 2}, {1, 2, 3, 4, 5, 6}),
+                         ir::Tensor::fromVector<float>({2, 3}, {1, 2, 3, 4, 5, 6})},
+                        &keep);
+    ASSERT_EQ(out.size(), 3u);
+    // b's columns in reverse: [3,6], [2,5], [1,4]; s: [3,12] -> [9,32] -> [14,56].
+    EXPECT_EQ(out[0].toDoubles(), (std::vector<double>{14, 56}));
+    EXPECT_EQ(out[1].shape(), (std::vector<int64_t>{2, 3}));
+    EXPECT_EQ(out[1].toDoubles(), (std::vector<double>{3, 9, 14, 12, 32, 56}));
+    EXPECT_EQ(out[2].shape(), (std::vector<int64_t>{3, 2}));
+    EXPECT_EQ(out[2].toDoubles(), (std::vector<double>{5, 6, 3, 4, 1, 2}));
+    // Shapes known before the run: the sequence length is a static dim.
+    const ir::Node* n = keep->findNode("scan");
+    EXPECT_EQ(n->output(1)->type(), ir::TensorType::of(ir::DType::F32, {2, 3}));
+    EXPECT_EQ(n->output(2)->type(), ir::TensorType::of(ir::DType::F32, {3, 2}));
+}
 
 } // namespace
 } // namespace sextant::frontend

@@ -138,6 +138,67 @@ TEST(Partition, AHostNodeRunsOnTheHostLaneBetweenNpuTasks) {
         }
 }
 
+/// x -> Conv -> Relu -> Loop(3 times: r = r * 0.5 + x, stacking each r) -> Add(x): a loop with a
+/// constant trip count has static outputs, so it is a host step between NPU Tasks.
+std::shared_ptr<ir::Graph> looped() {
+    auto body = std::make_shared<ir::Graph>("halve");
+    ir::Value* i = *body->addInput("i", TensorType::of(DType::I64, {}));
+    ir::Value* c = *body->addInput("c", TensorType::of(DType::Bool, {}));
+    ir::Value* rIn = *body->addInput("r_in", TensorType::of(DType::F32, {1, 3, 4, 4}));
+    ir::Value* xIn = *body->addInput("x_in", TensorType::of(DType::F32, {1, 3, 4, 4}));
+    (void)i;
+    ir::Value* half = *body->addConstant("half", ir::Tensor::scalar(0.5));
+    ir::Node* mul = *body->addNode(OpKind::Mul, "scale", {rIn, half}, {"rh"});
+    ir::Node* add = *body->addNode(OpKind::Add, "plus_x", {mul->output(), xIn}, {"r_out"});
+    ir::Node* keep = *body->addNode(OpKind::Identity, "keep", {c}, {"c_out"});
+    ir::Node* step = *body->addNode(OpKind::Identity, "step", {add->output()}, {"r_step"});
+    body->setOutputs({keep->output(), add->output(), step->output()});
+    EXPECT_TRUE(body->inferTypes().ok());
+
+    auto g = std::make_shared<ir::Graph>("looped");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 3, 4, 4}));
+    ir::Value* w = *g->addConstant("w", ramp({3, 3, 3, 3}, -0.2, 0.02));
+    ir::Value* trips = *g->addConstant("trips", ir::Tensor::fromVector<int64_t>({}, {3}));
+    ir::Node* conv = *g->addNode(OpKind::Conv, "conv", {x, w}, {"c"}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Node* relu = *g->addNode(OpKind::Relu, "relu", {conv->output()}, {"r"});
+    ir::Node* loop = *g->addNode(OpKind::Loop, "repeat", {trips, nullptr, relu->output(), x}, {"final", "steps"},
+                                 {{"body", std::shared_ptr<const ir::Graph>(body)}, {"num_captured", int64_t{1}}});
+    ir::Node* out = *g->addNode(OpKind::Add, "add", {loop->output(0), x}, {"y"});
+    g->setOutputs({out->output(), loop->output(1)});
+    Status s = g->inferTypes();
+    EXPECT_TRUE(s.ok()) << (s.ok() ? "" : s.error().message);
+    return g;
+}
+
+TEST(Partition, ALoopWithAKnownTripCountIsAHostStep) {
+    auto graph = looped();
+    EXPECT_EQ(graph->outputs()[1]->type(), TensorType::of(DType::F32, {3, 1, 3, 4, 4}));
+    Expected<backend::Program> p = backend::lower(graph, backend::defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    std::vector<const backend::Task*> host;
+    for (const backend::Task& t : p->tasks)
+        if (t.unit == backend::UnitKind::Host)
+            host.push_back(&t);
+    ASSERT_EQ(host.size(), 1u);
+    EXPECT_EQ(host.front()->kernel, "Loop");
+    EXPECT_EQ(host.front()->core, backend::hostLane(p->target));
+    const std::vector<std::string> lines = backend::hostStepLines(*p);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0].rfind("1 x Loop (repeat)", 0), 0u) << lines[0];
+    const std::vector<ir::Tensor> in{ramp({1, 3, 4, 4}, -1.0, 0.1)};
+    auto ran = runProgram(*p, in, RunMode::GraphAsync, /*checkRaces=*/true);
+    ASSERT_TRUE(ran.ok()) << ran.error().message;
+    auto ref = runReference(*graph, in, DType::F64);
+    ASSERT_TRUE(ref.ok()) << ref.error().message;
+    for (size_t k = 0; k < 2; ++k) {
+        TensorComparison c = compareTensors(k ? "steps" : "y", ran->outputs[k], (*ref)[k], 1e-2, 1e-2);
+        EXPECT_TRUE(c.pass) << formatComparison(c);
+    }
+    // The reference itself, by hand for one element: r3 = r/8 + x(1/4 + 1/2 + 1) and y = r3 + x.
+    const double x0 = in[0].at(0), r0 = (*ref)[1].at(0) * 2 - 2 * x0;
+    EXPECT_NEAR((*ref)[0].at(0), r0 / 8 + x0 * 1.75 + x0, 1e-9);
+}
+
 TEST(Partition, ArtifactKeepsHostTasksAndTheirSubgraphWeights) {
     auto graph = partitioned();
     Expected<backend::Program> p = backend::lower(graph, backend::defaultTarget());
