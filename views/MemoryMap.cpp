@@ -50,7 +50,7 @@ MemoryMapData buildMemoryMap(const backend::Program& program, const TimelineMode
 
     std::vector<const backend::Buffer*> buffers;
     for (const backend::Buffer& b : program.buffers)
-        if (b.level == backend::MemLevel::Dram)
+        if (b.level == backend::MemLevel::Dram && b.type.isStatic()) // not one the host holds: no address
             buffers.push_back(&b);
     std::sort(buffers.begin(), buffers.end(), [](auto* a, auto* b) { return a->id < b->id; });
 

@@ -247,6 +247,40 @@ Status checkDramBuffer(const Manifest& m, const Buffer& b, const std::string& pa
     return {};
 }
 
+/// buffers[i].shape: the dims; null for one only the run decides (a buffer the host holds).
+Expected<ir::TensorType> parseBufferShape(const Manifest& m, const json& j, const std::string& path, ir::DType dt) {
+    SX_ASSIGN(const json* a, m.array(j, "shape", path));
+    ir::TensorType t;
+    t.dtype = dt;
+    for (size_t i = 0; i < a->size(); ++i) {
+        const json& v = (*a)[i];
+        if (v.is_null()) {
+            t.shape.push_back(ir::Dim::symbolic("?"));
+            continue;
+        }
+        if (!v.is_number_unsigned() || v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+            return m.err(path + ".shape[" + std::to_string(i) + "]", "must be a non-negative integer or null");
+        t.shape.push_back(ir::Dim::known(v.get<int64_t>()));
+    }
+    return t;
+}
+
+/// A buffer the host holds: a host Task's value whose shape only the run decides. No address,
+/// size 0, never on chip.
+Status checkHeldBuffer(const Manifest& m, const Buffer& b, const std::string& path) {
+    if (b.level != MemLevel::Dram || b.core != -1 || !b.stripes.empty())
+        return m.err(path + ".level", "puts buffer '" + b.value + "' of shape " + b.type.str() +
+                                          " on chip; a shape only the run decides is held by the host");
+    if (b.size != 0 || b.offset != 0)
+        return m.err(path + ".size", "is " + std::to_string(b.size) + " at offset " + std::to_string(b.offset) +
+                                         " for buffer '" + b.value + "' of shape " + b.type.str() +
+                                         ", which the host holds (size 0, offset 0)");
+    if (b.kind == BufferKind::Weight || b.kind == BufferKind::Input)
+        return m.err(path + ".shape", "is " + b.type.str() + " for " + std::string(kindName(b.kind)) + " '" + b.value +
+                                          "'; weights and inputs have static shapes");
+    return {};
+}
+
 /// buffers[i]: a DRAM or SRAM buffer of the program, inside its region.
 Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const Program& p, int64_t nt) {
     const MemoryStats& ms = p.memory;
@@ -265,9 +299,8 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
     std::optional<ir::DType> dt = ir::parseDType(dtype);
     if (!dt)
         return m.err(path + ".dtype", "has unknown dtype '" + dtype + "'");
-    SX_ASSIGN(std::vector<int64_t> shape, m.dims(j, "shape", path));
+    SX_ASSIGN(b.type, parseBufferShape(m, j, path, *dt));
     SX_ASSIGN(std::string layout, m.str(j, "layout", path));
-    b.type = ir::TensorType::of(*dt, shape);
     SX_ASSIGN(b.type.layout, parseLayout(m, layout, path + ".layout"));
     SX_ASSIGN(b.firstTask, m.intIn(j, "first_task", path, -1, nt - 1));
     SX_ASSIGN(b.lastTask, m.intIn(j, "last_task", path, -1, nt - 1));
@@ -291,6 +324,12 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
         return m.err(path + ".offset", "puts buffer '" + b.value + "' at [" + std::to_string(b.offset) + ", " +
                                            std::to_string(saturatingAdd(b.offset, b.size)) + "), outside the program's " +
                                            std::to_string(ms.dramTotal) + " bytes of DRAM");
+    }
+    if (!b.type.isStatic()) {
+        if (j.contains("stripes"))
+            return m.err(path + ".stripes", "splits buffer '" + b.value + "', which the host holds");
+        SX_TRY(checkHeldBuffer(m, b, path));
+        return b;
     }
     if (j.contains("stripes"))
         SX_TRY(parseStripes(m, j, path, p, b));
@@ -353,6 +392,12 @@ Status checkTileShapes(const Manifest& m, const Task& t, const std::string& path
     if (t.outputs.empty())
         return m.err(path + ".outputs", "is empty: every Task writes a buffer");
     const Buffer& out = p.buffers[static_cast<size_t>(t.outputs.front())];
+    if (!out.type.isStatic()) { // a host Task's output only the run sizes: no tile to check
+        if (!t.tiling.tileShape.empty() || !t.tiling.candidates.empty())
+            return m.err(tp + ".tile_shape", "tiles the output '" + out.value + "' (" + out.type.str() +
+                                                 "), whose shape only the run decides");
+        return {};
+    }
     SX_TRY(checkTileShape(m, t.tiling.tileShape, tp + ".tile_shape", out));
     for (size_t c = 0; c < t.tiling.candidates.size(); ++c)
         SX_TRY(checkTileShape(m, t.tiling.candidates[c].tileShape,
@@ -407,6 +452,14 @@ Expected<Task> parseTask(const Manifest& m, const json& j, int64_t i, const Prog
     SX_ASSIGN(t.nodes, m.strings(j, "nodes", path));
     SX_ASSIGN(t.inputs, m.ints(j, "inputs", path, 0, nb - 1));
     SX_ASSIGN(t.outputs, m.ints(j, "outputs", path, 0, nb - 1));
+    // A buffer the host holds (its shape only the run decides) has no address an NPU unit could use.
+    if (t.unit != UnitKind::Host)
+        for (const std::vector<int>* list : {&t.inputs, &t.outputs})
+            for (int b : *list)
+                if (!p.buffers[static_cast<size_t>(b)].type.isStatic())
+                    return m.err(path, "is a " + unit + " Task touching buffer " + std::to_string(b) + " ('" +
+                                           p.buffers[static_cast<size_t>(b)].value +
+                                           "'), which the host holds; only host Tasks may");
     SX_ASSIGN(t.deps, m.ints(j, "deps", path, 0, i - 1));
     SX_ASSIGN(t.waitEvents, m.ints(j, "wait_events", path, 0, ne - 1));
     SX_ASSIGN(t.recordEvents, m.ints(j, "record_events", path, 0, ne - 1));
@@ -559,7 +612,10 @@ json bufferJson(const Buffer& b) {
     j["offset"] = b.offset;
     j["size"] = b.size;
     j["dtype"] = std::string(ir::dtypeName(b.type.dtype));
-    j["shape"] = shapeJson(b.type.isStatic() ? b.type.dims() : std::vector<int64_t>{});
+    json shape = json::array(); // null: a dim only the run decides (a buffer the host holds)
+    for (const ir::Dim& d : b.type.shape)
+        shape.push_back(d.isKnown() ? json(d.value) : json(nullptr));
+    j["shape"] = std::move(shape);
     j["layout"] = std::string(ir::layoutName(b.type.layout));
     j["first_task"] = b.firstTask;
     j["last_task"] = b.lastTask;

@@ -86,7 +86,19 @@ ir::TensorType storedType(const ir::Value& v) {
     return t;
 }
 
+const ir::Value* dataShapedValue(const ir::Node& node) {
+    for (const ir::Value* v : node.inputs())
+        if (v && !v->type().isStatic())
+            return v;
+    for (const ir::Value* v : node.outputs())
+        if (v && !v->type().isStatic())
+            return v;
+    return nullptr;
+}
+
 UnitKind unitFor(const ir::Node& node) {
+    if (dataShapedValue(node))
+        return UnitKind::Host;
     switch (node.info().cost) {
     case ir::CostClass::Cube: return UnitKind::Cube;
     case ir::CostClass::Vector: return UnitKind::Vector;
@@ -97,9 +109,15 @@ UnitKind unitFor(const ir::Node& node) {
 }
 
 std::string hostReason(const ir::Node& node) {
-    if (node.info().cost != ir::CostClass::Host)
-        return {};
     const std::string op = "'" + ir::qualifiedOpName(node.kind()) + "'";
+    if (node.info().cost != ir::CostClass::Host) {
+        const ir::Value* v = dataShapedValue(node);
+        if (!v)
+            return {};
+        const bool reads = std::find(node.inputs().begin(), node.inputs().end(), v) != node.inputs().end();
+        return op + (reads ? " reads '" : " writes '") + v->name() + "' (" + v->type().str() +
+               "), whose shape only the run decides; the NPU's buffers and Tasks are sized before it";
+    }
     const bool control = std::any_of(node.attrs().begin(), node.attrs().end(), [](const auto& kv) {
         return std::holds_alternative<std::shared_ptr<const ir::Graph>>(kv.second);
     });
@@ -121,20 +139,18 @@ std::string hostReason(const ir::Node& node) {
 
 Expected<std::vector<Group>> formGroups(const ir::Graph& graph) {
     std::vector<Group> groups;
+    // Shapes the run decides come from the data (NonZero, NonMaxSuppression, a Loop that stops
+    // on a condition), never from the inputs: those must be fixed first.
+    for (const ir::Value* in : graph.inputs())
+        if (!in->type().isStatic())
+            return makeError(ErrorKind::Unsupported,
+                             "graph input '" + in->name() + "' has a non-static shape " + in->type().str() +
+                                 "; specialise the model's input shapes first",
+                             in->name());
     for (const ir::Node* node : graph.nodes()) {
+        // A node that reads or writes such a value is a host step (unitFor), its values held by
+        // the host (Buffer::heldByHost).
         const UnitKind unit = unitFor(*node);
-        for (const ir::Value* v : node->inputs())
-            if (v && !v->type().isStatic())
-                return makeError(ErrorKind::Unsupported,
-                                 "node '" + node->name() + "' input '" + v->name() + "' has a non-static shape " +
-                                     v->type().str() + "; specialise the model's input shapes first",
-                                 node->name());
-        for (const ir::Value* v : node->outputs())
-            if (!v->type().isStatic())
-                return makeError(ErrorKind::Unsupported,
-                                 "node '" + node->name() + "' output '" + v->name() + "' has a non-static shape " +
-                                     v->type().str(),
-                                 node->name());
         if (isViewNode(*node))
             continue; // no Task: its output aliases its input's buffer
         groups.push_back(Group{{node}, std::string(node->info().name), unit});

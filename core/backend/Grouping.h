@@ -24,8 +24,14 @@ bool isViewNode(const ir::Node& node);
 /// buffer owner of its input (followed through chains of views).
 const ir::Value* bufferOwner(const ir::Value* v);
 
+/// The first input or output of `node` whose shape only the run decides (unknown dims after
+/// specialisation: the output of NonZero, NonMaxSuppression, Unique, Compress, a Loop that stops
+/// on a condition, and what reads them); null when every shape is static.
+const ir::Value* dataShapedValue(const ir::Node& node);
+
 /// The unit an op's cost class runs on; UnitKind::Host for an op the NPU cannot run (the op
-/// table's cost class Host), which then runs on the host (DESIGN §6, partitions).
+/// table's cost class Host) and for a node that touches a data-shaped value, which then run on
+/// the host (DESIGN §6, partitions).
 UnitKind unitFor(const ir::Node& node);
 
 /// Why `node` runs on the host, one sentence for `compile --stats`, the artifact and the GUI's
@@ -33,8 +39,8 @@ UnitKind unitFor(const ir::Node& node);
 std::string hostReason(const ir::Node& node);
 
 /// Forms the groups of a graph in node order (a topological order), skipping view nodes. Fails,
-/// naming the node, when a value it touches has no static shape (a host node's too: its outputs
-/// live in planned DRAM).
+/// naming the input, when a graph input has no static shape. A data-shaped value has a buffer of
+/// size 0 the host holds (no DRAM address); only host Tasks touch it.
 Expected<std::vector<Group>> formGroups(const ir::Graph& graph);
 
 } // namespace sextant::backend

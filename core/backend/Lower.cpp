@@ -53,9 +53,10 @@ std::vector<std::string> hostStepLines(const Program& p) {
             continue;
         const ir::Node* n = p.graph && !t.nodes.empty() ? p.graph->findNode(t.nodes.front()) : nullptr;
         const std::string op = n ? ir::qualifiedOpName(n->kind()) : t.kernel;
-        auto it = std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.op == op; });
+        const std::string reason = n ? hostReason(*n) : std::string("runs on the host");
+        auto it = std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.op == op && o.reason == reason; });
         if (it == ops.end()) {
-            ops.push_back(Op{op, n ? hostReason(*n) : std::string("runs on the host"), {}});
+            ops.push_back(Op{op, reason, {}});
             it = ops.end() - 1;
         }
         it->names.push_back(t.name);
@@ -184,7 +185,7 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::vector<int>& byValu
     byValue.assign(g.valueIdBound(), -1);
     const uint64_t align = std::max<uint64_t>(prog.target.dramAlign, 1);
     auto add = [&](const ir::Value* v, BufferKind kind) -> Expected<int> {
-        if (!v->type().isStatic())
+        if (!v->type().isStatic() && (kind == BufferKind::Weight || kind == BufferKind::Input))
             return makeError(ErrorKind::Unsupported, "value '" + v->name() + "' has a non-static shape " + v->type().str(),
                              v->name());
         Buffer b;
@@ -194,7 +195,9 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::vector<int>& byValu
         b.level = MemLevel::Dram;
         b.type = storedType(*v);
         uint64_t bytes = storedBytes(b.type, prog.target.c0);
-        b.size = std::max<uint64_t>(alignUp(bytes, align), align); // never 0 bytes: every buffer has an address
+        // Never 0 bytes: every buffer has an address. Except a data-shaped value's (its shape only
+        // the run decides): the host Tasks that write and read it hold it, size 0, no address.
+        b.size = v->type().isStatic() ? std::max<uint64_t>(alignUp(bytes, align), align) : 0;
         byValue[v->id()] = b.id;
         prog.buffers.push_back(std::move(b));
         return prog.buffers.back().id;

@@ -419,7 +419,7 @@ uint64_t placeHostBuffers(Program& prog, uint64_t align) {
     mem.ioBase = cursor;
     for (BufferKind kind : {BufferKind::Input, BufferKind::Output})
         for (Buffer& b : prog.buffers)
-            if (b.kind == kind) {
+            if (b.kind == kind && b.type.isStatic()) { // an output the host holds has no address
                 b.offset = cursor;
                 cursor = alignUp(cursor + b.size, align);
             }
@@ -645,7 +645,7 @@ Status checkDramPlacement(const Program& prog) {
     const MemoryStats& mem = prog.memory;
     const uint64_t align = std::max<uint64_t>(prog.target.dramAlign, 1);
     for (const Buffer& b : prog.buffers) {
-        if (b.level != MemLevel::Dram)
+        if (b.level != MemLevel::Dram || !b.type.isStatic()) // on chip, or held by the host
             continue;
         if (b.offset % align != 0)
             return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " offset " + std::to_string(b.offset) +
@@ -819,7 +819,8 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
     std::vector<Access> acc = accessesOf(prog);
     std::vector<int> inter;
     for (const Buffer& b : prog.buffers)
-        if (b.kind == BufferKind::Intermediate && b.level == MemLevel::Dram) // kept on chip: no DRAM
+        // Kept on chip, or held by the host (a shape only the run decides): no DRAM.
+        if (b.kind == BufferKind::Intermediate && b.level == MemLevel::Dram && b.type.isStatic())
             inter.push_back(b.id);
     const size_t n = inter.size();
     OffsetProblem problem;

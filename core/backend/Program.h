@@ -32,9 +32,10 @@ std::string laneName(int core, const Target& target);
 struct Program;
 /// The target's cores that run at least one Task (the host lane is not one of them).
 int coresUsed(const Program& p);
-/// The partition's host steps, one line per op (DESIGN §6, partitions): how many host Tasks run
-/// it, the first few node names and why the NPU does not ("2 x LSTM (LSTM_1, LSTM_2): 'LSTM' is a
-/// recurrence ..."), in the order their first Task runs. Empty when everything runs on the NPU.
+/// The partition's host steps, one line per op and reason (DESIGN §6, partitions): how many host
+/// Tasks run it, the first few node names and why the NPU does not ("2 x LSTM (LSTM_1, LSTM_2):
+/// 'LSTM' is a recurrence ..."), in the order their first Task runs. Empty when everything runs
+/// on the NPU.
 std::vector<std::string> hostStepLines(const Program& p);
 /// One line per input guard: "input 'sr' = 16000 (decides 'If_0'; other values are refused)".
 std::vector<std::string> inputGuardLines(const Program& p);

@@ -192,9 +192,13 @@ Expected<MemoryImage> MemoryImage::forProgram(const backend::Program& program, b
         if (b.offset + b.size < b.offset)
             return makeError(ErrorKind::Runtime, describe(b) + " wraps around the address space");
         int64_t need = payloadBytes(b);
-        if (need < 0)
-            return makeError(ErrorKind::Runtime,
-                             describe(b) + " has a non-static type " + b.type.str());
+        if (need < 0) {
+            // A shape only the run decides: the host holds it (m_held), so it takes no address.
+            if (b.size != 0 || !b.stripes.empty() || b.level != backend::MemLevel::Dram)
+                return makeError(ErrorKind::Runtime, describe(b) + " has a non-static type " + b.type.str() +
+                                                         " but an address; only the host holds such a buffer");
+            continue;
+        }
         if (static_cast<uint64_t>(need) > b.size)
             return makeError(ErrorKind::Runtime, describe(b) + " is smaller than its tensor " +
                                                      b.type.str() + " (" + std::to_string(need) +
@@ -253,9 +257,13 @@ Expected<std::byte*> MemoryImage::locate(const backend::Buffer& buffer, uint64_t
 
 Expected<ir::Tensor> MemoryImage::read(const backend::Buffer& buffer) const {
     int64_t bytes = payloadBytes(buffer);
-    if (bytes < 0)
-        return makeError(ErrorKind::Runtime,
-                         describe(buffer) + " has a non-static type " + buffer.type.str());
+    if (bytes < 0) {
+        auto it = m_held.find(buffer.id);
+        if (it == m_held.end())
+            return makeError(ErrorKind::Runtime, describe(buffer) + ", which the host holds (" + buffer.type.str() +
+                                                     "), is read before any Task wrote it");
+        return it->second;
+    }
     // locate() only hands out a pointer; reading through it does not change the image.
     SX_ASSIGN(std::byte * p,
               const_cast<MemoryImage*>(this)->locate(buffer, static_cast<uint64_t>(bytes)));
@@ -270,9 +278,18 @@ Status MemoryImage::write(const backend::Buffer& buffer, const ir::Tensor& value
 Status MemoryImage::writeSlice(const backend::Buffer& buffer, const ir::Tensor& value,
                                const backend::SliceBytes& slice) {
     int64_t bytes = payloadBytes(buffer);
-    if (bytes < 0)
-        return makeError(ErrorKind::Runtime,
-                         describe(buffer) + " has a non-static type " + buffer.type.str());
+    if (bytes < 0) {
+        // Held by the host: the whole tensor, whatever its size, as long as the known dims agree.
+        bool fits = value.rank() == buffer.type.rank() &&
+                    ir::isFloat(buffer.type.dtype) == ir::isFloat(value.dtype());
+        for (size_t d = 0; fits && d < value.rank(); ++d)
+            fits = !buffer.type.shape[d].isKnown() || buffer.type.shape[d].value == value.shape()[d];
+        if (!fits)
+            return makeError(ErrorKind::Runtime, describe(buffer) + " holds " + buffer.type.str() +
+                                                     " but was given " + value.type().str());
+        m_held[buffer.id] = value.castTo(buffer.type.dtype);
+        return {};
+    }
     if (value.numel() != buffer.type.numel())
         return makeError(ErrorKind::Runtime, describe(buffer) + " holds " + buffer.type.str() +
                                                  " but was given " + value.type().str());

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace sextant::sim {
@@ -50,6 +51,9 @@ private:
 
     std::vector<std::byte> m_dram;
     std::vector<std::vector<std::byte>> m_sram; ///< one per core
+    /// Buffers the host holds (a shape only the run decides: no address, size 0), by buffer id:
+    /// what the host Task that wrote one gave it, in the buffer's dtype.
+    std::map<int, ir::Tensor> m_held;
 };
 
 } // namespace sextant::sim

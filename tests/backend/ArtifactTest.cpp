@@ -63,12 +63,7 @@ std::string freshDir(const std::string& name) {
 using backend::test::slurp;
 using backend::test::spit;
 
-/// Writes `text` as the manifest of `dir` with its hash file to match, so that the reader's
-/// checks of the fields are what must catch an edit.
-void spitManifest(const std::string& dir, const std::string& text) {
-    spit(fs::path(dir) / "manifest.json", text);
-    spit(fs::path(dir) / kManifestHashFile, fnv1a64Hex(std::vector<uint8_t>(text.begin(), text.end())) + "  manifest.json\n");
-}
+using backend::test::spitManifest;
 
 /// Rewrites a binary file and fixes the manifest's size and hash for it, so that the reader's
 /// deeper checks (magic, descriptors) are what must catch the damage.

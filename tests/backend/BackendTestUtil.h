@@ -2,6 +2,7 @@
 
 // Helpers shared by the backend tests.
 
+#include "core/backend/Artifact.h"
 #include "core/ir/Tensor.h"
 
 #include <cstdint>
@@ -35,6 +36,14 @@ inline std::string slurp(const std::filesystem::path& p) {
 inline void spit(const std::filesystem::path& p, const std::string& bytes) {
     std::ofstream out(p, std::ios::binary | std::ios::trunc);
     out << bytes;
+}
+
+/// Writes `text` as the manifest of the artifact in `dir` with its hash file to match, so that
+/// the reader's checks of the fields are what must catch an edit.
+inline void spitManifest(const std::string& dir, const std::string& text) {
+    spit(std::filesystem::path(dir) / "manifest.json", text);
+    spit(std::filesystem::path(dir) / kManifestHashFile,
+         fnv1a64Hex(std::vector<uint8_t>(text.begin(), text.end())) + "  manifest.json\n");
 }
 
 } // namespace sextant::backend::test

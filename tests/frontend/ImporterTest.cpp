@@ -288,7 +288,7 @@ TEST(OnnxImporter, GraphAttributesOnlyOnIf) {
     auto g = importOnnx(path.string());
     ASSERT_FALSE(g.ok());
     EXPECT_EQ(g.error().message,
-              "node 'r' (Relu) has graph attribute 'body'; subgraphs are supported on If only");
+              "node 'r' (Relu) has graph attribute 'body'; subgraphs are supported on If, Loop and Scan only");
 }
 
 TEST(OnnxImporter, ExternalDataFileMissingIsAnError) {
