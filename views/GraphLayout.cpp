@@ -1,5 +1,7 @@
 #include "GraphLayout.h"
 
+#include "core/backend/Grouping.h"
+
 #include <graphviz/cgraph.h>
 #include <graphviz/gvc.h>
 
@@ -90,7 +92,10 @@ LayoutNode ioBox(const ir::Value& v, LayoutNodeKind kind) {
     return n;
 }
 
-LayoutNode opBox(const ir::Node& node) {
+/// `hostWhenDataShaped`: the graph's inputs are static, so a node touching an unknown dim touches
+/// a value only the run sizes, and runs on the host whatever its op (backend::unitFor); the box is
+/// coloured by where it runs.
+LayoutNode opBox(const ir::Node& node, bool hostWhenDataShaped) {
     LayoutNode n;
     n.name = node.name();
     std::string op = ir::qualifiedOpName(node.kind());
@@ -100,7 +105,7 @@ LayoutNode opBox(const ir::Node& node) {
     n.shortName = elideMiddle(node.name(), maxNameChars);
     n.typeText = node.numOutputs() > 0 && node.output(0) ? node.output(0)->type().str() : "";
     n.kind = LayoutNodeKind::Op;
-    n.cost = node.info().cost;
+    n.cost = hostWhenDataShaped && backend::dataShapedValue(node) ? ir::CostClass::Host : node.info().cost;
     n.view = node.isView();
     n.origins = node.provenance().origins;
     n.h = opBoxHeight;
@@ -128,6 +133,8 @@ GraphLayoutResult graphItems(const ir::Graph& graph) {
         producerBox[v] = static_cast<int>(result.nodes.size());
         result.nodes.push_back(ioBox(*v, LayoutNodeKind::Input));
     }
+    const bool staticInputs = std::all_of(graph.inputs().begin(), graph.inputs().end(),
+                                          [](const ir::Value* v) { return v->type().isStatic(); });
     std::vector<int> nodeBox;
     for (const ir::Node* node : graph.nodes()) {
         const int box = static_cast<int>(result.nodes.size());
@@ -135,7 +142,7 @@ GraphLayoutResult graphItems(const ir::Graph& graph) {
         for (const ir::Value* out : node->outputs())
             if (out)
                 producerBox[out] = box;
-        result.nodes.push_back(opBox(*node));
+        result.nodes.push_back(opBox(*node, staticInputs));
     }
     size_t k = 0;
     for (const ir::Node* node : graph.nodes()) {

@@ -68,6 +68,25 @@ private slots:
         }
     }
 
+    void aNodeTouchingAValueOnlyTheRunSizesIsColouredAsHost() {
+        // x -> NonZero -> Gather(x, nz row 0): the Gather reads i64[?], so it runs on the host
+        // (backend::unitFor) and its box says so, though Gather's op class is DMA.
+        auto g = std::make_unique<ir::Graph>("data_shaped");
+        ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {8})).value();
+        ir::Node* nz = g->addNode(ir::OpKind::NonZero, "nz", {x}, {"idx"}).value();
+        ir::Value* zero = g->addConstant("zero", ir::Tensor::fromVector<int64_t>({}, {0})).value();
+        ir::Node* row = g->addNode(ir::OpKind::Gather, "row", {nz->output(), zero}, {"flat"}, {{"axis", int64_t{0}}}).value();
+        ir::Node* pick = g->addNode(ir::OpKind::Gather, "pick", {x, row->output()}, {"y"}, {{"axis", int64_t{0}}}).value();
+        ir::Node* keep = g->addNode(ir::OpKind::Relu, "keep", {x}, {"z"}).value();
+        g->setOutputs({pick->output(), keep->output()});
+        QVERIFY(g->inferTypes().ok());
+        const GraphLayoutResult items = graphItems(*g);
+        auto costOf = [&](const char* name) { return items.nodes[static_cast<size_t>(items.findNode(name))].cost; };
+        QCOMPARE(costOf("pick"), ir::CostClass::Host);
+        QCOMPARE(costOf("row"), ir::CostClass::Host);
+        QCOMPARE(costOf("keep"), ir::CostClass::Vector);
+    }
+
     void viewNodesAreMarked() {
         // A node the layout pass lowered as a view (view=1: no Task) is marked for the hollow
         // dashed box; the others are not.
