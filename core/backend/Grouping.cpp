@@ -149,7 +149,7 @@ Expected<std::vector<Group>> formGroups(const ir::Graph& graph) {
                              in->name());
     for (const ir::Node* node : graph.nodes()) {
         // A node that reads or writes such a value is a host step (unitFor), its values held by
-        // the host (Buffer::heldByHost).
+        // the host (a buffer of size 0 and no address, createBuffers in Lower.cpp).
         const UnitKind unit = unitFor(*node);
         if (isViewNode(*node))
             continue; // no Task: its output aliases its input's buffer
