@@ -126,7 +126,11 @@ void appendLaneNames(const std::set<std::pair<int, int>>& lanes, EventSink& even
                               : lane == 1 ? backend::UnitKind::Vector
                               : lane == kHostLane ? backend::UnitKind::Host
                                           : backend::UnitKind::Dma;
-        const std::string name = lane == kHostLane  ? std::string("host")
+        // The host's own "DMA" threads are what its steps read and write of the NPU's DRAM.
+        const bool host = hosts.count(core) != 0;
+        const std::string name = lane == kHostLane    ? std::string("host")
+                                 : host && lane == kStoreLane ? std::string("host writes to DRAM")
+                                 : host                       ? std::string("host reads from DRAM")
                                  : lane == kStoreLane ? "core " + std::to_string(core) + " dma store"
                                                       : "core " + std::to_string(core) + " " + std::string(backend::unitName(u));
         events({{"ph", "M"},
@@ -138,7 +142,7 @@ void appendLaneNames(const std::set<std::pair<int, int>>& lanes, EventSink& even
                 {"name", "thread_sort_index"},
                 {"pid", core},
                 {"tid", lane},
-                {"args", {{"sort_index", lane}}}});
+                {"args", {{"sort_index", host && lane == kHostLane ? 0 : lane}}}});
     }
 }
 

@@ -1,5 +1,7 @@
 #include "RunRecord.h"
 
+#include "core/backend/Tiling.h"
+
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -17,7 +19,8 @@ std::string joinComma(const std::vector<std::string>& v) {
 
 /// Per Task (Program::tasks order), the bytes its DMA loads and stores, split as the simulator
 /// splits its DMA time: a Program without transfers (an artifact older than format 5) counts
-/// all of a Task's DMA bytes as loads.
+/// all of a Task's DMA bytes as loads. A host Task's are what it reads and writes of DRAM
+/// (backend::hostTransfer), as the simulator times them.
 std::vector<std::pair<uint64_t, uint64_t>> loadStoreBytes(const backend::Program& program) {
     std::vector<std::pair<uint64_t, uint64_t>> bytes(program.tasks.size());
     std::map<int, size_t> byId;
@@ -29,6 +32,19 @@ std::vector<std::pair<uint64_t, uint64_t>> loadStoreBytes(const backend::Program
     for (const backend::Transfer& tr : program.transfers)
         if (auto it = byId.find(tr.task); it != byId.end())
             (tr.load ? bytes[it->second].first : bytes[it->second].second) += tr.bytes;
+    std::map<int, uint64_t> sizes;
+    for (size_t i = 0; i < program.tasks.size(); ++i) {
+        if (program.tasks[i].unit != backend::UnitKind::Host)
+            continue;
+        if (sizes.empty())
+            for (const backend::Buffer& b : program.buffers)
+                sizes.emplace(b.id, b.size);
+        const backend::HostTransfer moved = backend::hostTransfer(program.tasks[i], [&sizes](int id) -> uint64_t {
+            auto it = sizes.find(id);
+            return it == sizes.end() ? 0 : it->second;
+        });
+        bytes[i] = {moved.read, moved.written};
+    }
     return bytes;
 }
 

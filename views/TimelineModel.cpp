@@ -12,8 +12,8 @@ namespace {
 
 /// The DMA phases `t` (at index `index`) had, zero-length ones left out.
 void appendSpans(const TimelineTask& t, int index, std::vector<TimelineDmaSpan>& out) {
-    if (!t.phases || t.unit == backend::UnitKind::Dma || t.unit == backend::UnitKind::Host)
-        return; // a DMA-only Task is itself what its core's DMA engine did; the host moves nothing
+    if (!t.phases || t.unit == backend::UnitKind::Dma)
+        return; // a DMA-only Task is itself what its core's DMA engine did
     const uint64_t loadEnd = std::clamp(t.loadEnd, t.start, t.end);
     const uint64_t storeStart = std::clamp(t.storeStart, t.start, t.end);
     if (t.streamed) {
@@ -74,9 +74,11 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
     m_firstSpanOfTask.assign(m_tasks.size() + 1, 0);
     m_totalCycles = 0;
 
-    // ordered: core, then unit (cube, vector, dma: a core's DMA lane comes under its compute lanes)
+    // ordered: core, then unit (cube, vector, dma: a core's DMA lane comes under its compute lanes;
+    // the host's transfers, what its steps read and write of DRAM, under the host lane)
     std::map<std::pair<int, int>, std::vector<Entry>> byLane;
     const int dmaLane = static_cast<int>(backend::UnitKind::Dma);
+    const int hostTransferLane = static_cast<int>(backend::UnitKind::Host) + 1;
     for (size_t i = 0; i < m_tasks.size(); ++i) {
         const TimelineTask& t = m_tasks[i];
         byLane[{t.core, static_cast<int>(t.unit)}].push_back(
@@ -86,7 +88,7 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
         m_firstSpanOfTask[i] = static_cast<uint32_t>(first);
         appendSpans(t, static_cast<int>(i), m_spans);
         for (size_t s = first; s < m_spans.size(); ++s)
-            byLane[{t.core, dmaLane}].push_back(
+            byLane[{t.core, t.unit == backend::UnitKind::Host ? hostTransferLane : dmaLane}].push_back(
                 Entry{m_spans[s].start, m_spans[s].end, static_cast<int>(i), static_cast<int>(s)});
     }
     m_firstSpanOfTask[m_tasks.size()] = static_cast<uint32_t>(m_spans.size());
@@ -109,11 +111,14 @@ void TimelineModel::setTasks(std::vector<TimelineTask> tasks, int numCores) {
         const int laneIndex = static_cast<int>(m_lanes.size());
         TimelineLane lane;
         lane.core = key.first;
-        lane.unit = key.second < 0 ? backend::UnitKind::Vector : static_cast<backend::UnitKind>(key.second);
-        lane.label = lane.unit == backend::UnitKind::Host
-                         ? std::string("host")
-                         : "core " + std::to_string(key.first) + " \u00b7 " +
-                               (key.second < 0 ? "idle" : std::string(backend::unitName(lane.unit)));
+        lane.unit = key.second < 0                  ? backend::UnitKind::Vector
+                    : key.second == hostTransferLane ? backend::UnitKind::Dma
+                                                     : static_cast<backend::UnitKind>(key.second);
+        lane.label = key.second == hostTransferLane       ? std::string("host \u00b7 transfers")
+                     : lane.unit == backend::UnitKind::Host ? std::string("host")
+                                                            : "core " + std::to_string(key.first) + " \u00b7 " +
+                                                                  (key.second < 0 ? "idle"
+                                                                                  : std::string(backend::unitName(lane.unit)));
         LaneEntries lists;
         uint64_t maxEnd = 0;
         lists.endPrefixMax.reserve(entries.size());

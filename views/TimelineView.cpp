@@ -546,18 +546,22 @@ QString TimelineView::toolTipAt(const QPoint& pos) const {
     const TimelineDmaSpan& s = m_model->dmaSpans()[static_cast<size_t>(item.span)];
     const TimelineTask& t = m_model->tasks()[static_cast<size_t>(item.task)];
     const double us = static_cast<double>(s.end - s.start) / (m_clockGhz * 1000.0);
+    const bool host = t.unit == backend::UnitKind::Host;
     const QString what =
-        s.kind == DmaPhaseKind::Stream
+        host ? (s.kind == DmaPhaseKind::Store ? tr("the host writes its outputs to DRAM for the NPU")
+                                               : tr("the host reads its inputs from the NPU's DRAM"))
+        : s.kind == DmaPhaseKind::Stream
             ? tr("double-buffered: tiles move in and out while the unit computes")
         : s.kind == DmaPhaseKind::Store ? tr("after the unit computed")
         : s.bytes == 0
             ? tr("no bytes from DRAM (its inputs are on chip): the DRAM latency of its stores")
             : tr("before the unit computes (the DRAM latency, then the bytes)");
+    const QString where = host ? tr("host transfer") : tr("core %1 DMA").arg(t.core);
     // One arg() call: a name holding "%1" is not a placeholder for the next argument.
-    return tr("<b>%1</b> of %2 (task %3)<br>core %4 DMA · %5<br>%6 to %7 cyc · %8 cyc (%9 µs)<hr>")
+    return tr("<b>%1</b> of %2 (task %3)<br>%4 · %5<br>%6 to %7 cyc · %8 cyc (%9 µs)<hr>")
                .arg(QString::fromStdString(dmaSpanLabel(s)).toHtmlEscaped(),
-                    QString::fromStdString(t.name).toHtmlEscaped(), QString::number(t.task),
-                    QString::number(t.core), what, QString::number(s.start), QString::number(s.end),
+                    QString::fromStdString(t.name).toHtmlEscaped(), QString::number(t.task), where,
+                    what, QString::number(s.start), QString::number(s.end),
                     QString::number(s.end - s.start), QString::number(us, 'f', 3)) +
            text;
 }
@@ -568,13 +572,16 @@ QString TimelineView::taskToolTip(int task) const {
     for (const std::string& n : t.nodes)
         nodes << QString::fromStdString(n);
     const double us = static_cast<double>(t.end - t.start) / (m_clockGhz * 1000.0);
-    QString text = tr("<b>%1</b> (task %2, %3)<br>core %4 · %5<br>start %6 · end %7 cyc<br>"
-                      "duration %8 cyc (%9 µs)<br>events ready at %10 cyc<br>nodes: %11")
+    // Where it ran: its lane ("core 0 · cube"); a host step says it is not on the NPU.
+    const QString lane = t.unit == backend::UnitKind::Host
+                             ? tr("host step (runs on the host, not the NPU)")
+                             : QString::fromStdString(m_model->lanes()[m_model->laneOf(task)].label);
+    QString text = tr("<b>%1</b> (task %2, %3)<br>%4<br>start %5 · end %6 cyc<br>"
+                      "duration %7 cyc (%8 µs)<br>events ready at %9 cyc<br>nodes: %10")
                        .arg(QString::fromStdString(t.name).toHtmlEscaped())
                        .arg(t.task)
                        .arg(QString::fromStdString(t.kernel).toHtmlEscaped())
-                       .arg(t.core)
-                       .arg(QString::fromStdString(m_model->lanes()[m_model->laneOf(task)].label))
+                       .arg(lane)
                        .arg(t.start)
                        .arg(t.end)
                        .arg(t.end - t.start)
@@ -589,7 +596,7 @@ QString TimelineView::taskToolTip(int task) const {
     if (t.phases && t.loadBytes + t.storeBytes > 0) {
         TimelineDmaSpan load{0, DmaPhaseKind::Load, 0, 0, t.loadBytes};
         TimelineDmaSpan store{0, DmaPhaseKind::Store, 0, 0, t.storeBytes};
-        text += tr("<br>DMA: %1 · %2")
+        text += (t.unit == backend::UnitKind::Host ? tr("<br>DRAM: %1 · %2") : tr("<br>DMA: %1 · %2"))
                     .arg(QString::fromStdString(dmaSpanLabel(load)),
                          QString::fromStdString(dmaSpanLabel(store)));
     }

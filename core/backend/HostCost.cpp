@@ -7,6 +7,7 @@
 #include "core/ir/DType.h"
 
 #include <algorithm>
+#include <set>
 #include <variant>
 
 namespace sextant::backend {
@@ -111,6 +112,19 @@ TaskCost hostCost(const Group& group) {
     c.estCycles = c.computeCycles;
     c.tiling.estCycles = c.estCycles;
     return c;
+}
+
+HostTransfer hostTransfer(const Task& t, const std::function<uint64_t(int)>& sizeOf) {
+    HostTransfer out;
+    for (int id : std::set<int>(t.inputs.begin(), t.inputs.end()))
+        out.read += sizeOf(id);
+    for (int id : std::set<int>(t.outputs.begin(), t.outputs.end()))
+        out.written += sizeOf(id);
+    return out;
+}
+
+uint64_t hostTransferCycles(uint64_t bytes) {
+    return ceilDiv(bytes, kHostBytesPerCycle);
 }
 
 } // namespace sextant::backend

@@ -4,6 +4,8 @@
 #include "Program.h"
 #include "Target.h"
 
+#include <functional>
+
 namespace sextant::backend {
 
 /// The cost-model view of one Task after tiling.
@@ -65,5 +67,16 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& target, const 
 /// relaunch), its flops at one host core's rate and the DRAM bytes it reads and writes, all in
 /// NPU cycles (HostCost.cpp). No tiles, no SRAM pieces, no DMA.
 TaskCost hostCost(const Group& group);
+
+/// What a host Task moves across the host/NPU boundary: the bytes of the DRAM buffers it reads
+/// (its inputs, each once) and writes (its outputs). A buffer the host holds (a shape only the
+/// run decides: size 0, no DRAM address) moves nothing counted.
+struct HostTransfer {
+    uint64_t read = 0, written = 0;
+};
+/// `sizeOf` gives a buffer's size by its id.
+HostTransfer hostTransfer(const Task& t, const std::function<uint64_t(int)>& sizeOf);
+/// The NPU cycles the host takes to read or write `bytes` of DRAM (the rate hostCost prices them at).
+uint64_t hostTransferCycles(uint64_t bytes);
 
 } // namespace sextant::backend

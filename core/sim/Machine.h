@@ -9,6 +9,7 @@
 //   Watchdog.cpp     the watchdog's dump when no Task can make progress
 
 #include "MemoryImage.h"
+#include "core/backend/Tiling.h"
 #include "Simulator.h"
 
 #include <map>
@@ -197,6 +198,7 @@ private:
     std::string writerOf(size_t buffer) const;
     size_t m_finished = 0;
     std::vector<uint64_t> m_loadBytes; ///< per Task: DMA bytes it loads (the rest it stores)
+    std::vector<backend::HostTransfer> m_hostMoves; ///< per host Task: what it reads and writes of DRAM
 };
 
 

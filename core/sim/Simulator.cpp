@@ -103,6 +103,14 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
     for (const backend::Transfer& tr : m_p.transfers)
         if (auto it = m_taskById.find(tr.task); it != m_taskById.end() && tr.load)
             m_loadBytes[it->second] += tr.bytes;
+    // A host Task moves its inputs and outputs across the host/NPU boundary instead.
+    m_hostMoves.assign(m_p.tasks.size(), {});
+    for (size_t i = 0; i < m_p.tasks.size(); ++i)
+        if (m_p.tasks[i].unit == UnitKind::Host)
+            m_hostMoves[i] = backend::hostTransfer(m_p.tasks[i], [this](int id) -> uint64_t {
+                auto it = m_bufferById.find(id);
+                return it == m_bufferById.end() ? 0 : m_p.buffers[it->second].size;
+            });
     m_stale.resize(m_p.buffers.size());
     for (size_t b = 0; b < m_p.buffers.size(); ++b) {
         const Buffer& buf = m_p.buffers[b];
@@ -385,7 +393,9 @@ Status Machine::startTask(size_t index, uint64_t now) {
     // The Task before it on its core still ran when it started (it may have ended since).
     const bool headRan = prev >= 0 && m_state[static_cast<size_t>(prev)].started &&
                          m_trace[static_cast<size_t>(prev)].end > base;
-    if (headRan || eventsAt > 0) {
+    if (task.unit == UnitKind::Host) {
+        timing = timeHost(task, m_p.target, m_hostMoves[index].read, m_hostMoves[index].written, eventsAt);
+    } else if (headRan || eventsAt > 0) {
         const TraceRecord* head = headRan ? &m_trace[static_cast<size_t>(prev)] : nullptr;
         const bool reads = headRan && (std::find(task.deps.begin(), task.deps.end(),
                                                  m_p.tasks[static_cast<size_t>(prev)].id) != task.deps.end() ||

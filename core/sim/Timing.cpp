@@ -1,6 +1,7 @@
 #include "Timing.h"
 
 #include "core/backend/MathUtil.h"
+#include "core/backend/Tiling.h"
 
 #include <algorithm>
 
@@ -93,6 +94,22 @@ TaskTiming timeBeside(const backend::Task& task, const backend::Target& tg, cons
     t.storeStart = store == 0 ? t.computeEnd : std::max(t.computeEnd, headEnd);
     const uint64_t storeTime = store == 0 ? 0 : (loads == 0 ? latency : 0) + ceilDiv(store, rate);
     t.duration = std::max<uint64_t>({1, t.storeStart + storeTime, headEnd});
+    return t;
+}
+
+TaskTiming timeHost(const backend::Task& task, const backend::Target& tg, uint64_t readBytes,
+                    uint64_t writtenBytes, uint64_t dataAt) {
+    TaskTiming t;
+    const uint64_t total = std::max<uint64_t>(1, computeCycles(task, tg, nullptr));
+    const uint64_t read = std::min(backend::hostTransferCycles(readBytes), total);
+    const uint64_t write = std::min(backend::hostTransferCycles(writtenBytes), total - read);
+    t.compute = total - read - write;
+    t.dma = read + write;
+    t.loadEnd = dataAt + read;
+    t.computeStart = t.loadEnd;
+    t.computeEnd = t.computeStart + t.compute;
+    t.storeStart = t.computeEnd;
+    t.duration = t.storeStart + write;
     return t;
 }
 

@@ -55,4 +55,13 @@ TaskTiming timeBeside(const backend::Task& task, const backend::Target& target, 
                       int dmaSharers, uint64_t earlyLoad, uint64_t lateLoad, uint64_t headComputeEnd, uint64_t headEnd,
                       uint64_t dataAt, uint64_t headLoadEnd = 0);
 
+/// A host Task's time (DESIGN §6, partitions): the host reads its inputs from DRAM over
+/// [dataAt, loadEnd), computes (with the step's fixed cost) and writes its outputs back over
+/// [storeStart, duration). The three add up to the cost model's figure for it (computeCycles,
+/// which prices the bytes at backend::hostTransferCycles), so the transfers are shown, not
+/// charged twice; an older artifact's figure too small for them shortens the compute first.
+TaskTiming timeHost(const backend::Task& task, const backend::Target& target, uint64_t readBytes,
+                    uint64_t writtenBytes, uint64_t dataAt);
+
+
 } // namespace sextant::sim

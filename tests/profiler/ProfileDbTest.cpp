@@ -715,6 +715,61 @@ TEST_F(ProfileDbTest, ChromeTraceShowsDmaPhasesOnTheirOwnThread) {
     EXPECT_EQ(threads[std::make_pair(0, 3)], "core 0 dma store");
 }
 
+// A host step (here an Einsum between two NPU Tasks) reads its inputs from the NPU's DRAM and writes
+// its output back: the profile records those bytes and phases, and the Chrome trace shows them on
+// the host's own threads, named for what they are.
+TEST_F(ProfileDbTest, AHostStepsTransfersAreRecordedAndTraced) {
+    auto g = std::make_shared<ir::Graph>("hosted");
+    ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 2, 6, 6})).value();
+    ir::Node* r = g->addNode(ir::OpKind::Relu, "relu", {x}, {"r"}).value();
+    ir::Node* e = g->addNode(ir::OpKind::Einsum, "swap", {r->output()}, {"e"},
+                             {{"equation", std::string("nchw->nhwc")}}).value();
+    ir::Node* n = g->addNode(ir::OpKind::Neg, "neg", {e->output()}, {"y"}).value();
+    g->setOutputs({n->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    auto p = backend::lower(g, backend::defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    runtime::Session s(std::move(p.value()));
+    auto result = s.run(runtime::generateInputs(*s.program().graph).value());
+    ASSERT_TRUE(result.ok()) << result.error().message;
+    const std::string db = path("host.db");
+    ASSERT_TRUE(profiler::writeProfile(db, s.program(), *result, info()).ok());
+    auto reader = profiler::ProfileReader::open(db).value();
+    const auto tasks = reader.tasks().value();
+    const profiler::TaskRow* host = nullptr;
+    for (const profiler::TaskRow& t : tasks)
+        if (t.unit == backend::UnitKind::Host)
+            host = &t;
+    ASSERT_NE(host, nullptr);
+    // 72 f32 values in, 72 out (each buffer at least that, aligned).
+    EXPECT_GE(host->loadBytes, 288u);
+    EXPECT_GE(host->storeBytes, 288u);
+    EXPECT_LT(host->loadBytes, 1024u);
+    EXPECT_GT(host->loadEnd, host->start);
+    EXPECT_EQ(host->computeStart, host->loadEnd);
+    EXPECT_GT(host->computeEnd, host->computeStart);
+    EXPECT_EQ(host->storeStart, host->computeEnd);
+    EXPECT_GT(host->end, host->storeStart);
+
+    auto doc = nlohmann::json::parse(profiler::chromeTraceJson(reader).value());
+    std::map<int, std::string> hostThreads;
+    std::vector<nlohmann::json> moves;
+    for (const auto& ev : doc["traceEvents"]) {
+        if (ev["ph"] == "M" && ev["name"] == "thread_name" && ev["pid"] == host->core)
+            hostThreads[ev["tid"].get<int>()] = ev["args"]["name"];
+        if (ev["ph"] == "X" && ev["cat"] == "dma" && ev["args"]["task"] == host->id)
+            moves.push_back(ev);
+    }
+    ASSERT_EQ(moves.size(), 2u);
+    for (const nlohmann::json& m : moves) {
+        const bool load = m["name"] == "load";
+        EXPECT_EQ(hostThreads[m["tid"].get<int>()], load ? "host reads from DRAM" : "host writes to DRAM");
+        EXPECT_EQ(m["args"]["bytes"], load ? host->loadBytes : host->storeBytes);
+        EXPECT_EQ(m["args"]["start_cycle"], load ? host->start : host->storeStart);
+        EXPECT_EQ(m["args"]["end_cycle"], load ? host->loadEnd : host->end);
+    }
+}
+
 // The cosine of an output that overflowed is NaN, and a max error may be infinite: they are data,
 // kept and read back as such (SQLite would turn a NaN into NULL, which the column refuses).
 TEST_F(ProfileDbTest, NanAndInfiniteMetricsAreKept) {

@@ -135,6 +135,20 @@ TEST(Partition, AHostNodeRunsOnTheHostLaneBetweenNpuTasks) {
             EXPECT_EQ(rec.unit, backend::UnitKind::Host);
             for (int d : h.deps)
                 EXPECT_LE(ran->trace[static_cast<size_t>(d)].end, rec.start);
+            // The transfers around it: it reads the flag and the Relu's output from DRAM, computes,
+            // and writes its result back for the Add, in the time the cost model gave it.
+            uint64_t read = 0, written = 0;
+            for (int b : h.inputs)
+                read += p->buffers[static_cast<size_t>(b)].size;
+            for (int b : h.outputs)
+                written += p->buffers[static_cast<size_t>(b)].size;
+            EXPECT_GE(read, 3u * 4 * 4 * 4 + 1);
+            EXPECT_GE(written, 3u * 4 * 4 * 4);
+            EXPECT_EQ(rec.loadEnd - rec.start, (read + 15) / 16);
+            EXPECT_EQ(rec.computeStart, rec.loadEnd);
+            EXPECT_EQ(rec.storeStart, rec.computeEnd);
+            EXPECT_EQ(rec.end - rec.storeStart, (written + 15) / 16);
+            EXPECT_EQ(rec.end - rec.start, h.computeCycles);
         }
 }
 

@@ -293,6 +293,31 @@ private slots:
         QCOMPARE(marks[1].lane, m.laneOf(2));
     }
 
+    void aHostStepsTransfersGetALaneUnderTheHost() {
+        // Core 0 runs a cube Task; the host lane (core 1 of a one-core target) a host step that
+        // reads its inputs from DRAM, computes, and writes its output back.
+        TimelineModel m;
+        m.setTasks({phased(task(0, 0, UnitKind::Cube, 0, 100), 20, 20, 80, 80, false, 4096, 1024),
+                    phased(task(1, 1, UnitKind::Host, 100, 11000), 164, 164, 10936, 10936, false, 1024, 1024)},
+                   1);
+        QCOMPARE(m.lanes().size(), size_t(4));
+        QCOMPARE(QString::fromStdString(m.lanes()[2].label), QStringLiteral("host"));
+        QCOMPARE(m.lanes()[2].items, (std::vector<int>{1}));
+        QCOMPARE(QString::fromStdString(m.lanes()[3].label), QStringLiteral("host \u00b7 transfers"));
+        QVERIFY(m.lanes()[3].items.empty());
+        QCOMPARE(m.lanes()[3].spans.size(), size_t(2));
+        const TimelineDmaSpan& in = m.dmaSpans()[static_cast<size_t>(m.lanes()[3].spans[0])];
+        QCOMPARE(in.task, 1);
+        QCOMPARE(in.kind, DmaPhaseKind::Load);
+        QCOMPARE(in.start, uint64_t(100));
+        QCOMPARE(in.end, uint64_t(164));
+        const TimelineDmaSpan& out = m.dmaSpans()[static_cast<size_t>(m.lanes()[3].spans[1])];
+        QCOMPARE(out.kind, DmaPhaseKind::Store);
+        QCOMPARE(out.start, uint64_t(10936));
+        QCOMPARE(out.end, uint64_t(11000));
+        QCOMPARE(dmaSpanLabel(out), std::string("store 1.0 KiB"));
+    }
+
     void tinyDmaSpansFoldLikeTasks() {
         // 200 single-buffered Tasks of 10 cycles, each loading 4 cycles and storing 3: at 100
         // cycles per pixel the DMA lane folds into one item too, and a pinned Task's spans stay.
