@@ -294,9 +294,10 @@ Tensor convImpl(const Tensor& xt, const Tensor& wt, const Tensor* bt, const std:
 
 Expected<Tensor> convForward(const Node& n, std::span<const Tensor> inputs) {
     SX_TRY(checkKernelInputs(n, inputs));
-    const Tensor& x = inputs[0];
-    const Tensor& w = inputs[1];
-    const Tensor* b = n.input(2) && inputs.size() > 2 ? &inputs[2] : nullptr;
+    return convOf(n, inputs[0], inputs[1], n.input(2) && inputs.size() > 2 ? &inputs[2] : nullptr);
+}
+
+Expected<Tensor> convOf(const Node& n, const Tensor& x, const Tensor& w, const Tensor* b) {
     if (w.dtype() != x.dtype() || (b && b->dtype() != x.dtype()))
         return opError(n, "conv inputs have mixed dtypes");
     Shape bs = b ? shapeOf(*b) : Shape{};

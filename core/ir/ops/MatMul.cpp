@@ -87,6 +87,22 @@ template <typename T> Tensor matmulImpl(const Tensor& at, const Tensor& bt, cons
 
 } // namespace
 
+Expected<Shape> matmulOutputShape(const Node& n, const Shape& a, const Shape& b) {
+    SX_ASSIGN(MatMulShapes s, matmulShapes(n, a, b));
+    return s.out;
+}
+
+Expected<Tensor> matmulOf(const Node& n, const Tensor& a, const Tensor& b) {
+    if (a.dtype() != b.dtype())
+        return opError(n, "matmul inputs have mixed dtypes");
+    SX_ASSIGN(MatMulShapes s, matmulShapes(n, shapeOf(a), shapeOf(b)));
+    SX_TRY(checkAllocation(n, extents(s.out)));
+    SX_ASSIGN(std::vector<Tensor> y, dispatchFloat(n, a.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        return std::vector<Tensor>{matmulImpl<decltype(tag)>(a, b, s)};
+    }));
+    return std::move(y[0]);
+}
+
 Status verifyGemmAttrs(const Node& n) {
     SX_TRY(checkIntAttr(n, "transA", 0, 1));
     SX_TRY(checkIntAttr(n, "transB", 0, 1));

@@ -381,6 +381,16 @@ Expected<Shape> convOutputShape(const Node& n, const Shape& x, const Shape& w, c
 Expected<std::vector<TensorType>> inferConvLike(const Node& n);
 /// Runs convolution + optional bias (inputs X, W[, B]) in the inputs' float dtype.
 Expected<Tensor> convForward(const Node& n, std::span<const Tensor> inputs);
+/// The same on tensors picked by the caller (ConvInteger, QLinearConv: a node whose inputs are
+/// not X, W, B): `n`'s window attributes, `x` and `w` (and `b`) of one float dtype.
+Expected<Tensor> convOf(const Node& n, const Tensor& x, const Tensor& w, const Tensor* b);
+
+// ---- shared by MatMul and the integer products (defined in MatMul.cpp)
+
+/// numpy matmul's output shape of `a` by `b`.
+Expected<Shape> matmulOutputShape(const Node& n, const Shape& a, const Shape& b);
+/// numpy matmul of `a` by `b`, both of one float dtype.
+Expected<Tensor> matmulOf(const Node& n, const Tensor& a, const Tensor& b);
 
 // ---- shared by Gemm and FusedGemm (defined in MatMul.cpp)
 
