@@ -44,6 +44,40 @@ std::string groupReason(const ir::Node& n) {
     return {};
 }
 
+/// Why an op at the edge of a quantized region (QDQ models) stays in f32, or empty: it reads a
+/// DequantizeLinear's output, or a QuantizeLinear reads its output. Those values are int8 steps
+/// times a scale, exact in f32 and not in f16, and f16's rounding would move the next
+/// QuantizeLinear's result by whole steps, compounding layer after layer (BlazeFace's QDQ version
+/// ends 20 steps off in f16).
+/// Layout conversions (the layout pass's TransData) move values without changing them: the
+/// walks below look through them.
+bool isLayoutConversion(const ir::Node* n) { return n && n->info().grey == ir::GreyClass::LayoutConversion; }
+
+bool feedsQuantize(const ir::Value* v, int depth) {
+    for (const ir::Node* u : v->users()) {
+        if (u->kind() == ir::OpKind::QuantizeLinear)
+            return true;
+        if (depth < 4 && isLayoutConversion(u) && u->numOutputs() > 0 && u->output(0) &&
+            feedsQuantize(u->output(0), depth + 1))
+            return true;
+    }
+    return false;
+}
+
+std::string quantizedReason(const ir::Node& n) {
+    for (const ir::Value* v : n.inputs()) {
+        const ir::Value* from = v;
+        for (int depth = 0; from && depth < 4 && isLayoutConversion(from->producer()); ++depth)
+            from = from->producer()->numInputs() > 0 ? from->producer()->input(0) : nullptr;
+        if (from && from->producer() && from->producer()->kind() == ir::OpKind::DequantizeLinear)
+            return "reads '" + from->name() + "', dequantized int8: f16 would move its values off their quantization steps";
+    }
+    for (const ir::Value* o : n.outputs())
+        if (o && feedsQuantize(o, 0))
+            return "feeds a QuantizeLinear: f16 rounding would move its result by whole steps";
+    return {};
+}
+
 class PrecisionPass : public Pass {
 public:
     std::string id() const override { return "precision"; }
@@ -58,13 +92,18 @@ public:
                  "keep Softmax, LayerNormalization, BatchNormalization, reductions, "
                  "Exp/Log/Pow/Sqrt/Reciprocal/Erf and groups containing them at precision=f32 "
                  "(disabling it lets them run f16)",
+                 false},
+                {kKeepF32QuantizedRule,
+                 "keep ops that read a DequantizeLinear or feed a QuantizeLinear at precision=f32 "
+                 "(dequantized int8 values are exact in f32; f16 moves the requantised steps)",
                  false}};
     }
 
     Expected<bool> run(ir::Graph& graph, PassContext& ctx) override {
         const bool assign = ctx.isEnabled(kAssignPrecisionRule);
         const bool keep = ctx.isEnabled(kKeepF32Rule);
-        if (!assign && !keep)
+        const bool keepQuantized = ctx.isEnabled(kKeepF32QuantizedRule);
+        if (!assign && !keep && !keepQuantized)
             return false;
         auto t0 = std::chrono::steady_clock::now();
         bool changed = false;
@@ -80,9 +119,13 @@ public:
                 why = groupReason(*n);
             ir::Precision want = ir::Precision::Unset;
             const char* rule = kAssignPrecisionRule;
+            const std::string quantized = keepQuantized && (why.empty() || !keep) ? quantizedReason(*n) : "";
             if (!why.empty() && keep) {
                 want = ir::Precision::F32;
                 rule = kKeepF32Rule;
+            } else if (!quantized.empty()) {
+                want = ir::Precision::F32;
+                rule = kKeepF32QuantizedRule;
             } else if (assign) {
                 // The target's policy (PipelineConfig, copied from the target's JSON).
                 const PipelineConfig& cfg = ctx.config();

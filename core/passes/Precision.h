@@ -16,10 +16,12 @@ namespace sextant::passes {
 /// NPU runs it in, per the target's policy (PipelineConfig::cubeInputs / vectorPrecision, from
 /// the target's "cube_inputs" / "vector_precision"; npu-a: f16 both, the marks above). Annotation only: the reference executor keeps
 /// computing in f64/f32. Rules: assign-precision (one application per node marked),
-/// keep-f32-critical (one per node kept in f32 for accuracy).
+/// keep-f32-critical (one per node kept in f32 for accuracy), keep-f32-quantized (one per node at
+/// the edge of a quantized region: it reads a DequantizeLinear or feeds a QuantizeLinear).
 std::unique_ptr<Pass> makePrecisionPass();
 
 inline constexpr const char* kAssignPrecisionRule = "assign-precision";
 inline constexpr const char* kKeepF32Rule = "keep-f32-critical";
+inline constexpr const char* kKeepF32QuantizedRule = "keep-f32-quantized";
 
 } // namespace sextant::passes

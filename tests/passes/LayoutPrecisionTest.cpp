@@ -455,6 +455,41 @@ TEST(PrecisionPass, CubeF16AccF32VectorF16CriticalOpsF32) {
     EXPECT_EQ(precisionOf(*r2.graph, "conv"), "f16-acc-f32");
 }
 
+// A QDQ model's convolution reads dequantized int8 values and its Relu feeds the next
+// QuantizeLinear: f16 would move those values off their steps and the requantised result by whole
+// steps, so both stay f32 (rule keep-f32-quantized), looking through the layout conversions the
+// blocked region puts between them. Switched off, the convolution is f16 again.
+TEST(PrecisionPass, OpsAtTheEdgeOfAQuantizedRegionStayF32) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 16, 8, 8});
+    ir::Value* s = b.constant("s", ir::Tensor::scalar(0.05, ir::DType::F64));
+    ir::Value* z = b.constant("z", ir::Tensor::scalar(128, ir::DType::U8));
+    ir::Value* q = b.node(OpKind::QuantizeLinear, "q", {x, s, z});
+    ir::Value* dq = b.node(OpKind::DequantizeLinear, "dq", {q, s, z});
+    ir::Value* c = b.node(OpKind::Conv, "conv", {dq, b.constant("w", randomTensor({16, 16, 3, 3}, 7))}, convAttrs());
+    ir::Value* r = b.node(OpKind::Relu, "relu", {c});
+    ir::Value* q2 = b.node(OpKind::QuantizeLinear, "q2", {r, s, z});
+    ir::Value* dq2 = b.node(OpKind::DequantizeLinear, "dq2", {q2, s, z});
+    ir::Value* sig = b.node(OpKind::Sigmoid, "sig", {b.node(OpKind::Neg, "neg", {dq2})});
+    auto g = b.finish({sig});
+    PipelineResult res = pipeline(*g, onlyLayoutPrecision());
+    ASSERT_TRUE(res.graph);
+    EXPECT_EQ(layoutOf(*res.graph, "conv"), "NC1HWC0") << "the conversions the walk looks through";
+    EXPECT_EQ(precisionOf(*res.graph, "conv"), "f32");
+    EXPECT_EQ(precisionOf(*res.graph, "relu"), "f32");
+    EXPECT_EQ(precisionOf(*res.graph, "neg"), "f32") << "it reads dq2";
+    EXPECT_EQ(precisionOf(*res.graph, "sig"), "f16") << "two ops from the quantized values";
+    EXPECT_EQ(precisionOf(*res.graph, "q"), "") << "host ops have no NPU precision";
+    EXPECT_EQ(stats(res, kKeepF32QuantizedRule).applied, 3);
+
+    PipelineConfig off = onlyLayoutPrecision();
+    off.disabled.insert(kKeepF32QuantizedRule);
+    PipelineResult r2 = pipeline(*g, off);
+    ASSERT_TRUE(r2.graph);
+    EXPECT_EQ(precisionOf(*r2.graph, "conv"), "f16-acc-f32");
+    EXPECT_EQ(precisionOf(*r2.graph, "relu"), "f16");
+}
+
 TEST(PrecisionPass, BatchNormalizationStaysF32) {
     // Its operands are the model's raw running statistics (a variance of 1e5 is no rarity), and
     // it computes 1/sqrt(var + eps): f16 would overflow or lose the statistics.
