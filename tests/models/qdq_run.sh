@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Quantized (int8 QDQ) versions of real models, made at test time, never checked in (issue 22).
+# usage:
+#   qdq_run.sh generate SHARED_DIR BUILD_DIR
+#       installs onnxruntime-node into BUILD_DIR/ort-node (npm) unless it is there, then
+#       scripts/qdq/make-qdq-models.py writes BUILD_DIR/qdq/models/<folder>/<stem>_qdq.onnx with
+#       onnxruntime's outputs as test data. Skips (77) without ../shared.
+#   qdq_run.sh CASE MODEL SEXTANT_CLI SHARED_DIR BUILD_DIR
+#       CASE reference or npu; MODEL <folder>/<stem> of the float model. Runs the quantized model as
+#       a user would and compares with onnxruntime's outputs (and, on the NPU, with the float64
+#       reference).
+# Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
+set -u
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+case_name=$1
+
+if [ "$case_name" = generate ]; then
+    shared=$2 build=$3
+    [ -d "$shared/models" ] || { echo "../shared not found: skipping the quantized models (nothing to quantize)"; exit 77; }
+    ort="$build/ort-node"
+    if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
+        echo "installing onnxruntime-node 1.30.0 into $ort"
+        mkdir -p "$ort"
+        cp "$root/bench/ort/package.json" "$ort/"
+        (cd "$ort" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund) ||
+            { echo "FAIL: npm could not install onnxruntime-node (the quantized models' oracle)"; exit 1; }
+    fi
+    exec /usr/bin/python3 "$root/scripts/qdq/make-qdq-models.py" --ort-node "$ort" --out "$build/qdq/models" \
+        "$shared/models" ort-examples/mnist ort-examples/ultraface_version-RFB-320 \
+        blazeface/face_detection_front_128x128_barracuda
+fi
+
+model=$2 cli=$3 shared=$4 build=$5
+stem="$(basename "$model")_qdq"
+file="$build/qdq/models/$(dirname "$model")/$stem.onnx"
+data="$build/qdq/models/$(dirname "$model")/test_data/$stem/test_data_set_0"
+work="$build/qdq/work"
+mkdir -p "$work"
+out="$work/$stem.$case_name.out"
+err="$work/$stem.$case_name.err"
+fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; exit 1; }
+expect_line() { grep -Eq -- "$1" "$out" || fail "no output line matches: $1"; }
+if [ ! -f "$file" ]; then
+    [ -d "$shared/models" ] || { echo "../shared not found: skipping $stem.$case_name"; exit 77; }
+    echo "FAIL: $file was not generated (ctest -R models.qdq.generate says why)"
+    exit 1
+fi
+outputs=$(ls "$data" | grep -c '^output_[0-9]*\.pb$')
+# The generator's tolerance: two quantization steps of the coarsest scale the outputs come from.
+atol=$(cat "$data/../atol.txt") || fail "no atol.txt beside $data"
+case $case_name in
+reference)
+    # The float64 reference executor against onnxruntime's int8 kernels: the same quantized
+    # arithmetic, so the outputs agree to within what a rounding tie decided differently.
+    "$cli" run "$file" --reference --inputs "$data" --expected "$data" --atol "$atol" --rtol 0 >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    [ -s "$err" ] && fail "unexpected stderr"
+    expect_line "^reference \(float64\) vs expected:$"
+    [ "$(grep -c "^output '.* PASS$" "$out")" -eq "$outputs" ] || fail "not every one of $outputs outputs passes"
+    ;;
+npu)
+    # On the simulated NPU: its Quantize/DequantizeLinear run as host steps, the float ops between
+    # on the cores, in f32 where they read dequantized values or feed a QuantizeLinear (rule
+    # keep-f32-quantized). Against the float64 reference and onnxruntime.
+    "$cli" run "$file" --inputs "$data" --compare-reference --expected "$data" --atol "$atol" --rtol 0 >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    [ -s "$err" ] && fail "unexpected stderr"
+    expect_line "^simulated '.*' on .*: [0-9]+ tasks on [0-9]+ of [0-9]+ cores and the host$"
+    expect_line "^  host: [0-9]+ x QuantizeLinear "
+    [ "$(grep -c "^output '.* PASS$" "$out")" -eq $((2 * outputs)) ] || fail "not every output passes both comparisons"
+    ;;
+*)
+    echo "unknown case $case_name"; exit 1 ;;
+esac
+echo "PASS: $stem.$case_name"
