@@ -105,7 +105,9 @@ LayoutNode opBox(const ir::Node& node, bool hostWhenDataShaped) {
     n.shortName = elideMiddle(node.name(), maxNameChars);
     n.typeText = node.numOutputs() > 0 && node.output(0) ? node.output(0)->type().str() : "";
     n.kind = LayoutNodeKind::Op;
-    n.cost = hostWhenDataShaped && backend::dataShapedValue(node) ? ir::CostClass::Host : node.info().cost;
+    n.cost = (hostWhenDataShaped && backend::dataShapedValue(node)) || backend::perAxisQuantization(node)
+                 ? ir::CostClass::Host
+                 : node.info().cost;
     n.view = node.isView();
     n.origins = node.provenance().origins;
     n.h = opBoxHeight;

@@ -96,8 +96,17 @@ const ir::Value* dataShapedValue(const ir::Node& node) {
     return nullptr;
 }
 
+bool perAxisQuantization(const ir::Node& node) {
+    if (node.kind() != ir::OpKind::QuantizeLinear && node.kind() != ir::OpKind::DequantizeLinear)
+        return false;
+    const ir::Value* scale = node.numInputs() > 1 ? node.input(1) : nullptr;
+    return !scale || !scale->type().isStatic() || scale->type().numel() != 1;
+}
+
+bool hostOnlyHere(const ir::Node& node) { return dataShapedValue(node) || perAxisQuantization(node); }
+
 UnitKind unitFor(const ir::Node& node) {
-    if (dataShapedValue(node))
+    if (hostOnlyHere(node))
         return UnitKind::Host;
     switch (node.info().cost) {
     case ir::CostClass::Cube: return UnitKind::Cube;
@@ -111,6 +120,9 @@ UnitKind unitFor(const ir::Node& node) {
 std::string hostReason(const ir::Node& node) {
     const std::string op = "'" + ir::qualifiedOpName(node.kind()) + "'";
     if (node.info().cost != ir::CostClass::Host) {
+        if (perAxisQuantization(node))
+            return op + " has a per-axis or blocked scale (" + node.input(1)->type().str() +
+                   "); the vector unit quantizes with one scale and zero point per tensor";
         const ir::Value* v = dataShapedValue(node);
         if (!v)
             return {};

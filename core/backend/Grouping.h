@@ -29,9 +29,18 @@ const ir::Value* bufferOwner(const ir::Value* v);
 /// on a condition, and what reads them); null when every shape is static.
 const ir::Value* dataShapedValue(const ir::Node& node);
 
+/// Whether `node` is a QuantizeLinear or DequantizeLinear whose scale is not one value (per axis
+/// or blocked): the vector unit takes one scale and zero point per tensor, so it runs on the host.
+/// (A DequantizeLinear of a constant weight, the usual per-axis one, folds before lowering.)
+bool perAxisQuantization(const ir::Node& node);
+
+/// Whether `node` runs on the host whatever its op's cost class: it touches a data-shaped value
+/// or is a per-axis quantization. The graph view colours such a node as host.
+bool hostOnlyHere(const ir::Node& node);
+
 /// The unit an op's cost class runs on; UnitKind::Host for an op the NPU cannot run (the op
-/// table's cost class Host) and for a node that touches a data-shaped value, which then run on
-/// the host (DESIGN §6, partitions).
+/// table's cost class Host) and for a node hostOnlyHere, which then runs on the host (DESIGN §6,
+/// partitions).
 UnitKind unitFor(const ir::Node& node);
 
 /// Why `node` runs on the host, one sentence for `compile --stats`, the artifact and the GUI's

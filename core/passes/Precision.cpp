@@ -44,8 +44,9 @@ std::string groupReason(const ir::Node& n) {
     return {};
 }
 
-/// Why an op at the edge of a quantized region (QDQ models) stays in f32, or empty: it reads a
-/// DequantizeLinear's output, or a QuantizeLinear reads its output. Those values are int8 steps
+/// Why an op at the edge of a quantized region (QDQ models) stays in f32, or empty: it is a
+/// DequantizeLinear, it reads a DequantizeLinear's output, or a QuantizeLinear reads its output.
+/// (A QuantizeLinear itself writes integers: no precision to choose.) Those values are int8 steps
 /// times a scale, exact in f32 and not in f16, and f16's rounding would move the next
 /// QuantizeLinear's result by whole steps, compounding layer after layer (BlazeFace's QDQ version
 /// ends 20 steps off in f16).
@@ -65,6 +66,8 @@ bool feedsQuantize(const ir::Value* v, int depth) {
 }
 
 std::string quantizedReason(const ir::Node& n) {
+    if (n.kind() == ir::OpKind::DequantizeLinear)
+        return "dequantizes int8: (x - zero point) * scale is exact in f32, not in f16";
     for (const ir::Value* v : n.inputs()) {
         const ir::Value* from = v;
         for (int depth = 0; from && depth < 4 && isLayoutConversion(from->producer()); ++depth)

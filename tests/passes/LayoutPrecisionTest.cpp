@@ -479,8 +479,10 @@ TEST(PrecisionPass, OpsAtTheEdgeOfAQuantizedRegionStayF32) {
     EXPECT_EQ(precisionOf(*res.graph, "relu"), "f32");
     EXPECT_EQ(precisionOf(*res.graph, "neg"), "f32") << "it reads dq2";
     EXPECT_EQ(precisionOf(*res.graph, "sig"), "f16") << "two ops from the quantized values";
-    EXPECT_EQ(precisionOf(*res.graph, "q"), "") << "host ops have no NPU precision";
-    EXPECT_EQ(stats(res, kKeepF32QuantizedRule).applied, 3);
+    EXPECT_EQ(precisionOf(*res.graph, "q"), "") << "it writes integers: no precision to choose";
+    EXPECT_EQ(precisionOf(*res.graph, "dq"), "f32");
+    EXPECT_EQ(precisionOf(*res.graph, "dq2"), "f32");
+    EXPECT_EQ(stats(res, kKeepF32QuantizedRule).applied, 5);
 
     PipelineConfig off = onlyLayoutPrecision();
     off.disabled.insert(kKeepF32QuantizedRule);

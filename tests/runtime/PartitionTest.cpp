@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace sextant::runtime {
@@ -211,6 +212,58 @@ TEST(Partition, ALoopWithAKnownTripCountIsAHostStep) {
     // The reference itself, by hand for one element: r3 = r/8 + x(1/4 + 1/2 + 1) and y = r3 + x.
     const double x0 = in[0].at(0), r0 = (*ref)[1].at(0) * 2 - 2 * x0;
     EXPECT_NEAR((*ref)[0].at(0), r0 / 8 + x0 * 1.75 + x0, 1e-9);
+}
+
+/// x -> QuantizeLinear/DequantizeLinear (one scale) -> Relu -> QuantizeLinear/DequantizeLinear
+/// (a scale per channel): the first pair runs on the vector unit, the per-channel one on the host.
+std::shared_ptr<ir::Graph> quantized() {
+    auto g = std::make_shared<ir::Graph>("quantized");
+    ir::Value* x = *g->addInput("x", TensorType::of(DType::F32, {1, 3, 4, 4}));
+    ir::Value* s = *g->addConstant("s", ir::Tensor::fromVector<float>({}, {0.0625f}));
+    ir::Value* z = *g->addConstant("z", ir::Tensor::fromVector<uint8_t>({}, {100}));
+    ir::Value* sc = *g->addConstant("sc", ir::Tensor::fromVector<float>({3}, {0.03f, 0.05f, 0.07f}));
+    ir::Value* zc = *g->addConstant("zc", ir::Tensor::fromVector<int8_t>({3}, {-5, 0, 5}));
+    ir::Node* q = *g->addNode(OpKind::QuantizeLinear, "q", {x, s, z}, {"xq"});
+    ir::Node* dq = *g->addNode(OpKind::DequantizeLinear, "dq", {q->output(), s, z}, {"xd"});
+    ir::Node* relu = *g->addNode(OpKind::Relu, "relu", {dq->output()}, {"r"});
+    ir::Node* qc = *g->addNode(OpKind::QuantizeLinear, "qc", {relu->output(), sc, zc}, {"rq"});
+    ir::Node* dqc = *g->addNode(OpKind::DequantizeLinear, "dqc", {qc->output(), sc, zc}, {"y"});
+    g->setOutputs({dqc->output()});
+    Status st = g->inferTypes();
+    EXPECT_TRUE(st.ok()) << (st.ok() ? "" : st.error().message);
+    return g;
+}
+
+TEST(Partition, PerTensorQuantizationRunsOnTheVectorUnitPerChannelOnTheHost) {
+    auto graph = quantized();
+    Expected<backend::Program> p = backend::lower(graph, backend::defaultTarget());
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    std::map<std::string, backend::UnitKind> unit;
+    for (const backend::Task& t : p->tasks)
+        for (const std::string& n : t.nodes)
+            unit[n] = t.unit;
+    EXPECT_EQ(unit["q"], backend::UnitKind::Vector);
+    EXPECT_EQ(unit["dq"], backend::UnitKind::Vector);
+    EXPECT_EQ(unit["qc"], backend::UnitKind::Host);
+    EXPECT_EQ(unit["dqc"], backend::UnitKind::Host);
+    const std::vector<std::string> lines = backend::hostStepLines(*p);
+    ASSERT_EQ(lines.size(), 2u);
+    EXPECT_NE(lines[0].find("per-axis or blocked scale (f32[3])"), std::string::npos) << lines[0];
+    // The int8 tensor between q and dq is stored as bytes.
+    for (const backend::Buffer& b : p->buffers)
+        if (b.value == "xq") {
+            EXPECT_EQ(b.type.dtype, DType::U8);
+        }
+    // Exactly the reference's numbers: quantization on the NPU rounds as the reference does.
+    const std::vector<ir::Tensor> in{ramp({1, 3, 4, 4}, -1.0, 0.37)};
+    for (RunMode mode : {RunMode::Strict, RunMode::GraphAsync}) {
+        auto ran = runProgram(*p, in, mode, /*checkRaces=*/true);
+        ASSERT_TRUE(ran.ok()) << ran.error().message;
+        auto ref = runReference(*graph, in, DType::F64);
+        ASSERT_TRUE(ref.ok()) << ref.error().message;
+        TensorComparison c = compareTensors("y", ran->outputs[0], (*ref)[0], 0.0, 0.0);
+        EXPECT_TRUE(c.pass) << formatComparison(c);
+    }
 }
 
 /// scores = Sigmoid(logits) on the NPU; NonMaxSuppression keeps boxes 0, 2 and 4 of six (1 and
