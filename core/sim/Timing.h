@@ -63,5 +63,4 @@ TaskTiming timeBeside(const backend::Task& task, const backend::Target& target, 
 TaskTiming timeHost(const backend::Task& task, const backend::Target& target, uint64_t readBytes,
                     uint64_t writtenBytes, uint64_t dataAt);
 
-
 } // namespace sextant::sim
