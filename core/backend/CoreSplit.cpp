@@ -204,7 +204,8 @@ std::optional<std::pair<int64_t, int64_t>> convWindowRows(const ir::Node& conv, 
     const bool transposed = conv.kind() == ir::OpKind::ConvTranspose || conv.kind() == ir::OpKind::FusedConvTranspose;
     // A local pooling reads a window like a convolution's, its extent from kernel_shape.
     const bool pool = conv.kind() == ir::OpKind::MaxPool || conv.kind() == ir::OpKind::AveragePool;
-    if ((!transposed && !pool && conv.kind() != ir::OpKind::Conv && conv.kind() != ir::OpKind::FusedConv) ||
+    if ((!transposed && !pool && conv.kind() != ir::OpKind::Conv && conv.kind() != ir::OpKind::FusedConv &&
+         conv.kind() != ir::OpKind::Int8Conv) ||
         axis < 2 || conv.numInputs() < (pool ? 1u : 2u) || !conv.input(0) || (!pool && !conv.input(1)) ||
         outBegin >= outEnd)
         return std::nullopt;

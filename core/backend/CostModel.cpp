@@ -121,6 +121,9 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     for (size_t i = 2; i < od.size(); ++i)
         m.splitAxes.push_back(static_cast<int>(i));
     uint64_t lanes = vectorLanes(t, ir::DType::F32);
+    // An int8 convolution reduces cube_k_int8 deep per cycle; its epilogue (requantisation)
+    // runs in f32 lanes.
+    const uint64_t cubeK = static_cast<uint64_t>(n.kind() == ir::OpKind::Int8Conv ? t.cubeKInt8 : t.cubeK);
     // An epilogue (bias, fused activation) on the vector unit after the product.
     const bool epilogue = n.info().passes > 0 || b;
     // A post affine (scale and shift after the activation) is one more pass.
@@ -158,7 +161,7 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
         uint64_t M = static_cast<uint64_t>(tile[0] * outSpatial);
         uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
         uint64_t K = static_cast<uint64_t>(ciPerGroup * kSpatial);
-        uint64_t cube = static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, t.cubeK);
+        uint64_t cube = static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, cubeK);
         if (depthwise) // or c0 channels at once, one tap per step, through a diagonal weight block
             cube = std::min(cube, ceilDiv(static_cast<uint64_t>(groupsInTile), t.cubeN) * ceilDiv(M, t.cubeM) *
                                       static_cast<uint64_t>(kSpatial));

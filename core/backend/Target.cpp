@@ -45,6 +45,12 @@ template <typename T> Field uintField(const char* key, T Target::*member) {
                  [member](const Target& t) { return json(static_cast<uint64_t>(t.*member)); }};
 }
 
+/// `f`, which may be absent (older targets): the Target's default stays.
+Field optionalField(Field f) {
+    f.optional = true;
+    return f;
+}
+
 /// "must be <choices> (got "<value>")": a string field naming something the target cannot be.
 Error badChoice(const std::string& choices, const json& v) {
     return makeError(ErrorKind::Parse, "must be " + choices + " (got \"" + v.get<std::string>() + "\")");
@@ -82,6 +88,7 @@ const std::vector<Field>& fields() {
         uintField("cube_m", &Target::cubeM),
         uintField("cube_n", &Target::cubeN),
         uintField("cube_k", &Target::cubeK),
+        optionalField(uintField("cube_k_int8", &Target::cubeKInt8)),
         uintField("vector_lanes_f16", &Target::vectorLanesF16),
         uintField("vector_lanes_f32", &Target::vectorLanesF32),
         uintField("sram_bytes", &Target::sramBytes),

@@ -17,6 +17,9 @@ struct Target {
     int numCores = 8;
     // Per core.
     int cubeM = 16, cubeN = 16, cubeK = 16; ///< f16 MACs per cycle = M*N*K, f32 accumulate
+    /// int8 MACs per cycle = M*N*cubeKInt8, int32 accumulate (JSON "cube_k_int8", optional): the
+    /// cube takes twice the reduction depth in int8 on the usual NPU.
+    int cubeKInt8 = 32;
     int vectorLanesF16 = 128;
     int vectorLanesF32 = 64;
     uint64_t sramBytes = 512 * 1024;

@@ -1,4 +1,6 @@
 // fold-constants: evaluate nodes whose inputs are all constants at compile time.
+#include "FuseUtil.h"
+#include "PassManager.h"
 #include "Passes.h"
 #include "RewriteRule.h"
 #include "RewriteUtil.h"
@@ -69,10 +71,22 @@ public:
     }
     std::vector<ir::OpKind> targets() const override { return {}; }
 
+    /// Whether fuse-qdq-conv runs later in this pipeline (as PassContext::isEnabled decides
+    /// for it: the fuse pass's level, unless switched off or on by id).
+    void configure(const PipelineConfig& config) override {
+        const std::string rule = fuse::kFuseQdqConvRule;
+        m_keepInt8Weights = !config.disabled.count(rule) && !config.disabled.count("fuse") &&
+                            (config.optLevel >= 2 || config.enabled.count(rule));
+    }
+
     Match match(const ir::Node& n) const override {
         m_cache.erase(n.name());
         if (n.numInputs() == 0)
             return Match::none();
+        // An int8 weight (or int32 bias) an int8 convolution will read as it is: folding it to
+        // float would only be undone, at four times the bytes.
+        if (m_keepInt8Weights && n.kind() == ir::OpKind::DequantizeLinear && fuse::keptForInt8Conv(n))
+            return Match::rejected(std::string("kept in its integer type for ") + fuse::kFuseQdqConvRule);
         // Shape and Size read only their input's shape: when that is static they are constants
         // too, and what exporters compute from them (a rank minus an axis, a reduced shape) then
         // folds in the next sweep.
@@ -151,6 +165,8 @@ public:
     }
 
 private:
+    bool m_keepInt8Weights = false;
+
     /// A value that became constant can tell its users' shapes where their inference could not
     /// (a Resize to sizes computed from a Shape): infer them again, and theirs in turn while the
     /// types change, so that a Shape of the result folds later in this same sweep. A node whose

@@ -54,11 +54,13 @@ std::unique_ptr<Pass> makeFusePass() {
             rules.push_back(std::move(r));
         }
     };
-    // Decomposed ops first (LayerNorm, HardSwish): they are what a producer's activation or a
+    // The int8 patterns first (fuse-qdq-conv): a float fusion of the same Conv would take its
+    // activation. Then decomposed ops (LayerNorm, HardSwish): they are what a producer's activation or a
     // group would otherwise take apart. Then convolutions (BN folding before bias+activation),
     // matrix products, and the attention block; the Late rules come last in each family. The
     // accuracy-trading rules (tradesAccuracy) are in the list too: the pipeline runs them at
     // -O3 only, or where a fusion switch turns them on.
+    take(fuse::quantRules());
     take(fuse::normRules());
     take(fuse::convRules());
     take(fuse::matmulRules());

@@ -114,6 +114,15 @@ void planActivationAfterAdd(BiasActPlan& p);
 /// channel.
 std::string bnFoldReason(const ir::Node& bn, int64_t channels);
 
+/// FuseQuant.cpp: fuse-qdq-conv (DequantizeLinear -> Conv -> QuantizeLinear as sextant.Int8Conv)
+/// and fold-weight-dequantize (the weights of the Convs it rejects become float).
+std::vector<std::unique_ptr<FusionRule>> quantRules();
+inline constexpr const char* kFuseQdqConvRule = "fuse-qdq-conv";
+/// Whether DequantizeLinear `dq` of a constant feeds only Convs that read dequantized data (as
+/// their weight or bias): fold-constants then leaves it for fuse-qdq-conv, so the weight can stay
+/// int8 (fold-weight-dequantize folds it where that rule says no).
+bool keptForInt8Conv(const ir::Node& dq);
+
 std::vector<std::unique_ptr<FusionRule>> convRules();
 std::vector<std::unique_ptr<FusionRule>> matmulRules();
 std::vector<std::unique_ptr<FusionRule>> normRules();

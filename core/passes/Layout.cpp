@@ -80,11 +80,12 @@ bool isRank4(const ir::Value* v) {
 bool isTranspose(const ir::Node* n, const std::vector<int64_t>& perm);
 
 /// Whether `u` may read its input `slot` plain under read-small-channel-input: the data input of
-/// an ungrouped 2-D Conv / FusedConv with at most kSmallChannels known channels. Not when that
+/// an ungrouped 2-D Conv / FusedConv / Int8Conv with at most kSmallChannels known channels. Not when that
 /// input is an NHWC -> NCHW Transpose the entry conversion would absorb (`absorb`: the rule
 /// absorb-transpose-into-transdata is on): one reorder into NC1HWC0 beats a Transpose.
 bool smallChannelRead(const ir::Node& u, size_t slot, bool absorb) {
-    if (slot != 0 || (u.kind() != ir::OpKind::Conv && u.kind() != ir::OpKind::FusedConv) ||
+    if (slot != 0 ||
+        (u.kind() != ir::OpKind::Conv && u.kind() != ir::OpKind::FusedConv && u.kind() != ir::OpKind::Int8Conv) ||
         u.attrInt("group", 1) != 1)
         return false;
     const ir::Value* v = u.input(0);

@@ -5,6 +5,8 @@
 
 #include "TestUtil.h"
 
+#include <random>
+
 using namespace sextant;
 using namespace sextant::ir;
 using namespace sextant::ir::test;
@@ -137,4 +139,70 @@ TEST(Quantize, UnsupportedTypesAndMismatchedScalesAreRefusedByName) {
     EXPECT_NE(zero.find("y_scale holds 0"), std::string::npos) << zero;
     const std::string mixed = failure(OpKind::MatMulInteger, {u8({1, 2}, {1, 2}), u8({2, 1}, {1, 2}), s8({}, {0})});
     EXPECT_NE(mixed.find("zero point is i8"), std::string::npos) << mixed;
+}
+
+// sextant.Int8Conv (what fuse-qdq-conv makes) computes what QLinearConv computes on the same
+// integers, bit for bit: random int8 weights per output channel, uint8 data, an int32 bias,
+// padding and a stride. Its activation clamps in the quantized domain: Relu at the zero point,
+// Clip at the quantized bounds.
+TEST(Quantize, Int8ConvIsQLinearConvWithItsParametersAsAttributes) {
+    std::mt19937 gen(11);
+    std::vector<uint8_t> xv(2 * 3 * 7 * 7);
+    for (uint8_t& v : xv)
+        v = static_cast<uint8_t>(gen() % 256);
+    std::vector<int8_t> wv(5 * 3 * 3 * 3);
+    for (int8_t& v : wv)
+        v = static_cast<int8_t>(static_cast<int>(gen() % 255) - 127);
+    const std::vector<float> ws{0.011f, 0.0042f, 0.0307f, 0.0009f, 0.02f};
+    const std::vector<int32_t> bias{1200, -5000, 0, 77, -31000};
+    const float xs = 0.0213f, ys = 0.0871f;
+    const Tensor x = u8({2, 3, 7, 7}, xv), w = s8({5, 3, 3, 3}, wv), b = s32({5}, bias);
+    AttributeMap conv{{"pads", std::vector<int64_t>{1, 0, 1, 2}}, {"strides", std::vector<int64_t>{2, 1}}};
+    auto ref = runOne(OpKind::QLinearConv,
+                      {x, f32({}, {xs}), u8({}, {131}), w, f32({5}, ws), s8({}, {0}), f32({}, {ys}), u8({}, {97}), b},
+                      conv, 1, DType::F32, {1, 4, 6});
+    ASSERT_EQ(ref.size(), 1u);
+    AttributeMap attrs = conv;
+    attrs["x_scale"] = double{xs};
+    attrs["x_zero_point"] = int64_t{131};
+    attrs["w_scale"] = std::vector<double>(ws.begin(), ws.end());
+    attrs["w_zero_point"] = std::vector<int64_t>{0};
+    attrs["y_scale"] = double{ys};
+    attrs["y_zero_point"] = int64_t{97};
+    attrs["output_dtype"] = int64_t{2};
+    auto y = runOne(OpKind::Int8Conv, {x, w, b}, attrs, 1, DType::F32, {1, 2});
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(y[0].dtype(), DType::U8);
+    EXPECT_EQ(y[0].shape(), ref[0].shape());
+    EXPECT_EQ(ints(y[0]), ints(ref[0]));
+    const std::vector<int64_t> plain = ints(ref[0]);
+    ASSERT_TRUE(std::any_of(plain.begin(), plain.end(), [](int64_t v) { return v < 97; })) << "nothing for Relu to clamp";
+
+    attrs["activation"] = std::string("Relu");
+    auto relu = runOne(OpKind::Int8Conv, {x, w, b}, attrs, 1, DType::F32, {1, 2});
+    ASSERT_EQ(relu.size(), 1u);
+    const std::vector<int64_t> r = ints(relu[0]);
+    for (size_t i = 0; i < r.size(); ++i)
+        ASSERT_EQ(r[i], std::max<int64_t>(plain[i], 97)) << i;
+
+    // Clip [-1, 2] in real units: quantized bounds round(-1 / ys) + 97 = 86 and round(2 / ys) + 97 = 120.
+    attrs["activation"] = std::string("Clip");
+    attrs["activation_params"] = std::vector<double>{-1.0, 2.0};
+    auto clip = runOne(OpKind::Int8Conv, {x, w, b}, attrs, 1, DType::F32, {1, 2});
+    ASSERT_EQ(clip.size(), 1u);
+    const std::vector<int64_t> c = ints(clip[0]);
+    for (size_t i = 0; i < c.size(); ++i)
+        ASSERT_EQ(c[i], std::clamp<int64_t>(plain[i], 86, 120)) << i;
+}
+
+TEST(Quantize, Int8ConvRefusesMismatchedParametersByName) {
+    AttributeMap attrs{{"x_scale", 0.5}, {"y_scale", 0.25}, {"w_scale", std::vector<double>{0.1, 0.2, 0.3}},
+                       {"output_dtype", int64_t{3}}};
+    const std::string three =
+        failure(OpKind::Int8Conv, {u8({1, 1, 2, 2}, {1, 2, 3, 4}), s8({2, 1, 1, 1}, {1, 2})}, attrs);
+    EXPECT_NE(three.find("w_scale has 3 entries"), std::string::npos) << three;
+    attrs["w_scale"] = std::vector<double>{0.1};
+    attrs["activation"] = std::string("Sigmoid");
+    const std::string act = failure(OpKind::Int8Conv, {u8({1, 1, 2, 2}, {1, 2, 3, 4}), s8({2, 1, 1, 1}, {1, 2})}, attrs);
+    EXPECT_NE(act.find("activation 'Sigmoid'"), std::string::npos) << act;
 }

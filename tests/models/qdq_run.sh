@@ -61,10 +61,10 @@ reference)
     [ "$(grep -c "^output '.* PASS$" "$out")" -eq "$outputs" ] || fail "not every one of $outputs outputs passes"
     ;;
 npu)
-    # On the simulated NPU, all of it on the cores: QuantizeLinear and DequantizeLinear (one scale
-    # per tensor) on the vector unit, the Conv, Gemm and MatMul between on the cube, in f32 where
-    # they read dequantized values or feed a QuantizeLinear (rule keep-f32-quantized). Against
-    # the float64 reference and onnxruntime.
+    # On the simulated NPU, all of it on the cores: every Conv an int8 cube op (fuse-qdq-conv:
+    # sextant.Int8Conv, int8 weights, int32 accumulation); QuantizeLinear and DequantizeLinear (one
+    # scale per tensor) on the vector unit; Gemm and MatMul on the cube in f32, as they read
+    # dequantized values (rule keep-f32-quantized). Against the float64 reference and onnxruntime.
     "$cli" run "$file" --inputs "$data" --compare-reference --expected "$data" --atol "$atol" --rtol 0 >"$out" 2>"$err"
     rc=$?
     [ $rc -eq 0 ] || fail "exit code $rc"
@@ -72,6 +72,9 @@ npu)
     expect_line "^simulated '.*' on .*: [0-9]+ tasks on [0-9]+ of [0-9]+ cores$"
     grep -q "^  host: " "$out" && fail "a host step in a model the NPU runs whole"
     [ "$(grep -c "^output '.* PASS$" "$out")" -eq $((2 * outputs)) ] || fail "not every output passes both comparisons"
+    "$cli" compile "$file" --stats >"$out" 2>"$err" || fail "compile --stats failed"
+    grep -Eq "^  fuse-qdq-conv: ([1-9][0-9]*) / \1 / 0 / 0," "$out" || fail "not every QDQ Conv became an Int8Conv"
+    grep -Eq " (Conv|FusedConv) +(core|cores) " "$out" && fail "a float convolution is left on the cube"
     ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;

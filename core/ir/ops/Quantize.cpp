@@ -563,3 +563,146 @@ Expected<std::vector<Tensor>> runQLinearConv(const Node& n, std::span<const Tens
 }
 
 } // namespace sextant::ir
+
+namespace sextant::ir {
+
+// ---- sextant.Int8Conv: the int8 cube op fuse-qdq-conv makes of DequantizeLinear -> Conv
+// [-> Relu | Clip] -> QuantizeLinear. Inputs x (int8/uint8), w (int8/uint8, output channels
+// first), optional bias (int32, at scale x_scale * w_scale[m]); the quantization parameters are
+// attributes, fixed at compile time: x_scale, x_zero_point, w_scale and w_zero_point (one entry,
+// or one per output channel), y_scale, y_zero_point, output_dtype (ONNX code: 2 uint8, 3 int8),
+// activation ("" | "Relu" | "Clip" with activation_params [min, max], in real units).
+//   acc = sum (x - x_zero_point) * (w - w_zero_point) + bias     (int32, exact)
+//   y   = saturate(round(float(acc) * (x_scale * w_scale[m] / y_scale)) + y_zero_point)
+// in float32, the requantisation QLinearConv (and onnxruntime's int8 kernels) compute. The
+// activation clamps y in the quantized domain, where Relu is y >= y_zero_point and Clip keeps
+// [quantize(min), quantize(max)]: what QuantizeLinear of the activation's result gives, as
+// rounding and saturation are monotonic.
+
+namespace {
+
+struct Int8ConvParams {
+    float xScale = 1, yScale = 1;
+    double xZero = 0, yZero = 0;
+    std::vector<float> wScale;
+    std::vector<double> wZero;
+    DType out = DType::U8;
+    double lo = 0, hi = 0; ///< the activation's clamp, in the output's integers
+};
+
+Expected<Int8ConvParams> int8ConvParams(const Node& n, int64_t channels) {
+    Int8ConvParams p;
+    const std::optional<DType> out = ops::onnxDType(n.attrInt("output_dtype", 2));
+    if (!out || (*out != DType::I8 && *out != DType::U8))
+        return opError(n, "output_dtype " + std::to_string(n.attrInt("output_dtype", 2)) + " is not int8 (3) or uint8 (2)");
+    p.out = *out;
+    auto finiteScale = [&](const char* what, double v) -> Status {
+        if (!(v > 0.0) || !std::isfinite(static_cast<float>(v)))
+            return opError(n, std::string(what) + " " + std::to_string(v) + " must be finite and above 0");
+        return {};
+    };
+    if (!n.attr("x_scale") || !n.attr("y_scale") || !n.attr("w_scale"))
+        return opError(n, "x_scale, w_scale and y_scale are required");
+    SX_TRY(finiteScale("x_scale", n.attrFloat("x_scale", 1)));
+    SX_TRY(finiteScale("y_scale", n.attrFloat("y_scale", 1)));
+    p.xScale = static_cast<float>(n.attrFloat("x_scale", 1));
+    p.yScale = static_cast<float>(n.attrFloat("y_scale", 1));
+    p.xZero = static_cast<double>(n.attrInt("x_zero_point", 0));
+    p.yZero = static_cast<double>(n.attrInt("y_zero_point", 0));
+    const auto [ylo, yhi] = quantRange(p.out);
+    if (p.yZero < ylo || p.yZero > yhi)
+        return opError(n, "y_zero_point " + std::to_string(n.attrInt("y_zero_point", 0)) + " is outside " +
+                              std::string(dtypeName(p.out)));
+    const std::vector<double> ws = n.attrFloats("w_scale");
+    const std::vector<int64_t> wz = n.attrInts("w_zero_point", {0});
+    auto perChannel = [&](size_t len) { return len == 1 || (channels >= 0 && static_cast<int64_t>(len) == channels); };
+    if (ws.empty() || !perChannel(ws.size()))
+        return opError(n, "w_scale has " + std::to_string(ws.size()) + " entries; it needs 1 or one per output channel (" +
+                              std::to_string(channels) + ")");
+    if (wz.empty() || !perChannel(wz.size()))
+        return opError(n, "w_zero_point has " + std::to_string(wz.size()) + " entries; it needs 1 or one per output channel");
+    for (double s : ws) {
+        SX_TRY(finiteScale("w_scale", s));
+        p.wScale.push_back(static_cast<float>(s));
+    }
+    for (int64_t z : wz)
+        p.wZero.push_back(static_cast<double>(z));
+    p.lo = ylo;
+    p.hi = yhi;
+    const std::string act = n.attrString("activation", "");
+    if (act == "Relu") {
+        p.lo = p.yZero;
+    } else if (act == "Clip") {
+        const std::vector<double> b = n.attrFloats("activation_params");
+        if (b.size() != 2 || !(b[0] <= b[1]))
+            return opError(n, "Clip needs activation_params [min, max] with min <= max");
+        auto q = [&](double v) {
+            return saturate(static_cast<double>(std::nearbyint(static_cast<float>(v) / p.yScale)) + p.yZero, p.out);
+        };
+        p.lo = q(b[0]);
+        p.hi = q(b[1]);
+    } else if (!act.empty()) {
+        return opError(n, "activation '" + act + "' is not one an int8 convolution applies (Relu, Clip)",
+                       ErrorKind::Unsupported);
+    }
+    return p;
+}
+
+} // namespace
+
+Status verifyInt8Conv(const Node& n) {
+    SX_TRY(verifyIntegerConvAttrs(n, 1));
+    SX_TRY(requireInt8(n, 0, 0, "x"));
+    SX_TRY(requireInt8(n, 1, 1, "w"));
+    if (const TensorType* b = ops::inputType(n, 2); b && b->dtype != DType::I32)
+        return opError(n, "bias must be int32, got " + std::string(dtypeName(b->dtype)));
+    int64_t channels = -1;
+    if (const TensorType* w = ops::inputType(n, 1); w && w->rank() >= 1 && w->shape[0].isKnown())
+        channels = w->shape[0].value;
+    SX_TRY(int8ConvParams(n, channels));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferInt8Conv(const Node& n) {
+    SX_ASSIGN(ops::Shape out, integerConvShape(n, 0, 1));
+    const DType t = ops::onnxDType(n.attrInt("output_dtype", 2)).value_or(DType::U8);
+    return std::vector<TensorType>{TensorType{t, std::move(out)}};
+}
+
+Expected<std::vector<Tensor>> runInt8Conv(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    const Tensor& w = inputs[1];
+    if (w.rank() < 3)
+        return opError(n, "conv weight must have rank >= 3, got " + ops::shapeStr(ops::shapeOf(w)));
+    const int64_t m = w.shape()[0];
+    SX_ASSIGN(Int8ConvParams p, int8ConvParams(n, m));
+    const int64_t perOut = m > 0 ? w.numel() / m : 1;
+    const Tensor x64 = shifted(x, std::vector<double>{p.xZero}, [](int64_t) { return 0; });
+    const Tensor w64 = shifted(w, p.wZero, [perOut](int64_t i) { return i / perOut; });
+    std::optional<Tensor> b64;
+    if (inputs.size() > 2 && n.input(2)) {
+        if (inputs[2].numel() != m)
+            return opError(n, "bias " + ops::shapeStr(ops::shapeOf(inputs[2])) + " must have " + std::to_string(m) +
+                                  " entries (one per output channel)");
+        b64 = inputs[2].castTo(DType::F64);
+    }
+    SX_ASSIGN(Tensor acc, ops::convOf(n, x64, w64, b64 ? &*b64 : nullptr));
+    // Each output channel's multiplier, in float32 as QLinearConv computes it.
+    std::vector<float> mult(static_cast<size_t>(m));
+    for (int64_t c = 0; c < m; ++c)
+        mult[static_cast<size_t>(c)] = p.xScale * p.wScale[p.wScale.size() == 1 ? 0 : static_cast<size_t>(c)] / p.yScale;
+    const int64_t plane = acc.rank() > 2 ? acc.numel() / std::max<int64_t>(1, acc.shape()[0] * m) : 1;
+    Tensor y(p.out, acc.shape());
+    const double* a = acc.data<double>();
+    for (int64_t i = 0; i < acc.numel(); ++i) {
+        // The accumulator is int32 on the cube: saturate as toInt32 does, then scale in float.
+        const float v = static_cast<float>(static_cast<int32_t>(saturate(a[i], DType::I32))) *
+                        mult[static_cast<size_t>((i / plane) % m)];
+        const double q = saturate(static_cast<double>(std::nearbyint(v)) + p.yZero, p.out);
+        y.set(i, std::clamp(q, p.lo, p.hi));
+    }
+    return std::vector<Tensor>{std::move(y)};
+}
+
+} // namespace sextant::ir

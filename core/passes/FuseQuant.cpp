@@ -1,0 +1,354 @@
+// Quantized fusions: fuse-qdq-conv makes an int8 cube op (sextant.Int8Conv) of the
+// DequantizeLinear -> Conv [-> Relu | Clip] -> QuantizeLinear pattern of onnxruntime's QDQ
+// format, as onnxruntime's own QDQ selectors make a QLinearConv of it.
+#include "FuseUtil.h"
+
+#include "core/ir/Interpreter.h"
+
+#include <cmath>
+#include <limits>
+
+namespace sextant::passes::fuse {
+
+namespace {
+
+using ir::OpKind;
+
+/// A QuantizeLinear's or DequantizeLinear's constant parameters.
+struct QuantParams {
+    std::vector<double> scales;
+    std::vector<int64_t> zeros; ///< one per scale (0 without a zero point)
+    ir::DType integer = ir::DType::U8; ///< the quantized side's type
+    bool perAxis = false;
+    int64_t axis = 0; ///< normalised against the quantized tensor's rank (per axis only)
+};
+
+/// The parameters of Q/DQ node `n` whose quantized side has rank `rank`, or the reason they
+/// cannot be fixed at compile time.
+std::optional<QuantParams> quantParams(const ir::Node& n, size_t rank, std::string& why) {
+    const std::string what = n.kind() == OpKind::QuantizeLinear ? "QuantizeLinear" : "DequantizeLinear";
+    const ir::Tensor* s = constantOf(n.numInputs() > 1 ? n.input(1) : nullptr);
+    if (!s) {
+        why = what + " '" + n.name() + "' has no constant scale";
+        return std::nullopt;
+    }
+    if (s->dtype() != ir::DType::F32) {
+        why = what + " '" + n.name() + "' has a " + std::string(ir::dtypeName(s->dtype())) +
+              " scale (the int8 kernels requantise in float32)";
+        return std::nullopt;
+    }
+    if (n.attrInt("block_size", 0) != 0) {
+        why = what + " '" + n.name() + "' has a blocked scale";
+        return std::nullopt;
+    }
+    const ir::Value* zpv = n.numInputs() > 2 ? n.input(2) : nullptr;
+    const ir::Tensor* zp = constantOf(zpv);
+    if (zpv && !zp) {
+        why = what + " '" + n.name() + "' has no constant zero point";
+        return std::nullopt;
+    }
+    QuantParams p;
+    p.integer = zp ? zp->dtype() : n.kind() == OpKind::DequantizeLinear && n.input(0)
+                                       ? n.input(0)->type().dtype
+                                       : ir::DType::U8;
+    if (n.kind() == OpKind::QuantizeLinear && !zp)
+        if (const int64_t code = n.attrInt("output_dtype", 0); code == 3)
+            p.integer = ir::DType::I8;
+    if (p.integer != ir::DType::I8 && p.integer != ir::DType::U8) {
+        why = what + " '" + n.name() + "' is " + std::string(ir::dtypeName(p.integer)) + ", not int8 or uint8";
+        return std::nullopt;
+    }
+    if (zp && zp->numel() != s->numel()) {
+        why = what + " '" + n.name() + "' has " + std::to_string(s->numel()) + " scales but " +
+              std::to_string(zp->numel()) + " zero points";
+        return std::nullopt;
+    }
+    p.perAxis = s->numel() != 1;
+    if (p.perAxis) {
+        int64_t axis = n.attrInt("axis", 1);
+        if (axis < 0)
+            axis += static_cast<int64_t>(rank);
+        p.axis = axis;
+    }
+    for (int64_t i = 0; i < s->numel(); ++i) {
+        const double v = s->at(i);
+        if (!(v > 0.0) || !std::isfinite(v)) {
+            why = what + " '" + n.name() + "' has scale " + std::to_string(v) + " (not finite and above 0)";
+            return std::nullopt;
+        }
+        p.scales.push_back(v);
+        p.zeros.push_back(zp ? static_cast<int64_t>(zp->at(i)) : 0);
+    }
+    return p;
+}
+
+/// The DequantizeLinear producing `v`, or nullptr.
+const ir::Node* dequantizer(const ir::Value* v) {
+    const ir::Node* p = v ? v->producer() : nullptr;
+    return p && p->kind() == OpKind::DequantizeLinear && p->numInputs() >= 2 && p->input(0) ? p : nullptr;
+}
+
+struct QdqConvPlan : MatchPlan {
+    const ir::Node* dqX = nullptr;
+    const ir::Node* dqW = nullptr;
+    ir::Node* act = nullptr;
+    ir::Node* q = nullptr;
+    ActivationSpec spec;
+    QuantParams x, w, y;
+    std::optional<ir::Tensor> bias; ///< int32, at scale x_scale * w_scale[m]
+};
+
+/// The int32 bias at scale x_scale * w_scale[m] of Conv `conv` (its input 2: a DequantizeLinear
+/// of an int32 constant, or a float constant), quantized as onnxruntime's quantizer does:
+/// round half to even. Empty `why` and no tensor when the Conv has no bias.
+std::optional<ir::Tensor> int32Bias(const ir::Node& conv, const QdqConvPlan& p, int64_t m, std::string& why) {
+    const ir::Value* b = conv.numInputs() > 2 ? conv.input(2) : nullptr;
+    if (!b)
+        return std::nullopt;
+    std::vector<double> real; // the bias in real units, exactly as the float graph has it
+    std::vector<double> given; // its int32 entries when a DequantizeLinear at the right scale holds them
+    if (const ir::Node* dq = dequantizer(b); dq && constantOf(dq->input(0)) &&
+                                             constantOf(dq->input(0))->dtype() == ir::DType::I32) {
+        const ir::Tensor& q = *constantOf(dq->input(0));
+        const ir::Tensor* s = constantOf(dq->input(1));
+        const ir::Tensor* z = dq->numInputs() > 2 ? constantOf(dq->input(2)) : nullptr;
+        if (!s || (dq->numInputs() > 2 && dq->input(2) && !z) || q.numel() != m ||
+            (s->numel() != 1 && s->numel() != m)) {
+            why = "bias DequantizeLinear '" + dq->name() + "' is not a constant per-channel int32 bias";
+            return std::nullopt;
+        }
+        bool exact = true;
+        for (int64_t c = 0; c < m; ++c) {
+            const double sc = s->at(s->numel() == 1 ? 0 : c);
+            const double zc = z ? z->at(z->numel() == 1 ? 0 : c) : 0.0;
+            const float want = static_cast<float>(p.x.scales[0]) *
+                               static_cast<float>(p.w.scales[p.w.scales.size() == 1 ? 0 : static_cast<size_t>(c)]);
+            exact &= zc == 0.0 && static_cast<float>(sc) == want;
+            given.push_back(q.at(c) - zc);
+            real.push_back((q.at(c) - zc) * sc);
+        }
+        if (!exact)
+            given.clear();
+    } else if (const ir::Tensor* t = constantOf(b); t && t->numel() == m) {
+        for (int64_t c = 0; c < m; ++c)
+            real.push_back(t->at(c));
+    } else {
+        why = "conv bias '" + b->name() + "' is not a constant of one entry per output channel";
+        return std::nullopt;
+    }
+    ir::Tensor out(ir::DType::I32, {m});
+    for (int64_t c = 0; c < m; ++c) {
+        double v = given.empty() ? std::nearbyint(real[static_cast<size_t>(c)] /
+                                                  (static_cast<double>(static_cast<float>(p.x.scales[0]) *
+                                                                       static_cast<float>(p.w.scales[p.w.scales.size() == 1 ? 0 : static_cast<size_t>(c)]))))
+                                 : given[static_cast<size_t>(c)];
+        if (!std::isfinite(v) || std::abs(v) > 2147483647.0) {
+            why = "conv bias '" + b->name() + "' does not fit int32 at scale x_scale * w_scale (channel " +
+                  std::to_string(c) + ")";
+            return std::nullopt;
+        }
+        out.set(c, v);
+    }
+    return out;
+}
+
+/// Whether Conv `conv` reads int8 data and weights through DequantizeLinear and its result
+/// (after an optional Relu or Clip) goes only to a per-tensor QuantizeLinear: the plan, or the
+/// reason it cannot run as an int8 cube op.
+Match planQdqConv(const ir::Node& conv, QdqConvPlan& p) {
+    if (conv.kind() != OpKind::Conv || !hasInputs(conv, 2))
+        return Match::none();
+    p.dqX = dequantizer(conv.input(0));
+    p.dqW = dequantizer(conv.input(1));
+    if (!p.dqX || !p.dqW)
+        return Match::none();
+    const ir::Value* out = conv.output(0);
+    const ir::TensorType& wt = conv.input(1)->type();
+    if (!wt.isStatic() || wt.rank() < 3 || !out->type().isStatic())
+        return Match::rejected("conv weight or output shape is not known");
+    const int64_t m = wt.dims()[0];
+    std::string why;
+    auto x = quantParams(*p.dqX, conv.input(0)->type().rank(), why);
+    if (!x)
+        return Match::rejected(why);
+    if (x->perAxis)
+        return Match::rejected("input DequantizeLinear '" + p.dqX->name() + "' has one scale per channel (axis " +
+                               std::to_string(x->axis) + "); the int8 cube takes one scale for its input");
+    if (!constantOf(p.dqW->input(0)))
+        return Match::rejected("weight DequantizeLinear '" + p.dqW->name() + "' does not read a constant");
+    auto w = quantParams(*p.dqW, wt.rank(), why);
+    if (!w)
+        return Match::rejected(why);
+    if (w->perAxis && (w->axis != 0 || static_cast<int64_t>(w->scales.size()) != m))
+        return Match::rejected("per-axis scale on axis " + std::to_string(w->axis) +
+                               " of a Conv weight (the int8 cube takes one per output channel, axis 0)");
+    // Where the result goes: [Relu | Clip ->] QuantizeLinear, nothing else.
+    ir::Node* next = singleUser(out);
+    if (!next)
+        return Match::rejected(usersReason("conv", out));
+    if (next->kind() != OpKind::QuantizeLinear) {
+        if (next->kind() != OpKind::Relu && next->kind() != OpKind::Clip) {
+            if (std::string ignored; activationOf(*next, ignored))
+                return Match::rejected(std::string(next->info().name) + " '" + next->name() +
+                                       "' between the Conv and its QuantizeLinear is not an activation the "
+                                       "int8 epilogue applies (Relu, Clip)");
+            return Match::none(); // a float Conv whose result stays float
+        }
+        auto spec = activationOf(*next, why);
+        if (!spec)
+            return Match::rejected(why);
+        p.act = next;
+        p.spec = *spec;
+        next = singleUser(next->output(0));
+        if (!next)
+            return Match::rejected(usersReason(p.spec.name, p.act->output(0)));
+        if (next->kind() != OpKind::QuantizeLinear)
+            return Match::none();
+    }
+    p.q = next;
+    if (p.q->input(0) != (p.act ? p.act->output(0) : out))
+        return Match::none(); // the value is the scale, not the data
+    auto y = quantParams(*p.q, out->type().rank(), why);
+    if (!y)
+        return Match::rejected(why);
+    if (y->perAxis)
+        return Match::rejected("output QuantizeLinear '" + p.q->name() + "' has one scale per channel; the int8 "
+                               "epilogue requantises to one scale");
+    p.x = *x;
+    p.w = *w;
+    p.y = *y;
+    p.bias = int32Bias(conv, p, m, why);
+    if (!why.empty())
+        return Match::rejected(why);
+    return Match::matched();
+}
+
+int64_t onnxCode(ir::DType t) { return t == ir::DType::I8 ? 3 : 2; }
+
+// ---- fuse-qdq-conv
+
+class FuseQdqConv : public FusionRule {
+public:
+    std::string id() const override { return std::string(kFuseQdqConvRule); }
+    std::string summary() const override {
+        return "make DequantizeLinear -> Conv [-> Relu | Clip] -> QuantizeLinear one sextant.Int8Conv: int8 data "
+               "and weights (stored as int8) on the cube, int32 accumulation and bias, requantised to the "
+               "QuantizeLinear's scale in the epilogue, as onnxruntime's QLinearConv computes it";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv}; }
+    // Before every float fusion of the Conv (bias, activation, residual): once those took the
+    // Relu, the pattern would be gone.
+    Phase phase() const override { return Phase::Recognise; }
+
+    Match matchHere(const ir::Node& conv) const override { return matchWithPlan<QdqConvPlan>(conv, planQdqConv); }
+
+    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
+        const QdqConvPlan& p = match.planAs<QdqConvPlan>();
+        std::vector<ir::Node*> chain{&conv};
+        if (p.act)
+            chain.push_back(p.act);
+        chain.push_back(p.q);
+        std::vector<ir::Value*> inputs{p.dqX->input(0), p.dqW->input(0)};
+        if (p.bias) {
+            SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_bias_i32", *p.bias));
+            std::vector<const ir::Node*> from{&conv};
+            if (const ir::Node* dq = dequantizer(conv.input(2)))
+                from.push_back(dq);
+            rc.noteConstant(bv->name(), from);
+            inputs.push_back(bv);
+        }
+        ir::AttributeMap attrs = conv.attrs();
+        attrs["x_scale"] = p.x.scales[0];
+        attrs["x_zero_point"] = p.x.zeros[0];
+        attrs["w_scale"] = p.w.scales;
+        attrs["w_zero_point"] = p.w.zeros;
+        attrs["y_scale"] = p.y.scales[0];
+        attrs["y_zero_point"] = p.y.zeros[0];
+        attrs["output_dtype"] = onnxCode(p.y.integer);
+        if (p.act)
+            setActivation(attrs, p.spec);
+        else
+            attrs["activation"] = std::string();
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::Int8Conv, std::move(inputs), std::move(attrs),
+                                                 rc.createdBy()));
+        (void)fused;
+        return {};
+    }
+};
+
+// ---- fold-weight-dequantize
+
+/// The DequantizeLinear of a constant that input `i` of `conv` reads, or nullptr.
+const ir::Node* constantDequantizer(const ir::Node& conv, size_t i) {
+    const ir::Node* dq = i < conv.numInputs() ? dequantizer(conv.input(i)) : nullptr;
+    if (!dq)
+        return nullptr;
+    for (const ir::Value* v : dq->inputs())
+        if (v && !v->isConstant())
+            return nullptr;
+    return dq;
+}
+
+/// fold-constants leaves the int8 weights of a Conv that looks like the QDQ pattern for
+/// fuse-qdq-conv; where that rule cannot take it (it said why), they become float weights here,
+/// before the float fusions look at the Conv, as fold-constants would have made them.
+class FoldWeightDequantize : public FusionRule {
+public:
+    std::string id() const override { return "fold-weight-dequantize"; }
+    std::string summary() const override {
+        return "fold the DequantizeLinear of a Conv's int8 weight or int32 bias into a float constant where "
+               "fuse-qdq-conv does not make the Conv int8 (its rejection says why)";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv}; }
+    Phase phase() const override { return Phase::Recognise; }
+
+    Match matchHere(const ir::Node& conv) const override {
+        if (!constantDequantizer(conv, 1) && !constantDequantizer(conv, 2))
+            return Match::none();
+        QdqConvPlan p;
+        if (planQdqConv(conv, p).kind == Match::Kind::Matched)
+            return Match::none(); // fuse-qdq-conv takes it (or was held back by a bisection)
+        return Match::matched();
+    }
+
+    Status apply(ir::Graph& g, ir::Node& conv, const Match&, RewriteContext& rc) const override {
+        for (size_t i : {size_t{1}, size_t{2}}) {
+            const ir::Node* dq = constantDequantizer(conv, i);
+            if (!dq)
+                continue;
+            std::vector<ir::Tensor> ins;
+            for (const ir::Value* v : dq->inputs())
+                ins.push_back(v ? *v->constant() : ir::Tensor());
+            ir::KernelContext ctx;
+            ctx.compute = ir::DType::F32;
+            SX_ASSIGN(std::vector<ir::Tensor> out, ir::evaluateNode(*dq, ins, ctx));
+            SX_ASSIGN(ir::Value * c, addDerivedConstant(g, dq->output(0)->name() + "__folded", std::move(out.at(0))));
+            rc.noteConstant(c->name(), {dq});
+            g.setInput(&conv, i, c);
+        }
+        return {};
+    }
+};
+
+} // namespace
+
+bool keptForInt8Conv(const ir::Node& dq) {
+    if (dq.kind() != OpKind::DequantizeLinear || !dq.input(0) || !constantOf(dq.input(0)) ||
+        dq.output(0)->users().empty() || dq.output(0)->isGraphOutput())
+        return false;
+    // A Conv reading dequantized data: fuse-qdq-conv decides (and fold-weight-dequantize folds
+    // what it rejects, with the reason on record).
+    for (const ir::Node* u : dq.output(0)->users())
+        if (u->kind() != OpKind::Conv || u->numInputs() < 2 || u->input(0) == dq.output(0) || !dequantizer(u->input(0)))
+            return false;
+    return true;
+}
+
+std::vector<std::unique_ptr<FusionRule>> quantRules() {
+    std::vector<std::unique_ptr<FusionRule>> rules;
+    rules.push_back(std::make_unique<FuseQdqConv>());
+    rules.push_back(std::make_unique<FoldWeightDequantize>());
+    return rules;
+}
+
+} // namespace sextant::passes::fuse

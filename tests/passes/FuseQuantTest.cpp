@@ -1,0 +1,165 @@
+// fuse-qdq-conv: onnxruntime's QDQ pattern around a convolution becomes one sextant.Int8Conv
+// whose weights stay int8, the numbers stay within a step of the float QDQ graph's, and a
+// pattern the int8 cube cannot take is rejected with its reason (and computes as before).
+
+#include "PassTestUtil.h"
+
+#include "core/passes/PassManager.h"
+
+using namespace sextant;
+using namespace sextant::passes;
+using namespace sextant::passes::test;
+using ir::OpKind;
+
+namespace {
+
+constexpr const char* kRule = "fuse-qdq-conv";
+
+ir::Tensor f32Scalar(float v) { return ir::Tensor::fromVector<float>({}, {v}); }
+
+/// x -> Q -> DQ -> Conv(DQ(int8 w), DQ(int32 b)) -> Relu -> Q -> DQ, all float32, as
+/// onnxruntime's quantizer writes it: uint8 activations (zero points 120 and 0), int8 weights
+/// with one scale per output channel on `weightAxis`, an int32 bias at x_scale * w_scale.
+std::unique_ptr<ir::Graph> qdqConv(int64_t weightAxis = 0) {
+    Builder b;
+    const int64_t co = 8, ci = 6;
+    ir::Value* x = b.g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, ci, 7, 7})).value();
+    const float sx = 0.02f, sy = 0.05f;
+    ir::Value* xs = b.constant("x_scale", f32Scalar(sx));
+    ir::Value* xz = b.constant("x_zp", ir::Tensor::fromVector<uint8_t>({}, {120}));
+    ir::Value* q = b.node(OpKind::QuantizeLinear, "q_x", {x, xs, xz});
+    ir::Value* dq = b.node(OpKind::DequantizeLinear, "dq_x", {q, xs, xz});
+    std::vector<int8_t> wq(static_cast<size_t>(co * ci * 9));
+    const std::vector<double> r = randomValues(wq.size(), 3);
+    for (size_t i = 0; i < wq.size(); ++i)
+        wq[i] = static_cast<int8_t>(std::lround(r[i] * 127));
+    const int64_t perAxis = weightAxis == 0 ? co : ci;
+    std::vector<float> ws(static_cast<size_t>(perAxis));
+    for (size_t i = 0; i < ws.size(); ++i)
+        ws[i] = 0.004f + 0.001f * static_cast<float>(i);
+    ir::Value* w = b.constant("w_q", ir::Tensor::fromVector<int8_t>({co, ci, 3, 3}, wq));
+    ir::Value* wsv = b.constant("w_scale", ir::Tensor::fromVector<float>({perAxis}, ws));
+    ir::Value* wz = b.constant("w_zp", ir::Tensor::fromVector<int8_t>({perAxis}, std::vector<int8_t>(ws.size(), 0)));
+    ir::Value* dqw = b.node(OpKind::DequantizeLinear, "dq_w", {w, wsv, wz}, {{"axis", weightAxis}});
+    std::vector<int32_t> bias(static_cast<size_t>(co));
+    std::vector<float> bs(static_cast<size_t>(co));
+    for (int64_t c = 0; c < co; ++c) {
+        bias[static_cast<size_t>(c)] = static_cast<int32_t>(c * 97 - 300);
+        bs[static_cast<size_t>(c)] = sx * ws[static_cast<size_t>(weightAxis == 0 ? c : 0)];
+    }
+    ir::Value* dqb = b.node(OpKind::DequantizeLinear, "dq_b",
+                            {b.constant("b_q", ir::Tensor::fromVector<int32_t>({co}, bias)),
+                             b.constant("b_scale", ir::Tensor::fromVector<float>({co}, bs))},
+                            {{"axis", int64_t{0}}});
+    ir::Value* conv = b.node(OpKind::Conv, "conv", {dq, dqw, dqb},
+                             {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Value* relu = b.node(OpKind::Relu, "relu", {conv});
+    ir::Value* ys = b.constant("y_scale", f32Scalar(sy));
+    ir::Value* yz = b.constant("y_zp", ir::Tensor::fromVector<uint8_t>({}, {0}));
+    ir::Value* qy = b.node(OpKind::QuantizeLinear, "q_y", {relu, ys, yz});
+    ir::Value* out = b.node(OpKind::DequantizeLinear, "dq_y", {qy, ys, yz});
+    return b.finish({out});
+}
+
+std::vector<ir::Tensor> run32(const ir::Graph& g) {
+    const ir::Value* in = g.inputs()[0];
+    std::vector<double> v = randomValues(static_cast<size_t>(in->type().numel()), 5, -1.0, 3.0);
+    std::vector<float> f(v.begin(), v.end());
+    ir::KernelContext ctx;
+    ctx.compute = ir::DType::F32;
+    const std::vector<ir::Tensor> inputs{ir::Tensor::fromVector<float>(in->type().dims(), f)};
+    auto out = ir::interpret(g, inputs, ctx);
+    EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
+    return out.ok() ? *out : std::vector<ir::Tensor>{};
+}
+
+/// Every element within one step of 0.05 (the output's scale): a float sum rounded otherwise
+/// may requantise one step away.
+void expectWithinAStep(const std::vector<ir::Tensor>& a, const std::vector<ir::Tensor>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t k = 0; k < a.size(); ++k) {
+        ASSERT_EQ(a[k].shape(), b[k].shape());
+        for (int64_t i = 0; i < a[k].numel(); ++i)
+            ASSERT_NEAR(a[k].at(i), b[k].at(i), 0.05 * 1.0001) << "output " << k << " element " << i;
+    }
+}
+
+const ir::Node* onlyNodeOf(const ir::Graph& g, OpKind kind) {
+    const ir::Node* found = nullptr;
+    for (const ir::Node* n : g.nodes())
+        if (n->kind() == kind) {
+            EXPECT_EQ(found, nullptr) << "more than one " << ir::qualifiedOpName(kind);
+            found = n;
+        }
+    return found;
+}
+
+} // namespace
+
+TEST(FuseQdqConv, TheQdqConvolutionBecomesOneInt8ConvWithInt8Weights) {
+    auto g = qdqConv();
+    PipelineResult res = pipeline(*g);
+    ASSERT_TRUE(res.graph);
+    EXPECT_EQ(stats(res, kRule).applied, 1);
+    const ir::Node* conv = onlyNodeOf(*res.graph, OpKind::Int8Conv);
+    ASSERT_NE(conv, nullptr);
+    EXPECT_EQ(conv->name(), "conv");
+    EXPECT_EQ(conv->attrString("activation", "?"), "Relu");
+    EXPECT_EQ(conv->input(0)->type().dtype, ir::DType::U8) << "it reads the QuantizeLinear's integers";
+    ASSERT_TRUE(conv->input(1)->isConstant());
+    EXPECT_EQ(conv->input(1)->constant()->dtype(), ir::DType::I8) << "the weights stay int8 in DRAM";
+    ASSERT_TRUE(conv->input(2) && conv->input(2)->isConstant());
+    EXPECT_EQ(conv->input(2)->constant()->dtype(), ir::DType::I32);
+    EXPECT_EQ(conv->output(0)->type().dtype, ir::DType::U8);
+    EXPECT_EQ(countKind(*res.graph, OpKind::Conv) + countKind(*res.graph, OpKind::FusedConv), 0);
+    EXPECT_EQ(countKind(*res.graph, OpKind::QuantizeLinear), 1) << "only the model input's";
+    EXPECT_EQ(countKind(*res.graph, OpKind::DequantizeLinear), 1) << "only the model output's";
+
+    // Within one output step (0.05) of the float QDQ graph: the int32 sum is exact where the
+    // float graph rounds, and both requantise to the same grid.
+    const std::vector<ir::Tensor> want = run32(*g), got = run32(*res.graph);
+    ASSERT_EQ(want.size(), 1u);
+    expectWithinAStep(want, got);
+    int64_t off = 0, positive = 0;
+    for (int64_t i = 0; i < want[0].numel(); ++i) {
+        off += got[0].at(i) != want[0].at(i);
+        positive += want[0].at(i) > 0;
+    }
+    ASSERT_GT(positive, want[0].numel() / 4) << "the test's numbers leave something for Relu to pass";
+    EXPECT_LT(off, want[0].numel() / 20) << "most elements are the same step";
+}
+
+TEST(FuseQdqConv, SwitchedOffTheWeightsFoldToFloatAsBefore) {
+    auto g = qdqConv();
+    PipelineConfig off;
+    off.disabled.insert(kRule);
+    PipelineResult res = pipeline(*g, off);
+    ASSERT_TRUE(res.graph);
+    EXPECT_EQ(countKind(*res.graph, OpKind::Int8Conv), 0);
+    const ir::Node* conv = onlyNodeOf(*res.graph, OpKind::FusedConv);
+    ASSERT_NE(conv, nullptr);
+    ASSERT_TRUE(conv->input(1)->isConstant());
+    EXPECT_EQ(conv->input(1)->constant()->dtype(), ir::DType::F32);
+    expectWithinAStep(run32(*g), run32(*res.graph));
+
+    // At O1 there is no fuse pass: fold-constants folds the weight as it always did.
+    PipelineConfig o1;
+    o1.optLevel = 1;
+    PipelineResult r1 = pipeline(*g, o1);
+    ASSERT_TRUE(r1.graph);
+    EXPECT_EQ(countKind(*r1.graph, OpKind::DequantizeLinear), 2) << "the activations' only";
+}
+
+TEST(FuseQdqConv, APerAxisScaleOnTheInputChannelsIsRejectedWithItsReason) {
+    auto g = qdqConv(/*weightAxis=*/1);
+    PipelineResult res = pipeline(*g);
+    ASSERT_TRUE(res.graph);
+    EXPECT_EQ(countKind(*res.graph, OpKind::Int8Conv), 0);
+    const RuleStats& s = stats(res, kRule);
+    EXPECT_EQ(s.applied, 0);
+    bool named = false;
+    for (const auto& [why, n] : s.reasons)
+        named |= why.find("per-axis scale on axis 1 of a Conv weight") != std::string::npos;
+    EXPECT_TRUE(named) << "reasons: " << s.reasons.size();
+    expectWithinAStep(run32(*g), run32(*res.graph));
+}
