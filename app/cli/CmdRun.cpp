@@ -46,6 +46,9 @@ const char* kRunUsage =
     "  --critical-path       print the chain of Tasks that set the latency, and what each waited for\n"
     "  --per-tensor          with --compare-reference: also every intermediate tensor, in graph\n"
     "                        order, and the first one out of tolerance\n"
+    "  --float-model F.onnx  with --per-tensor, for a quantized model: also its reference's tensors\n"
+    "                        against the float model F's (float64, same inputs, matched by name),\n"
+    "                        largest error first: the layers quantization costs the most\n"
     "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile "
     "database\n"
     "  --profile-wait S      when another process is writing FILE.db, wait up to S seconds for it\n"
@@ -83,7 +86,7 @@ const char* kRunUsage =
 
 struct RunArgs : CompareOptions { // --inputs, --expected, --atol, --rtol, --shape
     std::string model;
-    std::string profilePath, targetPath, ctcKeys, saveOutputs;
+    std::string profilePath, targetPath, ctcKeys, saveOutputs, floatModel;
     sim::FaultPlan fault;
     int profileWaitMs = 60000;
     bool reference = false, float32 = false, compareReference = false, checkRaces = false, perTensor = false,
@@ -167,6 +170,9 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         } else if (a == "--save-outputs") {
             if (!value(out.saveOutputs))
                 return "run: --save-outputs needs a directory";
+        } else if (a == "--float-model") {
+            if (!value(out.floatModel))
+                return "run: --float-model needs the float ONNX model the quantized one was made from";
         } else if (a == "--ctc-keys") {
             if (!value(out.ctcKeys))
                 return "run: --ctc-keys needs a character list file";
@@ -194,6 +200,9 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         return "run: no model given (usage: sextant-cli run MODEL.onnx|ARTIFACT_DIR [options])";
     if (out.float32 && !out.reference)
         return "run: --float32 only applies to --reference";
+    if (!out.floatModel.empty() && !out.perTensor)
+        return "run: --float-model compares the quantized model's tensors with the float model's: it needs "
+               "--compare-reference --per-tensor";
     if (out.perTensor && !out.compareReference)
         return "run: --per-tensor compares the NPU's intermediate tensors with the reference's: it needs "
                "--compare-reference";
@@ -274,6 +283,32 @@ void printPerTensor(const runtime::ValueDrift& drift) {
                                          : "first out of tolerance: '" + drift.values[static_cast<size_t>(drift.firstFailing)].name +
                                                "', computed by node '" + drift.firstFailingNode + "'")
               << "\n";
+}
+
+/// --float-model: the quantized model's tensors (its float64 reference run, which the NPU matches
+/// per tensor above) against the float model's of the same name, the lowest cosine similarity
+/// first (scale-free, as quantization tools rank layers), so the layers whose quantization costs
+/// the most lead. A tensor that could not be compared (shape or type) comes last, with why.
+void printFloatDrift(const runtime::ValueDrift& drift, const std::string& floatModel) {
+    std::vector<size_t> order(drift.values.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    auto key = [&](size_t i) { return drift.values[i].problem.empty() ? drift.values[i].cosine : 2.0; };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+    std::cout << "per tensor, quantized model vs float model '" << floatModel
+              << "' (float64 references, matched by name; lowest cosine first):\n";
+    for (size_t i : order) {
+        const runtime::TensorComparison& c = drift.values[i];
+        char line[256];
+        std::snprintf(line, sizeof line, "  cosine %.6f max_abs %.1e rmse %.1e  ", c.cosine, c.maxAbs, c.rmse);
+        std::cout << line << "'" << c.name << "' (node '" << drift.nodes[i] << "')"
+                  << (c.problem.empty() ? "" : ": " + c.problem) << "\n";
+    }
+    std::cout << drift.values.size() << " tensors matched by name in both models";
+    if (!order.empty() && drift.values[order[0]].problem.empty())
+        std::cout << "; most quantization error: '" << drift.values[order[0]].name << "' (node '"
+                  << drift.nodes[order[0]] << "')";
+    std::cout << "\n";
 }
 
 /// --critical-path: the Tasks that set the latency, each with what it waited for.
@@ -359,6 +394,7 @@ runtime::RunRequest runRequest(const RunArgs& a) {
     q.fault = a.fault;
     q.compareReference = a.compareReference;
     q.perTensor = a.perTensor;
+    q.floatModel = a.floatModel;
     q.referenceFloat32 = a.float32;
     q.expectedDir = a.expectedDir;
     q.atol = a.atol;
@@ -463,6 +499,8 @@ int runModel(const RunArgs& a) {
                  ok;
             if (a.perTensor)
                 printPerTensor(r.drift);
+            if (r.floatDrift)
+                printFloatDrift(*r.floatDrift, a.floatModel);
             return {};
         case runtime::RunStage::CompareExpected:
             if (a.reference)

@@ -286,12 +286,44 @@ Status RunJob::compareReference(RunResult& r) {
             const std::map<std::string, ir::Tensor> computed(r.sim.values.begin(), r.sim.values.end());
             r.drift = compareValues(*r.program.graph, computed, m_referenceValues, kNpuAtol, kNpuRtol,
                                     AtolScale::LikeOutputs);
+            if (!q.floatModel.empty())
+                SX_TRY(compareFloatModel(r));
         }
     }
     // The intermediates were only needed for the comparison: the drift holds what it found.
     r.sim.values.clear();
     r.sim.values.shrink_to_fit();
     m_referenceValues.clear();
+    return {};
+}
+
+Status RunJob::compareFloatModel(RunResult& r) {
+    const RunRequest& q = m_request;
+    auto fail = [&](const std::string& what) {
+        return makeError(ErrorKind::Invalid, "--float-model '" + q.floatModel + "': " + what);
+    };
+    Expected<std::unique_ptr<ir::Graph>> imported = frontend::importOnnx(q.floatModel);
+    if (!imported.ok())
+        return fail(imported.error().message);
+    const ir::Graph& floatGraph = **imported;
+    const ir::Graph& quantized = *r.referenceGraph;
+    if (floatGraph.inputs().size() != quantized.inputs().size())
+        return fail("it has " + std::to_string(floatGraph.inputs().size()) + " inputs, the quantized model " +
+                    std::to_string(quantized.inputs().size()));
+    for (size_t i = 0; i < floatGraph.inputs().size(); ++i)
+        if (floatGraph.inputs()[i]->type().dtype != r.inputs.tensors[i].dtype())
+            return fail("input '" + floatGraph.inputs()[i]->name() + "' is " + floatGraph.inputs()[i]->type().str() +
+                        ", the quantized model's is " + std::string(ir::dtypeName(r.inputs.tensors[i].dtype())));
+    std::map<std::string, ir::Tensor> floatValues;
+    Expected<std::vector<ir::Tensor>> outputs =
+        runtime::runReference(floatGraph, r.inputs.tensors, ir::DType::F64, &floatValues, {});
+    if (!outputs.ok())
+        return fail("the reference executor failed on it: " + outputs.error().message);
+    // The float model's outputs are values too (a quantized model usually keeps their names).
+    for (size_t i = 0; i < outputs->size() && i < floatGraph.outputs().size(); ++i)
+        floatValues.emplace(floatGraph.outputs()[i]->name(), (*outputs)[i]);
+    const double atol = q.atol.value_or(kNpuAtol), rtol = q.rtol.value_or(kNpuRtol);
+    r.floatDrift = compareValues(quantized, m_referenceValues, floatValues, atol, rtol, AtolScale::Fixed);
     return {};
 }
 

@@ -93,6 +93,11 @@ struct RunRequest {
     /// With perTensor: compare intermediates only when both runs' values together take at most
     /// this many bytes (f32 for the NPU's, f64 for the reference's); -1: always (the CLI).
     int64_t perTensorBudget = -1;
+    /// With perTensor: the float model the quantized one was made from (ONNX path). Its float64
+    /// reference run on the same inputs is compared, tensor by tensor matched by name, with the
+    /// quantized model's reference run (RunResult::floatDrift): the error quantization adds,
+    /// layer by layer.
+    std::string floatModel;
     /// Run the reference on the graph as imported, before Specialise, so the specialisation is
     /// checked rather than trusted (the GUI); off, on the specialised graph (the CLI). A
     /// reference run of the optimised graph (optimiseReference) runs that graph either way.
@@ -155,6 +160,9 @@ struct RunResult {
     bool perTensorCompared = false; ///< perTensor was asked and the values fit the budget
     int64_t intermediateBytes = 0;  ///< with perTensor: what the values take (for the budget)
     ValueDrift drift;               ///< with perTensorCompared: every intermediate tensor
+    /// With perTensorCompared and RunRequest::floatModel: the quantized model's reference values
+    /// against the float model's of the same name (both float64).
+    std::optional<ValueDrift> floatDrift;
 
     // CompareExpected
     std::vector<ir::Tensor> expected;
@@ -203,6 +211,8 @@ private:
     Status simulate(RunResult& r);
     Status runReference(RunResult& r);
     Status compareReference(RunResult& r);
+    /// RunRequest::floatModel: its float64 reference values against the quantized model's.
+    Status compareFloatModel(RunResult& r);
     Status compareExpected(RunResult& r);
     int percentAt(size_t stageIndex, double within = 0.0) const;
 

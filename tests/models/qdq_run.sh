@@ -6,7 +6,7 @@
 #       scripts/qdq/make-qdq-models.py writes BUILD_DIR/qdq/models/<folder>/<stem>_qdq.onnx with
 #       onnxruntime's outputs as test data. Skips (77) without ../shared.
 #   qdq_run.sh CASE MODEL SEXTANT_CLI SHARED_DIR BUILD_DIR
-#       CASE reference or npu; MODEL <folder>/<stem> of the float model. Runs the quantized model as
+#       CASE reference, npu or float; MODEL <folder>/<stem> of the float model. Runs the quantized model as
 #       a user would and compares with onnxruntime's outputs (and, on the NPU, with the float64
 #       reference).
 # Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
@@ -75,6 +75,27 @@ npu)
     "$cli" compile "$file" --stats >"$out" 2>"$err" || fail "compile --stats failed"
     grep -Eq "^  fuse-qdq-conv: ([1-9][0-9]*) / \1 / 0 / 0," "$out" || fail "not every QDQ Conv became an Int8Conv"
     grep -Eq " (Conv|FusedConv) +(core|cores) " "$out" && fail "a float convolution is left on the cube"
+    ;;
+float)
+    # Which layers quantization costs the most: the quantized model's tensors against the float
+    # model's of the same name, lowest cosine first. The input is the same in both (cosine 1);
+    # the first quantized layer already differs; nothing is compared twice.
+    "$cli" run "$file" --inputs "$data" --compare-reference --per-tensor --float-model "$shared/models/$model.onnx" \
+        >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    [ -s "$err" ] && fail "unexpected stderr"
+    expect_line "^per tensor, quantized model vs float model '.*' \(float64 references, matched by name; lowest cosine first\):$"
+    matched=$(sed -nE 's/^([0-9]+) tensors matched by name in both models; most quantization error: .*/\1/p' "$out")
+    [ -n "$matched" ] && [ "$matched" -ge 5 ] || fail "fewer than 5 tensors matched the float model's"
+    first=$(grep -A1 "^per tensor, quantized model vs float model" "$out" | tail -1)
+    echo "$first" | grep -Eq "^  cosine 0\.[0-9]{6} " || fail "the first (worst) tensor shows no quantization error: $first"
+    # Another model as the float model (its input has another shape) is refused, naming it.
+    other="$shared/models/ort-examples/mnist.onnx"
+    [ "$model" = ort-examples/mnist ] && other="$shared/models/ort-examples/ultraface_version-RFB-320.onnx"
+    "$cli" run "$file" --inputs "$data" --compare-reference --per-tensor --float-model "$other" \
+        >"$out" 2>"$err" && fail "a float model with another input was accepted"
+    grep -q -- "--float-model '$other': " "$err" || fail "no error naming the float model"
     ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;
