@@ -175,9 +175,27 @@ public:
 /// Whether `n` may be a step of a group: its op may (the op table's Fusable column, which the
 /// group kernel in ops/FusionOps.cpp checks too), and it computes floats from at least one
 /// computed value with float attributes only.
+/// A QuantizeLinear or DequantizeLinear with one constant scale (and zero point) for the whole
+/// tensor, which a group replays without its integer attributes (axis, saturate and block_size
+/// mean nothing for one scale; a QuantizeLinear's type is its zero point's).
+bool perTensorQuantStep(const ir::Node& n) {
+    if (n.kind() != OpKind::QuantizeLinear && n.kind() != OpKind::DequantizeLinear)
+        return false;
+    const ir::Tensor* scale = n.numInputs() > 1 ? constantOf(n.input(1)) : nullptr;
+    const ir::Value* zpv = n.numInputs() > 2 ? n.input(2) : nullptr;
+    const ir::Tensor* zp = constantOf(zpv);
+    if (!scale || scale->numel() != 1 || (zpv && (!zp || zp->numel() != 1)) || n.attrInt("block_size", 0) != 0)
+        return false;
+    if (n.kind() == OpKind::QuantizeLinear && !zp && n.attr("output_dtype"))
+        return false;
+    return n.input(0) && !n.input(0)->isConstant();
+}
+
 bool groupable(const ir::Node& n) {
     if (n.info().fusable != ir::Fusable::Group)
         return false;
+    if (n.kind() == OpKind::QuantizeLinear || n.kind() == OpKind::DequantizeLinear)
+        return n.numOutputs() == 1 && perTensorQuantStep(n);
     if (n.numOutputs() != 1 || !ir::isFloat(n.output(0)->type().dtype))
         return false;
     for (const auto& [key, value] : n.attrs())
@@ -273,8 +291,9 @@ public:
                         ir::BodyOperand::input(static_cast<uint32_t>(it - inputs.begin())));
                 }
             }
-            for (const auto& [key, value] : step->attrs())
-                b.attrs.emplace_back(key, std::get<double>(value)); // groupable: floats only
+            if (!perTensorQuantStep(*step)) // its integer attributes do not apply (groupable)
+                for (const auto& [key, value] : step->attrs())
+                    b.attrs.emplace_back(key, std::get<double>(value)); // groupable: floats only
             body.steps.push_back(std::move(b));
             prev = step->output(0);
         }

@@ -7,6 +7,8 @@
 
 #include "PassContext.h"
 
+#include "core/ir/FusedBody.h"
+
 #include <chrono>
 
 namespace sextant::passes {
@@ -54,9 +56,36 @@ std::string groupReason(const ir::Node& n) {
 /// walks below look through them.
 bool isLayoutConversion(const ir::Node* n) { return n && n->info().grey == ir::GreyClass::LayoutConversion; }
 
+/// Whether `n` quantizes (or dequantizes, `op`) its input `v` in a step: a QuantizeLinear or
+/// DequantizeLinear itself, or an ElementwiseGroup with such a step on that input.
+bool stepOnInput(const ir::Node& n, const ir::Value* v, ir::OpKind op) {
+    if (n.kind() == op)
+        return n.input(0) == v;
+    const ir::FusedBody* body = n.kind() == ir::OpKind::ElementwiseGroup ? n.body() : nullptr;
+    if (!body)
+        return false;
+    for (size_t k = 0; k < n.numInputs(); ++k)
+        if (n.input(k) == v)
+            for (const ir::BodyStep& step : body->steps)
+                if (step.op == op && !step.operands.empty() &&
+                    step.operands[0].kind == ir::BodyOperand::Kind::Input && step.operands[0].index == k)
+                    return true;
+    return false;
+}
+
+/// Whether `n`'s result is dequantized int8: a DequantizeLinear, or a group whose last step is one.
+bool dequantizes(const ir::Node* n) {
+    if (!n)
+        return false;
+    if (n->kind() == ir::OpKind::DequantizeLinear)
+        return true;
+    const ir::FusedBody* body = n->kind() == ir::OpKind::ElementwiseGroup ? n->body() : nullptr;
+    return body && !body->steps.empty() && body->steps.back().op == ir::OpKind::DequantizeLinear;
+}
+
 bool feedsQuantize(const ir::Value* v, int depth) {
     for (const ir::Node* u : v->users()) {
-        if (u->kind() == ir::OpKind::QuantizeLinear)
+        if (stepOnInput(*u, v, ir::OpKind::QuantizeLinear))
             return true;
         if (depth < 4 && isLayoutConversion(u) && u->numOutputs() > 0 && u->output(0) &&
             feedsQuantize(u->output(0), depth + 1))
@@ -68,11 +97,16 @@ bool feedsQuantize(const ir::Value* v, int depth) {
 std::string quantizedReason(const ir::Node& n) {
     if (n.kind() == ir::OpKind::DequantizeLinear)
         return "dequantizes int8: (x - zero point) * scale is exact in f32, not in f16";
+    if (const ir::FusedBody* body = n.kind() == ir::OpKind::ElementwiseGroup ? n.body() : nullptr)
+        for (const ir::BodyStep& step : body->steps)
+            if (step.op == ir::OpKind::DequantizeLinear || step.op == ir::OpKind::QuantizeLinear)
+                return "group " + std::string(step.op == ir::OpKind::DequantizeLinear ? "dequantizes" : "quantizes") +
+                       " int8 in a step: f16 would move the values off their quantization steps";
     for (const ir::Value* v : n.inputs()) {
         const ir::Value* from = v;
         for (int depth = 0; from && depth < 4 && isLayoutConversion(from->producer()); ++depth)
             from = from->producer()->numInputs() > 0 ? from->producer()->input(0) : nullptr;
-        if (from && from->producer() && from->producer()->kind() == ir::OpKind::DequantizeLinear)
+        if (from && dequantizes(from->producer()))
             return "reads '" + from->name() + "', dequantized int8: f16 would move its values off their quantization steps";
     }
     for (const ir::Value* o : n.outputs())

@@ -61,13 +61,24 @@ std::unique_ptr<ir::Graph> qdqConv(int64_t weightAxis = 0) {
     return b.finish({out});
 }
 
+/// Runs `g` in float32 on deterministic random inputs in [-1, 3).
 std::vector<ir::Tensor> run32(const ir::Graph& g) {
-    const ir::Value* in = g.inputs()[0];
-    std::vector<double> v = randomValues(static_cast<size_t>(in->type().numel()), 5, -1.0, 3.0);
-    std::vector<float> f(v.begin(), v.end());
+    std::vector<ir::Tensor> inputs;
+    unsigned seed = 5;
+    for (const ir::Value* in : g.inputs()) {
+        std::vector<double> v = randomValues(static_cast<size_t>(in->type().numel()), seed++, -1.0, 3.0);
+        if (in->type().dtype == ir::DType::U8) { // an int8 feature map: 0..255
+            std::vector<uint8_t> u;
+            for (double d : v)
+                u.push_back(static_cast<uint8_t>(std::lround((d + 1.0) / 4.0 * 255.0)));
+            inputs.push_back(ir::Tensor::fromVector<uint8_t>(in->type().dims(), u));
+            continue;
+        }
+        std::vector<float> f(v.begin(), v.end());
+        inputs.push_back(ir::Tensor::fromVector<float>(in->type().dims(), f));
+    }
     ir::KernelContext ctx;
     ctx.compute = ir::DType::F32;
-    const std::vector<ir::Tensor> inputs{ir::Tensor::fromVector<float>(in->type().dims(), f)};
     auto out = ir::interpret(g, inputs, ctx);
     EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
     return out.ok() ? *out : std::vector<ir::Tensor>{};
@@ -162,4 +173,52 @@ TEST(FuseQdqConv, APerAxisScaleOnTheInputChannelsIsRejectedWithItsReason) {
         named |= why.find("per-axis scale on axis 1 of a Conv weight") != std::string::npos;
     EXPECT_TRUE(named) << "reasons: " << s.reasons.size();
     expectWithinAStep(run32(*g), run32(*res.graph));
+}
+
+// The float ops between DequantizeLinear and QuantizeLinear (a residual Add and its Relu, as the
+// QDQ layout leaves them around int8 convolutions) run as one vector kernel that reads and writes
+// int8: the Q/DQ steps join the group, which stays f32, and computes the very same numbers.
+TEST(FuseQdqGroups, DequantizeAddReluQuantizeIsOneInt8InInt8OutGroup) {
+    // x and y: int8 feature maps (what two int8 convolutions write); the sum requantised, and a
+    // float head (Sigmoid) on the dequantized sum.
+    Builder b;
+    ir::Value* x = b.g->addInput("x", ir::TensorType::of(ir::DType::U8, {1, 8, 5, 5})).value();
+    ir::Value* y = b.g->addInput("y", ir::TensorType::of(ir::DType::U8, {1, 8, 5, 5})).value();
+    ir::Value* s1 = b.constant("s1", f32Scalar(0.03f));
+    ir::Value* z1 = b.constant("z1", ir::Tensor::fromVector<uint8_t>({}, {128}));
+    ir::Value* s2 = b.constant("s2", f32Scalar(0.011f));
+    ir::Value* z2 = b.constant("z2", ir::Tensor::fromVector<uint8_t>({}, {7}));
+    ir::Value* add = b.node(OpKind::Add, "add", {b.node(OpKind::DequantizeLinear, "dqx", {x, s1, z1}),
+                                                 b.node(OpKind::DequantizeLinear, "dqy", {y, s1, z1})});
+    ir::Value* q = b.node(OpKind::QuantizeLinear, "q", {b.node(OpKind::Relu, "relu", {add}), s2, z2});
+    ir::Value* head = b.node(OpKind::Sigmoid, "head", {b.node(OpKind::DequantizeLinear, "dq", {q, s2, z2})});
+    auto g = b.finish({q, head});
+
+    PipelineResult res = pipeline(*g);
+    ASSERT_TRUE(res.graph);
+    EXPECT_EQ(countKind(*res.graph, OpKind::QuantizeLinear), 0) << "the Q is a step of a group";
+    EXPECT_EQ(countKind(*res.graph, OpKind::DequantizeLinear), 1)
+        << "a chain takes one operand along: y's DequantizeLinear stays a Task of its own";
+    bool int8InInt8Out = false;
+    for (const ir::Node* n : res.graph->nodes()) {
+        if (n->kind() != OpKind::ElementwiseGroup)
+            continue;
+        if (ir::isFloat(n->output(0)->type().dtype))
+            EXPECT_EQ(n->precision(), ir::Precision::F32) << n->name() << ": a group with a DQ step stays f32";
+        const auto& steps = n->body()->steps;
+        int8InInt8Out |= steps.front().op == OpKind::DequantizeLinear && steps.back().op == OpKind::QuantizeLinear &&
+                         n->output(0)->type().dtype == ir::DType::U8;
+    }
+    EXPECT_TRUE(int8InInt8Out) << "DQ -> Add -> Relu -> Q as one group";
+    const std::vector<ir::Tensor> want = run32(*g), got = run32(*res.graph);
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t k = 0; k < 2; ++k)
+        for (int64_t i = 0; i < want[k].numel(); ++i)
+            ASSERT_EQ(got[k].at(i), want[k].at(i)) << "output " << k << " element " << i << ": the group computes what the ops did";
+
+    PipelineConfig off;
+    off.disabled.insert("fuse-elementwise-chain");
+    PipelineResult r2 = pipeline(*g, off);
+    ASSERT_TRUE(r2.graph);
+    EXPECT_EQ(countKind(*r2.graph, OpKind::QuantizeLinear), 1);
 }
