@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 namespace sextant::passes::fuse {
 
@@ -259,19 +260,42 @@ public:
         const std::vector<ir::Node*>& chain = match.planAs<Plan>().chain;
         std::vector<ir::Value*> inputs;
         auto body = std::make_shared<ir::FusedBody>();
-        appendSteps(chain, nullptr, *body, inputs);
+        std::vector<const ir::Node*> inlined;
+        appendSteps(chain, nullptr, *body, inputs, &inlined);
         SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::ElementwiseGroup,
                                                  std::move(inputs), {}, rc.createdBy()));
         fused->setBody(std::move(body));
+        // A DequantizeLinear the group now computes: its origins are the group's too (the node
+        // itself is dead; dce removes it).
+        if (!inlined.empty()) {
+            std::vector<std::string>& origins = fused->mutableProvenance().origins;
+            for (const ir::Node* dq : inlined)
+                origins.insert(origins.end(), dq->provenance().origins.begin(), dq->provenance().origins.end());
+            std::sort(origins.begin(), origins.end());
+            origins.erase(std::unique(origins.begin(), origins.end()), origins.end());
+        }
         return {};
     }
 
     /// Appends a step per node of `chain` to `body`: an operand that is the previous node's
     /// output (or, for the first node, `head`, the output of the steps already in the body) is
-    /// that step; any other becomes one of the group's `inputs` (each value once).
+    /// that step; any other becomes one of the group's `inputs` (each value once). An operand
+    /// made by a per-tensor DequantizeLinear that only the chain reads (the shortcut of a
+    /// quantized residual block) becomes a step too, reading the int8 tensor: its node is then
+    /// dead, and listed in `inlined` (for the group's provenance).
     static void appendSteps(const std::vector<ir::Node*>& chain, const ir::Value* head, ir::FusedBody& body,
-                            std::vector<ir::Value*>& inputs) {
+                            std::vector<ir::Value*>& inputs, std::vector<const ir::Node*>* inlined = nullptr) {
         const ir::Value* prev = head;
+        int64_t prevStep = static_cast<int64_t>(body.steps.size()) - 1;
+        std::map<const ir::Value*, uint32_t> dequantized; // inlined DequantizeLinear output -> its step
+        auto inputOperand = [&](ir::Value* v) {
+            auto it = std::find(inputs.begin(), inputs.end(), v);
+            if (it == inputs.end()) {
+                inputs.push_back(v);
+                it = inputs.end() - 1;
+            }
+            return ir::BodyOperand::input(static_cast<uint32_t>(it - inputs.begin()));
+        };
         for (const ir::Node* step : chain) {
             ir::BodyStep b;
             b.op = step->kind();
@@ -280,15 +304,22 @@ public:
                 if (!in) {
                     b.operands.push_back(ir::BodyOperand::omitted());
                 } else if (prev && in == prev) {
-                    b.operands.push_back(ir::BodyOperand::step(static_cast<uint32_t>(body.steps.size() - 1)));
+                    b.operands.push_back(ir::BodyOperand::step(static_cast<uint32_t>(prevStep)));
+                } else if (auto d = dequantized.find(in); d != dequantized.end()) {
+                    b.operands.push_back(ir::BodyOperand::step(d->second));
+                } else if (const ir::Node* dq = onlyChainReadsDequantized(in, chain)) {
+                    ir::BodyStep ds;
+                    ds.op = OpKind::DequantizeLinear;
+                    for (size_t k = 0; k < dq->numInputs(); ++k)
+                        ds.operands.push_back(dq->input(k) ? inputOperand(dq->input(k)) : ir::BodyOperand::omitted());
+                    body.steps.push_back(std::move(ds));
+                    const auto index = static_cast<uint32_t>(body.steps.size() - 1);
+                    dequantized.emplace(in, index);
+                    b.operands.push_back(ir::BodyOperand::step(index));
+                    if (inlined)
+                        inlined->push_back(dq);
                 } else {
-                    auto it = std::find(inputs.begin(), inputs.end(), in);
-                    if (it == inputs.end()) {
-                        inputs.push_back(in);
-                        it = inputs.end() - 1;
-                    }
-                    b.operands.push_back(
-                        ir::BodyOperand::input(static_cast<uint32_t>(it - inputs.begin())));
+                    b.operands.push_back(inputOperand(in));
                 }
             }
             if (!perTensorQuantStep(*step)) // its integer attributes do not apply (groupable)
@@ -296,7 +327,22 @@ public:
                     b.attrs.emplace_back(key, std::get<double>(value)); // groupable: floats only
             body.steps.push_back(std::move(b));
             prev = step->output(0);
+            prevStep = static_cast<int64_t>(body.steps.size()) - 1;
         }
+    }
+
+    /// The per-tensor DequantizeLinear that makes `v`, when every reader of `v` is in `chain`
+    /// (and `v` is no graph output), else nullptr.
+    static const ir::Node* onlyChainReadsDequantized(const ir::Value* v, const std::vector<ir::Node*>& chain) {
+        const ir::Node* dq = v->producer();
+        if (!dq || dq->kind() != OpKind::DequantizeLinear || !perTensorQuantStep(*dq) || v->isGraphOutput())
+            return nullptr;
+        if (std::find(chain.begin(), chain.end(), dq) != chain.end())
+            return nullptr;
+        for (const ir::Node* u : v->users())
+            if (std::find(chain.begin(), chain.end(), u) == chain.end())
+                return nullptr;
+        return dq;
     }
 };
 

@@ -276,6 +276,87 @@ public:
     }
 };
 
+// ---- quantized-passthrough
+
+/// Ops that only select or move values: on dequantized values they pick what they would pick on
+/// the integers (dequantizing is increasing), so between a DequantizeLinear and a QuantizeLinear
+/// of the same scale and zero point they can run on the int8 tensor itself.
+bool passesValuesThrough(OpKind k) {
+    switch (k) {
+    case OpKind::MaxPool:
+    case OpKind::Reshape:
+    case OpKind::Flatten:
+    case OpKind::Transpose:
+    case OpKind::Squeeze:
+    case OpKind::Unsqueeze:
+    case OpKind::Identity:
+    case OpKind::Concat: return true;
+    default: return false;
+    }
+}
+
+class QuantizedPassthrough : public FusionRule {
+public:
+    std::string id() const override { return "quantized-passthrough"; }
+    std::string summary() const override {
+        return "run MaxPool, Concat, Reshape, Flatten, Transpose, Squeeze, Unsqueeze or Identity between "
+               "DequantizeLinear and QuantizeLinear of the same scale and zero point on the int8 tensor itself "
+               "(exact: they only select or move values, and quantizing a dequantized value gives it back)";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::QuantizeLinear}; }
+    Phase phase() const override { return Phase::Recognise; }
+
+    struct Plan : MatchPlan {
+        ir::Node* op = nullptr;
+        std::vector<std::pair<size_t, ir::Value*>> ints; ///< data input index -> the int8 tensor
+    };
+
+    Match matchHere(const ir::Node& q) const override {
+        const ir::Node* op = q.input(0) ? q.input(0)->producer() : nullptr;
+        if (!op || !passesValuesThrough(op->kind()))
+            return Match::none();
+        const std::string opName = std::string(op->info().name) + " '" + op->name() + "'";
+        std::string why;
+        auto y = quantParams(q, q.input(0)->type().rank(), why);
+        if (!y)
+            return Match::rejected(why);
+        if (y->perAxis)
+            return Match::rejected("QuantizeLinear '" + q.name() + "' has one scale per channel");
+        for (size_t o = 1; o < op->numOutputs(); ++o)
+            if (!op->output(o)->users().empty() || op->output(o)->isGraphOutput())
+                return Match::rejected(opName + " has a second output in use");
+        if (useCount(op->output(0)) != 1)
+            return Match::rejected(usersReason(opName, op->output(0)));
+        auto plan = std::make_unique<Plan>();
+        plan->op = const_cast<ir::Node*>(op);
+        const size_t data = op->kind() == OpKind::Concat ? op->numInputs() : 1;
+        for (size_t i = 0; i < data; ++i) {
+            const ir::Node* dq = dequantizer(op->input(i));
+            if (!dq)
+                return Match::none(); // a float input: nothing quantized passes through
+            auto x = quantParams(*dq, dq->input(0)->type().rank(), why);
+            if (!x)
+                return Match::rejected(why);
+            if (x->perAxis || x->integer != y->integer || x->scales[0] != y->scales[0] || x->zeros[0] != y->zeros[0])
+                return Match::rejected("DequantizeLinear '" + dq->name() + "' and QuantizeLinear '" + q.name() +
+                                       "' differ in scale, zero point or type: the values would be requantised");
+            plan->ints.emplace_back(i, dq->input(0));
+        }
+        return Match::matched(std::move(plan));
+    }
+
+    Status apply(ir::Graph& g, ir::Node& q, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
+        std::vector<ir::Value*> inputs(p.op->inputs().begin(), p.op->inputs().end());
+        for (const auto& [i, v] : p.ints)
+            inputs[i] = v;
+        SX_ASSIGN(ir::Node * moved, replaceChain(g, {p.op, &q}, p.op->kind(), std::move(inputs), p.op->attrs(),
+                                                 rc.createdBy()));
+        (void)moved;
+        return {};
+    }
+};
+
 // ---- fold-weight-dequantize
 
 /// The DequantizeLinear of a constant that input `i` of `conv` reads, or nullptr.
@@ -348,6 +429,7 @@ std::vector<std::unique_ptr<FusionRule>> quantRules() {
     std::vector<std::unique_ptr<FusionRule>> rules;
     rules.push_back(std::make_unique<FuseQdqConv>());
     rules.push_back(std::make_unique<FoldWeightDequantize>());
+    rules.push_back(std::make_unique<QuantizedPassthrough>());
     return rules;
 }
 

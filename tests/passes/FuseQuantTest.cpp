@@ -177,7 +177,8 @@ TEST(FuseQdqConv, APerAxisScaleOnTheInputChannelsIsRejectedWithItsReason) {
 
 // The float ops between DequantizeLinear and QuantizeLinear (a residual Add and its Relu, as the
 // QDQ layout leaves them around int8 convolutions) run as one vector kernel that reads and writes
-// int8: the Q/DQ steps join the group, which stays f32, and computes the very same numbers.
+// int8: the Q/DQ steps join the group (the other operand's DequantizeLinear too, when only the
+// group reads it), which stays f32, and computes the very same numbers.
 TEST(FuseQdqGroups, DequantizeAddReluQuantizeIsOneInt8InInt8OutGroup) {
     // x and y: int8 feature maps (what two int8 convolutions write); the sum requantised, and a
     // float head (Sigmoid) on the dequantized sum.
@@ -196,9 +197,8 @@ TEST(FuseQdqGroups, DequantizeAddReluQuantizeIsOneInt8InInt8OutGroup) {
 
     PipelineResult res = pipeline(*g);
     ASSERT_TRUE(res.graph);
-    EXPECT_EQ(countKind(*res.graph, OpKind::QuantizeLinear), 0) << "the Q is a step of a group";
-    EXPECT_EQ(countKind(*res.graph, OpKind::DequantizeLinear), 1)
-        << "a chain takes one operand along: y's DequantizeLinear stays a Task of its own";
+    EXPECT_EQ(countKind(*res.graph, OpKind::QuantizeLinear) + countKind(*res.graph, OpKind::DequantizeLinear), 0)
+        << "every per-tensor Q and DQ is a step of a group, the other operand's DequantizeLinear too";
     bool int8InInt8Out = false;
     for (const ir::Node* n : res.graph->nodes()) {
         if (n->kind() != OpKind::ElementwiseGroup)
@@ -206,10 +206,16 @@ TEST(FuseQdqGroups, DequantizeAddReluQuantizeIsOneInt8InInt8OutGroup) {
         if (ir::isFloat(n->output(0)->type().dtype))
             EXPECT_EQ(n->precision(), ir::Precision::F32) << n->name() << ": a group with a DQ step stays f32";
         const auto& steps = n->body()->steps;
-        int8InInt8Out |= steps.front().op == OpKind::DequantizeLinear && steps.back().op == OpKind::QuantizeLinear &&
+        const bool twoDequantizeSteps =
+            std::count_if(steps.begin(), steps.end(), [](const ir::BodyStep& st) { return st.op == OpKind::DequantizeLinear; }) == 2;
+        int8InInt8Out |= twoDequantizeSteps && steps.back().op == OpKind::QuantizeLinear &&
                          n->output(0)->type().dtype == ir::DType::U8;
+        if (steps.back().op == OpKind::QuantizeLinear) {
+            const auto& origins = n->provenance().origins;
+            EXPECT_NE(std::find(origins.begin(), origins.end(), "dqy"), origins.end()) << "the inlined DQ's origin";
+        }
     }
-    EXPECT_TRUE(int8InInt8Out) << "DQ -> Add -> Relu -> Q as one group";
+    EXPECT_TRUE(int8InInt8Out) << "DQ(x), DQ(y) -> Add -> Relu -> Q as one group reading both int8 maps";
     const std::vector<ir::Tensor> want = run32(*g), got = run32(*res.graph);
     ASSERT_EQ(got.size(), 2u);
     for (size_t k = 0; k < 2; ++k)
@@ -221,4 +227,46 @@ TEST(FuseQdqGroups, DequantizeAddReluQuantizeIsOneInt8InInt8OutGroup) {
     PipelineResult r2 = pipeline(*g, off);
     ASSERT_TRUE(r2.graph);
     EXPECT_EQ(countKind(*r2.graph, OpKind::QuantizeLinear), 1);
+}
+
+// MaxPool (with padding) and a Reshape between DequantizeLinear and QuantizeLinear of one scale
+// and zero point run on the int8 tensor itself, computing the same integers; a QuantizeLinear
+// with another scale keeps its DequantizeLinear, and says why.
+TEST(QuantizedPassthrough, MaxPoolAndReshapeRunOnTheInt8TensorWhenTheScalesAgree) {
+    Builder b;
+    ir::Value* x = b.g->addInput("x", ir::TensorType::of(ir::DType::U8, {1, 4, 6, 6})).value();
+    ir::Value* s = b.constant("s", f32Scalar(0.05f));
+    ir::Value* z = b.constant("z", ir::Tensor::fromVector<uint8_t>({}, {100}));
+    ir::Value* s2 = b.constant("s2", f32Scalar(0.07f));
+    ir::Value* pool = b.node(OpKind::MaxPool, "pool", {b.node(OpKind::DequantizeLinear, "dq1", {x, s, z})},
+                             {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                              {"strides", std::vector<int64_t>{2, 2}}});
+    ir::Value* q1 = b.node(OpKind::QuantizeLinear, "q1", {pool, s, z});
+    ir::Value* flat = b.node(OpKind::Reshape, "flat", {b.node(OpKind::DequantizeLinear, "dq2", {q1, s, z}),
+                                                      b.constant("shape", ir::Tensor::fromVector<int64_t>({2}, {1, -1}))});
+    ir::Value* q2 = b.node(OpKind::QuantizeLinear, "q2", {flat, s, z});
+    ir::Value* other = b.node(OpKind::QuantizeLinear, "q3",
+                              {b.node(OpKind::MaxPool, "pool2", {b.node(OpKind::DequantizeLinear, "dq3", {x, s, z})},
+                                      {{"kernel_shape", std::vector<int64_t>{2, 2}}}),
+                               s2, z});
+    auto g = b.finish({q2, other});
+
+    PipelineResult res = pipeline(*g);
+    ASSERT_TRUE(res.graph);
+    const RuleStats& st = stats(res, "quantized-passthrough");
+    EXPECT_EQ(st.applied, 2);
+    bool named = false;
+    for (const auto& [why, n] : st.reasons)
+        named |= why.find("differ in scale") != std::string::npos;
+    EXPECT_TRUE(named);
+    for (const ir::Node* n : res.graph->nodes())
+        if (n->kind() == OpKind::MaxPool && n->name() == "pool")
+            EXPECT_EQ(n->input(0)->type().dtype, ir::DType::U8) << "the MaxPool reads the int8 map";
+    const std::vector<ir::Tensor> want = run32(*g), got = run32(*res.graph);
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+        ASSERT_EQ(got[k].dtype(), want[k].dtype());
+        for (int64_t i = 0; i < want[k].numel(); ++i)
+            ASSERT_EQ(got[k].at(i), want[k].at(i)) << "output " << k << " element " << i;
+    }
 }
