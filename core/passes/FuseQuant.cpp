@@ -276,6 +276,46 @@ public:
     }
 };
 
+// ---- cancel-dq-q
+
+/// QuantizeLinear(DequantizeLinear(q)) with the same scales, zero points and type is q itself:
+/// (q - z) * s / s rounds back to q - z exactly. Such pairs are left where a quantizer wrapped an
+/// op that a rewrite removed (and around the int8 tensor a fused convolution now writes).
+class CancelDqQ : public FusionRule {
+public:
+    std::string id() const override { return "cancel-dq-q"; }
+    std::string summary() const override {
+        return "remove a QuantizeLinear of a DequantizeLinear with the same scale, zero point and type: its "
+               "result is the DequantizeLinear's int8 input (exact)";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::QuantizeLinear}; }
+    Phase phase() const override { return Phase::Recognise; }
+
+    Match matchHere(const ir::Node& q) const override {
+        const ir::Node* dq = dequantizer(q.input(0));
+        if (!dq)
+            return Match::none();
+        std::string why;
+        auto y = quantParams(q, q.input(0)->type().rank(), why);
+        auto x = y ? quantParams(*dq, dq->input(0)->type().rank(), why) : std::nullopt;
+        if (!x || !y)
+            return Match::rejected(why);
+        if (x->integer != y->integer || x->scales != y->scales || x->zeros != y->zeros || x->perAxis != y->perAxis ||
+            (x->perAxis && x->axis != y->axis) || dq->input(0)->type().dtype != q.output(0)->type().dtype)
+            return Match::rejected("DequantizeLinear '" + dq->name() + "' and QuantizeLinear '" + q.name() +
+                                   "' differ in scale, zero point or type: the values are requantised");
+        if (std::string cannot = cannotForward(q.output(0), dq->input(0)); !cannot.empty())
+            return Match::rejected(cannot);
+        return Match::matched();
+    }
+
+    Status apply(ir::Graph& g, ir::Node& q, const Match&, RewriteContext& rc) const override {
+        ir::Value* ints = dequantizer(q.input(0))->input(0);
+        rc.noteRemoved(q, "cancels DequantizeLinear '" + q.input(0)->producer()->name() + "'");
+        return forwardAndErase(g, &q, q.output(0), ints);
+    }
+};
+
 // ---- quantized-passthrough
 
 /// Ops that only select or move values: on dequantized values they pick what they would pick on
@@ -429,6 +469,7 @@ std::vector<std::unique_ptr<FusionRule>> quantRules() {
     std::vector<std::unique_ptr<FusionRule>> rules;
     rules.push_back(std::make_unique<FuseQdqConv>());
     rules.push_back(std::make_unique<FoldWeightDequantize>());
+    rules.push_back(std::make_unique<CancelDqQ>());
     rules.push_back(std::make_unique<QuantizedPassthrough>());
     return rules;
 }

@@ -270,3 +270,32 @@ TEST(QuantizedPassthrough, MaxPoolAndReshapeRunOnTheInt8TensorWhenTheScalesAgree
             ASSERT_EQ(got[k].at(i), want[k].at(i)) << "output " << k << " element " << i;
     }
 }
+
+// DequantizeLinear -> QuantizeLinear of the same scale, zero point and type is the int8 tensor
+// itself: the pair goes (cancel-dq-q), the numbers stay; with another scale it requantises and
+// stays, saying why.
+TEST(CancelDqQ, APairOfTheSameScaleGoesAnotherStays) {
+    Builder b;
+    ir::Value* x = b.g->addInput("x", ir::TensorType::of(ir::DType::U8, {1, 4, 3, 3})).value();
+    ir::Value* s = b.constant("s", f32Scalar(0.05f));
+    ir::Value* z = b.constant("z", ir::Tensor::fromVector<uint8_t>({}, {100}));
+    ir::Value* s2 = b.constant("s2", f32Scalar(0.08f));
+    ir::Value* dq = b.node(OpKind::DequantizeLinear, "dq", {x, s, z});
+    ir::Value* same = b.node(OpKind::QuantizeLinear, "same", {dq, s, z});
+    ir::Value* out = b.node(OpKind::Sigmoid, "head", {b.node(OpKind::DequantizeLinear, "dq2", {same, s, z})});
+    ir::Value* other = b.node(OpKind::QuantizeLinear, "other", {dq, s2, z});
+    auto g = b.finish({out, other});
+    PipelineResult res = pipeline(*g);
+    ASSERT_TRUE(res.graph);
+    const RuleStats& st = stats(res, "cancel-dq-q");
+    EXPECT_EQ(st.applied, 1);
+    bool named = false;
+    for (const auto& [why, n] : st.reasons)
+        named |= why.find("differ in scale") != std::string::npos;
+    EXPECT_TRUE(named);
+    const std::vector<ir::Tensor> want = run32(*g), got = run32(*res.graph);
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t k = 0; k < 2; ++k)
+        for (int64_t i = 0; i < want[k].numel(); ++i)
+            ASSERT_EQ(got[k].at(i), want[k].at(i)) << "output " << k << " element " << i;
+}
