@@ -6,7 +6,7 @@
 #       scripts/qdq/make-qdq-models.py writes BUILD_DIR/qdq/models/<folder>/<stem>_qdq.onnx with
 #       onnxruntime's outputs as test data. Skips (77) without ../shared.
 #   qdq_run.sh CASE MODEL SEXTANT_CLI SHARED_DIR BUILD_DIR
-#       CASE reference, npu or float; MODEL <folder>/<stem> of the float model. Runs the quantized model as
+#       CASE reference, npu, float or bisect; MODEL <folder>/<stem> of the float model. Runs the quantized model as
 #       a user would and compares with onnxruntime's outputs (and, on the NPU, with the float64
 #       reference).
 # Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
@@ -96,6 +96,19 @@ float)
     "$cli" run "$file" --inputs "$data" --compare-reference --per-tensor --float-model "$other" \
         >"$out" 2>"$err" && fail "a float model with another input was accepted"
     grep -q -- "--float-model '$other': " "$err" || fail "no error naming the float model"
+    ;;
+bisect)
+    # Bisection finds the int8 rewrite: against the float64 reference of the model as imported,
+    # at a tolerance below one step, the first application that moves an output is a
+    # fuse-qdq-conv (its int32 sum is exact where the float graph's is rounded, so some elements
+    # requantise one step apart), named with its node and its IR diff.
+    "$cli" bisect "$file" --inputs "$data" --atol 1e-6 --rtol 0 >"$out" 2>"$err"
+    rc=$?
+    [ $rc -eq 0 ] || fail "exit code $rc"
+    expect_line "^bisect: [0-9]+ rule applications at -O2; "
+    expect_line "^  limit 0: PASS$"
+    expect_line "^first bad application: #[0-9]+ fuse-qdq-conv \(pass fuse\) at node '.+'$"
+    expect_line "^\+  %.* = sextant.Int8Conv\("
     ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;
