@@ -48,7 +48,7 @@ const char* kRunUsage =
     "                        order, and the first one out of tolerance\n"
     "  --float-model F.onnx  with --per-tensor, for a quantized model: also its reference's tensors\n"
     "                        against the float model F's (float64, same inputs, matched by name),\n"
-    "                        largest error first: the layers quantization costs the most\n"
+    "                        lowest cosine first: the layers quantization costs the most\n"
     "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile "
     "database\n"
     "  --profile-wait S      when another process is writing FILE.db, wait up to S seconds for it\n"

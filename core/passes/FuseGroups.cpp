@@ -173,9 +173,6 @@ public:
 
 // ---- fuse-elementwise-chain
 
-/// Whether `n` may be a step of a group: its op may (the op table's Fusable column, which the
-/// group kernel in ops/FusionOps.cpp checks too), and it computes floats from at least one
-/// computed value with float attributes only.
 /// A QuantizeLinear or DequantizeLinear with one constant scale (and zero point) for the whole
 /// tensor, which a group replays without its integer attributes (axis, saturate and block_size
 /// mean nothing for one scale; a QuantizeLinear's type is its zero point's).
@@ -192,6 +189,10 @@ bool perTensorQuantStep(const ir::Node& n) {
     return n.input(0) && !n.input(0)->isConstant();
 }
 
+/// Whether `n` may be a step of a group: its op may (the op table's Fusable column, which the
+/// group kernel in ops/FusionOps.cpp checks too), and it computes floats from at least one
+/// computed value with float attributes only, or it is a per-tensor QuantizeLinear or
+/// DequantizeLinear (perTensorQuantStep).
 bool groupable(const ir::Node& n) {
     if (n.info().fusable != ir::Fusable::Group)
         return false;

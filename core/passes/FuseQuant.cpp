@@ -82,6 +82,13 @@ std::optional<QuantParams> quantParams(const ir::Node& n, size_t rank, std::stri
     return p;
 }
 
+/// Whether quantizing with `y` gives back exactly what dequantizing with `x` took: the same type,
+/// scales, zero points and axis.
+bool sameQuantization(const QuantParams& x, const QuantParams& y) {
+    return x.integer == y.integer && x.scales == y.scales && x.zeros == y.zeros && x.perAxis == y.perAxis &&
+           (!x.perAxis || x.axis == y.axis);
+}
+
 /// The DequantizeLinear producing `v`, or nullptr.
 const ir::Node* dequantizer(const ir::Value* v) {
     const ir::Node* p = v ? v->producer() : nullptr;
@@ -105,6 +112,11 @@ std::optional<ir::Tensor> int32Bias(const ir::Node& conv, const QdqConvPlan& p, 
     const ir::Value* b = conv.numInputs() > 2 ? conv.input(2) : nullptr;
     if (!b)
         return std::nullopt;
+    // The accumulator's scale for output channel c, in float32 as the quantizer computes it.
+    auto accScale = [&p](int64_t c) {
+        return static_cast<float>(p.x.scales[0]) *
+               static_cast<float>(p.w.scales[p.w.scales.size() == 1 ? 0 : static_cast<size_t>(c)]);
+    };
     std::vector<double> real; // the bias in real units, exactly as the float graph has it
     std::vector<double> given; // its int32 entries when a DequantizeLinear at the right scale holds them
     if (const ir::Node* dq = dequantizer(b); dq && constantOf(dq->input(0)) &&
@@ -121,9 +133,7 @@ std::optional<ir::Tensor> int32Bias(const ir::Node& conv, const QdqConvPlan& p, 
         for (int64_t c = 0; c < m; ++c) {
             const double sc = s->at(s->numel() == 1 ? 0 : c);
             const double zc = z ? z->at(z->numel() == 1 ? 0 : c) : 0.0;
-            const float want = static_cast<float>(p.x.scales[0]) *
-                               static_cast<float>(p.w.scales[p.w.scales.size() == 1 ? 0 : static_cast<size_t>(c)]);
-            exact &= zc == 0.0 && static_cast<float>(sc) == want;
+            exact &= zc == 0.0 && static_cast<float>(sc) == accScale(c);
             given.push_back(q.at(c) - zc);
             real.push_back((q.at(c) - zc) * sc);
         }
@@ -138,10 +148,8 @@ std::optional<ir::Tensor> int32Bias(const ir::Node& conv, const QdqConvPlan& p, 
     }
     ir::Tensor out(ir::DType::I32, {m});
     for (int64_t c = 0; c < m; ++c) {
-        double v = given.empty() ? std::nearbyint(real[static_cast<size_t>(c)] /
-                                                  (static_cast<double>(static_cast<float>(p.x.scales[0]) *
-                                                                       static_cast<float>(p.w.scales[p.w.scales.size() == 1 ? 0 : static_cast<size_t>(c)]))))
-                                 : given[static_cast<size_t>(c)];
+        const double v = given.empty() ? std::nearbyint(real[static_cast<size_t>(c)] / accScale(c))
+                                       : given[static_cast<size_t>(c)];
         if (!std::isfinite(v) || std::abs(v) > 2147483647.0) {
             why = "conv bias '" + b->name() + "' does not fit int32 at scale x_scale * w_scale (channel " +
                   std::to_string(c) + ")";
@@ -300,8 +308,7 @@ public:
         auto x = y ? quantParams(*dq, dq->input(0)->type().rank(), why) : std::nullopt;
         if (!x || !y)
             return Match::rejected(why);
-        if (x->integer != y->integer || x->scales != y->scales || x->zeros != y->zeros || x->perAxis != y->perAxis ||
-            (x->perAxis && x->axis != y->axis) || dq->input(0)->type().dtype != q.output(0)->type().dtype)
+        if (!sameQuantization(*x, *y) || dq->input(0)->type().dtype != q.output(0)->type().dtype)
             return Match::rejected("DequantizeLinear '" + dq->name() + "' and QuantizeLinear '" + q.name() +
                                    "' differ in scale, zero point or type: the values are requantised");
         if (std::string cannot = cannotForward(q.output(0), dq->input(0)); !cannot.empty())
@@ -377,7 +384,7 @@ public:
             auto x = quantParams(*dq, dq->input(0)->type().rank(), why);
             if (!x)
                 return Match::rejected(why);
-            if (x->perAxis || x->integer != y->integer || x->scales[0] != y->scales[0] || x->zeros[0] != y->zeros[0])
+            if (!sameQuantization(*x, *y))
                 return Match::rejected("DequantizeLinear '" + dq->name() + "' and QuantizeLinear '" + q.name() +
                                        "' differ in scale, zero point or type: the values would be requantised");
             plan->ints.emplace_back(i, dq->input(0));

@@ -473,14 +473,11 @@ Status verifyIntegerConvAttrs(const Node& n, size_t w) {
     return ops::verifyWindowAttrs(n, r, false);
 }
 
-/// conv(x - x_zero_point, w - w_zero_point) (+ bias) in double, exactly.
-Expected<Tensor> integerConv(const Node& n, const Tensor& x, const Tensor* xzp, const Tensor& w, const Tensor* wzp,
-                             const Tensor* bias) {
-    if (w.rank() < 3)
-        return opError(n, "conv weight must have rank >= 3, got " + ops::shapeStr(ops::shapeOf(w)));
-    SX_ASSIGN(std::vector<double> zx, zeroPoints(n, xzp, 1, "x"));
+/// conv(x - zx, w - zw[m]) (+ bias) in double, exactly: zx one zero point, zw one or one per
+/// output channel.
+Expected<Tensor> shiftedConv(const Node& n, const Tensor& x, const std::vector<double>& zx, const Tensor& w,
+                             const std::vector<double>& zw, const Tensor* bias) {
     const int64_t m = w.shape()[0], perOut = m > 0 ? w.numel() / m : 1;
-    SX_ASSIGN(std::vector<double> zw, zeroPoints(n, wzp, m, "w"));
     const Tensor x64 = shifted(x, zx, [](int64_t) { return 0; });
     const Tensor w64 = shifted(w, zw, [perOut](int64_t i) { return i / perOut; });
     std::optional<Tensor> b64;
@@ -491,6 +488,16 @@ Expected<Tensor> integerConv(const Node& n, const Tensor& x, const Tensor* xzp, 
         b64 = bias->castTo(DType::F64);
     }
     return ops::convOf(n, x64, w64, b64 ? &*b64 : nullptr);
+}
+
+/// conv(x - x_zero_point, w - w_zero_point) (+ bias) in double, exactly.
+Expected<Tensor> integerConv(const Node& n, const Tensor& x, const Tensor* xzp, const Tensor& w, const Tensor* wzp,
+                             const Tensor* bias) {
+    if (w.rank() < 3)
+        return opError(n, "conv weight must have rank >= 3, got " + ops::shapeStr(ops::shapeOf(w)));
+    SX_ASSIGN(std::vector<double> zx, zeroPoints(n, xzp, 1, "x"));
+    SX_ASSIGN(std::vector<double> zw, zeroPoints(n, wzp, w.shape()[0], "w"));
+    return shiftedConv(n, x, zx, w, zw, bias);
 }
 
 Expected<ops::Shape> integerConvShape(const Node& n, size_t xi, size_t wi) {
@@ -572,7 +579,7 @@ namespace sextant::ir {
 // attributes, fixed at compile time: x_scale, x_zero_point, w_scale and w_zero_point (one entry,
 // or one per output channel), y_scale, y_zero_point, output_dtype (ONNX code: 2 uint8, 3 int8),
 // activation ("" | "Relu" | "Clip" with activation_params [min, max], in real units).
-//   acc = sum (x - x_zero_point) * (w - w_zero_point) + bias     (int32, exact)
+//   acc = sum (x - x_zero_point) * (w - w_zero_point) + bias     (exact)
 //   y   = saturate(round(float(acc) * (x_scale * w_scale[m] / y_scale)) + y_zero_point)
 // in float32, the requantisation QLinearConv (and onnxruntime's int8 kernels) compute. The
 // activation clamps y in the quantized domain, where Relu is y >= y_zero_point and Clip keeps
@@ -677,31 +684,18 @@ Expected<std::vector<Tensor>> runInt8Conv(const Node& n, std::span<const Tensor>
         return opError(n, "conv weight must have rank >= 3, got " + ops::shapeStr(ops::shapeOf(w)));
     const int64_t m = w.shape()[0];
     SX_ASSIGN(Int8ConvParams p, int8ConvParams(n, m));
-    const int64_t perOut = m > 0 ? w.numel() / m : 1;
-    const Tensor x64 = shifted(x, std::vector<double>{p.xZero}, [](int64_t) { return 0; });
-    const Tensor w64 = shifted(w, p.wZero, [perOut](int64_t i) { return i / perOut; });
-    std::optional<Tensor> b64;
-    if (inputs.size() > 2 && n.input(2)) {
-        if (inputs[2].numel() != m)
-            return opError(n, "bias " + ops::shapeStr(ops::shapeOf(inputs[2])) + " must have " + std::to_string(m) +
-                                  " entries (one per output channel)");
-        b64 = inputs[2].castTo(DType::F64);
-    }
-    SX_ASSIGN(Tensor acc, ops::convOf(n, x64, w64, b64 ? &*b64 : nullptr));
-    // Each output channel's multiplier, in float32 as QLinearConv computes it.
-    std::vector<float> mult(static_cast<size_t>(m));
-    for (int64_t c = 0; c < m; ++c)
-        mult[static_cast<size_t>(c)] = p.xScale * p.wScale[p.wScale.size() == 1 ? 0 : static_cast<size_t>(c)] / p.yScale;
+    const Tensor* bias = inputs.size() > 2 && n.input(2) ? &inputs[2] : nullptr;
+    SX_ASSIGN(Tensor acc, shiftedConv(n, x, std::vector<double>{p.xZero}, w, p.wZero, bias));
+    // QLinearConv's requantisation (requantise, in float32), then the activation's clamp.
     const int64_t plane = acc.rank() > 2 ? acc.numel() / std::max<int64_t>(1, acc.shape()[0] * m) : 1;
-    Tensor y(p.out, acc.shape());
-    const double* a = acc.data<double>();
-    for (int64_t i = 0; i < acc.numel(); ++i) {
-        // The accumulator is int32 on the cube: saturate as toInt32 does, then scale in float.
-        const float v = static_cast<float>(static_cast<int32_t>(saturate(a[i], DType::I32))) *
-                        mult[static_cast<size_t>((i / plane) % m)];
-        const double q = saturate(static_cast<double>(std::nearbyint(v)) + p.yZero, p.out);
-        y.set(i, std::clamp(q, p.lo, p.hi));
-    }
+    auto scale = [&](int64_t i) {
+        const size_t c = p.wScale.size() == 1 ? 0 : static_cast<size_t>((i / plane) % m);
+        return p.xScale * p.wScale[c] / p.yScale;
+    };
+    Tensor y = requantise<float>(acc, p.out, scale, [&p](int64_t) { return p.yZero; });
+    if (p.lo > quantRange(p.out).first || p.hi < quantRange(p.out).second)
+        for (int64_t i = 0; i < y.numel(); ++i)
+            y.set(i, std::clamp(y.at(i), p.lo, p.hi));
     return std::vector<Tensor>{std::move(y)};
 }
 
