@@ -199,6 +199,7 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
     const bool epilogue = n.info().passes > 0 || c;
     // A and B move in the type they are kept in (see convModel).
     const uint64_t aElem = elemOf(n.input(0)), bElem = weightElemOf(n, 1);
+    const uint64_t cubeK = static_cast<uint64_t>(n.kind() == ir::OpKind::Int8Gemm ? t.cubeKInt8 : t.cubeK);
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t Mt = tile.size() >= 2 ? tile[tile.size() - 2] : 1;
@@ -211,7 +212,7 @@ Expected<WorkModel> gemmModel(const ir::Node& n, const Target& t) {
         w.weightsSplit = Nt < Nfull || bBatched;
         w.outBytes = static_cast<uint64_t>(batch * Mt * Nt) * outElem;
         const uint64_t fractals = static_cast<uint64_t>(batch) * ceilDiv(Mt, t.cubeM) * ceilDiv(Nt, t.cubeN);
-        w.computeCycles = productThenEpilogue(fractals * ceilDiv(K, t.cubeK),
+        w.computeCycles = productThenEpilogue(fractals * ceilDiv(static_cast<uint64_t>(K), cubeK),
                                               epilogue ? ceilDiv(static_cast<uint64_t>(batch * Mt * Nt), lanes) : 0,
                                               fractals);
         w.flops = 2 * static_cast<uint64_t>(batch * Mt * Nt * K);

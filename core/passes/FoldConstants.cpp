@@ -71,12 +71,16 @@ public:
     }
     std::vector<ir::OpKind> targets() const override { return {}; }
 
-    /// Whether fuse-qdq-conv runs later in this pipeline (as PassContext::isEnabled decides
-    /// for it: the fuse pass's level, unless switched off or on by id).
+    /// Whether fuse-qdq-conv and fuse-qdq-matmul run later in this pipeline (as
+    /// PassContext::isEnabled decides for them: the fuse pass's level, unless switched off or on
+    /// by id).
     void configure(const PipelineConfig& config) override {
-        const std::string rule = fuse::kFuseQdqConvRule;
-        m_keepInt8Weights = !config.disabled.count(rule) && !config.disabled.count("fuse") &&
-                            (config.optLevel >= 2 || config.enabled.count(rule));
+        auto runs = [&config](const std::string& rule) {
+            return !config.disabled.count(rule) && !config.disabled.count("fuse") &&
+                   (config.optLevel >= 2 || config.enabled.count(rule));
+        };
+        m_keepConvWeights = runs(fuse::kFuseQdqConvRule);
+        m_keepProductWeights = runs(fuse::kFuseQdqMatMulRule);
     }
 
     Match match(const ir::Node& n) const override {
@@ -85,8 +89,10 @@ public:
             return Match::none();
         // An int8 weight (or int32 bias) an int8 convolution will read as it is: folding it to
         // float would only be undone, at four times the bytes.
-        if (m_keepInt8Weights && n.kind() == ir::OpKind::DequantizeLinear && fuse::keptForInt8Conv(n))
-            return Match::rejected(std::string("kept in its integer type for ") + fuse::kFuseQdqConvRule);
+        if ((m_keepConvWeights || m_keepProductWeights) && n.kind() == ir::OpKind::DequantizeLinear &&
+            fuse::keptForInt8(n, m_keepConvWeights, m_keepProductWeights))
+            return Match::rejected("kept in its integer type for " + std::string(fuse::kFuseQdqConvRule) + " or " +
+                                   fuse::kFuseQdqMatMulRule);
         // Shape and Size read only their input's shape: when that is static they are constants
         // too, and what exporters compute from them (a rank minus an axis, a reduced shape) then
         // folds in the next sweep.
@@ -165,7 +171,8 @@ public:
     }
 
 private:
-    bool m_keepInt8Weights = false;
+    bool m_keepConvWeights = false;
+    bool m_keepProductWeights = false;
 
     /// A value that became constant can tell its users' shapes where their inference could not
     /// (a Resize to sizes computed from a Shape): infer them again, and theirs in turn while the

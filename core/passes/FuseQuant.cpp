@@ -1,6 +1,7 @@
-// Quantized fusions: fuse-qdq-conv makes an int8 cube op (sextant.Int8Conv) of the
-// DequantizeLinear -> Conv [-> Relu | Clip] -> QuantizeLinear pattern of onnxruntime's QDQ
-// format, as onnxruntime's own QDQ selectors make a QLinearConv of it.
+// Quantized fusions: fuse-qdq-conv and fuse-qdq-matmul make an int8 cube op (sextant.Int8Conv,
+// sextant.Int8Gemm) of the DequantizeLinear -> Conv | MatMul | Gemm [-> Relu | Clip] ->
+// QuantizeLinear pattern of onnxruntime's QDQ format, as onnxruntime's own QDQ selectors make a
+// QLinearConv or QLinearMatMul of it.
 #include "FuseUtil.h"
 
 #include "core/ir/Interpreter.h"
@@ -95,7 +96,7 @@ const ir::Node* dequantizer(const ir::Value* v) {
     return p && p->kind() == OpKind::DequantizeLinear && p->numInputs() >= 2 && p->input(0) ? p : nullptr;
 }
 
-struct QdqConvPlan : MatchPlan {
+struct QdqPlan : MatchPlan {
     const ir::Node* dqX = nullptr;
     const ir::Node* dqW = nullptr;
     ir::Node* act = nullptr;
@@ -103,15 +104,17 @@ struct QdqConvPlan : MatchPlan {
     ActivationSpec spec;
     QuantParams x, w, y;
     std::optional<ir::Tensor> bias; ///< int32, at scale x_scale * w_scale[m]
+    bool transposeWeight = false;   ///< a Gemm's transB: the int8 weight is stored [K, N]
 };
 
-/// The int32 bias at scale x_scale * w_scale[m] of Conv `conv` (its input 2: a DequantizeLinear
-/// of an int32 constant, or a float constant), quantized as onnxruntime's quantizer does:
-/// round half to even. Empty `why` and no tensor when the Conv has no bias.
-std::optional<ir::Tensor> int32Bias(const ir::Node& conv, const QdqConvPlan& p, int64_t m, std::string& why) {
-    const ir::Value* b = conv.numInputs() > 2 ? conv.input(2) : nullptr;
+/// The int32 bias at scale x_scale * w_scale[m] of product `op` (its input 2: a DequantizeLinear
+/// of an int32 constant, or a float constant of `m` entries), quantized as onnxruntime's
+/// quantizer does: round half to even. Empty `why` and no tensor when the op has no bias.
+std::optional<ir::Tensor> int32Bias(const ir::Node& op, const QdqPlan& p, int64_t m, std::string& why) {
+    const ir::Value* b = op.numInputs() > 2 ? op.input(2) : nullptr;
     if (!b)
         return std::nullopt;
+    const std::string what = std::string(op.info().name) + " bias '" + b->name() + "'";
     // The accumulator's scale for output channel c, in float32 as the quantizer computes it.
     auto accScale = [&p](int64_t c) {
         return static_cast<float>(p.x.scales[0]) *
@@ -143,7 +146,7 @@ std::optional<ir::Tensor> int32Bias(const ir::Node& conv, const QdqConvPlan& p, 
         for (int64_t c = 0; c < m; ++c)
             real.push_back(t->at(c));
     } else {
-        why = "conv bias '" + b->name() + "' is not a constant of one entry per output channel";
+        why = what + " is not a constant of one entry per output channel";
         return std::nullopt;
     }
     ir::Tensor out(ir::DType::I32, {m});
@@ -151,8 +154,7 @@ std::optional<ir::Tensor> int32Bias(const ir::Node& conv, const QdqConvPlan& p, 
         const double v = given.empty() ? std::nearbyint(real[static_cast<size_t>(c)] / accScale(c))
                                        : given[static_cast<size_t>(c)];
         if (!std::isfinite(v) || std::abs(v) > 2147483647.0) {
-            why = "conv bias '" + b->name() + "' does not fit int32 at scale x_scale * w_scale (channel " +
-                  std::to_string(c) + ")";
+            why = what + " does not fit int32 at scale x_scale * w_scale (channel " + std::to_string(c) + ")";
             return std::nullopt;
         }
         out.set(c, v);
@@ -160,47 +162,23 @@ std::optional<ir::Tensor> int32Bias(const ir::Node& conv, const QdqConvPlan& p, 
     return out;
 }
 
-/// Whether Conv `conv` reads int8 data and weights through DequantizeLinear and its result
-/// (after an optional Relu or Clip) goes only to a per-tensor QuantizeLinear: the plan, or the
-/// reason it cannot run as an int8 cube op.
-Match planQdqConv(const ir::Node& conv, QdqConvPlan& p) {
-    if (conv.kind() != OpKind::Conv || !hasInputs(conv, 2))
-        return Match::none();
-    p.dqX = dequantizer(conv.input(0));
-    p.dqW = dequantizer(conv.input(1));
-    if (!p.dqX || !p.dqW)
-        return Match::none();
-    const ir::Value* out = conv.output(0);
-    const ir::TensorType& wt = conv.input(1)->type();
-    if (!wt.isStatic() || wt.rank() < 3 || !out->type().isStatic())
-        return Match::rejected("conv weight or output shape is not known");
-    const int64_t m = wt.dims()[0];
+/// Where product `op`'s result goes: [Relu | Clip ->] a per-tensor QuantizeLinear and nothing
+/// else. Fills p.act, p.spec, p.q and p.y, or says why the result cannot be requantised in the
+/// int8 epilogue (none: the result stays float).
+Match planQuantizedResult(const ir::Node& op, QdqPlan& p) {
+    const ir::Value* out = op.output(0);
+    const std::string opName(op.info().name);
     std::string why;
-    auto x = quantParams(*p.dqX, conv.input(0)->type().rank(), why);
-    if (!x)
-        return Match::rejected(why);
-    if (x->perAxis)
-        return Match::rejected("input DequantizeLinear '" + p.dqX->name() + "' has one scale per channel (axis " +
-                               std::to_string(x->axis) + "); the int8 cube takes one scale for its input");
-    if (!constantOf(p.dqW->input(0)))
-        return Match::rejected("weight DequantizeLinear '" + p.dqW->name() + "' does not read a constant");
-    auto w = quantParams(*p.dqW, wt.rank(), why);
-    if (!w)
-        return Match::rejected(why);
-    if (w->perAxis && (w->axis != 0 || static_cast<int64_t>(w->scales.size()) != m))
-        return Match::rejected("per-axis scale on axis " + std::to_string(w->axis) +
-                               " of a Conv weight (the int8 cube takes one per output channel, axis 0)");
-    // Where the result goes: [Relu | Clip ->] QuantizeLinear, nothing else.
     ir::Node* next = singleUser(out);
     if (!next)
-        return Match::rejected(usersReason("conv", out));
+        return Match::rejected(usersReason(opName, out));
     if (next->kind() != OpKind::QuantizeLinear) {
         if (next->kind() != OpKind::Relu && next->kind() != OpKind::Clip) {
             if (std::string ignored; activationOf(*next, ignored))
-                return Match::rejected(std::string(next->info().name) + " '" + next->name() +
-                                       "' between the Conv and its QuantizeLinear is not an activation the "
-                                       "int8 epilogue applies (Relu, Clip)");
-            return Match::none(); // a float Conv whose result stays float
+                return Match::rejected(std::string(next->info().name) + " '" + next->name() + "' between the " +
+                                       opName + " and its QuantizeLinear is not an activation the int8 epilogue "
+                                       "applies (Relu, Clip)");
+            return Match::none(); // a float product whose result stays float
         }
         auto spec = activationOf(*next, why);
         if (!spec)
@@ -222,10 +200,89 @@ Match planQdqConv(const ir::Node& conv, QdqConvPlan& p) {
     if (y->perAxis)
         return Match::rejected("output QuantizeLinear '" + p.q->name() + "' has one scale per channel; the int8 "
                                "epilogue requantises to one scale");
+    p.y = *y;
+    return Match::matched();
+}
+
+/// Where product `op` (Conv, MatMul, Gemm) keeps its output channels: the weight's axis that
+/// holds them, and how many there are; or why the op cannot be an int8 cube op.
+struct WeightLayout {
+    int64_t axis = 0;
+    int64_t channels = 0;
+    const char* name = "output channel";
+};
+
+std::optional<WeightLayout> weightLayout(const ir::Node& op, std::string& why) {
+    const ir::TensorType& xt = op.input(0)->type();
+    const ir::TensorType& wt = op.input(1)->type();
+    if (!wt.isStatic() || !op.output(0)->type().isStatic()) {
+        why = "weight or output shape is not known";
+        return std::nullopt;
+    }
+    const std::vector<int64_t> wd = wt.dims();
+    if (op.kind() == OpKind::Conv) {
+        if (wd.size() < 3) {
+            why = "conv weight has rank " + std::to_string(wd.size());
+            return std::nullopt;
+        }
+        return WeightLayout{0, wd[0], "output channel"};
+    }
+    if (wd.size() != 2 || xt.rank() < 2 || (op.kind() == OpKind::Gemm && xt.rank() != 2)) {
+        why = std::string(op.info().name) + " of a rank-" + std::to_string(xt.rank()) + " input by a rank-" +
+              std::to_string(wd.size()) + " weight (the int8 cube takes [..., M, K] @ [K, N])";
+        return std::nullopt;
+    }
+    if (op.kind() == OpKind::Gemm) {
+        if (op.attrInt("transA", 0) != 0) {
+            why = "Gemm with transA";
+            return std::nullopt;
+        }
+        if (op.attrFloat("alpha", 1.0) != 1.0 || (op.numInputs() > 2 && op.input(2) && op.attrFloat("beta", 1.0) != 1.0)) {
+            why = "Gemm with alpha or beta other than 1";
+            return std::nullopt;
+        }
+        if (op.attrInt("transB", 0) != 0)
+            return WeightLayout{0, wd[0], "output column"};
+    }
+    return WeightLayout{1, wd[1], "output column"};
+}
+
+/// Whether product `op` reads int8 data and weights through DequantizeLinear and its result
+/// (after an optional Relu or Clip) goes only to a per-tensor QuantizeLinear: the plan, or the
+/// reason it cannot run as an int8 cube op.
+Match planQdqProduct(const ir::Node& op, QdqPlan& p) {
+    if ((op.kind() != OpKind::Conv && op.kind() != OpKind::MatMul && op.kind() != OpKind::Gemm) || !hasInputs(op, 2))
+        return Match::none();
+    p.dqX = dequantizer(op.input(0));
+    p.dqW = dequantizer(op.input(1));
+    if (!p.dqX || !p.dqW)
+        return Match::none();
+    const std::string opName(op.info().name);
+    std::string why;
+    const std::optional<WeightLayout> layout = weightLayout(op, why);
+    if (!layout)
+        return Match::rejected(why);
+    auto x = quantParams(*p.dqX, op.input(0)->type().rank(), why);
+    if (!x)
+        return Match::rejected(why);
+    if (x->perAxis)
+        return Match::rejected("input DequantizeLinear '" + p.dqX->name() + "' has one scale per channel (axis " +
+                               std::to_string(x->axis) + "); the int8 cube takes one scale for its input");
+    if (!constantOf(p.dqW->input(0)))
+        return Match::rejected("weight DequantizeLinear '" + p.dqW->name() + "' does not read a constant");
+    auto w = quantParams(*p.dqW, op.input(1)->type().rank(), why);
+    if (!w)
+        return Match::rejected(why);
+    if (w->perAxis && (w->axis != layout->axis || static_cast<int64_t>(w->scales.size()) != layout->channels))
+        return Match::rejected("per-axis scale on axis " + std::to_string(w->axis) + " of a " + opName +
+                               " weight (the int8 cube takes one per " + layout->name + ", axis " +
+                               std::to_string(layout->axis) + ")");
+    if (Match tail = planQuantizedResult(op, p); tail.kind != Match::Kind::Matched)
+        return tail;
     p.x = *x;
     p.w = *w;
-    p.y = *y;
-    p.bias = int32Bias(conv, p, m, why);
+    p.transposeWeight = op.kind() == OpKind::Gemm && op.attrInt("transB", 0) != 0;
+    p.bias = int32Bias(op, p, layout->channels, why);
     if (!why.empty())
         return Match::rejected(why);
     return Match::matched();
@@ -233,39 +290,54 @@ Match planQdqConv(const ir::Node& conv, QdqConvPlan& p) {
 
 int64_t onnxCode(ir::DType t) { return t == ir::DType::I8 ? 3 : 2; }
 
-// ---- fuse-qdq-conv
+/// The [K, N] transpose of 2-D constant `w` ([N, K]).
+ir::Tensor transposed2d(const ir::Tensor& w) {
+    const int64_t rows = w.shape()[0], cols = w.shape()[1];
+    ir::Tensor out(w.dtype(), {cols, rows});
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c)
+            out.set(c * rows + r, w.at(r * cols + c));
+    return out;
+}
 
-class FuseQdqConv : public FusionRule {
+// ---- fuse-qdq-conv, fuse-qdq-matmul
+
+/// DequantizeLinear -> product [-> Relu | Clip] -> QuantizeLinear as one int8 cube op.
+class FuseQdqProduct : public FusionRule {
 public:
-    std::string id() const override { return std::string(kFuseQdqConvRule); }
-    std::string summary() const override {
-        return "make DequantizeLinear -> Conv [-> Relu | Clip] -> QuantizeLinear one sextant.Int8Conv: int8 data "
-               "and weights (stored as int8) on the cube, int32 accumulation and bias, requantised to the "
-               "QuantizeLinear's scale in the epilogue, as onnxruntime's QLinearConv computes it";
-    }
-    std::vector<OpKind> targets() const override { return {OpKind::Conv}; }
-    // Before every float fusion of the Conv (bias, activation, residual): once those took the
+    FuseQdqProduct(std::string id, std::string summary, std::vector<OpKind> targets, OpKind fused)
+        : m_id(std::move(id)), m_summary(std::move(summary)), m_targets(std::move(targets)), m_fused(fused) {}
+    std::string id() const override { return m_id; }
+    std::string summary() const override { return m_summary; }
+    std::vector<OpKind> targets() const override { return m_targets; }
+    // Before every float fusion of the product (bias, activation, residual): once those took the
     // Relu, the pattern would be gone.
     Phase phase() const override { return Phase::Recognise; }
 
-    Match matchHere(const ir::Node& conv) const override { return matchWithPlan<QdqConvPlan>(conv, planQdqConv); }
+    Match matchHere(const ir::Node& op) const override { return matchWithPlan<QdqPlan>(op, planQdqProduct); }
 
-    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
-        const QdqConvPlan& p = match.planAs<QdqConvPlan>();
-        std::vector<ir::Node*> chain{&conv};
+    Status apply(ir::Graph& g, ir::Node& op, const Match& match, RewriteContext& rc) const override {
+        const QdqPlan& p = match.planAs<QdqPlan>();
+        std::vector<ir::Node*> chain{&op};
         if (p.act)
             chain.push_back(p.act);
         chain.push_back(p.q);
         std::vector<ir::Value*> inputs{p.dqX->input(0), p.dqW->input(0)};
+        if (p.transposeWeight) {
+            SX_ASSIGN(ir::Value * wt, addDerivedConstant(g, op.name() + "_w_kn", transposed2d(*constantOf(inputs[1]))));
+            rc.noteConstant(wt->name(), {p.dqW});
+            inputs[1] = wt;
+        }
         if (p.bias) {
-            SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_bias_i32", *p.bias));
-            std::vector<const ir::Node*> from{&conv};
-            if (const ir::Node* dq = dequantizer(conv.input(2)))
+            SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, op.name() + "_bias_i32", *p.bias));
+            std::vector<const ir::Node*> from{&op};
+            if (const ir::Node* dq = dequantizer(op.input(2)))
                 from.push_back(dq);
             rc.noteConstant(bv->name(), from);
             inputs.push_back(bv);
         }
-        ir::AttributeMap attrs = conv.attrs();
+        // A Conv keeps its window attributes; a Gemm's alpha, beta and transposes are applied.
+        ir::AttributeMap attrs = op.kind() == OpKind::Conv ? op.attrs() : ir::AttributeMap{};
         attrs["x_scale"] = p.x.scales[0];
         attrs["x_zero_point"] = p.x.zeros[0];
         attrs["w_scale"] = p.w.scales;
@@ -277,11 +349,16 @@ public:
             setActivation(attrs, p.spec);
         else
             attrs["activation"] = std::string();
-        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, OpKind::Int8Conv, std::move(inputs), std::move(attrs),
+        SX_ASSIGN(ir::Node * fused, replaceChain(g, chain, m_fused, std::move(inputs), std::move(attrs),
                                                  rc.createdBy()));
         (void)fused;
         return {};
     }
+
+private:
+    std::string m_id, m_summary;
+    std::vector<OpKind> m_targets;
+    OpKind m_fused;
 };
 
 // ---- cancel-dq-q
@@ -417,24 +494,26 @@ const ir::Node* constantDequantizer(const ir::Node& conv, size_t i) {
     return dq;
 }
 
-/// fold-constants leaves the int8 weights of a Conv that looks like the QDQ pattern for
-/// fuse-qdq-conv; where that rule cannot take it (it said why), they become float weights here,
-/// before the float fusions look at the Conv, as fold-constants would have made them.
+/// fold-constants leaves the int8 weights of a Conv, MatMul or Gemm that looks like the QDQ
+/// pattern for fuse-qdq-conv or fuse-qdq-matmul; where that rule cannot take it (it said why),
+/// they become float weights here, before the float fusions look at the product, as
+/// fold-constants would have made them.
 class FoldWeightDequantize : public FusionRule {
 public:
     std::string id() const override { return "fold-weight-dequantize"; }
     std::string summary() const override {
-        return "fold the DequantizeLinear of a Conv's int8 weight or int32 bias into a float constant where "
-               "fuse-qdq-conv does not make the Conv int8 (its rejection says why)";
+        return "fold the DequantizeLinear of a Conv's, MatMul's or Gemm's int8 weight or int32 bias into a float "
+               "constant where fuse-qdq-conv or fuse-qdq-matmul does not make the product int8 (its rejection "
+               "says why)";
     }
-    std::vector<OpKind> targets() const override { return {OpKind::Conv}; }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv, OpKind::MatMul, OpKind::Gemm}; }
     Phase phase() const override { return Phase::Recognise; }
 
     Match matchHere(const ir::Node& conv) const override {
         if (!constantDequantizer(conv, 1) && !constantDequantizer(conv, 2))
             return Match::none();
-        QdqConvPlan p;
-        if (planQdqConv(conv, p).kind == Match::Kind::Matched)
+        QdqPlan p;
+        if (planQdqProduct(conv, p).kind == Match::Kind::Matched)
             return Match::none(); // fuse-qdq-conv takes it (or was held back by a bisection)
         return Match::matched();
     }
@@ -460,21 +539,37 @@ public:
 
 } // namespace
 
-bool keptForInt8Conv(const ir::Node& dq) {
+bool keptForInt8(const ir::Node& dq, bool convs, bool products) {
     if (dq.kind() != OpKind::DequantizeLinear || !dq.input(0) || !constantOf(dq.input(0)) ||
         dq.output(0)->users().empty() || dq.output(0)->isGraphOutput())
         return false;
-    // A Conv reading dequantized data: fuse-qdq-conv decides (and fold-weight-dequantize folds
-    // what it rejects, with the reason on record).
-    for (const ir::Node* u : dq.output(0)->users())
-        if (u->kind() != OpKind::Conv || u->numInputs() < 2 || u->input(0) == dq.output(0) || !dequantizer(u->input(0)))
+    // A product reading dequantized data: fuse-qdq-conv or fuse-qdq-matmul decides (and
+    // fold-weight-dequantize folds what it rejects, with the reason on record).
+    for (const ir::Node* u : dq.output(0)->users()) {
+        const bool wanted = u->kind() == OpKind::Conv ? convs
+                            : u->kind() == OpKind::MatMul || u->kind() == OpKind::Gemm ? products
+                                                                                         : false;
+        if (!wanted || u->numInputs() < 2 || u->input(0) == dq.output(0) || !dequantizer(u->input(0)))
             return false;
+    }
     return true;
 }
 
 std::vector<std::unique_ptr<FusionRule>> quantRules() {
     std::vector<std::unique_ptr<FusionRule>> rules;
-    rules.push_back(std::make_unique<FuseQdqConv>());
+    rules.push_back(std::make_unique<FuseQdqProduct>(
+        kFuseQdqConvRule,
+        "make DequantizeLinear -> Conv [-> Relu | Clip] -> QuantizeLinear one sextant.Int8Conv: int8 data and "
+        "weights (stored as int8) on the cube, int32 accumulation and bias, requantised to the QuantizeLinear's "
+        "scale in the epilogue, as onnxruntime's QLinearConv computes it",
+        std::vector<OpKind>{OpKind::Conv}, OpKind::Int8Conv));
+    rules.push_back(std::make_unique<FuseQdqProduct>(
+        kFuseQdqMatMulRule,
+        "make DequantizeLinear -> MatMul or Gemm (2-D constant weight) [-> Relu | Clip] -> QuantizeLinear one "
+        "sextant.Int8Gemm: int8 data and weights (stored as int8, [K, N]) on the cube, int32 accumulation and "
+        "bias, requantised to the QuantizeLinear's scale in the epilogue, as onnxruntime's QLinearMatMul "
+        "computes it",
+        std::vector<OpKind>{OpKind::MatMul, OpKind::Gemm}, OpKind::Int8Gemm));
     rules.push_back(std::make_unique<FoldWeightDequantize>());
     rules.push_back(std::make_unique<CancelDqQ>());
     rules.push_back(std::make_unique<QuantizedPassthrough>());

@@ -114,14 +114,17 @@ void planActivationAfterAdd(BiasActPlan& p);
 /// channel.
 std::string bnFoldReason(const ir::Node& bn, int64_t channels);
 
-/// FuseQuant.cpp: fuse-qdq-conv (DequantizeLinear -> Conv -> QuantizeLinear as sextant.Int8Conv)
-/// and fold-weight-dequantize (the weights of the Convs it rejects become float).
+/// FuseQuant.cpp: fuse-qdq-conv and fuse-qdq-matmul (DequantizeLinear -> Conv | MatMul | Gemm ->
+/// QuantizeLinear as sextant.Int8Conv | sextant.Int8Gemm) and fold-weight-dequantize (the weights
+/// of the products they reject become float).
 std::vector<std::unique_ptr<FusionRule>> quantRules();
 inline constexpr const char* kFuseQdqConvRule = "fuse-qdq-conv";
-/// Whether DequantizeLinear `dq` of a constant feeds only Convs that read dequantized data (as
-/// their weight or bias): fold-constants then leaves it for fuse-qdq-conv, so the weight can stay
+inline constexpr const char* kFuseQdqMatMulRule = "fuse-qdq-matmul";
+/// Whether DequantizeLinear `dq` of a constant feeds only products that read dequantized data
+/// (as their weight or bias), Convs where `convs`, MatMuls and Gemms where `products`:
+/// fold-constants then leaves it for fuse-qdq-conv or fuse-qdq-matmul, so the weight can stay
 /// int8 (fold-weight-dequantize folds it where that rule says no).
-bool keptForInt8Conv(const ir::Node& dq);
+bool keptForInt8(const ir::Node& dq, bool convs, bool products);
 
 std::vector<std::unique_ptr<FusionRule>> convRules();
 std::vector<std::unique_ptr<FusionRule>> matmulRules();

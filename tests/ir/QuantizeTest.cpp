@@ -6,6 +6,7 @@
 #include "TestUtil.h"
 
 #include <random>
+#include <set>
 
 using namespace sextant;
 using namespace sextant::ir;
@@ -205,4 +206,54 @@ TEST(Quantize, Int8ConvRefusesMismatchedParametersByName) {
     attrs["activation"] = std::string("Sigmoid");
     const std::string act = failure(OpKind::Int8Conv, {u8({1, 1, 2, 2}, {1, 2, 3, 4}), s8({2, 1, 1, 1}, {1, 2})}, attrs);
     EXPECT_NE(act.find("activation 'Sigmoid'"), std::string::npos) << act;
+}
+
+// sextant.Int8Gemm (what fuse-qdq-matmul makes) computes what QLinearMatMul computes on the same
+// integers, bit for bit (a batched A, one weight scale per output column), and adds its int32
+// bias to the accumulator before requantising.
+TEST(Quantize, Int8GemmIsQLinearMatMulWithItsParametersAsAttributes) {
+    std::mt19937 gen(12);
+    std::vector<uint8_t> xv(2 * 3 * 9);
+    for (uint8_t& v : xv)
+        v = static_cast<uint8_t>(gen() % 256);
+    std::vector<int8_t> wv(9 * 4);
+    for (int8_t& v : wv)
+        v = static_cast<int8_t>(static_cast<int>(gen() % 255) - 127);
+    const std::vector<float> ws{0.011f, 0.0042f, 0.0307f, 0.0009f};
+    const float xs = 0.0213f, ys = 0.0371f;
+    const Tensor x = u8({2, 3, 9}, xv), w = s8({9, 4}, wv);
+    auto ref = runOne(OpKind::QLinearMatMul,
+                      {x, f32({}, {xs}), u8({}, {131}), w, f32({4}, ws), s8({}, {0}), f32({}, {ys}), u8({}, {97})}, {},
+                      1, DType::F32, {1, 4, 6});
+    ASSERT_EQ(ref.size(), 1u);
+    AttributeMap attrs{{"x_scale", double{xs}},
+                       {"x_zero_point", int64_t{131}},
+                       {"w_scale", std::vector<double>(ws.begin(), ws.end())},
+                       {"w_zero_point", std::vector<int64_t>{0}},
+                       {"y_scale", double{ys}},
+                       {"y_zero_point", int64_t{97}},
+                       {"output_dtype", int64_t{2}}};
+    auto y = runOne(OpKind::Int8Gemm, {x, w}, attrs, 1, DType::F32, {1, 2});
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(y[0].dtype(), DType::U8);
+    EXPECT_EQ(y[0].shape(), (std::vector<int64_t>{2, 3, 4}));
+    EXPECT_EQ(ints(y[0]), ints(ref[0]));
+    const std::vector<int64_t> r = ints(ref[0]);
+    ASSERT_GT(std::set<int64_t>(r.begin(), r.end()).size(), 8u) << "the test's numbers are spread out";
+
+    // Column 0: (3-2)*1 + (5-2)*2 + 10 = 17, x 0.5*0.25/0.1 = 21.25 -> 21, - 3 = 18.
+    // Column 1: (3-2)*-1 + (5-2)*0 - 20 = -21, x 0.5*0.125/0.1 = -13.125 -> -13, - 3 = -16.
+    AttributeMap small{{"x_scale", 0.5},
+                       {"x_zero_point", int64_t{2}},
+                       {"w_scale", std::vector<double>{0.25, 0.125}},
+                       {"y_scale", 0.1},
+                       {"y_zero_point", int64_t{-3}},
+                       {"output_dtype", int64_t{3}}};
+    auto biased = runOne(OpKind::Int8Gemm, {u8({1, 2}, {3, 5}), s8({2, 2}, {1, -1, 2, 0}), s32({2}, {10, -20})}, small,
+                         1, DType::F32, {1, 2});
+    ASSERT_EQ(biased.size(), 1u);
+    EXPECT_EQ(biased[0].dtype(), DType::I8);
+    EXPECT_EQ(ints(biased[0]), (std::vector<int64_t>{18, -16}));
+    const std::string cols = failure(OpKind::Int8Gemm, {u8({1, 2}, {3, 5}), s8({2, 2}, {1, -1, 2, 0}), s32({3}, {1, 2, 3})}, small);
+    EXPECT_NE(cols.find("one entry per output column"), std::string::npos) << cols;
 }

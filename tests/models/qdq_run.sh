@@ -61,10 +61,10 @@ reference)
     [ "$(grep -c "^output '.* PASS$" "$out")" -eq "$outputs" ] || fail "not every one of $outputs outputs passes"
     ;;
 npu)
-    # On the simulated NPU, all of it on the cores: every Conv an int8 cube op (fuse-qdq-conv:
-    # sextant.Int8Conv, int8 weights, int32 accumulation); QuantizeLinear and DequantizeLinear (one
-    # scale per tensor) on the vector unit; Gemm and MatMul on the cube in f32, as they read
-    # dequantized values (rule keep-f32-quantized). Against the float64 reference and onnxruntime.
+    # On the simulated NPU, all of it on the cores: every Conv, Gemm and MatMul an int8 cube op
+    # (fuse-qdq-conv: sextant.Int8Conv, fuse-qdq-matmul: sextant.Int8Gemm; int8 weights, int32
+    # accumulation); QuantizeLinear and DequantizeLinear (one scale per tensor) on the vector unit.
+    # Against the float64 reference and onnxruntime.
     "$cli" run "$file" --inputs "$data" --compare-reference --expected "$data" --atol "$atol" --rtol 0 >"$out" 2>"$err"
     rc=$?
     [ $rc -eq 0 ] || fail "exit code $rc"
@@ -74,7 +74,10 @@ npu)
     [ "$(grep -c "^output '.* PASS$" "$out")" -eq $((2 * outputs)) ] || fail "not every output passes both comparisons"
     "$cli" compile "$file" --stats >"$out" 2>"$err" || fail "compile --stats failed"
     grep -Eq "^  fuse-qdq-conv: ([1-9][0-9]*) / \1 / 0 / 0," "$out" || fail "not every QDQ Conv became an Int8Conv"
-    grep -Eq " (Conv|FusedConv) +(core|cores) " "$out" && fail "a float convolution is left on the cube"
+    if grep -q "^  fuse-qdq-matmul: [1-9]" "$out"; then
+        grep -Eq "^  fuse-qdq-matmul: ([1-9][0-9]*) / \1 / 0 / 0," "$out" || fail "not every QDQ MatMul became an Int8Gemm"
+    fi
+    grep -Eq " (Conv|FusedConv|MatMul|Gemm|FusedGemm) +(core|cores) " "$out" && fail "a float product is left on the cube"
     ;;
 float)
     # Which layers quantization costs the most: the quantized model's tensors against the float

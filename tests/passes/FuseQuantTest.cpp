@@ -299,3 +299,107 @@ TEST(CancelDqQ, APairOfTheSameScaleGoesAnotherStays) {
         for (int64_t i = 0; i < want[k].numel(); ++i)
             ASSERT_EQ(got[k].at(i), want[k].at(i)) << "output " << k << " element " << i;
 }
+
+namespace {
+
+/// x -> Q -> DQ -> MatMul(DQ(int8 w [K, N])) -> Q -> DQ, or with `gemm` a Gemm with transB (w
+/// [N, K]) and an int32 bias, then Clip(0, 6) before the QuantizeLinear; the weight's scales one
+/// per entry of `weightAxis`.
+std::unique_ptr<ir::Graph> qdqProduct(bool gemm, int64_t weightAxis) {
+    Builder b;
+    const int64_t k = 24, n = 10;
+    const std::vector<int64_t> xdims = gemm ? std::vector<int64_t>{5, k} : std::vector<int64_t>{2, 3, k};
+    ir::Value* x = b.g->addInput("x", ir::TensorType::of(ir::DType::F32, xdims)).value();
+    const float sx = 0.02f, sy = 0.05f;
+    ir::Value* xs = b.constant("x_scale", f32Scalar(sx));
+    ir::Value* xz = b.constant("x_zp", ir::Tensor::fromVector<uint8_t>({}, {100}));
+    ir::Value* dq = b.node(OpKind::DequantizeLinear, "dq_x", {b.node(OpKind::QuantizeLinear, "q_x", {x, xs, xz}), xs, xz});
+    const std::vector<int64_t> wdims = gemm ? std::vector<int64_t>{n, k} : std::vector<int64_t>{k, n};
+    std::vector<int8_t> wq(static_cast<size_t>(k * n));
+    const std::vector<double> r = randomValues(wq.size(), 4);
+    for (size_t i = 0; i < wq.size(); ++i)
+        wq[i] = static_cast<int8_t>(std::lround(r[i] * 127));
+    const int64_t perAxis = wdims[static_cast<size_t>(weightAxis)];
+    std::vector<float> ws(static_cast<size_t>(perAxis));
+    for (size_t i = 0; i < ws.size(); ++i)
+        ws[i] = 0.003f + 0.0005f * static_cast<float>(i);
+    ir::Value* dqw = b.node(OpKind::DequantizeLinear, "dq_w",
+                            {b.constant("w_q", ir::Tensor::fromVector<int8_t>(wdims, wq)),
+                             b.constant("w_scale", ir::Tensor::fromVector<float>({perAxis}, ws)),
+                             b.constant("w_zp", ir::Tensor::fromVector<int8_t>({perAxis}, std::vector<int8_t>(ws.size(), 0)))},
+                            {{"axis", weightAxis}});
+    ir::Value* prod = nullptr;
+    ir::Value* toQ = nullptr;
+    if (gemm) {
+        std::vector<int32_t> bias(static_cast<size_t>(n));
+        std::vector<float> bs(static_cast<size_t>(n));
+        for (int64_t c = 0; c < n; ++c) {
+            bias[static_cast<size_t>(c)] = static_cast<int32_t>(c * 131 - 500);
+            bs[static_cast<size_t>(c)] = sx * ws[static_cast<size_t>(weightAxis == 0 ? c : 0)];
+        }
+        ir::Value* dqb = b.node(OpKind::DequantizeLinear, "dq_b",
+                                {b.constant("b_q", ir::Tensor::fromVector<int32_t>({n}, bias)),
+                                 b.constant("b_scale", ir::Tensor::fromVector<float>({n}, bs))},
+                                {{"axis", int64_t{0}}});
+        prod = b.node(OpKind::Gemm, "fc", {dq, dqw, dqb}, {{"transB", int64_t{1}}});
+        toQ = b.node(OpKind::Clip, "clip", {prod, b.constant("lo", f32Scalar(0.0f)), b.constant("hi", f32Scalar(6.0f))});
+    } else {
+        prod = b.node(OpKind::MatMul, "fc", {dq, dqw});
+        toQ = prod;
+    }
+    ir::Value* ys = b.constant("y_scale", f32Scalar(sy));
+    ir::Value* yz = b.constant("y_zp", ir::Tensor::fromVector<uint8_t>({}, {128}));
+    ir::Value* out = b.node(OpKind::DequantizeLinear, "dq_y", {b.node(OpKind::QuantizeLinear, "q_y", {toQ, ys, yz}), ys, yz});
+    return b.finish({out});
+}
+
+} // namespace
+
+TEST(FuseQdqMatMul, TheQdqMatMulBecomesOneInt8GemmWithInt8Weights) {
+    auto g = qdqProduct(/*gemm=*/false, /*weightAxis=*/1);
+    PipelineResult res = pipeline(*g);
+    ASSERT_TRUE(res.graph);
+    EXPECT_EQ(stats(res, "fuse-qdq-matmul").applied, 1);
+    const ir::Node* mm = onlyNodeOf(*res.graph, OpKind::Int8Gemm);
+    ASSERT_NE(mm, nullptr);
+    EXPECT_EQ(mm->input(0)->type().dtype, ir::DType::U8);
+    EXPECT_EQ(mm->input(0)->type().dims(), (std::vector<int64_t>{2, 3, 24})) << "a batched A stays batched";
+    ASSERT_TRUE(mm->input(1)->isConstant());
+    EXPECT_EQ(mm->input(1)->constant()->dtype(), ir::DType::I8) << "the weights stay int8 in DRAM";
+    EXPECT_EQ(mm->input(1)->constant()->shape(), (std::vector<int64_t>{24, 10}));
+    EXPECT_EQ(countKind(*res.graph, OpKind::MatMul) + countKind(*res.graph, OpKind::FusedGemm), 0);
+    expectWithinAStep(run32(*g), run32(*res.graph));
+}
+
+TEST(FuseQdqMatMul, AGemmWithTransBBiasAndClipTakesAllOfItInItsEpilogue) {
+    auto g = qdqProduct(/*gemm=*/true, /*weightAxis=*/0);
+    PipelineResult res = pipeline(*g);
+    ASSERT_TRUE(res.graph);
+    const ir::Node* mm = onlyNodeOf(*res.graph, OpKind::Int8Gemm);
+    ASSERT_NE(mm, nullptr);
+    EXPECT_EQ(mm->attrString("activation", "?"), "Clip");
+    ASSERT_TRUE(mm->input(1)->isConstant());
+    EXPECT_EQ(mm->input(1)->constant()->shape(), (std::vector<int64_t>{24, 10})) << "transB applied at compile time";
+    ASSERT_TRUE(mm->input(2) && mm->input(2)->isConstant());
+    EXPECT_EQ(mm->input(2)->constant()->dtype(), ir::DType::I32);
+    EXPECT_EQ(countKind(*res.graph, OpKind::Clip) + countKind(*res.graph, OpKind::Gemm), 0);
+    const std::vector<ir::Tensor> want = run32(*g), got = run32(*res.graph);
+    expectWithinAStep(want, got);
+    int64_t clipped = 0;
+    for (int64_t i = 0; i < want[0].numel(); ++i)
+        clipped += want[0].at(i) == 0.0;
+    EXPECT_GT(clipped, 0) << "the test's numbers leave something for Clip to clamp";
+}
+
+TEST(FuseQdqMatMul, APerAxisScaleAlongKIsRejectedAndTheWeightFoldsToFloat) {
+    auto g = qdqProduct(/*gemm=*/false, /*weightAxis=*/0);
+    PipelineResult res = pipeline(*g);
+    ASSERT_TRUE(res.graph);
+    EXPECT_EQ(countKind(*res.graph, OpKind::Int8Gemm), 0);
+    bool named = false;
+    for (const auto& [why, n] : stats(res, "fuse-qdq-matmul").reasons)
+        named |= why.find("per-axis scale on axis 0 of a MatMul weight") != std::string::npos;
+    EXPECT_TRUE(named);
+    EXPECT_EQ(stats(res, "fold-weight-dequantize").applied, 1);
+    expectWithinAStep(run32(*g), run32(*res.graph));
+}

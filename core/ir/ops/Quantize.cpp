@@ -588,7 +588,7 @@ namespace sextant::ir {
 
 namespace {
 
-struct Int8ConvParams {
+struct Int8Params {
     float xScale = 1, yScale = 1;
     double xZero = 0, yZero = 0;
     std::vector<float> wScale;
@@ -597,8 +597,8 @@ struct Int8ConvParams {
     double lo = 0, hi = 0; ///< the activation's clamp, in the output's integers
 };
 
-Expected<Int8ConvParams> int8ConvParams(const Node& n, int64_t channels) {
-    Int8ConvParams p;
+Expected<Int8Params> int8Params(const Node& n, int64_t channels) {
+    Int8Params p;
     const std::optional<DType> out = ops::onnxDType(n.attrInt("output_dtype", 2));
     if (!out || (*out != DType::I8 && *out != DType::U8))
         return opError(n, "output_dtype " + std::to_string(n.attrInt("output_dtype", 2)) + " is not int8 (3) or uint8 (2)");
@@ -649,10 +649,25 @@ Expected<Int8ConvParams> int8ConvParams(const Node& n, int64_t channels) {
         p.lo = q(b[0]);
         p.hi = q(b[1]);
     } else if (!act.empty()) {
-        return opError(n, "activation '" + act + "' is not one an int8 convolution applies (Relu, Clip)",
+        return opError(n, "activation '" + act + "' is not one the int8 epilogue applies (Relu, Clip)",
                        ErrorKind::Unsupported);
     }
     return p;
+}
+
+/// QLinearConv's and QLinearMatMul's requantisation of int32 accumulator `acc` (requantise, in
+/// float32), then the activation's clamp; `channel(i)` is element i's output channel or column.
+template <typename Channel>
+Tensor requantiseInt8(const Tensor& acc, const Int8Params& p, Channel channel) {
+    auto scale = [&](int64_t i) {
+        const size_t c = p.wScale.size() == 1 ? 0 : static_cast<size_t>(channel(i));
+        return p.xScale * p.wScale[c] / p.yScale;
+    };
+    Tensor y = requantise<float>(acc, p.out, scale, [&p](int64_t) { return p.yZero; });
+    if (p.lo > quantRange(p.out).first || p.hi < quantRange(p.out).second)
+        for (int64_t i = 0; i < y.numel(); ++i)
+            y.set(i, std::clamp(y.at(i), p.lo, p.hi));
+    return y;
 }
 
 } // namespace
@@ -666,7 +681,7 @@ Status verifyInt8Conv(const Node& n) {
     int64_t channels = -1;
     if (const TensorType* w = ops::inputType(n, 1); w && w->rank() >= 1 && w->shape[0].isKnown())
         channels = w->shape[0].value;
-    SX_TRY(int8ConvParams(n, channels));
+    SX_TRY(int8Params(n, channels));
     return {};
 }
 
@@ -683,20 +698,69 @@ Expected<std::vector<Tensor>> runInt8Conv(const Node& n, std::span<const Tensor>
     if (w.rank() < 3)
         return opError(n, "conv weight must have rank >= 3, got " + ops::shapeStr(ops::shapeOf(w)));
     const int64_t m = w.shape()[0];
-    SX_ASSIGN(Int8ConvParams p, int8ConvParams(n, m));
+    SX_ASSIGN(Int8Params p, int8Params(n, m));
     const Tensor* bias = inputs.size() > 2 && n.input(2) ? &inputs[2] : nullptr;
     SX_ASSIGN(Tensor acc, shiftedConv(n, x, std::vector<double>{p.xZero}, w, p.wZero, bias));
-    // QLinearConv's requantisation (requantise, in float32), then the activation's clamp.
     const int64_t plane = acc.rank() > 2 ? acc.numel() / std::max<int64_t>(1, acc.shape()[0] * m) : 1;
-    auto scale = [&](int64_t i) {
-        const size_t c = p.wScale.size() == 1 ? 0 : static_cast<size_t>((i / plane) % m);
-        return p.xScale * p.wScale[c] / p.yScale;
-    };
-    Tensor y = requantise<float>(acc, p.out, scale, [&p](int64_t) { return p.yZero; });
-    if (p.lo > quantRange(p.out).first || p.hi < quantRange(p.out).second)
-        for (int64_t i = 0; i < y.numel(); ++i)
-            y.set(i, std::clamp(y.at(i), p.lo, p.hi));
-    return std::vector<Tensor>{std::move(y)};
+    return std::vector<Tensor>{requantiseInt8(acc, p, [&](int64_t i) { return (i / plane) % m; })};
+}
+
+// ---- sextant.Int8Gemm: the int8 cube op fuse-qdq-matmul makes of DequantizeLinear -> MatMul or
+// Gemm [-> Relu | Clip] -> QuantizeLinear. Inputs x (int8/uint8, [..., M, K]), w (int8/uint8,
+// [K, N], a Gemm's transB already applied), optional bias (int32 [N], at scale x_scale *
+// w_scale[n]); the attributes are Int8Conv's, with w_scale and w_zero_point one entry or one per
+// output column.
+//   acc = (x - x_zero_point) @ (w - w_zero_point) + bias     (exact)
+//   y   = saturate(round(float(acc) * (x_scale * w_scale[n] / y_scale)) + y_zero_point)
+// clamped by the activation as Int8Conv's is: QLinearMatMul's arithmetic.
+
+Status verifyInt8Gemm(const Node& n) {
+    SX_TRY(requireInt8(n, 0, 0, "x"));
+    SX_TRY(requireInt8(n, 1, 1, "w"));
+    const TensorType* x = ops::inputType(n, 0);
+    const TensorType* w = ops::inputType(n, 1);
+    if (x->rank() < 2 || w->rank() != 2)
+        return opError(n, "x must have rank >= 2 and w rank 2, got " + std::to_string(x->rank()) + " and " +
+                              std::to_string(w->rank()));
+    const int64_t cols = w->shape[1].isKnown() ? w->shape[1].value : -1;
+    if (const TensorType* b = ops::inputType(n, 2)) {
+        if (b->dtype != DType::I32)
+            return opError(n, "bias must be int32, got " + std::string(dtypeName(b->dtype)));
+        if (b->rank() != 1 || (cols >= 0 && b->shape[0].isKnown() && b->shape[0].value != cols))
+            return opError(n, "bias must have one entry per output column (" + std::to_string(cols) + ")");
+    }
+    SX_TRY(int8Params(n, cols));
+    return {};
+}
+
+Expected<std::vector<TensorType>> inferInt8Gemm(const Node& n) {
+    SX_ASSIGN(ops::Shape out, ops::matmulOutputShape(n, ops::inputType(n, 0)->shape, ops::inputType(n, 1)->shape));
+    const DType t = ops::onnxDType(n.attrInt("output_dtype", 2)).value_or(DType::U8);
+    return std::vector<TensorType>{TensorType{t, std::move(out)}};
+}
+
+Expected<std::vector<Tensor>> runInt8Gemm(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    const Tensor& w = inputs[1];
+    if (x.rank() < 2 || w.rank() != 2)
+        return opError(n, "x must have rank >= 2 and w rank 2, got " + std::to_string(x.rank()) + " and " +
+                              std::to_string(w.rank()));
+    const int64_t cols = w.shape()[1];
+    SX_ASSIGN(Int8Params p, int8Params(n, cols));
+    const Tensor x64 = shifted(x, std::vector<double>{p.xZero}, [](int64_t) { return 0; });
+    const Tensor w64 = shifted(w, p.wZero, [cols](int64_t i) { return i % cols; });
+    SX_ASSIGN(Tensor acc, ops::matmulOf(n, x64, w64));
+    if (inputs.size() > 2 && n.input(2)) {
+        const Tensor& b = inputs[2];
+        if (b.rank() != 1 || b.numel() != cols)
+            return opError(n, "bias " + ops::shapeStr(ops::shapeOf(b)) + " must have " + std::to_string(cols) +
+                                  " entries (one per output column)");
+        double* a = acc.mutableData<double>();
+        for (int64_t i = 0; i < acc.numel(); ++i)
+            a[i] += b.at(i % cols);
+    }
+    return std::vector<Tensor>{requantiseInt8(acc, p, [cols](int64_t i) { return i % cols; })};
 }
 
 } // namespace sextant::ir
