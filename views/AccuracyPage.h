@@ -6,6 +6,7 @@
 
 #include <memory>
 
+class QComboBox;
 class QLabel;
 class QTableView;
 
@@ -27,6 +28,9 @@ public:
     const QString& title() const { return m_title; }
     QString summaryText() const;
     AccuracyModel* model() const { return m_model; }
+    /// Shows the NPU against the float64 reference (false) or the quantized model against its
+    /// float model (true); false when the snapshot has no float model comparison.
+    bool showFloatModel(bool on);
 
 signals:
     /// The user clicked the row of a tensor computed by `node`.
@@ -39,8 +43,11 @@ protected:
 private:
     /// Scrolls the table to the first tensor out of tolerance (a hidden table cannot scroll).
     void scrollToDrift();
+    void showComparison();
 
+    std::shared_ptr<const CompileSnapshot> m_snapshot;
     AccuracyModel* m_model = nullptr;
+    QComboBox* m_against = nullptr;
     QTableView* m_table = nullptr;
     QLabel* m_summary = nullptr;
     QString m_title;

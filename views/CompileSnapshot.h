@@ -12,6 +12,7 @@
 #include "profiler/RunCompare.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ struct CompileRequest {
     /// Concrete dims for inputs with symbolic ones (PaddleOCR's 'p2o.DynamicDimension.N'). Empty:
     /// the shapes of the test inputs next to the model, if it has some (see compileModel).
     ir::InputShapes shapes;
+    /// The float model a quantized model came from: its tensors are compared with the quantized
+    /// model's of the same name, both on the float64 reference (sextant-cli run --float-model).
+    /// Empty: no such comparison.
+    std::string floatModelPath;
 };
 
 /// Everything one compile-and-simulate run produced, ready for the views: what the driver's
@@ -59,6 +64,12 @@ struct CompileSnapshot {
     /// Every tensor the simulated NPU computed against the float64 reference's tensor of the same
     /// name, in graph order, with the first out of tolerance (the Accuracy tab).
     runtime::ValueDrift accuracy;
+    /// With CompileRequest::floatModelPath: the quantized model's tensors against the float
+    /// model's of the same name (the error quantization adds, per tensor), or why they could not
+    /// be compared (floatModelError).
+    std::optional<runtime::ValueDrift> floatAccuracy;
+    std::string floatModelPath;
+    std::string floatModelError;
     /// The simulated run's critical path (sim::criticalPath): Program Task ids, first Task first.
     std::vector<int> criticalTasks;
     std::vector<std::string> log;             ///< human-readable lines: stages, accuracy, latency

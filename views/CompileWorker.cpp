@@ -45,6 +45,7 @@ runtime::RunRequest guiRunRequest(const CompileRequest& request) {
     // The float64 reference runs the imported graph as it was, so the specialisation is checked.
     q.referenceOnUnspecialised = true;
     q.tolerateReferenceFailure = true; // the other views still have their data
+    q.floatModel = request.floatModelPath;
     return q;
 }
 
@@ -124,6 +125,21 @@ void logStage(runtime::RunStage stage, const runtime::RunResult& r, const Compil
                                                : "first out of tolerance: '" +
                                                      d.values[static_cast<size_t>(d.firstFailing)].name + "' (node '" +
                                                      d.firstFailingNode + "')"));
+        if (r.floatModelError)
+            say("float model " + request.floatModelPath + " not compared: " + r.floatModelError->message);
+        if (r.floatDrift) {
+            const std::vector<size_t> order = runtime::lowestCosineFirst(*r.floatDrift);
+            std::string worst;
+            if (!order.empty() && r.floatDrift->values[order[0]].problem.empty()) {
+                const runtime::TensorComparison& c = r.floatDrift->values[order[0]];
+                char figures[96];
+                std::snprintf(figures, sizeof figures, "cosine %.6f, max_abs %.1e", c.cosine, c.maxAbs);
+                worst = "; most quantization error: '" + c.name + "' (node '" + r.floatDrift->nodes[order[0]] + "', " +
+                        figures + ")";
+            }
+            say("quantized vs float model " + request.floatModelPath + ": " +
+                std::to_string(r.floatDrift->values.size()) + " tensors matched by name" + worst);
+        }
         return;
     }
     case runtime::RunStage::CompareExpected:
@@ -231,6 +247,10 @@ Expected<std::shared_ptr<const CompileSnapshot>> compileModel(const CompileReque
     if (snap->loweringError.empty()) {
         snap->sim = std::move(run.sim);
         snap->accuracy = std::move(run.drift);
+        snap->floatAccuracy = std::move(run.floatDrift);
+        snap->floatModelPath = request.floatModelPath;
+        if (run.floatModelError)
+            snap->floatModelError = run.floatModelError->message;
         // 2. What the timeline, the memory map and the Runs tab show: the Program and its trace.
         profiler::RunInfo info;
         info.model = request.modelPath;

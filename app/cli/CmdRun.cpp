@@ -290,11 +290,7 @@ void printPerTensor(const runtime::ValueDrift& drift) {
 /// first (scale-free, as quantization tools rank layers), so the layers whose quantization costs
 /// the most lead. A tensor that could not be compared (shape or type) comes last, with why.
 void printFloatDrift(const runtime::ValueDrift& drift, const std::string& floatModel) {
-    std::vector<size_t> order(drift.values.size());
-    for (size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-    auto key = [&](size_t i) { return drift.values[i].problem.empty() ? drift.values[i].cosine : 2.0; };
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+    const std::vector<size_t> order = runtime::lowestCosineFirst(drift);
     std::cout << "per tensor, quantized model vs float model '" << floatModel
               << "' (float64 references, matched by name; lowest cosine first):\n";
     for (size_t i : order) {

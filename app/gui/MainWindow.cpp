@@ -139,6 +139,8 @@ void MainWindow::buildMenus() {
         ->setShortcut(QKeySequence::Open);
     file->addAction(tr("Input &shapes…"), this, &MainWindow::inputShapesDialog);
     file->addAction(tr("&Target…"), this, &MainWindow::targetDialog);
+    file->addAction(tr("Compare with &float model…"), this, &MainWindow::floatModelDialog)
+        ->setToolTip(tr("For a quantized model: compare each of its tensors with the float model's of the same name"));
     file->addAction(tr("&Recompile"), this, &MainWindow::recompile)
         ->setShortcut(QKeySequence(Qt::Key_F5));
     file->addAction(tr("&Save profile database as…"), this, &MainWindow::saveProfileAs);
@@ -221,6 +223,7 @@ views::CompileRequest MainWindow::currentRequest() const {
     request.pipeline.bisectLimit = m_bisect->limit();
     request.shapes = m_shapes;
     request.target = m_target;
+    request.floatModelPath = m_floatModel.toStdString();
     return request;
 }
 
@@ -334,8 +337,20 @@ void MainWindow::openDialog() {
     if (path.isEmpty())
         return;
     m_shapes.clear(); // they were the previous model's
+    m_floatModel.clear();
     m_bisect->clearLimit();
     openModel(path);
+}
+
+void MainWindow::floatModelDialog() {
+    const QString dir = m_modelPath.isEmpty() ? QString() : QFileInfo(m_modelPath).absolutePath();
+    const QString path = QFileDialog::getOpenFileName(this, tr("Float model to compare the quantized model with"), dir,
+                                                      tr("ONNX models (*.onnx);;All files (*)"));
+    if (path.isEmpty())
+        return;
+    m_floatModel = path;
+    log(tr("float model: %1 (the Accuracy tab compares the quantized model's tensors with its)").arg(path));
+    recompile();
 }
 
 void MainWindow::inputShapesDialog() {

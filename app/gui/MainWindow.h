@@ -54,6 +54,14 @@ public:
     /// test inputs.
     void setInputShapes(ir::InputShapes shapes) { m_shapes = std::move(shapes); }
     const ir::InputShapes& inputShapes() const { return m_shapes; }
+    /// The float model the opened quantized model came from: from the next compile on, the
+    /// Accuracy tab also shows the quantized model's tensors against its tensors of the same name
+    /// (sextant-cli run --float-model). Empty: none; opening another model from File > Open
+    /// clears it.
+    void setFloatModel(const QString& path) { m_floatModel = path; }
+    const QString& floatModel() const { return m_floatModel; }
+    /// File > Compare with float model…: asks for the float model and recompiles.
+    void floatModelDialog();
     /// The NPU of the next compiles (default npu-a). Does not compile by itself; File > Target
     /// edits it and recompiles.
     void setTarget(backend::Target target);
@@ -105,6 +113,7 @@ public:
     views::TimelinePage* timelinePage() const { return m_timelinePage; }
     views::MemoryView* memoryView() const { return m_memoryPage->memoryView(); }
     views::MemoryPage* memoryPage() const { return m_memoryPage; }
+    views::AccuracyPage* accuracyPage() const { return m_accuracyPage; }
     views::InspectorWidget* inspector() const { return m_inspector; }
     views::RunsView* runsView() const { return m_runs; }
     views::SelectionModel* selection() const { return m_selection; }
@@ -154,6 +163,7 @@ private:
     views::SelectionModel* m_selection = nullptr;
     std::shared_ptr<const views::CompileSnapshot> m_snapshot;
     QString m_modelPath;
+    QString m_floatModel;
     ir::InputShapes m_shapes;
     backend::Target m_target = backend::defaultTarget();
     /// The culprit to show once the recompile at its limit finishes.

@@ -7,6 +7,7 @@
 #include "MainWindow.h"
 
 #include "core/ir/Allocator.h"
+#include "views/AccuracyPage.h"
 #include "views/RunsView.h"
 #include "views/TimelineView.h"
 
@@ -92,8 +93,13 @@ int main(int argc, char** argv) {
                                         QStringLiteral("With --screenshot: save the window as soon as the first graph "
                                                        "is shown, before lowering and simulation finish, and print "
                                                        "how long that took."));
+    const QCommandLineOption floatModel(QStringLiteral("float-model"),
+                                        QStringLiteral("The float model the quantized model came from: the Accuracy "
+                                                       "tab compares their tensors of the same name (and shows that "
+                                                       "comparison with --tab accuracy)."),
+                                        QStringLiteral("file.onnx"));
     parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB, profile,
-                       timelineRange, timelineFind, memoryLevel, memoryCore, memoryFit, firstGraph});
+                       timelineRange, timelineFind, memoryLevel, memoryCore, memoryFit, firstGraph, floatModel});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -111,6 +117,7 @@ int main(int argc, char** argv) {
 
     sextant::app::MainWindow window;
     window.setInputShapes(std::move(shapes));
+    window.setFloatModel(parser.value(floatModel));
     if (parser.isSet(target)) {
         auto loaded = sextant::backend::loadTarget(parser.value(target).toStdString());
         if (!loaded.ok()) {
@@ -204,6 +211,8 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "warning: --memory-core %d: the target has no such core\n", sramCore);
         if (parser.isSet(tab) && !window.showTab(parser.value(tab)))
             std::fprintf(stderr, "warning: unknown tab '%s'\n", qPrintable(parser.value(tab)));
+        if (parser.isSet(floatModel) && !window.accuracyPage()->showFloatModel(true))
+            std::fprintf(stderr, "warning: --float-model: nothing compared (see the log)\n");
     };
     QElapsedTimer sinceStart;
     sinceStart.start();

@@ -129,6 +129,19 @@ std::string formatComparison(const TensorComparison& c) {
            std::to_string(c.firstMismatch) + ")";
 }
 
+std::vector<size_t> lowestCosineFirst(const ValueDrift& drift) {
+    std::vector<size_t> order(drift.values.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    // A NaN cosine (an overflow) is the worst there is; one not compared goes last.
+    auto key = [&](size_t i) {
+        const TensorComparison& c = drift.values[i];
+        return !c.problem.empty() ? 3.0 : std::isnan(c.cosine) ? -2.0 : c.cosine;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return key(a) < key(b); });
+    return order;
+}
+
 ValueDrift compareValues(const ir::Graph& graph, const std::map<std::string, ir::Tensor>& got,
                          const std::map<std::string, ir::Tensor>& expected, double atol,
                          double rtol, AtolScale scale) {

@@ -75,6 +75,11 @@ struct ValueDrift {
     int unmatched = 0; ///< values in `got` with no counterpart of as many elements in `expected`
 };
 
+/// Indices into `drift.values`, the lowest cosine similarity first (scale-free, as quantization
+/// tools rank layers), in graph order among equals; a value that could not be compared (its
+/// `problem` says why) comes last.
+std::vector<size_t> lowestCosineFirst(const ValueDrift& drift);
+
 /// How compareValues sets each value's absolute tolerance: `atol` as given, or as outputAtol
 /// scales it for a model output (times max|expected| unless the value is probability-like), so
 /// large activations are not held to an absolute bound meant for probabilities.

@@ -163,6 +163,9 @@ struct RunResult {
     /// With perTensorCompared and RunRequest::floatModel: the quantized model's reference values
     /// against the float model's of the same name (both float64).
     std::optional<ValueDrift> floatDrift;
+    /// With tolerateReferenceFailure: why the float model could not be compared (not found, other
+    /// inputs, the reference executor failed on it).
+    std::optional<Error> floatModelError;
 
     // CompareExpected
     std::vector<ir::Tensor> expected;

@@ -156,6 +156,33 @@ private slots:
         QVERIFY(s.accuracy.values.size() >= 5);
     }
 
+    // File > Compare with float model: the Accuracy tab's second comparison. The sample against
+    // itself matches every tensor by name with cosine 1; a float model that cannot be read is
+    // logged and leaves the rest of the run as it was.
+    void aFloatModelIsComparedByNameOrSaysWhyNot() {
+        CompileRequest req;
+        req.modelPath = kSample;
+        req.floatModelPath = kSample;
+        auto same = compileModel(req);
+        QVERIFY2(same.ok(), same.ok() ? "" : same.error().message.c_str());
+        const CompileSnapshot& s = **same;
+        QVERIFY(s.floatAccuracy.has_value());
+        QVERIFY(s.floatAccuracy->values.size() >= 5);
+        for (const runtime::TensorComparison& c : s.floatAccuracy->values)
+            QVERIFY2(c.problem.empty() && c.maxAbs == 0.0, c.name.c_str());
+        QVERIFY(s.floatModelError.empty());
+        QVERIFY2(logHas(s, "tensors matched by name"), "no float model line in the log");
+
+        req.floatModelPath = "/nonexistent/float.onnx";
+        auto missing = compileModel(req);
+        QVERIFY2(missing.ok(), missing.ok() ? "" : missing.error().message.c_str());
+        QVERIFY(!(*missing)->floatAccuracy.has_value());
+        QVERIFY2((*missing)->floatModelError.find("/nonexistent/float.onnx") != std::string::npos,
+                 (*missing)->floatModelError.c_str());
+        QVERIFY((*missing)->accuracy.values.size() >= 5);
+        QVERIFY(logHas(**missing, "not compared"));
+    }
+
     void mnistMatchesTheReference() {
         const std::string model = SEXTANT_SHARED_DIR "/models/ort-examples/mnist.onnx";
         if (!std::filesystem::exists(model))
