@@ -50,10 +50,18 @@ uint64_t vectorLanes(const Target& t, ir::DType dt) {
     return static_cast<uint64_t>(dt == ir::DType::F16 || dt == ir::DType::BF16 ? t.vectorLanesF16 : t.vectorLanesF32);
 }
 
-/// Vector lanes for a node's output: f16 lanes when the precision pass marked it f16.
+/// Vector lanes for a node's output: f16 lanes when the precision pass marked it f16; int8 lanes
+/// for a MaxPool of int8 values (ONNX's own, or one quantized-passthrough moved onto the int8
+/// tensor), which only compares and selects: nothing is converted to float. (Q/DQ steps and the
+/// int8 cube ops' epilogues compute in f32.)
 uint64_t lanesFor(const ir::Node& n, const Target& t) {
     if (n.precision() == ir::Precision::F16)
         return static_cast<uint64_t>(t.vectorLanesF16);
+    auto int8 = [](const ir::Value* v) {
+        return v && (v->type().dtype == ir::DType::I8 || v->type().dtype == ir::DType::U8);
+    };
+    if (n.kind() == ir::OpKind::MaxPool && int8(n.input(0)) && int8(n.output(0)))
+        return static_cast<uint64_t>(t.vectorLanesInt8);
     return vectorLanes(t, n.output(0)->type().dtype);
 }
 

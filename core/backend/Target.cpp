@@ -91,6 +91,7 @@ const std::vector<Field>& fields() {
         optionalField(uintField("cube_k_int8", &Target::cubeKInt8)),
         uintField("vector_lanes_f16", &Target::vectorLanesF16),
         uintField("vector_lanes_f32", &Target::vectorLanesF32),
+        optionalField(uintField("vector_lanes_int8", &Target::vectorLanesInt8)),
         uintField("sram_bytes", &Target::sramBytes),
         uintField("sram_align", &Target::sramAlign),
         uintField("dma_bytes_per_cycle", &Target::dmaBytesPerCycle),

@@ -22,6 +22,10 @@ struct Target {
     int cubeKInt8 = 32;
     int vectorLanesF16 = 128;
     int vectorLanesF32 = 64;
+    /// Lanes per cycle of the vector unit on int8 values (JSON "vector_lanes_int8", optional): a
+    /// MaxPool of int8 data compares bytes. Arithmetic on quantized values (QuantizeLinear,
+    /// DequantizeLinear, the int8 cube ops' requantisation) runs in the f32 lanes.
+    int vectorLanesInt8 = 256;
     uint64_t sramBytes = 512 * 1024;
     uint64_t sramAlign = 32;
     uint64_t dmaBytesPerCycle = 64;

@@ -341,3 +341,47 @@ TEST(ChooseTiling, PricedWithTheLatencyOncePerStreamMoreTilesPay) {
     EXPECT_LT(once->estCycles, perTile->estCycles);
     EXPECT_EQ(once->dmaBytes, perTile->dmaBytes);
 }
+
+// A MaxPool of int8 values (as quantized-passthrough leaves it) only compares bytes: the vector
+// unit takes vector_lanes_int8 (256 on npu-a) of them per cycle, four times its 64 f32 lanes; an
+// int8 matrix product reduces cube_k_int8 (32) deep per cycle, twice the f16 cube's 16.
+TEST(ChooseTiling, Int8WorkRunsAtTheTargetsInt8Rates) {
+    auto pool = [](DType dt) {
+        ReluGroup r;
+        r.graph = std::make_shared<ir::Graph>("pool");
+        ir::Value* x = *r.graph->addInput("x", TensorType::of(dt, {1, 16, 32, 32}));
+        ir::AttributeMap attrs{{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}};
+        return withItsGroup(r, *r.graph->addNode(OpKind::MaxPool, "pool", {x}, {"y"}, attrs));
+    };
+    ReluGroup f = pool(DType::F32), q = pool(DType::U8);
+    Expected<TaskCost> fc = chooseTiling(f.group, defaultTarget()), qc = chooseTiling(q.group, defaultTarget());
+    ASSERT_TRUE(fc.ok() && qc.ok());
+    ASSERT_EQ(fc->tiling.numTiles, qc->tiling.numTiles);
+    EXPECT_EQ(fc->computeCycles, 4 * qc->computeCycles);
+    Target slow = defaultTarget();
+    slow.vectorLanesInt8 = slow.vectorLanesF32;
+    Expected<TaskCost> same = chooseTiling(q.group, slow);
+    ASSERT_TRUE(same.ok());
+    EXPECT_EQ(same->computeCycles, fc->computeCycles) << "the rate comes from the target";
+
+    // x u8 [64, 64] @ w i8 [64, 64]: 4 x 4 fractals, 2 K steps of 32 (4 of 16 in f16).
+    auto gemm = [](bool int8) {
+        ReluGroup r;
+        r.graph = std::make_shared<ir::Graph>("gemm");
+        ir::Value* x = *r.graph->addInput("x", TensorType::of(int8 ? DType::U8 : DType::F32, {64, 64}));
+        if (!int8)
+            return withItsGroup(r, *r.graph->addNode(OpKind::MatMul, "mm", {x, *r.graph->addConstant("w", test::filled({64, 64}, 0.01f))}, {"y"}));
+        ir::AttributeMap attrs{{"x_scale", 0.1}, {"w_scale", std::vector<double>{0.1}}, {"y_scale", 0.2}};
+        ir::Value* w = *r.graph->addConstant("w", ir::Tensor(DType::I8, {64, 64}));
+        return withItsGroup(r, *r.graph->addNode(OpKind::Int8Gemm, "mm", {x, w}, {"y"}, attrs));
+    };
+    ReluGroup fg = gemm(false), qg = gemm(true);
+    Expected<TaskCost> fgc = chooseTiling(fg.group, defaultTarget()), qgc = chooseTiling(qg.group, defaultTarget());
+    ASSERT_TRUE(fgc.ok() && qgc.ok()) << (fgc.ok() ? qgc.error().message : fgc.error().message);
+    ASSERT_EQ(fgc->tiling.numTiles, 1);
+    ASSERT_EQ(qgc->tiling.numTiles, 1);
+    EXPECT_EQ(fgc->computeCycles, 16u * 4);
+    // The product, 16 x 2 = 32 cycles, overlapped with the requantisation epilogue: 4096 f32
+    // elements in 64 lanes, 64 cycles, + one fractal of the shorter.
+    EXPECT_EQ(qgc->computeCycles, 64u + 2);
+}
