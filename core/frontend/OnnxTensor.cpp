@@ -55,7 +55,18 @@ int32_t dtypeToOnnx(ir::DType dtype) {
 std::string onnxTypeName(int32_t onnxType) {
     if (TensorProto::DataType_IsValid(onnxType))
         return TensorProto::DataType_Name(static_cast<TensorProto::DataType>(onnxType));
-    return std::to_string(onnxType) + " (not an ONNX data type)";
+    // Types newer than the onnx.proto Sextant is built against (Debian's onnx 1.12): named, so a
+    // model that uses one is told which type Sextant lacks rather than that it is not ONNX.
+    switch (onnxType) {
+    case 17: return "FLOAT8E4M3FN";
+    case 18: return "FLOAT8E4M3FNUZ";
+    case 19: return "FLOAT8E5M2";
+    case 20: return "FLOAT8E5M2FNUZ";
+    case 21: return "UINT4";
+    case 22: return "INT4";
+    case 23: return "FLOAT4E2M1";
+    default: return std::to_string(onnxType) + " (not an ONNX data type)";
+    }
 }
 
 namespace {

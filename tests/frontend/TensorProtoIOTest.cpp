@@ -217,6 +217,21 @@ TEST(TensorProtoIO, AnUnknownDataTypeIsNamedOnce) {
         << loaded.error().message;
 }
 
+TEST(TensorProtoIO, ANewerOnnxTypeIsNamedAsUnsupported) {
+    // INT4 (22) is newer than the onnx.proto Sextant is built with: it is ONNX, just not supported.
+    fs::path dir = tempDir();
+    onnx::TensorProto p;
+    p.set_name("w");
+    p.set_data_type(22);
+    p.add_dims(4);
+    p.set_raw_data(std::string("\x21\x43", 2));
+    writeBytes(dir / "int4.pb", p.SerializeAsString());
+    auto loaded = loadTensorProto((dir / "int4.pb").string());
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_NE(loaded.error().message.find("has data type INT4, which is not supported"), std::string::npos)
+        << loaded.error().message;
+}
+
 TEST(TensorProtoIO, TestDataSetNeedsIndexZero) {
     fs::path dir = tempDir();
     auto none = loadTestDataSet(dir.string(), "input");
