@@ -251,7 +251,10 @@ TEST(QuantizedPassthrough, MaxPoolAndReshapeRunOnTheInt8TensorWhenTheScalesAgree
                                s2, z});
     auto g = b.finish({q2, other});
 
-    PipelineResult res = pipeline(*g);
+    // sink-dequantize-maxpool would take both MaxPools first (see below): this is the rule alone.
+    PipelineConfig alone;
+    alone.disabled.insert("sink-dequantize-maxpool");
+    PipelineResult res = pipeline(*g, alone);
     ASSERT_TRUE(res.graph);
     const RuleStats& st = stats(res, "quantized-passthrough");
     EXPECT_EQ(st.applied, 2);
@@ -402,4 +405,49 @@ TEST(FuseQdqMatMul, APerAxisScaleAlongKIsRejectedAndTheWeightFoldsToFloat) {
     EXPECT_TRUE(named);
     EXPECT_EQ(stats(res, "fold-weight-dequantize").applied, 1);
     expectWithinAStep(run32(*g), run32(*res.graph));
+}
+
+// A MaxPool of dequantized values runs on the int8 map and its smaller result is dequantized
+// (sink-dequantize-maxpool): exact, whatever reads the result (here a float Sigmoid) and with
+// any scale after it; a second reader of the dequantized map keeps it where it is.
+TEST(SinkDequantizeMaxPool, TheMaxPoolReadsInt8AndOnlyItsResultIsDequantized) {
+    Builder b;
+    ir::Value* x = b.g->addInput("x", ir::TensorType::of(ir::DType::U8, {1, 4, 8, 8})).value();
+    ir::Value* s = b.constant("s", f32Scalar(0.05f));
+    ir::Value* z = b.constant("z", ir::Tensor::fromVector<uint8_t>({}, {100}));
+    ir::AttributeMap window{{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+                            {"strides", std::vector<int64_t>{2, 2}}};
+    ir::Value* pooled = b.node(OpKind::MaxPool, "pool", {b.node(OpKind::DequantizeLinear, "dq", {x, s, z})}, window);
+    ir::Value* head = b.node(OpKind::Sigmoid, "head", {pooled});
+    // A map dequantized for two readers (another zero point, so cse keeps it apart): the
+    // MaxPool may not move it.
+    ir::Value* shared =
+        b.node(OpKind::DequantizeLinear, "dq_shared", {x, s, b.constant("z2", ir::Tensor::fromVector<uint8_t>({}, {90}))});
+    ir::Value* pool2 = b.node(OpKind::MaxPool, "pool2", {shared}, window);
+    ir::Value* pool3 = b.node(OpKind::MaxPool, "pool3", {shared},
+                              {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+    ir::Value* sum = b.node(OpKind::Add, "sum", {pool2, pool3});
+    auto g = b.finish({head, sum});
+
+    PipelineResult res = pipeline(*g);
+    ASSERT_TRUE(res.graph);
+    const RuleStats& st = stats(res, "sink-dequantize-maxpool");
+    EXPECT_EQ(st.applied, 1);
+    bool named = false;
+    for (const auto& [why, n] : st.reasons)
+        named |= why.find("dq_shared") != std::string::npos;
+    EXPECT_TRUE(named) << "the shared map's rejection names it";
+    const ir::Node* pool = res.graph->findNode("pool");
+    ASSERT_NE(pool, nullptr);
+    EXPECT_EQ(pool->input(0)->type().dtype, ir::DType::U8) << "the MaxPool reads the int8 map";
+    EXPECT_EQ(pool->output(0)->type().dtype, ir::DType::U8);
+    ASSERT_EQ(pool->output(0)->users().size(), 1u);
+    const OpKind reader = pool->output(0)->users()[0]->kind();
+    EXPECT_TRUE(reader == OpKind::DequantizeLinear || reader == OpKind::ElementwiseGroup)
+        << "the dequantization follows the pooling (alone, or a step of the Sigmoid's group)";
+    const std::vector<ir::Tensor> want = run32(*g), got = run32(*res.graph);
+    ASSERT_EQ(got.size(), 2u);
+    for (size_t k = 0; k < 2; ++k)
+        for (int64_t i = 0; i < want[k].numel(); ++i)
+            ASSERT_EQ(got[k].at(i), want[k].at(i)) << "output " << k << " element " << i;
 }
