@@ -4,6 +4,7 @@
 
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 
@@ -13,6 +14,12 @@ static_assert(std::endian::native == std::endian::little,
               "ONNX raw_data is little-endian; this importer adopts it without byte swapping");
 
 using onnx::TensorProto;
+
+namespace {
+// ONNX's UINT4 and INT4 (IR 10, opset 21), newer than the onnx.proto Sextant builds against.
+constexpr int32_t kOnnxUint4 = 21;
+constexpr int32_t kOnnxInt4 = 22;
+} // namespace
 
 std::optional<ir::DType> dtypeFromOnnx(int32_t onnxType) {
     switch (onnxType) {
@@ -29,6 +36,8 @@ std::optional<ir::DType> dtypeFromOnnx(int32_t onnxType) {
     case TensorProto::UINT16: return ir::DType::U16;
     case TensorProto::UINT32: return ir::DType::U32;
     case TensorProto::UINT64: return ir::DType::U64;
+    case kOnnxUint4: return ir::DType::U4;
+    case kOnnxInt4: return ir::DType::I4;
     default: return std::nullopt;
     }
 }
@@ -48,6 +57,8 @@ int32_t dtypeToOnnx(ir::DType dtype) {
     case ir::DType::U16: return TensorProto::UINT16;
     case ir::DType::U32: return TensorProto::UINT32;
     case ir::DType::U64: return TensorProto::UINT64;
+    case ir::DType::U4: return kOnnxUint4;
+    case ir::DType::I4: return kOnnxInt4;
     }
     return TensorProto::UNDEFINED;
 }
@@ -122,15 +133,35 @@ Expected<int64_t> elementCount(const std::vector<int64_t>& dims, const std::stri
     return numel;
 }
 
+bool isFourBit(ir::DType dtype) { return dtype == ir::DType::I4 || dtype == ir::DType::U4; }
+
+/// 4-bit elements from `packed` bytes, two to a byte, the lower index in the lower nibble (an odd
+/// count leaves the last high nibble unused): one per byte, sign-extended for int4.
+ir::Tensor unpackFourBit(ir::DType dtype, std::vector<int64_t> dims, int64_t numel,
+                         const std::function<uint8_t(int64_t)>& packed) {
+    ir::Tensor t(dtype, std::move(dims));
+    for (int64_t i = 0; i < numel; ++i) {
+        const int nibble = (packed(i / 2) >> (i % 2 ? 4 : 0)) & 0xF;
+        t.set(i, dtype == ir::DType::I4 && nibble >= 8 ? nibble - 16 : nibble);
+    }
+    return t;
+}
+
 /// A tensor adopting raw_data (viewed in place when 8-byte aligned, else copied).
 Expected<ir::Tensor> fromRawData(TensorProto& proto, ir::DType dtype, std::vector<int64_t> dims, int64_t numel,
                                  const std::string& what) {
-    const size_t expected = static_cast<size_t>(numel) * ir::dtypeSize(dtype);
+    const size_t expected = isFourBit(dtype) ? static_cast<size_t>((numel + 1) / 2)
+                                             : static_cast<size_t>(numel) * ir::dtypeSize(dtype);
     if (proto.raw_data().size() != expected)
         return makeError(ErrorKind::Invalid,
                          what + ": raw_data has " + std::to_string(proto.raw_data().size()) +
                              " bytes, expected " + std::to_string(expected) + " for " +
                              shapeText(dtype, dims));
+    if (isFourBit(dtype)) {
+        const std::string& raw = proto.raw_data();
+        return unpackFourBit(dtype, std::move(dims), numel,
+                             [&raw](int64_t b) { return static_cast<uint8_t>(raw[static_cast<size_t>(b)]); });
+    }
     std::shared_ptr<std::string> owner(proto.release_raw_data());
     const auto* bytes = reinterpret_cast<const std::byte*>(owner->data());
     if (!aligned8(bytes))
@@ -187,6 +218,18 @@ Expected<ir::Tensor> fromTypedData(TensorProto& proto, ir::DType dtype, std::vec
             t.set(i, proto.int32_data(static_cast<int>(i)));
         return t;
     }
+    case ir::DType::I4:
+    case ir::DType::U4: {
+        // Two 4-bit elements per int32_data entry, packed as in raw_data (one byte each).
+        const int64_t bytes = (numel + 1) / 2;
+        if (proto.int32_data_size() != bytes)
+            return makeError(ErrorKind::Invalid, what + ": int32_data has " + std::to_string(proto.int32_data_size()) +
+                                                     " elements, expected " + std::to_string(bytes) +
+                                                     " (two 4-bit values each) for " + typeText);
+        return unpackFourBit(dtype, std::move(dims), numel, [&proto](int64_t b) {
+            return static_cast<uint8_t>(proto.int32_data(static_cast<int>(b)));
+        });
+    }
     case ir::DType::U32:
     case ir::DType::U64: {
         // Unsigned 32- and 64-bit integers travel in uint64_data.
@@ -225,6 +268,14 @@ void tensorToProto(const ir::Tensor& tensor, const std::string& name, TensorProt
     for (int64_t d : tensor.shape())
         out.add_dims(d);
     out.set_data_type(dtypeToOnnx(tensor.dtype()));
+    if (isFourBit(tensor.dtype())) { // two to a byte, the lower index in the lower nibble
+        std::string packed(static_cast<size_t>((tensor.numel() + 1) / 2), '\0');
+        for (int64_t i = 0; i < tensor.numel(); ++i)
+            packed[static_cast<size_t>(i / 2)] |=
+                static_cast<char>((static_cast<int>(tensor.at(i)) & 0xF) << (i % 2 ? 4 : 0));
+        out.set_raw_data(std::move(packed));
+        return;
+    }
     out.set_raw_data(reinterpret_cast<const char*>(tensor.bytes()), tensor.byteSize());
 }
 

@@ -17,13 +17,16 @@ std::string_view dtypeName(DType t) {
     case DType::U16: return "u16";
     case DType::U32: return "u32";
     case DType::U64: return "u64";
+    case DType::I4: return "i4";
+    case DType::U4: return "u4";
     }
     return "?";
 }
 
 std::optional<DType> parseDType(std::string_view name) {
     for (DType t : {DType::F64, DType::F32, DType::F16, DType::BF16, DType::I64, DType::I32,
-                    DType::I8, DType::U8, DType::Bool, DType::I16, DType::U16, DType::U32, DType::U64})
+                    DType::I8, DType::U8, DType::Bool, DType::I16, DType::U16, DType::U32, DType::U64,
+                    DType::I4, DType::U4})
         if (dtypeName(t) == name)
             return t;
     return std::nullopt;
@@ -44,6 +47,8 @@ size_t dtypeSize(DType t) {
     case DType::U16: return 2;
     case DType::U32: return 4;
     case DType::U64: return 8;
+    case DType::I4:
+    case DType::U4: return 1; // one element per byte in memory (see DType)
     }
     return 1;
 }
@@ -54,7 +59,7 @@ bool isFloat(DType t) {
 
 bool isInteger(DType t) {
     return t == DType::I64 || t == DType::I32 || t == DType::I8 || t == DType::U8 || t == DType::I16 ||
-           t == DType::U16 || t == DType::U32 || t == DType::U64;
+           t == DType::U16 || t == DType::U32 || t == DType::U64 || t == DType::I4 || t == DType::U4;
 }
 
 } // namespace sextant::ir

@@ -27,6 +27,8 @@ std::pair<int64_t, int64_t> integerRange(DType t) {
     case DType::U16: return rangeOf<uint16_t>();
     case DType::U32: return rangeOf<uint32_t>();
     case DType::I8: return rangeOf<int8_t>();
+    case DType::I4: return {-8, 7};
+    case DType::U4: return {0, 15};
     default: return rangeOf<uint8_t>();
     }
 }
@@ -441,7 +443,9 @@ private:
                 case DType::U8:
                 case DType::I16:
                 case DType::U16:
-                case DType::U32: {
+                case DType::U32:
+                case DType::I4:
+                case DType::U4: {
                     SX_ASSIGN(int64_t v, toInt(tok, at));
                     const auto [lo, hi] = integerRange(type.dtype);
                     if (v < lo || v > hi)

@@ -110,6 +110,8 @@ void appendElement(std::string& out, const Tensor& t, int64_t i) {
     case DType::U16: out += std::to_string(t.data<uint16_t>()[i]); return;
     case DType::U32: out += std::to_string(t.data<uint32_t>()[i]); return;
     case DType::U64: out += std::to_string(t.data<uint64_t>()[i]); return;
+    case DType::I4: out += std::to_string(t.data<int8_t>()[i]); return;
+    case DType::U4: out += std::to_string(t.data<uint8_t>()[i]); return;
     case DType::Bool: out += t.data<uint8_t>()[i] ? "true" : "false"; return;
     }
 }

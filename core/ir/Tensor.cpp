@@ -105,6 +105,8 @@ double Tensor::at(int64_t i) const {
     case DType::U16: return data<uint16_t>()[i];
     case DType::U32: return data<uint32_t>()[i];
     case DType::U64: return static_cast<double>(data<uint64_t>()[i]);
+    case DType::I4: return data<int8_t>()[i];
+    case DType::U4: return data<uint8_t>()[i];
     }
     return 0.0;
 }
@@ -141,6 +143,8 @@ void Tensor::set(int64_t i, double v) {
     case DType::U16: mutableData<uint16_t>()[i] = saturatingCast<uint16_t>(v); return;
     case DType::U32: mutableData<uint32_t>()[i] = saturatingCast<uint32_t>(v); return;
     case DType::U64: mutableData<uint64_t>()[i] = saturatingCast<uint64_t>(v); return;
+    case DType::I4: mutableData<int8_t>()[i] = static_cast<int8_t>(std::clamp<int>(saturatingCast<int8_t>(v), -8, 7)); return;
+    case DType::U4: mutableData<uint8_t>()[i] = std::min<uint8_t>(saturatingCast<uint8_t>(v), 15); return;
     }
 }
 

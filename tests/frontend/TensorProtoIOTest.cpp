@@ -1,5 +1,6 @@
 #include "TestUtil.h"
 
+#include "core/frontend/OnnxTensor.h"
 #include "core/frontend/TensorProtoIO.h"
 
 #include <gtest/gtest.h>
@@ -218,18 +219,58 @@ TEST(TensorProtoIO, AnUnknownDataTypeIsNamedOnce) {
 }
 
 TEST(TensorProtoIO, ANewerOnnxTypeIsNamedAsUnsupported) {
-    // INT4 (22) is newer than the onnx.proto Sextant is built with: it is ONNX, just not supported.
+    // FLOAT8E4M3FN (17) is newer than the onnx.proto Sextant is built with: it is ONNX, just not
+    // supported.
+    fs::path dir = tempDir();
+    onnx::TensorProto p;
+    p.set_name("w");
+    p.set_data_type(17);
+    p.add_dims(2);
+    p.set_raw_data(std::string("\x21\x43", 2));
+    writeBytes(dir / "f8.pb", p.SerializeAsString());
+    auto loaded = loadTensorProto((dir / "f8.pb").string());
+    ASSERT_FALSE(loaded.ok());
+    EXPECT_NE(loaded.error().message.find("has data type FLOAT8E4M3FN, which is not supported"), std::string::npos)
+        << loaded.error().message;
+}
+
+// INT4 and UINT4 (22, 21) travel two to a byte, the lower index in the lower nibble; an odd count
+// leaves the last high nibble unused. They load one per byte (int4 sign-extended) and save packed.
+TEST(TensorProtoIO, FourBitTensorsUnpackAndPackBack) {
     fs::path dir = tempDir();
     onnx::TensorProto p;
     p.set_name("w");
     p.set_data_type(22);
-    p.add_dims(4);
-    p.set_raw_data(std::string("\x21\x43", 2));
+    p.add_dims(5);
+    p.set_raw_data(std::string("\x21\x8F\x07", 3)); // 1, 2, -1, -8, 7
     writeBytes(dir / "int4.pb", p.SerializeAsString());
     auto loaded = loadTensorProto((dir / "int4.pb").string());
-    ASSERT_FALSE(loaded.ok());
-    EXPECT_NE(loaded.error().message.find("has data type INT4, which is not supported"), std::string::npos)
-        << loaded.error().message;
+    ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+    EXPECT_EQ(loaded->dtype(), ir::DType::I4);
+    EXPECT_EQ(loaded->toDoubles(), (std::vector<double>{1, 2, -1, -8, 7}));
+    onnx::TensorProto back;
+    tensorToProto(*loaded, "w", back);
+    EXPECT_EQ(back.data_type(), 22);
+    EXPECT_EQ(back.raw_data(), std::string("\x21\x8F\x07", 3));
+
+    onnx::TensorProto u;
+    u.set_name("u");
+    u.set_data_type(21);
+    u.add_dims(3);
+    u.add_int32_data(0xF0); // 0, 15
+    u.add_int32_data(0x09); // 9
+    writeBytes(dir / "uint4.pb", u.SerializeAsString());
+    auto typed = loadTensorProto((dir / "uint4.pb").string());
+    ASSERT_TRUE(typed.ok()) << typed.error().message;
+    EXPECT_EQ(typed->dtype(), ir::DType::U4);
+    EXPECT_EQ(typed->toDoubles(), (std::vector<double>{0, 15, 9}));
+
+    p.set_raw_data(std::string("\x21\x8F", 2)); // 5 elements need 3 bytes
+    writeBytes(dir / "short.pb", p.SerializeAsString());
+    auto shortOne = loadTensorProto((dir / "short.pb").string());
+    ASSERT_FALSE(shortOne.ok());
+    EXPECT_NE(shortOne.error().message.find("raw_data has 2 bytes, expected 3"), std::string::npos)
+        << shortOne.error().message;
 }
 
 TEST(TensorProtoIO, TestDataSetNeedsIndexZero) {

@@ -40,6 +40,26 @@ TEST(Quantize, PerTensorRoundsHalfToEvenAndSaturatesToUint8) {
     EXPECT_EQ(ints(y[0]), (std::vector<int64_t>{0, 2, 4, 0, 255, 8, 0, 0}));
 }
 
+// int4 and uint4 (opset 21): saturate to [-8, 7] and [0, 15], the type from the zero point or
+// output_dtype (22 int4, 21 uint4); DequantizeLinear reads them back.
+TEST(Quantize, Int4AndUint4SaturateToFourBits) {
+    Tensor z4(DType::I4, {});
+    z4.set(0, -1);
+    auto y = runOne(OpKind::QuantizeLinear, {f32({6}, {0, 1.25f, 3.5f, 100, -100, -2}), f32({}, {0.5f}), z4}, {}, 1,
+                    DType::F32, {1, 2});
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(y[0].dtype(), DType::I4);
+    EXPECT_EQ(ints(y[0]), (std::vector<int64_t>{-1, 1, 6, 7, -8, -5}));
+    auto u = runOne(OpKind::QuantizeLinear, {f32({4}, {0, 3, 100, -1}), f32({}, {0.5f})},
+                    {{"output_dtype", int64_t{21}}}, 1, DType::F32, {1});
+    ASSERT_EQ(u.size(), 1u);
+    EXPECT_EQ(u[0].dtype(), DType::U4);
+    EXPECT_EQ(ints(u[0]), (std::vector<int64_t>{0, 6, 15, 0}));
+    auto back = runOne(OpKind::DequantizeLinear, {y[0], f32({}, {0.5f}), z4}, {}, 1, DType::F32, {1, 2});
+    ASSERT_EQ(back.size(), 1u);
+    EXPECT_EQ(back[0].toDoubles(), (std::vector<double>{0, 1, 3.5, 4, -3.5, -2}));
+}
+
 TEST(Quantize, PerAxisUsesEachChannelsScaleAndZeroPoint) {
     auto y = runOne(OpKind::QuantizeLinear,
                     {f32({1, 2, 3}, {1, -2, 3.3f, 4, 5, -6.1f}), f32({2}, {0.5f, 0.25f}), s8({2}, {0, -10})}, {}, 1,

@@ -5,6 +5,8 @@
 #       installs onnxruntime-node into BUILD_DIR/ort-node (npm) unless it is there, then
 #       scripts/qdq/make-qdq-models.py writes BUILD_DIR/qdq/models/<folder>/<stem>_qdq.onnx with
 #       onnxruntime's outputs as test data. Skips (77) without ../shared.
+#   qdq_run.sh int4 SEXTANT_CLI BUILD_DIR
+#       an int4/uint4 model (scripts/qdq/make-int4-model.py) against onnxruntime-node, exactly.
 #   qdq_run.sh CASE MODEL SEXTANT_CLI SHARED_DIR BUILD_DIR
 #       CASE reference, npu, float or bisect; MODEL <folder>/<stem> of the float model. Runs the quantized model as
 #       a user would and compares with onnxruntime's outputs (and, on the NPU, with the float64
@@ -29,6 +31,30 @@ if [ "$case_name" = generate ]; then
     exec /usr/bin/python3 "$root/scripts/qdq/make-qdq-models.py" --ort-node "$ort" --out "$build/qdq/models" \
         "$shared/models" ort-examples/mnist ort-examples/ultraface_version-RFB-320 \
         blazeface/face_detection_front_128x128_barracuda
+fi
+
+if [ "$case_name" = int4 ]; then
+    # int4 and uint4 (opset 21): a model the script packs by hand, onnxruntime-node's outputs as the
+    # oracle; the reference executor and the simulated NPU must give the same bits.
+    cli=$2 build=$3
+    ort="$build/ort-node"
+    [ -d "$ort/node_modules/onnxruntime-node" ] ||
+        { echo "onnxruntime-node is not installed (models.qdq.generate installs it): skipping int4"; exit 77; }
+    work="$build/qdq/int4"
+    out="$work/run.out" err="$work/run.err"
+    mkdir -p "$work"
+    fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; exit 1; }
+    /usr/bin/python3 "$root/scripts/qdq/make-int4-model.py" --ort-node "$ort" "$work" >"$out" 2>"$err" ||
+        fail "make-int4-model.py failed"
+    data="$work/test_data_set_0"
+    "$cli" run "$work/int4.onnx" --reference --inputs "$data" --expected "$data" --atol 0 --rtol 0 >"$out" 2>"$err" ||
+        fail "the reference executor differs from onnxruntime"
+    [ "$(grep -c "^output '.*max_abs 0\.0e+00 .* PASS$" "$out")" -eq 2 ] || fail "not both outputs exact"
+    "$cli" run "$work/int4.onnx" --inputs "$data" --expected "$data" --atol 0 --rtol 0 >"$out" 2>"$err" ||
+        fail "the simulated NPU differs from onnxruntime"
+    [ "$(grep -c "^output '.*max_abs 0\.0e+00 .* PASS$" "$out")" -eq 2 ] || fail "not both outputs exact on the NPU"
+    echo "PASS: int4"
+    exit 0
 fi
 
 model=$2 cli=$3 shared=$4 build=$5

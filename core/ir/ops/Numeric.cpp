@@ -34,7 +34,9 @@ Expected<std::vector<Tensor>> dispatchNumeric(const Node& n, DType dtype, bool a
             return fn(uint8_t{});
         break;
     case DType::F16:
-    case DType::BF16: break;
+    case DType::BF16:
+    case DType::I4: // ONNX computes on int4 only through Cast and the quantization ops
+    case DType::U4: break;
     }
     return opError(n, "reference kernel does not handle " + std::string(dtypeName(dtype)),
                    ErrorKind::Unsupported);

@@ -163,6 +163,8 @@ std::optional<DType> onnxDType(int64_t code) {
     case 5: return DType::I16;
     case 12: return DType::U32;
     case 13: return DType::U64;
+    case 21: return DType::U4;
+    case 22: return DType::I4;
     case 6: return DType::I32;
     case 7: return DType::I64;
     case 9: return DType::Bool;

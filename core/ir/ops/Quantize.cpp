@@ -11,9 +11,10 @@
 // the type ONNX gives them, the scale's (float32 for a float32 model, in the float64 reference too,
 // as onnxruntime computes), on integers
 // exactly: the integer products are summed in double, exact below 2^53.
-// The integer types are int8, uint8, int16 and uint16 (int32 into DequantizeLinear); float8 and
-// 4-bit types are not IR dtypes: the importer refuses them by name, and an `output_dtype` naming
-// one is refused here.
+// The integer types are int8, uint8, int16, uint16, int4 and uint4 (int32 into
+// DequantizeLinear; int4 from opset 21, held one per byte, packed in files); float8 and float4
+// types are not IR dtypes: the importer refuses them by name, and an `output_dtype` naming one is
+// refused here.
 
 #include "OpUtil.h"
 
@@ -27,7 +28,9 @@ using ops::opError;
 
 namespace {
 
-bool isQuantType(DType t) { return t == DType::I8 || t == DType::U8 || t == DType::I16 || t == DType::U16; }
+bool isQuantType(DType t) {
+    return t == DType::I8 || t == DType::U8 || t == DType::I16 || t == DType::U16 || t == DType::I4 || t == DType::U4;
+}
 
 /// The range `t` saturates to.
 std::pair<double, double> quantRange(DType t) {
@@ -37,11 +40,13 @@ std::pair<double, double> quantRange(DType t) {
     case DType::I16: return {-32768.0, 32767.0};
     case DType::U16: return {0.0, 65535.0};
     case DType::I32: return {-2147483648.0, 2147483647.0};
+    case DType::I4: return {-8.0, 7.0};
+    case DType::U4: return {0.0, 15.0};
     default: return {0.0, 0.0};
     }
 }
 
-std::string typeList() { return "int8, uint8, int16 or uint16"; }
+std::string typeList() { return "int8, uint8, int16, uint16, int4 or uint4"; }
 
 /// How a scale (and its zero point) spreads over a tensor of shape `x`: element i uses scale
 /// index ((i / (axisLen * inner)) * scaleAxisLen + ((i / inner) % axisLen) / block) * inner + i % inner
@@ -134,7 +139,7 @@ Expected<std::optional<DType>> outputDtypeAttr(const Node& n) {
     std::optional<DType> t = ops::onnxDType(code);
     if (!t)
         return opError(n, "output_dtype " + std::to_string(code) +
-                              " is an ONNX type Sextant does not have (float8 and 4-bit types are not supported)",
+                              " is an ONNX type Sextant does not have (float8 and float4 types are not supported)",
                        ErrorKind::Unsupported);
     return t;
 }
