@@ -1,6 +1,7 @@
 // sextant-cli compile MODEL [-o DIR] [--target FILE] [-O0..-O3] [--disable ID]...
 //                           [--fusion-switch FILE.json] [--bisect-limit N] [--print-changed]
 //                           [--list-applications] [--stats] [--report FILE.json]
+//                           [--export-memory FILE.csv] [--export-offset-problem FILE.csv]
 // Imports an ONNX model, runs the pass pipeline, lowers it for a target and (with -o) writes the
 // artifact directory. Prints a short summary; --print-changed prints a unified IR diff for every
 // pass that changed the graph.
@@ -9,6 +10,7 @@
 #include "ShapeOption.h"
 
 #include "core/backend/Artifact.h"
+#include "core/backend/MemoryExport.h"
 #include "core/backend/SramPlanner.h"
 #include "core/backend/Target.h"
 #include "core/frontend/OnnxImporter.h"
@@ -17,6 +19,7 @@
 #include "core/passes/PassManager.h"
 #include "core/passes/TextDiff.h"
 #include "core/runtime/Compiler.h"
+#include "core/ir/FileWrite.h"
 #include "core/ir/Specialize.h"
 #include "core/runtime/ModelInputs.h"
 
@@ -66,6 +69,13 @@ const char* kCompileUsage =
     "                      the DRAM traffic, what keep-on-chip kept, and per-Task figures\n"
     "  --report FILE.json  write the summary, memory figures, rule counters and Task table as\n"
     "                      JSON (docs/compile-report.md)\n"
+    "  --export-memory FILE.csv\n"
+    "                      write every buffer's place and time: level (dram, sram with its core,\n"
+    "                      host), offset, size, first and last Task and their scheduled cycles\n"
+    "                      (docs/memory-export.md)\n"
+    "  --export-offset-problem FILE.csv\n"
+    "                      write the DRAM arena's planning problem as id,lower,upper,size\n"
+    "                      (MiniMalloc's format; 'sextant-cli plan-offsets' reads it)\n"
     "  --shape NAME=DIMS   give input NAME concrete dims, e.g. x=1x3x48x320 (repeatable; needed\n"
     "                      for models with symbolic input dims)\n"
     "  --inputs DIR        take the symbolic input dims from the tensors in DIR (input_0.pb, ...,\n"
@@ -515,7 +525,7 @@ Status checkInputsFit(const ir::Graph& graph, const std::string& dir, const std:
 } // namespace
 
 int cmdCompile(Args args) {
-    std::string model, outDir, targetPath, reportPath, inputsDir;
+    std::string model, outDir, targetPath, reportPath, inputsDir, memoryCsv, offsetCsv;
     PipelineOptions pipelineOptions;
     bool printChangedFlag = false, stats = false, listApplicationsFlag = false;
     ir::InputShapes shapes;
@@ -560,6 +570,12 @@ int cmdCompile(Args args) {
         } else if (a == "--report") {
             if (!value(reportPath))
                 return fail("compile: --report needs a file");
+        } else if (a == "--export-memory") {
+            if (!value(memoryCsv))
+                return fail("compile: --export-memory needs a file");
+        } else if (a == "--export-offset-problem") {
+            if (!value(offsetCsv))
+                return fail("compile: --export-offset-problem needs a file");
         } else if (!a.empty() && a[0] == '-') {
             return fail("compile: unknown option '" + a + "' (see 'sextant-cli compile --help')");
         } else if (model.empty()) {
@@ -611,14 +627,18 @@ int cmdCompile(Args args) {
     const PassChanges changes = stats || !reportPath.empty() ? passChanges(result->pipeline) : PassChanges{};
     if (stats)
         printStats(*result, changes);
-    if (!reportPath.empty()) {
-        std::ofstream out(reportPath, std::ios::binary | std::ios::trunc);
-        if (!out)
-            return fail(reportPath + ": cannot open for writing");
-        out << reportJson(*result, changes, model, options.pipeline).dump(2) << "\n";
-        if (!out)
-            return fail(reportPath + ": write failed");
-    }
+    if (!reportPath.empty())
+        if (Status w = writeFileAtomically(reportPath, reportJson(*result, changes, model, options.pipeline).dump(2) + "\n",
+                                           "report");
+            !w.ok())
+            return fail(w.error().message);
+    if (!memoryCsv.empty())
+        if (Status w = writeFileAtomically(memoryCsv, backend::memoryPlanCsv(result->program), "memory plan"); !w.ok())
+            return fail(w.error().message);
+    if (!offsetCsv.empty())
+        if (Status w = writeFileAtomically(offsetCsv, backend::offsetProblemCsv(result->program), "offset problem");
+            !w.ok())
+            return fail(w.error().message);
     return 0;
 }
 

@@ -39,6 +39,46 @@ generators)
     /usr/bin/python3 "$src/bench/mixed-chain.py" zero "$work/bad.onnx" >"$out" 2>"$err" && fail "mixed-chain.py took a bad size"
     grep -q "usage: bench/mixed-chain.py NODES OUT.onnx" "$err" || fail "mixed-chain.py did not print its usage"
     ;;
+exports)
+    # The memory plan as CSV (docs/memory-export.md): every buffer placed, SRAM rows inside their
+    # core's capacity, DRAM intermediates inside the arena; the DRAM problem in MiniMalloc's
+    # format reads back into plan-offsets. A folder that does not exist is an error naming the file.
+    expect_exit 0 compile "$model" --export-memory "$work/memory.csv" --export-offset-problem "$work/problem.csv" \
+        --report "$work/report.json"
+    python3 - "$work/memory.csv" "$work/problem.csv" "$work/report.json" <<'PY' || fail "the exported memory plan is not what the compile planned"
+import csv, json, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+problem = list(csv.DictReader(open(sys.argv[2])))
+report = json.load(open(sys.argv[3]))
+mem = report["memory"]
+assert list(rows[0].keys()) == ["buffer", "tensor", "role", "dtype", "shape", "level", "core", "offset", "size",
+                                "first_task", "last_task", "est_first_cycle", "est_last_cycle"], rows[0].keys()
+roles = {r["role"] for r in rows}
+assert {"input", "output", "weight", "intermediate"} <= roles, roles
+assert any(r["level"] == "sram" for r in rows), "keep-on-chip keeps some tensors on chip"
+for r in rows:
+    if r["level"] == "sram":
+        assert 0 <= int(r["core"]) < 8 and int(r["offset"]) + int(r["size"]) <= 512 * 1024, r
+    if r["level"] != "host":
+        assert int(r["size"]) > 0 and int(r["est_first_cycle"]) < int(r["est_last_cycle"]), r
+dram_inter = [r for r in rows if r["level"] == "dram" and r["role"] == "intermediate"]
+assert len(problem) == len(dram_inter) > 0, (len(problem), len(dram_inter))
+base = min(int(r["offset"]) for r in dram_inter)
+assert max(int(r["offset"]) + int(r["size"]) for r in dram_inter) - base <= mem["dram_peak"], mem
+for p in problem:
+    assert int(p["lower"]) < int(p["upper"]) and int(p["size"]) > 0, p
+PY
+    expect_exit 0 plan-offsets "$work/problem.csv" --steps 0
+    expect_line "problem.csv: buffers [1-9][0-9]*, max-live [0-9]+, peak [0-9]+"
+    # The same compile writes the same bytes.
+    cp "$work/memory.csv" "$work/memory-1.csv"
+    expect_exit 0 compile "$model" --export-memory "$work/memory.csv"
+    cmp -s "$work/memory.csv" "$work/memory-1.csv" || fail "a second export differs"
+    expect_exit 2 compile "$model" --export-memory "$work/no-such-folder/memory.csv"
+    expect_error "memory plan '$work/no-such-folder/memory.csv': folder '$work/no-such-folder' does not exist"
+    [ -e "$work/no-such-folder" ] && fail "the failed export created something"
+    ls -a "$work" | grep -q "\.tmp-" && fail "a temporary file was left behind"
+    ;;
 levels)
     expect_exit 0 rules
     expect_line "^cse +pass +-O2 "

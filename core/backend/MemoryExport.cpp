@@ -1,0 +1,113 @@
+#include "MemoryExport.h"
+
+#include <algorithm>
+
+namespace sextant::backend {
+
+namespace {
+
+/// A CSV field: as is, or quoted (inner quotes doubled) when it holds a comma, quote or newline.
+std::string field(const std::string& s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos)
+        return s;
+    std::string out = "\"";
+    for (char c : s)
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return out + "\"";
+}
+
+const char* roleName(BufferKind k) {
+    switch (k) {
+    case BufferKind::Input: return "input";
+    case BufferKind::Output: return "output";
+    case BufferKind::Weight: return "weight";
+    case BufferKind::Intermediate: return "intermediate";
+    }
+    return "?";
+}
+
+/// "1x16x32x32" (symbolic dims by name).
+std::string shapeText(const ir::TensorType& t) {
+    std::string s;
+    for (size_t i = 0; i < t.shape.size(); ++i) {
+        if (i)
+            s += 'x';
+        s += t.shape[i].isKnown() ? std::to_string(t.shape[i].value) : (t.shape[i].symbol.empty() ? std::string("?") : t.shape[i].symbol.str());
+    }
+    return s.empty() ? "scalar" : s;
+}
+
+/// The Task's id, or "host" for -1 (written before the run, read after it).
+std::string taskText(const Program& p, int task) {
+    return task < 0 || static_cast<size_t>(task) >= p.tasks.size() ? std::string("host")
+                                                                     : std::to_string(p.tasks[static_cast<size_t>(task)].id);
+}
+
+uint64_t programEnd(const Program& p) {
+    uint64_t end = 0;
+    for (const Task& t : p.tasks)
+        end = std::max(end, t.estEnd);
+    return end;
+}
+
+/// Scheduled cycles from the first write to the last access: [writer start, reader end).
+std::pair<uint64_t, uint64_t> lifetime(const Program& p, const Buffer& b, uint64_t end) {
+    const auto task = [&p](int i) -> const Task* {
+        return i >= 0 && static_cast<size_t>(i) < p.tasks.size() ? &p.tasks[static_cast<size_t>(i)] : nullptr;
+    };
+    const Task* w = task(b.firstTask);
+    const Task* r = task(b.lastTask);
+    const uint64_t lo = w ? w->estStart : 0;
+    uint64_t hi = r ? r->estEnd : end;
+    if (w)
+        hi = std::max(hi, w->estEnd);
+    return {lo, std::max(hi, lo + 1)};
+}
+
+} // namespace
+
+std::string memoryPlanCsv(const Program& p) {
+    std::string out = "buffer,tensor,role,dtype,shape,level,core,offset,size,first_task,last_task,est_first_cycle,"
+                      "est_last_cycle\n";
+    const uint64_t end = programEnd(p);
+    for (const Buffer& b : p.buffers) {
+        const auto [lo, hi] = lifetime(p, b, end);
+        const std::string head = std::to_string(b.id) + "," + field(b.value) + "," + roleName(b.kind) + "," +
+                                 std::string(ir::dtypeName(b.type.dtype)) + "," + field(shapeText(b.type)) + ",";
+        const std::string tail = "," + taskText(p, b.firstTask) + "," + taskText(p, b.lastTask) + "," +
+                                 std::to_string(lo) + "," + std::to_string(hi) + "\n";
+        auto row = [&](const std::string& level, int core, uint64_t offset, uint64_t size) {
+            out += head + level + "," + (core < 0 ? std::string() : std::to_string(core)) + "," +
+                   std::to_string(offset) + "," + std::to_string(size) + tail;
+        };
+        if (!b.type.isStatic() && b.level == MemLevel::Dram && b.stripes.empty()) {
+            out += head + "host,,,," + tail.substr(1);
+            continue;
+        }
+        if (b.stripes.empty()) {
+            row(b.level == MemLevel::Sram ? "sram" : "dram", b.level == MemLevel::Sram ? b.core : -1, b.offset, b.size);
+            continue;
+        }
+        if (b.level == MemLevel::Dram) // a halo tensor's DRAM home
+            row("dram", -1, b.offset, b.size);
+        for (const Buffer::Stripe& s : b.stripes)
+            row("sram", s.core, s.offset, s.size);
+    }
+    return out;
+}
+
+std::string offsetProblemCsv(const Program& p) {
+    std::string out = "id,lower,upper,size\n";
+    const uint64_t end = programEnd(p);
+    for (const Buffer& b : p.buffers) {
+        // As planMemory takes them: a halo tensor's DRAM home is in the arena too.
+        if (b.kind != BufferKind::Intermediate || b.level != MemLevel::Dram || !b.type.isStatic())
+            continue;
+        const auto [lo, hi] = lifetime(p, b, end);
+        out += std::to_string(b.id) + "," + std::to_string(lo) + "," + std::to_string(hi) + "," +
+               std::to_string(b.size) + "\n";
+    }
+    return out;
+}
+
+} // namespace sextant::backend
