@@ -5,6 +5,7 @@
 #include "SramView.h"
 #include "core/backend/Grouping.h"
 #include "core/ir/Printer.h"
+#include "core/runtime/NetworkSummary.h"
 
 #include <algorithm>
 #include <sstream>
@@ -172,8 +173,20 @@ void InspectorWidget::render() {
                         .arg(prog.target.cyclesToMicros(m_snapshot->sim.totalCycles), 0, 'f', 2);
             html += tr("<tr><td class='k'>memory</td><td>%1</td></tr>")
                         .arg(memorySummary(m_snapshot->memory).toHtmlEscaped());
-            html += tr("<tr><td class='k'>SRAM</td><td>%1</td></tr></table>")
+            html += tr("<tr><td class='k'>SRAM</td><td>%1</td></tr>")
                         .arg(sramSummary(m_snapshot->sram).toHtmlEscaped());
+            // The per-network figures of sextant-cli run --summary-csv (docs/summary-csv.md).
+            const runtime::NetworkSummary sum =
+                runtime::summarise(prog, m_snapshot->modelPath, 2, m_snapshot->sim.totalCycles, "simulated");
+            html += tr("<tr><td class='k'>network</td><td>%1 MMACs on %2 cores · roofline %3 cycles (%4-bound), "
+                       "the latency %5x it · %6 events · %7 grey ops</td></tr></table>")
+                        .arg(static_cast<double>(sum.macs) / 1e6, 0, 'f', 2)
+                        .arg(sum.coresUsed)
+                        .arg(sum.rooflineCycles)
+                        .arg(QString::fromLatin1(sum.rooflineBound))
+                        .arg(static_cast<double>(sum.latencyCycles) / static_cast<double>(std::max<uint64_t>(sum.rooflineCycles, 1)), 0, 'f', 1)
+                        .arg(sum.events)
+                        .arg(sum.greyTransposes + sum.greyCopyOrCast + sum.greyLayoutConversions);
         }
         html.prepend(sramBufferHtml());
         if (!m_node.isEmpty())

@@ -2,6 +2,7 @@
 //                           [--fusion-switch FILE.json] [--bisect-limit N] [--print-changed]
 //                           [--list-applications] [--stats] [--report FILE.json]
 //                           [--export-memory FILE.csv] [--export-offset-problem FILE.csv]
+//                           [--summary-csv FILE.csv]
 // Imports an ONNX model, runs the pass pipeline, lowers it for a target and (with -o) writes the
 // artifact directory. Prints a short summary; --print-changed prints a unified IR diff for every
 // pass that changed the graph.
@@ -19,6 +20,7 @@
 #include "core/passes/PassManager.h"
 #include "core/passes/TextDiff.h"
 #include "core/runtime/Compiler.h"
+#include "core/runtime/NetworkSummary.h"
 #include "core/ir/FileWrite.h"
 #include "core/ir/Specialize.h"
 #include "core/runtime/ModelInputs.h"
@@ -76,6 +78,10 @@ const char* kCompileUsage =
     "  --export-offset-problem FILE.csv\n"
     "                      write the DRAM arena's planning problem as id,lower,upper,size\n"
     "                      (MiniMalloc's format; 'sextant-cli plan-offsets' reads it)\n"
+    "  --summary-csv FILE.csv\n"
+    "                      append the network's figures (estimated latency, Tasks, cores, MACs,\n"
+    "                      DRAM traffic, SRAM peaks, events, grey ops, roofline) as one row\n"
+    "                      (docs/summary-csv.md; 'run --summary-csv' gives the simulated latency)\n"
     "  --shape NAME=DIMS   give input NAME concrete dims, e.g. x=1x3x48x320 (repeatable; needed\n"
     "                      for models with symbolic input dims)\n"
     "  --inputs DIR        take the symbolic input dims from the tensors in DIR (input_0.pb, ...,\n"
@@ -525,7 +531,7 @@ Status checkInputsFit(const ir::Graph& graph, const std::string& dir, const std:
 } // namespace
 
 int cmdCompile(Args args) {
-    std::string model, outDir, targetPath, reportPath, inputsDir, memoryCsv, offsetCsv;
+    std::string model, outDir, targetPath, reportPath, inputsDir, memoryCsv, offsetCsv, summaryCsv;
     PipelineOptions pipelineOptions;
     bool printChangedFlag = false, stats = false, listApplicationsFlag = false;
     ir::InputShapes shapes;
@@ -573,6 +579,9 @@ int cmdCompile(Args args) {
         } else if (a == "--export-memory") {
             if (!value(memoryCsv))
                 return fail("compile: --export-memory needs a file");
+        } else if (a == "--summary-csv") {
+            if (!value(summaryCsv))
+                return fail("compile: --summary-csv needs a file");
         } else if (a == "--export-offset-problem") {
             if (!value(offsetCsv))
                 return fail("compile: --export-offset-problem needs a file");
@@ -637,6 +646,12 @@ int cmdCompile(Args args) {
             return fail(w.error().message);
     if (!offsetCsv.empty())
         if (Status w = writeFileAtomically(offsetCsv, backend::offsetProblemCsv(result->program), "offset problem");
+            !w.ok())
+            return fail(w.error().message);
+    if (!summaryCsv.empty())
+        if (Status w = runtime::appendSummaryCsv(summaryCsv, runtime::summarise(result->program, model,
+                                                                                  options.pipeline.optLevel,
+                                                                                  result->program.estCycles, "estimated"));
             !w.ok())
             return fail(w.error().message);
     return 0;

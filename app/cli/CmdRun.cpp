@@ -13,6 +13,7 @@
 #include "core/runtime/Compare.h"
 #include "core/runtime/CtcDecode.h"
 #include "core/runtime/Driver.h"
+#include "core/runtime/NetworkSummary.h"
 #include "core/sim/CriticalPath.h"
 #include "core/sim/Fault.h"
 #include "profiler/ProfileDb.h"
@@ -51,6 +52,9 @@ const char* kRunUsage =
     "                        lowest cosine first: the layers quantization costs the most\n"
     "  --profile FILE.db     append the run (Tasks, nodes, buffers, metrics) to a profile "
     "database\n"
+    "  --summary-csv F.csv   append the network's figures (simulated latency, Tasks, cores, MACs,\n"
+    "                        DRAM traffic, SRAM peaks, events, grey ops, roofline) as one row\n"
+    "                        (docs/summary-csv.md)\n"
     "  --profile-wait S      when another process is writing FILE.db, wait up to S seconds for it\n"
     "                        (default 60, 0..3600), then fail with exit 2: the run is not saved\n"
     "  --mode strict|async   strict: one Task at a time in issue order; async (default): as the\n"
@@ -86,7 +90,7 @@ const char* kRunUsage =
 
 struct RunArgs : CompareOptions { // --inputs, --expected, --atol, --rtol, --shape
     std::string model;
-    std::string profilePath, targetPath, ctcKeys, saveOutputs, floatModel;
+    std::string profilePath, targetPath, ctcKeys, saveOutputs, floatModel, summaryCsv;
     sim::FaultPlan fault;
     int profileWaitMs = 60000;
     bool reference = false, float32 = false, compareReference = false, checkRaces = false, perTensor = false,
@@ -170,6 +174,9 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         } else if (a == "--save-outputs") {
             if (!value(out.saveOutputs))
                 return "run: --save-outputs needs a directory";
+        } else if (a == "--summary-csv") {
+            if (!value(out.summaryCsv))
+                return "run: --summary-csv needs a file";
         } else if (a == "--float-model") {
             if (!value(out.floatModel))
                 return "run: --float-model needs the float ONNX model the quantized one was made from";
@@ -210,9 +217,10 @@ std::string parseArgs(Args args, RunArgs& out, bool& help) {
         return err;
     if (out.reference && out.criticalPath)
         return "run: --reference runs no NPU program, so --critical-path does not apply";
-    if (out.reference && (out.compareReference || out.checkRaces || !out.profilePath.empty() || out.fault.active()))
-        return "run: --reference runs no NPU program, so --compare-reference, --check-races, --inject and "
-               "--profile do not apply";
+    if (out.reference && (out.compareReference || out.checkRaces || !out.profilePath.empty() || out.fault.active() ||
+                          !out.summaryCsv.empty()))
+        return "run: --reference runs no NPU program, so --compare-reference, --check-races, --inject, "
+               "--profile and --summary-csv do not apply";
     // An injected fault's outputs are shown against the reference, unless compared with --expected.
     if (out.fault.active() && out.expectedDir.empty())
         out.compareReference = true;
@@ -548,6 +556,13 @@ int runModel(const RunArgs& a) {
         if (Status s = saveOutputs(a.saveOutputs, r, result.outputs); !s.ok())
             return fail(s.error().message);
 
+    if (!a.summaryCsv.empty()) {
+        const runtime::NetworkSummary s =
+            runtime::summarise(program, a.model, a.pipeline.config.optLevel, result.totalCycles, "simulated");
+        if (Status w = runtime::appendSummaryCsv(a.summaryCsv, s); !w.ok())
+            return fail(w.error().message);
+        std::cout << "summary: appended a row to " << a.summaryCsv << "\n";
+    }
     // Keeping the run: the profile database is written after everything was shown.
     if (!a.profilePath.empty()) {
         profiler::RunInfo info;

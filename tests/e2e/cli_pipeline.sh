@@ -74,6 +74,31 @@ PY
     cp "$work/memory.csv" "$work/memory-1.csv"
     expect_exit 0 compile "$model" --export-memory "$work/memory.csv"
     cmp -s "$work/memory.csv" "$work/memory-1.csv" || fail "a second export differs"
+    # The per-network summary: rows append (compile's estimate, run's simulation, another level),
+    # each with its roofline; a file with another header is refused and left alone.
+    rm -f "$work/summary.csv"
+    expect_exit 0 compile "$model" --summary-csv "$work/summary.csv"
+    expect_exit 0 compile "$model" -O1 --summary-csv "$work/summary.csv"
+    expect_exit 0 run "$model" --summary-csv "$work/summary.csv"
+    expect_line "^summary: appended a row to "
+    python3 - "$work/summary.csv" <<'PY' || fail "the summary rows are not what the runs gave"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert len(rows) == 3, rows
+assert [r["latency_source"] for r in rows] == ["estimated", "estimated", "simulated"], rows
+assert [r["opt_level"] for r in rows] == ["2", "1", "2"], rows
+for r in rows:
+    assert r["target"] == "npu-a" and int(r["tasks"]) > 0 and 0 < int(r["cores_used"]) <= 8, r
+    assert int(r["macs"]) > 0 and int(r["roofline_cycles"]) > 0 and r["roofline_bound"] in ("compute", "memory"), r
+    assert float(r["latency_over_roofline"]) >= 1.0, r
+    peaks = [int(p) for p in r["sram_peak_per_core"].split(";")]
+    assert len(peaks) == 8 and max(peaks) == int(r["sram_peak_max_bytes"]), r
+    assert int(r["dram_traffic_bytes"]) >= int(r["compulsory_bytes"]) > 0, r
+PY
+    printf 'not,a,summary\n' > "$work/other.csv"
+    expect_exit 2 compile "$model" --summary-csv "$work/other.csv"
+    expect_error "summary CSV '$work/other.csv': its first line is not this version's header"
+    [ "$(cat "$work/other.csv")" = "not,a,summary" ] || fail "the refused file was changed"
     expect_exit 2 compile "$model" --export-memory "$work/no-such-folder/memory.csv"
     expect_error "memory plan '$work/no-such-folder/memory.csv': folder '$work/no-such-folder' does not exist"
     [ -e "$work/no-such-folder" ] && fail "the failed export created something"
