@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(
   cmake ninja-build ccache g++ pkg-config
-  qt6-base-dev qt6-base-dev-tools
+  qt6-base-dev qt6-base-dev-tools qt6-svg-dev
   libgraphviz-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libsqlite3-dev

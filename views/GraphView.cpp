@@ -8,6 +8,8 @@
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
+#include <QSaveFile>
+#include <QSvgGenerator>
 #include <QScrollBar>
 #include <QWheelEvent>
 #include <QtMath>
@@ -225,6 +227,42 @@ void GraphView::setGraphLayout(std::shared_ptr<const GraphLayoutResult> layout) 
     if (auto* item = m_items.value(m_selected))
         item->setSelectedNode(true);
     fitToView();
+}
+
+QString GraphView::exportImage(const QString& path) const {
+    if (!m_layout)
+        return tr("no graph is shown yet");
+    const QString ext = path.section(QLatin1Char('.'), -1).toLower();
+    if (ext != QLatin1String("svg") && ext != QLatin1String("png"))
+        return tr("'%1': the file name must end in .svg or .png").arg(path);
+    QSaveFile file(path);
+    if (!file.open(QIODevice::WriteOnly))
+        return tr("'%1': cannot write (%2)").arg(path, file.errorString());
+    const QRectF source = scene()->sceneRect();
+    if (ext == QLatin1String("svg")) {
+        QSvgGenerator svg;
+        svg.setOutputDevice(&file);
+        svg.setSize(source.size().toSize());
+        svg.setViewBox(QRectF(QPointF(0, 0), source.size()));
+        svg.setTitle(tr("Sextant graph view"));
+        QPainter p(&svg);
+        p.fillRect(QRectF(QPointF(0, 0), source.size()), backgroundBrush());
+        scene()->render(&p, QRectF(QPointF(0, 0), source.size()), source);
+    } else {
+        // Twice the scene's pixels, so the text stays sharp when the image is scaled into a page.
+        QImage image((source.size() * 2).toSize(), QImage::Format_ARGB32_Premultiplied);
+        image.fill(backgroundBrush().color());
+        QPainter p(&image);
+        p.setRenderHint(QPainter::Antialiasing);
+        p.setRenderHint(QPainter::TextAntialiasing);
+        scene()->render(&p, QRectF(QPointF(0, 0), image.size()), source);
+        p.end();
+        if (!image.save(&file, "PNG"))
+            return tr("'%1': the PNG could not be written").arg(path);
+    }
+    if (!file.commit())
+        return tr("'%1': %2").arg(path, file.errorString());
+    return {};
 }
 
 void GraphView::selectNode(const QString& node) {

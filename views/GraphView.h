@@ -30,6 +30,10 @@ public:
     double zoom() const;
     /// Scene position of the centre of node `name`, or a null point when absent (for tests).
     QPointF nodeCenter(const QString& name) const;
+    /// File > Export graph view: the whole graph as shown (the hierarchy's open and closed
+    /// groups, the colours, the selected node) into `path`, SVG or PNG by its extension (.svg,
+    /// .png), written whole or not at all (QSaveFile). Empty on success, else why not.
+    QString exportImage(const QString& path) const;
 
 public slots:
     /// Scales the whole graph into the view (never zooming in beyond 1:1).

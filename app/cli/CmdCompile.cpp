@@ -2,7 +2,7 @@
 //                           [--fusion-switch FILE.json] [--bisect-limit N] [--print-changed]
 //                           [--list-applications] [--stats] [--report FILE.json]
 //                           [--export-memory FILE.csv] [--export-offset-problem FILE.csv]
-//                           [--summary-csv FILE.csv]
+//                           [--summary-csv FILE.csv] [--export-dot PASS:FILE.dot | all:DIR]...
 // Imports an ONNX model, runs the pass pipeline, lowers it for a target and (with -o) writes the
 // artifact directory. Prints a short summary; --print-changed prints a unified IR diff for every
 // pass that changed the graph.
@@ -21,6 +21,7 @@
 #include "core/passes/TextDiff.h"
 #include "core/runtime/Compiler.h"
 #include "core/runtime/NetworkSummary.h"
+#include "core/ir/Dot.h"
 #include "core/ir/FileWrite.h"
 #include "core/ir/Specialize.h"
 #include "core/runtime/ModelInputs.h"
@@ -78,6 +79,10 @@ const char* kCompileUsage =
     "  --export-offset-problem FILE.csv\n"
     "                      write the DRAM arena's planning problem as id,lower,upper,size\n"
     "                      (MiniMalloc's format; 'sextant-cli plan-offsets' reads it)\n"
+    "  --export-dot PASS:FILE.dot\n"
+    "                      write the graph after pass PASS (an id of --stats' pass list, 'input' or\n"
+    "                      'final') as Graphviz DOT; repeatable; all:DIR writes every snapshot as\n"
+    "                      DIR/NN-PASS.dot (docs/graph-export.md)\n"
     "  --summary-csv FILE.csv\n"
     "                      append the network's figures (estimated latency, Tasks, cores, MACs,\n"
     "                      DRAM traffic, SRAM peaks, events, grey ops, roofline) as one row\n"
@@ -528,6 +533,49 @@ Status checkInputsFit(const ir::Graph& graph, const std::string& dir, const std:
     return {};
 }
 
+/// --export-dot: each PASS:FILE.dot (the last snapshot of that pass id; 'final' the last one)
+/// or all:DIR (every snapshot as DIR/NN-PASS.dot, DIR made when its parent exists).
+Status exportDots(const passes::PipelineResult& r, const std::vector<std::string>& specs, const std::string& model) {
+    const std::vector<passes::Snapshot>& snaps = r.snapshots;
+    auto write = [&](size_t i, const std::string& path) -> Status {
+        std::shared_ptr<const ir::Graph> g = snaps[i].graph();
+        if (!g)
+            return makeError(ErrorKind::Runtime, "--export-dot: snapshot '" + snaps[i].passId + "' has no graph");
+        return writeFileAtomically(path, ir::graphToDot(*g, model + " after pass " + snaps[i].passId), "DOT file");
+    };
+    for (const std::string& spec : specs) {
+        const std::string pass = spec.substr(0, spec.find(':')), path = spec.substr(spec.find(':') + 1);
+        if (path.empty())
+            return makeError(ErrorKind::Invalid, "--export-dot " + spec + ": no file after the ':'");
+        if (pass == "all") {
+            std::error_code ec;
+            std::filesystem::create_directory(path, ec);
+            if (!std::filesystem::is_directory(path))
+                return makeError(ErrorKind::Io, "--export-dot all:" + path + ": cannot make the folder (" +
+                                                    (ec ? ec.message() : std::string("not a folder")) + ")");
+            for (size_t i = 0; i < snaps.size(); ++i) {
+                char prefix[16];
+                std::snprintf(prefix, sizeof prefix, "%02zu-", i);
+                SX_TRY(write(i, (std::filesystem::path(path) / (prefix + snaps[i].passId + ".dot")).string()));
+            }
+            continue;
+        }
+        std::optional<size_t> found;
+        for (size_t i = 0; i < snaps.size(); ++i)
+            if (snaps[i].passId == pass || (pass == "final" && i + 1 == snaps.size()))
+                found = i;
+        if (!found) {
+            std::string ids;
+            for (const passes::Snapshot& s : snaps)
+                ids += (ids.empty() ? "" : ", ") + s.passId;
+            return makeError(ErrorKind::Invalid, "--export-dot " + spec + ": no pass '" + pass + "' in this pipeline (" +
+                                                     ids + ", final, all)");
+        }
+        SX_TRY(write(*found, path));
+    }
+    return {};
+}
+
 } // namespace
 
 int cmdCompile(Args args) {
@@ -535,6 +583,7 @@ int cmdCompile(Args args) {
     PipelineOptions pipelineOptions;
     bool printChangedFlag = false, stats = false, listApplicationsFlag = false;
     ir::InputShapes shapes;
+    std::vector<std::string> dotSpecs;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&](std::string& into) -> bool {
@@ -579,6 +628,11 @@ int cmdCompile(Args args) {
         } else if (a == "--export-memory") {
             if (!value(memoryCsv))
                 return fail("compile: --export-memory needs a file");
+        } else if (a == "--export-dot") {
+            std::string spec;
+            if (!value(spec) || spec.find(':') == std::string::npos)
+                return fail("compile: --export-dot needs PASS:FILE.dot or all:DIR");
+            dotSpecs.push_back(spec);
         } else if (a == "--summary-csv") {
             if (!value(summaryCsv))
                 return fail("compile: --summary-csv needs a file");
@@ -648,6 +702,8 @@ int cmdCompile(Args args) {
         if (Status w = writeFileAtomically(offsetCsv, backend::offsetProblemCsv(result->program), "offset problem");
             !w.ok())
             return fail(w.error().message);
+    if (Status w = exportDots(result->pipeline, dotSpecs, std::filesystem::path(model).stem().string()); !w.ok())
+        return fail(w.error().message);
     if (!summaryCsv.empty())
         if (Status w = runtime::appendSummaryCsv(summaryCsv, runtime::summarise(result->program, model,
                                                                                   options.pipeline.optLevel,

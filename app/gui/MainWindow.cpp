@@ -156,6 +156,7 @@ void MainWindow::buildMenus() {
         m_timelinePage->openProfileDialog();
     });
     file->addAction(tr("&Export artifact…"), this, &MainWindow::exportArtifactDialog);
+    file->addAction(tr("Export &graph view as SVG/PNG…"), this, &MainWindow::exportGraphDialog);
     file->addSeparator();
     file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows)
         ->setShortcut(QKeySequence::Quit);
@@ -289,6 +290,22 @@ void MainWindow::exportArtifactDialog() {
         QFileDialog::getExistingDirectory(this, tr("Export the compiled artifact into"));
     if (!dir.isEmpty())
         exportArtifact(dir);
+}
+
+void MainWindow::exportGraphDialog() {
+    QString filter = tr("SVG images (*.svg)");
+    const QString path = QFileDialog::getSaveFileName(this, tr("Export the graph as shown"), QStringLiteral("graph.svg"),
+                                                      tr("SVG images (*.svg);;PNG images (*.png)"), &filter);
+    if (path.isEmpty())
+        return;
+    // A name without an extension takes the chosen filter's.
+    QString file = path;
+    if (!file.endsWith(QLatin1String(".svg"), Qt::CaseInsensitive) && !file.endsWith(QLatin1String(".png"), Qt::CaseInsensitive))
+        file += filter.contains(QLatin1String("png")) ? QStringLiteral(".png") : QStringLiteral(".svg");
+    if (const QString error = graphView()->exportImage(file); !error.isEmpty())
+        onFailed(tr("export graph: %1").arg(error));
+    else
+        log(tr("exported the graph view to %1").arg(file));
 }
 
 void MainWindow::saveProfileAs() {

@@ -155,6 +155,7 @@ private:
     void targetDialog();
     void saveProfileAs();
     void exportArtifactDialog();
+    void exportGraphDialog();
     void log(const QString& line);
 
     views::ExportController* m_export = nullptr;

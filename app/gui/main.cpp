@@ -8,6 +8,7 @@
 
 #include "core/ir/Allocator.h"
 #include "views/AccuracyPage.h"
+#include "views/GraphView.h"
 #include "views/RunsView.h"
 #include "views/TimelineView.h"
 
@@ -98,8 +99,14 @@ int main(int argc, char** argv) {
                                                        "tab compares their tensors of the same name (and shows that "
                                                        "comparison with --tab accuracy)."),
                                         QStringLiteral("file.onnx"));
+    const QCommandLineOption exportGraph(QStringLiteral("export-graph"),
+                                         QStringLiteral("With --screenshot: also write the Graph tab's graph, as "
+                                                        "shown, to FILE (.svg or .png), as File > Export graph "
+                                                        "view does."),
+                                         QStringLiteral("file"));
     parser.addOptions({screenshot, tab, pass, select, size, shape, level, bisect, target, runA, runB, profile,
-                       timelineRange, timelineFind, memoryLevel, memoryCore, memoryFit, firstGraph, floatModel});
+                       timelineRange, timelineFind, memoryLevel, memoryCore, memoryFit, firstGraph, floatModel,
+                       exportGraph});
     parser.process(app);
 
     const QStringList args = parser.positionalArguments();
@@ -230,6 +237,11 @@ int main(int argc, char** argv) {
         }
         // Let the views lay themselves out and paint once before grabbing.
         QTimer::singleShot(400, &window, [&] {
+            if (parser.isSet(exportGraph))
+                if (const QString error = window.graphView()->exportImage(parser.value(exportGraph)); !error.isEmpty()) {
+                    std::fprintf(stderr, "error: --export-graph %s\n", qPrintable(error));
+                    exitCode = 2;
+                }
             const QString file = parser.value(screenshot);
             if (!window.grab().save(file)) {
                 std::fprintf(stderr, "error: could not write screenshot '%s'\n", qPrintable(file));

@@ -74,6 +74,17 @@ PY
     cp "$work/memory.csv" "$work/memory-1.csv"
     expect_exit 0 compile "$model" --export-memory "$work/memory.csv"
     cmp -s "$work/memory.csv" "$work/memory-1.csv" || fail "a second export differs"
+    # DOT: the graph after a named pass, and every snapshot into a folder; an unknown pass is an
+    # error listing the ones there are.
+    expect_exit 0 compile "$model" --export-dot fuse:"$work/fuse.dot" --export-dot all:"$work/dots"
+    grep -q '^digraph "' "$work/fuse.dot" || fail "fuse.dot is not a digraph"
+    grep -q 'label="residual_cnn after pass fuse"' "$work/fuse.dot" || fail "fuse.dot has no title"
+    grep -q 'FusedConv' "$work/fuse.dot" || fail "fuse.dot does not show the fused convolutions"
+    [ "$(ls "$work/dots" | wc -l)" -eq 9 ] || fail "all:DIR did not write one file per snapshot (9)"
+    [ -f "$work/dots/00-input.dot" ] && [ -f "$work/dots/08-dce.dot" ] || fail "snapshot files misnamed"
+    cmp -s "$work/fuse.dot" "$work/dots/05-fuse.dot" || fail "the same snapshot written twice differs"
+    expect_exit 2 compile "$model" --export-dot nosuch:"$work/x.dot"
+    expect_error "--export-dot nosuch:$work/x.dot: no pass 'nosuch' in this pipeline (input, infer-shapes,"
     # The per-network summary: rows append (compile's estimate, run's simulation, another level),
     # each with its roofline; a file with another header is refused and left alone.
     rm -f "$work/summary.csv"

@@ -1,6 +1,10 @@
 // Graphviz layout of small graphs: the properties a reader of the graph tab relies on.
 #include "views/GraphLayout.h"
 
+#include "core/ir/Dot.h"
+
+#include <graphviz/cgraph.h>
+
 #include <QtTest>
 
 using namespace sextant;
@@ -114,6 +118,25 @@ private slots:
             QCOMPARE(a->nodes[i].x, b->nodes[i].x);
             QCOMPARE(a->nodes[i].y, b->nodes[i].y);
         }
+    }
+
+    // compile --export-dot: Graphviz itself reads the DOT text back with every box and edge of
+    // the graph (inputs and outputs as ovals), the title's quotes intact.
+    void dotExportIsDotGraphvizReads() {
+        auto g = diamond();
+        QVERIFY(g);
+        const std::string title = "diamond \"after\" pass fuse";
+        const std::string dot = ir::graphToDot(*g, title);
+        QCOMPARE(ir::graphToDot(*g, title), dot);
+        Agraph_t* parsed = agmemread(dot.c_str());
+        QVERIFY2(parsed, dot.c_str());
+        QCOMPARE(agnnodes(parsed), 6); // x, a, r1, r2, add, y
+        QCOMPARE(agnedges(parsed), 6); // x->a, a->r1, a->r2, r1->add, r2->add, add->y
+        QCOMPARE(std::string(agget(parsed, const_cast<char*>("label"))), title);
+        Agnode_t* add = agnode(parsed, const_cast<char*>("n3"), 0);
+        QVERIFY(add);
+        QVERIFY(std::string(agget(add, const_cast<char*>("label"))).rfind("Add\\nadd\\nf32[1,8]", 0) == 0);
+        agclose(parsed);
     }
 
     void elideMiddleKeepsBothEnds() {
