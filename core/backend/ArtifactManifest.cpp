@@ -10,15 +10,6 @@ namespace sextant::backend::artifact {
 
 namespace {
 
-const char* kindName(BufferKind k) {
-    switch (k) {
-    case BufferKind::Input: return "input";
-    case BufferKind::Output: return "output";
-    case BufferKind::Weight: return "weight";
-    case BufferKind::Intermediate: return "intermediate";
-    }
-    return "?";
-}
 const char* levelName(MemLevel l) {
     switch (l) {
     case MemLevel::Dram: return "dram";
@@ -83,7 +74,7 @@ json taskJson(const Task& t) {
 
 Expected<BufferKind> parseKind(const Manifest& m, const std::string& s, const std::string& path) {
     for (BufferKind k : {BufferKind::Input, BufferKind::Output, BufferKind::Weight, BufferKind::Intermediate})
-        if (s == kindName(k))
+        if (s == bufferKindName(k))
             return k;
     return m.err(path, "has unknown buffer kind '" + s + "'");
 }
@@ -164,7 +155,7 @@ Status parseStripes(const Manifest& m, const json& j, const std::string& path, c
     // In DRAM: a halo buffer (version 4), whose stripes say which rows they also store there.
     const bool halo = b.level == MemLevel::Dram;
     if (halo && b.kind != BufferKind::Intermediate)
-        return m.err(sp, "is given for the " + std::string(kindName(b.kind)) + " '" + b.value +
+        return m.err(sp, "is given for the " + std::string(bufferKindName(b.kind)) + " '" + b.value +
                              "': only intermediates stay on chip");
     const int rank = static_cast<int>(b.type.rank());
     SX_ASSIGN(b.stripeAxis, m.intIn(*stripes, "axis", sp, 0, std::max(rank - 1, 0)));
@@ -240,7 +231,7 @@ Status checkDramBuffer(const Manifest& m, const Buffer& b, const std::string& pa
     case BufferKind::Intermediate: break;
     }
     if (b.offset < lo || b.offset > hi || b.size > hi - b.offset)
-        return m.err(path + ".offset", "puts " + std::string(kindName(b.kind)) + " '" + b.value + "' at [" +
+        return m.err(path + ".offset", "puts " + std::string(bufferKindName(b.kind)) + " '" + b.value + "' at [" +
                                            std::to_string(b.offset) + ", " + std::to_string(saturatingAdd(b.offset, b.size)) +
                                            "), outside the program's " + region + " [" + std::to_string(lo) + ", " +
                                            std::to_string(hi) + ")");
@@ -276,7 +267,7 @@ Status checkHeldBuffer(const Manifest& m, const Buffer& b, const std::string& pa
                                          " for buffer '" + b.value + "' of shape " + b.type.str() +
                                          ", which the host holds (size 0, offset 0)");
     if (b.kind == BufferKind::Weight || b.kind == BufferKind::Input)
-        return m.err(path + ".shape", "is " + b.type.str() + " for " + std::string(kindName(b.kind)) + " '" + b.value +
+        return m.err(path + ".shape", "is " + b.type.str() + " for " + std::string(bufferKindName(b.kind)) + " '" + b.value +
                                           "'; weights and inputs have static shapes");
     return {};
 }
@@ -310,7 +301,7 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
         if (b.core < 0)
             return m.err(path + ".core", "is -1, but buffer '" + b.value + "' is in SRAM, which is per core");
         if (b.kind != BufferKind::Intermediate)
-            return m.err(path + ".level", "is sram for the " + std::string(kindName(b.kind)) + " '" + b.value +
+            return m.err(path + ".level", "is sram for the " + std::string(bufferKindName(b.kind)) + " '" + b.value +
                                               "': only intermediates stay on chip");
         if (b.offset > tg.sramBytes || b.size > tg.sramBytes - b.offset)
             return m.err(path + ".offset", "puts buffer '" + b.value + "' at [" + std::to_string(b.offset) + ", " +
@@ -555,13 +546,13 @@ Status checkIoLists(const Manifest& m, const Program& p) {
             const std::string path = std::string(key) + "[" + std::to_string(i) + "]";
             if (b.kind != kind)
                 return m.err(path, "is buffer " + std::to_string(b.id) + " '" + b.value + "', an " +
-                                       std::string(kindName(b.kind)) + ", not a graph " + kindName(kind));
+                                       std::string(bufferKindName(b.kind)) + ", not a graph " + bufferKindName(kind));
             listed[static_cast<size_t>(b.id)] = true;
         }
         for (const Buffer& b : p.buffers)
             if (b.kind == kind && !listed[static_cast<size_t>(b.id)])
                 return m.err(key, "does not list buffer " + std::to_string(b.id) + " '" + b.value + "', a graph " +
-                                      kindName(kind));
+                                      bufferKindName(kind));
     }
     return {};
 }
@@ -606,7 +597,7 @@ json bufferJson(const Buffer& b) {
     json j;
     j["id"] = b.id;
     j["value"] = b.value;
-    j["kind"] = kindName(b.kind);
+    j["kind"] = bufferKindName(b.kind);
     j["level"] = levelName(b.level);
     j["core"] = b.core;
     j["offset"] = b.offset;

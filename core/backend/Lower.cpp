@@ -98,6 +98,16 @@ std::string laneName(int core, const Target& target) {
     return core == hostLane(target) ? std::string("the host") : "core " + std::to_string(core);
 }
 
+const char* bufferKindName(BufferKind k) {
+    switch (k) {
+    case BufferKind::Input: return "input";
+    case BufferKind::Output: return "output";
+    case BufferKind::Weight: return "weight";
+    case BufferKind::Intermediate: return "intermediate";
+    }
+    return "?";
+}
+
 int64_t storedElements(const ir::TensorType& t, int c0) {
     const int64_t n = t.numel();
     if (n < 0 || t.layout != ir::LayoutKind::NC1HWC0 || t.rank() != 4 || c0 <= 1)

@@ -1,30 +1,12 @@
 #include "MemoryExport.h"
 
+#include "core/ir/Csv.h"
+
 #include <algorithm>
 
 namespace sextant::backend {
 
 namespace {
-
-/// A CSV field: as is, or quoted (inner quotes doubled) when it holds a comma, quote or newline.
-std::string field(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos)
-        return s;
-    std::string out = "\"";
-    for (char c : s)
-        out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
-
-const char* roleName(BufferKind k) {
-    switch (k) {
-    case BufferKind::Input: return "input";
-    case BufferKind::Output: return "output";
-    case BufferKind::Weight: return "weight";
-    case BufferKind::Intermediate: return "intermediate";
-    }
-    return "?";
-}
 
 /// "1x16x32x32" (symbolic dims by name).
 std::string shapeText(const ir::TensorType& t) {
@@ -72,8 +54,8 @@ std::string memoryPlanCsv(const Program& p) {
     const uint64_t end = programEnd(p);
     for (const Buffer& b : p.buffers) {
         const auto [lo, hi] = lifetime(p, b, end);
-        const std::string head = std::to_string(b.id) + "," + field(b.value) + "," + roleName(b.kind) + "," +
-                                 std::string(ir::dtypeName(b.type.dtype)) + "," + field(shapeText(b.type)) + ",";
+        const std::string head = std::to_string(b.id) + "," + csvField(b.value) + "," + std::string(bufferKindName(b.kind)) + "," +
+                                 std::string(ir::dtypeName(b.type.dtype)) + "," + csvField(shapeText(b.type)) + ",";
         const std::string tail = "," + taskText(p, b.firstTask) + "," + taskText(p, b.lastTask) + "," +
                                  std::to_string(lo) + "," + std::to_string(hi) + "\n";
         auto row = [&](const std::string& level, int core, uint64_t offset, uint64_t size) {

@@ -46,6 +46,10 @@ enum class MemLevel : uint8_t { Dram, Sram };
 /// What a buffer holds.
 enum class BufferKind : uint8_t { Input, Output, Weight, Intermediate };
 
+/// "input", "output", "weight", "intermediate": how the artifact's manifest and the memory plan
+/// export name a buffer's kind.
+const char* bufferKindName(BufferKind k);
+
 /// A planned region of memory holding one tensor (an IR value).
 struct Buffer {
     int id = 0;

@@ -1,5 +1,6 @@
 #include "NetworkSummary.h"
 
+#include "core/ir/Csv.h"
 #include "core/ir/FileRead.h"
 #include "core/ir/FileWrite.h"
 #include "core/passes/GreyOps.h"
@@ -12,15 +13,6 @@
 namespace sextant::runtime {
 
 namespace {
-
-std::string csvField(const std::string& s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos)
-        return s;
-    std::string out = "\"";
-    for (char c : s)
-        out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return out + "\"";
-}
 
 uint64_t ceilDiv(uint64_t a, uint64_t b) { return b == 0 ? a : a / b + (a % b != 0); }
 
