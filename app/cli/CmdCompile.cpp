@@ -344,9 +344,9 @@ void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
     char grey[512];
     std::snprintf(grey, sizeof grey,
                   "grey ops (before -> after): transpose %d -> %d, copy/cast-only %d -> %d, layout "
-                  "conversions %d -> %d\n",
+                  "conversions %d -> %d, quantize/dequantize %d -> %d\n",
                   before.transposes, after.transposes, before.copyOrCast, after.copyOrCast,
-                  before.layoutConversions, after.layoutConversions);
+                  before.layoutConversions, after.layoutConversions, before.quantization, after.quantization);
     std::cout << grey;
     printMemoryStats(r.program);
     std::cout << "rules (matched / applied / rejected / skipped, ms):\n";
@@ -472,7 +472,8 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& ch
     auto greyJson = [](const passes::GreyOpCounts& c) {
         return json{{"transpose", c.transposes},
                     {"copy_or_cast", c.copyOrCast},
-                    {"layout_conversion", c.layoutConversions}};
+                    {"layout_conversion", c.layoutConversions},
+                    {"quantize_dequantize", c.quantization}};
     };
     j["grey_ops"] = json{{"before", greyJson(before)}, {"after", greyJson(after)}};
     j["disabled"] = p.disabledRules;

@@ -18,6 +18,7 @@ std::vector<int64_t> permOf(const ir::Node& t) {
 GreyOpCounts countGreyOps(const ir::Graph& graph) {
     GreyOpCounts c;
     for (const ir::Node* n : graph.nodeOrder()) {
+        c.quantization += n->kind() == ir::OpKind::QuantizeLinear || n->kind() == ir::OpKind::DequantizeLinear;
         switch (n->info().grey) {
         case ir::GreyClass::NotGrey: break;
         case ir::GreyClass::Transpose: ++c.transposes; break;

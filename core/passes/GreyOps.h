@@ -13,6 +13,10 @@ struct GreyOpCounts {
     int transposes = 0;        ///< GreyClass::Transpose: Transpose nodes
     int copyOrCast = 0;        ///< GreyClass::CopyOrCast: Identity, Dropout, Cast, Reshape, ...
     int layoutConversions = 0; ///< GreyClass::LayoutConversion: sextant.TransData
+    /// QuantizeLinear and DequantizeLinear nodes of their own: not taken into an int8 cube op,
+    /// an int8-in, int8-out group or a cancelled pair (issue 22: what quantization left unfused).
+    /// Not in total(), which counts the layout and data-movement ops of a float graph.
+    int quantization = 0;
     int total() const { return transposes + copyOrCast + layoutConversions; }
 };
 

@@ -51,6 +51,7 @@ NetworkSummary summarise(const backend::Program& p, const std::string& model, in
         s.greyTransposes = grey.transposes;
         s.greyCopyOrCast = grey.copyOrCast;
         s.greyLayoutConversions = grey.layoutConversions;
+        s.greyQuantization = grey.quantization;
     }
     const backend::Target& t = p.target;
     const uint64_t macsPerCycle = static_cast<uint64_t>(std::max(1, t.numCores)) * static_cast<uint64_t>(t.cubeM) *
@@ -66,7 +67,8 @@ NetworkSummary summarise(const backend::Program& p, const std::string& model, in
 std::string summaryCsvHeader() {
     return "model,target,opt_level,latency_cycles,latency_source,latency_us,tasks,cores_used,host_tasks,macs,"
            "dram_traffic_bytes,compulsory_bytes,dram_arena_bytes,weight_bytes,sram_peak_max_bytes,"
-           "sram_peak_per_core,events,grey_transposes,grey_copy_or_cast,grey_layout_conversions,roofline_cycles,"
+           "sram_peak_per_core,events,grey_transposes,grey_copy_or_cast,grey_layout_conversions,"
+           "grey_quantize_dequantize,roofline_cycles,"
            "roofline_bound,latency_over_roofline";
 }
 
@@ -87,7 +89,7 @@ std::string summaryCsvRow(const NetworkSummary& s) {
         std::to_string(s.macs), std::to_string(s.dramTrafficBytes), std::to_string(s.compulsoryBytes),
         std::to_string(s.dramArenaBytes), std::to_string(s.weightBytes), std::to_string(maxPeak), perCore,
         std::to_string(s.events), std::to_string(s.greyTransposes), std::to_string(s.greyCopyOrCast),
-        std::to_string(s.greyLayoutConversions), std::to_string(s.rooflineCycles), s.rooflineBound, ratio};
+        std::to_string(s.greyLayoutConversions), std::to_string(s.greyQuantization), std::to_string(s.rooflineCycles), s.rooflineBound, ratio};
     std::string row;
     for (size_t i = 0; i < fields.size(); ++i)
         row += (i ? "," : "") + fields[i];

@@ -32,6 +32,7 @@ struct NetworkSummary {
     std::vector<uint64_t> sramPeak; ///< bytes, one per core of the target
     size_t events = 0;
     int greyTransposes = 0, greyCopyOrCast = 0, greyLayoutConversions = 0;
+    int greyQuantization = 0; ///< QuantizeLinear / DequantizeLinear left as nodes of their own
     /// The least time any schedule could take: the larger of the cube MACs at every core's best
     /// cube rate (cube_k or cube_k_int8, whichever is deeper) and the compulsory bytes at the
     /// DRAM bandwidth. latency / roofline says how far from it the program is.

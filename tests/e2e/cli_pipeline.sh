@@ -127,7 +127,7 @@ levels)
     expect_line "^  passes: 8 ran,"
     expect_line "^  assign-npu-layout: [1-9][0-9]* / [1-9][0-9]* / [0-9]+ / 0, [0-9.]+ ms$"
     expect_line "^  keep-f32-critical: [1-9][0-9]* / [1-9][0-9]* / 0 / 0, [0-9.]+ ms$"
-    expect_line "^grey ops \(before -> after\): transpose [0-9]+ -> [0-9]+, copy/cast-only [0-9]+ -> [0-9]+, layout conversions [0-9]+ -> [0-9]+$"
+    expect_line "^grey ops \(before -> after\): transpose [0-9]+ -> [0-9]+, copy/cast-only [0-9]+ -> [0-9]+, layout conversions [0-9]+ -> [0-9]+, quantize/dequantize 0 -> 0$"
     expect_line "^  fuse-conv-bn: [1-9][0-9]* / [1-9][0-9]* / [0-9]+ / 0, [0-9.]+ ms$"
     # Per pass: time, share, nodes after and the structural diff; a pass that changed nothing says so.
     expect_line "^  fuse +[0-9.]+ ms +[0-9.]+ % +[0-9]+ nodes  \+[0-9]+ -[1-9][0-9]* ~[0-9]+ nodes, \+[0-9]+ -[0-9]+ ~[0-9]+ constants$"

@@ -104,6 +104,11 @@ npu)
         grep -Eq "^  fuse-qdq-matmul: ([1-9][0-9]*) / \1 / 0 / 0," "$out" || fail "not every QDQ MatMul became an Int8Gemm"
     fi
     grep -Eq " (Conv|FusedConv|MatMul|Gemm|FusedGemm) +(core|cores) " "$out" && fail "a float product is left on the cube"
+    # What quantization left unfused is counted with the grey ops: far fewer Q/DQ than imported.
+    qdq=$(sed -nE 's/^grey ops .*, quantize\/dequantize ([0-9]+) -> ([0-9]+)$/\1 \2/p' "$out")
+    [ -n "$qdq" ] || fail "no quantize/dequantize grey-op count"
+    read -r imported left <<<"$qdq"
+    [ "$left" -lt $((imported / 4)) ] || fail "quantize/dequantize $imported -> $left: most Q/DQ should have gone into int8 ops"
     ;;
 float)
     # Which layers quantization costs the most: the quantized model's tensors against the float

@@ -4,6 +4,7 @@
 
 #include "PassTestUtil.h"
 
+#include "core/passes/GreyOps.h"
 #include "core/passes/PassManager.h"
 
 using namespace sextant;
@@ -125,6 +126,8 @@ TEST(FuseQdqConv, TheQdqConvolutionBecomesOneInt8ConvWithInt8Weights) {
     EXPECT_EQ(countKind(*res.graph, OpKind::Conv) + countKind(*res.graph, OpKind::FusedConv), 0);
     EXPECT_EQ(countKind(*res.graph, OpKind::QuantizeLinear), 1) << "only the model input's";
     EXPECT_EQ(countKind(*res.graph, OpKind::DequantizeLinear), 1) << "only the model output's";
+    EXPECT_EQ(countGreyOps(*g).quantization, 6) << "x's, the weight's, the bias's and the output's Q/DQ";
+    EXPECT_EQ(countGreyOps(*res.graph).quantization, 2) << "what is left unfused is counted with the grey ops";
 
     // Within one output step (0.05) of the float QDQ graph: the int32 sum is exact where the
     // float graph rounds, and both requantise to the same grid.
