@@ -108,7 +108,7 @@ npu)
     qdq=$(sed -nE 's/^grey ops .*, quantize\/dequantize ([0-9]+) -> ([0-9]+)$/\1 \2/p' "$out")
     [ -n "$qdq" ] || fail "no quantize/dequantize grey-op count"
     read -r imported left <<<"$qdq"
-    [ "$left" -lt $((imported / 4)) ] || fail "quantize/dequantize $imported -> $left: most Q/DQ should have gone into int8 ops"
+    [ $((4 * left)) -lt "$imported" ] || fail "quantize/dequantize $imported -> $left: most Q/DQ should have gone into int8 ops"
     ;;
 float)
     # Which layers quantization costs the most: the quantized model's tensors against the float
