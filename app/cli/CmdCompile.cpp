@@ -3,6 +3,7 @@
 //                           [--list-applications] [--stats] [--report FILE.json]
 //                           [--export-memory FILE.csv] [--export-offset-problem FILE.csv]
 //                           [--summary-csv FILE.csv] [--export-dot PASS:FILE.dot | all:DIR]...
+//                           [--export-onnx PASS:FILE.onnx | all:DIR]... [--standard | --standard-f16]
 // Imports an ONNX model, runs the pass pipeline, lowers it for a target and (with -o) writes the
 // artifact directory. Prints a short summary; --print-changed prints a unified IR diff for every
 // pass that changed the graph.
@@ -14,6 +15,7 @@
 #include "core/backend/MemoryExport.h"
 #include "core/backend/SramPlanner.h"
 #include "core/backend/Target.h"
+#include "core/frontend/OnnxExport.h"
 #include "core/frontend/OnnxImporter.h"
 #include "core/passes/GraphDiff.h"
 #include "core/passes/GreyOps.h"
@@ -31,6 +33,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -83,6 +86,13 @@ const char* kCompileUsage =
     "                      write the graph after pass PASS (an id of --stats' pass list, 'input' or\n"
     "                      'final') as Graphviz DOT; repeatable; all:DIR writes every snapshot as\n"
     "                      DIR/NN-PASS.dot (docs/graph-export.md)\n"
+    "  --export-onnx PASS:FILE.onnx\n"
+    "                      write the graph after pass PASS as an ONNX model, as the compiler holds\n"
+    "                      it (its own ops in the 'sextant' domain; opens in Netron); repeatable;\n"
+    "                      all:DIR writes every snapshot as DIR/NN-PASS.onnx (docs/onnx-export.md)\n"
+    "  --standard          write --export-onnx in standard ONNX ops only (fused ops decomposed), so\n"
+    "                      onnxruntime runs it\n"
+    "  --standard-f16      --standard, with Casts rounding to f16 wherever the NPU computes in f16\n"
     "  --summary-csv FILE.csv\n"
     "                      append the network's figures (estimated latency, Tasks, cores, MACs,\n"
     "                      DRAM traffic, SRAM peaks, events, grey ops, roofline) as one row\n"
@@ -534,30 +544,26 @@ Status checkInputsFit(const ir::Graph& graph, const std::string& dir, const std:
     return {};
 }
 
-/// --export-dot: each PASS:FILE.dot (the last snapshot of that pass id; 'final' the last one)
-/// or all:DIR (every snapshot as DIR/NN-PASS.dot, DIR made when its parent exists).
-Status exportDots(const passes::PipelineResult& r, const std::vector<std::string>& specs, const std::string& model) {
+/// --export-dot and --export-onnx: each PASS:FILE (the last snapshot of that pass id; 'final'
+/// the last one) or all:DIR (every snapshot as DIR/NN-PASS.EXT, DIR made when its parent exists),
+/// written by `write(snapshot index, path)`.
+Status exportSnapshots(const passes::PipelineResult& r, const std::vector<std::string>& specs, const char* option,
+                       const char* ext, const std::function<Status(size_t, const std::string&)>& write) {
     const std::vector<passes::Snapshot>& snaps = r.snapshots;
-    auto write = [&](size_t i, const std::string& path) -> Status {
-        std::shared_ptr<const ir::Graph> g = snaps[i].graph();
-        if (!g)
-            return makeError(ErrorKind::Runtime, "--export-dot: snapshot '" + snaps[i].passId + "' has no graph");
-        return writeFileAtomically(path, ir::graphToDot(*g, model + " after pass " + snaps[i].passId), "DOT file");
-    };
     for (const std::string& spec : specs) {
         const std::string pass = spec.substr(0, spec.find(':')), path = spec.substr(spec.find(':') + 1);
         if (path.empty())
-            return makeError(ErrorKind::Invalid, "--export-dot " + spec + ": no file after the ':'");
+            return makeError(ErrorKind::Invalid, std::string(option) + " " + spec + ": no file after the ':'");
         if (pass == "all") {
             std::error_code ec;
             std::filesystem::create_directory(path, ec);
             if (!std::filesystem::is_directory(path))
-                return makeError(ErrorKind::Io, "--export-dot all:" + path + ": cannot make the folder (" +
+                return makeError(ErrorKind::Io, std::string(option) + " all:" + path + ": cannot make the folder (" +
                                                     (ec ? ec.message() : std::string("not a folder")) + ")");
             for (size_t i = 0; i < snaps.size(); ++i) {
-                char prefix[16];
+                char prefix[24];
                 std::snprintf(prefix, sizeof prefix, "%02zu-", i);
-                SX_TRY(write(i, (std::filesystem::path(path) / (prefix + snaps[i].passId + ".dot")).string()));
+                SX_TRY(write(i, (std::filesystem::path(path) / (prefix + snaps[i].passId + ext)).string()));
             }
             continue;
         }
@@ -569,12 +575,41 @@ Status exportDots(const passes::PipelineResult& r, const std::vector<std::string
             std::string ids;
             for (const passes::Snapshot& s : snaps)
                 ids += (ids.empty() ? "" : ", ") + s.passId;
-            return makeError(ErrorKind::Invalid, "--export-dot " + spec + ": no pass '" + pass + "' in this pipeline (" +
-                                                     ids + ", final, all)");
+            return makeError(ErrorKind::Invalid, std::string(option) + " " + spec + ": no pass '" + pass +
+                                                     "' in this pipeline (" + ids + ", final, all)");
         }
         SX_TRY(write(*found, path));
     }
     return {};
+}
+
+Status exportDots(const passes::PipelineResult& r, const std::vector<std::string>& specs, const std::string& model) {
+    return exportSnapshots(r, specs, "--export-dot", ".dot", [&](size_t i, const std::string& path) -> Status {
+        std::shared_ptr<const ir::Graph> g = r.snapshots[i].graph();
+        if (!g)
+            return makeError(ErrorKind::Runtime, "--export-dot: snapshot '" + r.snapshots[i].passId + "' has no graph");
+        return writeFileAtomically(path, ir::graphToDot(*g, model + " after pass " + r.snapshots[i].passId),
+                                   "DOT file");
+    });
+}
+
+Status exportOnnxSnapshots(const passes::PipelineResult& r, const std::vector<std::string>& specs,
+                           const std::string& model, frontend::OnnxExportOptions options) {
+    if (specs.empty())
+        return {};
+    SX_ASSIGN(options.opsets, frontend::modelOpsetImports(model));
+    options.source = std::filesystem::path(model).filename().string();
+    return exportSnapshots(r, specs, "--export-onnx", ".onnx", [&](size_t i, const std::string& path) -> Status {
+        std::shared_ptr<const ir::Graph> g = r.snapshots[i].graph();
+        if (!g)
+            return makeError(ErrorKind::Runtime, "--export-onnx: snapshot '" + r.snapshots[i].passId + "' has no graph");
+        options.snapshot = r.snapshots[i].passId;
+        Expected<std::string> bytes = frontend::exportOnnx(*g, options);
+        if (!bytes.ok())
+            return makeError(bytes.error().kind, "--export-onnx " + r.snapshots[i].passId + ": " + bytes.error().message,
+                             bytes.error().subject);
+        return writeFileAtomically(path, *bytes, "ONNX model");
+    });
 }
 
 } // namespace
@@ -584,7 +619,8 @@ int cmdCompile(Args args) {
     PipelineOptions pipelineOptions;
     bool printChangedFlag = false, stats = false, listApplicationsFlag = false;
     ir::InputShapes shapes;
-    std::vector<std::string> dotSpecs;
+    std::vector<std::string> dotSpecs, onnxSpecs;
+    frontend::OnnxExportOptions onnxOptions;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         auto value = [&](std::string& into) -> bool {
@@ -634,6 +670,14 @@ int cmdCompile(Args args) {
             if (!value(spec) || spec.find(':') == std::string::npos)
                 return fail("compile: --export-dot needs PASS:FILE.dot or all:DIR");
             dotSpecs.push_back(spec);
+        } else if (a == "--export-onnx") {
+            std::string spec;
+            if (!value(spec) || spec.find(':') == std::string::npos)
+                return fail("compile: --export-onnx needs PASS:FILE.onnx or all:DIR");
+            onnxSpecs.push_back(spec);
+        } else if (a == "--standard" || a == "--standard-f16") {
+            onnxOptions.form = frontend::OnnxExportForm::Standard;
+            onnxOptions.npuF16 = onnxOptions.npuF16 || a == "--standard-f16";
         } else if (a == "--summary-csv") {
             if (!value(summaryCsv))
                 return fail("compile: --summary-csv needs a file");
@@ -650,6 +694,8 @@ int cmdCompile(Args args) {
     }
     if (model.empty())
         return fail("compile: no model given (usage: sextant-cli compile MODEL [-o DIR] ...)");
+    if (onnxOptions.form == frontend::OnnxExportForm::Standard && onnxSpecs.empty())
+        return fail("compile: --standard and --standard-f16 choose the form of --export-onnx, which is not given");
 
     if (std::string err = finishPipelineOptions("compile", pipelineOptions); !err.empty())
         return fail(err);
@@ -704,6 +750,8 @@ int cmdCompile(Args args) {
             !w.ok())
             return fail(w.error().message);
     if (Status w = exportDots(result->pipeline, dotSpecs, std::filesystem::path(model).stem().string()); !w.ok())
+        return fail(w.error().message);
+    if (Status w = exportOnnxSnapshots(result->pipeline, onnxSpecs, model, onnxOptions); !w.ok())
         return fail(w.error().message);
     if (!summaryCsv.empty())
         if (Status w = runtime::appendSummaryCsv(summaryCsv, runtime::summarise(result->program, model,

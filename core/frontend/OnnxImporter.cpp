@@ -508,8 +508,25 @@ Status Importer::addNode(int index) {
     if (!branches.empty())
         m_pendingBranches[name] = std::move(branches);
 
+    // A sextant.ElementwiseGroup (an export of Sextant's own, docs/onnx-export.md) lists its
+    // steps as the string attribute "body", in the IR text's form.
+    std::shared_ptr<const ir::FusedBody> body;
+    if (kind == ir::OpKind::ElementwiseGroup) {
+        auto it = attrs.find("body");
+        const auto* lines = it == attrs.end() ? nullptr : std::get_if<std::vector<std::string>>(&it->second);
+        if (!lines)
+            return makeError(ErrorKind::Invalid, nodeError(index) + " has no string list attribute 'body' (its steps)",
+                             name);
+        Expected<ir::FusedBody> parsed = ir::parseBody(*lines);
+        if (!parsed.ok())
+            return makeError(ErrorKind::Invalid, nodeError(index) + ": " + parsed.error().message, name);
+        body = std::make_shared<const ir::FusedBody>(std::move(parsed).value());
+        attrs.erase(it);
+    }
     SX_ASSIGN(ir::Node * n, m_graph->addNode(kind, name, std::move(inputs), outputs,
                                              std::move(attrs)));
+    if (body)
+        n->setBody(std::move(body));
     n->mutableProvenance().origins = {name};
     n->mutableProvenance().createdBy = "import";
     return {};

@@ -6,7 +6,9 @@
 //   node ort-run.js MODEL.onnx SPEC.json OUT_DIR
 //
 // SPEC.json: {"inputs": [{"name", "dtype", "dims", "file"}], "outputs": ["name", ...]}; each input
-// file holds the tensor's elements, raw little-endian. Writes OUT_DIR/<i>.bin (raw) per output
+// file holds the tensor's elements, raw little-endian. Optional: "optimization" (onnxruntime's
+// graphOptimizationLevel, default 'all'); "skipUnknownInputs" (true: inputs the model does not
+// have are left out rather than refused). Writes OUT_DIR/<i>.bin (raw) per output
 // and OUT_DIR/outputs.json: [{"name", "dtype", "dims", "file"}], in the order asked for.
 'use strict';
 
@@ -36,8 +38,12 @@ async function main() {
     feeds[i.name] = new ort.Tensor(i.dtype, new Arr(copy), i.dims);
   }
   const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all',
+    intraOpNumThreads: 1, interOpNumThreads: 1, executionMode: 'sequential',
+    graphOptimizationLevel: spec.optimization || 'all',
   });
+  if (spec.skipUnknownInputs) {
+    for (const name of Object.keys(feeds)) if (!session.inputNames.includes(name)) delete feeds[name];
+  }
   const results = await session.run(feeds, spec.outputs);
   fs.mkdirSync(outDir, { recursive: true });
   const written = [];

@@ -85,6 +85,48 @@ PY
     cmp -s "$work/fuse.dot" "$work/dots/05-fuse.dot" || fail "the same snapshot written twice differs"
     expect_exit 2 compile "$model" --export-dot nosuch:"$work/x.dot"
     expect_error "--export-dot nosuch:$work/x.dot: no pass 'nosuch' in this pipeline (input, infer-shapes,"
+    # ONNX (docs/onnx-export.md): a snapshot as the compiler holds it (sextant-domain ops, which
+    # Sextant's importer reads back) and in standard ops only; every snapshot into a folder; the
+    # same bytes each time; --standard alone and a missing folder are errors naming the problem.
+    expect_exit 0 compile "$model" --export-onnx fuse:"$work/fuse.onnx" --export-onnx all:"$work/onnx"
+    [ "$(ls "$work/onnx" | wc -l)" -eq 9 ] || fail "--export-onnx all:DIR did not write one file per snapshot (9)"
+    cmp -s "$work/fuse.onnx" "$work/onnx/05-fuse.onnx" || fail "the same ONNX snapshot written twice differs"
+    expect_exit 0 import "$work/onnx/08-dce.onnx"
+    expect_line "= sextant\.FusedConv\(.* @"
+    expect_exit 0 compile "$model" --export-onnx final:"$work/standard.onnx" --standard
+    cp "$work/standard.onnx" "$work/standard-1.onnx"
+    expect_exit 0 compile "$model" --export-onnx final:"$work/standard.onnx" --standard
+    cmp -s "$work/standard.onnx" "$work/standard-1.onnx" || fail "a second standard export differs"
+    expect_exit 0 compile "$model" --export-onnx final:"$work/f16.onnx" --standard-f16
+    if /usr/bin/python3 -c 'import onnx' 2>/dev/null; then
+        /usr/bin/python3 - "$work/onnx/08-dce.onnx" "$work/standard.onnx" "$work/f16.onnx" <<'PY' >"$out" 2>"$err" ||
+import sys, onnx
+asis, std, f16 = (onnx.load(f) for f in sys.argv[1:])
+meta = lambda m: {p.key: p.value for p in m.metadata_props}
+assert meta(asis)["sextant.form"] == "as is" and meta(asis)["sextant.snapshot"] == "dce", meta(asis)
+assert meta(std)["sextant.form"] == "standard" and meta(f16)["sextant.form"] == "standard, npu f16"
+own = [n for n in asis.graph.node if n.domain == "sextant"]
+assert own and any(o.domain == "sextant" for o in asis.opset_import), "no sextant ops in the as-is form"
+assert any("precision: f16-acc-f32" in n.doc_string for n in own), "no precision in the doc strings"
+assert any(v.doc_string == "layout: NC1HWC0" for v in asis.graph.value_info), "no layouts on the values"
+assert all(n.domain == "" for n in std.graph.node), [n.op_type for n in std.graph.node if n.domain]
+assert {o.domain for o in std.opset_import} == {""}, std.opset_import
+ops = {n.op_type for n in std.graph.node}
+assert "Conv" in ops and "FusedConv" not in ops, ops
+casts = sum(n.op_type == "Cast" for n in f16.graph.node)
+assert casts > 0 and not any(n.op_type == "Cast" for n in std.graph.node), casts
+# Weights once: no initializer name or payload twice.
+names = [t.name for t in std.graph.initializer]
+assert len(names) == len(set(names)), names
+onnx.checker.check_model(std)
+PY
+            fail "the exported ONNX files are not what the forms promise"
+    fi
+    expect_exit 2 compile "$model" --standard
+    expect_error "compile: --standard and --standard-f16 choose the form of --export-onnx, which is not given"
+    expect_exit 2 compile "$model" --export-onnx final:"$work/no/such/folder/x.onnx"
+    expect_error "ONNX model"
+    expect_error "$work/no/such/folder"
     # The per-network summary: rows append (compile's estimate, run's simulation, another level),
     # each with its roofline; a file with another header is refused and left alone.
     rm -f "$work/summary.csv"

@@ -10,6 +10,7 @@ models="$shared/models"
 tag="$case_name"
 [ "$case_name" = reference ] && tag="$(basename "$model").$compute"
 [ "$case_name" = modes ] && tag="$(basename "$model").modes"
+case $case_name in onnx-export-*) tag="$(basename "$model").$case_name" ;; esac
 mkdir -p "$work"
 out="$work/$tag.out"
 err="$work/$tag.err"
@@ -265,6 +266,25 @@ cls-npu)
     [ $rc -eq 0 ] || fail "exit code $rc"
     expect_line "^npu vs expected:$"
     expect_line "^output 'softmax_0\.tmp_0': .* PASS$"
+    ;;
+onnx-export-standard | onnx-export-npu-f16)
+    # The independent check (issue 23): the O2 snapshot as standard ONNX, run in onnxruntime-node
+    # (installed by models.ort.install), against the oracle or, with f16 Casts, the NPU's outputs.
+    file="$models/$model.onnx"
+    data="$models/$(dirname "$model")/test_data/$(basename "$model")/test_data_set_0"
+    need "$file"
+    ort="$(dirname "$work")/../../ort-node"
+    [ -d "$ort/node_modules/onnxruntime-node" ] ||
+        { echo "onnxruntime-node is not in $ort (models.ort.install installs it): skipping $tag"; exit 77; }
+    flags=()
+    [ "$case_name" = onnx-export-npu-f16 ] && flags=(--npu-f16)
+    root="$(cd "$(dirname "$0")/../.." && pwd)"
+    /usr/bin/python3 "$root/scripts/onnx-export-check.py" "${flags[@]}" --cli "$cli" --ort-node "$ort" \
+        --work "$work/$tag" "$file" "$data" >"$out" 2>"$err" || fail "the exported snapshot does not match"
+    outputs=$(ls "$data" | grep -c '^output_[0-9]*\.pb$')
+    [ "$(grep -c "^output '.* PASS$" "$out")" -eq "$outputs" ] || fail "not all $outputs outputs compared and passed"
+    cat "$out"
+    echo "PASS: $tag"
     ;;
 modes)
     # The NPU's strict and async runs of one model (its test-data inputs) write byte-identical

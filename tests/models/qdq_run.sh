@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Quantized (int8 QDQ) versions of real models, made at test time, never checked in (issue 22).
 # usage:
+#   qdq_run.sh install SHARED_DIR BUILD_DIR
+#       installs onnxruntime-node into BUILD_DIR/ort-node (npm) unless it is there. Skips (77)
+#       without ../shared.
 #   qdq_run.sh generate SHARED_DIR BUILD_DIR
 #       installs onnxruntime-node into BUILD_DIR/ort-node (npm) unless it is there, then
 #       scripts/qdq/make-qdq-models.py writes BUILD_DIR/qdq/models/<folder>/<stem>_qdq.onnx with
@@ -17,17 +20,29 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 case_name=$1
 
-if [ "$case_name" = generate ]; then
-    shared=$2 build=$3
-    [ -d "$shared/models" ] || { echo "../shared not found: skipping the quantized models (nothing to quantize)"; exit 77; }
+install_ort() {
     ort="$build/ort-node"
     if [ ! -d "$ort/node_modules/onnxruntime-node" ]; then
         echo "installing onnxruntime-node 1.30.0 into $ort"
         mkdir -p "$ort"
         cp "$root/bench/ort/package.json" "$ort/"
         (cd "$ort" && ONNXRUNTIME_NODE_INSTALL=skip npm install --no-audit --no-fund) ||
-            { echo "FAIL: npm could not install onnxruntime-node (the quantized models' oracle)"; exit 1; }
+            { echo "FAIL: npm could not install onnxruntime-node (the quantized models' oracle, the exports' check)"; exit 1; }
     fi
+}
+
+if [ "$case_name" = install ]; then
+    shared=$2 build=$3
+    [ -d "$shared/models" ] || { echo "../shared not found: skipping onnxruntime-node (no model needs it)"; exit 77; }
+    install_ort
+    echo "PASS: onnxruntime-node is in $ort"
+    exit 0
+fi
+
+if [ "$case_name" = generate ]; then
+    shared=$2 build=$3
+    [ -d "$shared/models" ] || { echo "../shared not found: skipping the quantized models (nothing to quantize)"; exit 77; }
+    install_ort
     exec /usr/bin/python3 "$root/scripts/qdq/make-qdq-models.py" --ort-node "$ort" --out "$build/qdq/models" \
         "$shared/models" ort-examples/mnist ort-examples/ultraface_version-RFB-320 \
         blazeface/face_detection_front_128x128_barracuda
