@@ -1,8 +1,10 @@
 #include "ExportController.h"
 
 #include "core/backend/Artifact.h"
+#include "core/ir/FileWrite.h"
 
 #include <QFile>
+#include <QFileInfo>
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -62,6 +64,45 @@ void ExportController::finishExport(const QString& dir, const QString& error) {
         emit failed(tr("export: %1").arg(error));
     }
     emit exported(dir, error);
+}
+
+void ExportController::exportOnnx(std::shared_ptr<const CompileSnapshot> snapshot, int passRow, const QString& path,
+                                  frontend::OnnxExportOptions form) {
+    auto finish = [this, path](const QString& error) {
+        if (error.isEmpty()) {
+            emit message(tr("ONNX model written to %1").arg(path));
+            emit status(tr("ONNX model written to %1").arg(path));
+        } else {
+            emit failed(tr("export ONNX: %1").arg(error));
+        }
+        emit onnxExported(path, error);
+    };
+    const int passes = snapshot ? static_cast<int>(snapshot->pipeline.snapshots.size()) : 0;
+    if (passRow < 0 || passRow >= passes) {
+        finish(snapshot ? tr("no graph after that pass") : tr("nothing compiled yet"));
+        return;
+    }
+    emit status(tr("exporting the graph as ONNX to %1").arg(path));
+    runWrite(
+        [snapshot = std::move(snapshot), passRow, path, form = std::move(form)]() mutable -> QString {
+            const passes::Snapshot& snap = snapshot->pipeline.snapshots[static_cast<size_t>(passRow)];
+            Expected<std::map<std::string, int64_t>> opsets = frontend::modelOpsetImports(snapshot->modelPath);
+            if (!opsets.ok())
+                return QString::fromStdString(opsets.error().message);
+            form.opsets = std::move(opsets).value();
+            form.snapshot = snap.passId;
+            form.source = QFileInfo(QString::fromStdString(snapshot->modelPath)).fileName().toStdString();
+            // The snapshot's graph is rebuilt from the pipeline's shared records: on this thread.
+            std::shared_ptr<const ir::Graph> graph = snap.graph();
+            if (!graph)
+                return tr("no graph after pass %1").arg(QString::fromStdString(snap.passId));
+            Expected<std::string> bytes = frontend::exportOnnx(*graph, form);
+            if (!bytes.ok())
+                return QString::fromStdString(bytes.error().message);
+            Status s = writeFileAtomically(path.toStdString(), *bytes, "ONNX model");
+            return s.ok() ? QString() : QString::fromStdString(s.error().message);
+        },
+        std::move(finish));
 }
 
 void ExportController::saveProfile(std::shared_ptr<const CompileSnapshot> snapshot,

@@ -157,6 +157,7 @@ void MainWindow::buildMenus() {
     });
     file->addAction(tr("&Export artifact…"), this, &MainWindow::exportArtifactDialog);
     file->addAction(tr("Export &graph view as SVG/PNG…"), this, &MainWindow::exportGraphDialog);
+    file->addAction(tr("Export graph as &ONNX…"), this, &MainWindow::exportOnnxDialog);
     file->addSeparator();
     file->addAction(tr("&Quit"), qApp, &QApplication::closeAllWindows)
         ->setShortcut(QKeySequence::Quit);
@@ -306,6 +307,34 @@ void MainWindow::exportGraphDialog() {
         onFailed(tr("export graph: %1").arg(error));
     else
         log(tr("exported the graph view to %1").arg(file));
+}
+
+void MainWindow::exportOnnxDialog() {
+    if (!m_snapshot || m_currentPass < 0) {
+        onFailed(tr("export ONNX: nothing compiled yet"));
+        return;
+    }
+    const QString asIs = tr("ONNX, as the compiler holds it: sextant ops, for Netron (*.onnx)");
+    const QString standard = tr("ONNX, standard ops: runs in onnxruntime (*.onnx)");
+    const QString npuF16 = tr("ONNX, standard ops rounded to f16 where the NPU is (*.onnx)");
+    const std::string& passId = m_snapshot->pipeline.snapshots[static_cast<size_t>(m_currentPass)].passId;
+    const QString suggested = QFileInfo(m_modelPath).completeBaseName() + QLatin1Char('-') +
+                              QString::fromStdString(passId) + QStringLiteral(".onnx");
+    QString filter = asIs;
+    QString path = QFileDialog::getSaveFileName(this, tr("Export the graph after pass %1 as ONNX")
+                                                          .arg(QString::fromStdString(passId)),
+                                                suggested, asIs + QStringLiteral(";;") + standard +
+                                                               QStringLiteral(";;") + npuF16,
+                                                &filter);
+    if (path.isEmpty())
+        return;
+    if (!path.endsWith(QLatin1String(".onnx"), Qt::CaseInsensitive))
+        path += QStringLiteral(".onnx");
+    frontend::OnnxExportOptions form;
+    if (filter != asIs)
+        form.form = frontend::OnnxExportForm::Standard;
+    form.npuF16 = filter == npuF16;
+    m_export->exportOnnx(m_snapshot, m_currentPass, path, std::move(form));
 }
 
 void MainWindow::saveProfileAs() {

@@ -156,6 +156,8 @@ private:
     void saveProfileAs();
     void exportArtifactDialog();
     void exportGraphDialog();
+    /// File > Export graph as ONNX: the graph after the pass shown, as is or in standard ops.
+    void exportOnnxDialog();
     void log(const QString& line);
 
     views::ExportController* m_export = nullptr;

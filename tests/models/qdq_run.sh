@@ -11,7 +11,7 @@
 #   qdq_run.sh int4 SEXTANT_CLI BUILD_DIR
 #       an int4/uint4 model (scripts/qdq/make-int4-model.py) against onnxruntime-node, exactly.
 #   qdq_run.sh CASE MODEL SEXTANT_CLI SHARED_DIR BUILD_DIR
-#       CASE reference, npu, float or bisect; MODEL <folder>/<stem> of the float model. Runs the quantized model as
+#       CASE reference, npu, float, bisect or onnx-export; MODEL <folder>/<stem> of the float model. Runs the quantized model as
 #       a user would and compares with onnxruntime's outputs (and, on the NPU, with the float64
 #       reference).
 # Exit 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
@@ -159,6 +159,18 @@ bisect)
     expect_line "^  limit 0: PASS$"
     expect_line "^first bad application: #[0-9]+ fuse-qdq-conv \(pass fuse\) at node '.+'$"
     expect_line "^\+  %.* = sextant.Int8Conv\("
+    ;;
+onnx-export)
+    # The int8 cube ops exported as standard ONNX (Int8Conv as QLinearConv, Int8Gemm as
+    # QLinearMatMul) run in onnxruntime and give its outputs for the QDQ model.
+    /usr/bin/python3 "$root/scripts/onnx-export-check.py" --cli "$cli" --ort-node "$build/ort-node" \
+        --work "$work/$stem.onnx-export" "$file" "$data" >"$out" 2>"$err" || fail "the exported snapshot does not match"
+    [ "$(grep -c "^output '.* PASS$" "$out")" -eq "$outputs" ] || fail "not all $outputs outputs compared and passed"
+    /usr/bin/python3 -c "
+import collections, sys, onnx
+ops = collections.Counter(n.op_type for n in onnx.load(sys.argv[1]).graph.node)
+assert ops['QLinearConv'] > 0, ops
+" "$work/$stem.onnx-export/$stem.standard.onnx" >>"$out" 2>>"$err" || fail "no QLinearConv in the export"
     ;;
 *)
     echo "unknown case $case_name"; exit 1 ;;

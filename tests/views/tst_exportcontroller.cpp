@@ -5,6 +5,7 @@
 #include "views/ExportController.h"
 
 #include "core/backend/Artifact.h"
+#include "core/frontend/OnnxImporter.h"
 
 #include <QFile>
 #include <QSignalSpy>
@@ -85,6 +86,47 @@ private slots:
         QVERIFY(!exported.first().at(1).toString().isEmpty());
         QCOMPARE(failed.count(), 1);
         QVERIFY(failed.first().at(0).toString().startsWith(QStringLiteral("export: ")));
+    }
+
+    void writesAnySnapshotAsOnnx() {
+        // The fuse snapshot as is reads back into Sextant with its fused ops; the standard form
+        // has none; both are written off the GUI thread, and a pass out of range is refused.
+        ExportController c;
+        QSignalSpy done(&c, &ExportController::onnxExported);
+        int fuse = -1;
+        for (size_t i = 0; i < m_sample->pipeline.snapshots.size(); ++i)
+            if (m_sample->pipeline.snapshots[i].passId == "fuse")
+                fuse = static_cast<int>(i);
+        QVERIFY(fuse > 0);
+        const QString asIs = m_dir.filePath("fuse.onnx"), standard = m_dir.filePath("fuse-standard.onnx");
+        c.exportOnnx(m_sample, fuse, asIs, {});
+        QCOMPARE(c.running(), 1);
+        frontend::OnnxExportOptions std;
+        std.form = frontend::OnnxExportForm::Standard;
+        c.exportOnnx(m_sample, fuse, standard, std);
+        QVERIFY(QTest::qWaitFor([&] { return done.count() == 2; }, 60000));
+        for (const QList<QVariant>& d : done)
+            QVERIFY2(d.at(1).toString().isEmpty(), qPrintable(d.at(1).toString()));
+        Expected<std::unique_ptr<ir::Graph>> back = frontend::importOnnx(asIs.toStdString());
+        QVERIFY2(back.ok(), back.ok() ? "" : back.error().message.c_str());
+        std::shared_ptr<const ir::Graph> fused = m_sample->pipeline.snapshots[static_cast<size_t>(fuse)].graph();
+        QCOMPARE((*back)->numNodes(), fused->numNodes());
+        auto count = [](const ir::Graph& g, ir::OpKind k) {
+            int n = 0;
+            for (const ir::Node* node : g.nodeOrder())
+                n += node->kind() == k;
+            return n;
+        };
+        QVERIFY(count(*fused, ir::OpKind::FusedConv) > 0);
+        QCOMPARE(count(**back, ir::OpKind::FusedConv), count(*fused, ir::OpKind::FusedConv));
+        Expected<std::unique_ptr<ir::Graph>> plain = frontend::importOnnx(standard.toStdString());
+        QVERIFY2(plain.ok(), plain.ok() ? "" : plain.error().message.c_str());
+        for (const ir::Node* node : (*plain)->nodeOrder())
+            QVERIFY2(node->info().domain.empty(), node->name().c_str());
+        c.exportOnnx(m_sample, 999, m_dir.filePath("none.onnx"), {});
+        QCOMPARE(done.count(), 3);
+        QCOMPARE(done.last().at(1).toString(), QStringLiteral("no graph after that pass"));
+        QVERIFY(!QFile::exists(m_dir.filePath("none.onnx")));
     }
 
     void savesTheProfileDatabase() {
