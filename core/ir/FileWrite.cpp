@@ -1,6 +1,8 @@
 #include "FileWrite.h"
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -25,8 +27,9 @@ Status writeFileAtomically(const std::string& path, std::string_view content, co
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     if (!fs::is_directory(dir, ec))
         return fail("folder '" + dir.string() + "' does not exist");
-    // Unique per process and call: two exports to one folder never share a temporary.
-    static int counter = 0;
+    // Unique per process and call: two exports to one folder never share a temporary, also when
+    // the GUI's pool threads write at once.
+    static std::atomic<uint64_t> counter{0};
     const fs::path tmp = dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
                                 std::to_string(++counter));
     {
