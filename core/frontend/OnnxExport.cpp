@@ -236,6 +236,8 @@ private:
                      GraphOut& out, const std::string& doc);
     Status group(const ir::Node& n, const std::vector<std::string>& ins, const std::string& result, GraphOut& out,
                  const std::string& doc);
+    Status upsample(const ir::Node& n, GraphOut& out, const std::vector<std::string>& ins,
+                    const std::vector<std::string>& outs, const std::string& doc);
     Status int8Product(const ir::Node& n, const std::vector<std::string>& ins, const std::string& result,
                        GraphOut& out, const std::string& doc);
 
@@ -407,6 +409,10 @@ Status Exporter::writeNode(const ir::Node& n, GraphOut& out) {
     for (const ir::Value* v : n.outputs())
         outs.push_back(out.names.at(v));
     const std::string doc = nodeDoc(n);
+    // Below opset 10 a Resize is an Upsample the importer read (ONNX has no Resize there): both
+    // forms write it back as one.
+    if (n.kind() == OpKind::Resize && m_opset < 10)
+        return upsample(n, out, ins, outs, doc);
     if (standard()) {
         m_keepName = n.name();
         return writeStandardNode(n, out, ins, outs, doc);
@@ -781,6 +787,31 @@ Status Exporter::group(const ir::Node& n, const std::vector<std::string>& ins, c
             return unsupported(n, "step " + std::to_string(i) + ": " + st.error().message);
         steps.push_back(stepOut);
     }
+    return {};
+}
+
+/// Upsample-9 reads the scales as input 1, Upsample-7 as the attribute "scales" (then the
+/// importer made them a constant).
+Status Exporter::upsample(const ir::Node& n, GraphOut& out, const std::vector<std::string>& ins,
+                          const std::vector<std::string>& outs, const std::string& doc) {
+    m_keepName = n.name();
+    if (ins.size() != 2 || ins[1].empty())
+        return unsupported(n, "a Resize below opset 10 must be Upsample's (X, scales)");
+    const std::string mode = n.attrString("mode", "nearest");
+    if (m_opset >= 9) {
+        attributeToProto("mode", mode, *node(out, "Upsample", n.name(), ins, outs, doc).add_attribute());
+        return {};
+    }
+    const ir::Tensor* scales = n.input(1)->constant();
+    if (!scales)
+        return unsupported(n, "Upsample-7 takes its scales as an attribute, and these are computed");
+    onnx::NodeProto& p = node(out, "Upsample", n.name(), {ins[0]}, outs, doc);
+    attributeToProto("mode", mode, *p.add_attribute());
+    onnx::AttributeProto& a = *p.add_attribute();
+    a.set_name("scales");
+    a.set_type(onnx::AttributeProto::FLOATS);
+    for (double v : scales->toDoubles())
+        a.add_floats(static_cast<float>(v));
     return {};
 }
 

@@ -164,6 +164,15 @@ TEST(OnnxExport, Int8GemmWithBiasIsMatMulIntegerThenRequantised) {
     expectSameAfterExport(oneOp(OpKind::Int8Gemm, x, {w}, attrs), 13, 1.0 / 255);
 }
 
+TEST(OnnxExport, AResizeBelowOpset10IsTheUpsampleItWas) {
+    // The importer reads Upsample-7 and -9 as a Resize, which ONNX has only from opset 10.
+    const Tensor x = randomTensor(DType::F32, {1, 2, 3, 4}, 22);
+    const OneOp o = oneOp(OpKind::Resize, x, {Tensor::fromVector<float>({4}, {1, 1, 2, 3})},
+                          {{"mode", std::string("nearest")}});
+    expectSameAfterExport(o, 9); // scales as input 1
+    expectSameAfterExport(o, 8); // scales as an attribute
+}
+
 TEST(OnnxExport, AsIsKeepsTheSextantOpsAndReadsBack) {
     const Tensor x = randomTensor(DType::F32, {1, 2, 4, 4}, 20);
     const OneOp o = oneOp(OpKind::FusedConv, x, {randomTensor(DType::F32, {2, 2, 1, 1}, 21)},
