@@ -20,6 +20,7 @@
 #include <set>
 #include <unistd.h>
 #include <unordered_map>
+#include <utility>
 
 namespace sextant::frontend {
 
@@ -71,20 +72,12 @@ namespace {
 /// The lowest IR version that may carry `opset` (ONNX's versioning table), never below 4 (from
 /// which initializers need not be graph inputs).
 int64_t irVersionFor(int64_t opset) {
-    if (opset >= 23)
-        return 11;
-    if (opset >= 21)
-        return 10;
-    if (opset >= 19)
-        return 9;
-    if (opset >= 15)
-        return 8;
-    if (opset >= 12)
-        return 7;
-    if (opset >= 11)
-        return 6;
-    if (opset >= 10)
-        return 5;
+    // {first opset, IR version}, newest first.
+    static constexpr std::pair<int64_t, int64_t> kTable[] = {{23, 11}, {21, 10}, {19, 9}, {15, 8},
+                                                             {12, 7},  {11, 6},  {10, 5}};
+    for (const auto& [first, ir] : kTable)
+        if (opset >= first)
+            return ir;
     return 4;
 }
 

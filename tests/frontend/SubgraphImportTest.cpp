@@ -4,6 +4,7 @@
 
 #include "TestUtil.h"
 
+#include "core/frontend/OnnxExport.h"
 #include "core/frontend/OnnxImporter.h"
 #include "core/ir/Interpreter.h"
 #include "core/ir/Parser.h"
@@ -446,6 +447,43 @@ TEST(ScanImport, AxesAndDirectionsOfInputsAndOutputs) {
     const ir::Node* n = keep->findNode("scan");
     EXPECT_EQ(n->output(1)->type(), ir::TensorType::of(ir::DType::F32, {2, 3}));
     EXPECT_EQ(n->output(2)->type(), ir::TensorType::of(ir::DType::F32, {3, 2}));
+}
+
+// Export (issue 23): a body reads the outer values it captured by their names in the enclosing
+// graph, even after a pass renamed them; both forms read back and compute the same.
+TEST(LoopImport, AnExportedLoopReadsItsCapturedValuesByTheirNewNames) {
+    const fs::path path = tempDir() / "loop.onnx";
+    writeBytes(path, loopModel().SerializeAsString());
+    auto g = importOnnx(path.string());
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    ASSERT_TRUE((*g)->renameValue((*g)->findValue("w"), "w_renamed").ok());
+    const std::vector<ir::Tensor> feeds{ir::Tensor::fromVector<float>({2}, {1, 2}),
+                                        ir::Tensor::fromVector<int64_t>({}, {10})};
+    for (OnnxExportForm form : {OnnxExportForm::AsIs, OnnxExportForm::Standard}) {
+        OnnxExportOptions options;
+        options.form = form;
+        options.opsets = {{"", 16}};
+        auto bytes = exportOnnx(**g, options);
+        ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+        onnx::ModelProto m;
+        ASSERT_TRUE(m.ParseFromString(*bytes));
+        const onnx::NodeProto* loop = nullptr;
+        for (const onnx::NodeProto& n : m.graph().node())
+            if (n.op_type() == "Loop")
+                loop = &n;
+        ASSERT_NE(loop, nullptr);
+        EXPECT_EQ(loop->input_size(), 3) << "M, cond and the carried x: the captured w is read by name";
+        bool readsNewName = false;
+        for (const onnx::NodeProto& n : loop->attribute(0).g().node())
+            for (const std::string& in : n.input())
+                readsNewName = readsNewName || in == "w_renamed";
+        EXPECT_TRUE(readsNewName);
+        EXPECT_EQ(loop->attribute(0).g().input_size(), 3);
+        auto out = runModel(m, "exported.onnx", feeds);
+        ASSERT_EQ(out.size(), 2u);
+        EXPECT_EQ(out[0].toDoubles(), (std::vector<double>{7, 14}));
+        EXPECT_EQ(out[1].toDoubles(), (std::vector<double>{1, 2, 3, 6, 7, 14}));
+    }
 }
 
 } // namespace
