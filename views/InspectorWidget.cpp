@@ -66,6 +66,8 @@ InspectorWidget::InspectorWidget(QWidget* parent) : QTextBrowser(parent) {
 }
 
 void InspectorWidget::setContext(std::shared_ptr<const CompileSnapshot> snapshot, int snapshotIndex) {
+    if (snapshot != m_snapshot) // compared while the old one is still held: no address reuse
+        m_summary.reset();
     m_snapshot = std::move(snapshot);
     m_index = snapshotIndex;
     render();
@@ -176,8 +178,9 @@ void InspectorWidget::render() {
             html += tr("<tr><td class='k'>SRAM</td><td>%1</td></tr>")
                         .arg(sramSummary(m_snapshot->sram).toHtmlEscaped());
             // The per-network figures of sextant-cli run --summary-csv (docs/summary-csv.md).
-            const runtime::NetworkSummary sum =
-                runtime::summarise(prog, m_snapshot->modelPath, 2, m_snapshot->sim.totalCycles, "simulated");
+            if (!m_summary)
+                m_summary = runtime::summarise(prog, m_snapshot->modelPath, 2, m_snapshot->sim.totalCycles, "simulated");
+            const runtime::NetworkSummary& sum = *m_summary;
             html += tr("<tr><td class='k'>network</td><td>%1 MMACs on %2 cores · roofline %3 cycles (%4-bound), "
                        "the latency %5x it · %6 events · %7 grey ops</td></tr></table>")
                         .arg(static_cast<double>(sum.macs) / 1e6, 0, 'f', 2)
@@ -186,7 +189,8 @@ void InspectorWidget::render() {
                         .arg(QString::fromLatin1(sum.rooflineBound))
                         .arg(static_cast<double>(sum.latencyCycles) / static_cast<double>(std::max<uint64_t>(sum.rooflineCycles, 1)), 0, 'f', 1)
                         .arg(sum.events)
-                        .arg(sum.greyTransposes + sum.greyCopyOrCast + sum.greyLayoutConversions);
+                        .arg(sum.greyTransposes + sum.greyCopyOrCast + sum.greyLayoutConversions +
+                             sum.greyQuantization);
         }
         html.prepend(sramBufferHtml());
         if (!m_node.isEmpty())

@@ -4,7 +4,10 @@
 
 #include <QTextBrowser>
 
+#include "core/runtime/NetworkSummary.h"
+
 #include <memory>
+#include <optional>
 
 namespace sextant::views {
 
@@ -32,6 +35,10 @@ private:
     QString nodeOnChipHtml(const std::string& node) const;
 
     std::shared_ptr<const CompileSnapshot> m_snapshot;
+    /// The network's figures of m_snapshot (runtime::summarise: a walk over every Task), made on
+    /// the first render that shows them rather than on every one; setContext drops them when the
+    /// snapshot changes.
+    std::optional<runtime::NetworkSummary> m_summary;
     int m_index = 0;
     QString m_node;
     int m_sramBuffer = -1;
