@@ -474,10 +474,17 @@ Status Exporter::writeStandardNode(const ir::Node& n, GraphOut& out, const std::
                 it->second = roundToF16(out, ins[i]);
             ins[i] = it->second;
         }
-    // A vector node in f16 also writes its result in f16.
-    const bool roundResult = f16 && n.precision() == ir::Precision::F16 && n.numOutputs() == 1 &&
-                             n.output(0)->type().dtype == ir::DType::F32;
-    const std::string result = roundResult ? fresh(out, outs[0] + ".unrounded") : outs[0];
+    // A vector node in f16 also writes its float results in f16: each is computed under another
+    // name and rounded into its own.
+    std::vector<std::string> computed = outs;
+    std::vector<size_t> rounded;
+    if (f16 && n.precision() == ir::Precision::F16)
+        for (size_t i = 0; i < outs.size(); ++i)
+            if (n.output(i)->type().dtype == ir::DType::F32 && !outs[i].empty()) {
+                computed[i] = fresh(out, outs[i] + ".unrounded");
+                rounded.push_back(i);
+            }
+    const std::string result = computed[0];
 
     Status s;
     switch (n.kind()) {
@@ -501,8 +508,7 @@ Status Exporter::writeStandardNode(const ir::Node& n, GraphOut& out, const std::
     default: {
         if (!n.info().domain.empty())
             return unsupported(n, "the exporter has no decomposition for this op");
-        std::vector<std::string> o = outs;
-        o[0] = result;
+        const std::vector<std::string>& o = computed;
         ir::AttributeMap attrs;
         for (const auto& [name, value] : n.attrs())
             if (!internalAttribute(name) && !sextantOnlyAttribute(name, value) &&
@@ -525,8 +531,8 @@ Status Exporter::writeStandardNode(const ir::Node& n, GraphOut& out, const std::
     }
     }
     SX_TRY(std::move(s));
-    if (roundResult)
-        roundToF16(out, result, outs[0]);
+    for (size_t i : rounded)
+        roundToF16(out, computed[i], outs[i]);
     return {};
 }
 
