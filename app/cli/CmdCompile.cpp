@@ -665,16 +665,12 @@ int cmdCompile(Args args) {
         } else if (a == "--export-memory") {
             if (!value(memoryCsv))
                 return fail("compile: --export-memory needs a file");
-        } else if (a == "--export-dot") {
+        } else if (a == "--export-dot" || a == "--export-onnx") {
+            const bool dot = a == "--export-dot";
             std::string spec;
             if (!value(spec) || spec.find(':') == std::string::npos)
-                return fail("compile: --export-dot needs PASS:FILE.dot or all:DIR");
-            dotSpecs.push_back(spec);
-        } else if (a == "--export-onnx") {
-            std::string spec;
-            if (!value(spec) || spec.find(':') == std::string::npos)
-                return fail("compile: --export-onnx needs PASS:FILE.onnx or all:DIR");
-            onnxSpecs.push_back(spec);
+                return fail("compile: " + a + " needs PASS:FILE." + (dot ? "dot" : "onnx") + " or all:DIR");
+            (dot ? dotSpecs : onnxSpecs).push_back(spec);
         } else if (a == "--standard" || a == "--standard-f16") {
             onnxOptions.form = frontend::OnnxExportForm::Standard;
             onnxOptions.npuF16 = onnxOptions.npuF16 || a == "--standard-f16";

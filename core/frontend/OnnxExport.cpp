@@ -412,21 +412,12 @@ Status Exporter::writeNode(const ir::Node& n, GraphOut& out) {
     }
 
     const ir::OpInfo& info = n.info();
-    onnx::NodeProto& p = *out.proto->add_node();
-    p.set_name(n.name());
-    p.set_op_type(std::string(info.name));
+    m_keepName = n.name();
+    onnx::NodeProto& p = node(out, std::string(info.name), n.name(), std::move(ins), outs, doc);
     if (!info.domain.empty()) {
         p.set_domain(std::string(info.domain));
         m_usesSextantDomain = true;
     }
-    while (!ins.empty() && ins.back().empty())
-        ins.pop_back();
-    for (const std::string& s : ins)
-        p.add_input(s);
-    for (const std::string& s : outs)
-        p.add_output(s);
-    if (!doc.empty())
-        p.set_doc_string(doc);
     for (const auto& [name, value] : n.attrs()) {
         if (internalAttribute(name) || std::holds_alternative<std::shared_ptr<const ir::Graph>>(value))
             continue;
