@@ -207,10 +207,14 @@ Status Machine::execute(size_t index) {
             outs = cached->second.outputs;
         } else {
             auto results = computeNode(*node, raw, num, ctx);
-            if (!results.ok())
+            if (!results.ok()) {
+                // The kernels name their node already ("node 'x' (Op): ..."); say it once.
+                const std::string& why = results.error().message;
+                const std::string named = "node '" + nodeName + "'";
                 return makeError(ErrorKind::Runtime,
-                                 taskLabel(task) + ": node '" + nodeName + "': " + results.error().message,
+                                 taskLabel(task) + ": " + (why.starts_with(named) ? why : named + ": " + why),
                                  task.name);
+            }
             outs = std::move(results).value();
             if (task.parts > 1)
                 cached = m_partResults.insert_or_assign(node, PartResults{std::move(raw), outs, 0}).first;

@@ -249,3 +249,22 @@ TEST(Simulator, SplitNodeGivesTheNumbersOfOneCore) {
     EXPECT_EQ(std::memcmp(a->outputs[0].bytes(), b->outputs[0].bytes(), a->outputs[0].byteSize()), 0);
     EXPECT_LT(a->totalCycles, b->totalCycles);
 }
+
+TEST(Simulator, AKernelErrorNamesItsTaskAndNodeOnce) {
+    // An index past the end is found only when the Gather runs: the error names the Task, then
+    // the node once ("node 'gather' (Gather): ..."), not "node 'gather': node 'gather' (Gather)".
+    auto g = std::make_shared<ir::Graph>("gather");
+    ir::Value* x = g->addInput("x", ir::TensorType::of(ir::DType::F32, {3})).value();
+    ir::Value* idx = g->addConstant("idx", ir::Tensor::fromVector<int64_t>({1}, {5})).value();
+    ir::Node* n = g->addNode(ir::OpKind::Gather, "gather", {x, idx}, {"y"}).value();
+    g->setOutputs({n->output()});
+    ASSERT_TRUE(g->inferTypes().ok());
+    auto program = backend::lower(g, backend::defaultTarget());
+    ASSERT_TRUE(program.ok()) << program.error().message;
+    auto r = sim::simulate(*program, std::vector<ir::Tensor>{ramp({3}, 0.5, 0.0)});
+    ASSERT_FALSE(r.ok());
+    const std::string& m = r.error().message;
+    EXPECT_NE(m.find("'gather': node 'gather' (Gather): "), std::string::npos) << m;
+    EXPECT_NE(m.find("out of range"), std::string::npos) << m;
+    EXPECT_EQ(m.find("node 'gather'"), m.rfind("node 'gather'")) << "the node is named twice: " << m;
+}
