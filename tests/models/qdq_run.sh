@@ -10,6 +10,9 @@
 #       onnxruntime's outputs as test data. Skips (77) without ../shared.
 #   qdq_run.sh int4 SEXTANT_CLI BUILD_DIR
 #       an int4/uint4 model (scripts/qdq/make-int4-model.py) against onnxruntime-node, exactly.
+#   qdq_run.sh pool-det SEXTANT_CLI BUILD_DIR
+#       LpPool, GlobalLpPool, MaxUnpool and Det (scripts/qdq/make-pool-det-model.py) against
+#       onnxruntime-node, on the reference executor and the simulated NPU.
 #   qdq_run.sh CASE MODEL SEXTANT_CLI SHARED_DIR BUILD_DIR
 #       CASE reference, npu, float, bisect or onnx-export; MODEL <folder>/<stem> of the float model. Runs the quantized model as
 #       a user would and compares with onnxruntime's outputs (and, on the NPU, with the float64
@@ -69,6 +72,29 @@ if [ "$case_name" = int4 ]; then
         fail "the simulated NPU differs from onnxruntime"
     [ "$(grep -c "^output '.*max_abs 0\.0e+00 .* PASS$" "$out")" -eq 2 ] || fail "not both outputs exact on the NPU"
     echo "PASS: int4"
+    exit 0
+fi
+
+if [ "$case_name" = pool-det ]; then
+    cli=$2 build=$3
+    ort="$build/ort-node"
+    [ -d "$ort/node_modules/onnxruntime-node" ] ||
+        { echo "onnxruntime-node is not installed (models.qdq.generate installs it): skipping pool-det"; exit 77; }
+    work="$build/qdq/pool-det"
+    out="$work/run.out" err="$work/run.err"
+    mkdir -p "$work"
+    fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; exit 1; }
+    /usr/bin/python3 "$root/scripts/qdq/make-pool-det-model.py" --ort-node "$ort" "$work" >"$out" 2>"$err" ||
+        fail "make-pool-det-model.py failed"
+    data="$work/test_data_set_0"
+    # float64 against onnxruntime's float32: a few float32 roundings apart.
+    "$cli" run "$work/pool-det.onnx" --reference --inputs "$data" --expected "$data" --atol 1e-5 --rtol 1e-5 \
+        >"$out" 2>"$err" || fail "the reference executor differs from onnxruntime"
+    [ "$(grep -c "^output '.* PASS$" "$out")" -eq 5 ] || fail "not all five outputs pass on the reference executor"
+    "$cli" run "$work/pool-det.onnx" --inputs "$data" --expected "$data" --atol 1e-2 --rtol 1e-2 >"$out" 2>"$err" ||
+        fail "the simulated NPU differs from onnxruntime"
+    [ "$(grep -c "^output '.* PASS$" "$out")" -eq 5 ] || fail "not all five outputs pass on the NPU"
+    echo "PASS: pool-det"
     exit 0
 fi
 

@@ -481,4 +481,16 @@ Expected<std::vector<TensorType>> inferVariadicBroadcast(const Node& n, const ch
     return std::vector<TensorType>{t};
 }
 
+Expected<std::vector<int64_t>> integerValues(const Node& n, const Tensor& t, const char* what) {
+    if (t.dtype() != DType::I64 && t.dtype() != DType::I32)
+        return opError(n, std::string(what) + " must be an i64 tensor, got " +
+                              std::string(dtypeName(t.dtype())));
+    if (t.rank() != 1)
+        return opError(n, std::string(what) + " must be 1-D");
+    std::vector<int64_t> v(static_cast<size_t>(t.numel()));
+    for (int64_t i = 0; i < t.numel(); ++i)
+        v[static_cast<size_t>(i)] = t.dtype() == DType::I64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
+    return v;
+}
+
 } // namespace sextant::ir::ops

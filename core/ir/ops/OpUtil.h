@@ -366,6 +366,9 @@ Status checkAllocation(const Node& n, const std::vector<int64_t>& dims);
 /// Checks that a kernel got the input tensors its node declares (omitted optionals may be invalid).
 Status checkKernelInputs(const Node& n, std::span<const Tensor> inputs);
 
+/// The values of a 1-D i64 (or i32) tensor such as a shape input; an error naming `what` else.
+Expected<std::vector<int64_t>> integerValues(const Node& n, const Tensor& t, const char* what);
+
 } // namespace sextant::ir::ops
 
 namespace sextant::ir::ops {

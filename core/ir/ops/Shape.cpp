@@ -15,6 +15,8 @@ using ops::Shape;
 
 namespace {
 
+using ops::integerValues;
+
 /// Reshape's target: 0 copies the input dim (unless allowzero), -1 takes what is left.
 Expected<Shape> reshapeTarget(const Node& n, const Shape& in, const std::vector<int64_t>& target) {
     const bool allowZero = n.attrInt("allowzero", 0) != 0;
@@ -85,18 +87,6 @@ Expected<Shape> reshapeTarget(const Node& n, const Shape& in, const std::vector<
                               std::to_string(outKnown) + " elements)");
     }
     return out;
-}
-
-Expected<std::vector<int64_t>> integerValues(const Node& n, const Tensor& t, const char* what) {
-    if (t.dtype() != DType::I64 && t.dtype() != DType::I32)
-        return opError(n, std::string(what) + " must be an i64 tensor, got " +
-                              std::string(dtypeName(t.dtype())));
-    if (t.rank() != 1)
-        return opError(n, std::string(what) + " must be 1-D");
-    std::vector<int64_t> v(static_cast<size_t>(t.numel()));
-    for (int64_t i = 0; i < t.numel(); ++i)
-        v[static_cast<size_t>(i)] = t.dtype() == DType::I64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
-    return v;
 }
 
 /// Product of dims [from, to), symbolic when not all known (a lone symbol times ones survives).
