@@ -484,11 +484,12 @@ Status Importer::addNode(int index) {
     // Softmax, LogSoftmax and Hardmax changed meaning at opset 13 (axis default and 2-D
     // coercion); GridSample renamed its modes and took N-D input at 20; GroupNormalization's
     // scale and bias became per channel at 21; DFT's axis became an input (with another default)
-    // at 20; Attention has versions 23, 24 and 25: the kernel needs it.
+    // at 20; Attention has versions 23, 24 and 25; RoiAlign's coordinate transformation
+    // defaults to half_pixel from 16: the kernel needs it.
     if (kind == ir::OpKind::Softmax || kind == ir::OpKind::LogSoftmax ||
         kind == ir::OpKind::Hardmax || kind == ir::OpKind::GridSample ||
         kind == ir::OpKind::GroupNormalization || kind == ir::OpKind::DFT ||
-        kind == ir::OpKind::OnnxAttention || kind == ir::OpKind::Scan)
+        kind == ir::OpKind::OnnxAttention || kind == ir::OpKind::Scan || kind == ir::OpKind::RoiAlign)
         attrs["_opset"] = opsetOf(domain);
 
     // A Loop's or Scan's captured values follow its ONNX inputs, gaps included: a Loop's body

@@ -1,4 +1,4 @@
-"""Writes a small opset-18 model with LpPool, GlobalLpPool, MaxPool -> MaxUnpool and Det, and
+"""Writes a small opset-18 model with LpPool, GlobalLpPool, MaxPool -> MaxUnpool, Det and RoiAlign, and
 onnxruntime-node's outputs for it as test data, so those kernels are checked against an
 independent runtime as the int4 model is (ops ONNX 1.12's node suite has few or no cases for).
 
@@ -12,7 +12,9 @@ OUT_DIR/pool-det.onnx:  x (f32 [1, 3, 8, 10])
        (x's shape is the unpooled one: where output_shape is larger, ONNX's reference and
        onnxruntime place the values differently)
     m (f32 [4, 3, 3]) -> Det                                               -> det
-OUT_DIR/test_data_set_0/{input_0,input_1,output_0..4}.pb
+    x, three regions -> RoiAlign avg (half_pixel, adaptive sampling)       -> roi_avg
+                     -> RoiAlign max (output_half_pixel, 2 x 2 samples)    -> roi_max
+OUT_DIR/test_data_set_0/{input_0,input_1,output_0..6}.pb
 """
 import argparse
 import json
@@ -24,7 +26,7 @@ import tempfile
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-OUTPUTS = [("lp", [1, 3, 3, 5]), ("lp_same", [1, 3, 4, 5]), ("glp", [1, 3, 1, 1]), ("unpooled", [1, 3, 8, 10]), ("det", [4])]
+OUTPUTS = [("lp", [1, 3, 3, 5]), ("lp_same", [1, 3, 4, 5]), ("glp", [1, 3, 1, 1]), ("unpooled", [1, 3, 8, 10]), ("det", [4]), ("roi_avg", [3, 3, 2, 3]), ("roi_max", [3, 3, 2, 3])]
 
 
 def main():
@@ -43,13 +45,21 @@ def main():
         helper.make_node("MaxUnpool", ["mp", "mpi", "shape"], ["unpooled"], name="maxunpool", kernel_shape=[2, 2],
                          strides=[2, 2]),
         helper.make_node("Det", ["m"], ["det"], name="det"),
+        helper.make_node("RoiAlign", ["x", "rois", "batch"], ["roi_avg"], name="roialign_avg", output_height=2,
+                         output_width=3, sampling_ratio=0, spatial_scale=0.5),
+        helper.make_node("RoiAlign", ["x", "rois", "batch"], ["roi_max"], name="roialign_max", mode="max",
+                         output_height=2, output_width=3, sampling_ratio=2, spatial_scale=0.5,
+                         coordinate_transformation_mode="output_half_pixel"),
     ]
     graph = helper.make_graph(
         nodes, "pool-det",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 8, 10]),
          helper.make_tensor_value_info("m", TensorProto.FLOAT, [4, 3, 3])],
         [helper.make_tensor_value_info(name, TensorProto.FLOAT, dims) for name, dims in OUTPUTS],
-        [numpy_helper.from_array(np.array([1, 3, 8, 10], np.int64), "shape")])
+        [numpy_helper.from_array(np.array([1, 3, 8, 10], np.int64), "shape"),
+         # Regions inside, across the edge and partly off the map (in input pixels, scale 0.5).
+         numpy_helper.from_array(np.array([[2, 1, 14, 11], [-3, 4, 9, 20], [10, 0, 30, 6]], np.float32), "rois"),
+         numpy_helper.from_array(np.array([0, 0, 0], np.int64), "batch")])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
     model.ir_version = 8
     path = os.path.join(a.out, "pool-det.onnx")
@@ -80,7 +90,7 @@ def main():
             arr = np.fromfile(os.path.join(work, f"{k}.bin"), np.float32).reshape(dims)
             with open(os.path.join(data, f"output_{k}.pb"), "wb") as fh:
                 fh.write(numpy_helper.from_array(arr, name).SerializeToString())
-    print(f"{path}: LpPool, GlobalLpPool, MaxUnpool, Det; onnxruntime's outputs in {a.out}/test_data_set_0")
+    print(f"{path}: LpPool, GlobalLpPool, MaxUnpool, Det, RoiAlign; onnxruntime's outputs in {a.out}/test_data_set_0")
 
 
 if __name__ == "__main__":

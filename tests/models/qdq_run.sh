@@ -11,7 +11,7 @@
 #   qdq_run.sh int4 SEXTANT_CLI BUILD_DIR
 #       an int4/uint4 model (scripts/qdq/make-int4-model.py) against onnxruntime-node, exactly.
 #   qdq_run.sh pool-det SEXTANT_CLI BUILD_DIR
-#       LpPool, GlobalLpPool, MaxUnpool and Det (scripts/qdq/make-pool-det-model.py) against
+#       LpPool, GlobalLpPool, MaxUnpool, Det and RoiAlign (scripts/qdq/make-pool-det-model.py) against
 #       onnxruntime-node, on the reference executor and the simulated NPU.
 #   qdq_run.sh CASE MODEL SEXTANT_CLI SHARED_DIR BUILD_DIR
 #       CASE reference, npu, float, bisect or onnx-export; MODEL <folder>/<stem> of the float model. Runs the quantized model as
@@ -90,10 +90,10 @@ if [ "$case_name" = pool-det ]; then
     # float64 against onnxruntime's float32: a few float32 roundings apart.
     "$cli" run "$work/pool-det.onnx" --reference --inputs "$data" --expected "$data" --atol 1e-5 --rtol 1e-5 \
         >"$out" 2>"$err" || fail "the reference executor differs from onnxruntime"
-    [ "$(grep -c "^output '.* PASS$" "$out")" -eq 5 ] || fail "not all five outputs pass on the reference executor"
+    [ "$(grep -c "^output '.* PASS$" "$out")" -eq 7 ] || fail "not all seven outputs pass on the reference executor"
     "$cli" run "$work/pool-det.onnx" --inputs "$data" --expected "$data" --atol 1e-2 --rtol 1e-2 >"$out" 2>"$err" ||
         fail "the simulated NPU differs from onnxruntime"
-    [ "$(grep -c "^output '.* PASS$" "$out")" -eq 5 ] || fail "not all five outputs pass on the NPU"
+    [ "$(grep -c "^output '.* PASS$" "$out")" -eq 7 ] || fail "not all seven outputs pass on the NPU"
     echo "PASS: pool-det"
     exit 0
 fi

@@ -12,6 +12,7 @@
 #include "OpUtil.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace sextant::ir {
@@ -138,6 +139,195 @@ Expected<std::vector<Tensor>> runNonMaxSuppression(const Node& n, std::span<cons
         }
     const auto rows = static_cast<int64_t>(selected.size() / 3);
     return std::vector<Tensor>{Tensor::fromVector<int64_t>({rows, 3}, selected)};
+}
+
+} // namespace sextant::ir
+
+// ---- RoiAlign (opsets 10, 16, 22): for each region of interest, an output_height x
+// output_width grid of bins over the feature map of its batch entry, each bin the average (or
+// maximum) of bilinear samples at a regular sampling grid inside it (Mask R-CNN's RoIAlign).
+// rois [num_rois, 4] are (x1, y1, x2, y2) in input coordinates, scaled by spatial_scale;
+// batch_indices [num_rois] pick the image. coordinate_transformation_mode "half_pixel" (the
+// default from version 16) shifts the scaled corners by -0.5; "output_half_pixel" (version 10's
+// only behaviour, the importer's "_opset" below 16) does not, and makes each region at least
+// 1 x 1. sampling_ratio 0 takes ceil(region / bins) samples per bin along each axis. A sample
+// more than one pixel outside the map counts as 0; one within is clamped to the map's edge.
+// "max" takes, per bin, the largest of each sample's four weighted corners, as ONNX's reference
+// and onnxruntime do (not the largest interpolated value).
+
+namespace sextant::ir {
+namespace {
+
+bool roiHalfPixel(const Node& n) {
+    const int64_t opset = n.attrInt("_opset", 16);
+    return n.attrString("coordinate_transformation_mode", opset >= 16 ? "half_pixel" : "output_half_pixel") ==
+           "half_pixel";
+}
+
+template <typename T>
+void roiAlignImpl(const Node& n, const Tensor& xt, const std::vector<double>& rois, const std::vector<int64_t>& batch,
+                  Tensor& yt) {
+    const int64_t channels = xt.shape()[1], height = xt.shape()[2], width = xt.shape()[3];
+    const int64_t outH = n.attrInt("output_height", 1), outW = n.attrInt("output_width", 1);
+    const int64_t ratio = n.attrInt("sampling_ratio", 0);
+    const double scale = n.attrFloat("spatial_scale", 1.0);
+    const bool halfPixel = roiHalfPixel(n), isMax = n.attrString("mode", "avg") == "max";
+    const double offset = halfPixel ? 0.5 : 0.0;
+    const T* x = xt.data<T>();
+    T* y = yt.mutableData<T>();
+    const int64_t numRois = static_cast<int64_t>(batch.size());
+    // One sample's four corners (flat offsets within a plane) and their weights; all zero weights
+    // for a sample off the map.
+    struct Tap {
+        int64_t at[4] = {0, 0, 0, 0};
+        double w[4] = {0, 0, 0, 0};
+    };
+    std::vector<Tap> taps;
+    for (int64_t r = 0; r < numRois; ++r) {
+        const double* box = rois.data() + 4 * r;
+        const double x0 = box[0] * scale - offset, y0 = box[1] * scale - offset;
+        double roiW = box[2] * scale - offset - x0, roiH = box[3] * scale - offset - y0;
+        if (!halfPixel) {
+            roiW = std::max(roiW, 1.0);
+            roiH = std::max(roiH, 1.0);
+        }
+        const double binH = roiH / static_cast<double>(outH), binW = roiW / static_cast<double>(outW);
+        const int64_t gridH = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(roiH / static_cast<double>(outH)));
+        const int64_t gridW = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(roiW / static_cast<double>(outW)));
+        const int64_t count = std::max<int64_t>(gridH * gridW, 1);
+        for (int64_t ph = 0; ph < outH; ++ph)
+            for (int64_t pw = 0; pw < outW; ++pw) {
+                taps.clear();
+                for (int64_t iy = 0; iy < gridH; ++iy) {
+                    double sy = y0 + static_cast<double>(ph) * binH + (static_cast<double>(iy) + 0.5) * binH / static_cast<double>(gridH);
+                    for (int64_t ix = 0; ix < gridW; ++ix) {
+                        double sx = x0 + static_cast<double>(pw) * binW + (static_cast<double>(ix) + 0.5) * binW / static_cast<double>(gridW);
+                        Tap t;
+                        if (sy < -1.0 || sy > static_cast<double>(height) || sx < -1.0 || sx > static_cast<double>(width)) {
+                            taps.push_back(t);
+                            continue;
+                        }
+                        sy = std::max(sy, 0.0);
+                        sx = std::max(sx, 0.0);
+                        int64_t yl = static_cast<int64_t>(sy), xl = static_cast<int64_t>(sx), yh = yl + 1, xh = xl + 1;
+                        if (yl >= height - 1) {
+                            yl = yh = height - 1;
+                            sy = static_cast<double>(yl);
+                        }
+                        if (xl >= width - 1) {
+                            xl = xh = width - 1;
+                            sx = static_cast<double>(xl);
+                        }
+                        const double ly = sy - static_cast<double>(yl), lx = sx - static_cast<double>(xl);
+                        const double hy = 1.0 - ly, hx = 1.0 - lx;
+                        t.at[0] = yl * width + xl;
+                        t.at[1] = yl * width + xh;
+                        t.at[2] = yh * width + xl;
+                        t.at[3] = yh * width + xh;
+                        t.w[0] = hy * hx;
+                        t.w[1] = hy * lx;
+                        t.w[2] = ly * hx;
+                        t.w[3] = ly * lx;
+                        taps.push_back(t);
+                    }
+                }
+                for (int64_t c = 0; c < channels; ++c) {
+                    const T* plane = x + (batch[static_cast<size_t>(r)] * channels + c) * height * width;
+                    double acc = 0;
+                    bool first = true;
+                    for (const Tap& t : taps) {
+                        if (isMax) {
+                            double v = t.w[0] * static_cast<double>(plane[t.at[0]]);
+                            for (int k = 1; k < 4; ++k)
+                                v = std::max(v, t.w[k] * static_cast<double>(plane[t.at[k]]));
+                            acc = first ? v : std::max(acc, v);
+                            first = false;
+                        } else {
+                            for (int k = 0; k < 4; ++k)
+                                acc += t.w[k] * static_cast<double>(plane[t.at[k]]);
+                        }
+                    }
+                    y[((r * channels + c) * outH + ph) * outW + pw] =
+                        static_cast<T>(isMax ? acc : acc / static_cast<double>(count));
+                }
+            }
+    }
+}
+
+} // namespace
+
+Status verifyRoiAlign(const Node& n) {
+    SX_TRY(ops::requireFloatInput(n, 0, "roi align input"));
+    SX_TRY(ops::requireFloatInput(n, 1, "rois"));
+    if (const TensorType* b = ops::inputType(n, 2); b && b->dtype != DType::I64)
+        return opError(n, "batch_indices must be an i64 tensor, got " + std::string(dtypeName(b->dtype)));
+    SX_TRY(ops::checkStringAttr(n, "mode", {"avg", "max"}));
+    SX_TRY(ops::checkStringAttr(n, "coordinate_transformation_mode", {"half_pixel", "output_half_pixel"}));
+    SX_TRY(ops::checkIntAttr(n, "output_height", 1, int64_t{1} << 20));
+    SX_TRY(ops::checkIntAttr(n, "output_width", 1, int64_t{1} << 20));
+    SX_TRY(ops::checkIntAttr(n, "sampling_ratio", 0, int64_t{1} << 20));
+    SX_TRY(ops::checkIntAttr(n, "_opset", 1, 1000));
+    return ops::checkFloatAttr(n, "spatial_scale");
+}
+
+Expected<std::vector<TensorType>> inferRoiAlign(const Node& n) {
+    const TensorType* x = ops::inputType(n, 0);
+    const TensorType* rois = ops::inputType(n, 1);
+    const TensorType* batch = ops::inputType(n, 2);
+    if (x->rank() != 4)
+        return opError(n, "roi align input must be [N, C, H, W], got " + x->str());
+    if (rois->rank() != 2 || (rois->shape[1].isKnown() && rois->shape[1].value != 4))
+        return opError(n, "rois must be [num_rois, 4], got " + rois->str());
+    if (batch->rank() != 1)
+        return opError(n, "batch_indices must be [num_rois], got " + batch->str());
+    if (rois->shape[0].isKnown() && batch->shape[0].isKnown() && rois->shape[0].value != batch->shape[0].value)
+        return opError(n, "rois " + rois->str() + " and batch_indices " + batch->str() + " disagree on num_rois");
+    TensorType y;
+    y.dtype = x->dtype;
+    y.shape = {rois->shape[0], x->shape[1], Dim::known(n.attrInt("output_height", 1)),
+               Dim::known(n.attrInt("output_width", 1))};
+    return std::vector<TensorType>{y};
+}
+
+Expected<std::vector<Tensor>> runRoiAlign(const Node& n, std::span<const Tensor> inputs, const KernelContext&) {
+    SX_TRY(ops::checkKernelInputs(n, inputs));
+    const Tensor& x = inputs[0];
+    const Tensor& roisT = inputs[1];
+    const Tensor& batchT = inputs[2];
+    if (x.rank() != 4 || roisT.rank() != 2 || roisT.shape()[1] != 4 || batchT.rank() != 1 ||
+        batchT.shape()[0] != roisT.shape()[0] || batchT.dtype() != DType::I64)
+        return opError(n, "roi align takes X [N, C, H, W], rois [num_rois, 4] and i64 batch_indices [num_rois], got " +
+                              x.type().str() + ", " + roisT.type().str() + " and " + batchT.type().str());
+    const std::vector<double> rois = roisT.toDoubles();
+    std::vector<int64_t> batch(batchT.data<int64_t>(), batchT.data<int64_t>() + batchT.numel());
+    for (size_t r = 0; r < batch.size(); ++r)
+        if (batch[r] < 0 || batch[r] >= x.shape()[0])
+            return opError(n, "batch_indices[" + std::to_string(r) + "] = " + std::to_string(batch[r]) +
+                                  " is not an image of the input's " + std::to_string(x.shape()[0]));
+    for (double v : rois)
+        if (!std::isfinite(v))
+            return opError(n, "rois hold a value that is not finite");
+    const std::vector<int64_t> out{roisT.shape()[0], x.shape()[1], n.attrInt("output_height", 1),
+                                   n.attrInt("output_width", 1)};
+    SX_TRY(ops::checkAllocation(n, out));
+    // The samples per bin come from the regions' sizes: bound them as the output is bounded.
+    const int64_t ratio = n.attrInt("sampling_ratio", 0);
+    const double scale = n.attrFloat("spatial_scale", 1.0);
+    for (int64_t r = 0; r < roisT.shape()[0]; ++r) {
+        const double* b = rois.data() + 4 * r;
+        const double h = std::abs(b[3] - b[1]) * std::abs(scale) / static_cast<double>(out[2]) + 1;
+        const double w = std::abs(b[2] - b[0]) * std::abs(scale) / static_cast<double>(out[3]) + 1;
+        const double samples = ratio > 0 ? static_cast<double>(ratio) * static_cast<double>(ratio) : h * w;
+        if (samples * static_cast<double>(out[2] * out[3]) > static_cast<double>(ops::kMaxKernelElements))
+            return opError(n, "region " + std::to_string(r) + " would take more than " +
+                                  std::to_string(ops::kMaxKernelElements) + " samples");
+    }
+    return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
+        using T = decltype(tag);
+        Tensor y = Tensor::uninitialized(dtypeOf<T>(), out); // every bin of every region written
+        roiAlignImpl<T>(n, x, rois, batch, y);
+        return std::vector<Tensor>{y};
+    });
 }
 
 } // namespace sextant::ir
