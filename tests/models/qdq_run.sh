@@ -51,20 +51,25 @@ if [ "$case_name" = generate ]; then
         blazeface/face_detection_front_128x128_barracuda
 fi
 
-if [ "$case_name" = int4 ]; then
-    # int4 and uint4 (opset 21): a model the script packs by hand, onnxruntime-node's outputs as the
-    # oracle; the reference executor and the simulated NPU must give the same bits.
-    cli=$2 build=$3
-    ort="$build/ort-node"
+# A model a script writes with onnxruntime-node's outputs as its test data (the int4 and pool-det
+# cases): sets cli, work, out, err, data and fail(), or skips when onnxruntime-node is missing.
+ort_model() { # ort_model CASE SCRIPT CLI BUILD
+    cli=$3 build=$4
+    local ort="$build/ort-node"
     [ -d "$ort/node_modules/onnxruntime-node" ] ||
-        { echo "onnxruntime-node is not installed (models.qdq.generate installs it): skipping int4"; exit 77; }
-    work="$build/qdq/int4"
+        { echo "onnxruntime-node is not installed (models.qdq.generate installs it): skipping $1"; exit 77; }
+    work="$build/qdq/$1"
     out="$work/run.out" err="$work/run.err"
     mkdir -p "$work"
     fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; exit 1; }
-    /usr/bin/python3 "$root/scripts/qdq/make-int4-model.py" --ort-node "$ort" "$work" >"$out" 2>"$err" ||
-        fail "make-int4-model.py failed"
+    /usr/bin/python3 "$root/scripts/qdq/$2" --ort-node "$ort" "$work" >"$out" 2>"$err" || fail "$2 failed"
     data="$work/test_data_set_0"
+}
+
+if [ "$case_name" = int4 ]; then
+    # int4 and uint4 (opset 21): a model the script packs by hand, onnxruntime-node's outputs as the
+    # oracle; the reference executor and the simulated NPU must give the same bits.
+    ort_model int4 make-int4-model.py "$2" "$3"
     "$cli" run "$work/int4.onnx" --reference --inputs "$data" --expected "$data" --atol 0 --rtol 0 >"$out" 2>"$err" ||
         fail "the reference executor differs from onnxruntime"
     [ "$(grep -c "^output '.*max_abs 0\.0e+00 .* PASS$" "$out")" -eq 2 ] || fail "not both outputs exact"
@@ -76,17 +81,7 @@ if [ "$case_name" = int4 ]; then
 fi
 
 if [ "$case_name" = pool-det ]; then
-    cli=$2 build=$3
-    ort="$build/ort-node"
-    [ -d "$ort/node_modules/onnxruntime-node" ] ||
-        { echo "onnxruntime-node is not installed (models.qdq.generate installs it): skipping pool-det"; exit 77; }
-    work="$build/qdq/pool-det"
-    out="$work/run.out" err="$work/run.err"
-    mkdir -p "$work"
-    fail() { echo "FAIL: $*"; echo "--- stdout"; cat "$out"; echo "--- stderr"; cat "$err"; exit 1; }
-    /usr/bin/python3 "$root/scripts/qdq/make-pool-det-model.py" --ort-node "$ort" "$work" >"$out" 2>"$err" ||
-        fail "make-pool-det-model.py failed"
-    data="$work/test_data_set_0"
+    ort_model pool-det make-pool-det-model.py "$2" "$3"
     # float64 against onnxruntime's float32: a few float32 roundings apart.
     "$cli" run "$work/pool-det.onnx" --reference --inputs "$data" --expected "$data" --atol 1e-5 --rtol 1e-5 \
         >"$out" 2>"$err" || fail "the reference executor differs from onnxruntime"
