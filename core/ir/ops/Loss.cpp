@@ -11,8 +11,7 @@
 
 #include "OpUtil.h"
 
-#include <cmath>
-#include <limits>
+#include <algorithm>
 
 namespace sextant::ir {
 
@@ -142,7 +141,7 @@ Expected<std::vector<Tensor>> runSoftmaxCrossEntropyLoss(const Node& n, std::spa
     const Tensor* weight = n.numInputs() > 2 && n.input(2) ? &inputs[2] : nullptr;
     return ops::dispatchFloat(n, x.dtype(), [&](auto tag) -> Expected<std::vector<Tensor>> {
         using T = decltype(tag);
-        // log_softmax along the class axis: x - max - log(sum(exp(x - max))) per position.
+        // log_softmax along the class axis, at every position.
         const std::vector<int64_t>& xs = x.shape();
         const int64_t batch = xs[0], classes = xs[1];
         int64_t inner = 1;
@@ -152,19 +151,8 @@ Expected<std::vector<Tensor>> runSoftmaxCrossEntropyLoss(const Node& n, std::spa
         const T* src = x.data<T>();
         T* dst = logp.mutableData<T>();
         for (int64_t b = 0; b < batch; ++b)
-            for (int64_t i = 0; i < inner; ++i) {
-                const T* at = src + b * classes * inner + i;
-                T* to = dst + b * classes * inner + i;
-                T top = -std::numeric_limits<T>::infinity();
-                for (int64_t c = 0; c < classes; ++c)
-                    top = std::max(top, at[c * inner]);
-                T sum = 0;
-                for (int64_t c = 0; c < classes; ++c)
-                    sum += std::exp(at[c * inner] - top);
-                const T shift = top + std::log(sum);
-                for (int64_t c = 0; c < classes; ++c)
-                    to[c * inner] = at[c * inner] - shift;
-            }
+            for (int64_t i = 0; i < inner; ++i)
+                ops::logSoftmaxSlice(src, dst, b * classes * inner + i, classes, inner);
         SX_ASSIGN(Tensor loss, nllOf<T>(n, logp, inputs[1], weight));
         std::vector<Tensor> out{loss};
         if (n.numOutputs() > 1)

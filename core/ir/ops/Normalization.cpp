@@ -228,16 +228,7 @@ Expected<std::vector<Tensor>> runLogSoftmax(const Node& n, std::span<const Tenso
     SX_TRY(ops::checkKernelInputs(n, inputs));
     return alongSoftmaxAxis(n, inputs[0], [](const auto* src, auto* dst, int64_t base, int64_t len,
                                              int64_t stride) {
-        using T = std::remove_cv_t<std::remove_pointer_t<decltype(src)>>;
-        T mx = -std::numeric_limits<T>::infinity();
-        for (int64_t a = 0; a < len; ++a)
-            mx = std::max(mx, src[base + a * stride]);
-        T sum = 0;
-        for (int64_t a = 0; a < len; ++a)
-            sum += std::exp(src[base + a * stride] - mx);
-        const T logSum = std::log(sum);
-        for (int64_t a = 0; a < len; ++a)
-            dst[base + a * stride] = src[base + a * stride] - mx - logSum;
+        ops::logSoftmaxSlice(src, dst, base, len, stride);
     });
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/ir/Graph.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -365,6 +366,20 @@ Status checkAllocation(const Node& n, const std::vector<int64_t>& dims);
 
 /// Checks that a kernel got the input tensors its node declares (omitted optionals may be invalid).
 Status checkKernelInputs(const Node& n, std::span<const Tensor> inputs);
+
+/// log_softmax of one slice: dst[base + a * stride] = src[...] - max - log(sum(exp(src - max)))
+/// for a < len (LogSoftmax along its axis, SoftmaxCrossEntropyLoss along the classes).
+template <typename T> void logSoftmaxSlice(const T* src, T* dst, int64_t base, int64_t len, int64_t stride) {
+    T mx = -std::numeric_limits<T>::infinity();
+    for (int64_t a = 0; a < len; ++a)
+        mx = std::max(mx, src[base + a * stride]);
+    T sum = 0;
+    for (int64_t a = 0; a < len; ++a)
+        sum += std::exp(src[base + a * stride] - mx);
+    const T logSum = std::log(sum);
+    for (int64_t a = 0; a < len; ++a)
+        dst[base + a * stride] = src[base + a * stride] - mx - logSum;
+}
 
 /// The values of a 1-D i64 (or i32) tensor such as a shape input; an error naming `what` else.
 Expected<std::vector<int64_t>> integerValues(const Node& n, const Tensor& t, const char* what);

@@ -110,6 +110,12 @@ WindowTaps windowTaps(const ops::WindowGeometry& g, const std::vector<int64_t>& 
     return t;
 }
 
+/// |a|^p, the term of an Lp norm.
+template <typename T> T lpPower(T a, int64_t p) {
+    a = a < 0 ? -a : a;
+    return p == 1 ? a : p == 2 ? a * a : static_cast<T>(std::pow(a, static_cast<T>(p)));
+}
+
 /// The p-th root of a sum of p-th powers.
 template <typename T> T lpRoot(T sum, int64_t p) {
     if (p == 1)
@@ -224,8 +230,7 @@ std::vector<Tensor> poolImpl(const Node& n, const Tensor& xt, const std::vector<
                         }
                     } else if (mode == PoolMode::Lp) {
                         // Padding adds zeros, which add nothing to the sum of |x|^p.
-                        const T a = v < 0 ? -v : v;
-                        sum += lpP == 1 ? a : lpP == 2 ? a * a : static_cast<T>(std::pow(a, static_cast<T>(lpP)));
+                        sum += lpPower(v, lpP);
                     } else {
                         sum += v;
                     }
@@ -328,10 +333,8 @@ Expected<std::vector<Tensor>> runGlobalPool(const Node& n, std::span<const Tenso
                 dst[p] = spatial > 0 ? sum / static_cast<T>(spatial) : T(0);
                 continue;
             }
-            for (int64_t i = 0; i < spatial; ++i) {
-                const T a = std::abs(src[p * spatial + i]);
-                sum += lp == 1 ? a : lp == 2 ? a * a : static_cast<T>(std::pow(a, static_cast<T>(lp)));
-            }
+            for (int64_t i = 0; i < spatial; ++i)
+                sum += lpPower(src[p * spatial + i], lp);
             dst[p] = lpRoot(sum, lp);
         }
         return std::vector<Tensor>{y};
