@@ -139,7 +139,9 @@ public:
         m_precision = p;
     }
     /// Whether the layout pass marked this reshape-like node a view: it moves no data and shares
-    /// its input's buffer (backend::isViewNode has the last word). Printed as `view = 1`.
+    /// its input's buffer (backend::isViewNode has the last word); or this Concat in place: its
+    /// inputs are written straight into their parts of its output (backend::lowersInPlace has
+    /// the last word). Printed as `view = 1`.
     bool isView() const { return m_view; }
     /// Counts as a change (see version()).
     void setView(bool view) {

@@ -31,7 +31,8 @@ bool compatible(const TensorType& inferred, const TensorType& stored) {
 Status checkFields(const Node& n) {
     if (n.body() && n.kind() != OpKind::ElementwiseGroup)
         return nodeError(n, "has a fused body but is not a sextant.ElementwiseGroup");
-    if (n.isView() && n.info().layout != LayoutClass::View)
+    // A reshape viewed in place of a copy, or a Concat written in place (concat-in-place).
+    if (n.isView() && n.info().layout != LayoutClass::View && n.kind() != OpKind::Concat)
         return nodeError(n, "is marked a view but its op never is one");
     for (std::string_view field : {kPrecisionFieldName, kViewFieldName, kBodyFieldName})
         if ((field != kBodyFieldName || n.kind() == OpKind::ElementwiseGroup) &&

@@ -32,12 +32,15 @@
 // per convolution; absorb-transpose-into-transdata folds an NHWC<->NCHW Transpose at a region
 // boundary into its TransData (one application per Transpose), and reshape-as-view marks a
 // Reshape/Flatten/Squeeze/Unsqueeze of a plain tensor view=1 so the backend lowers it to no Task
-// (one application per node).
+// (one application per node); concat-in-place marks a Concat view=1 whose inputs can be written
+// straight into their parts of its output (one application per Concat).
 #include "Layout.h"
 
 #include "LayoutCut.h"
 #include "PassContext.h"
 #include "RewriteUtil.h"
+
+#include "core/ir/InPlace.h"
 
 #include <algorithm>
 #include <chrono>
@@ -184,6 +187,11 @@ public:
                 {kReshapeViewRule,
                  "lower a Reshape/Flatten/Squeeze/Unsqueeze of a plain contiguous tensor as a "
                  "view: no Task, its output aliases its input's buffer (attribute view=1)",
+                 false},
+                {kConcatInPlaceRule,
+                 "lower a Concat whose inputs are contiguous parts of its output (every dim before "
+                 "the axis 1, plain layout) in place: no copy Task, each producer writes its part of "
+                 "the output's DRAM buffer (attribute view=1)",
                  false}};
     }
 
@@ -205,10 +213,32 @@ public:
             changed |= markViews(graph, ctx);
             ctx.addRuleTime(kReshapeViewRule, millisSince(t0));
         }
+        if (ctx.isEnabled(kConcatInPlaceRule)) {
+            auto t0 = std::chrono::steady_clock::now();
+            changed |= markInPlaceConcats(graph, ctx);
+            ctx.addRuleTime(kConcatInPlaceRule, millisSince(t0));
+        }
         return changed;
     }
 
 private:
+    static bool markInPlaceConcats(ir::Graph& graph, PassContext& ctx) {
+        bool changed = false;
+        for (ir::Node* n : graph.nodes()) {
+            if (n->kind() != ir::OpKind::Concat || n->isView() || n->numOutputs() != 1 || !n->output(0))
+                continue;
+            if (const std::string why = ir::concatInPlaceReason(*n, ctx.config().c0); !why.empty()) {
+                ctx.reject(kConcatInPlaceRule, n->name(), why);
+                continue;
+            }
+            if (!ctx.requestApplication(kConcatInPlaceRule, n->name()))
+                continue;
+            n->setView(true);
+            changed = true;
+        }
+        return changed;
+    }
+
     static bool markViews(ir::Graph& graph, PassContext& ctx) {
         bool changed = false;
         for (ir::Node* n : graph.nodes()) {

@@ -33,6 +33,7 @@ inline constexpr const char* kAssignLayoutRule = "assign-npu-layout";
 /// output aliases its input's buffer and its consumers read the producer's bytes. Not for a
 /// graph output (the host reads outputs from their own buffers). One application per node.
 inline constexpr const char* kReshapeViewRule = "reshape-as-view";
+inline constexpr const char* kConcatInPlaceRule = "concat-in-place";
 
 /// The layout pass's third rule: a Transpose between channels-last NHWC and NCHW next to a
 /// region boundary is absorbed into the TransData (NHWC -> NC1HWC0 on entry, NC1HWC0 -> NHWC on

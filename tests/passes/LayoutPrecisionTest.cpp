@@ -653,6 +653,43 @@ TEST(ReshapeAsView, MarksReshapesOfPlainTensorsOnly) {
     EXPECT_FALSE(ro.graph->findNode("flat")->isView());
 }
 
+// concat-in-place: a Concat whose inputs are contiguous parts of its output is marked view=1
+// (the backend writes them in place); one whose padded channel blocks would overlap, one that
+// is a graph output or one joining a graph input is not, each with the reason.
+TEST(ConcatInPlace, MarksConcatsOfWholeChannelBlocksOnly) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 3, 8, 8});
+    ir::Value* c16 = b.node(OpKind::Conv, "c16", {x, b.constant("w16", randomTensor({16, 3, 3, 3}, 41))}, convAttrs());
+    ir::Value* d16 = b.node(OpKind::Conv, "d16", {x, b.constant("v16", randomTensor({16, 3, 3, 3}, 42))}, convAttrs());
+    ir::Value* c8 = b.node(OpKind::Conv, "c8", {x, b.constant("w8", randomTensor({8, 3, 3, 3}, 43))}, convAttrs());
+    ir::Value* whole = b.node(OpKind::Concat, "whole", {c16, d16}, {{"axis", int64_t{1}}});
+    ir::Value* ragged = b.node(OpKind::Concat, "ragged", {c8, c16}, {{"axis", int64_t{1}}});
+    ir::Value* head = b.node(OpKind::Conv, "head", {whole, b.constant("wh", randomTensor({4, 32, 3, 3}, 44))}, convAttrs());
+    ir::Value* tail = b.node(OpKind::Conv, "tail", {ragged, b.constant("wt", randomTensor({4, 24, 3, 3}, 45))}, convAttrs());
+    ir::Value* out = b.node(OpKind::Concat, "out", {head, tail}, {{"axis", int64_t{1}}});
+    auto g = b.finish({out});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, onlyLayoutPrecision());
+    ASSERT_TRUE(r.graph);
+    EXPECT_TRUE(r.graph->findNode("whole")->isView()) << ir::printGraph(*r.graph);
+    EXPECT_FALSE(r.graph->findNode("ragged")->isView());
+    EXPECT_FALSE(r.graph->findNode("out")->isView());
+    EXPECT_TRUE(rejectedWith(r, kConcatInPlaceRule, "ragged", "8 channels, not whole blocks of 16"));
+    // The graph output leaves through a TransData back to NCHW; the Concat before it joins two
+    // 4-channel maps.
+    EXPECT_TRUE(rejectedWith(r, kConcatInPlaceRule, "out", "4 channels, not whole blocks of 16"));
+    EXPECT_EQ(stats(r, kConcatInPlaceRule).applied, 1);
+    expectSameOutputs(before, runF64(*r.graph));
+    // The verifier (run after every pass) takes the mark on a Concat, and it prints.
+    EXPECT_NE(ir::printGraph(*r.graph).find("view = 1"), std::string::npos);
+
+    PipelineConfig off = onlyLayoutPrecision();
+    off.disabled.insert(kConcatInPlaceRule);
+    PipelineResult ro = pipeline(*g, off);
+    ASSERT_TRUE(ro.graph);
+    EXPECT_FALSE(ro.graph->findNode("whole")->isView());
+}
+
 // The target's precision policy reaches the marks: an f32 cube and f32 vector lanes.
 TEST(PrecisionPass, FollowsTheTargetPolicy) {
     auto g = convBlock();
