@@ -48,11 +48,26 @@ MemoryMapData buildMemoryMap(const backend::Program& program, const TimelineMode
             readers[b].push_back(t.id);
     }
 
+    // A Concat's output whose inputs are written in place into it lives while any of them does;
+    // it is drawn first, under them, so that each input shows as its part of the output.
+    const std::vector<char> holders = backend::inPlaceHolders(program);
+    for (const backend::Buffer& b : program.buffers) {
+        const std::vector<int> w = writers[b.id], r = readers[b.id];
+        for (int at = b.inPlaceOf, hops = 0; at >= 0 && static_cast<size_t>(hops) < program.buffers.size(); ++hops) {
+            writers[at].insert(writers[at].end(), w.begin(), w.end());
+            readers[at].insert(readers[at].end(), r.begin(), r.end());
+            at = static_cast<size_t>(at) < program.buffers.size() ? program.buffers[static_cast<size_t>(at)].inPlaceOf : -1;
+        }
+    }
     std::vector<const backend::Buffer*> buffers;
     for (const backend::Buffer& b : program.buffers)
         if (b.level == backend::MemLevel::Dram && b.type.isStatic()) // not one the host holds: no address
             buffers.push_back(&b);
-    std::sort(buffers.begin(), buffers.end(), [](auto* a, auto* b) { return a->id < b->id; });
+    auto holds = [&](const backend::Buffer* b) {
+        return static_cast<size_t>(b->id) < holders.size() && holders[static_cast<size_t>(b->id)] ? 0 : 1;
+    };
+    std::sort(buffers.begin(), buffers.end(),
+              [&](auto* a, auto* b) { return std::make_pair(holds(a), a->id) < std::make_pair(holds(b), b->id); });
 
     for (const backend::Buffer* b : buffers) {
         MemoryBlock block;

@@ -24,7 +24,7 @@ struct MemoryBlock {
 
 /// The DRAM address map over time of one run, plus the plan's figures.
 struct MemoryMapData {
-    std::vector<MemoryBlock> blocks;  ///< by buffer id
+    std::vector<MemoryBlock> blocks;  ///< by buffer id, a Concat written in place into before its inputs
     uint64_t totalCycles = 0;
     uint64_t arenaPeak = 0;           ///< bytes of the intermediate arena the plan uses
     uint64_t lowerBound = 0;          ///< max bytes live at once: no plan can beat this

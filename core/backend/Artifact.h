@@ -18,8 +18,9 @@ inline constexpr const char* kArtifactFormat = "sextant-artifact";
 /// stripe per core whose readers' windows reach into other cores' stripes keeps a DRAM home
 /// (level dram, with stripes that give halo_top / halo_bottom), and tasks[i].halo_reads. 5 adds
 /// host Tasks (partitions): unit "host" on the host lane, core = the target's core count, which
-/// events may be recorded on too.
-inline constexpr int kArtifactVersion = 5;
+/// events may be recorded on too. 6 adds Concats lowered in place (rule concat-in-place): a
+/// buffer's in_place {of, offset} says it is bytes [offset, offset + size) of buffer `of`.
+inline constexpr int kArtifactVersion = 6;
 /// The first version whose hashes are standard FNV-1a 64 and whose manifest has a hash file.
 inline constexpr int kArtifactStandardHashVersion = 3;
 /// The file beside manifest.json holding its hash, one line as `sha256sum` prints one:

@@ -324,6 +324,15 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
     }
     if (j.contains("stripes"))
         SX_TRY(parseStripes(m, j, path, p, b));
+    if (j.contains("in_place")) { // version 6: written in place into an in-place Concat's output
+        SX_ASSIGN(const json* ip, m.get(j, "in_place", path));
+        SX_ASSIGN(b.inPlaceOf, m.intIn(*ip, "of", path + ".in_place", 0, INT32_MAX));
+        SX_ASSIGN(b.inPlaceOffset, m.u64(*ip, "offset", path + ".in_place"));
+        if (b.inPlaceOf == b.id)
+            return m.err(path + ".in_place.of", "names buffer '" + b.value + "' itself");
+        if (b.level != MemLevel::Dram || b.kind != BufferKind::Intermediate || j.contains("stripes"))
+            return m.err(path + ".in_place", "is given for '" + b.value + "', which is not a DRAM intermediate");
+    }
     if (!j.contains("stripes") && (tensorBytes(b.type) > b.size || storedBytes(b.type, p.target.c0) > b.size))
         return m.err(path + ".size", "is smaller than the tensor " + b.type.str());
     if (b.level == MemLevel::Dram)
@@ -571,6 +580,18 @@ Status checkLifetimes(const Manifest& m, const Program& p) {
     }
     for (int b : p.outputBuffers)
         last[static_cast<size_t>(b)] = -1;
+    // A buffer others are written in place into lives from the first of their writes to the
+    // last read of it or any of them.
+    std::vector<Buffer> spans = p.buffers;
+    for (Buffer& b : spans) {
+        b.firstTask = first[static_cast<size_t>(b.id)];
+        b.lastTask = last[static_cast<size_t>(b.id)];
+    }
+    holdersLifetimes(spans);
+    for (const Buffer& b : spans) {
+        first[static_cast<size_t>(b.id)] = b.firstTask;
+        last[static_cast<size_t>(b.id)] = b.lastTask;
+    }
     for (const Buffer& b : p.buffers) {
         const std::string path = "buffers[" + std::to_string(b.id) + "]";
         if (b.firstTask != first[static_cast<size_t>(b.id)])
@@ -610,6 +631,8 @@ json bufferJson(const Buffer& b) {
     j["layout"] = std::string(ir::layoutName(b.type.layout));
     j["first_task"] = b.firstTask;
     j["last_task"] = b.lastTask;
+    if (b.inPlaceOf >= 0) // version 6: present only then
+        j["in_place"] = json{{"of", b.inPlaceOf}, {"offset", b.inPlaceOffset}};
     if (!b.stripes.empty()) { // kept on chip a stripe per core: present only then
         json stripes = json::array();
         for (const Buffer::Stripe& st : b.stripes) {
@@ -756,6 +779,10 @@ Status parseProgramTables(const Manifest& m, const json& doc, Program& p) {
         SX_ASSIGN(Buffer b, parseBuffer(m, (*buffers)[static_cast<size_t>(i)], i, p, nt));
         p.buffers.push_back(std::move(b));
     }
+    for (const Buffer& b : p.buffers) // the rest of in_place is checked with the hazards (checkInPlace)
+        if (b.inPlaceOf >= nb)
+            return m.err("buffers[" + std::to_string(b.id) + "].in_place.of",
+                         "is " + std::to_string(b.inPlaceOf) + ", but there are " + std::to_string(nb) + " buffers");
     SX_ASSIGN(p.inputBuffers, m.ints(doc, "inputs", "", 0, nb - 1));
     SX_ASSIGN(p.outputBuffers, m.ints(doc, "outputs", "", 0, nb - 1));
     for (int64_t i = 0; i < nt; ++i) {

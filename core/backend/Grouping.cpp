@@ -1,5 +1,7 @@
 #include "Grouping.h"
 
+#include "core/ir/InPlace.h"
+
 #include <algorithm>
 #include <variant>
 
@@ -15,6 +17,21 @@ bool isViewNode(const ir::Node& node) {
     return in->type().layout != ir::LayoutKind::NC1HWC0 && !out->isGraphOutput() &&
            in->type().isStatic() && out->type().isStatic() &&
            in->type().numel() == out->type().numel() && in->type().dtype == out->type().dtype;
+}
+
+bool lowersInPlace(const ir::Node& node, const Target& target) {
+    if (node.kind() != ir::OpKind::Concat || !node.isView() || !ir::concatInPlaceReason(node, target.c0).empty())
+        return false;
+    const uint64_t align = std::max<uint64_t>(target.dramAlign, 1);
+    const ir::DType stored = storedDType(*node.output(0));
+    for (const ir::Value* in : node.inputs()) {
+        if (storedDType(*in) != stored)
+            return false;
+        const uint64_t bytes = static_cast<uint64_t>(in->type().numel()) * ir::dtypeSize(stored);
+        if (bytes % align != 0)
+            return false;
+    }
+    return true;
 }
 
 const ir::Value* bufferOwner(const ir::Value* v) {

@@ -20,6 +20,17 @@ struct Group {
 /// output is not a graph output. Its output aliases its input's buffer.
 bool isViewNode(const ir::Node& node);
 
+/// Whether Concat `node`, which the rule concat-in-place marked (Node::isView), lowers in place on
+/// `target`: no Task; each input's producer writes it straight into its part of the output's
+/// DRAM buffer (Buffer::inPlaceOf). It rechecks what the rule checked (static tensors, every dim
+/// before the axis 1, plain, or NC1HWC0 joined along whole channel blocks of the target's c0;
+/// inputs written by nodes and used by no other in-place Concat), and needs what only the backend
+/// knows: every input kept in the output's element type (storedDType) and each one's bytes a
+/// multiple of the target's dram_align, so that every part starts aligned. Otherwise it lowers
+/// as a copy.
+bool lowersInPlace(const ir::Node& node, const Target& target);
+
+
 /// The value whose buffer holds `v`'s bytes: `v` itself, or for the output of a view node the
 /// buffer owner of its input (followed through chains of views).
 const ir::Value* bufferOwner(const ir::Value* v);

@@ -148,11 +148,90 @@ SliceBytes touchedBytes(const Task& task, const Buffer& buffer) {
     return sliceAlong(buffer, -1, 0, 0);
 }
 
+int storageOf(const Program& p, int b, uint64_t* offset) {
+    uint64_t at = 0;
+    for (size_t hops = 0; hops <= p.buffers.size(); ++hops) {
+        if (b < 0 || static_cast<size_t>(b) >= p.buffers.size())
+            break;
+        const Buffer& buf = p.buffers[static_cast<size_t>(b)];
+        if (buf.inPlaceOf < 0 || static_cast<size_t>(buf.inPlaceOf) >= p.buffers.size())
+            break;
+        at += buf.inPlaceOffset;
+        b = buf.inPlaceOf;
+    }
+    if (offset)
+        *offset = at;
+    return b;
+}
+
+std::vector<char> inPlaceHolders(const Program& p) {
+    std::vector<char> holds(p.buffers.size(), 0);
+    for (const Buffer& b : p.buffers)
+        for (int at = b.inPlaceOf, hops = 0;
+             at >= 0 && static_cast<size_t>(at) < p.buffers.size() && !holds[static_cast<size_t>(at)] &&
+             static_cast<size_t>(hops) < p.buffers.size();
+             at = p.buffers[static_cast<size_t>(at)].inPlaceOf, ++hops)
+            holds[static_cast<size_t>(at)] = 1;
+    return holds;
+}
+
+SliceBytes touchedInStorage(const Program& p, const Task& task, int storage) {
+    const Buffer& whole = p.buffers[static_cast<size_t>(storage)];
+    SliceBytes found{0, 0, 0, 0};
+    int ways = 0;
+    auto look = [&](int b) {
+        if (b == storage) {
+            if (ways++ == 0)
+                found = touchedBytes(task, whole);
+            return;
+        }
+        uint64_t at = 0;
+        if (p.buffers[static_cast<size_t>(b)].inPlaceOf < 0 || storageOf(p, b, &at) != storage)
+            return;
+        if (ways++ == 0) { // its span, moved to where it lies in the storage
+            const SliceBytes own = touchedBytes(task, p.buffers[static_cast<size_t>(b)]);
+            found = SliceBytes{1, 0, at + own.begin, at + (own.runs > 0 ? (own.runs - 1) * own.stride : 0) + own.end};
+        }
+    };
+    std::vector<int> seen;
+    for (const std::vector<int>* list : {&task.inputs, &task.outputs})
+        for (int b : *list)
+            if (b >= 0 && static_cast<size_t>(b) < p.buffers.size() &&
+                std::find(seen.begin(), seen.end(), b) == seen.end()) {
+                seen.push_back(b);
+                look(b);
+            }
+    if (ways > 1)
+        return sliceAlong(whole, -1, 0, 0);
+    return found;
+}
+
 bool bytesMeet(uint64_t baseA, const SliceBytes& a, uint64_t baseB, const SliceBytes& b) {
     if (a.begin >= a.end || b.begin >= b.end || a.runs == 0 || b.runs == 0)
         return false;
     if (baseA == baseB && a.runs == b.runs && a.stride == b.stride)
         return a.begin < b.end && b.begin < a.end;
+    // One range against runs (what is left unwritten of a Concat's output, and a slice of it
+    // read): exact, from the first run that ends past the range's start.
+    auto rangeMeetsRuns = [](uint64_t lo, uint64_t hi, uint64_t base, const SliceBytes& r) {
+        const uint64_t end0 = base + r.end; // the first run's end
+        const uint64_t i = lo < end0 ? 0 : (lo - end0) / r.stride + 1;
+        return i < r.runs && base + i * r.stride + r.begin < hi;
+    };
+    const bool runsA = a.runs > 1 && a.stride > 0 && a.end <= a.stride;
+    const bool runsB = b.runs > 1 && b.stride > 0 && b.end <= b.stride;
+    if (a.runs == 1 && runsB)
+        return rangeMeetsRuns(baseA + a.begin, baseA + a.end, baseB, b);
+    if (b.runs == 1 && runsA)
+        return rangeMeetsRuns(baseB + b.begin, baseB + b.end, baseA, a);
+    // Runs of one stride whose bases are whole runs apart (a tensor written in place into a
+    // Concat along a dim before the runs' and that Concat's output): exact, run by run.
+    if (a.stride == b.stride && a.stride > 0 && a.end <= a.stride && b.end <= b.stride &&
+        (baseA > baseB ? baseA - baseB : baseB - baseA) % a.stride == 0) {
+        const uint64_t lo = std::min(baseA, baseB);
+        const uint64_t ra = (baseA - lo) / a.stride, rb = (baseB - lo) / b.stride;
+        return ra < rb + b.runs && rb < ra + a.runs && a.begin < b.end && b.begin < a.end;
+    }
     const uint64_t endA = baseA + (a.runs - 1) * a.stride + a.end, endB = baseB + (b.runs - 1) * b.stride + b.end;
     return baseA + a.begin < endB && baseB + b.begin < endA;
 }
@@ -191,7 +270,7 @@ namespace {
 /// blocked layout really costs. Weights are plain: a blocked convolution's weights are repacked
 /// when the program is built, never by a TransData at run time.
 /// `byValue[v->id()]` becomes the buffer of value v (-1: none, a view's output or an unread value).
-Status createBuffers(Program& prog, const ir::Graph& g, std::vector<int>& byValue) {
+Status createBuffers(Program& prog, const ir::Graph& g, std::vector<int>& byValue, bool inPlace) {
     byValue.assign(g.valueIdBound(), -1);
     const uint64_t align = std::max<uint64_t>(prog.target.dramAlign, 1);
     auto add = [&](const ir::Value* v, BufferKind kind) -> Expected<int> {
@@ -240,8 +319,39 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::vector<int>& byValu
             if (byValue[v->id()] < 0)
                 SX_TRY(add(v, BufferKind::Intermediate));
     }
+    // The inputs of a Concat lowered in place are its output's bytes, one after the other.
+    for (const ir::Node* n : g.nodes()) {
+        if (!inPlace || !lowersInPlace(*n, prog.target))
+            continue;
+        const int whole = byValue[n->output(0)->id()];
+        uint64_t at = 0;
+        for (const ir::Value* in : n->inputs()) {
+            Buffer& part = prog.buffers[static_cast<size_t>(byValue[in->id()])];
+            part.inPlaceOf = whole;
+            part.inPlaceOffset = at;
+            at += static_cast<uint64_t>(part.type.numel()) * ir::dtypeSize(part.type.dtype);
+        }
+    }
     return {};
 }
+
+} // namespace
+
+void holdersLifetimes(std::vector<Buffer>& buffers) {
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        const int first = buffers[i].firstTask, last = buffers[i].lastTask;
+        for (int at = buffers[i].inPlaceOf, hops = 0; at >= 0 && static_cast<size_t>(at) < buffers.size() &&
+                                                      static_cast<size_t>(hops) < buffers.size();
+             at = buffers[static_cast<size_t>(at)].inPlaceOf, ++hops) {
+            Buffer& h = buffers[static_cast<size_t>(at)];
+            if (first >= 0)
+                h.firstTask = h.firstTask < 0 ? first : std::min(h.firstTask, first);
+            h.lastTask = std::max(h.lastTask, last);
+        }
+    }
+}
+
+namespace {
 
 /// The buffer createBuffers gave `v`, which node `n` reads or writes.
 Expected<int> bufferFor(const std::vector<int>& byValue, const ir::Value& v, const ir::Node& n) {
@@ -258,7 +368,9 @@ namespace {
 /// split the same way (same dim, same ranges): part p depends on the producer's part p alone.
 struct LocalInput {
     int buffer = -1;
-    const ir::Node* producer = nullptr;
+    /// The nodes whose parts write it: its producer, or for the output of a Concat lowered in
+    /// place, the producers of its inputs (through nested ones), each split the same way.
+    std::vector<const ir::Node*> producers;
     /// Per part, the rows of the split dim it reads when that is a window wider than its own
     /// slice (a convolution's halo); empty: each part reads just its own slice.
     std::vector<std::pair<int64_t, int64_t>> windows;
@@ -287,9 +399,35 @@ uint64_t rowBytes(uint64_t whole, int64_t rows, int64_t extent) {
 /// edge is narrowed, whether or not its stripes then fit on chip: the DRAM plan lets the maps of
 /// one shape that the unordered chains leave behind share their addresses slice by slice
 /// (sliceShares in MemoryPlanner.cpp).
+/// Whether `node` is a Concat lowered in place; then `out` gets the nodes that write its parts
+/// (through nested ones), or stays empty when a part read along `axis` is not that part's rows
+/// alone (joined along that axis).
+bool inPlaceWriters(const ir::Node& node, int axis, const Target& target, std::vector<const ir::Node*>& out) {
+    if (!lowersInPlace(node, target))
+        return false;
+    const int64_t rank = static_cast<int64_t>(node.output(0)->type().rank());
+    int64_t along = node.attrInt("axis", 0);
+    along = along < 0 ? along + rank : along;
+    bool ok = along != axis;
+    for (const ir::Value* in : node.inputs()) {
+        if (!ok)
+            break;
+        std::vector<const ir::Node*> nested;
+        if (!inPlaceWriters(*in->producer(), axis, target, nested))
+            out.push_back(in->producer());
+        else if (nested.empty())
+            ok = false;
+        else
+            out.insert(out.end(), nested.begin(), nested.end());
+    }
+    if (!ok)
+        out.clear();
+    return true;
+}
+
 std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& split, const std::vector<Task>& tasks,
                                          const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode,
-                                         const std::vector<int>& bufferOf) {
+                                         const std::vector<int>& bufferOf, const Target& target, bool inPlace) {
     std::vector<LocalInput> out;
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1)
@@ -298,10 +436,18 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
         const ir::Value* v = bufferOwner(read);
         if (!v || v != read || v->isConstant() || !v->producer())
             continue; // through a view the dims differ; constants and graph inputs have no parts
-        auto it = tasksOfNode.find(v->producer());
-        if (it == tasksOfNode.end() || it->second.size() != split.ranges.size())
+        LocalInput in{bufferOf[v->id()], {}, {}};
+        if (!inPlace || !inPlaceWriters(*v->producer(), split.axis, target, in.producers))
+            in.producers = {v->producer()};
+        if (in.producers.empty())
             continue;
-        LocalInput in{bufferOf[v->id()], v->producer(), {}};
+        bool parted = true;
+        for (const ir::Node* producer : in.producers) {
+            auto it = tasksOfNode.find(producer);
+            parted = parted && it != tasksOfNode.end() && it->second.size() == split.ranges.size();
+        }
+        if (!parted)
+            continue;
         if (!readsOwnSlice(n, *v, split.axis)) {
             // A convolution's window reaches into its neighbours' rows: worth it while most of
             // each part's window is its producer part's stripe (the rest comes through DRAM).
@@ -314,14 +460,16 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
                 continue;
         }
         bool same = true;
-        for (size_t p = 0; p < split.ranges.size() && same; ++p) {
-            const Task& pt = tasks[static_cast<size_t>(it->second[p])];
+        for (size_t p = 0; p < split.ranges.size() * in.producers.size() && same; ++p) {
+            const std::vector<int>& parts = tasksOfNode.at(in.producers[p / split.ranges.size()]);
+            const Task& pt = tasks[static_cast<size_t>(parts[p % split.ranges.size()])];
+            const size_t q = p % split.ranges.size();
             if (in.windows.empty())
-                same = pt.sliceAxis == split.axis && pt.sliceBegin == split.ranges[p].first &&
-                       pt.sliceEnd == split.ranges[p].second && pt.outputs.size() == 1;
+                same = pt.sliceAxis == split.axis && pt.sliceBegin == split.ranges[q].first &&
+                       pt.sliceEnd == split.ranges[q].second && pt.outputs.size() == 1;
             else
                 same = pt.sliceAxis == split.axis && pt.outputs.size() == 1 &&
-                       mostlyInside(in.windows[p], pt.sliceBegin, pt.sliceEnd);
+                       mostlyInside(in.windows[q], pt.sliceBegin, pt.sliceEnd);
         }
         if (same)
             out.push_back(std::move(in));
@@ -402,7 +550,7 @@ bool readsInPlaceAlong(const ir::Node& reader, const ir::Value& v, int axis,
 /// node can be split so at all: the stripe then stays on chip from this node to its reader,
 /// where split apart it goes through DRAM to every core. The mirror of alignWithProducer, which
 /// cannot see that a node's own choice breaks the chain one edge further on.
-SplitPlan alignWithReader(const Group& grp, const Target& target, const TaskCost& whole, SplitPlan chosen,
+SplitPlan alignWithReader(const Group& grp, const Target& target, bool inPlace, const TaskCost& whole, SplitPlan chosen,
                           int maxParts, const std::vector<Group>& groups,
                           const std::unordered_map<const ir::Node*, size_t>& groupOf, TilePricing pricing) {
     const ir::Node& n = *grp.nodes.front();
@@ -412,6 +560,8 @@ SplitPlan alignWithReader(const Group& grp, const Target& target, const TaskCost
     if (v.isGraphOutput() || v.users().size() != 1)
         return chosen;
     const ir::Node* r = v.users().front();
+    if (inPlace && lowersInPlace(*r, target))
+        return chosen; // it writes its part of the Concat's buffer, which no Task splits
     auto g = groupOf.find(r);
     if (g == groupOf.end())
         return chosen;
@@ -465,14 +615,16 @@ void narrowDeps(Task& part, const std::vector<LocalInput>& local, size_t p, cons
     std::vector<int> keep;
     std::vector<int> drop;
     for (const LocalInput& in : local) {
-        const std::vector<int>& parts = tasksOfNode.at(in.producer);
-        for (size_t q = 0; q < parts.size(); ++q) {
-            bool needed = q == p;
-            if (!in.windows.empty()) { // every part whose slice meets the window
-                const Task& pq = tasks[static_cast<size_t>(parts[q])];
-                needed = pq.sliceBegin < in.windows[p].second && in.windows[p].first < pq.sliceEnd;
+        for (const ir::Node* producer : in.producers) {
+            const std::vector<int>& parts = tasksOfNode.at(producer);
+            for (size_t q = 0; q < parts.size(); ++q) {
+                bool needed = q == p;
+                if (!in.windows.empty()) { // every part whose slice meets the window
+                    const Task& pq = tasks[static_cast<size_t>(parts[q])];
+                    needed = pq.sliceBegin < in.windows[p].second && in.windows[p].first < pq.sliceEnd;
+                }
+                (needed ? keep : drop).push_back(parts[q]);
             }
-            (needed ? keep : drop).push_back(parts[q]);
         }
         if (in.windows.empty())
             part.sliceLocalInputs.push_back(in.buffer);
@@ -513,7 +665,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
             for (const ir::Node* n : groups[i].nodes)
                 groupOf.emplace(n, i);
     std::vector<int> bufferOf;
-    SX_TRY(createBuffers(prog, g, bufferOf));
+    SX_TRY(createBuffers(prog, g, bufferOf, options.concatInPlace));
 
     // Tasks in node order (topological), with deps from producing nodes. A group split across
     // cores (chooseSplit) becomes one Task per part, each depending on every part of each
@@ -523,8 +675,33 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     std::vector<TaskCost> costs; // per Task, for the SRAM plan
     std::vector<int> follow;     // per Task: the Task whose core it must run on (-1: any)
     std::vector<char> host;      // per Task: a host Task (on the host lane)
+    // A Concat lowered in place has no Task: its readers depend on its inputs' writers.
+    std::unordered_map<const ir::Node*, std::vector<int>> inPlaceWriters;
+    auto tasksOf = [&](const ir::Node* n) -> const std::vector<int>* {
+        if (auto it = tasksOfNode.find(n); it != tasksOfNode.end())
+            return &it->second;
+        if (auto it = inPlaceWriters.find(n); it != inPlaceWriters.end())
+            return &it->second;
+        return nullptr;
+    };
     for (size_t i = 0; i < groups.size(); ++i) {
         const Group& grp = groups[i];
+        if (options.concatInPlace && grp.nodes.size() == 1 && lowersInPlace(*grp.nodes.front(), target)) {
+            std::vector<int>& writers = inPlaceWriters[grp.nodes.front()];
+            for (const ir::Value* in : grp.nodes.front()->inputs()) {
+                const std::vector<int>* ids = tasksOf(in->producer());
+                if (!ids)
+                    return makeError(ErrorKind::Invalid,
+                                     "node '" + grp.nodes.front()->name() + "' uses '" + in->name() +
+                                         "' before node '" + in->producer()->name() +
+                                         "' computes it (graph not in topological order)",
+                                     grp.nodes.front()->name());
+                writers.insert(writers.end(), ids->begin(), ids->end());
+            }
+            std::sort(writers.begin(), writers.end());
+            writers.erase(std::unique(writers.begin(), writers.end()), writers.end());
+            continue;
+        }
         Task t;
         t.name = grp.nodes.front()->name();
         t.kernel = grp.kernel;
@@ -543,13 +720,13 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
                 t.inputs.push_back(in);
                 const ir::Node* p = v->producer();
                 if (p && std::find(grp.nodes.begin(), grp.nodes.end(), p) == grp.nodes.end()) {
-                    auto it = tasksOfNode.find(p);
-                    if (it == tasksOfNode.end())
+                    const std::vector<int>* ids = tasksOf(p);
+                    if (!ids)
                         return makeError(ErrorKind::Invalid,
                                          "node '" + n->name() + "' uses '" + v->name() + "' before node '" + p->name() +
                                              "' computes it (graph not in topological order)",
                                          n->name());
-                    deps.insert(deps.end(), it->second.begin(), it->second.end());
+                    deps.insert(deps.end(), ids->begin(), ids->end());
                 }
             }
             for (const ir::Value* v : n->outputs()) {
@@ -582,11 +759,12 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
             const SplitPlan own = split;
             split = alignWithProducer(grp, target, cost, std::move(split), tasks, tasksOfNode, pricing);
             if (options.sram.alignBackward && split.axis == own.axis && split.ranges == own.ranges)
-                split = alignWithReader(grp, target, cost, std::move(split), maxParts, groups, groupOf, pricing);
+                split = alignWithReader(grp, target, options.concatInPlace, cost, std::move(split), maxParts, groups,
+                                        groupOf, pricing);
         }
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
         const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip && options.sram.stripes
-                                                  ? sliceLocalInputs(grp, split, tasks, tasksOfNode, bufferOf)
+                                                  ? sliceLocalInputs(grp, split, tasks, tasksOfNode, bufferOf, target, options.concatInPlace)
                                                   : std::vector<LocalInput>{};
         std::vector<int> ids;
         for (size_t p = 0; p < parts; ++p) {
@@ -594,7 +772,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
             if (!local.empty())
                 narrowDeps(part, local, p, tasks, tasksOfNode);
             // Pinned beside the part whose stripe it reads first, so the stripe can stay on chip.
-            follow.push_back(local.empty() ? -1 : tasksOfNode.at(local.front().producer)[p]);
+            follow.push_back(local.empty() ? -1 : tasksOfNode.at(local.front().producers.front())[p]);
             part.id = static_cast<int>(tasks.size());
             const TaskCost& c = parts == 1 ? cost : split.costs[p];
             if (parts > 1) {
@@ -664,6 +842,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     // A graph output is read by the host after the run.
     for (int b : prog.outputBuffers)
         prog.buffers[static_cast<size_t>(b)].lastTask = -1;
+    holdersLifetimes(prog.buffers);
 
     if (Status events = allocateEvents(prog); !events.ok()) {
         *outOfEvents = true;
@@ -810,10 +989,11 @@ Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Ta
     return std::move(candidates[best].program);
 }
 
-Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& options,
-                        std::vector<OnChipDecision>* decisions) {
-    if (!graph)
-        return makeError(ErrorKind::Invalid, "lower: no graph");
+namespace {
+
+/// lower() with the Concats in place or copied, as options.concatInPlace says.
+Expected<Program> lowerChoosing(std::shared_ptr<const ir::Graph> graph, const Target& target,
+                                const LowerOptions& options, std::vector<OnChipDecision>* decisions) {
     if (!options.sram.keepOnChip || !options.sram.stripes)
         return lowerWithSlots(graph, target, options, decisions);
     // Stripes pin a part to its producer's part's core and narrow its deps to that part: the
@@ -876,6 +1056,43 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     if (decisions)
         *decisions = std::move(wholeDecisions);
     return whole;
+}
+
+} // namespace
+
+Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& options,
+                        std::vector<OnChipDecision>* decisions) {
+    if (!graph)
+        return makeError(ErrorKind::Invalid, "lower: no graph");
+    // In place, a Concat's reader waits for every part's writer rather than for the copy Task's
+    // parts, which can cost cross-core events (and so parts) the copy did not: on a graph small
+    // enough to be measured, the program is built both ways and the faster kept.
+    constexpr size_t kMeasuredNodes = 2000;
+    const ir::Graph& g = *graph;
+    bool both = options.concatInPlace && options.measure && g.numNodes() <= kMeasuredNodes;
+    if (both) {
+        const std::vector<ir::Node*> nodes = g.nodes();
+        both = std::any_of(nodes.begin(), nodes.end(), [&](const ir::Node* n) { return lowersInPlace(*n, target); });
+    }
+    if (!both)
+        return lowerChoosing(graph, target, options, decisions);
+    std::vector<OnChipDecision> inPlaceDecisions, copyDecisions;
+    Expected<Program> inPlace = lowerChoosing(graph, target, options, &inPlaceDecisions);
+    LowerOptions copying = options;
+    copying.concatInPlace = false;
+    Expected<Program> copied = lowerChoosing(graph, target, copying, &copyDecisions);
+    bool takeCopy = !inPlace.ok() && copied.ok();
+    if (inPlace.ok() && copied.ok()) {
+        Expected<uint64_t> a = options.measure(*inPlace), b = options.measure(*copied);
+        if (a.ok() && b.ok() && *b < *a) {
+            takeCopy = true;
+            copied->notes.push_back("concat-in-place: the Concats are copied: in place, the program simulates in " +
+                                    std::to_string(*a) + " cycles, copying them in " + std::to_string(*b));
+        }
+    }
+    if (decisions)
+        *decisions = std::move(takeCopy ? copyDecisions : inPlaceDecisions);
+    return takeCopy ? std::move(copied) : std::move(inPlace);
 }
 
 } // namespace sextant::backend

@@ -30,6 +30,12 @@ std::string guardValuesText(const ir::Tensor& values);
 /// the keep-on-chip rule, as `options.sram` says; what the rule did goes to `decisions`.
 struct LowerOptions {
     SramPlanOptions sram;
+    /// Concats the rule concat-in-place marked are lowered in place (lowersInPlace): no Task, their
+    /// inputs written into their parts of the output. Off: each is a copy Task. On a graph small
+    /// enough to be measured, `lower` builds the program both ways and keeps the faster, with a
+    /// note when that is the copying one (in place, a reader waits for every part's writer, which
+    /// can cost more cross-core events than the copy Task did).
+    bool concatInPlace = true;
     /// A program's latency as measured, in cycles (the runtime passes the simulator's timing-only
     /// run: the backend cannot call the simulator, which sits above it). On a graph small enough
     /// to be lowered more than one way, `lower` keeps the candidate program this measures fastest,

@@ -50,14 +50,15 @@ std::pair<uint64_t, uint64_t> lifetime(const Program& p, const Buffer& b, uint64
 
 std::string memoryPlanCsv(const Program& p) {
     std::string out = "buffer,tensor,role,dtype,shape,level,core,offset,size,first_task,last_task,est_first_cycle,"
-                      "est_last_cycle\n";
+                      "est_last_cycle,in_place_of\n";
     const uint64_t end = programEnd(p);
     for (const Buffer& b : p.buffers) {
         const auto [lo, hi] = lifetime(p, b, end);
         const std::string head = std::to_string(b.id) + "," + csvField(b.value) + "," + std::string(bufferKindName(b.kind)) + "," +
                                  std::string(ir::dtypeName(b.type.dtype)) + "," + csvField(shapeText(b.type)) + ",";
         const std::string tail = "," + taskText(p, b.firstTask) + "," + taskText(p, b.lastTask) + "," +
-                                 std::to_string(lo) + "," + std::to_string(hi) + "\n";
+                                 std::to_string(lo) + "," + std::to_string(hi) + "," +
+                                 (b.inPlaceOf >= 0 ? std::to_string(b.inPlaceOf) : std::string()) + "\n";
         auto row = [&](const std::string& level, int core, uint64_t offset, uint64_t size) {
             out += head + level + "," + (core < 0 ? std::string() : std::to_string(core)) + "," +
                    std::to_string(offset) + "," + std::to_string(size) + tail;
@@ -82,8 +83,9 @@ std::string offsetProblemCsv(const Program& p) {
     std::string out = "id,lower,upper,size\n";
     const uint64_t end = programEnd(p);
     for (const Buffer& b : p.buffers) {
-        // As planMemory takes them: a halo tensor's DRAM home is in the arena too.
-        if (b.kind != BufferKind::Intermediate || b.level != MemLevel::Dram || !b.type.isStatic())
+        // As planMemory takes them: a halo tensor's DRAM home is in the arena too; a tensor
+        // written in place into another is placed with it.
+        if (b.kind != BufferKind::Intermediate || b.level != MemLevel::Dram || !b.type.isStatic() || b.inPlaceOf >= 0)
             continue;
         const auto [lo, hi] = lifetime(p, b, end);
         out += std::to_string(b.id) + "," + std::to_string(lo) + "," + std::to_string(hi) + "," +

@@ -362,6 +362,26 @@ std::vector<Access> accessesOf(const Program& prog) {
     return acc;
 }
 
+/// accessesOf with every access to a buffer written in place into another (a Concat lowered in
+/// place) counted as an access to each buffer holding it too: the memory plan places and the
+/// reuse check orders a holder with all of what its parts' Tasks do.
+std::vector<Access> withInPlaceParts(const Program& prog, std::vector<Access> acc) {
+    const std::vector<Access> own = acc;
+    for (const Buffer& b : prog.buffers)
+        for (int at = b.inPlaceOf, hops = 0; at >= 0 && static_cast<size_t>(hops) < prog.buffers.size();
+             at = prog.buffers[static_cast<size_t>(at)].inPlaceOf, ++hops) {
+            Access& h = acc[static_cast<size_t>(at)];
+            h.writers.insert(h.writers.end(), own[b.id].writers.begin(), own[b.id].writers.end());
+            h.readers.insert(h.readers.end(), own[b.id].readers.begin(), own[b.id].readers.end());
+        }
+    for (Access& a : acc)
+        for (std::vector<int>* list : {&a.writers, &a.readers}) {
+            std::sort(list->begin(), list->end());
+            list->erase(std::unique(list->begin(), list->end()), list->end());
+        }
+    return acc;
+}
+
 std::string taskLabel(const Program& prog, int id) {
     return "task " + std::to_string(id) + " '" + prog.tasks[id].name + "'";
 }
@@ -430,13 +450,15 @@ uint64_t placeHostBuffers(Program& prog, uint64_t align) {
 /// The sizes and estimated lifetimes (first write to last access) of the intermediates
 /// `inter`, into `problem` and `timeline`; each must have a writer, checked by checkWriters.
 Status describeIntermediates(const Program& prog, const std::vector<Access>& acc, const std::vector<int>& inter,
-                             OffsetProblem& problem, std::vector<IntervalBuffer>& timeline) {
+                             const std::vector<char>& holders, OffsetProblem& problem,
+                             std::vector<IntervalBuffer>& timeline) {
     for (size_t i = 0; i < inter.size(); ++i) {
         const Buffer& b = prog.buffers[inter[i]];
         const Access& a = acc[b.id];
         if (a.writers.empty())
             return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " has no writer");
-        SX_TRY(checkWriters(prog, b, a.writers));
+        if (!holders[static_cast<size_t>(b.id)]) // a holder's writers are its parts' (checkHazards)
+            SX_TRY(checkWriters(prog, b, a.writers));
         problem.sizes[i] = b.size;
         uint64_t start = UINT64_MAX, end = 0;
         for (int w : a.writers) {
@@ -581,14 +603,16 @@ bool followsSliceBySlice(const Program& prog, const std::vector<Access>& acc, co
 /// by transitivity, byte by byte). Returns, per intermediate, its group's first member (an
 /// index into `inter`).
 std::vector<size_t> sliceShares(const Program& prog, const std::vector<Access>& acc, const std::vector<int>& inter,
-                                const Reachability& order) {
+                                const Reachability& order, const std::vector<char>& holders) {
     const size_t n = inter.size();
     std::vector<size_t> group(n), last(n);
     std::iota(group.begin(), group.end(), 0);
     std::iota(last.begin(), last.end(), 0);
     std::vector<uint64_t> first;
     const std::vector<size_t> byFirst = byFirstWrite(prog, acc, inter, first);
-    auto shareable = [&](const Buffer& b) { return b.stripes.empty() && acc[b.id].writers.size() > 1; };
+    auto shareable = [&](const Buffer& b) {
+        return b.stripes.empty() && acc[b.id].writers.size() > 1 && !holders[static_cast<size_t>(b.id)];
+    };
     std::vector<size_t> candidates;
     constexpr size_t kRecent = 8;
     std::map<std::string, std::vector<size_t>> tails;
@@ -681,9 +705,24 @@ namespace {
 
 /// Host-written buffers (inputs, weights) have no writing task, every other buffer has its
 /// writers, and every reader depends on every writer.
-Status checkWritersAndReaders(const Program& prog, const std::vector<Access>& acc, const Reachability& order) {
+Status checkWritersAndReaders(const Program& prog, const std::vector<Access>& acc, const std::vector<Access>& held,
+                              const std::vector<char>& holders, const Reachability& order) {
     for (const Buffer& b : prog.buffers) {
         const Access& a = acc[b.id];
+        if (holders[static_cast<size_t>(b.id)]) {
+            // Written only through its parts: every reader of the whole after every part's writer.
+            if (!a.writers.empty())
+                return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " holds buffers written in place but is "
+                                                        "also written by " + taskLabel(prog, a.writers[0]));
+            for (int w : held[b.id].writers)
+                for (int r : a.readers)
+                    if (!order.before(w, r) && !disjointSliceRead(prog.tasks[static_cast<size_t>(w)],
+                                                                  prog.tasks[static_cast<size_t>(r)], b.id))
+                        return makeError(ErrorKind::Verify, "hazard: " + taskLabel(prog, r) + " reads " +
+                                                                bufferLabel(prog, b.id) + " without depending on " +
+                                                                taskLabel(prog, w) + ", which writes a part of it in place");
+            continue;
+        }
         bool hostWritten = b.kind == BufferKind::Input || b.kind == BufferKind::Weight;
         if (hostWritten && !a.writers.empty())
             return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is written by the host but also by " +
@@ -698,6 +737,50 @@ Status checkWritersAndReaders(const Program& prog, const std::vector<Access>& ac
                                                               prog.tasks[static_cast<size_t>(r)], b.id))
                     return makeError(ErrorKind::Verify, "hazard: " + taskLabel(prog, r) + " reads " + bufferLabel(prog, b.id) +
                                                             " without depending on its writer " + taskLabel(prog, w));
+    }
+    return {};
+}
+
+/// A buffer written in place into another is a DRAM intermediate inside it, at the address its
+/// offset says, in a chain that ends (a corrupt artifact could loop).
+Status checkInPlace(const Program& prog) {
+    for (const Buffer& b : prog.buffers) {
+        if (b.inPlaceOf < 0)
+            continue;
+        if (static_cast<size_t>(b.inPlaceOf) >= prog.buffers.size() || b.inPlaceOf == b.id)
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is written in place into buffer " +
+                                                    std::to_string(b.inPlaceOf) + ", which is not another buffer");
+        const Buffer& h = prog.buffers[static_cast<size_t>(b.inPlaceOf)];
+        if (b.level != MemLevel::Dram || h.level != MemLevel::Dram || b.kind != BufferKind::Intermediate ||
+            h.kind != BufferKind::Intermediate || !b.stripes.empty() || !h.stripes.empty())
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is written in place into " +
+                                                    bufferLabel(prog, h.id) + ": both must be DRAM intermediates");
+        if (b.inPlaceOffset > h.size || b.size > h.size - b.inPlaceOffset || h.offset + b.inPlaceOffset != b.offset)
+            return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " at [" + std::to_string(b.offset) + ", " +
+                                                    std::to_string(b.offset + b.size) + ") is not its part [" +
+                                                    std::to_string(b.inPlaceOffset) + ", " +
+                                                    std::to_string(b.inPlaceOffset + b.size) + ") of " +
+                                                    bufferLabel(prog, h.id) + " at " + std::to_string(h.offset));
+        int at = b.inPlaceOf;
+        for (size_t hops = 0; at >= 0; at = prog.buffers[static_cast<size_t>(at)].inPlaceOf)
+            if (++hops > prog.buffers.size() || static_cast<size_t>(at) >= prog.buffers.size())
+                return makeError(ErrorKind::Verify, bufferLabel(prog, b.id) + " is written in place into a chain "
+                                                        "of buffers that never ends");
+    }
+    // Parts of one holder do not overlap (each has bytes of its own).
+    std::vector<std::pair<uint64_t, int>> parts;
+    for (const Buffer& b : prog.buffers)
+        if (b.inPlaceOf >= 0)
+            parts.emplace_back(b.offset, b.id);
+    std::sort(parts.begin(), parts.end());
+    for (size_t i = 1; i < parts.size(); ++i) {
+        const Buffer& a = prog.buffers[static_cast<size_t>(parts[i - 1].second)];
+        const Buffer& b = prog.buffers[static_cast<size_t>(parts[i].second)];
+        if (a.inPlaceOf == b.inPlaceOf && a.offset + a.size > b.offset)
+            return makeError(ErrorKind::Verify, "hazard: " + bufferLabel(prog, a.id) + " and " + bufferLabel(prog, b.id) +
+                                                    " are both written in place at [" + std::to_string(b.offset) + ", " +
+                                                    std::to_string(a.offset + a.size) + ") of " +
+                                                    bufferLabel(prog, a.inPlaceOf));
     }
     return {};
 }
@@ -740,7 +823,8 @@ Status checkReuseOrder(const Program& prog, const std::vector<Access>& acc, cons
     std::vector<int> inter;
     std::vector<uint64_t> firstWrite(prog.buffers.size(), UINT64_MAX);
     for (const Buffer& b : prog.buffers) {
-        if (b.level != MemLevel::Dram || b.kind != BufferKind::Intermediate || b.size == 0)
+        // A buffer written in place into another is checked as part of the one holding it.
+        if (b.level != MemLevel::Dram || b.kind != BufferKind::Intermediate || b.size == 0 || b.inPlaceOf >= 0)
             continue;
         for (int w : acc[b.id].writers)
             firstWrite[b.id] = std::min(firstWrite[b.id], prog.tasks[static_cast<size_t>(w)].estStart);
@@ -759,11 +843,12 @@ Status checkReuseOrder(const Program& prog, const std::vector<Access>& acc, cons
         const Buffer& bx = prog.buffers[x];
         const Buffer& by = prog.buffers[y];
         for (int w : acc[y].writers) {
-            const SliceBytes written = touchedBytes(prog.tasks[static_cast<size_t>(w)], by);
+            const SliceBytes written = touchedInStorage(prog, prog.tasks[static_cast<size_t>(w)], y);
             for (const std::vector<int>* list : {&acc[x].writers, &acc[x].readers})
                 for (int t : *list)
                     if ((t == w || !order.before(t, w)) &&
-                        bytesMeet(bx.offset, touchedBytes(prog.tasks[static_cast<size_t>(t)], bx), by.offset, written))
+                        bytesMeet(bx.offset, touchedInStorage(prog, prog.tasks[static_cast<size_t>(t)], x), by.offset,
+                                  written))
                         return makeError(ErrorKind::Verify,
                                          "hazard: " + taskLabel(prog, t) + (list == &acc[x].writers ? " writes " : " reads ") +
                                              bufferLabel(prog, x) + " and " + taskLabel(prog, w) + " writes " +
@@ -816,11 +901,13 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
 
     // Intermediates: conflicts come from the Task order (deps), not from the graph order, since
     // Tasks on different cores run in parallel.
-    std::vector<Access> acc = accessesOf(prog);
+    // A buffer written in place into another (a Concat lowered in place) is placed with it.
+    std::vector<Access> acc = withInPlaceParts(prog, accessesOf(prog));
+    const std::vector<char> holders = inPlaceHolders(prog);
     std::vector<int> inter;
     for (const Buffer& b : prog.buffers)
         // Kept on chip, or held by the host (a shape only the run decides): no DRAM.
-        if (b.kind == BufferKind::Intermediate && b.level == MemLevel::Dram && b.type.isStatic())
+        if (b.kind == BufferKind::Intermediate && b.level == MemLevel::Dram && b.type.isStatic() && b.inPlaceOf < 0)
             inter.push_back(b.id);
     const size_t n = inter.size();
     OffsetProblem problem;
@@ -829,11 +916,11 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
     problem.conflicts.resize(n);
     problem.lifetimes.resize(n);
     std::vector<IntervalBuffer> timeline(n);
-    SX_TRY(describeIntermediates(prog, acc, inter, problem, timeline));
+    SX_TRY(describeIntermediates(prog, acc, inter, holders, problem, timeline));
     addConflicts(prog, acc, inter, order, problem);
     // Buffers that share their addresses slice by slice are one item of the problem: its
     // lifetime theirs together, its conflicts all of theirs with the other items.
-    const std::vector<size_t> share = sliceShares(prog, acc, inter, order);
+    const std::vector<size_t> share = sliceShares(prog, acc, inter, order, holders);
     std::vector<size_t> item(n, SIZE_MAX);
     size_t items = 0;
     for (size_t i = 0; i < n; ++i)
@@ -902,6 +989,12 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
     SX_TRY(checkOffsetPlan(problem, plan));
     for (size_t i = 0; i < n; ++i)
         prog.buffers[inter[i]].offset = mem.arenaBase + plan.offsets[item[i]];
+    for (Buffer& b : prog.buffers)
+        if (b.inPlaceOf >= 0) {
+            uint64_t at = 0;
+            const int holder = storageOf(prog, b.id, &at);
+            b.offset = prog.buffers[static_cast<size_t>(holder)].offset + at;
+        }
     mem.dramPeak = plan.peak;
     // Buffers live together in the estimated schedule are never ordered, so they conflict: the
     // schedule's max-live is a lower bound for the plan, and so is any set of buffers that
@@ -920,9 +1013,11 @@ Status checkHazards(const Program& prog) {
     const Reachability order(preds);
     SX_TRY(checkDramPlacement(prog));
     const std::vector<Access> acc = accessesOf(prog);
-    SX_TRY(checkWritersAndReaders(prog, acc, order));
+    const std::vector<Access> held = withInPlaceParts(prog, acc);
+    SX_TRY(checkInPlace(prog));
+    SX_TRY(checkWritersAndReaders(prog, acc, held, inPlaceHolders(prog), order));
     SX_TRY(checkHostRegions(prog));
-    return checkReuseOrder(prog, acc, order);
+    return checkReuseOrder(prog, held, order);
 }
 
 } // namespace sextant::backend

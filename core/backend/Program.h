@@ -62,6 +62,8 @@ struct Buffer {
     ir::TensorType type;          ///< element type and shape as stored
     int firstTask = -1;           ///< Task that writes it (-1: written by the host before the run)
     int lastTask = -1;            ///< last Task that reads it (-1: read by the host after the run)
+    // (A buffer others are written in place into: the first Task writing any of them, and the
+    // last reading it or any of them; holdersLifetimes.)
     /// A tensor kept on chip a stripe at a time (keep-on-chip on a node split across cores, as
     /// Vela cascades): stripe i holds the slice [begin, end) of dim `stripeAxis` in the SRAM of
     /// `core`, where the part that writes it and the parts that read it run. level is Sram, and
@@ -78,6 +80,12 @@ struct Buffer {
     };
     std::vector<Stripe> stripes;
     int stripeAxis = -1;
+    /// An input of a Concat lowered in place (rule concat-in-place): no Task copies it, its
+    /// producer writes it straight into the Concat's output, whose bytes [inPlaceOffset,
+    /// inPlaceOffset + size) it is. -1: a buffer of its own. Always DRAM; a chain of such
+    /// Concats nests (storageOf follows it to the buffer the memory plan places).
+    int inPlaceOf = -1;
+    uint64_t inPlaceOffset = 0;
     /// A halo buffer's DRAM home holds only its stripes' halo rows, in stripe order (each
     /// stripe's haloTop rows, then its haloBottom rows): the tensor's type with dim stripeAxis
     /// their count. (offset, size) is that home; size its stored bytes, aligned.
@@ -226,11 +234,29 @@ SliceBytes sliceAlong(const Buffer& buffer, int axis, int64_t begin, int64_t end
 /// (Task::haloReads), else all of it.
 SliceBytes touchedBytes(const Task& task, const Buffer& buffer);
 /// Whether bytes `a` of a buffer at address `baseA` and bytes `b` of one at `baseB` share an
-/// address: exactly for two byte sets of one layout (same runs and stride) at one address, else
-/// whether their spans meet.
+/// address: exactly for two byte sets of one layout (same runs and stride) at one address, of
+/// one stride at addresses whole runs apart (a tensor written in place into a Concat, and the
+/// Concat's output), or one range against runs; else whether their spans meet.
 bool bytesMeet(uint64_t baseA, const SliceBytes& a, uint64_t baseB, const SliceBytes& b);
 /// Whether `a` and `b` are two parts of one node's split (same node, same part count, same dim).
 bool sameSplit(const Task& a, const Task& b);
+
+struct Program;
+/// The buffer whose addresses hold buffer `b` (Buffer::inPlaceOf followed to its end; `b` itself
+/// for a buffer of its own), and b's byte offset in it. A chain longer than the buffers (a
+/// cycle, in a corrupt artifact) ends where it stands.
+int storageOf(const Program& p, int b, uint64_t* offset = nullptr);
+/// Sets the lifetime of every buffer others are written in place into from theirs: it has no
+/// writer of its own, so its first Task is the first writing any of them, and its last Task the
+/// last reading it or any of them (Buffer::firstTask / lastTask as the Tasks give them first).
+void holdersLifetimes(std::vector<Buffer>& buffers);
+/// Per buffer (by index): 1 when other buffers are written in place into it, directly or
+/// through a chain (it holds their bytes and has no writer of its own).
+std::vector<char> inPlaceHolders(const Program& p);
+/// The bytes of buffer `storage` that `task` touches, directly (touchedBytes) or through a
+/// buffer written in place into it (that buffer's bytes at its offset); all of it when it does
+/// both or through several; nothing (runs 0) when it touches none of it.
+SliceBytes touchedInStorage(const Program& p, const Task& task, int storage);
 
 /// A cross-core synchronisation: the producer records a slot, consumers on other cores wait on it.
 /// Slot semantics: recording event E stores E's id in the slot; a wait on E passes once the slot

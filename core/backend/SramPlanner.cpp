@@ -272,6 +272,9 @@ std::string structuralReason(const Program& p, const PlanState& s, const Accesse
     const Task& pt = p.tasks[static_cast<size_t>(producer)];
     if (buf.kind == BufferKind::Output)
         return "graph output: the host reads it from DRAM";
+    if (buf.inPlaceOf >= 0)
+        return "written in place into '" + p.buffers[static_cast<size_t>(storageOf(p, b))].value +
+               "' (concat-in-place): its bytes are a part of that DRAM tensor";
     if (pt.unit == UnitKind::Host)
         return "written on the host: '" + pt.name + "' runs on the host, which reaches only DRAM";
     if (pt.outputs.size() != 1)

@@ -144,6 +144,27 @@ Expected<std::vector<ir::Tensor>> computeNode(const ir::Node& node, const std::v
 
 } // namespace
 
+void Machine::keepHeldValues(const Task& task) {
+    for (int out : task.outputs) {
+        auto it = m_bufferById.find(out);
+        for (size_t hops = 0; it != m_bufferById.end() && hops <= m_p.buffers.size(); ++hops) {
+            it = m_bufferById.find(m_p.buffers[it->second].inPlaceOf);
+            if (it == m_bufferById.end())
+                break;
+            const size_t h = it->second;
+            const bool done = std::all_of(m_writers[h].begin(), m_writers[h].end(),
+                                          [&](size_t w) { return m_state[w].ended; });
+            if (m_holderKept[h] || !done || !m_bufferValue[h])
+                continue;
+            m_holderKept[h] = 1;
+            Expected<ir::Tensor> t = m_mem.read(m_p.buffers[h]);
+            if (t.ok())
+                m_values.emplace_back(m_bufferValue[h]->name(),
+                                      ir::isFloat(t->dtype()) ? t->castTo(ir::DType::F32) : std::move(t).value());
+        }
+    }
+}
+
 void Machine::keepValue(const Task& task, const ir::Value& value, const ir::Tensor& computed) {
     if (task.parts <= 1) {
         m_values.emplace_back(value.name(), computed);

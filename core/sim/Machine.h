@@ -176,6 +176,14 @@ private:
     std::vector<size_t> m_running; ///< started, not ended
     std::map<int, size_t> m_taskById;
     std::vector<std::vector<size_t>> m_writers; ///< per buffer index: the Tasks (indices) writing it
+    /// Per buffer index: the buffers (indices) written in place into it, directly or through a
+    /// chain (Buffer::inPlaceOf); empty for a buffer others are not written into. Such a holder
+    /// is written only through them: its m_writers are theirs, and reading it reads their bytes.
+    std::vector<std::vector<size_t>> m_inPlaceParts;
+    std::vector<char> m_holderKept; ///< keepValues: a holder's value already kept (read once)
+    /// keepValues: a Concat lowered in place computes nothing; its value is kept as its buffer
+    /// holds it once the last writer of its parts (`task` one of them) has ended.
+    void keepHeldValues(const Task& task);
     /// A split node's outputs, from its first part to start until its last, with the inputs they
     /// were computed from (see execute).
     struct PartResults {

@@ -150,6 +150,19 @@ void Machine::noteWrite(size_t buffer, int core, size_t task) {
     for (size_t other = 0; other < m_p.buffers.size(); ++other) {
         if (other == buffer)
             continue;
+        // A buffer this one is written in place into holds these bytes now, where they land.
+        if (std::find(m_inPlaceParts[other].begin(), m_inPlaceParts[other].end(), buffer) != m_inPlaceParts[other].end()) {
+            const Buffer& h = m_p.buffers[other];
+            if (b.stripes.empty() && h.stripes.empty() && b.level == h.level && b.offset >= h.offset && !m_stale[other].empty()) {
+                const backend::SliceBytes w =
+                    writer ? backend::touchedBytes(*writer, b) : backend::sliceAlong(b, -1, 0, 0);
+                for (uint64_t r = 0; r < w.runs; ++r) {
+                    const uint64_t at = b.offset - h.offset + r * w.stride;
+                    subtract(m_stale[other][0], backend::SliceBytes{1, 0, at + w.begin, at + w.end}, h.size);
+                }
+            }
+            continue;
+        }
         const Buffer& o = m_p.buffers[other];
         const std::vector<Place> theirs = placesOf(o);
         for (size_t k = 0; k < theirs.size() && k < m_stale[other].size(); ++k)
@@ -163,7 +176,8 @@ void Machine::noteWrite(size_t buffer, int core, size_t task) {
                 // share their addresses slice by slice): its writers' slices take them back
                 // exactly. Any other, all of the place, which any writes that cover it take back.
                 bool same = o.stripes.empty() && b.stripes.empty() && k == 0 &&
-                            mine[i].offset == theirs[k].offset && o.type == b.type && !m_writers[other].empty();
+                            mine[i].offset == theirs[k].offset && o.type == b.type && !m_writers[other].empty() &&
+                            m_inPlaceParts[other].empty();
                 if (same) {
                     const backend::SliceBytes own = backend::sliceOf(m_p.tasks[m_writers[other].front()], o);
                     same = own.runs == bytes.runs && (own.runs == 1 || own.stride == bytes.stride);
@@ -224,6 +238,24 @@ Status Machine::checkRaces(size_t index, uint64_t now) const {
                 }
             if (stale)
                 break;
+        }
+        // A holder's bytes are its parts': each part it reads must hold what its writer stored.
+        if (!m_inPlaceParts[b].empty() && buf.stripes.empty()) {
+            const backend::SliceBytes bytes = touchedIn(buf, 0, places[0], &task);
+            for (size_t part : m_inPlaceParts[b]) {
+                const Buffer& pb = m_p.buffers[part];
+                if (stale || !m_inPlaceParts[part].empty() || m_stale[part].empty())
+                    continue; // a nested holder: its own parts are in the list too
+                for (const StaleBytes& s : m_stale[part][0])
+                    if (backend::bytesMeet(buf.offset, bytes, pb.offset, s.bytes)) {
+                        if (s.by == kNoBuffer)
+                            return race("reads " + bufferLabel(buf) + " where none of the writers of its part " +
+                                        bufferLabel(pb) + " has stored it");
+                        stale = true;
+                        by = s.by;
+                        break;
+                    }
+            }
         }
         if (stale && by == kNoBuffer)
             return race("reads " + bufferLabel(buf) + " where none of its writers has stored it");

@@ -90,6 +90,29 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
                 m_writers[it->second].push_back(i);
         m_queues[static_cast<size_t>(task.core)].push_back(i);
     }
+    // A buffer written in place into others (a Concat lowered in place) is written by their writers.
+    m_inPlaceParts.assign(m_p.buffers.size(), {});
+    m_holderKept.assign(m_p.buffers.size(), 0);
+    for (size_t b = 0; b < m_p.buffers.size(); ++b) {
+        size_t hops = 0;
+        for (int at = m_p.buffers[b].inPlaceOf; at >= 0 && hops <= m_p.buffers.size(); ++hops) {
+            auto it = m_bufferById.find(at);
+            if (it == m_bufferById.end())
+                return makeError(ErrorKind::Invalid, "buffer " + std::to_string(m_p.buffers[b].id) + " ('" +
+                                                         m_p.buffers[b].value + "') is written in place into unknown "
+                                                         "buffer " + std::to_string(at));
+            m_inPlaceParts[it->second].push_back(b);
+            at = m_p.buffers[it->second].inPlaceOf;
+        }
+    }
+    const bool holders = std::any_of(m_inPlaceParts.begin(), m_inPlaceParts.end(), [](const auto& v) { return !v.empty(); });
+    const std::vector<std::vector<size_t>> own = holders ? m_writers : std::vector<std::vector<size_t>>{};
+    for (size_t h = 0; holders && h < m_p.buffers.size(); ++h) {
+        for (size_t b : m_inPlaceParts[h])
+            m_writers[h].insert(m_writers[h].end(), own[b].begin(), own[b].end());
+        std::sort(m_writers[h].begin(), m_writers[h].end());
+        m_writers[h].erase(std::unique(m_writers[h].begin(), m_writers[h].end()), m_writers[h].end());
+    }
     SX_TRY(checkSram());
     for (const backend::SramBuffer& sb : m_p.sramBuffers)
         if (sb.role == backend::SramRole::Resident)
@@ -165,8 +188,15 @@ void Machine::findOverlaps() {
         auto it = m_taskById.find(id);
         return it == m_taskById.end() ? -1 : static_cast<long>(it->second);
     };
-    auto writes = [&](const Task& t, int buffer) {
-        return std::find(t.outputs.begin(), t.outputs.end(), buffer) != t.outputs.end();
+    auto writes = [&](const Task& t, int buffer) { // it, or a buffer written in place into it
+        for (int o : t.outputs)
+            for (int at = o, hops = 0; at >= 0 && static_cast<size_t>(hops) <= m_p.buffers.size(); ++hops) {
+                if (at == buffer)
+                    return true;
+                auto it = m_bufferById.find(at);
+                at = it == m_bufferById.end() ? -1 : m_p.buffers[it->second].inPlaceOf;
+            }
+        return false;
     };
     // Per Task, what it loads of what the Task before it on its core stores (those bytes move
     // once that Task ended) and of what the host wrote (weights, graph inputs: no event needed).
@@ -444,6 +474,8 @@ Status Machine::endTask(size_t index, uint64_t now) {
     }
     st.pendingWrites.clear();
     st.ended = true;
+    if (m_opt.keepValues && m_opt.functional)
+        keepHeldValues(task);
     ++m_finished;
     m_running.erase(std::find(m_running.begin(), m_running.end(), index));
     // The Task that started beside it computes now, from what it wrote.

@@ -685,7 +685,7 @@ TEST(Artifact, ManifestIsCoveredByItsHashFile) {
     // One line as sha256sum prints one, the standard FNV-1a 64 of the manifest's bytes.
     EXPECT_EQ(slurp(fs::path(dir) / kManifestHashFile), fnvOf(text) + "  manifest.json\n");
     nlohmann::json m = nlohmann::json::parse(text);
-    EXPECT_EQ(m["version"], 5);
+    EXPECT_EQ(m["version"], kArtifactVersion);
     EXPECT_EQ(m["files"]["tasks.bin"]["fnv1a64"], fnvOf(slurp(fs::path(dir) / "tasks.bin")));
     // One changed digit in the manifest, the hash file left alone: named as a corrupt manifest
     // before any of its fields is believed.

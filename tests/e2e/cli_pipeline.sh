@@ -52,7 +52,7 @@ problem = list(csv.DictReader(open(sys.argv[2])))
 report = json.load(open(sys.argv[3]))
 mem = report["memory"]
 assert list(rows[0].keys()) == ["buffer", "tensor", "role", "dtype", "shape", "level", "core", "offset", "size",
-                                "first_task", "last_task", "est_first_cycle", "est_last_cycle"], rows[0].keys()
+                                "first_task", "last_task", "est_first_cycle", "est_last_cycle", "in_place_of"], rows[0].keys()
 roles = {r["role"] for r in rows}
 assert {"input", "output", "weight", "intermediate"} <= roles, roles
 assert any(r["level"] == "sram" for r in rows), "keep-on-chip keeps some tensors on chip"
@@ -61,7 +61,7 @@ for r in rows:
         assert 0 <= int(r["core"]) < 8 and int(r["offset"]) + int(r["size"]) <= 512 * 1024, r
     if r["level"] != "host":
         assert int(r["size"]) > 0 and int(r["est_first_cycle"]) < int(r["est_last_cycle"]), r
-dram_inter = [r for r in rows if r["level"] == "dram" and r["role"] == "intermediate"]
+dram_inter = [r for r in rows if r["level"] == "dram" and r["role"] == "intermediate" and not r["in_place_of"]]
 assert len(problem) == len(dram_inter) > 0, (len(problem), len(dram_inter))
 base = min(int(r["offset"]) for r in dram_inter)
 assert max(int(r["offset"]) + int(r["size"]) for r in dram_inter) - base <= mem["dram_peak"], mem
@@ -337,7 +337,7 @@ PY
     python3 - "$work/artifact/manifest.json" <<'PY' || fail "the artifact lacks its SRAM plan"
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert m["version"] == 5, m["version"]
+assert m["version"] == 6, m["version"]
 # block2_conv's 3x3 window reaches into block1's neighbouring stripes: a halo buffer, kept a
 # stripe per core with a DRAM home for the rows the other cores read.
 halo = [b for b in m["buffers"] if b["level"] == "dram" and "stripes" in b]

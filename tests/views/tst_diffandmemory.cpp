@@ -119,6 +119,57 @@ private slots:
         QCOMPARE(view.blockAt(r.center().toPoint())->buffer, 1);
         QVERIFY(memorySummary(map).contains("lower bound 256 B"));
     }
+
+    void aConcatWrittenInPlaceIsDrawnUnderItsParts() {
+        // t0 and t1 write the two halves of buffer 2 (a Concat lowered in place) and t2 reads it:
+        // the Concat lives from t0's start to t2's end, drawn first so that a click on a half
+        // selects the half, and one on the rest of its lifetime the Concat.
+        backend::Program p;
+        auto buf = [](int id, uint64_t off, uint64_t size) {
+            backend::Buffer b;
+            b.id = id;
+            b.value = "v" + std::to_string(id);
+            b.offset = off;
+            b.size = size;
+            return b;
+        };
+        p.buffers = {buf(0, 0, 128), buf(1, 128, 128), buf(2, 0, 256)};
+        p.buffers[0].inPlaceOf = 2;
+        p.buffers[1].inPlaceOf = 2;
+        p.buffers[1].inPlaceOffset = 128;
+        backend::Task t0, t1, t2;
+        t0.id = 0;
+        t0.outputs = {0};
+        t1.id = 1;
+        t1.core = 1;
+        t1.outputs = {1};
+        t2.id = 2;
+        t2.inputs = {2};
+        p.tasks = {t0, t1, t2};
+        TimelineModel tl;
+        std::vector<TimelineTask> times(3);
+        for (int i = 0; i < 3; ++i) {
+            times[static_cast<size_t>(i)].task = i;
+            times[static_cast<size_t>(i)].start = 100 + 300 * static_cast<uint64_t>(i);
+            times[static_cast<size_t>(i)].end = 300 + 300 * static_cast<uint64_t>(i);
+            times[static_cast<size_t>(i)].nodes = {"n" + std::to_string(i)};
+        }
+        tl.setTasks(times);
+        const MemoryMapData map = buildMemoryMap(p, tl);
+        QCOMPARE(map.blocks.size(), size_t(3));
+        QCOMPARE(map.blocks[0].buffer, 2); // the holder first, under its parts
+        QCOMPARE(map.blocks[0].t0, uint64_t(100));
+        QCOMPARE(map.blocks[0].t1, uint64_t(900));
+        QCOMPARE(map.blocks[0].nodes, (std::vector<std::string>{"n0", "n1", "n2"}));
+        QCOMPARE(map.blocks[1].buffer, 0);
+        QCOMPARE(map.blocks[1].t1, uint64_t(300));
+        MemoryView view;
+        view.resize(600, 400);
+        view.setMap(std::make_shared<MemoryMapData>(map));
+        QCOMPARE(view.blockAt(view.blockRect(map.blocks[1]).center().toPoint())->buffer, 0);
+        const QRectF whole = view.blockRect(map.blocks[0]);
+        QCOMPARE(view.blockAt(QPointF(whole.right() - 2, whole.center().y()).toPoint())->buffer, 2);
+    }
 };
 
 QTEST_MAIN(TestDiffAndMemory)
