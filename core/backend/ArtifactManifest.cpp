@@ -779,10 +779,15 @@ Status parseProgramTables(const Manifest& m, const json& doc, Program& p) {
         SX_ASSIGN(Buffer b, parseBuffer(m, (*buffers)[static_cast<size_t>(i)], i, p, nt));
         p.buffers.push_back(std::move(b));
     }
-    for (const Buffer& b : p.buffers) // the rest of in_place is checked with the hazards (checkInPlace)
+    for (const Buffer& b : p.buffers) { // the rest of in_place is checked with the hazards (checkInPlace)
+        const std::string path = "buffers[" + std::to_string(b.id) + "].in_place.of";
         if (b.inPlaceOf >= nb)
-            return m.err("buffers[" + std::to_string(b.id) + "].in_place.of",
-                         "is " + std::to_string(b.inPlaceOf) + ", but there are " + std::to_string(nb) + " buffers");
+            return m.err(path, "is " + std::to_string(b.inPlaceOf) + ", but there are " + std::to_string(nb) + " buffers");
+        int64_t hops = 0;
+        for (int at = b.inPlaceOf; at >= 0 && at < nb; at = p.buffers[static_cast<size_t>(at)].inPlaceOf)
+            if (++hops > nb)
+                return m.err(path, "makes a chain of buffers written in place into each other that never ends");
+    }
     SX_ASSIGN(p.inputBuffers, m.ints(doc, "inputs", "", 0, nb - 1));
     SX_ASSIGN(p.outputBuffers, m.ints(doc, "outputs", "", 0, nb - 1));
     for (int64_t i = 0; i < nt; ++i) {

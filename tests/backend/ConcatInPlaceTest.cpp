@@ -211,5 +211,14 @@ TEST(ConcatInPlace, AnArtifactKeepsThePartsAndRefusesABadOne) {
     Expected<Program> shifted = readArtifact(dir);
     ASSERT_FALSE(shifted.ok());
     EXPECT_NE(shifted.error().message.find("is not its part"), std::string::npos) << shifted.error().message;
+
+    // Two buffers each written in place into the other: a chain that never ends, refused.
+    m = good;
+    const int whole = bufferOf(*p, "joined").id;
+    m["buffers"][static_cast<size_t>(whole)]["in_place"] = {{"of", b}, {"offset", 0}};
+    spitManifest(dir, m.dump(1));
+    Expected<Program> loop = readArtifact(dir);
+    ASSERT_FALSE(loop.ok());
+    EXPECT_NE(loop.error().message.find("that never ends"), std::string::npos) << loop.error().message;
     fs::remove_all(dir);
 }
