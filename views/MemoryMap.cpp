@@ -50,7 +50,7 @@ MemoryMapData buildMemoryMap(const backend::Program& program, const TimelineMode
 
     // A Concat's output whose inputs are written in place into it lives while any of them does;
     // it is drawn first, under them, so that each input shows as its part of the output.
-    const std::vector<char> holders = backend::inPlaceHolders(program);
+    const std::vector<char> holders = backend::holdersOfParts(program);
     for (const backend::Buffer& b : program.buffers) {
         const std::vector<int> w = writers[b.id], r = readers[b.id];
         for (int at = b.inPlaceOf, hops = 0; at >= 0 && static_cast<size_t>(hops) < program.buffers.size(); ++hops) {

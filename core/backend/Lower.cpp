@@ -164,7 +164,7 @@ int storageOf(const Program& p, int b, uint64_t* offset) {
     return b;
 }
 
-std::vector<char> inPlaceHolders(const Program& p) {
+std::vector<char> holdersOfParts(const Program& p) {
     std::vector<char> holds(p.buffers.size(), 0);
     for (const Buffer& b : p.buffers)
         for (int at = b.inPlaceOf, hops = 0;

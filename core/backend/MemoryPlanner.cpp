@@ -903,7 +903,7 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
     // Tasks on different cores run in parallel.
     // A buffer written in place into another (a Concat lowered in place) is placed with it.
     std::vector<Access> acc = withInPlaceParts(prog, accessesOf(prog));
-    const std::vector<char> holders = inPlaceHolders(prog);
+    const std::vector<char> holders = holdersOfParts(prog);
     std::vector<int> inter;
     for (const Buffer& b : prog.buffers)
         // Kept on chip, or held by the host (a shape only the run decides): no DRAM.
@@ -1015,7 +1015,7 @@ Status checkHazards(const Program& prog) {
     const std::vector<Access> acc = accessesOf(prog);
     const std::vector<Access> held = withInPlaceParts(prog, acc);
     SX_TRY(checkInPlace(prog));
-    SX_TRY(checkWritersAndReaders(prog, acc, held, inPlaceHolders(prog), order));
+    SX_TRY(checkWritersAndReaders(prog, acc, held, holdersOfParts(prog), order));
     SX_TRY(checkHostRegions(prog));
     return checkReuseOrder(prog, held, order);
 }

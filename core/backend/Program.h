@@ -252,7 +252,7 @@ int storageOf(const Program& p, int b, uint64_t* offset = nullptr);
 void holdersLifetimes(std::vector<Buffer>& buffers);
 /// Per buffer (by index): 1 when other buffers are written in place into it, directly or
 /// through a chain (it holds their bytes and has no writer of its own).
-std::vector<char> inPlaceHolders(const Program& p);
+std::vector<char> holdersOfParts(const Program& p);
 /// The bytes of buffer `storage` that `task` touches, directly (touchedBytes) or through a
 /// buffer written in place into it (that buffer's bytes at its offset); all of it when it does
 /// both or through several; nothing (runs 0) when it touches none of it.
