@@ -162,48 +162,92 @@ void IntervalPacker::rollback(size_t mark) {
 /// The section lower bounds: in every section, the open buffers live there are stacked without
 /// overlapping, none below its own lowest position or below the watermark (later buffers never
 /// go lower), so they need at least the lowest of those positions plus their sizes; stacked in
-/// the order of their positions (one machine with release dates), more. Positions change only in
-/// the sections [focusFirst, focusLast) (those of the buffer just placed and its neighbours), so
-/// the bounds that depend on them are computed there; elsewhere only the watermark moved, and
-/// the watermark plus the bytes still to place is checked.
+/// the order of those lowest positions (one machine with release dates), more. Positions change
+/// only in the sections [focusFirst, focusLast) (those of the buffer just placed and its
+/// neighbours), so the bounds that depend on them are computed there; elsewhere only the
+/// watermark moved, and the watermark plus the bytes still to place is checked.
+///
+/// A buffer whose position lies below the watermark is stranded: it cannot rest where it is,
+/// so in a canonical completion it rests on the top of an open neighbour placed at or above the
+/// watermark. Until that neighbour comes its position stays, and no buffer may be placed at or
+/// above its top (that would leave it a gap to drop into), so the neighbour must go below the
+/// top. A stranded buffer with no such neighbour ends the node; otherwise its lowest position
+/// is the least top such a neighbour can have.
 bool IntervalPacker::sectionsCanHold(int lo, int hi, const std::vector<Placing>& byPosition, uint64_t watermark,
-                                     int focusFirst, int focusLast) {
+                                     int lastRank, int focusFirst, int focusLast) {
     m_steps += static_cast<uint64_t>(std::max(hi - lo, 0));
     for (int q = lo; q < hi; ++q)
         if (watermark + m_remaining[static_cast<size_t>(q)] > m_capacity)
             return false;
+    // Stranded buffers come first in byPosition: below the watermark, or at it but earlier in
+    // the preorder than the buffer placed last (ties are placed in preorder).
+    m_lifted.clear();
+    size_t firstFree = 0;
+    for (; firstFree < byPosition.size() &&
+           (byPosition[firstFree].pos < watermark ||
+            (byPosition[firstFree].pos == watermark && byPosition[firstFree].rank < lastRank));
+         ++firstFree) {
+        const int x = byPosition[firstFree].buffer;
+        const uint64_t top = byPosition[firstFree].pos + m_spans[x].size;
+        uint64_t lowest = UINT64_MAX;
+        m_steps += m_neighbours[x].size();
+        for (int y : m_neighbours[x]) {
+            if (m_placed[y])
+                continue;
+            const uint64_t at = std::max(watermark, aligned(m_top[y]));
+            if (at < top)
+                lowest = std::min(lowest, aligned(at + m_spans[y].size));
+        }
+        if (lowest == UINT64_MAX || lowest + m_spans[x].size > m_capacity)
+            return false;
+        m_lifted.push_back(Placing{lowest, 0, x});
+    }
     focusFirst = std::max(focusFirst, lo);
     focusLast = std::min(focusLast, hi);
     if (focusFirst >= focusLast)
         return true;
-    // Buffers in the order of their positions: each section's stack grows in that order.
+    std::sort(m_lifted.begin(), m_lifted.end());
+    m_steps += m_lifted.size() * static_cast<uint64_t>(std::bit_width(m_lifted.size()));
+    // Buffers in the order of their lowest positions: each section's stack grows in that order.
     for (int q = focusFirst; q < focusLast; ++q)
         m_height[static_cast<size_t>(q)] = 0;
-    for (const Placing& x : byPosition) {
-        const SectionSpan& s = m_spans[static_cast<size_t>(x.buffer)];
+    auto stack = [&](int b, uint64_t from) {
+        const SectionSpan& s = m_spans[static_cast<size_t>(b)];
         const int a = std::max(s.first, focusFirst), z = std::min(s.last, focusLast);
         if (a >= z)
-            continue;
+            return true;
         m_steps += static_cast<uint64_t>(z - a);
-        const uint64_t from = std::max(watermark, x.pos);
         for (int q = a; q < z; ++q) {
             uint64_t& height = m_height[static_cast<size_t>(q)];
             height = aligned(std::max(height, from)) + s.size;
             if (height > m_capacity)
                 return false;
         }
+        return true;
+    };
+    auto lifted = m_lifted.begin();
+    for (size_t k = firstFree; k < byPosition.size(); ++k) {
+        const Placing& x = byPosition[k];
+        for (; lifted != m_lifted.end() && lifted->pos <= x.pos; ++lifted)
+            if (!stack(lifted->buffer, lifted->pos))
+                return false;
+        if (!stack(x.buffer, x.pos))
+            return false;
     }
+    for (; lifted != m_lifted.end(); ++lifted)
+        if (!stack(lifted->buffer, lifted->pos))
+            return false;
     return true;
 }
 
 bool IntervalPacker::nodeCanHold(const Spread& spread, const std::vector<Placing>& byPosition, bool merged,
-                                 uint64_t watermark, int focusFirst, int focusLast) {
+                                 uint64_t watermark, int lastRank, int focusFirst, int focusLast) {
     if (spread.over)
         return false;
     // The order: sorted for this node, or merged by its parent (orderAfterPlacing).
     const uint64_t n = byPosition.size();
     m_steps += n * (merged ? 1 : static_cast<uint64_t>(std::bit_width(n)));
-    return sectionsCanHold(spread.lo, spread.hi, byPosition, watermark, focusFirst, focusLast);
+    return sectionsCanHold(spread.lo, spread.hi, byPosition, watermark, lastRank, focusFirst, focusLast);
 }
 
 bool IntervalPacker::goOn() {
@@ -267,7 +311,7 @@ IntervalPacker::Step IntervalPacker::search(std::vector<int> open, uint64_t wate
         byPosition = &whole;
     }
     const Spread spread = spreadOf(*byPosition);
-    if (!sectionsCanHold(spread.lo, spread.hi, *byPosition, watermark, focusFirst, focusLast))
+    if (!sectionsCanHold(spread.lo, spread.hi, *byPosition, watermark, lastRank, focusFirst, focusLast))
         return Step::Exhausted;
     cuts.push_back(open.size());
     const size_t mark = m_trail.size();
@@ -342,7 +386,7 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
     // A node its parent has checked (below) is not checked again.
     const Spread spread = checked != nullptr ? *checked : spreadOf(byPosition);
     if (checked == nullptr &&
-        !nodeCanHold(spread, byPosition, inherited != nullptr, watermark, focusFirst, focusLast))
+        !nodeCanHold(spread, byPosition, inherited != nullptr, watermark, lastRank, focusFirst, focusLast))
         return Step::Exhausted;
     std::vector<Placing> next;
     for (const Placing& x : byPosition) {
@@ -378,7 +422,7 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
             const Spread child = spreadOf(next);
             if (!goOn())
                 s = Step::OutOfSteps;
-            else if (m_steps += next.size(); nodeCanHold(child, next, true, p, first, last))
+            else if (m_steps += next.size(); nodeCanHold(child, next, true, p, x.rank, first, last))
                 s = searchComponent(rest(), p, x.rank, first, last, &next, &child);
         } else {
             s = search(rest(), p, x.rank, first, last, &next);

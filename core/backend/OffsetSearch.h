@@ -5,7 +5,9 @@
 // (Moffitt, ASPLOS 2023): only solutions where every buffer rests at the lowest address its
 // already placed neighbours leave are enumerated, in non-decreasing address order, with the
 // lower bounds of every time section checked at each step and independent time ranges solved
-// apart. Used by planOffsets (MemoryPlanner.h) once its heuristics have given an upper bound.
+// apart. Beyond MiniMalloc, a buffer left below the watermark (stranded) must be lifted by an
+// open neighbour placed under its top: a node where one has none is cut, and the lift raises
+// the section bounds. Used by planOffsets (MemoryPlanner.h) once its heuristics have given an upper bound.
 // Internal to backend/.
 
 #include "MemoryPlanner.h"
@@ -109,14 +111,16 @@ private:
     /// `checked`, when given, is the node's Spread, and says its parent has made its checks.
     Step searchComponent(const std::vector<int>& open, uint64_t watermark, int lastRank, int focusFirst,
                          int focusLast, const std::vector<Placing>* inherited, const Spread* checked);
-    bool sectionsCanHold(int lo, int hi, const std::vector<Placing>& byPosition, uint64_t watermark, int focusFirst,
-                         int focusLast);
+    /// The node's bounds (see the .cpp); `lastRank` is the rank of the buffer placed at the
+    /// watermark, whose ties of lower rank can no longer rest there.
+    bool sectionsCanHold(int lo, int hi, const std::vector<Placing>& byPosition, uint64_t watermark, int lastRank,
+                         int focusFirst, int focusLast);
     Spread spreadOf(const std::vector<Placing>& byPosition) const;
     /// A node's checks before anything is tried in it: no open buffer rests so high that it ends
     /// above the capacity, and the section bounds hold. Counts the steps of its order (`merged`
     /// by the parent, or sorted).
     bool nodeCanHold(const Spread& spread, const std::vector<Placing>& byPosition, bool merged, uint64_t watermark,
-                     int focusFirst, int focusLast);
+                     int lastRank, int focusFirst, int focusLast);
     /// The check at a node's entry: false when the run ends there (budget spent, no more given).
     bool goOn();
     /// Whether the open buffers of a node that was one piece are still one once `placed` is
@@ -156,6 +160,7 @@ private:
     std::vector<Undo> m_trail;
     const Refill* m_refill = nullptr;
     const std::atomic<bool>* m_stop = nullptr;
+    std::vector<Placing> m_lifted;     ///< sectionsCanHold's scratch: stranded buffers' lowest positions
     std::vector<uint32_t> m_moved;     ///< per buffer: the orderAfterPlacing call that moved it last
     uint32_t m_stamp = 0;
 };

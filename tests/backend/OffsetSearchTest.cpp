@@ -2,6 +2,7 @@
 // problems, on instances whose optimum is known by construction, and on the shared MiniMalloc
 // instances (validity, never worse than the heuristics, deterministic).
 #include "core/backend/MemoryPlanner.h"
+#include "core/backend/OffsetSearch.h"
 
 #include <gtest/gtest.h>
 
@@ -228,7 +229,7 @@ TEST(OffsetSearch, SharedInstancesAtTheDefaultBudget) {
     const std::string dir = std::string(SEXTANT_SHARED_DIR) + "/memplan";
     if (!std::filesystem::exists(dir))
         GTEST_SKIP() << dir << " not found: skipping the memory planning instances";
-    const std::set<std::string> packTight = {"A", "B", "C", "F", "example"};
+    const std::set<std::string> packTight = {"A", "B", "C", "E", "F", "example"};
     int checked = 0;
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         if (entry.path().extension() != ".csv")
@@ -267,4 +268,81 @@ TEST(OffsetSearch, ACapacityTheHeuristicsMissIsSearchedFirst) {
     EXPECT_TRUE(plan.fitsCapacity);
     EXPECT_LE(plan.peak, 1048576u);
     EXPECT_GT(planOffsets(p, OffsetSearchOptions{.steps = 0}).peak, 1048576u) << "the heuristics fit already";
+}
+
+// The pruning must never cut off the last plan: at the optimum every order of the search (with
+// and without ranking parts again) finds a plan, and one byte below it proves there is none.
+// planOffsets' heuristics reach most of these optima on their own, so the packer is driven
+// directly here, where every one of its checks is on the path.
+TEST(OffsetSearch, EveryOrderFindsTheOptimumAndProvesTheByteBelow) {
+    std::mt19937 rng(20261206);
+    int withExtraConflicts = 0;
+    for (int trial = 0; trial < 240; ++trial) {
+        const int n = 4 + trial % 4; // 4..7 buffers
+        std::vector<IntervalBuffer> buffers = randomIntervals(rng, n);
+        OffsetProblem p = problemFromIntervals(buffers);
+        const bool extra = trial % 3 == 2; // conflicts beyond the lifetimes, as a program's DRAM has
+        if (extra) {
+            for (int i = 0; i < n; ++i)
+                for (int j = i + 1; j < n; ++j)
+                    if (std::find(p.conflicts[i].begin(), p.conflicts[i].end(), j) == p.conflicts[i].end() &&
+                        rng() % 3 == 0) {
+                        p.conflicts[i].push_back(j);
+                        p.conflicts[j].push_back(i);
+                    }
+            for (auto& c : p.conflicts)
+                std::sort(c.begin(), c.end());
+            ++withExtraConflicts;
+        }
+        const uint64_t optimum = bruteForceOptimum(p);
+        std::vector<SectionSpan> spans;
+        for (const IntervalBuffer& b : buffers)
+            spans.push_back(SectionSpan{static_cast<int>(b.lower), static_cast<int>(b.upper), b.size, b.upper - b.lower});
+        const IntervalPacker packer = extra ? IntervalPacker(spans, 16, 1, p.conflicts) : IntervalPacker(spans, 16, 1);
+        for (int preorder = 0; preorder < IntervalPacker::kPreorders; ++preorder)
+            for (bool rerank : {false, true}) {
+                IntervalPacker run = packer;
+                uint64_t steps = 0;
+                std::vector<uint64_t> offsets;
+                ASSERT_EQ(run.fits(optimum, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Found)
+                    << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
+                OffsetPlan plan;
+                plan.offsets = offsets;
+                for (size_t i = 0; i < offsets.size(); ++i)
+                    plan.peak = std::max(plan.peak, offsets[i] + p.sizes[i]);
+                EXPECT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
+                EXPECT_LE(plan.peak, optimum) << "trial " << trial;
+                EXPECT_EQ(run.fits(optimum - 1, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Infeasible)
+                    << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
+            }
+    }
+    EXPECT_GT(withExtraConflicts, 0);
+}
+
+// Tilings leave no slack at all: one wrong cut and an order finds nothing at the optimum.
+TEST(OffsetSearch, EveryOrderFindsTheTilingOfASlicedRectangle) {
+    std::mt19937 rng(6122026);
+    for (int trial = 0; trial < 200; ++trial) {
+        const size_t pieces = 8 + static_cast<size_t>(trial % 24);
+        std::vector<IntervalBuffer> buffers = slicedRectangle(rng, pieces, 64, 16);
+        const OffsetProblem p = problemFromIntervals(buffers);
+        std::vector<SectionSpan> spans;
+        for (const IntervalBuffer& b : buffers)
+            spans.push_back(SectionSpan{static_cast<int>(b.lower), static_cast<int>(b.upper), b.size, b.upper - b.lower});
+        const IntervalPacker packer(spans, 16, 1);
+        for (int preorder = 0; preorder < IntervalPacker::kPreorders; ++preorder)
+            for (bool rerank : {false, true}) {
+                IntervalPacker run = packer;
+                uint64_t steps = 0;
+                std::vector<uint64_t> offsets;
+                ASSERT_EQ(run.fits(64, preorder, rerank, 200'000'000, steps, offsets), SearchVerdict::Found)
+                    << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
+                OffsetPlan plan;
+                plan.offsets = offsets;
+                for (size_t i = 0; i < offsets.size(); ++i)
+                    plan.peak = std::max(plan.peak, offsets[i] + p.sizes[i]);
+                EXPECT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
+                EXPECT_EQ(plan.peak, 64u) << "trial " << trial;
+            }
+    }
 }
