@@ -53,11 +53,10 @@ MemoryMapData buildMemoryMap(const backend::Program& program, const TimelineMode
     const std::vector<char> holders = backend::holdersOfParts(program);
     for (const backend::Buffer& b : program.buffers) {
         const std::vector<int> w = writers[b.id], r = readers[b.id];
-        for (int at = b.inPlaceOf, hops = 0; at >= 0 && static_cast<size_t>(hops) < program.buffers.size(); ++hops) {
-            writers[at].insert(writers[at].end(), w.begin(), w.end());
-            readers[at].insert(readers[at].end(), r.begin(), r.end());
-            at = static_cast<size_t>(at) < program.buffers.size() ? program.buffers[static_cast<size_t>(at)].inPlaceOf : -1;
-        }
+        backend::forEachHolder(program.buffers, b.id, [&](int holder, uint64_t) {
+            writers[holder].insert(writers[holder].end(), w.begin(), w.end());
+            readers[holder].insert(readers[holder].end(), r.begin(), r.end());
+        });
     }
     std::vector<const backend::Buffer*> buffers;
     for (const backend::Buffer& b : program.buffers)

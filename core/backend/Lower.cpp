@@ -150,15 +150,10 @@ SliceBytes touchedBytes(const Task& task, const Buffer& buffer) {
 
 int storageOf(const Program& p, int b, uint64_t* offset) {
     uint64_t at = 0;
-    for (size_t hops = 0; hops <= p.buffers.size(); ++hops) {
-        if (b < 0 || static_cast<size_t>(b) >= p.buffers.size())
-            break;
-        const Buffer& buf = p.buffers[static_cast<size_t>(b)];
-        if (buf.inPlaceOf < 0 || static_cast<size_t>(buf.inPlaceOf) >= p.buffers.size())
-            break;
-        at += buf.inPlaceOffset;
-        b = buf.inPlaceOf;
-    }
+    forEachHolder(p.buffers, b, [&](int holder, uint64_t in) {
+        b = holder;
+        at = in;
+    });
     if (offset)
         *offset = at;
     return b;
@@ -167,11 +162,7 @@ int storageOf(const Program& p, int b, uint64_t* offset) {
 std::vector<char> holdersOfParts(const Program& p) {
     std::vector<char> holds(p.buffers.size(), 0);
     for (const Buffer& b : p.buffers)
-        for (int at = b.inPlaceOf, hops = 0;
-             at >= 0 && static_cast<size_t>(at) < p.buffers.size() && !holds[static_cast<size_t>(at)] &&
-             static_cast<size_t>(hops) < p.buffers.size();
-             at = p.buffers[static_cast<size_t>(at)].inPlaceOf, ++hops)
-            holds[static_cast<size_t>(at)] = 1;
+        forEachHolder(p.buffers, b.id, [&](int holder, uint64_t) { holds[static_cast<size_t>(holder)] = 1; });
     return holds;
 }
 
@@ -340,14 +331,12 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::vector<int>& byValu
 void holdersLifetimes(std::vector<Buffer>& buffers) {
     for (size_t i = 0; i < buffers.size(); ++i) {
         const int first = buffers[i].firstTask, last = buffers[i].lastTask;
-        for (int at = buffers[i].inPlaceOf, hops = 0; at >= 0 && static_cast<size_t>(at) < buffers.size() &&
-                                                      static_cast<size_t>(hops) < buffers.size();
-             at = buffers[static_cast<size_t>(at)].inPlaceOf, ++hops) {
-            Buffer& h = buffers[static_cast<size_t>(at)];
+        forEachHolder(buffers, static_cast<int>(i), [&](int holder, uint64_t) {
+            Buffer& h = buffers[static_cast<size_t>(holder)];
             if (first >= 0)
                 h.firstTask = h.firstTask < 0 ? first : std::min(h.firstTask, first);
             h.lastTask = std::max(h.lastTask, last);
-        }
+        });
     }
 }
 

@@ -368,12 +368,11 @@ std::vector<Access> accessesOf(const Program& prog) {
 std::vector<Access> withInPlaceParts(const Program& prog, std::vector<Access> acc) {
     const std::vector<Access> own = acc;
     for (const Buffer& b : prog.buffers)
-        for (int at = b.inPlaceOf, hops = 0; at >= 0 && static_cast<size_t>(hops) < prog.buffers.size();
-             at = prog.buffers[static_cast<size_t>(at)].inPlaceOf, ++hops) {
-            Access& h = acc[static_cast<size_t>(at)];
+        forEachHolder(prog.buffers, b.id, [&](int holder, uint64_t) {
+            Access& h = acc[static_cast<size_t>(holder)];
             h.writers.insert(h.writers.end(), own[b.id].writers.begin(), own[b.id].writers.end());
             h.readers.insert(h.readers.end(), own[b.id].readers.begin(), own[b.id].readers.end());
-        }
+        });
     for (Access& a : acc)
         for (std::vector<int>* list : {&a.writers, &a.readers}) {
             std::sort(list->begin(), list->end());

@@ -242,6 +242,23 @@ bool bytesMeet(uint64_t baseA, const SliceBytes& a, uint64_t baseB, const SliceB
 bool sameSplit(const Task& a, const Task& b);
 
 struct Program;
+/// Calls `f(holder, offset)` for each buffer that holds buffer `b` in place, nearest first: the
+/// one b is written into (Buffer::inPlaceOf), the one that is written into, and so on, with b's
+/// byte offset in each. Buffer ids are their indices. Stops at an id out of range, or after as
+/// many hops as there are buffers (a chain that loops, in a corrupt artifact: the planner's
+/// checkInPlace and the artifact reader reject those, naming them).
+template <class F>
+void forEachHolder(const std::vector<Buffer>& buffers, int b, F&& f) {
+    uint64_t offset = 0;
+    for (size_t hops = 0; hops < buffers.size() && b >= 0 && static_cast<size_t>(b) < buffers.size(); ++hops) {
+        const Buffer& part = buffers[static_cast<size_t>(b)];
+        if (part.inPlaceOf < 0 || static_cast<size_t>(part.inPlaceOf) >= buffers.size())
+            return;
+        offset += part.inPlaceOffset;
+        b = part.inPlaceOf;
+        f(b, offset);
+    }
+}
 /// The buffer whose addresses hold buffer `b` (Buffer::inPlaceOf followed to its end; `b` itself
 /// for a buffer of its own), and b's byte offset in it. A chain longer than the buffers (a
 /// cycle, in a corrupt artifact) ends where it stands.

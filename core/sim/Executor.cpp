@@ -147,11 +147,9 @@ Expected<std::vector<ir::Tensor>> computeNode(const ir::Node& node, const std::v
 void Machine::keepHeldValues(const Task& task) {
     for (int out : task.outputs) {
         auto it = m_bufferById.find(out);
-        for (size_t hops = 0; it != m_bufferById.end() && hops <= m_p.buffers.size(); ++hops) {
-            it = m_bufferById.find(m_p.buffers[it->second].inPlaceOf);
-            if (it == m_bufferById.end())
-                break;
-            const size_t h = it->second;
+        if (it == m_bufferById.end())
+            continue;
+        for (size_t h : m_holders[it->second]) {
             const bool done = std::all_of(m_writers[h].begin(), m_writers[h].end(),
                                           [&](size_t w) { return m_state[w].ended; });
             if (m_holderKept[h] || !done || !m_bufferValue[h])

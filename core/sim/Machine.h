@@ -180,6 +180,9 @@ private:
     /// chain (Buffer::inPlaceOf); empty for a buffer others are not written into. Such a holder
     /// is written only through them: its m_writers are theirs, and reading it reads their bytes.
     std::vector<std::vector<size_t>> m_inPlaceParts;
+    /// Per buffer index: the buffers (indices) holding it in place, nearest first (the inverse of
+    /// m_inPlaceParts); empty for a buffer of its own.
+    std::vector<std::vector<size_t>> m_holders;
     std::vector<char> m_holderKept; ///< keepValues: a holder's value already kept (read once)
     /// keepValues: a Concat lowered in place computes nothing; its value is kept as its buffer
     /// holds it once the last writer of its parts (`task` one of them) has ended.

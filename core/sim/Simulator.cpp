@@ -92,6 +92,7 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
     }
     // A buffer written in place into others (a Concat lowered in place) is written by their writers.
     m_inPlaceParts.assign(m_p.buffers.size(), {});
+    m_holders.assign(m_p.buffers.size(), {});
     m_holderKept.assign(m_p.buffers.size(), 0);
     for (size_t b = 0; b < m_p.buffers.size(); ++b) {
         size_t hops = 0;
@@ -102,6 +103,7 @@ Status Machine::prepare(std::span<const ir::Tensor> inputs) {
                                                          m_p.buffers[b].value + "') is written in place into unknown "
                                                          "buffer " + std::to_string(at));
             m_inPlaceParts[it->second].push_back(b);
+            m_holders[b].push_back(it->second);
             at = m_p.buffers[it->second].inPlaceOf;
         }
     }
@@ -189,13 +191,15 @@ void Machine::findOverlaps() {
         return it == m_taskById.end() ? -1 : static_cast<long>(it->second);
     };
     auto writes = [&](const Task& t, int buffer) { // it, or a buffer written in place into it
-        for (int o : t.outputs)
-            for (int at = o, hops = 0; at >= 0 && static_cast<size_t>(hops) <= m_p.buffers.size(); ++hops) {
-                if (at == buffer)
-                    return true;
-                auto it = m_bufferById.find(at);
-                at = it == m_bufferById.end() ? -1 : m_p.buffers[it->second].inPlaceOf;
-            }
+        for (int o : t.outputs) {
+            if (o == buffer)
+                return true;
+            auto it = m_bufferById.find(o);
+            if (it != m_bufferById.end())
+                for (size_t h : m_holders[it->second])
+                    if (m_p.buffers[h].id == buffer)
+                        return true;
+        }
         return false;
     };
     // Per Task, what it loads of what the Task before it on its core stores (those bytes move
