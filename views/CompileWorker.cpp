@@ -111,8 +111,12 @@ void logStage(runtime::RunStage stage, const runtime::RunResult& r, const Compil
             say("npu vs float64 reference: " + runtime::formatComparison(c));
             anyFailed |= !c.pass;
         }
-        if (const std::string note = backend::f16Note(r.program.target, "(File ▸ Target…)"); anyFailed && !note.empty())
+        if (const std::string note = backend::f16Note(r.program.target, "(File ▸ Target…)"); anyFailed && !note.empty()) {
             say(note);
+            if (const std::string range = r.perTensorCompared ? runtime::f16OverflowNote(r.drift) : std::string();
+                !range.empty())
+                say("note: " + range);
+        }
         if (!r.perTensorCompared) {
             say("per tensor: not compared, the intermediates would take " +
                                std::to_string(r.intermediateBytes >> 20) +

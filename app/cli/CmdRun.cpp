@@ -537,8 +537,12 @@ int runModel(const RunArgs& a) {
     if (!ok && a.fault.active())
         std::cout << "note: the fault injected (" << sim::faultSpec(a.fault)
                   << ") ran: the differences above are what it did to the numbers\n";
-    else if (const std::string note = backend::f16Note(program.target, "in a --target file"); !ok && !note.empty())
+    else if (const std::string note = backend::f16Note(program.target, "in a --target file"); !ok && !note.empty()) {
         std::cout << note << "\n";
+        if (const std::string range = r.perTensorCompared ? runtime::f16OverflowNote(r.drift) : std::string();
+            !range.empty())
+            std::cout << "note: " << range << "\n";
+    }
     if (!a.compareReference && a.expectedDir.empty())
         for (size_t i = 0; i < result.outputs.size(); ++i)
             std::cout << "output '" << r.outputName(i) << "': " << dimsText(result.outputs[i]) << " argmax "

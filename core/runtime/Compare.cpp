@@ -47,6 +47,10 @@ TensorComparison compareTensors(const std::string& name, const ir::Tensor& got,
     int64_t finite = 0;
     for (size_t i = 0; i < g.size(); ++i) {
         const double a = g[i], b = e[i];
+        if (std::isfinite(b)) {
+            c.expectedMaxAbs = std::max(c.expectedMaxAbs, std::fabs(b));
+            c.gotNonFinite = c.gotNonFinite || !std::isfinite(a);
+        }
         bool ok;
         if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) {
             // Non-finite values match only themselves and stay out of the statistics.
@@ -77,7 +81,9 @@ TensorComparison compareTensors(const std::string& name, const ir::Tensor& got,
         c.meanAbs = sumAbs / static_cast<double>(finite);
         c.rmse = std::sqrt(sumSq / static_cast<double>(finite));
     }
-    if (normG == 0 && normE == 0)
+    if (finite == 0 && c.mismatches > 0)
+        c.cosine = 0.0; // nothing finite to compare, and what is not finite differs
+    else if (normG == 0 && normE == 0)
         c.cosine = 1.0;
     else if (normG == 0 || normE == 0)
         c.cosine = 0.0;
@@ -171,6 +177,22 @@ ValueDrift compareValues(const ir::Graph& graph, const std::map<std::string, ir:
         for (const ir::Value* out : n->outputs())
             visit(out);
     return drift;
+}
+
+std::string f16OverflowNote(const ValueDrift& drift) {
+    for (size_t i = 0; i < drift.values.size(); ++i) {
+        const TensorComparison& c = drift.values[i];
+        if (!c.gotNonFinite || c.expectedMaxAbs <= kF16Max)
+            continue;
+        char magnitude[32];
+        std::snprintf(magnitude, sizeof magnitude, "%.2g", c.expectedMaxAbs);
+        const std::string node = i < drift.nodes.size() && !drift.nodes[i].empty()
+                                     ? " (node '" + drift.nodes[i] + "')"
+                                     : std::string();
+        return "f16 overflows first at '" + c.name + "'" + node + ": the float64 reference reaches " + magnitude +
+               " there and the computed value holds an infinity or NaN (the largest f16 is 65504)";
+    }
+    return {};
 }
 
 } // namespace sextant::runtime

@@ -21,13 +21,16 @@ struct TensorComparison {
     double maxRel = 0;    ///< max |got - expected| / max(|expected|, kRelFloor)
     double meanAbs = 0;   ///< mean |got - expected|
     double rmse = 0;      ///< sqrt(mean (got - expected)^2)
-    double cosine = 0;    ///< cosine similarity; 1 when both are all zeros
+    double cosine = 0;    ///< cosine similarity of the finite pairs; 1 when both are all zeros, 0 when
+                          ///< no pair is finite and the tensors differ
     int64_t argmaxGot = -1;      ///< index of the largest element of `got` (first on ties)
     int64_t argmaxExpected = -1; ///< same for `expected`
     int64_t mismatches = 0;      ///< elements outside atol + rtol*|expected|
     int64_t firstMismatch = -1;  ///< flat index of the first such element, -1 if none
     bool pass = false;    ///< every element within tolerance and no problem
     std::string problem;  ///< why the tensors could not be compared (shape, dtype); empty if they could
+    double expectedMaxAbs = 0;   ///< max |expected| over its finite elements
+    bool gotNonFinite = false;   ///< `got` holds an infinity or NaN where `expected` is finite
 };
 
 /// Floor of the denominator of the relative error, so exact zeros in `expected` do not divide by 0.
@@ -74,6 +77,17 @@ struct ValueDrift {
     std::string firstFailingNode;         ///< the node that computed it ("" for a graph input)
     int unmatched = 0; ///< values in `got` with no counterpart of as many elements in `expected`
 };
+
+/// The largest finite f16.
+inline constexpr double kF16Max = 65504;
+
+/// Where a target computing in f16 ran out of range: the first value of `drift` (in computation
+/// order) whose computed tensor holds an infinity or NaN where the float64 reference is finite
+/// and reaches past the largest f16. What a user reads when every later value fails for that
+/// one reason: "f16 overflows first at 'r43' (node 'n42'): the float64 reference reaches
+/// 1.2e+05 there and the computed value holds an infinity or NaN (the largest f16 is 65504)".
+/// Empty when no value is like that.
+std::string f16OverflowNote(const ValueDrift& drift);
 
 /// Indices into `drift.values`, the lowest cosine similarity first (scale-free, as quantization
 /// tools rank layers), in graph order among equals; a value that could not be compared (its

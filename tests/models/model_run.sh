@@ -296,18 +296,38 @@ modes)
     data="$models/$(dirname "$model")/test_data/$(basename "$model")/test_data_set_0"
     need "$file"
     outputs=$(ls "$data" | grep -c '^output_[0-9]*\.pb$')
+    # Six onnx-light models' generated weights grow their activations past f16's range (65504)
+    # long before the logits, so the NPU's probabilities are NaN: no direction to compare. What
+    # is asserted for them is the model's own fact, the note naming the first tensor that
+    # overflows, found by the per-tensor compare.
+    overflow=""
+    case $(basename "$model") in
+    light_bvlc_alexnet) overflow="'r13' (node 'n12')" ;;
+    light_inception_v1) overflow="'r37' (node 'n37')" ;;
+    light_resnet50) overflow="'r70' (node 'n68')" ;;
+    light_squeezenet) overflow="'r43' (node 'n42')" ;;
+    light_vgg19) overflow="'r15' (node 'n14')" ;;
+    light_zfnet512) overflow="'r13' (node 'n12')" ;;
+    esac
     for mode in strict async; do
         rm -rf "$work/$tag.$mode"
         compare=()
         [ $mode = async ] && compare=(--compare-reference --expected "$data")
+        [ $mode = async ] && [ -n "$overflow" ] && compare+=(--per-tensor)
         "$cli" run "$file" --inputs "$data" --mode $mode "${compare[@]}" --save-outputs "$work/$tag.$mode" >"$out" 2>"$err"
         rc=$?
         # Exit 1 is a comparison out of tolerance: f16 on the cube and vector units moves some
         # outputs past it (PaddleOCR det's few probabilities; the onnx-light models whose logits
         # overflow f16). The run must still complete, and every output must point the same way as
-        # the reference (cosine >= 0.999): a wrong slice or address gives far less.
+        # the reference (cosine >= 0.999): a wrong slice or address gives far less. (Where f16
+        # overflows, see above.)
         [ $rc -eq 0 ] || { [ $mode = async ] && [ $rc -eq 1 ]; } || fail "$mode run: exit code $rc"
-        if [ $mode = async ]; then
+        if [ $mode = async ] && [ -n "$overflow" ]; then
+            grep -qF -- "note: f16 overflows first at $overflow: the float64 reference reaches " "$out" ||
+                fail "async run: no note that f16 overflows first at $overflow"
+            grep -q "^npu vs reference" "$out" || fail "async run: no comparison with the reference"
+        elif [ $mode = async ]; then
+            grep -q "^note: f16 overflows" "$out" && fail "async run: an f16 overflow note on a model f16 computes"
             low=$(sed -n '/^npu vs reference/,/^npu vs expected/p' "$out" | grep "^output '" |
                   sed -E 's/.* cosine ([-0-9.e+]+) .*/\1/' | awk '$1 < 0.999' | head -1)
             [ -z "$low" ] || fail "async run: an output's cosine against the reference is $low (< 0.999)"

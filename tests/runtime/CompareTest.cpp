@@ -80,6 +80,39 @@ TEST(Compare, CosineOfZeroTensors) {
     EXPECT_NEAR(compareTensors("y", vec({-1, 0}), vec({1, 0}), 0, 0).cosine, -1.0, 1e-12);
 }
 
+TEST(Compare, NothingFiniteToCompareIsNoSimilarity) {
+    // An NPU result of NaNs against finite probabilities: no pair is finite, so the cosine of
+    // "the finite pairs" would be that of two empty vectors. It reads 0, not 1.
+    const float nan = std::nanf("");
+    const TensorComparison c = compareTensors("p", vec({nan, nan}), vec({0.5f, 0.5f}), 1e-4, 1e-3);
+    EXPECT_FALSE(c.pass);
+    EXPECT_EQ(c.cosine, 0.0);
+    EXPECT_TRUE(c.gotNonFinite);
+    EXPECT_EQ(c.expectedMaxAbs, 0.5);
+}
+
+TEST(Compare, NamesWhereF16RanOutOfRange) {
+    // The first value whose computed tensor holds an infinity where float64 is finite and past
+    // 65504; an infinity where float64 is small (what follows the overflow) is not it.
+    ValueDrift d;
+    d.values.push_back(compareTensors("x", vec({1, 2}), vec({1, 2}), 1e-4, 1e-3));
+    d.values.push_back(compareTensors("y", vec({INFINITY, 3}), vec({1.2e5f, 3}), 1e-4, 1e-3));
+    d.values.push_back(compareTensors("z", vec({INFINITY, 3}), vec({7e4f, 3}), 1e-4, 1e-3));
+    d.nodes = {"", "conv", "relu"};
+    EXPECT_EQ(f16OverflowNote(d), "f16 overflows first at 'y' (node 'conv'): the float64 reference reaches 1.2e+05 "
+                                  "there and the computed value holds an infinity or NaN (the largest f16 is 65504)");
+    // Large but held (f16 rounds 6e4 to a finite value): nothing to say.
+    ValueDrift held;
+    held.values.push_back(compareTensors("y", vec({60000, 3}), vec({6e4f, 3}), 1e-4, 1e-3));
+    held.nodes = {"conv"};
+    EXPECT_EQ(f16OverflowNote(held), "");
+    // An infinity where float64 stays in range is another problem, not f16's range.
+    ValueDrift wrong;
+    wrong.values.push_back(compareTensors("y", vec({INFINITY, 3}), vec({2, 3}), 1e-4, 1e-3));
+    wrong.nodes = {"conv"};
+    EXPECT_EQ(f16OverflowNote(wrong), "");
+}
+
 TEST(Compare, MixedFloatDTypes) {
     ir::Tensor f32 = vec({0.25f, 0.5f});
     ir::Tensor f64 = ir::Tensor::fromVector<double>({2}, {0.25, 0.5});
