@@ -270,6 +270,27 @@ TEST(OffsetSearch, ACapacityTheHeuristicsMissIsSearchedFirst) {
     EXPECT_GT(planOffsets(p, OffsetSearchOptions{.steps = 0}).peak, 1048576u) << "the heuristics fit already";
 }
 
+namespace {
+
+/// The packer's form of `buffers`: one section per unit of time (their times are small).
+std::vector<SectionSpan> unitSections(const std::vector<IntervalBuffer>& buffers) {
+    std::vector<SectionSpan> spans;
+    for (const IntervalBuffer& b : buffers)
+        spans.push_back(SectionSpan{static_cast<int>(b.lower), static_cast<int>(b.upper), b.size, b.upper - b.lower});
+    return spans;
+}
+
+/// A packer's offsets as a plan of `p`, for the independent checker.
+OffsetPlan planOf(const OffsetProblem& p, const std::vector<uint64_t>& offsets) {
+    OffsetPlan plan;
+    plan.offsets = offsets;
+    for (size_t i = 0; i < offsets.size(); ++i)
+        plan.peak = std::max(plan.peak, offsets[i] + p.sizes[i]);
+    return plan;
+}
+
+} // namespace
+
 // The pruning must never cut off the last plan: at the optimum every order of the search (with
 // and without ranking parts again) finds a plan, and one byte below it proves there is none.
 // planOffsets' heuristics reach most of these optima on their own, so the packer is driven
@@ -295,9 +316,7 @@ TEST(OffsetSearch, EveryOrderFindsTheOptimumAndProvesTheByteBelow) {
             ++withExtraConflicts;
         }
         const uint64_t optimum = bruteForceOptimum(p);
-        std::vector<SectionSpan> spans;
-        for (const IntervalBuffer& b : buffers)
-            spans.push_back(SectionSpan{static_cast<int>(b.lower), static_cast<int>(b.upper), b.size, b.upper - b.lower});
+        const std::vector<SectionSpan> spans = unitSections(buffers);
         const IntervalPacker packer = extra ? IntervalPacker(spans, 16, 1, p.conflicts) : IntervalPacker(spans, 16, 1);
         for (int preorder = 0; preorder < IntervalPacker::kPreorders; ++preorder)
             for (bool rerank : {false, true}) {
@@ -306,10 +325,7 @@ TEST(OffsetSearch, EveryOrderFindsTheOptimumAndProvesTheByteBelow) {
                 std::vector<uint64_t> offsets;
                 ASSERT_EQ(run.fits(optimum, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Found)
                     << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
-                OffsetPlan plan;
-                plan.offsets = offsets;
-                for (size_t i = 0; i < offsets.size(); ++i)
-                    plan.peak = std::max(plan.peak, offsets[i] + p.sizes[i]);
+                const OffsetPlan plan = planOf(p, offsets);
                 EXPECT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
                 EXPECT_LE(plan.peak, optimum) << "trial " << trial;
                 EXPECT_EQ(run.fits(optimum - 1, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Infeasible)
@@ -326,10 +342,7 @@ TEST(OffsetSearch, EveryOrderFindsTheTilingOfASlicedRectangle) {
         const size_t pieces = 8 + static_cast<size_t>(trial % 24);
         std::vector<IntervalBuffer> buffers = slicedRectangle(rng, pieces, 64, 16);
         const OffsetProblem p = problemFromIntervals(buffers);
-        std::vector<SectionSpan> spans;
-        for (const IntervalBuffer& b : buffers)
-            spans.push_back(SectionSpan{static_cast<int>(b.lower), static_cast<int>(b.upper), b.size, b.upper - b.lower});
-        const IntervalPacker packer(spans, 16, 1);
+        const IntervalPacker packer(unitSections(buffers), 16, 1);
         for (int preorder = 0; preorder < IntervalPacker::kPreorders; ++preorder)
             for (bool rerank : {false, true}) {
                 IntervalPacker run = packer;
@@ -337,10 +350,7 @@ TEST(OffsetSearch, EveryOrderFindsTheTilingOfASlicedRectangle) {
                 std::vector<uint64_t> offsets;
                 ASSERT_EQ(run.fits(64, preorder, rerank, 200'000'000, steps, offsets), SearchVerdict::Found)
                     << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
-                OffsetPlan plan;
-                plan.offsets = offsets;
-                for (size_t i = 0; i < offsets.size(); ++i)
-                    plan.peak = std::max(plan.peak, offsets[i] + p.sizes[i]);
+                const OffsetPlan plan = planOf(p, offsets);
                 EXPECT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
                 EXPECT_EQ(plan.peak, 64u) << "trial " << trial;
             }
