@@ -18,6 +18,7 @@
 #include "core/sim/Fault.h"
 #include "profiler/ProfileDb.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -542,6 +543,11 @@ int runModel(const RunArgs& a) {
         if (const std::string range = r.perTensorCompared ? runtime::f16OverflowNote(r.drift) : std::string();
             !range.empty())
             std::cout << "note: " << range << "\n";
+        else if (!r.perTensorCompared &&
+                 std::any_of(r.referenceComparisons.begin(), r.referenceComparisons.end(),
+                             [](const runtime::TensorComparison& c) { return c.gotNonFinite; }))
+            std::cout << "note: an output holds an infinity or NaN where float64's is finite; --per-tensor names "
+                         "the first tensor where that starts\n";
     }
     if (!a.compareReference && a.expectedDir.empty())
         for (size_t i = 0; i < result.outputs.size(); ++i)
