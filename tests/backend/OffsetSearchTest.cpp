@@ -59,6 +59,21 @@ std::vector<IntervalBuffer> randomIntervals(std::mt19937& rng, int n) {
     return b;
 }
 
+/// A program's DRAM buffers: besides those whose lifetimes meet, about a third of the other
+/// pairs conflict too (their Tasks are not ordered). Each buffer's list ends sorted.
+void addConflictsBeyondLifetimes(OffsetProblem& p, std::mt19937& rng) {
+    const size_t n = p.sizes.size();
+    for (size_t i = 0; i < n; ++i)
+        for (size_t j = i + 1; j < n; ++j)
+            if (std::find(p.conflicts[i].begin(), p.conflicts[i].end(), static_cast<int>(j)) == p.conflicts[i].end() &&
+                rng() % 3 == 0) {
+                p.conflicts[i].push_back(static_cast<int>(j));
+                p.conflicts[j].push_back(static_cast<int>(i));
+            }
+    for (auto& c : p.conflicts)
+        std::sort(c.begin(), c.end());
+}
+
 /// A W x T rectangle cut into `pieces` rectangles at random (each cut across time or across
 /// addresses): a problem whose optimum is W = its max-live, with no slack anywhere.
 std::vector<IntervalBuffer> slicedRectangle(std::mt19937& rng, size_t pieces, uint64_t W, uint64_t T) {
@@ -115,12 +130,7 @@ TEST(OffsetSearch, MatchesBruteForceWithConflictsBeyondTheLifetimes) {
         const int n = 3 + trial % 5;
         std::vector<IntervalBuffer> buffers = randomIntervals(rng, n);
         OffsetProblem p = problemFromIntervals(buffers);
-        for (int i = 0; i < n; ++i)
-            for (int j = i + 1; j < n; ++j)
-                if (std::find(p.conflicts[i].begin(), p.conflicts[i].end(), j) == p.conflicts[i].end() && rng() % 3 == 0) {
-                    p.conflicts[i].push_back(j);
-                    p.conflicts[j].push_back(i);
-                }
+        addConflictsBeyondLifetimes(p, rng);
         const uint64_t optimum = bruteForceOptimum(p);
         OffsetPlan plan = planOffsets(p);
         ASSERT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
@@ -304,15 +314,7 @@ TEST(OffsetSearch, EveryOrderFindsTheOptimumAndProvesTheByteBelow) {
         OffsetProblem p = problemFromIntervals(buffers);
         const bool extra = trial % 3 == 2; // conflicts beyond the lifetimes, as a program's DRAM has
         if (extra) {
-            for (int i = 0; i < n; ++i)
-                for (int j = i + 1; j < n; ++j)
-                    if (std::find(p.conflicts[i].begin(), p.conflicts[i].end(), j) == p.conflicts[i].end() &&
-                        rng() % 3 == 0) {
-                        p.conflicts[i].push_back(j);
-                        p.conflicts[j].push_back(i);
-                    }
-            for (auto& c : p.conflicts)
-                std::sort(c.begin(), c.end());
+            addConflictsBeyondLifetimes(p, rng);
             ++withExtraConflicts;
         }
         const uint64_t optimum = bruteForceOptimum(p);
