@@ -176,12 +176,17 @@ SliceBytes touchedInStorage(const Program& p, const Task& task, int storage) {
                 found = touchedBytes(task, whole);
             return;
         }
-        uint64_t at = 0;
-        if (p.buffers[static_cast<size_t>(b)].inPlaceOf < 0 || storageOf(p, b, &at) != storage)
+        // Written in place into `storage`, directly or through a chain: at which offset.
+        std::optional<uint64_t> at;
+        forEachHolder(p.buffers, b, [&](int holder, uint64_t offset) {
+            if (holder == storage && !at)
+                at = offset;
+        });
+        if (!at)
             return;
         if (ways++ == 0) { // its span, moved to where it lies in the storage
             const SliceBytes own = touchedBytes(task, p.buffers[static_cast<size_t>(b)]);
-            found = SliceBytes{1, 0, at + own.begin, at + (own.runs > 0 ? (own.runs - 1) * own.stride : 0) + own.end};
+            found = SliceBytes{1, 0, *at + own.begin, *at + (own.runs > 0 ? (own.runs - 1) * own.stride : 0) + own.end};
         }
     };
     std::vector<int> seen;

@@ -271,8 +271,9 @@ void holdersLifetimes(std::vector<Buffer>& buffers);
 /// through a chain (it holds their bytes and has no writer of its own).
 std::vector<char> holdersOfParts(const Program& p);
 /// The bytes of buffer `storage` that `task` touches, directly (touchedBytes) or through a
-/// buffer written in place into it (that buffer's bytes at its offset); all of it when it does
-/// both or through several; nothing (runs 0) when it touches none of it.
+/// buffer written in place into it, directly or through a chain (that buffer's bytes at its
+/// offset in it); all of it when it does both or through several; nothing (runs 0) when it
+/// touches none of it.
 SliceBytes touchedInStorage(const Program& p, const Task& task, int storage);
 
 /// A cross-core synchronisation: the producer records a slot, consumers on other cores wait on it.
