@@ -138,28 +138,30 @@ TEST(EndToEnd, ProfileLinksEveryTaskToGraphNodesWithProvenance) {
     info.model = "residual_cnn.onnx";
     info.created = 0;
     ASSERT_TRUE(profiler::writeProfile(db.string(), e.compiled.program, e.simulated, info).ok());
-    auto reader = profiler::ProfileReader::open(db.string());
-    ASSERT_TRUE(reader.ok()) << reader.error().message;
-    auto nodes = reader->nodes().value();
-    std::set<std::string> names;
-    std::set<std::string> origins;
-    for (const auto& n : nodes) {
-        names.insert(n.name);
-        origins.insert(n.origins.begin(), n.origins.end());
+    { // the reader closes at the block's end, and its -wal and -shm files go before the database
+        auto reader = profiler::ProfileReader::open(db.string());
+        ASSERT_TRUE(reader.ok()) << reader.error().message;
+        auto nodes = reader->nodes().value();
+        std::set<std::string> names;
+        std::set<std::string> origins;
+        for (const auto& n : nodes) {
+            names.insert(n.name);
+            origins.insert(n.origins.begin(), n.origins.end());
+        }
+        auto tasks = reader->tasks().value();
+        ASSERT_FALSE(tasks.empty());
+        for (const auto& t : tasks) {
+            EXPECT_FALSE(t.nodes.empty()) << "task " << t.id;
+            for (const auto& n : t.nodes)
+                EXPECT_TRUE(names.count(n)) << "task " << t.id << " names unknown node " << n;
+            EXPECT_LT(t.start, t.end);
+        }
+        // Provenance reaches back to the ONNX nodes: every original node is covered by some IR node.
+        for (const ir::Node* n : e.original->nodes())
+            for (const auto& o : n->provenance().origins)
+                EXPECT_TRUE(origins.count(o)) << "ONNX node " << o << " lost its provenance";
+        EXPECT_EQ(reader->buffers()->size(), e.compiled.program.buffers.size());
     }
-    auto tasks = reader->tasks().value();
-    ASSERT_FALSE(tasks.empty());
-    for (const auto& t : tasks) {
-        EXPECT_FALSE(t.nodes.empty()) << "task " << t.id;
-        for (const auto& n : t.nodes)
-            EXPECT_TRUE(names.count(n)) << "task " << t.id << " names unknown node " << n;
-        EXPECT_LT(t.start, t.end);
-    }
-    // Provenance reaches back to the ONNX nodes: every original node is covered by some IR node.
-    for (const ir::Node* n : e.original->nodes())
-        for (const auto& o : n->provenance().origins)
-            EXPECT_TRUE(origins.count(o)) << "ONNX node " << o << " lost its provenance";
-    EXPECT_EQ(reader->buffers()->size(), e.compiled.program.buffers.size());
     fs::remove(db);
 }
 

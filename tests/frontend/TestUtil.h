@@ -7,10 +7,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <unistd.h>
+#include <vector>
 
 namespace sextant::frontend::test {
 
@@ -23,7 +25,37 @@ inline fs::path mnistData() {
 }
 inline fs::path samplesDir() { return fs::path(SEXTANT_SOURCE_DIR) / "samples"; }
 
-/// A fresh empty folder under the system temp dir, unique per test and process.
+/// Removes the folders tempDir() made once their test has passed; a failed test's folder is
+/// kept, and named, for a look at what it wrote.
+class TempDirCleaner : public ::testing::EmptyTestEventListener {
+public:
+    static TempDirCleaner& instance() {
+        static TempDirCleaner* cleaner = [] {
+            auto* c = new TempDirCleaner; // owned by gtest's listener list from here on
+            ::testing::UnitTest::GetInstance()->listeners().Append(c);
+            return c;
+        }();
+        return *cleaner;
+    }
+    void add(const fs::path& dir) { m_dirs.push_back(dir); }
+    void OnTestEnd(const ::testing::TestInfo& info) override {
+        for (const fs::path& dir : m_dirs) {
+            if (info.result()->Failed()) {
+                std::printf("kept the failed test's folder %s\n", dir.string().c_str());
+            } else {
+                std::error_code ec;
+                fs::remove_all(dir, ec);
+            }
+        }
+        m_dirs.clear();
+    }
+
+private:
+    std::vector<fs::path> m_dirs;
+};
+
+/// A fresh empty folder under the system temp dir, unique per test and process; removed when
+/// the test passes.
 inline fs::path tempDir() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
     fs::path dir = fs::temp_directory_path() /
@@ -31,6 +63,7 @@ inline fs::path tempDir() {
                     info->test_suite_name() + "-" + info->name());
     fs::remove_all(dir);
     fs::create_directories(dir);
+    TempDirCleaner::instance().add(dir);
     return dir;
 }
 
