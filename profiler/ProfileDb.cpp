@@ -387,6 +387,20 @@ struct LockWait {
     }
 };
 
+/// Puts `db` in WAL mode for the write, so that readers are never blocked by it. The change
+/// needs every other connection's write lock gone, and SQLite does not wait for that (the busy
+/// handler is not called: waiting there while holding a read lock could deadlock), so the wait
+/// is here, between attempts, with the write's one deadline.
+Status enterWal(sqlite3* db, LockWait& wait) {
+    for (int attempt = 0;; ++attempt) {
+        const int rc = sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr);
+        if (rc == SQLITE_OK)
+            return {};
+        if ((rc & 0xff) != SQLITE_BUSY || !LockWait::handler(&wait, attempt))
+            return makeError(ErrorKind::Io, std::string("sqlite: ") + sqlite3_errmsg(db));
+    }
+}
+
 /// Whether `db` may take a run: empty (0), or a sound profile of a version this build appends
 /// to. Nothing is written to it here.
 Expected<int> checkWritable(sqlite3* db, const std::string& path) {
@@ -447,11 +461,17 @@ Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program
     Expected<int> version = checkWritable(raw, dbPath);
     if (!version.ok())
         return fail(version.error());
-    if (Status s = execSql(raw, "PRAGMA journal_mode=WAL"); !s.ok())
+    if (Status s = enterWal(raw, wait); !s.ok())
         return fail(s.error());
     int64_t run = 0;
     if (Status s = writeTransaction(raw, dbPath, program, result, info, run); !s.ok())
         return fail(s.error());
+    // The run is saved. Back in rollback-journal mode the file is whole on its own: reading it
+    // makes no -wal and -shm files beside it, and it opens from a folder no one can write to.
+    // While another process has the file open, the mode cannot change and stays WAL; nothing
+    // waits for that.
+    sqlite3_busy_handler(raw, nullptr, nullptr);
+    (void)execSql(raw, "PRAGMA journal_mode=DELETE");
     return run;
 }
 

@@ -82,9 +82,9 @@ struct WriteOptions {
     std::function<void(const std::string&)> onWait;
 };
 
-/// Appends one run to the SQLite database at `dbPath` (created if missing, WAL mode) in a single
-/// transaction: the graph's nodes with provenance, every Task with its simulated times, the Task
-/// dependencies (with the event that carries each cross-core one), every buffer with its placement
+/// Appends one run to the SQLite database at `dbPath` (created if missing) in a single
+/// transaction (in WAL mode, then back in rollback mode: docs/profile-format.md): the graph's
+/// nodes with provenance, every Task with its simulated times, the Task dependencies (with the event that carries each cross-core one), every buffer with its placement
 /// and lifetime, the SRAM plan and its occupancy over time, and the run's metrics. Returns the new
 /// run's id.
 ///

@@ -10,9 +10,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <iterator>
 #include <optional>
 #include <utility>
+
+#include <unistd.h>
 
 namespace sextant::profiler {
 
@@ -94,10 +97,49 @@ ProfileReader::~ProfileReader() {
     sqlite3_close(m_db);
 }
 
+namespace {
+
+/// A file SQLite can only read as immutable: in a folder no one can write to (a read-only
+/// mount, another user's folder), with no -wal or -journal file beside it. A WAL-mode database
+/// (any file written before the writer went back to rollback mode after its run, or one another
+/// process had open then) needs a -shm file beside it to be read, which cannot be made there;
+/// and with no -wal file and no way to make one, no writer can be changing it either.
+bool onlyReadableAsImmutable(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (fs::exists(path + "-wal", ec) || fs::exists(path + "-journal", ec))
+        return false;
+    fs::path dir = fs::path(path).parent_path();
+    if (dir.empty())
+        dir = ".";
+    return ::access(dir.c_str(), W_OK) != 0;
+}
+
+/// `path` as an SQLite URI that opens it immutable (the characters a URI gives meaning to escaped).
+std::string immutableUri(const std::string& path) {
+    std::string uri = "file:";
+    for (char c : path) {
+        if (c == '%' || c == '?' || c == '#') {
+            static const char* hex = "0123456789ABCDEF";
+            uri += '%';
+            uri += hex[static_cast<unsigned char>(c) >> 4];
+            uri += hex[static_cast<unsigned char>(c) & 15];
+        } else {
+            uri += c;
+        }
+    }
+    return uri + "?immutable=1";
+}
+
+} // namespace
+
 Expected<ProfileReader> ProfileReader::open(const std::string& path) {
     ProfileReader r;
     r.m_path = path;
-    int rc = sqlite3_open_v2(path.c_str(), &r.m_db, SQLITE_OPEN_READONLY, nullptr);
+    int rc = onlyReadableAsImmutable(path)
+                 ? sqlite3_open_v2(immutableUri(path).c_str(), &r.m_db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI,
+                                   nullptr)
+                 : sqlite3_open_v2(path.c_str(), &r.m_db, SQLITE_OPEN_READONLY, nullptr);
     if (rc != SQLITE_OK)
         return makeError(ErrorKind::Io, "cannot open profile '" + path + "': " +
                                             (r.m_db ? sqlite3_errmsg(r.m_db) : "out of memory"));

@@ -437,6 +437,30 @@ profile-db)
     cp -f "$src/tests/data/profile-v2/residual_cnn.db" "$work/v2.db"
     "$cli" compare-runs "$work/v2.db:1" "$work/v2.db:1" >"$out" 2>"$err" || fail "the version-2 fixture does not compare"
     expect_line "^  latency: 6,481 cycles -> 6,481 cycles \(\+0\.0 %\)"
+    # Written and read: nothing is left beside the file (the writer leaves it in rollback mode).
+    rm -f "$work/clean.db"*
+    "$cli" run "$src/samples/residual_cnn.onnx" --profile "$work/clean.db" >"$out" 2>"$err" || fail "run --profile"
+    "$cli" export-trace "$work/clean.db" -o "$work/clean.json" >"$out" 2>"$err" || fail "export-trace"
+    for extra in "$work"/clean.db-*; do [ -e "$extra" ] && fail "a file was left beside the profile: $extra"; done
+    # From a folder no one can write to (a read-only mount in a private mount namespace): this
+    # file and the version-2 fixture, which is in WAL mode, both read, with the same traces.
+    if unshare -rm true 2>/dev/null; then
+        rm -rf "$work/ro"; mkdir -p "$work/ro"
+        cp "$work/clean.db" "$work/ro/clean.db"
+        cp "$src/tests/data/profile-v2/residual_cnn.db" "$work/ro/v2.db"
+        unshare -rm sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" || exit 3
+            if touch "$1/probe" 2>/dev/null; then exit 3; fi
+            "$2" export-trace "$1/v2.db" -o "$3/ro-v2.json" && "$2" export-trace "$1/clean.db" -o "$3/ro-clean.json"' \
+            sh "$work/ro" "$cli" "$work" >"$out" 2>"$err"
+        rc=$?
+        [ $rc -eq 3 ] && fail "could not mount the folder read-only"
+        [ $rc -eq 0 ] || fail "a profile in a read-only folder does not read (exit $rc)"
+        cmp -s "$work/ro-v2.json" "$src/tests/data/profile-v2/residual_cnn.trace.json" ||
+            fail "the version-2 fixture read from a read-only folder gives another trace"
+        cmp -s "$work/ro-clean.json" "$work/clean.json" || fail "a profile read from a read-only folder gives another trace"
+    else
+        echo "unshare cannot make a mount namespace here: skipped the read-only folder case (the rest ran)"
+    fi
     # A database another process holds the write lock of: the run waits (saying so), then fails.
     if /usr/bin/python3 -c "import sqlite3" 2>/dev/null; then
         rm -f "$work/locked.db"*
