@@ -84,9 +84,9 @@ struct WriteOptions {
 
 /// Appends one run to the SQLite database at `dbPath` (created if missing) in a single
 /// transaction (in WAL mode, then back in rollback mode: docs/profile-format.md): the graph's
-/// nodes with provenance, every Task with its simulated times, the Task dependencies (with the event that carries each cross-core one), every buffer with its placement
-/// and lifetime, the SRAM plan and its occupancy over time, and the run's metrics. Returns the new
-/// run's id.
+/// nodes with provenance, every Task with its simulated times, the Task dependencies (with the
+/// event that carries each cross-core one), every buffer with its placement and lifetime, the SRAM
+/// plan and its occupancy over time, and the run's metrics. Returns the new run's id.
 ///
 /// It appends only to a file that is empty (no tables: a new file) or a profile database of a
 /// version it knows whose tables and columns are all there and that passes SQLite's
