@@ -1,5 +1,7 @@
 #include "ChromeTrace.h"
 
+#include "core/ir/FileWrite.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -318,18 +320,11 @@ Expected<std::string> chromeTraceJson(const ProfileReader& reader, int64_t run) 
 
 Status exportChromeTrace(const std::string& dbPath, const std::string& jsonPath, int64_t run) {
     SX_ASSIGN(ProfileReader reader, ProfileReader::open(dbPath));
-    std::ofstream out(jsonPath, std::ios::binary | std::ios::trunc);
-    if (!out)
-        return makeError(ErrorKind::Io, "cannot write '" + jsonPath + "'");
-    if (Status s = writeTrace(reader, run, out); !s.ok()) {
-        out.close();
-        std::remove(jsonPath.c_str()); // no half a trace left behind
-        return s;
-    }
-    out.flush();
-    if (!out)
-        return makeError(ErrorKind::Io, "cannot write '" + jsonPath + "'");
-    return {};
+    // Streamed to a temporary beside the file: a failed export (a damaged row, a full disk)
+    // leaves no half a trace, and an earlier trace of that name as it was.
+    SX_ASSIGN(PendingFile out, PendingFile::open(jsonPath, "trace"));
+    SX_TRY(writeTrace(reader, run, out.stream()));
+    return out.commit();
 }
 
 } // namespace sextant::profiler

@@ -5,6 +5,7 @@
 
 #include <QFile>
 #include <QFileInfo>
+#include <QSaveFile>
 #include <QFutureWatcher>
 #include <QtConcurrent/QtConcurrentRun>
 
@@ -121,8 +122,22 @@ void ExportController::saveProfile(std::shared_ptr<const CompileSnapshot> snapsh
     const QString from = QString::fromStdString(snapshot->profilePath);
     runWrite(
         [from, path]() -> QString {
-            QFile::remove(path);
-            return QFile::copy(from, path) ? QString() : tr("could not write '%1'").arg(path);
+            // Through a temporary beside it: a full disk leaves a database already at `path`
+            // as it was, and no half a copy.
+            QFile in(from);
+            if (!in.open(QIODevice::ReadOnly))
+                return tr("could not read '%1': %2").arg(from, in.errorString());
+            QSaveFile out(path);
+            if (!out.open(QIODevice::WriteOnly))
+                return tr("could not write '%1': %2").arg(path, out.errorString());
+            while (!in.atEnd()) {
+                const QByteArray chunk = in.read(1 << 20);
+                if (chunk.isEmpty() && in.error() != QFileDevice::NoError)
+                    return tr("could not read '%1': %2").arg(from, in.errorString());
+                if (out.write(chunk) != chunk.size())
+                    return tr("could not write '%1': %2").arg(path, out.errorString());
+            }
+            return out.commit() ? QString() : tr("could not write '%1': %2").arg(path, out.errorString());
         },
         [this, path](const QString& error) {
             if (error.isEmpty())

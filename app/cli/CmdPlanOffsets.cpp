@@ -4,6 +4,7 @@
 #include "Commands.h"
 
 #include "core/backend/MemoryPlanner.h"
+#include "core/ir/FileWrite.h"
 
 #include <chrono>
 #include <cstdio>
@@ -55,14 +56,18 @@ std::optional<uint64_t> numberAfter(Args args, size_t& i, const std::string& nam
 
 int writePlan(const std::string& path, const std::vector<backend::IntervalBuffer>& buffers,
               const backend::OffsetPlan& plan) {
-    std::ofstream out(path, std::ios::binary);
-    out << "id,lower,upper,size,offset\n";
-    for (size_t i = 0; i < buffers.size(); ++i)
-        out << buffers[i].id << ',' << buffers[i].lower << ',' << buffers[i].upper << ',' << buffers[i].size << ','
-            << plan.offsets[i] << '\n';
-    out.flush();
-    if (!out)
-        return fail("plan-offsets: cannot write '" + path + "'");
+    Expected<PendingFile> file = PendingFile::open(path, "plan");
+    Status written = file.ok() ? Status{} : Status(file.error());
+    if (file.ok()) {
+        std::ostream& out = file->stream();
+        out << "id,lower,upper,size,offset\n";
+        for (size_t i = 0; i < buffers.size(); ++i)
+            out << buffers[i].id << ',' << buffers[i].lower << ',' << buffers[i].upper << ',' << buffers[i].size
+                << ',' << plan.offsets[i] << '\n';
+        written = file->commit();
+    }
+    if (!written.ok())
+        return fail("plan-offsets: " + written.error().message);
     return 0;
 }
 

@@ -4,6 +4,7 @@
 #include "MathUtil.h"
 #include "MemoryPlanner.h"
 #include "SramPlanner.h"
+#include "core/ir/FileWrite.h"
 #include "core/ir/Parser.h"
 #include "core/ir/Printer.h"
 
@@ -21,16 +22,6 @@ using artifact::json;
 using artifact::Manifest;
 
 namespace {
-
-Status writeFile(const fs::path& path, const void* data, size_t size) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out)
-        return makeError(ErrorKind::Io, path.string() + ": cannot open for writing");
-    out.write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
-    if (!out)
-        return makeError(ErrorKind::Io, path.string() + ": write failed");
-    return {};
-}
 
 /// An output stream buffer that hashes what passes through it to `out` (the manifest, hashed as
 /// it is streamed instead of read back: at 160,000 Tasks it is hundreds of megabytes).
@@ -58,18 +49,14 @@ private:
     artifact::Fnv1a64 m_hash;
 };
 
-/// Streams the manifest to `path` and returns its FNV-1a 64 hash.
-Expected<std::string> writeManifestFile(const fs::path& path, const json& head, const artifact::StreamedLists& lists) {
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    if (!file)
-        return makeError(ErrorKind::Io, path.string() + ": cannot open for writing");
-    HashingBuf buf(file.rdbuf());
+/// Streams the manifest to `file` and returns its FNV-1a 64 hash.
+std::string writeManifestFile(PendingFile& file, const json& head, const artifact::StreamedLists& lists) {
+    HashingBuf buf(file.stream().rdbuf());
     std::ostream out(&buf);
     artifact::writeManifest(out, head, lists);
     out.flush();
-    file.flush();
-    if (!out || !file)
-        return makeError(ErrorKind::Io, path.string() + ": write failed");
+    if (!out)
+        file.stream().setstate(std::ios::badbit); // finish() reports it
     return buf.hash().hex();
 }
 
@@ -326,6 +313,10 @@ Status attachGraph(const Manifest& m, const json& doc, const std::vector<uint8_t
 
 } // namespace
 
+namespace {
+Status writeArtifactFiles(const Program& p, const std::string& dir);
+} // namespace
+
 Status writeArtifact(const Program& p, const std::string& dir) {
     if (!p.graph)
         return makeError(ErrorKind::Invalid, "writeArtifact: program has no graph");
@@ -339,9 +330,23 @@ Status writeArtifact(const Program& p, const std::string& dir) {
                 return makeError(ErrorKind::Invalid, "weight buffer '" + b.value + "' lies outside the weights region");
         }
     std::error_code ec;
+    const bool existed = fs::exists(dir, ec);
     fs::create_directories(dir, ec);
     if (ec)
         return makeError(ErrorKind::Io, dir + ": cannot create directory (" + ec.message() + ")");
+    Status written = writeArtifactFiles(p, dir);
+    if (!written.ok() && !existed)
+        fs::remove(dir, ec); // the folder this call made, when it is still empty
+    return written;
+}
+
+namespace {
+
+/// writeArtifact's files. Each is written to a temporary beside its name, and the temporaries
+/// are renamed over the names only once every one was written: a full disk or a failed write
+/// leaves an earlier artifact in `dir` as it was (the hash file, renamed last, is what tells a
+/// reader the set is whole).
+Status writeArtifactFiles(const Program& p, const std::string& dir) {
 
     std::vector<uint8_t> tasksBin = encodeTasks(p);
     std::vector<uint8_t> weightsBin = encodeWeights(p);
@@ -375,17 +380,38 @@ Status writeArtifact(const Program& p, const std::string& dir) {
         head["files"]["host_weights.bin"] = json{{"bytes", hostBin.size()}, {"fnv1a64", fnv1a64Hex(hostBin)}};
     }
 
-    fs::path d(dir);
-    SX_TRY(writeFile(d / "tasks.bin", tasksBin.data(), tasksBin.size()));
-    SX_TRY(writeFile(d / "weights.bin", weightsBin.data(), weightsBin.size()));
-    std::error_code gone;
-    fs::remove(d / "host_weights.bin", gone); // an earlier artifact's in the same directory
-    if (!hostList.empty())
-        SX_TRY(writeFile(d / "host_weights.bin", hostBin.data(), hostBin.size()));
-    SX_ASSIGN(std::string hash, writeManifestFile(d / "manifest.json", head, lists));
-    const std::string line = hash + "  manifest.json\n"; // as sha256sum and friends print it
-    return writeFile(d / kManifestHashFile, line.data(), line.size());
+    const fs::path d(dir);
+    auto pending = [&](const std::string& name) { return PendingFile::open((d / name).string(), "artifact file"); };
+    std::vector<PendingFile> files;
+    SX_ASSIGN(PendingFile tasksFile, pending("tasks.bin"));
+    tasksFile.write(tasksBin.data(), tasksBin.size());
+    files.push_back(std::move(tasksFile));
+    SX_ASSIGN(PendingFile weightsFile, pending("weights.bin"));
+    weightsFile.write(weightsBin.data(), weightsBin.size());
+    files.push_back(std::move(weightsFile));
+    if (!hostList.empty()) {
+        SX_ASSIGN(PendingFile hostFile, pending("host_weights.bin"));
+        hostFile.write(hostBin.data(), hostBin.size());
+        files.push_back(std::move(hostFile));
+    }
+    SX_ASSIGN(PendingFile manifestFile, pending("manifest.json"));
+    const std::string hash = writeManifestFile(manifestFile, head, lists);
+    files.push_back(std::move(manifestFile));
+    SX_ASSIGN(PendingFile hashFile, pending(kManifestHashFile));
+    hashFile.stream() << hash << "  manifest.json\n"; // as sha256sum and friends print it
+    files.push_back(std::move(hashFile));
+    for (PendingFile& f : files)
+        SX_TRY(f.finish());
+    if (hostList.empty()) {
+        std::error_code gone;
+        fs::remove(d / "host_weights.bin", gone); // an earlier artifact's in the same directory
+    }
+    for (PendingFile& f : files)
+        SX_TRY(f.commit());
+    return {};
 }
+
+} // namespace
 
 Expected<Program> readArtifact(const std::string& dir) {
     fs::path d(dir);

@@ -3,6 +3,7 @@
 #include "ExternalData.h"
 #include "OnnxTensor.h"
 #include "ProtoFile.h"
+#include "core/ir/FileWrite.h"
 
 #include <filesystem>
 #include <fstream>
@@ -62,16 +63,9 @@ Expected<std::vector<ir::Tensor>> loadTestDataSet(const std::string& dir, const 
 Status saveTensorProto(const ir::Tensor& tensor, const std::string& name, const std::string& path) {
     onnx::TensorProto proto;
     tensorToProto(tensor, name, proto);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    if (!out)
-        return makeError(ErrorKind::Io, "cannot write tensor file '" + path + "'");
     std::string bytes;
     proto.SerializeToString(&bytes);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.close();
-    if (!out)
-        return makeError(ErrorKind::Io, "cannot write tensor file '" + path + "'");
-    return {};
+    return writeFileAtomically(path, bytes, "tensor file");
 }
 
 } // namespace sextant::frontend

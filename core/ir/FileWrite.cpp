@@ -3,53 +3,116 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <system_error>
+#include <utility>
 
 #include <unistd.h>
 
 namespace sextant {
 
-Status writeFileAtomically(const std::string& path, std::string_view content, const std::string& what) {
-    namespace fs = std::filesystem;
-    auto fail = [&](const std::string& why) {
-        return makeError(ErrorKind::Io, what + " '" + path + "': " + why);
-    };
-    if (path.empty())
-        return fail("no file name");
-    const fs::path target(path);
+namespace fs = std::filesystem;
+
+Error PendingFile::fail(const std::string& why) const {
+    return makeError(ErrorKind::Io, m_what + " '" + m_target.string() + "': " + why);
+}
+
+Expected<PendingFile> PendingFile::open(const std::string& target, const std::string& what) {
+    PendingFile f;
+    f.m_target = target;
+    f.m_what = what;
+    if (target.empty())
+        return f.fail("no file name");
     std::error_code ec;
-    if (fs::is_directory(target, ec))
-        return fail("is a folder");
-    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    if (fs::is_directory(f.m_target, ec))
+        return f.fail("is a folder");
+    const fs::path dir = f.m_target.has_parent_path() ? f.m_target.parent_path() : fs::path(".");
     if (!fs::is_directory(dir, ec))
-        return fail("folder '" + dir.string() + "' does not exist");
-    // Unique per process and call: two exports to one folder never share a temporary, also when
+        return f.fail("folder '" + dir.string() + "' does not exist");
+    // Unique per process and call: two writes to one folder never share a temporary, also when
     // the GUI's pool threads write at once.
     static std::atomic<uint64_t> counter{0};
-    const fs::path tmp = dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                                std::to_string(++counter));
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out)
-            return fail(std::string("cannot write in '") + dir.string() + "' (" + std::strerror(errno) + ")");
-        out.write(content.data(), static_cast<std::streamsize>(content.size()));
-        out.flush();
-        if (!out) {
-            out.close();
-            fs::remove(tmp, ec);
-            return fail("write failed (disk full?)");
-        }
+    f.m_tmp = dir / ("." + f.m_target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                     std::to_string(++counter));
+    errno = 0;
+    f.m_out = std::make_unique<std::ofstream>(f.m_tmp, std::ios::binary | std::ios::trunc);
+    if (!*f.m_out) {
+        const int err = errno;
+        f.m_out.reset();
+        f.m_tmp.clear();
+        return f.fail("cannot write in '" + dir.string() + "' (" + (err ? std::strerror(err) : "cannot create a file") + ")");
     }
-    fs::rename(tmp, target, ec);
+    return f;
+}
+
+PendingFile::PendingFile(PendingFile&& o) noexcept
+    : m_target(std::move(o.m_target)), m_tmp(std::exchange(o.m_tmp, {})), m_what(std::move(o.m_what)),
+      m_out(std::move(o.m_out)), m_finished(o.m_finished), m_errno(o.m_errno) {}
+
+PendingFile& PendingFile::operator=(PendingFile&& o) noexcept {
+    if (this != &o) {
+        discard();
+        m_target = std::move(o.m_target);
+        m_tmp = std::exchange(o.m_tmp, {});
+        m_what = std::move(o.m_what);
+        m_out = std::move(o.m_out);
+        m_finished = o.m_finished;
+        m_errno = o.m_errno;
+    }
+    return *this;
+}
+
+PendingFile::~PendingFile() { discard(); }
+
+void PendingFile::discard() {
+    m_out.reset();
+    if (!m_tmp.empty()) {
+        std::error_code ec;
+        fs::remove(m_tmp, ec);
+        m_tmp.clear();
+    }
+}
+
+void PendingFile::write(const void* data, size_t size) {
+    const bool good = m_out->good();
+    errno = 0;
+    m_out->write(static_cast<const char*>(data), static_cast<std::streamsize>(size));
+    if (good && !m_out->good() && m_errno == 0)
+        m_errno = errno;
+}
+
+Status PendingFile::finish() {
+    if (!m_out)
+        return fail("nothing to finish");
+    errno = 0;
+    m_out->flush();
+    m_out->close();
+    const int err = m_errno ? m_errno : errno;
+    if (!*m_out) {
+        discard();
+        return fail(std::string("write failed (") + (err ? std::strerror(err) : "disk full?") + ")");
+    }
+    m_finished = true;
+    return {};
+}
+
+Status PendingFile::commit() {
+    if (!m_finished)
+        SX_TRY(finish());
+    std::error_code ec;
+    fs::rename(m_tmp, m_target, ec);
     if (ec) {
-        fs::remove(tmp, ec);
+        discard();
         return fail("cannot replace it (" + ec.message() + ")");
     }
+    m_tmp.clear();
     return {};
+}
+
+Status writeFileAtomically(const std::string& path, std::string_view content, const std::string& what) {
+    SX_ASSIGN(PendingFile file, PendingFile::open(path, what));
+    file.write(content.data(), content.size());
+    return file.commit();
 }
 
 } // namespace sextant

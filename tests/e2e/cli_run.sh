@@ -399,6 +399,44 @@ PY
     "$cli" run "$src/tests/data/artifact-v2/residual_cnn" --inputs "$src/samples/residual_cnn" \
         --expected "$src/samples/residual_cnn" >"$out" 2>"$err" || fail "exit code $? running the version 2 artifact"
     expect_line "^output 'probs': .* cosine (1\.000000|0\.999[0-9]*) .* PASS$"
+    # A full disk (a small tmpfs in a private mount namespace): compiling over an artifact fails
+    # with the system's reason and leaves the artifact there as it was, a failed new one leaves no
+    # folder, and a failed trace export leaves an earlier trace of that name as it was.
+    if unshare -rm true 2>/dev/null; then
+        mkdir -p "$work/full"
+        unshare -rm sh -c 'mount -t tmpfs -o size=512k tmpfs "$1" || exit 3
+            cli=$2 src=$3 full=$1
+            "$cli" compile "$src/samples/residual_cnn.onnx" -o "$full/art" >/dev/null || exit 4
+            "$cli" run "$src/samples/residual_cnn.onnx" --profile "$full/p.db" >/dev/null || exit 4
+            "$cli" export-trace "$full/p.db" -o "$full/t.json" >/dev/null || exit 4
+            (cd "$full/art" && md5sum *) >"$full/art.md5"; md5sum "$full/t.json" >"$full/t.md5"
+            cat /dev/zero >"$full/filler" 2>/dev/null; truncate -s -60K "$full/filler" # 60 KiB left
+            "$cli" compile "$src/samples/residual_cnn.onnx" -O0 -o "$full/art"; echo "over: $?"
+            "$cli" compile "$src/samples/residual_cnn.onnx" -o "$full/new"; echo "new: $?"
+            [ -e "$full/new" ] && echo "new folder left"
+            cat /dev/zero >>"$full/filler" 2>/dev/null # nothing left
+            "$cli" export-trace "$full/p.db" -o "$full/t.json"; echo "trace: $?"
+            (cd "$full/art" && md5sum -c --quiet "$full/art.md5") && echo "artifact unchanged"
+            md5sum -c --quiet "$full/t.md5" && echo "trace unchanged"
+            ls -A "$full" "$full/art" | grep -F ".tmp-" && echo "temporary left"
+            "$cli" run "$full/art" >/dev/null && echo "artifact runs"' sh "$work/full" "$cli" "$src" >"$out" 2>"$err"
+        rc=$?
+        [ $rc -eq 3 ] && fail "could not mount a tmpfs"
+        [ $rc -eq 4 ] && fail "could not write the first artifact, profile or trace on the small tmpfs"
+        expect_line "^over: 2$"
+        expect_line "^new: 2$"
+        expect_line "^trace: 2$"
+        expect_line "^artifact unchanged$"
+        expect_line "^trace unchanged$"
+        expect_line "^artifact runs$"
+        grep -q "new folder left\|temporary left" "$out" && fail "a failed write left files behind"
+        grep -q "^error: artifact file '.*': write failed (No space left on device)$" "$err" ||
+            fail "the full disk is not named: $(cat "$err")"
+        grep -q "^error: trace '.*t.json': write failed (No space left on device)$" "$err" ||
+            fail "the full disk is not named for the trace: $(cat "$err")"
+    else
+        echo "unshare cannot make a mount namespace here: skipped the full-disk case (the rest ran)"
+    fi
     ;;
 profile-db)
     # Damaged and edited profile databases (tests/fuzz-corpus/profile, the fuzzer's seeds): exit 2
