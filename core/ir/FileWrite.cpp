@@ -24,8 +24,28 @@ Expected<PendingFile> PendingFile::open(const std::string& target, const std::st
     if (target.empty())
         return f.fail("no file name");
     std::error_code ec;
-    if (fs::is_directory(f.m_target, ec))
+    const fs::file_status status = fs::status(f.m_target, ec); // through symbolic links
+    if (fs::is_directory(status))
         return f.fail("is a folder");
+    if (fs::exists(status) && !fs::is_regular_file(status)) {
+        // A stream (/dev/stdout, a named pipe, a terminal): nothing there to keep, nothing to
+        // rename over; written straight through.
+        errno = 0;
+        f.m_out = std::make_unique<std::ofstream>(f.m_target, std::ios::binary | std::ios::out);
+        if (!*f.m_out) {
+            const int err = errno;
+            f.m_out.reset();
+            return f.fail(std::string("cannot write to it (") + (err ? std::strerror(err) : "cannot open") + ")");
+        }
+        f.m_direct = true;
+        return f;
+    }
+    // A symbolic link to a file: the file it names is replaced, and the link stays.
+    if (fs::is_symlink(fs::symlink_status(f.m_target, ec))) {
+        const fs::path real = fs::weakly_canonical(f.m_target, ec);
+        if (!ec)
+            f.m_target = real;
+    }
     const fs::path dir = f.m_target.has_parent_path() ? f.m_target.parent_path() : fs::path(".");
     if (!fs::is_directory(dir, ec))
         return f.fail("folder '" + dir.string() + "' does not exist");
@@ -47,7 +67,7 @@ Expected<PendingFile> PendingFile::open(const std::string& target, const std::st
 
 PendingFile::PendingFile(PendingFile&& o) noexcept
     : m_target(std::move(o.m_target)), m_tmp(std::exchange(o.m_tmp, {})), m_what(std::move(o.m_what)),
-      m_out(std::move(o.m_out)), m_finished(o.m_finished), m_errno(o.m_errno) {}
+      m_out(std::move(o.m_out)), m_finished(o.m_finished), m_direct(o.m_direct), m_errno(o.m_errno) {}
 
 PendingFile& PendingFile::operator=(PendingFile&& o) noexcept {
     if (this != &o) {
@@ -57,6 +77,7 @@ PendingFile& PendingFile::operator=(PendingFile&& o) noexcept {
         m_what = std::move(o.m_what);
         m_out = std::move(o.m_out);
         m_finished = o.m_finished;
+        m_direct = o.m_direct;
         m_errno = o.m_errno;
     }
     return *this;
@@ -99,6 +120,8 @@ Status PendingFile::finish() {
 Status PendingFile::commit() {
     if (!m_finished)
         SX_TRY(finish());
+    if (m_direct)
+        return {};
     std::error_code ec;
     fs::rename(m_tmp, m_target, ec);
     if (ec) {

@@ -16,6 +16,8 @@ namespace sextant {
 
 /// A file being written: a temporary beside `target`, renamed over it by commit(). Until then
 /// nothing of that name changes, and a PendingFile dropped uncommitted removes its temporary.
+/// A symbolic link is followed (the file it names is replaced, the link stays); a target that
+/// is not a regular file (/dev/stdout, a named pipe) is written straight through.
 /// Errors (ErrorKind::Io) name `what` ("memory plan") and the target: a missing folder, a folder
 /// that is not writable, a full disk (with the system's reason).
 class PendingFile {
@@ -42,6 +44,7 @@ private:
     std::string m_what;
     std::unique_ptr<std::ofstream> m_out;
     bool m_finished = false;
+    bool m_direct = false; ///< a stream (/dev/stdout, a pipe), written straight through
     int m_errno = 0; ///< the reason of the first failed write(), when it failed
 };
 

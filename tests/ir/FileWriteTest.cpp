@@ -6,6 +6,9 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
+
+#include <sys/stat.h>
 
 #include <unistd.h>
 
@@ -66,4 +69,29 @@ TEST(PendingFile, ErrorsNameWhatAndWhere) {
     ASSERT_FALSE(folder.ok());
     EXPECT_NE(folder.error().message.find("is a folder"), std::string::npos) << folder.error().message;
     EXPECT_EQ(f.entries(), 0u);
+}
+
+// `--report /dev/stdout | jq`, or a report written where a link points: a stream is written
+// straight through (not replaced by a file), a link to a file keeps being a link.
+TEST(PendingFile, WritesThroughStreamsAndFollowsLinks) {
+    Folder f;
+    const fs::path fifo = f.dir / "pipe";
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    std::string got;
+    std::thread reader([&] {
+        std::ifstream in(fifo, std::ios::binary);
+        got.assign(std::istreambuf_iterator<char>(in), {});
+    });
+    const auto written = sextant::writeFileAtomically(fifo.string(), "through\n", "report");
+    reader.join();
+    ASSERT_TRUE(written.ok()) << written.error().message;
+    EXPECT_EQ(got, "through\n");
+    EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+
+    ASSERT_TRUE(sextant::writeFileAtomically((f.dir / "real.json").string(), "old\n", "report").ok());
+    fs::create_symlink("real.json", f.dir / "link.json");
+    ASSERT_TRUE(sextant::writeFileAtomically((f.dir / "link.json").string(), "new\n", "report").ok());
+    EXPECT_TRUE(fs::is_symlink(fs::symlink_status(f.dir / "link.json")));
+    EXPECT_EQ(f.read("real.json"), "new\n");
+    EXPECT_EQ(f.entries(), 3u); // the pipe, the file and the link: no temporary left
 }
