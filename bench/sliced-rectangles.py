@@ -5,7 +5,13 @@ time range, its height in bytes), so the pieces tile the rectangle and the optim
 (1 MiB) with no slack anywhere. Instances that were not looked at while the search was tuned:
 a check that it generalises beyond ../shared/memplan.
 
-usage: bench/sliced-rectangles.py OUT_DIR [COUNT]   (writes S00.csv ... in MiniMalloc's format)
+With HOLES (a fraction such as 0.06), that share of the pieces is taken out at random (files
+H00.csv ...): the rest still fits in 1 MiB, where the pieces were, so a plan of at most 1 MiB
+exists, while max-live may be lower. D and J of ../shared/memplan are of this kind (max-live
+below the 1 MiB they were made for).
+
+usage: bench/sliced-rectangles.py OUT_DIR [COUNT [HOLES [FIRST_SEED]]]
+       (writes S00.csv ..., one file per seed from FIRST_SEED (0) on, in MiniMalloc's format)
 """
 import os
 import random
@@ -39,11 +45,18 @@ def main():
         sys.exit(__doc__)
     out = sys.argv[1]
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 40
+    holes = float(sys.argv[3]) if len(sys.argv) > 3 else 0.0
+    first = int(sys.argv[4]) if len(sys.argv) > 4 else 0
     os.makedirs(out, exist_ok=True)
-    for seed in range(count):
-        with open(os.path.join(out, f"S{seed:02d}.csv"), "w") as f:
+    for seed in range(first, first + count):
+        pieces = instance(seed)
+        if holes > 0:
+            rng = random.Random(seed * 7 + 1)
+            pieces = [p for p in pieces if rng.random() >= holes]
+        name = f"{'H' if holes > 0 else 'S'}{seed:02d}.csv"
+        with open(os.path.join(out, name), "w") as f:
             f.write("id,lower,upper,size\n")
-            for k, (t0, t1, o0, o1) in enumerate(instance(seed)):
+            for k, (t0, t1, o0, o1) in enumerate(pieces):
                 f.write(f"{k},{t0},{t1},{(o1 - o0) * 1024}\n")
 
 
