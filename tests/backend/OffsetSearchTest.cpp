@@ -19,7 +19,8 @@ namespace {
 
 /// The least peak over every order of first-fit placement (every plan can be pushed down into
 /// the first-fit plan of its own address order, so this is the optimum).
-uint64_t bruteForceOptimum(const OffsetProblem& p) {
+uint64_t bruteForceOptimum(const OffsetProblem& p, uint64_t align = 1) {
+    const auto up = [align](uint64_t v) { return (v + align - 1) / align * align; };
     const size_t n = p.sizes.size();
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
@@ -38,7 +39,7 @@ uint64_t bruteForceOptimum(const OffsetProblem& p) {
             for (auto [b, e] : busy) {
                 if (b >= at + p.sizes[i])
                     break;
-                at = std::max(at, e);
+                at = std::max(at, up(e));
             }
             off[i] = at;
             placed[i] = 1;
@@ -335,6 +336,47 @@ TEST(OffsetSearch, EveryOrderFindsTheOptimumAndProvesTheByteBelow) {
             }
     }
     EXPECT_GT(withExtraConflicts, 0);
+}
+
+// Buffers alive over the same time (a Task's tiles, the pieces of an address cut), drawn here
+// from three spans, with and without an alignment that not every size is a multiple of: every
+// order finds the optimum and proves the byte below. With 4-byte offsets, sizes 7, 8, 9 and 10
+// live together fit in 37 bytes only stacked as 8, 7, 10, 9; the section bounds once stacked
+// them in one fixed order with the alignment and proved 37 impossible.
+TEST(OffsetSearch, StacksOfBuffersAliveTogetherKeepTheOptimum) {
+    std::mt19937 rng(20261207);
+    for (int trial = 0; trial < 240; ++trial) {
+        const int n = 4 + trial % 4; // 4..7 buffers
+        const uint64_t align = trial % 2 ? 4 : 1;
+        std::uniform_int_distribution<int> start(0, 6), len(1, 5), size(1, 12), pick(0, 2);
+        std::pair<uint64_t, uint64_t> pool[3];
+        for (auto& span : pool) {
+            span.first = static_cast<uint64_t>(start(rng));
+            span.second = span.first + static_cast<uint64_t>(len(rng));
+        }
+        std::vector<IntervalBuffer> buffers;
+        for (int i = 0; i < n; ++i) {
+            const auto [lo, hi] = pool[pick(rng)];
+            buffers.push_back({std::to_string(i), lo, hi, static_cast<uint64_t>(size(rng))});
+        }
+        const OffsetProblem p = problemFromIntervals(buffers, align);
+        const uint64_t optimum = bruteForceOptimum(p, align);
+        const IntervalPacker packer(unitSections(buffers), 16, align);
+        for (int preorder = 0; preorder < IntervalPacker::kPreorders; ++preorder)
+            for (bool rerank : {false, true}) {
+                IntervalPacker run = packer;
+                uint64_t steps = 0;
+                std::vector<uint64_t> offsets;
+                ASSERT_EQ(run.fits(optimum, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Found)
+                    << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
+                OffsetPlan plan = planOf(p, offsets);
+                EXPECT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
+                for (uint64_t o : offsets)
+                    EXPECT_EQ(o % align, 0u) << "trial " << trial;
+                EXPECT_EQ(run.fits(optimum - 1, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Infeasible)
+                    << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
+            }
+    }
 }
 
 // Tilings leave no slack at all: one wrong cut and an order finds nothing at the optimum.
