@@ -39,6 +39,7 @@ IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uin
         }
     }
     setReach();
+    setAlike();
 }
 
 IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uint64_t alignment,
@@ -47,6 +48,42 @@ IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uin
       m_neighbours(std::move(neighbours)) {
     m_neighbours.resize(m_spans.size());
     setReach();
+    setAlike();
+}
+
+void IntervalPacker::setAlike() {
+    const size_t n = m_spans.size();
+    m_alike.assign(n, {});
+    std::vector<int> order(n);
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+        return std::tie(m_spans[a].first, m_spans[a].last, a) < std::tie(m_spans[b].first, m_spans[b].last, b);
+    });
+    // The neighbours of a without b, sorted, against those of b without a.
+    auto others = [&](int a, int b) {
+        std::vector<int> v;
+        for (int j : m_neighbours[a])
+            if (j != b)
+                v.push_back(j);
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    for (size_t x = 0; x < n; ++x) {
+        const int a = order[x];
+        const SectionSpan& sa = m_spans[a];
+        if (sa.first >= sa.last || sa.size == 0 || sa.size % m_align != 0)
+            continue;
+        for (size_t y = x + 1; y < n; ++y) {
+            const int b = order[y];
+            const SectionSpan& sb = m_spans[b];
+            if (sb.first != sa.first || sb.last != sa.last)
+                break;
+            if (sb.size == 0 || sb.size % m_align != 0 || others(a, b) != others(b, a))
+                continue;
+            m_alike[a].push_back(b);
+            m_alike[b].push_back(a);
+        }
+    }
 }
 
 void IntervalPacker::setReach() {
@@ -118,6 +155,13 @@ void IntervalPacker::rankBuffers(const std::vector<int>& buffers, int preorder) 
     m_steps += buffers.size() * static_cast<uint64_t>(std::bit_width(buffers.size()));
     for (size_t r = 0; r < order.size(); ++r)
         m_rank[static_cast<size_t>(buffers[order[r]])] = static_cast<int>(r);
+}
+
+bool IntervalPacker::restsOnAlike(int b, uint64_t p) const {
+    for (int a : m_alike[b])
+        if (m_stackRank[a] > m_stackRank[b] && m_placed[a] && m_offset[a] + m_spans[a].size == p)
+            return true;
+    return false;
 }
 
 bool IntervalPacker::place(int b, uint64_t offset) {
@@ -399,6 +443,8 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
             continue;
         if (p >= spread.minHeight)
             break;
+        if (restsOnAlike(b, p))
+            continue;
         const size_t mark = m_trail.size();
         const bool hat = place(b, p);
         m_steps += open.size(); // the child's open buffers
@@ -476,6 +522,7 @@ SearchVerdict IntervalPacker::fits(uint64_t capacity, int preorder, bool rerank,
         }
     }
     rankBuffers(open, preorder);
+    m_stackRank = m_rank;
     std::sort(open.begin(), open.end(),
               [&](int a, int b) { return std::tie(m_reach[a].first, a) < std::tie(m_reach[b].first, b); });
     m_crossing.assign(static_cast<size_t>(m_sections) + 1, 0);

@@ -7,7 +7,9 @@
 // lower bounds of every time section checked at each step and independent time ranges solved
 // apart. Beyond MiniMalloc, a buffer left below the watermark (stranded) must be lifted by an
 // open neighbour placed under its top: a node where one has none is cut, and the lift raises
-// the section bounds. Used by planOffsets (MemoryPlanner.h) once its heuristics have given an upper bound.
+// the section bounds; and buffers alive over the same time with the same neighbours, which can
+// trade places wherever one sits right on another, are stacked in one order only. Used by
+// planOffsets (MemoryPlanner.h) once its heuristics have given an upper bound.
 // Internal to backend/.
 
 #include "MemoryPlanner.h"
@@ -133,6 +135,13 @@ private:
     void rollback(size_t mark);
     uint64_t aligned(uint64_t v) const;
     void setReach();
+    void setAlike();
+    /// Whether b, placed at p, would sit right on top of a buffer alike (m_alike) ranked after it
+    /// at the root: such a pair trades places (b under a) into a plan that is just as canonical,
+    /// with every other buffer where it was, so only stacks of alike buffers in the root's rank
+    /// order are searched (the order in which a node tries them, so no plan is put off to a
+    /// later branch). Ranks given again mid-search do not change it, which keeps it one order.
+    bool restsOnAlike(int b, uint64_t p) const;
 
     std::vector<SectionSpan> m_spans;
     int m_sections;
@@ -145,6 +154,10 @@ private:
     /// Per section boundary x (between sections x-1 and x): how many open buffers' reaches
     /// cross it. Open buffers fall apart only at a boundary none crosses.
     std::vector<int> m_crossing;
+    /// Per buffer: the buffers with the same span and the same other neighbours, whose sizes
+    /// are multiples of the alignment: two of them touching (one right on the other) can trade
+    /// places, the pair covering the same addresses and every other buffer resting where it was.
+    std::vector<std::vector<int>> m_alike;
 
     // search state
     uint64_t m_capacity = 0;
@@ -152,6 +165,7 @@ private:
     bool m_rerank = false;
     uint64_t m_budget = 0, m_steps = 0;
     std::vector<int> m_rank;
+    std::vector<int> m_stackRank; ///< m_rank at the root: the order of stacks of alike buffers
     std::vector<uint64_t> m_top;       ///< per buffer: highest end among its placed neighbours
     std::vector<uint64_t> m_offset;
     std::vector<char> m_placed;

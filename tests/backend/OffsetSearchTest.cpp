@@ -338,11 +338,14 @@ TEST(OffsetSearch, EveryOrderFindsTheOptimumAndProvesTheByteBelow) {
     EXPECT_GT(withExtraConflicts, 0);
 }
 
-// Buffers alive over the same time (a Task's tiles, the pieces of an address cut), drawn here
-// from three spans, with and without an alignment that not every size is a multiple of: every
-// order finds the optimum and proves the byte below. With 4-byte offsets, sizes 7, 8, 9 and 10
-// live together fit in 37 bytes only stacked as 8, 7, 10, 9; the section bounds once stacked
-// them in one fixed order with the alignment and proved 37 impossible.
+// Buffers alive over the same time with the same neighbours (a Task's tiles, the pieces of an
+// address cut) are searched in one stacking order only (IntervalPacker::restsOnAlike). Drawn
+// here from three spans, so most buffers have such twins of other sizes: every order still
+// finds the optimum and proves the byte below, also with an alignment that not every size is a
+// multiple of (those may not trade places: the gap above one depends on its size). With 4-byte
+// offsets, sizes 7, 8, 9 and 10 live together fit in 37 bytes only stacked as 8, 7, 10, 9; the
+// section bounds once stacked them in one fixed order with the alignment and proved 37
+// impossible.
 TEST(OffsetSearch, StacksOfBuffersAliveTogetherKeepTheOptimum) {
     std::mt19937 rng(20261207);
     for (int trial = 0; trial < 240; ++trial) {
