@@ -262,9 +262,9 @@ TEST(OffsetSearch, SharedInstancesAtTheDefaultBudget) {
     EXPECT_GE(checked, 1);
 }
 
-// A capacity the heuristics miss is searched first: D's heuristics need 1.29x its max-live and
-// the bisection from max-live stops at 1.067x (above 1 MiB), but D was made for 1 MiB, and asked
-// for it (`plan-offsets D.csv --capacity 1048576`, or a core's SRAM) the search finds a plan there.
+// A capacity the heuristics miss is searched first: D's heuristics need 1.29x its max-live,
+// above the 1 MiB D was made for; asked for 1 MiB (`plan-offsets D.csv --capacity 1048576`, or
+// a core's SRAM) the search probes there first and finds a plan.
 TEST(OffsetSearch, ACapacityTheHeuristicsMissIsSearchedFirst) {
     const std::string path = std::string(SEXTANT_SHARED_DIR) + "/memplan/D.1048576.csv";
     if (!std::filesystem::exists(path))
