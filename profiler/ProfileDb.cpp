@@ -4,6 +4,8 @@
 #include "RunRecord.h"
 #include "Sqlite.h"
 
+#include "core/ir/FileRead.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -431,6 +433,8 @@ Status writeTransaction(sqlite3* db, const std::string& path, const backend::Pro
 Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program& program,
                                const sim::SimResult& result, const RunInfo& info,
                                const WriteOptions& options) {
+    if (const std::string kind = specialFileKind(dbPath); !kind.empty())
+        return makeError(ErrorKind::Io, "cannot write profile '" + dbPath + "': it is " + kind + ", not a file", dbPath);
     sqlite3* raw = nullptr;
     int rc =
         sqlite3_open_v2(dbPath.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);

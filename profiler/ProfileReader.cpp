@@ -5,6 +5,8 @@
 #include "RunCompare.h"
 #include "Sqlite.h"
 
+#include "core/ir/FileRead.h"
+
 #include <cmath>
 
 #include <nlohmann/json.hpp>
@@ -134,6 +136,8 @@ std::string immutableUri(const std::string& path) {
 } // namespace
 
 Expected<ProfileReader> ProfileReader::open(const std::string& path) {
+    if (const std::string kind = specialFileKind(path); !kind.empty())
+        return makeError(ErrorKind::Io, "cannot open profile '" + path + "': it is " + kind + ", not a file", path);
     ProfileReader r;
     r.m_path = path;
     int rc = onlyReadableAsImmutable(path)

@@ -4,6 +4,7 @@
 #include "MathUtil.h"
 #include "MemoryPlanner.h"
 #include "SramPlanner.h"
+#include "core/ir/FileRead.h"
 #include "core/ir/FileWrite.h"
 #include "core/ir/Parser.h"
 #include "core/ir/Printer.h"
@@ -66,6 +67,8 @@ Expected<std::vector<uint8_t>> readBytes(const fs::path& path, uint64_t limit = 
     std::error_code ec;
     if (fs::is_directory(path, ec))
         return makeError(ErrorKind::Io, path.string() + ": is a folder, not a file");
+    if (const std::string kind = specialFileKind(path.string()); !kind.empty())
+        return makeError(ErrorKind::Io, path.string() + ": is " + kind + ", not a file");
     if (!fs::is_regular_file(path, ec))
         return makeError(ErrorKind::Io, path.string() + ": missing");
     const uintmax_t size = fs::file_size(path, ec);

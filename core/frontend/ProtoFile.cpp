@@ -1,5 +1,7 @@
 #include "ProtoFile.h"
 
+#include "core/ir/FileRead.h"
+
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
@@ -34,6 +36,8 @@ private:
 
 Status parseProtoFile(const std::string& path, const char* what,
                       google::protobuf::Message& message) {
+    if (const std::string kind = specialFileKind(path); !kind.empty())
+        return makeError(ErrorKind::Io, std::string(what) + " '" + path + "' is " + kind + ", not a file");
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return makeError(ErrorKind::Io, std::string("cannot open ") + what + " '" + path +

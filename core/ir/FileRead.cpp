@@ -5,6 +5,18 @@
 
 namespace sextant {
 
+std::string specialFileKind(const std::string& path) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    switch (fs::status(path, ec).type()) { // stat: it does not wait on a named pipe
+    case fs::file_type::fifo: return "a named pipe";
+    case fs::file_type::character: return "a character device";
+    case fs::file_type::block: return "a block device";
+    case fs::file_type::socket: return "a socket";
+    default: return {};
+    }
+}
+
 Expected<std::string> readFileLimited(const std::string& path, const std::string& what, uint64_t limit) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))

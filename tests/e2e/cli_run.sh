@@ -335,6 +335,26 @@ bad-input)
     check "$cli" run "$work/huge-artifact"
     grep -q "manifest.json: 2147483648 bytes, more than an artifact's 1 GiB limit" "$err" || fail "the huge manifest is not named"
     rm -rf "$work/huge-artifact"
+    # What is not a file is named as such: a device was "empty", and a named pipe nobody writes to
+    # kept the command waiting forever (the timeout turns a wait into a failure here).
+    rm -rf "$work/pipes"; mkdir -p "$work/pipes"
+    mkfifo "$work/pipes/input_0.pb" "$work/pipes/m.onnx" "$work/pipes/p.db"
+    pipe_check() { # pipe_check REGEX command...
+        local want=$1; shift
+        check timeout 20 "$@"
+        grep -Eq "$want" "$err" || fail "not named as it is: $(cat "$err")"
+    }
+    pipe_check "model '/dev/zero' is a character device, not a file" "$cli" compile /dev/zero
+    pipe_check "model '.*/m.onnx' is a named pipe, not a file" "$cli" compile "$work/pipes/m.onnx"
+    pipe_check "tensor file '.*/input_0.pb' is a named pipe, not a file" \
+        "$cli" run "$src/samples/residual_cnn.onnx" --inputs "$work/pipes"
+    pipe_check "profile '.*/p.db': it is a named pipe, not a file" "$cli" export-trace "$work/pipes/p.db" -o "$work/x.json"
+    pipe_check "profile '.*/p.db': it is a named pipe, not a file" \
+        "$cli" run "$src/samples/residual_cnn.onnx" --profile "$work/pipes/p.db"
+    "$cli" compile "$src/samples/residual_cnn.onnx" -o "$work/pipe-artifact" >/dev/null 2>&1 || fail "compile for the pipe case"
+    rm "$work/pipe-artifact/manifest.json" && mkfifo "$work/pipe-artifact/manifest.json"
+    pipe_check "manifest.json: is a named pipe, not a file" "$cli" run "$work/pipe-artifact"
+    rm -rf "$work/pipes" "$work/pipe-artifact"
     ;;
 artifact)
     # A compiled artifact: its manifest's hash file checks with any FNV-1a 64 implementation (this
