@@ -239,6 +239,9 @@ namespace {
 
 constexpr size_t kMaxCsvLine = 1 << 16;        ///< bytes in one line of an interval CSV
 constexpr size_t kMaxCsvRows = 10'000'000;     ///< buffers in one file
+/// The most bytes all of a file's buffers may add up to (64 PiB): no memory holds more, and the
+/// planner's sums (a section's bytes, an offset plus a size) stay far from 64-bit overflow.
+constexpr uint64_t kMaxCsvTotalBytes = uint64_t{1} << 56;
 
 /// Reads one line (without its "\n" or "\r\n") of at most kMaxCsvLine bytes. False at the end of
 /// the input; `tooLong` when the line goes on past the limit (a file of endless bytes).
@@ -301,6 +304,7 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
                                                " (expected 'id,lower,upper,size')");
     std::vector<IntervalBuffer> out;
     size_t lineNo = 1;
+    uint64_t totalBytes = 0;
     while (readLine(in, line, tooLong)) {
         ++lineNo;
         const std::string where = path + ":" + std::to_string(lineNo) + ": ";
@@ -330,6 +334,11 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
         if (b.lower >= b.upper)
             return makeError(ErrorKind::Parse, where + "lower " + std::to_string(b.lower) + " is not below upper " +
                                                    std::to_string(b.upper) + " (a lifetime is [lower, upper))");
+        if (b.size > kMaxCsvTotalBytes - totalBytes)
+            return makeError(ErrorKind::Parse, where + "size " + std::to_string(b.size) +
+                                                   " makes the buffers add up to more than 2^56 bytes (64 PiB), "
+                                                   "more than any memory holds");
+        totalBytes += b.size;
         out.push_back(std::move(b));
     }
     return out;

@@ -47,6 +47,12 @@ plan-offsets)
     "$cli" plan-offsets "$work/bad.csv" >"$out" 2>"$err"
     [ $? -eq 2 ] || fail "a bad CSV did not exit 2"
     grep -qx "error: $work/bad.csv:3: lower 3 is not below upper 3 (a lifetime is \[lower, upper))" "$err" || fail "bad CSV message"
+    # Sizes no memory holds (they once overflowed the planner's sums, and it never returned).
+    printf 'id,lower,upper,size\n0,0,2,9223372036854775807\n1,1,3,9223372036854775807\n' >"$work/huge.csv"
+    timeout 20 "$cli" plan-offsets "$work/huge.csv" >"$out" 2>"$err"
+    [ $? -eq 2 ] || fail "sizes over 2^56 bytes in all were not refused"
+    grep -qx "error: $work/huge.csv:2: size 9223372036854775807 makes the buffers add up to more than 2^56 bytes (64 PiB), more than any memory holds" "$err" ||
+        fail "the huge sizes are not named: $(cat "$err")"
     "$cli" plan-offsets "$csv" "$csv" --out "$work/x.csv" >"$out" 2>"$err"
     [ $? -eq 2 ] || fail "--out with two inputs was accepted"
     if [ -d "$shared/memplan" ]; then
