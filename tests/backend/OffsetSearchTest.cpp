@@ -300,6 +300,27 @@ OffsetPlan planOf(const OffsetProblem& p, const std::vector<uint64_t>& offsets) 
     return plan;
 }
 
+/// Every order of the packer (with and without ranking parts again) finds a plan within
+/// `optimum`, valid and on the alignment, and proves that none fits one byte below.
+void expectEveryOrderFindsTheOptimum(const IntervalPacker& packer, const OffsetProblem& p, uint64_t optimum,
+                                     uint64_t align, int trial) {
+    for (int preorder = 0; preorder < IntervalPacker::kPreorders; ++preorder)
+        for (bool rerank : {false, true}) {
+            IntervalPacker run = packer;
+            uint64_t steps = 0;
+            std::vector<uint64_t> offsets;
+            ASSERT_EQ(run.fits(optimum, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Found)
+                << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
+            const OffsetPlan plan = planOf(p, offsets);
+            EXPECT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
+            EXPECT_LE(plan.peak, optimum) << "trial " << trial;
+            for (uint64_t o : offsets)
+                EXPECT_EQ(o % align, 0u) << "trial " << trial;
+            EXPECT_EQ(run.fits(optimum - 1, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Infeasible)
+                << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
+        }
+}
+
 } // namespace
 
 // The pruning must never cut off the last plan: at the optimum every order of the search (with
@@ -321,19 +342,9 @@ TEST(OffsetSearch, EveryOrderFindsTheOptimumAndProvesTheByteBelow) {
         const uint64_t optimum = bruteForceOptimum(p);
         const std::vector<SectionSpan> spans = unitSections(buffers);
         const IntervalPacker packer = extra ? IntervalPacker(spans, 16, 1, p.conflicts) : IntervalPacker(spans, 16, 1);
-        for (int preorder = 0; preorder < IntervalPacker::kPreorders; ++preorder)
-            for (bool rerank : {false, true}) {
-                IntervalPacker run = packer;
-                uint64_t steps = 0;
-                std::vector<uint64_t> offsets;
-                ASSERT_EQ(run.fits(optimum, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Found)
-                    << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
-                const OffsetPlan plan = planOf(p, offsets);
-                EXPECT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
-                EXPECT_LE(plan.peak, optimum) << "trial " << trial;
-                EXPECT_EQ(run.fits(optimum - 1, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Infeasible)
-                    << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
-            }
+        expectEveryOrderFindsTheOptimum(packer, p, optimum, 1, trial);
+        if (::testing::Test::HasFatalFailure())
+            return;
     }
     EXPECT_GT(withExtraConflicts, 0);
 }
@@ -365,20 +376,9 @@ TEST(OffsetSearch, StacksOfBuffersAliveTogetherKeepTheOptimum) {
         const OffsetProblem p = problemFromIntervals(buffers, align);
         const uint64_t optimum = bruteForceOptimum(p, align);
         const IntervalPacker packer(unitSections(buffers), 16, align);
-        for (int preorder = 0; preorder < IntervalPacker::kPreorders; ++preorder)
-            for (bool rerank : {false, true}) {
-                IntervalPacker run = packer;
-                uint64_t steps = 0;
-                std::vector<uint64_t> offsets;
-                ASSERT_EQ(run.fits(optimum, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Found)
-                    << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
-                OffsetPlan plan = planOf(p, offsets);
-                EXPECT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
-                for (uint64_t o : offsets)
-                    EXPECT_EQ(o % align, 0u) << "trial " << trial;
-                EXPECT_EQ(run.fits(optimum - 1, preorder, rerank, 50'000'000, steps, offsets), SearchVerdict::Infeasible)
-                    << "trial " << trial << ", order " << preorder << (rerank ? " reranked" : "");
-            }
+        expectEveryOrderFindsTheOptimum(packer, p, optimum, align, trial);
+        if (::testing::Test::HasFatalFailure())
+            return;
     }
 }
 
