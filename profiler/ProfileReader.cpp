@@ -145,8 +145,7 @@ Expected<ProfileReader> ProfileReader::open(const std::string& path) {
                                    nullptr)
                  : sqlite3_open_v2(path.c_str(), &r.m_db, SQLITE_OPEN_READONLY, nullptr);
     if (rc != SQLITE_OK)
-        return makeError(ErrorKind::Io, "cannot open profile '" + path + "': " +
-                                            (r.m_db ? sqlite3_errmsg(r.m_db) : "out of memory"));
+        return makeError(ErrorKind::Io, "cannot open profile '" + path + "': " + sqliteReason(r.m_db));
     sqlite3_busy_timeout(r.m_db, 5000);
     Expected<int> version = profileVersion(r.m_db, path);
     if (!version.ok()) {

@@ -1,5 +1,7 @@
 #include "Sqlite.h"
 
+#include <cstring>
+
 namespace sextant::profiler {
 
 std::string Statement::describe(int col) const {
@@ -47,6 +49,15 @@ Status Statement::run() {
     (void)row;
     reset();
     return {};
+}
+
+std::string sqliteReason(sqlite3* db) {
+    if (db == nullptr)
+        return "out of memory";
+    std::string reason = sqlite3_errmsg(db);
+    if (const int err = sqlite3_system_errno(db); err != 0)
+        reason += std::string(" (") + std::strerror(err) + ")";
+    return reason;
 }
 
 Status execSql(sqlite3* db, const std::string& sql) {

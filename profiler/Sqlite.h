@@ -10,6 +10,10 @@
 
 namespace sextant::profiler {
 
+/// SQLite's message for the last error on `db`, with the system's reason when there is one
+/// ("unable to open database file (Read-only file system)"). `db` may be null (out of memory).
+std::string sqliteReason(sqlite3* db);
+
 /// A prepared statement that finalizes itself. Internal to the profiler library.
 class Statement {
 public:

@@ -514,17 +514,23 @@ profile-db)
         cp "$src/tests/data/profile-v2/residual_cnn.db" "$work/ro/v2.db"
         unshare -rm sh -c 'mount --bind "$1" "$1" && mount -o remount,ro,bind "$1" || exit 3
             if touch "$1/probe" 2>/dev/null; then exit 3; fi
-            "$2" export-trace "$1/v2.db" -o "$3/ro-v2.json" && "$2" export-trace "$1/clean.db" -o "$3/ro-clean.json"' \
-            sh "$work/ro" "$cli" "$work" >"$out" 2>"$err"
+            "$2" export-trace "$1/v2.db" -o "$3/ro-v2.json" && "$2" export-trace "$1/clean.db" -o "$3/ro-clean.json" || exit $?
+            "$2" run "$4/samples/residual_cnn.onnx" --profile "$1/new.db" >/dev/null; echo "write: $?"' \
+            sh "$work/ro" "$cli" "$work" "$src" >"$out" 2>"$err"
         rc=$?
         [ $rc -eq 3 ] && fail "could not mount the folder read-only"
         [ $rc -eq 0 ] || fail "a profile in a read-only folder does not read (exit $rc)"
+        expect_line "^write: 2$"
+        grep -q "^error: cannot write profile '.*/ro/new.db': folder '.*/ro' cannot be written (Read-only file system)$" "$err" ||
+            fail "the read-only folder is not named: $(cat "$err")"
         cmp -s "$work/ro-v2.json" "$src/tests/data/profile-v2/residual_cnn.trace.json" ||
             fail "the version-2 fixture read from a read-only folder gives another trace"
         cmp -s "$work/ro-clean.json" "$work/clean.json" || fail "a profile read from a read-only folder gives another trace"
     else
         echo "unshare cannot make a mount namespace here: skipped the read-only folder case (the rest ran)"
     fi
+    check_error "cannot write profile '.*/no-such-folder/p.db': folder '.*/no-such-folder' does not exist" \
+        "$cli" run "$src/samples/residual_cnn.onnx" --profile "$work/no-such-folder/p.db"
     # A database another process holds the write lock of: the run waits (saying so), then fails.
     if /usr/bin/python3 -c "import sqlite3" 2>/dev/null; then
         rm -f "$work/locked.db"*
