@@ -16,6 +16,8 @@
 #include <map>
 #include <tuple>
 
+#include <unistd.h>
+
 namespace sextant::backend {
 
 namespace fs = std::filesystem;
@@ -78,8 +80,34 @@ Expected<std::vector<uint8_t>> readBytes(const fs::path& path, uint64_t limit = 
     std::ifstream in(path, std::ios::binary);
     if (!in)
         return makeError(ErrorKind::Io, path.string() + ": cannot open");
-    std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Larger than the machine's memory: refused before the allocation (the allocator would end
+    // the process, not throw).
+    const uint64_t memory = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) * static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    if (!ec && memory > 0 && size > memory)
+        return makeError(ErrorKind::Io, path.string() + ": " + std::to_string(size) + " bytes, more than this machine's " +
+                                            std::to_string(memory >> 20) + " MiB of memory");
+    std::vector<uint8_t> bytes;
+    if (!ec)
+        bytes.reserve(static_cast<size_t>(size));
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     return bytes;
+}
+
+/// A binary file of the artifact, read only when its size on disk is the size the manifest gives
+/// it: a file grown or swapped for another (a sparse file of many GiB) is named, not read into
+/// memory. The manifest's own fields are checked by artifact::checkFile after the read.
+Expected<std::vector<uint8_t>> readDeclared(const json& files, const std::string& name, const std::string& path,
+                                            uint64_t limit) {
+    std::error_code ec;
+    const auto entry = files.is_object() ? files.find(name) : files.end();
+    if (fs::is_regular_file(path, ec) && entry != files.end() && entry->is_object()) {
+        const auto declared = entry->find("bytes");
+        const uintmax_t size = fs::file_size(path, ec);
+        if (!ec && declared != entry->end() && declared->is_number_unsigned() && declared->get<uint64_t>() != size)
+            return makeError(ErrorKind::Parse, path + ": size " + std::to_string(size) + " bytes, manifest says " +
+                                                   std::to_string(declared->get<uint64_t>()) + " (truncated or wrong file)");
+    }
+    return readBytes(path, limit);
 }
 
 /// Checks manifest.json's bytes against the hash file beside it, one line "<16 hex digits>
@@ -425,8 +453,6 @@ Expected<Program> readArtifact(const std::string& dir) {
     const std::string tasksPath = (d / "tasks.bin").string();
     const std::string weightsPath = (d / "weights.bin").string();
     SX_ASSIGN(std::vector<uint8_t> manifestBytes, readBytes(manifestPath));
-    SX_ASSIGN(std::vector<uint8_t> tasksBin, readBytes(tasksPath));
-    SX_ASSIGN(std::vector<uint8_t> weightsBin, readBytes(weightsPath, uint64_t{64} << 30));
 
     SX_ASSIGN(const bool hashed, checkManifestHash(d / kManifestHashFile, manifestBytes));
 
@@ -455,12 +481,14 @@ Expected<Program> readArtifact(const std::string& dir) {
                                             " on, the manifest's hash is in it)");
 
     SX_ASSIGN(const json* files, m.get(doc, "files", ""));
+    SX_ASSIGN(std::vector<uint8_t> tasksBin, readDeclared(*files, "tasks.bin", tasksPath, uint64_t{1} << 30));
     SX_TRY(artifact::checkFile(m, *files, "tasks.bin", tasksBin, tasksPath, version));
+    SX_ASSIGN(std::vector<uint8_t> weightsBin, readDeclared(*files, "weights.bin", weightsPath, uint64_t{64} << 30));
     SX_TRY(artifact::checkFile(m, *files, "weights.bin", weightsBin, weightsPath, version));
     std::vector<uint8_t> hostWeightsBin;
     if (doc.contains("host_weights")) { // version 5: the subgraphs' weights
         const std::string hostPath = (d / "host_weights.bin").string();
-        SX_ASSIGN(hostWeightsBin, readBytes(hostPath, uint64_t{64} << 30));
+        SX_ASSIGN(hostWeightsBin, readDeclared(*files, "host_weights.bin", hostPath, uint64_t{64} << 30));
         SX_TRY(artifact::checkFile(m, *files, "host_weights.bin", hostWeightsBin, hostPath, version));
     }
 

@@ -425,6 +425,15 @@ PY
     "$cli" run "$src/tests/data/artifact-v2/residual_cnn" --inputs "$src/samples/residual_cnn" \
         --expected "$src/samples/residual_cnn" >"$out" 2>"$err" || fail "exit code $? running the version 2 artifact"
     expect_line "^output 'probs': .* cosine (1\.000000|0\.999[0-9]*) .* PASS$"
+    # A binary file grown past what the manifest says (sparse: no disk used) is named before it is
+    # read (it was read whole first, and a process that cannot hold 30 GiB ended in an abort).
+    rm -rf "$work/grown" && cp -r "$art" "$work/grown"
+    truncate -s 30G "$work/grown/weights.bin"
+    "$cli" run "$work/grown" >"$out" 2>"$err"
+    [ $? -eq 2 ] || fail "a grown weights.bin did not exit 2"
+    grep -Eq "^error: .*grown/weights.bin: size 32212254720 bytes, manifest says [0-9]+ \(truncated or wrong file\)$" "$err" ||
+        fail "the grown weights.bin is not named: $(cat "$err")"
+    rm -rf "$work/grown"
     # A full disk (a small tmpfs in a private mount namespace): compiling over an artifact fails
     # with the system's reason and leaves the artifact there as it was, a failed new one leaves no
     # folder, and a failed trace export leaves an earlier trace of that name as it was.
