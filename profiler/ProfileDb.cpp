@@ -5,6 +5,7 @@
 #include "Sqlite.h"
 
 #include "core/ir/FileRead.h"
+#include "core/ir/FileWrite.h"
 
 #include <nlohmann/json.hpp>
 
@@ -13,12 +14,9 @@
 #include <cstdio>
 #include <chrono>
 #include <filesystem>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <thread>
-
-#include <unistd.h>
 
 namespace sextant::profiler {
 
@@ -439,21 +437,10 @@ Expected<int64_t> writeProfile(const std::string& dbPath, const backend::Program
                                const WriteOptions& options) {
     if (const std::string kind = specialFileKind(dbPath); !kind.empty())
         return makeError(ErrorKind::Io, "cannot write profile '" + dbPath + "': it is " + kind + ", not a file", dbPath);
-    {
-        // A new file: say why its folder cannot take it (SQLite's own words are "unable to open
-        // database file", whatever the cause).
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        const fs::path dir = fs::path(dbPath).has_parent_path() ? fs::path(dbPath).parent_path() : fs::path(".");
-        if (!fs::exists(dbPath, ec)) {
-            if (!fs::is_directory(dir, ec))
-                return makeError(ErrorKind::Io, "cannot write profile '" + dbPath + "': folder '" + dir.string() +
-                                                    "' does not exist", dbPath);
-            if (::access(dir.c_str(), W_OK) != 0)
-                return makeError(ErrorKind::Io, "cannot write profile '" + dbPath + "': folder '" + dir.string() +
-                                                    "' cannot be written (" + std::strerror(errno) + ")", dbPath);
-        }
-    }
+    // A new file: why its folder cannot take it (SQLite says "unable to open database file").
+    if (std::error_code ec; !std::filesystem::exists(dbPath, ec))
+        if (const std::string why = whyNoNewFile(dbPath); !why.empty())
+            return makeError(ErrorKind::Io, "cannot write profile '" + dbPath + "': " + why, dbPath);
     sqlite3* raw = nullptr;
     int rc =
         sqlite3_open_v2(dbPath.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);

@@ -6,6 +6,7 @@
 #include "Sqlite.h"
 
 #include "core/ir/FileRead.h"
+#include "core/ir/FileWrite.h"
 
 #include <cmath>
 
@@ -111,10 +112,7 @@ bool onlyReadableAsImmutable(const std::string& path) {
     std::error_code ec;
     if (fs::exists(path + "-wal", ec) || fs::exists(path + "-journal", ec))
         return false;
-    fs::path dir = fs::path(path).parent_path();
-    if (dir.empty())
-        dir = ".";
-    return ::access(dir.c_str(), W_OK) != 0;
+    return ::access(folderOf(path).c_str(), W_OK) != 0;
 }
 
 /// `path` as an SQLite URI that opens it immutable (the characters a URI gives meaning to escaped).

@@ -13,6 +13,21 @@ namespace sextant {
 
 namespace fs = std::filesystem;
 
+fs::path folderOf(const std::string& path) {
+    const fs::path p(path);
+    return p.has_parent_path() ? p.parent_path() : fs::path(".");
+}
+
+std::string whyNoNewFile(const std::string& path) {
+    const fs::path dir = folderOf(path);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return "folder '" + dir.string() + "' does not exist";
+    if (::access(dir.c_str(), W_OK) != 0)
+        return "folder '" + dir.string() + "' cannot be written (" + std::strerror(errno) + ")";
+    return {};
+}
+
 Error PendingFile::fail(const std::string& why) const {
     return makeError(ErrorKind::Io, m_what + " '" + m_target.string() + "': " + why);
 }
@@ -46,7 +61,7 @@ Expected<PendingFile> PendingFile::open(const std::string& target, const std::st
         if (!ec)
             f.m_target = real;
     }
-    const fs::path dir = f.m_target.has_parent_path() ? f.m_target.parent_path() : fs::path(".");
+    const fs::path dir = folderOf(f.m_target.string());
     if (!fs::is_directory(dir, ec))
         return f.fail("folder '" + dir.string() + "' does not exist");
     // Unique per process and call: two writes to one folder never share a temporary, also when

@@ -14,6 +14,14 @@
 
 namespace sextant {
 
+/// The folder a file at `path` is in ("." for a bare name).
+std::filesystem::path folderOf(const std::string& path);
+
+/// Why no new file can be made at `path`, or empty: "folder 'D' does not exist", or "folder 'D'
+/// cannot be written (Read-only file system)". For writers that do not open the file themselves
+/// (SQLite's own message for both is "unable to open database file").
+std::string whyNoNewFile(const std::string& path);
+
 /// A file being written: a temporary beside `target`, renamed over it by commit(). Until then
 /// nothing of that name changes, and a PendingFile dropped uncommitted removes its temporary.
 /// A symbolic link is followed (the file it names is replaced, the link stays); a target that
