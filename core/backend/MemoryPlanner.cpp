@@ -10,6 +10,7 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace sextant::backend {
@@ -59,7 +60,155 @@ OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, F
     return plan;
 }
 
+/// Buffers with bytes and a lifetime, in the order of their starts (then their sizes, largest
+/// first), and the same in the order of their ends: the events of a sweep over time.
+struct Sweep {
+    std::vector<int> byStart, byEnd;
+};
+
+Sweep sweepOf(const OffsetProblem& p) {
+    Sweep s;
+    for (size_t i = 0; i < p.sizes.size(); ++i)
+        if (p.sizes[i] > 0 && p.lifetimes[i].first < p.lifetimes[i].second)
+            s.byStart.push_back(static_cast<int>(i));
+    s.byEnd = s.byStart;
+    std::sort(s.byStart.begin(), s.byStart.end(), [&](int a, int b) {
+        return std::tie(p.lifetimes[a].first, p.sizes[b], a) < std::tie(p.lifetimes[b].first, p.sizes[a], b);
+    });
+    std::sort(s.byEnd.begin(), s.byEnd.end(),
+              [&](int a, int b) { return std::tie(p.lifetimes[a].second, a) < std::tie(p.lifetimes[b].second, b); });
+    return s;
+}
+
+/// The address ranges free below the top of the buffers live at one moment of a sweep, by start
+/// and by length, so that a buffer finds the tightest range it fits in without a look at every
+/// live buffer.
+class FreeRanges {
+public:
+    explicit FreeRanges(uint64_t alignment) : m_align(alignment) {}
+
+    /// The lowest offset of the tightest free range that holds `size` aligned bytes, or the
+    /// aligned top; the range is taken.
+    uint64_t take(uint64_t size) {
+        // A range of at least size + alignment - 1 bytes always holds it; a shorter one only
+        // when its start is (nearly) aligned, so only a few of those are looked at.
+        constexpr int kLooks = 16;
+        auto it = m_byLength.lower_bound({size, 0});
+        for (int look = 0; it != m_byLength.end() && look < kLooks; ++it, ++look)
+            if (fits(*it, size))
+                return takeFrom(*it, size);
+        for (it = m_byLength.lower_bound({size + m_align - 1, 0}); it != m_byLength.end(); ++it)
+            if (fits(*it, size))
+                return takeFrom(*it, size);
+        const uint64_t at = alignUp(m_top, m_align);
+        if (at > m_top)
+            add(m_top, at);
+        m_top = at + size;
+        return at;
+    }
+
+    /// Gives [begin, end) back: joined to the free ranges beside it, and the top lowered when it
+    /// was the highest live range.
+    void give(uint64_t begin, uint64_t end) {
+        auto next = m_byStart.lower_bound(begin);
+        if (next != m_byStart.end() && next->first == end) {
+            end = next->second;
+            remove(next++);
+        }
+        if (next != m_byStart.begin()) {
+            auto prev = std::prev(next);
+            if (prev->second == begin) {
+                begin = prev->first;
+                remove(prev);
+            }
+        }
+        if (end == m_top)
+            m_top = begin;
+        else
+            add(begin, end);
+    }
+
+private:
+    using ByLength = std::set<std::pair<uint64_t, uint64_t>>; // (length, start)
+
+    bool fits(const std::pair<uint64_t, uint64_t>& range, uint64_t size) const {
+        const uint64_t at = alignUp(range.second, m_align);
+        return at - range.second + size <= range.first;
+    }
+    uint64_t takeFrom(std::pair<uint64_t, uint64_t> range, uint64_t size) {
+        const uint64_t begin = range.second, end = begin + range.first, at = alignUp(begin, m_align);
+        remove(m_byStart.find(begin));
+        if (at > begin)
+            add(begin, at);
+        if (at + size < end)
+            add(at + size, end);
+        return at;
+    }
+    void add(uint64_t begin, uint64_t end) {
+        m_byStart.emplace(begin, end);
+        m_byLength.emplace(end - begin, begin);
+    }
+    void remove(std::map<uint64_t, uint64_t>::iterator it) {
+        m_byLength.erase({it->second - it->first, it->first});
+        m_byStart.erase(it);
+    }
+
+    uint64_t m_align;
+    uint64_t m_top = 0;
+    std::map<uint64_t, uint64_t> m_byStart; // start -> end
+    ByLength m_byLength;
+};
+
+/// An interval problem placed in one sweep over time: the buffers that end at a moment give their
+/// ranges back before those that start there (largest first) take the tightest free range, or the
+/// top. Each buffer is placed once, against the buffers live at its start, which are all the
+/// placed buffers it conflicts with: no pair lists, O(n log n).
+OffsetPlan placeInTimeOrder(const OffsetProblem& p) {
+    OffsetPlan plan;
+    plan.offsets.assign(p.sizes.size(), 0);
+    plan.heuristic = "time-sweep/best-fit";
+    const Sweep sweep = sweepOf(p);
+    FreeRanges free(std::max<uint64_t>(p.alignment, 1));
+    size_t ended = 0;
+    for (int i : sweep.byStart) {
+        for (; ended < sweep.byEnd.size() && p.lifetimes[sweep.byEnd[ended]].second <= p.lifetimes[i].first; ++ended) {
+            const int e = sweep.byEnd[ended];
+            free.give(plan.offsets[e], plan.offsets[e] + p.sizes[e]);
+        }
+        plan.offsets[i] = free.take(p.sizes[i]);
+        plan.peak = std::max(plan.peak, plan.offsets[i] + p.sizes[i]);
+    }
+    return plan;
+}
+
 } // namespace
+
+uint64_t overlappingPairs(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes,
+                          const std::vector<uint64_t>& sizes) {
+    // Each pair counted once, at the buffer that starts first: the buffers starting after it
+    // and before it ends.
+    std::vector<uint64_t> starts;
+    for (size_t i = 0; i < sizes.size(); ++i)
+        if (sizes[i] > 0 && lifetimes[i].first < lifetimes[i].second)
+            starts.push_back(lifetimes[i].first);
+    std::sort(starts.begin(), starts.end());
+    uint64_t pairs = 0;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        if (sizes[i] == 0 || lifetimes[i].first >= lifetimes[i].second)
+            continue;
+        const auto from = std::upper_bound(starts.begin(), starts.end(), lifetimes[i].first);
+        const auto to = std::lower_bound(from, starts.end(), lifetimes[i].second);
+        pairs += static_cast<uint64_t>(to - from);
+    }
+    // Buffers starting at the same time meet too: each such group of k adds k(k-1)/2.
+    for (size_t a = 0, b = 0; a < starts.size(); a = b) {
+        for (b = a; b < starts.size() && starts[b] == starts[a]; ++b) {
+        }
+        const uint64_t k = b - a;
+        pairs += k * (k - 1) / 2;
+    }
+    return pairs;
+}
 
 namespace {
 
@@ -68,6 +217,8 @@ OffsetPlan planByHeuristics(const OffsetProblem& p) {
     const size_t n = p.sizes.size();
     if (n == 0)
         return OffsetPlan{{}, 0, "empty"};
+    if (p.overlapsOnly)
+        return placeInTimeOrder(p);
     const bool haveLife = p.lifetimes.size() == n;
     std::vector<uint64_t> conflictWeight(n, 0);
     for (size_t i = 0; i < n; ++i)
@@ -144,43 +295,88 @@ OffsetPlan planOffsets(const OffsetProblem& p, const OffsetSearchOptions& option
     return plan;
 }
 
+namespace {
+
+Status overlapError(const OffsetProblem& p, const OffsetPlan& plan, size_t i, size_t j) {
+    const uint64_t ai = plan.offsets[i], bi = ai + p.sizes[i];
+    const uint64_t aj = plan.offsets[j], bj = aj + p.sizes[j];
+    return makeError(ErrorKind::Verify, "buffers " + std::to_string(std::min(i, j)) + " and " +
+                                            std::to_string(std::max(i, j)) + " may be live together but overlap at [" +
+                                            std::to_string(std::max(ai, aj)) + ", " + std::to_string(std::min(bi, bj)) +
+                                            ")");
+}
+
+/// The check of an overlapsOnly plan, in one sweep over time: the buffers live at a moment hold
+/// disjoint ranges, so a starting buffer overlaps one of them exactly when it overlaps the one
+/// below or the one above its offset.
+Status checkBySweep(const OffsetProblem& p, const OffsetPlan& plan) {
+    const Sweep sweep = sweepOf(p);
+    std::map<uint64_t, int> live; // offset -> buffer
+    size_t ended = 0;
+    for (int i : sweep.byStart) {
+        for (; ended < sweep.byEnd.size() && p.lifetimes[sweep.byEnd[ended]].second <= p.lifetimes[i].first; ++ended)
+            live.erase(plan.offsets[sweep.byEnd[ended]]);
+        const uint64_t begin = plan.offsets[i], end = begin + p.sizes[i];
+        auto above = live.lower_bound(begin);
+        if (above != live.end() && above->first < end)
+            return overlapError(p, plan, static_cast<size_t>(i), static_cast<size_t>(above->second));
+        if (above != live.begin()) {
+            const int below = std::prev(above)->second;
+            if (plan.offsets[below] + p.sizes[below] > begin)
+                return overlapError(p, plan, static_cast<size_t>(i), static_cast<size_t>(below));
+        }
+        live.emplace(begin, i);
+    }
+    return {};
+}
+
+} // namespace
+
 Status checkOffsetPlan(const OffsetProblem& p, const OffsetPlan& plan) {
     const size_t n = p.sizes.size();
     if (plan.offsets.size() != n)
         return makeError(ErrorKind::Verify, "offset plan has " + std::to_string(plan.offsets.size()) +
                                                 " offsets for " + std::to_string(n) + " buffers");
+    if (p.overlapsOnly && p.lifetimes.size() != n)
+        return makeError(ErrorKind::Verify, "offset problem of overlapping lifetimes has " +
+                                                std::to_string(p.lifetimes.size()) + " lifetimes for " +
+                                                std::to_string(n) + " buffers");
     for (size_t i = 0; i < n; ++i) {
         if (p.alignment > 1 && plan.offsets[i] % p.alignment != 0)
             return makeError(ErrorKind::Verify, "buffer " + std::to_string(i) + " offset " +
                                                     std::to_string(plan.offsets[i]) + " is not aligned");
         if (plan.offsets[i] + p.sizes[i] > plan.peak)
             return makeError(ErrorKind::Verify, "buffer " + std::to_string(i) + " ends past the peak");
+        if (p.overlapsOnly)
+            continue;
         for (int j : p.conflicts[i]) {
             if (p.sizes[i] == 0 || p.sizes[j] == 0)
                 continue;
             uint64_t ai = plan.offsets[i], bi = ai + p.sizes[i];
             uint64_t aj = plan.offsets[j], bj = aj + p.sizes[j];
             if (ai < bj && aj < bi)
-                return makeError(ErrorKind::Verify, "buffers " + std::to_string(i) + " and " + std::to_string(j) +
-                                                        " may be live together but overlap at [" +
-                                                        std::to_string(std::max(ai, aj)) + ", " +
-                                                        std::to_string(std::min(bi, bj)) + ")");
+                return overlapError(p, plan, i, static_cast<size_t>(j));
         }
     }
-    return {};
+    return p.overlapsOnly ? checkBySweep(p, plan) : Status{};
 }
 
-OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, uint64_t alignment) {
+OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, uint64_t alignment,
+                                   uint64_t maxListedPairs) {
     OffsetProblem p;
     p.alignment = alignment;
     const size_t n = buffers.size();
     p.sizes.resize(n);
-    p.conflicts.resize(n);
     p.lifetimes.resize(n);
     for (size_t i = 0; i < n; ++i) {
         p.sizes[i] = buffers[i].size;
         p.lifetimes[i] = {buffers[i].lower, buffers[i].upper};
     }
+    if (overlappingPairs(p.lifetimes, p.sizes) > maxListedPairs) {
+        p.overlapsOnly = true;
+        return p;
+    }
+    p.conflicts.resize(n);
     // Sweep by start time: only buffers whose intervals intersect become neighbours.
     std::vector<int> byStart(n);
     std::iota(byStart.begin(), byStart.end(), 0);

@@ -23,6 +23,10 @@ struct OffsetProblem {
     /// also searches by them; the conflicts alone decide validity.
     std::vector<std::pair<uint64_t, uint64_t>> lifetimes;
     uint64_t alignment = 1;                     ///< every offset is a multiple of this
+    /// Buffers conflict exactly when their lifetimes intersect, and `conflicts` is empty: an
+    /// interval problem with too many overlapping pairs to list (problemFromIntervals). It is
+    /// planned, checked and bounded by sweeps over time, never pair by pair.
+    bool overlapsOnly = false;
 };
 
 /// An answer to an OffsetProblem.
@@ -55,7 +59,9 @@ struct OffsetSearchOptions {
 /// selection and keeps the smallest peak; then, for a problem whose conflicts are its lifetimes'
 /// overlaps (interval problems, per-core SRAM), searches for a smaller peak (OffsetSearch.h):
 /// at the capacity first when the heuristics do not fit it, then at the lower bound, then halving
-/// the distance between the lowest capacity not ruled out and the best found.
+/// the distance between the lowest capacity not ruled out and the best found. An overlapsOnly
+/// problem is placed in one sweep over time instead (each buffer, at its start, in the tightest
+/// range free among the buffers then live), with max-live as its bound.
 /// Deterministic: the same problem and options give the same plan.
 OffsetPlan planOffsets(const OffsetProblem& problem, const OffsetSearchOptions& options = {});
 
@@ -68,8 +74,15 @@ struct IntervalBuffer {
     uint64_t lower = 0, upper = 0, size = 0;
 };
 
-/// Builds the problem where buffers conflict when their half-open lifetimes intersect.
-OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, uint64_t alignment = 1);
+/// Builds the problem where buffers conflict when their half-open lifetimes intersect. When more
+/// than `maxListedPairs` pairs overlap (buffers alive over most of a long program: the lists
+/// would grow with the square of the buffers), none are listed and the problem is overlapsOnly.
+inline constexpr uint64_t kMaxListedPairs = uint64_t{1} << 23;
+OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, uint64_t alignment = 1,
+                                   uint64_t maxListedPairs = kMaxListedPairs);
+/// How many pairs of buffers with bytes have intersecting lifetimes (a sweep, not a count pair by pair).
+uint64_t overlappingPairs(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes,
+                          const std::vector<uint64_t>& sizes);
 /// The largest total size live at one time: a lower bound for any plan of these intervals.
 uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers);
 /// Reads a CSV with header `id,lower,upper,size` (the MiniMalloc benchmark format; further

@@ -403,3 +403,94 @@ TEST(OffsetSearch, EveryOrderFindsTheTilingOfASlicedRectangle) {
             }
     }
 }
+
+// Interval problems with more overlapping pairs than kMaxListedPairs are planned and checked by
+// sweeps over time (MemoryPlanner.h: overlapsOnly), without pair lists.
+TEST(OffsetSweep, CountsOverlappingPairsAsThePairListsDo) {
+    std::mt19937 rng(11);
+    for (int trial = 0; trial < 200; ++trial) {
+        std::vector<IntervalBuffer> buffers = randomIntervals(rng, 1 + trial % 12);
+        buffers[0].size = trial % 3 == 0 ? 0 : buffers[0].size; // a buffer without bytes meets nothing
+        const OffsetProblem listed = problemFromIntervals(buffers);
+        uint64_t pairs = 0;
+        for (size_t i = 0; i < listed.conflicts.size(); ++i)
+            for (int j : listed.conflicts[i])
+                pairs += static_cast<size_t>(j) > i && listed.sizes[i] > 0 && listed.sizes[j] > 0;
+        EXPECT_EQ(overlappingPairs(listed.lifetimes, listed.sizes), pairs) << "trial " << trial;
+        EXPECT_FALSE(listed.overlapsOnly);
+        EXPECT_EQ(problemFromIntervals(buffers, 1, pairs).overlapsOnly, false) << "at the limit, listed";
+        if (pairs > 0) {
+            EXPECT_TRUE(problemFromIntervals(buffers, 1, pairs - 1).overlapsOnly) << "over the limit, not listed";
+        }
+    }
+}
+
+TEST(OffsetSweep, SweepPlansPassThePairByPairCheck) {
+    std::mt19937 rng(12);
+    for (int trial = 0; trial < 300; ++trial) {
+        const uint64_t align = trial % 2 ? 4 : 1;
+        const std::vector<IntervalBuffer> buffers = randomIntervals(rng, 2 + trial % 30);
+        const OffsetProblem listed = problemFromIntervals(buffers, align);
+        const OffsetProblem swept = problemFromIntervals(buffers, align, 0);
+        ASSERT_EQ(swept.overlapsOnly, overlappingPairs(listed.lifetimes, listed.sizes) > 0);
+        if (!swept.overlapsOnly)
+            continue; // nothing overlaps: nothing to sweep
+        EXPECT_TRUE(swept.conflicts.empty());
+        const OffsetPlan plan = planOffsets(swept);
+        EXPECT_EQ(plan.heuristic, "time-sweep/best-fit");
+        ASSERT_TRUE(checkOffsetPlan(listed, plan).ok()) << "trial " << trial << ": "
+                                                        << checkOffsetPlan(listed, plan).error().message;
+        EXPECT_TRUE(checkOffsetPlan(swept, plan).ok()) << "trial " << trial;
+        EXPECT_EQ(plan.lowerBound, maxLiveBytes(buffers)) << "trial " << trial;
+        EXPECT_EQ(plan.optimal, plan.peak == plan.lowerBound);
+        EXPECT_GE(plan.peak, plan.lowerBound);
+        EXPECT_EQ(planOffsets(swept).offsets, plan.offsets) << "not deterministic";
+    }
+}
+
+TEST(OffsetSweep, SweepCheckAgreesWithThePairByPairCheck) {
+    // Random offsets, valid or not: both checks must say the same.
+    std::mt19937 rng(13);
+    std::uniform_int_distribution<int> offset(0, 24);
+    int rejected = 0;
+    for (int trial = 0; trial < 2000; ++trial) {
+        const std::vector<IntervalBuffer> buffers = randomIntervals(rng, 2 + trial % 8);
+        const OffsetProblem listed = problemFromIntervals(buffers);
+        const OffsetProblem swept = problemFromIntervals(buffers, 1, 0);
+        OffsetPlan plan;
+        for (size_t i = 0; i < buffers.size(); ++i) {
+            plan.offsets.push_back(static_cast<uint64_t>(offset(rng)));
+            plan.peak = std::max(plan.peak, plan.offsets.back() + buffers[i].size);
+        }
+        const Status a = checkOffsetPlan(listed, plan), b = checkOffsetPlan(swept, plan);
+        ASSERT_EQ(a.ok(), b.ok()) << "trial " << trial << ": " << (a.ok() ? b : a).error().message;
+        rejected += !a.ok();
+        if (!b.ok()) {
+            EXPECT_NE(b.error().message.find("may be live together but overlap at"), std::string::npos);
+        }
+    }
+    EXPECT_GT(rejected, 100) << "the trials must hold overlapping plans too";
+    EXPECT_LT(rejected, 1900) << "and valid ones";
+}
+
+TEST(OffsetSweep, FiftyThousandBuffersAliveTogetherArePlannedWithoutPairLists) {
+    // A window of 25,000 buffers alive at every moment slides over 50,000: 937 million
+    // overlapping pairs (listed, 7.5 GB). Sizes of five kinds, in turn: the buffer that ends as
+    // another starts is of its kind, and the range it gives back is the tightest fit.
+    std::vector<IntervalBuffer> buffers;
+    constexpr uint64_t kCount = 50'000, kAlive = kCount / 2;
+    for (uint64_t i = 0; i < kCount; ++i)
+        buffers.push_back({std::to_string(i), i, i + kAlive, 64 * (1 + i % 5)});
+    const OffsetProblem p = problemFromIntervals(buffers, 64);
+    ASSERT_TRUE(p.overlapsOnly);
+    EXPECT_EQ(overlappingPairs(p.lifetimes, p.sizes), kCount * (kAlive - 1) - kAlive * (kAlive - 1) / 2);
+    const OffsetPlan plan = planOffsets(p);
+    ASSERT_TRUE(checkOffsetPlan(p, plan).ok()) << checkOffsetPlan(p, plan).error().message;
+    EXPECT_EQ(plan.lowerBound, maxLiveBytes(buffers));
+    EXPECT_EQ(plan.peak, plan.lowerBound);
+    EXPECT_TRUE(plan.optimal);
+    // And the check finds a buffer moved onto a neighbour.
+    OffsetPlan moved = plan;
+    moved.offsets[kCount / 3] = plan.offsets[kCount / 3 + 1];
+    EXPECT_FALSE(checkOffsetPlan(p, moved).ok());
+}

@@ -53,6 +53,14 @@ plan-offsets)
     [ $? -eq 2 ] || fail "sizes over 2^56 bytes in all were not refused"
     grep -qx "error: $work/huge.csv:2: size 9223372036854775807 makes the buffers add up to more than 2^56 bytes (64 PiB), more than any memory holds" "$err" ||
         fail "the huge sizes are not named: $(cat "$err")"
+    # 30,000 buffers alive together (450 million overlapping pairs; listing them once took 4 GB
+    # and minutes): planned by a sweep over time, a stack at max-live, and the plan written.
+    awk 'BEGIN { print "id,lower,upper,size"; for (i = 0; i < 30000; i++) print i "," i "," 100000 + i "," 64 * (1 + i % 3) }' \
+        >"$work/alive.csv"
+    timeout 120 "$cli" plan-offsets "$work/alive.csv" --out "$work/alive.plan.csv" >"$out" 2>"$err"
+    [ $? -eq 0 ] || fail "30,000 buffers alive together were not planned"
+    expect_line "alive\.csv: buffers 30000, max-live 3840000, peak 3840000 \(1\.000 x\), optimal yes, "
+    [ "$(wc -l <"$work/alive.plan.csv")" -eq 30001 ] || fail "the plan of 30,000 buffers does not have 30,000 rows"
     "$cli" plan-offsets "$csv" "$csv" --out "$work/x.csv" >"$out" 2>"$err"
     [ $? -eq 2 ] || fail "--out with two inputs was accepted"
     if [ -d "$shared/memplan" ]; then
