@@ -6,6 +6,7 @@
 #include "core/backend/MemoryPlanner.h"
 #include "core/ir/FileWrite.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -22,7 +23,8 @@ const char* kPlanOffsetsUsage =
     "\n"
     "Places the buffers of each file (CSV with the header id,lower,upper,size: a buffer live over\n"
     "[lower, upper) needing size bytes) in one address space, two buffers sharing addresses only\n"
-    "when their lifetimes do not meet. Prints one line per file:\n"
+    "when their lifetimes do not meet. MiniMalloc's spellings begin/start, end (inclusive) and\n"
+    "buffer_id, and its alignment column, are read too. Prints one line per file:\n"
     "  FILE: buffers N, max-live M, peak P (R x), optimal yes|no, T s\n"
     "max-live is the most bytes live at one time (no plan needs less); optimal says whether the\n"
     "peak is proven the least possible.\n"
@@ -60,10 +62,17 @@ int writePlan(const std::string& path, const std::vector<backend::IntervalBuffer
     Status written = file.ok() ? Status{} : Status(file.error());
     if (file.ok()) {
         std::ostream& out = file->stream();
-        out << "id,lower,upper,size,offset\n";
-        for (size_t i = 0; i < buffers.size(); ++i)
-            out << buffers[i].id << ',' << buffers[i].lower << ',' << buffers[i].upper << ',' << buffers[i].size
-                << ',' << plan.offsets[i] << '\n';
+        // The alignment column when the input had one (so that the plan reads back as the same
+        // problem); lifetimes as [lower, upper) whatever the input's spelling.
+        const bool aligned = std::any_of(buffers.begin(), buffers.end(),
+                                         [](const backend::IntervalBuffer& b) { return b.alignment != 1; });
+        out << (aligned ? "id,lower,upper,size,alignment,offset\n" : "id,lower,upper,size,offset\n");
+        for (size_t i = 0; i < buffers.size(); ++i) {
+            out << buffers[i].id << ',' << buffers[i].lower << ',' << buffers[i].upper << ',' << buffers[i].size;
+            if (aligned)
+                out << ',' << buffers[i].alignment;
+            out << ',' << plan.offsets[i] << '\n';
+        }
         written = file->commit();
     }
     if (!written.ok())
@@ -76,7 +85,17 @@ int planFile(const std::string& file, const PlanOptions& o) {
     Expected<std::vector<backend::IntervalBuffer>> buffers = backend::readIntervalCsv(file);
     if (!buffers.ok())
         return fail(buffers.error().message);
-    const backend::OffsetProblem problem = backend::problemFromIntervals(*buffers, o.alignment);
+    // One alignment for the whole plan: the buffers' own (an alignment column) and --align.
+    const Expected<uint64_t> alignment = backend::commonAlignment(*buffers, o.alignment);
+    if (!alignment.ok())
+        return fail(file + ": " + alignment.error().message);
+    const auto [least, most] = std::minmax_element(
+        buffers->begin(), buffers->end(),
+        [](const backend::IntervalBuffer& a, const backend::IntervalBuffer& b) { return a.alignment < b.alignment; });
+    if (least != buffers->end() && least->alignment != most->alignment)
+        std::cout << file << ": alignments from " << least->alignment << " to " << most->alignment
+                  << " bytes: every buffer placed at a multiple of " << *alignment << "\n";
+    const backend::OffsetProblem problem = backend::problemFromIntervals(*buffers, *alignment);
     const auto start = std::chrono::steady_clock::now();
     const backend::OffsetPlan plan = backend::planOffsets(problem, o.search);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

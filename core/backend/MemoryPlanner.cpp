@@ -400,6 +400,22 @@ OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, u
     return p;
 }
 
+Expected<uint64_t> commonAlignment(const std::vector<IntervalBuffer>& buffers, uint64_t base) {
+    uint64_t common = std::max<uint64_t>(base, 1);
+    if (common > kMaxAlignment)
+        return makeError(ErrorKind::Unsupported, "alignment " + std::to_string(common) + " is over 2^40 bytes");
+    for (const IntervalBuffer& b : buffers) {
+        const uint64_t a = std::max<uint64_t>(b.alignment, 1);
+        const uint64_t step = a / std::gcd(common, a);
+        if (step > kMaxAlignment / common)
+            return makeError(ErrorKind::Unsupported,
+                             "the buffers' alignments have no common multiple up to 2^40 bytes (" +
+                                 std::to_string(common) + " and " + std::to_string(a) + ", of buffer '" + b.id + "')");
+        common *= step;
+    }
+    return common;
+}
+
 uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers) {
     std::map<uint64_t, int64_t> delta; // ordered by time; ends sort before starts at the same time
     for (const IntervalBuffer& b : buffers) {
@@ -461,6 +477,7 @@ bool readLine(std::istream& in, std::string& line, bool& tooLong) {
     return any;
 }
 
+/// The cells of a line, without the spaces and tabs around each.
 std::vector<std::string> splitCells(const std::string& line) {
     std::vector<std::string> cells(1);
     for (char c : line) {
@@ -469,7 +486,21 @@ std::vector<std::string> splitCells(const std::string& line) {
         else
             cells.back().push_back(c);
     }
+    for (std::string& cell : cells) {
+        const size_t first = cell.find_first_not_of(" \t");
+        cell = first == std::string::npos ? std::string() : cell.substr(first, cell.find_last_not_of(" \t") - first + 1);
+    }
     return cells;
+}
+
+/// A header cell as one of the four columns and the alignment (MiniMalloc's other spellings
+/// mapped to ours), or itself.
+std::string columnName(const std::string& cell) {
+    if (cell == "begin" || cell == "start")
+        return "lower";
+    if (cell == "buffer" || cell == "buffer_id")
+        return "id";
+    return cell;
 }
 
 } // namespace
@@ -484,20 +515,42 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
         return makeError(ErrorKind::Parse, path + ": empty file (expected the header 'id,lower,upper,size')");
     if (tooLong)
         return makeError(ErrorKind::Parse, path + ":1: line longer than " + std::to_string(kMaxCsvLine) + " bytes");
-    // The four columns by name; others (an `offset` column of a written plan) are ignored.
-    const std::vector<std::string> header = splitCells(line);
-    const char* names[4] = {"id", "lower", "upper", "size"};
-    size_t column[4];
+    // The four columns by name, `end` (an inclusive upper) and `alignment`; others (an `offset`
+    // column of a written plan) are ignored.
+    std::vector<std::string> header = splitCells(line);
+    if (!header.empty() && header[0].rfind("\xEF\xBB\xBF", 0) == 0)
+        header[0].erase(0, 3); // a UTF-8 byte order mark, as spreadsheets write
+    for (size_t c = 0; c < header.size(); ++c) {
+        const std::string name = columnName(header[c]);
+        for (size_t d = 0; d < c; ++d)
+            if (!name.empty() && columnName(header[d]) == name)
+                return makeError(ErrorKind::Parse, path + ":1: the header has two columns for " + name + " ('" +
+                                                       header[d] + "' and '" + header[c] + "')");
+    }
+    auto find = [&](const std::string& name) {
+        for (size_t c = 0; c < header.size(); ++c)
+            if (columnName(header[c]) == name)
+                return c;
+        return header.size();
+    };
+    const size_t endColumn = find("end");
+    const char* names[5] = {"id", "lower", "upper", "size", "alignment"};
+    size_t column[5];
     std::string missing;
-    for (int k = 0; k < 4; ++k) {
-        auto at = std::find(header.begin(), header.end(), names[k]);
-        column[k] = static_cast<size_t>(at - header.begin());
-        if (at == header.end())
+    for (int k = 0; k < 5; ++k) {
+        column[k] = find(names[k]);
+        if (k == 2 && column[k] == header.size() && endColumn < header.size())
+            column[k] = endColumn;
+        else if (k == 2 && column[k] < header.size() && endColumn < header.size())
+            return makeError(ErrorKind::Parse, path + ":1: the header has both 'upper' and 'end' (one lifetime end)");
+        if (k < 4 && column[k] == header.size())
             missing += std::string(missing.empty() ? "" : ", ") + names[k];
     }
     if (!missing.empty())
         return makeError(ErrorKind::Parse, path + ":1: the header has no column " + missing +
                                                " (expected 'id,lower,upper,size')");
+    const bool inclusiveEnd = column[2] == endColumn;
+    const bool aligned = column[4] < header.size();
     std::vector<IntervalBuffer> out;
     size_t lineNo = 1;
     uint64_t totalBytes = 0;
@@ -516,17 +569,30 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
                                                    std::to_string(cells.size()));
         IntervalBuffer b;
         b.id = cells[column[0]];
-        uint64_t* fields[3] = {&b.lower, &b.upper, &b.size};
-        for (int k = 1; k < 4; ++k) {
+        uint64_t* fields[4] = {&b.lower, &b.upper, &b.size, &b.alignment};
+        for (int k = 1; k < (aligned ? 5 : 4); ++k) {
             const std::string& cell = cells[column[k]];
             const std::optional<uint64_t> v = parseCount(cell);
+            const std::string name = k == 2 && inclusiveEnd ? std::string("end") : names[k];
             if (!v) {
                 const bool negative = cell.size() > 1 && cell[0] == '-' && parseCount(cell.substr(1));
-                return makeError(ErrorKind::Parse, where + names[k] + " '" + cell + "' is " +
+                return makeError(ErrorKind::Parse, where + name + " '" + cell + "' is " +
                                                        (negative ? "negative" : "not a number"));
             }
             *fields[k - 1] = *v;
         }
+        if (inclusiveEnd) {
+            if (b.upper == UINT64_MAX)
+                return makeError(ErrorKind::Parse, where + "end " + std::to_string(b.upper) + " is past the last time");
+            ++b.upper;
+        }
+        if (aligned && (b.alignment == 0 || b.alignment > kMaxAlignment))
+            return makeError(ErrorKind::Parse, where + "alignment " + std::to_string(b.alignment) +
+                                                   (b.alignment == 0 ? " is not a positive number"
+                                                                     : " is over 2^40 bytes"));
+        if (b.lower >= b.upper && inclusiveEnd)
+            return makeError(ErrorKind::Parse, where + "lower " + std::to_string(b.lower) + " is after end " +
+                                                   std::to_string(b.upper - 1) + " (a lifetime is [lower, end])");
         if (b.lower >= b.upper)
             return makeError(ErrorKind::Parse, where + "lower " + std::to_string(b.lower) + " is not below upper " +
                                                    std::to_string(b.upper) + " (a lifetime is [lower, upper))");

@@ -68,11 +68,19 @@ OffsetPlan planOffsets(const OffsetProblem& problem, const OffsetSearchOptions& 
 /// Proves a plan valid: aligned offsets, and no two conflicting buffers overlap in space.
 Status checkOffsetPlan(const OffsetProblem& problem, const OffsetPlan& plan);
 
-/// One row of an interval instance: live over [lower, upper), needs `size` bytes.
+/// One row of an interval instance: live over [lower, upper), needs `size` bytes at an offset
+/// that is a multiple of `alignment`.
 struct IntervalBuffer {
     std::string id;
     uint64_t lower = 0, upper = 0, size = 0;
+    uint64_t alignment = 1;
 };
+
+/// The alignment one plan of `buffers` can give all of them: the least common multiple of `base`
+/// and each buffer's own (the largest of them when they are powers of two). An error when it is
+/// over kMaxAlignment.
+inline constexpr uint64_t kMaxAlignment = uint64_t{1} << 40;
+Expected<uint64_t> commonAlignment(const std::vector<IntervalBuffer>& buffers, uint64_t base);
 
 /// Builds the problem where buffers conflict when their half-open lifetimes intersect. When more
 /// than `maxListedPairs` pairs overlap (buffers alive over most of a long program: the lists
@@ -85,9 +93,14 @@ uint64_t overlappingPairs(const std::vector<std::pair<uint64_t, uint64_t>>& life
                           const std::vector<uint64_t>& sizes);
 /// The largest total size live at one time: a lower bound for any plan of these intervals.
 uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers);
-/// Reads a CSV with header `id,lower,upper,size` (the MiniMalloc benchmark format; further
-/// columns, such as a plan's `offset`, are ignored). Every row needs lower < upper and numbers in
-/// digits; a bad row is an error naming the file, the line and the field.
+/// Reads a CSV with header `id,lower,upper,size` (the MiniMalloc benchmark format, in any column
+/// order). MiniMalloc's other spellings are read too: `begin` or `start` for lower, `end` for an
+/// inclusive last time (upper = end + 1), `buffer` or `buffer_id` for id; and its `alignment`
+/// column. Further columns (a plan's `offset`; MiniMalloc's `hint`, a preference, and `gaps`,
+/// times within a lifetime when the buffer is not needed, so that treating it as live
+/// throughout is safe) are ignored. Spaces around a cell do not count. Every row needs
+/// lower < upper and numbers in digits; a bad row is an error naming the file, the line and
+/// the field.
 Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path);
 
 /// Plans the DRAM of a scheduled Program: lays out [weights][graph inputs+outputs][intermediate

@@ -101,7 +101,7 @@ TEST(MemoryPlanner, CsvErrorsNameTheFileAndLine) {
     EXPECT_NE(r.error().message.find(path + ":3"), std::string::npos) << r.error().message;
     EXPECT_FALSE(readIntervalCsv(path + ".missing").ok());
     // A number with trailing text or a sign is not read as its leading digits (or wrapped).
-    for (const char* cell : {"12abc", " 5", "0x10", ""}) {
+    for (const char* cell : {"12abc", "1 5", "0x10", ""}) {
         {
             std::ofstream out(path);
             out << "id,lower,upper,size\n0,1,2,3\n1,1,2," << cell << "\n";
@@ -128,7 +128,7 @@ TEST(MemoryPlanner, CsvErrorsNameTheFileAndLine) {
     }
     {
         std::ofstream out(path);
-        out << "id,start,upper,size\n0,1,2,3\n";
+        out << "id,from,upper,size\n0,1,2,3\n";
     }
     Expected<std::vector<IntervalBuffer>> noLower = readIntervalCsv(path);
     ASSERT_FALSE(noLower.ok());
@@ -150,4 +150,68 @@ TEST(MemoryPlanner, CsvErrorsNameTheFileAndLine) {
     Expected<std::vector<IntervalBuffer>> endless = readIntervalCsv(path);
     ASSERT_FALSE(endless.ok());
     EXPECT_EQ(endless.error().message, path + ":2: line longer than 65536 bytes");
+}
+
+TEST(MemoryPlanner, CsvInMiniMallocsOtherSpellings) {
+    // MiniMalloc's reader takes begin/start, an inclusive end, buffer_id and an alignment column,
+    // in any order, with spaces around numbers; its hint and gaps columns are left out.
+    const std::string path = ::testing::TempDir() + "/spellings_memplan.csv";
+    auto read = [&](const std::string& text) {
+        std::ofstream(path) << text;
+        return readIntervalCsv(path);
+    };
+    Expected<std::vector<IntervalBuffer>> r =
+        read("buffer_id,begin,end,size,alignment,hint,gaps\na, 0 ,1,32,32,-1,\nb,1,4,28,4,-1,2-3\n");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->size(), 2u);
+    EXPECT_EQ((*r)[0].id, "a");
+    EXPECT_EQ((*r)[0].lower, 0u);
+    EXPECT_EQ((*r)[0].upper, 2u) << "end is inclusive";
+    EXPECT_EQ((*r)[1].upper, 5u);
+    EXPECT_EQ((*r)[0].alignment, 32u);
+    EXPECT_EQ((*r)[1].alignment, 4u);
+    r = read("\xEF\xBB\xBFsize,upper,start,buffer\n8,3,1,x\n"); // a byte order mark, columns in another order
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ((*r)[0].id, "x");
+    EXPECT_EQ((*r)[0].lower, 1u);
+    EXPECT_EQ((*r)[0].upper, 3u);
+    EXPECT_EQ((*r)[0].size, 8u);
+    EXPECT_EQ((*r)[0].alignment, 1u);
+
+    const std::pair<const char*, const char*> bad[] = {
+        {"id,lower,upper,end,size\n", ":1: the header has both 'upper' and 'end' (one lifetime end)"},
+        {"id,lower,begin,upper,size\n", ":1: the header has two columns for lower ('lower' and 'begin')"},
+        {"id,lower,end,size\n0,5,4,3\n", ":2: lower 5 is after end 4 (a lifetime is [lower, end])"},
+        {"id,lower,end,size\n0,5,x,3\n", ":2: end 'x' is not a number"},
+        {"id,lower,end,size\n0,5,18446744073709551615,3\n", ":2: end 18446744073709551615 is past the last time"},
+        {"id,lower,upper,size,alignment\n0,0,4,3,0\n", ":2: alignment 0 is not a positive number"},
+        {"id,lower,upper,size,alignment\n0,0,4,3,-8\n", ":2: alignment '-8' is negative"},
+        {"id,lower,upper,size,alignment\n0,0,4,3,2199023255552\n", ":2: alignment 2199023255552 is over 2^40 bytes"},
+    };
+    for (const auto& [text, message] : bad) {
+        r = read(text);
+        ASSERT_FALSE(r.ok()) << text;
+        EXPECT_EQ(r.error().message, path + message);
+    }
+}
+
+TEST(MemoryPlanner, BuffersAlignedTheirOwnWaysArePlannedAtTheCommonMultiple) {
+    std::vector<IntervalBuffer> b = {{"a", 0, 2, 32, 32}, {"b", 1, 5, 28, 4}, {"c", 2, 6, 36, 64}};
+    Expected<uint64_t> common = commonAlignment(b, 1);
+    ASSERT_TRUE(common.ok());
+    EXPECT_EQ(*common, 64u);
+    EXPECT_EQ(*commonAlignment(b, 48), 192u) << "not a power of two: the least common multiple";
+    const OffsetProblem p = problemFromIntervals(b, *common);
+    const OffsetPlan plan = planOffsets(p);
+    ASSERT_TRUE(checkOffsetPlan(p, plan).ok());
+    for (size_t i = 0; i < b.size(); ++i)
+        EXPECT_EQ(plan.offsets[i] % b[i].alignment, 0u) << b[i].id;
+    EXPECT_EQ(plan.peak, 92u) << "b at 64 over a and c, both at 0";
+    EXPECT_TRUE(plan.optimal);
+    // No common multiple a memory could have: an error naming the buffer, not an overflow.
+    b.push_back({"d", 0, 1, 8, (uint64_t{1} << 40) - 1});
+    Expected<uint64_t> none = commonAlignment(b, 1);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.error().message, "the buffers' alignments have no common multiple up to 2^40 bytes (64 and "
+                                    "1099511627775, of buffer 'd')");
 }

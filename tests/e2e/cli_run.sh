@@ -53,6 +53,14 @@ plan-offsets)
     [ $? -eq 2 ] || fail "sizes over 2^56 bytes in all were not refused"
     grep -qx "error: $work/huge.csv:2: size 9223372036854775807 makes the buffers add up to more than 2^56 bytes (64 PiB), more than any memory holds" "$err" ||
         fail "the huge sizes are not named: $(cat "$err")"
+    # MiniMalloc's other spellings and its alignment column: the plan keeps every buffer's own
+    # alignment, says which multiple it used, and is written with the alignment column.
+    printf 'buffer_id,begin,end,size,alignment\na,0,1,32,32\nb,1,4,28,4\nc,2,5,36,64\n' >"$work/aligned.csv"
+    "$cli" plan-offsets "$work/aligned.csv" --out "$work/aligned.plan.csv" >"$out" 2>"$err" || fail "aligned.csv failed"
+    expect_line "aligned\.csv: alignments from 4 to 64 bytes: every buffer placed at a multiple of 64$"
+    expect_line "aligned\.csv: buffers 3, max-live 64, peak 92 \(1\.438 x\), optimal yes, "
+    head -1 "$work/aligned.plan.csv" | grep -qx 'id,lower,upper,size,alignment,offset' || fail "plan lost the alignment column"
+    grep -qx 'b,1,5,28,4,64' "$work/aligned.plan.csv" || fail "b is not at 64 over [1, 5): $(cat "$work/aligned.plan.csv")"
     # 30,000 buffers alive together (450 million overlapping pairs; listing them once took 4 GB
     # and minutes): planned by a sweep over time, a stack at max-live, and the plan written.
     awk 'BEGIN { print "id,lower,upper,size"; for (i = 0; i < 30000; i++) print i "," i "," 100000 + i "," 64 * (1 + i % 3) }' \
