@@ -416,20 +416,28 @@ Expected<uint64_t> commonAlignment(const std::vector<IntervalBuffer>& buffers, u
     return common;
 }
 
-uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers) {
-    std::map<uint64_t, int64_t> delta; // ordered by time; ends sort before starts at the same time
-    for (const IntervalBuffer& b : buffers) {
-        if (b.lower >= b.upper)
-            continue;
-        delta[b.lower] += static_cast<int64_t>(b.size);
-        delta[b.upper] -= static_cast<int64_t>(b.size);
-    }
+uint64_t maxLiveBytes(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes, const std::vector<uint64_t>& sizes) {
+    std::vector<std::pair<uint64_t, int64_t>> events; // (time, +size or -size): at one time, ends sort first
+    for (size_t i = 0; i < sizes.size(); ++i)
+        if (sizes[i] > 0 && lifetimes[i].first < lifetimes[i].second) {
+            events.emplace_back(lifetimes[i].first, static_cast<int64_t>(sizes[i]));
+            events.emplace_back(lifetimes[i].second, -static_cast<int64_t>(sizes[i]));
+        }
+    std::sort(events.begin(), events.end());
     int64_t live = 0, peak = 0;
-    for (const auto& [t, d] : delta) {
-        live += d;
-        peak = std::max(peak, live);
-    }
+    for (const auto& [t, d] : events)
+        peak = std::max(peak, live += d);
     return static_cast<uint64_t>(peak);
+}
+
+uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers) {
+    std::vector<std::pair<uint64_t, uint64_t>> lifetimes(buffers.size());
+    std::vector<uint64_t> sizes(buffers.size());
+    for (size_t i = 0; i < buffers.size(); ++i) {
+        lifetimes[i] = {buffers[i].lower, buffers[i].upper};
+        sizes[i] = buffers[i].size;
+    }
+    return maxLiveBytes(lifetimes, sizes);
 }
 
 namespace {

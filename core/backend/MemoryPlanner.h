@@ -93,6 +93,8 @@ uint64_t overlappingPairs(const std::vector<std::pair<uint64_t, uint64_t>>& life
                           const std::vector<uint64_t>& sizes);
 /// The largest total size live at one time: a lower bound for any plan of these intervals.
 uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers);
+/// The same for lifetimes and sizes side by side (buffers without bytes or time count nothing).
+uint64_t maxLiveBytes(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes, const std::vector<uint64_t>& sizes);
 /// Reads a CSV with header `id,lower,upper,size` (the MiniMalloc benchmark format, in any column
 /// order). MiniMalloc's other spellings are read too: `begin` or `start` for lower, `end` for an
 /// inclusive last time (upper = end + 1), `buffer` or `buffer_id` for id; and its `alignment`

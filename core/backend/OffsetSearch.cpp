@@ -863,32 +863,12 @@ uint64_t greedyCliqueBound(const std::vector<uint64_t>& sizes, const std::vector
 
 } // namespace
 
-namespace {
-
 // Every problem small enough to search has its pairs listed.
 static_assert(kMaxListedPairs >= kMaxSearchBuffers * (kMaxSearchBuffers - 1) / 2);
 
-/// The largest total size live at one time, by a sweep over the lifetimes' ends (an end before a
-/// start at the same time: lifetimes are half-open).
-uint64_t sweptMaxLive(const OffsetProblem& p) {
-    std::vector<std::pair<uint64_t, int64_t>> events; // (time, +size or -size): ends sort first
-    for (size_t i = 0; i < p.sizes.size(); ++i)
-        if (p.sizes[i] > 0 && p.lifetimes[i].first < p.lifetimes[i].second) {
-            events.emplace_back(p.lifetimes[i].first, static_cast<int64_t>(p.sizes[i]));
-            events.emplace_back(p.lifetimes[i].second, -static_cast<int64_t>(p.sizes[i]));
-        }
-    std::sort(events.begin(), events.end());
-    int64_t live = 0, peak = 0;
-    for (const auto& [t, d] : events)
-        peak = std::max(peak, live += d);
-    return static_cast<uint64_t>(peak);
-}
-
-} // namespace
-
 void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& options, OffsetPlan& plan) {
     if (problem.overlapsOnly) { // too many buffers to search (see the static_assert): the bound only
-        plan.lowerBound = sweptMaxLive(problem);
+        plan.lowerBound = maxLiveBytes(problem.lifetimes, problem.sizes);
         plan.optimal = plan.peak <= plan.lowerBound;
         return;
     }
