@@ -5,6 +5,7 @@
 #include "Reachability.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -26,14 +27,41 @@ OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, F
     OffsetPlan plan;
     plan.offsets.assign(n, 0);
     std::vector<char> placed(n, 0);
-    std::vector<std::pair<uint64_t, uint64_t>> busy; // [begin, end) of placed neighbours
+    std::vector<std::pair<uint64_t, uint64_t>> busy; // [begin, end) of placed neighbours, by begin
+    // Placed buffers with bytes by (offset, index), and per buffer the last i it neighboured: a
+    // buffer that conflicts with most of those placed (a wide program's unordered buffers) walks
+    // them in address order instead of sorting its neighbours. The ranges come out in the same
+    // order of begins either way (ties in a begin decide nothing below), so the plan is the same.
+    std::vector<std::pair<uint64_t, int>> byOffset, recent; // recent: the last few, sorted, merged in by the batch
+    std::vector<int> neighbourOf(n, -1);
+    constexpr size_t kBatch = 256;
     for (int i : order) {
         const uint64_t size = p.sizes[i];
         busy.clear();
+        size_t k = 0;
         for (int j : p.conflicts[i])
-            if (placed[j] && p.sizes[j] > 0)
-                busy.emplace_back(plan.offsets[j], plan.offsets[j] + p.sizes[j]);
-        std::sort(busy.begin(), busy.end());
+            if (placed[j] && p.sizes[j] > 0) {
+                neighbourOf[j] = i;
+                ++k;
+            }
+        if (k * static_cast<size_t>(std::bit_width(k)) > byOffset.size() + recent.size()) {
+            auto r = recent.begin();
+            for (const std::pair<uint64_t, int>& x : byOffset) {
+                for (; r != recent.end() && *r < x; ++r)
+                    if (neighbourOf[r->second] == i)
+                        busy.emplace_back(r->first, r->first + p.sizes[r->second]);
+                if (neighbourOf[x.second] == i)
+                    busy.emplace_back(x.first, x.first + p.sizes[x.second]);
+            }
+            for (; r != recent.end(); ++r)
+                if (neighbourOf[r->second] == i)
+                    busy.emplace_back(r->first, r->first + p.sizes[r->second]);
+        } else {
+            for (int j : p.conflicts[i])
+                if (neighbourOf[j] == i)
+                    busy.emplace_back(plan.offsets[j], plan.offsets[j] + p.sizes[j]);
+            std::sort(busy.begin(), busy.end());
+        }
         uint64_t cursor = 0;
         bool found = false;
         uint64_t bestOffset = 0, bestGap = 0;
@@ -55,6 +83,15 @@ OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, F
             bestOffset = alignUp(cursor, p.alignment);
         plan.offsets[i] = bestOffset;
         placed[i] = 1;
+        if (size > 0) {
+            recent.insert(std::upper_bound(recent.begin(), recent.end(), std::make_pair(bestOffset, i)),
+                          {bestOffset, i});
+            if (recent.size() == kBatch) {
+                byOffset.insert(byOffset.end(), recent.begin(), recent.end());
+                std::inplace_merge(byOffset.begin(), byOffset.end() - static_cast<std::ptrdiff_t>(kBatch), byOffset.end());
+                recent.clear();
+            }
+        }
         plan.peak = std::max(plan.peak, bestOffset + size);
     }
     return plan;
