@@ -97,6 +97,12 @@ OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, F
     return plan;
 }
 
+/// Whether buffer i takes space at some time (a buffer without bytes or time conflicts with nothing).
+bool hasBytesAndTime(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes, const std::vector<uint64_t>& sizes,
+                     size_t i) {
+    return sizes[i] > 0 && lifetimes[i].first < lifetimes[i].second;
+}
+
 /// Buffers with bytes and a lifetime, in the order of their starts (then their sizes, largest
 /// first), and the same in the order of their ends: the events of a sweep over time.
 struct Sweep {
@@ -106,7 +112,7 @@ struct Sweep {
 Sweep sweepOf(const OffsetProblem& p) {
     Sweep s;
     for (size_t i = 0; i < p.sizes.size(); ++i)
-        if (p.sizes[i] > 0 && p.lifetimes[i].first < p.lifetimes[i].second)
+        if (hasBytesAndTime(p.lifetimes, p.sizes, i))
             s.byStart.push_back(static_cast<int>(i));
     s.byEnd = s.byStart;
     std::sort(s.byStart.begin(), s.byStart.end(), [&](int a, int b) {
@@ -222,28 +228,16 @@ OffsetPlan placeInTimeOrder(const OffsetProblem& p) {
 
 uint64_t overlappingPairs(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes,
                           const std::vector<uint64_t>& sizes) {
-    // Each pair counted once, at the buffer that starts first: the buffers starting after it
-    // and before it ends.
-    std::vector<uint64_t> starts;
+    // By start: each buffer meets the ones after it that start before it ends.
+    std::vector<std::pair<uint64_t, uint64_t>> byStart;
     for (size_t i = 0; i < sizes.size(); ++i)
-        if (sizes[i] > 0 && lifetimes[i].first < lifetimes[i].second)
-            starts.push_back(lifetimes[i].first);
-    std::sort(starts.begin(), starts.end());
+        if (hasBytesAndTime(lifetimes, sizes, i))
+            byStart.push_back(lifetimes[i]);
+    std::sort(byStart.begin(), byStart.end());
     uint64_t pairs = 0;
-    for (size_t i = 0; i < sizes.size(); ++i) {
-        if (sizes[i] == 0 || lifetimes[i].first >= lifetimes[i].second)
-            continue;
-        const auto from = std::upper_bound(starts.begin(), starts.end(), lifetimes[i].first);
-        const auto to = std::lower_bound(from, starts.end(), lifetimes[i].second);
-        pairs += static_cast<uint64_t>(to - from);
-    }
-    // Buffers starting at the same time meet too: each such group of k adds k(k-1)/2.
-    for (size_t a = 0, b = 0; a < starts.size(); a = b) {
-        for (b = a; b < starts.size() && starts[b] == starts[a]; ++b) {
-        }
-        const uint64_t k = b - a;
-        pairs += k * (k - 1) / 2;
-    }
+    for (auto at = byStart.begin(); at != byStart.end(); ++at)
+        pairs += static_cast<uint64_t>(
+            std::lower_bound(at + 1, byStart.end(), std::make_pair(at->second, uint64_t{0})) - (at + 1));
     return pairs;
 }
 
@@ -456,7 +450,7 @@ Expected<uint64_t> commonAlignment(const std::vector<IntervalBuffer>& buffers, u
 uint64_t maxLiveBytes(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes, const std::vector<uint64_t>& sizes) {
     std::vector<std::pair<uint64_t, int64_t>> events; // (time, +size or -size): at one time, ends sort first
     for (size_t i = 0; i < sizes.size(); ++i)
-        if (sizes[i] > 0 && lifetimes[i].first < lifetimes[i].second) {
+        if (hasBytesAndTime(lifetimes, sizes, i)) {
             events.emplace_back(lifetimes[i].first, static_cast<int64_t>(sizes[i]));
             events.emplace_back(lifetimes[i].second, -static_cast<int64_t>(sizes[i]));
         }
@@ -578,24 +572,25 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
                 return c;
         return header.size();
     };
-    const size_t endColumn = find("end");
+    const size_t none = header.size();
     const char* names[5] = {"id", "lower", "upper", "size", "alignment"};
     size_t column[5];
-    std::string missing;
-    for (int k = 0; k < 5; ++k) {
+    for (int k = 0; k < 5; ++k)
         column[k] = find(names[k]);
-        if (k == 2 && column[k] == header.size() && endColumn < header.size())
-            column[k] = endColumn;
-        else if (k == 2 && column[k] < header.size() && endColumn < header.size())
-            return makeError(ErrorKind::Parse, path + ":1: the header has both 'upper' and 'end' (one lifetime end)");
-        if (k < 4 && column[k] == header.size())
+    const size_t endColumn = find("end");
+    if (endColumn != none && column[2] != none)
+        return makeError(ErrorKind::Parse, path + ":1: the header has both 'upper' and 'end' (one lifetime end)");
+    const bool inclusiveEnd = endColumn != none;
+    if (inclusiveEnd)
+        column[2] = endColumn;
+    const bool aligned = column[4] != none;
+    std::string missing;
+    for (int k = 0; k < 4; ++k)
+        if (column[k] == none)
             missing += std::string(missing.empty() ? "" : ", ") + names[k];
-    }
     if (!missing.empty())
         return makeError(ErrorKind::Parse, path + ":1: the header has no column " + missing +
                                                " (expected 'id,lower,upper,size')");
-    const bool inclusiveEnd = column[2] == endColumn;
-    const bool aligned = column[4] < header.size();
     std::vector<IntervalBuffer> out;
     size_t lineNo = 1;
     uint64_t totalBytes = 0;
