@@ -12,9 +12,11 @@ namespace sextant::backend {
 ///
 /// The Tasks are covered by chains, each totally ordered by the DAG (a Task joins a chain whose
 /// last Task comes before it, else starts one). A Task's ancestors on a chain are then a prefix of
-/// it, so one number per chain says which: the Task's "clock", as in vector clocks. Memory is
-/// Tasks x chains (the chains are about the program's parallelism: cores times the branches in
-/// flight), not Tasks x Tasks, and a query is one comparison.
+/// it, so one number per chain says which: the Task's "clock", as in vector clocks. A clock keeps
+/// only the chains the Task has ancestors on, sorted by chain: a program of thousands of
+/// unordered branches starts a chain per branch, and a branch's Tasks have ancestors on few of
+/// them. Memory is the sum over Tasks of those chains (at most Tasks x chains, where the chains
+/// are about the program's parallelism), and a query is a binary search in one clock.
 class Reachability {
 public:
     /// `preds[i]` lists the direct predecessors of i (all < i); check valid().
@@ -28,9 +30,8 @@ public:
     bool before(int a, int b) const {
         if (a == b || a < 0 || b < 0 || static_cast<size_t>(a) >= size() || static_cast<size_t>(b) >= size())
             return false;
-        const uint32_t c = m_chain[static_cast<size_t>(a)];
-        const size_t k = m_clockBegin[static_cast<size_t>(b) + 1] - m_clockBegin[static_cast<size_t>(b)];
-        return c < k && static_cast<int32_t>(m_pos[static_cast<size_t>(a)]) <= m_clock[m_clockBegin[static_cast<size_t>(b)] + c];
+        const int32_t last = lastAncestor(static_cast<size_t>(b), m_chain[static_cast<size_t>(a)]);
+        return static_cast<int32_t>(m_pos[static_cast<size_t>(a)]) <= last;
     }
     /// True when the two are ordered one way or the other.
     bool ordered(int a, int b) const { return before(a, b) || before(b, a); }
@@ -52,7 +53,17 @@ public:
         return c < frontier.size() && static_cast<int32_t>(m_pos[static_cast<size_t>(task)]) <= frontier[c];
     }
 
+    /// Entries in all clocks together (what the memory grows with).
+    size_t clockEntries() const { return m_clock.size(); }
+
 private:
+    /// One entry of a clock: the last ancestor's position on a chain.
+    struct Tick {
+        uint32_t chain;
+        int32_t pos;
+    };
+    /// The position of b's last ancestor on `chain` (-1: none).
+    int32_t lastAncestor(size_t b, uint32_t chain) const;
     uint32_t chooseChain(size_t b, const std::vector<int>& preds) const;
 
     bool m_valid = true;
@@ -60,9 +71,9 @@ private:
     std::vector<uint32_t> m_pos;         ///< per Task: its position on the chain
     std::vector<uint32_t> m_chainLength; ///< per chain: Tasks on it so far
     std::vector<size_t> m_clockBegin;    ///< per Task (+1): where its clock starts in m_clock
-    /// Task b's clock: per chain that existed when b joined one, the last position of an
-    /// ancestor of b on it (-1: none). Later chains hold only later Tasks, so none of b's.
-    std::vector<int32_t> m_clock;
+    /// Task b's clock: per chain b has an ancestor on, in chain order, that ancestor's last
+    /// position.
+    std::vector<Tick> m_clock;
 };
 
 } // namespace sextant::backend

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <numeric>
 #include <random>
 #include <vector>
 
@@ -97,6 +98,43 @@ TEST(Reachability, CoresInProgramOrderNeedOneChainEach) {
     EXPECT_TRUE(r.before(0, cores * perCore - 1));
     EXPECT_FALSE(r.before(cores * perCore - 1, 0));
     EXPECT_FALSE(r.ordered(cores * perCore - 1, cores * perCore - 2));
+}
+
+TEST(Reachability, ThousandsOfUnorderedBranchesKeepClocksSmall) {
+    // 20,000 Tasks no dependency orders (a wide graph's branches: a chain each), summed by a
+    // binary tree of Tasks. A clock listing every chain would hold about 600 million entries
+    // (gigabytes); one listing the chains with ancestors holds leaves x tree depth.
+    const int leaves = 20000;
+    std::vector<std::vector<int>> preds(static_cast<size_t>(leaves));
+    std::vector<int> level(static_cast<size_t>(leaves));
+    std::iota(level.begin(), level.end(), 0);
+    while (level.size() > 1) {
+        std::vector<int> next;
+        for (size_t i = 0; i + 1 < level.size(); i += 2) {
+            next.push_back(static_cast<int>(preds.size()));
+            preds.push_back({level[i], level[i + 1]});
+        }
+        if (level.size() % 2)
+            next.push_back(level.back());
+        level = std::move(next);
+    }
+    const Reachability r(preds);
+    ASSERT_TRUE(r.valid());
+    EXPECT_EQ(r.chains(), static_cast<size_t>(leaves));
+    EXPECT_LT(r.clockEntries(), static_cast<size_t>(leaves) * 20);
+    const int root = static_cast<int>(preds.size()) - 1;
+    for (int leaf : {0, 1, 4097, leaves - 1})
+        EXPECT_TRUE(r.before(leaf, root)) << leaf;
+    EXPECT_FALSE(r.ordered(0, 1));
+    EXPECT_TRUE(r.before(0, leaves));   // the first sum reads leaves 0 and 1
+    EXPECT_FALSE(r.before(2, leaves));  // but not leaf 2
+    Reachability::Frontier f;
+    r.commonAncestors({leaves, leaves + 1}, f); // sums of {0, 1} and {2, 3}: nothing in common
+    for (int x = 0; x < leaves; ++x)
+        ASSERT_FALSE(r.within(f, x)) << x;
+    r.commonAncestors({root}, f);
+    for (int x = 0; x < root; ++x)
+        ASSERT_TRUE(r.within(f, x)) << x;
 }
 
 TEST(Reachability, APredecessorThatDoesNotComeFirstIsInvalid) {
