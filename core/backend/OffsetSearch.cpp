@@ -822,8 +822,11 @@ private:
 /// A lower bound for a problem with conflicts beyond the lifetimes: buffers that pairwise
 /// conflict all need space of their own, so any such clique's bytes bound the peak. Grown
 /// greedily (largest buffers first) from the heaviest buffers; each clique is a proof, so the
-/// largest found is a bound even though it may not be the largest there is.
-uint64_t greedyCliqueBound(const std::vector<uint64_t>& sizes, const std::vector<std::vector<int>>& neighbours) {
+/// largest found is a bound even though it may not be the largest there is. No seed is begun
+/// once `work` membership tests are spent (a deterministic limit: one seed's tests are at most
+/// its neighbours times theirs).
+uint64_t greedyCliqueBound(const std::vector<uint64_t>& sizes, const std::vector<std::vector<int>>& neighbours,
+                           uint64_t work = UINT64_MAX) {
     const size_t n = sizes.size();
     constexpr size_t kSeeds = 256;
     std::vector<uint64_t> weight(n, 0); // a buffer and all its neighbours: no clique through it weighs more
@@ -838,8 +841,9 @@ uint64_t greedyCliqueBound(const std::vector<uint64_t>& sizes, const std::vector
     seeds.resize(std::min(n, kSeeds));
     uint64_t best = 0;
     std::vector<int> candidates, clique;
+    uint64_t spent = 0;
     for (size_t v : seeds) {
-        if (weight[v] <= best)
+        if (weight[v] <= best || spent >= work)
             break; // sorted: no later seed can do better
         candidates = neighbours[v];
         std::sort(candidates.begin(), candidates.end(), [&](int a, int b) {
@@ -849,6 +853,7 @@ uint64_t greedyCliqueBound(const std::vector<uint64_t>& sizes, const std::vector
         uint64_t total = sizes[v];
         for (int u : candidates) {
             const std::vector<int>& nu = neighbours[static_cast<size_t>(u)];
+            spent += clique.size();
             const bool withAll = std::all_of(clique.begin(), clique.end(),
                                              [&](int c) { return std::binary_search(nu.begin(), nu.end(), c); });
             if (withAll) {
@@ -877,6 +882,9 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
         return;
     if (problem.sizes.size() > kMaxSearchBuffers) { // the bound only
         plan.lowerBound = sectionMaxLive(form->spans, form->sections);
+        if (form->neighbours) // seeds begun within about a tenth of a second of tests
+            plan.lowerBound =
+                std::max(plan.lowerBound, greedyCliqueBound(problem.sizes, *form->neighbours, 20'000'000));
         plan.optimal = plan.peak <= plan.lowerBound;
         return;
     }

@@ -383,6 +383,36 @@ TEST(OffsetSearch, StacksOfBuffersAliveTogetherKeepTheOptimum) {
 }
 
 // Tilings leave no slack at all: one wrong cut and an order finds nothing at the optimum.
+TEST(OffsetSearch, TooManyToSearchStillBoundedByBuffersThatAllConflict) {
+    // A wide program's DRAM: 300 branch outputs no Task order separates (they pairwise conflict,
+    // though their estimated lifetimes follow each other), among 4,700 short-lived buffers in a
+    // chain. Too many buffers to search; the peak is the 300 together, and the bound must say so
+    // (the lifetimes alone would bound it by one branch output).
+    OffsetProblem p;
+    const int wide = 300, chain = 4700, n = wide + chain;
+    p.sizes.assign(n, 1024);
+    p.conflicts.resize(n);
+    p.lifetimes.resize(n);
+    for (int i = 0; i < n; ++i)
+        p.lifetimes[static_cast<size_t>(i)] = {static_cast<uint64_t>(i), static_cast<uint64_t>(i) + 1};
+    for (int i = 0; i < wide; ++i)
+        for (int j = 0; j < wide; ++j)
+            if (i != j)
+                p.conflicts[static_cast<size_t>(i)].push_back(j);
+    for (int i = wide; i + 1 < n; ++i) { // each chain buffer conflicts with the next
+        p.conflicts[static_cast<size_t>(i)].push_back(i + 1);
+        p.conflicts[static_cast<size_t>(i) + 1].push_back(i);
+    }
+    for (auto& c : p.conflicts)
+        std::sort(c.begin(), c.end());
+    ASSERT_GT(static_cast<size_t>(n), kMaxSearchBuffers);
+    const OffsetPlan plan = planOffsets(p);
+    ASSERT_TRUE(checkOffsetPlan(p, plan).ok());
+    EXPECT_EQ(plan.peak, uint64_t{wide} * 1024);
+    EXPECT_EQ(plan.lowerBound, uint64_t{wide} * 1024);
+    EXPECT_TRUE(plan.optimal);
+}
+
 TEST(OffsetSearch, EveryOrderFindsTheTilingOfASlicedRectangle) {
     std::mt19937 rng(6122026);
     for (int trial = 0; trial < 200; ++trial) {
