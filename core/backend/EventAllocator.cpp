@@ -61,6 +61,8 @@ Status allocateEvents(Program& program) {
         program.tasks[static_cast<size_t>(e.producerTask)].recordEvents.push_back(e.id);
 
     Reachability order(combinedPreds(program));
+    if (order.tooLarge())
+        return makeError(ErrorKind::Unsupported, "cannot allocate events: " + order.why());
     if (!order.valid())
         return makeError(ErrorKind::Verify, "task order is not topological; cannot allocate events");
     // Linear scan per recording core, in record order (producer position, then event id).
@@ -268,6 +270,8 @@ Status checkEvents(const Program& p) {
     const std::vector<std::vector<int>> preds = combinedPreds(p);
     SX_TRY(checkAcyclic(p, preds));
     const Reachability order(preds);
+    if (!order.valid())
+        return makeError(ErrorKind::Unsupported, "cannot check the events: " + order.why());
     SX_TRY(checkCrossCoreDeps(p, order));
     return checkSlotReuse(p, order);
 }

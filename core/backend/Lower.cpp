@@ -847,6 +847,8 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
     for (const Task& t : prog.tasks)
         depPreds[static_cast<size_t>(t.id)] = t.deps;
     Reachability depOrder(depPreds);
+    if (depOrder.tooLarge())
+        return makeError(ErrorKind::Unsupported, "cannot plan the memory: " + depOrder.why());
     if (!depOrder.valid())
         return makeError(ErrorKind::Verify, "lowering produced a task order that is not topological");
     SX_TRY(planMemory(prog, depOrder));

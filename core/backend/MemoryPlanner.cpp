@@ -1321,6 +1321,8 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
 Status checkHazards(const Program& prog) {
     SX_ASSIGN(const std::vector<std::vector<int>> preds, taskPredecessors(prog));
     const Reachability order(preds);
+    if (!order.valid())
+        return makeError(ErrorKind::Unsupported, "cannot check the memory hazards: " + order.why());
     SX_TRY(checkDramPlacement(prog));
     const std::vector<Access> acc = accessesOf(prog);
     const std::vector<Access> held = withInPlaceParts(prog, acc);

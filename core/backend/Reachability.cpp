@@ -4,7 +4,7 @@
 
 namespace sextant::backend {
 
-Reachability::Reachability(const std::vector<std::vector<int>>& preds) {
+Reachability::Reachability(const std::vector<std::vector<int>>& preds, size_t maxClockEntries) {
     const size_t n = preds.size();
     m_chain.resize(n);
     m_pos.resize(n);
@@ -24,6 +24,9 @@ Reachability::Reachability(const std::vector<std::vector<int>>& preds) {
         touched.clear();
         for (int a : preds[b]) {
             if (a < 0 || static_cast<size_t>(a) >= b) {
+                if (m_valid)
+                    m_why = "Task " + std::to_string(b) + " depends on Task " + std::to_string(a) +
+                            ", which does not come before it";
                 m_valid = false;
                 continue;
             }
@@ -31,6 +34,21 @@ Reachability::Reachability(const std::vector<std::vector<int>>& preds) {
             for (size_t q = from; q < to; ++q)
                 see(m_clock[q].chain, m_clock[q].pos);
             see(m_chain[static_cast<size_t>(a)], static_cast<int32_t>(m_pos[static_cast<size_t>(a)]));
+        }
+        if (m_clock.size() + touched.size() > maxClockEntries) {
+            m_valid = false;
+            m_tooLarge = true;
+            m_why = "the Task order is too large to check: past Task " + std::to_string(b) + " of " +
+                    std::to_string(n) + ", its " + std::to_string(m_chainLength.size()) +
+                    " chains of ordered Tasks needed more than " + std::to_string(maxClockEntries) +
+                    " entries to say which Tasks come before which";
+            m_chain.clear();
+            m_pos.clear();
+            m_clock.clear();
+            m_clock.shrink_to_fit();
+            m_clockBegin.assign(1, 0);
+            m_chainLength.clear();
+            return;
         }
         std::sort(touched.begin(), touched.end());
         for (uint32_t c : touched) {

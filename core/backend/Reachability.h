@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace sextant::backend {
@@ -19,11 +20,22 @@ namespace sextant::backend {
 /// are about the program's parallelism), and a query is a binary search in one clock.
 class Reachability {
 public:
-    /// `preds[i]` lists the direct predecessors of i (all < i); check valid().
-    explicit Reachability(const std::vector<std::vector<int>>& preds);
+    /// Clock entries allowed before giving up (1 GiB of them). Programs the compiler builds
+    /// stay far below (a 48,000-Task program of 24,000 chains holds 160,000; an 80,000-Task
+    /// chain on 8 cores 640,000), but an artifact can describe Tasks no chain covers well:
+    /// thousands of unordered Tasks, then thousands that each wait for all of them, which needs
+    /// Tasks x chains entries, more than a machine has.
+    static constexpr size_t kMaxClockEntries = size_t{1} << 27;
 
-    /// False if some predecessor id was not smaller than its node's id.
+    /// `preds[i]` lists the direct predecessors of i (all < i); check valid().
+    explicit Reachability(const std::vector<std::vector<int>>& preds, size_t maxClockEntries = kMaxClockEntries);
+
+    /// False if some predecessor id was not smaller than its node's id, or the clocks would
+    /// have held more than the limit; why() says which.
     bool valid() const { return m_valid; }
+    const std::string& why() const { return m_why; }
+    /// Invalid because the clocks would have passed the limit (the order itself may be fine).
+    bool tooLarge() const { return m_tooLarge; }
     size_t size() const { return m_chain.size(); }
     size_t chains() const { return m_chainLength.size(); }
     /// True when a != b and a must finish before b starts (a path a -> ... -> b).
@@ -67,6 +79,8 @@ private:
     uint32_t chooseChain(size_t b, const std::vector<int>& preds) const;
 
     bool m_valid = true;
+    bool m_tooLarge = false;
+    std::string m_why;
     std::vector<uint32_t> m_chain;       ///< per Task: its chain
     std::vector<uint32_t> m_pos;         ///< per Task: its position on the chain
     std::vector<uint32_t> m_chainLength; ///< per chain: Tasks on it so far

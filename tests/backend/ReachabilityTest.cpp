@@ -137,9 +137,41 @@ TEST(Reachability, ThousandsOfUnorderedBranchesKeepClocksSmall) {
         ASSERT_TRUE(r.within(f, x)) << x;
 }
 
+TEST(Reachability, ClocksPastTheLimitAreRefusedNotAllocated) {
+    // 2,000 unordered Tasks, one that waits for all of them, and 2,000 that each wait for that
+    // one (a fan-out no chain covers): every one of the last 2,000 has ancestors on 2,001
+    // chains, about 4 million entries in all.
+    const int wide = 2000;
+    std::vector<std::vector<int>> preds(static_cast<size_t>(wide));
+    std::vector<int> all(static_cast<size_t>(wide));
+    std::iota(all.begin(), all.end(), 0);
+    preds.push_back(all);
+    for (int i = 0; i < wide; ++i)
+        preds.push_back({wide});
+    const Reachability fits(preds);
+    ASSERT_TRUE(fits.valid()) << fits.why();
+    EXPECT_FALSE(fits.tooLarge());
+    EXPECT_GT(fits.clockEntries(), size_t{4'000'000});
+    EXPECT_TRUE(fits.before(5, 2 * wide));
+    EXPECT_FALSE(fits.ordered(wide + 1, wide + 2));
+
+    const Reachability capped(preds, 1'000'000);
+    EXPECT_FALSE(capped.valid());
+    EXPECT_TRUE(capped.tooLarge());
+    EXPECT_NE(capped.why().find("too large to check"), std::string::npos) << capped.why();
+    EXPECT_NE(capped.why().find("1000000 entries"), std::string::npos) << capped.why();
+    EXPECT_EQ(capped.clockEntries(), 0u); // given back, not kept
+    EXPECT_FALSE(capped.before(5, 2 * wide)); // no answers from a partial order
+
+    const Reachability backwards(std::vector<std::vector<int>>{{}, {2}, {}});
+    EXPECT_FALSE(backwards.tooLarge());
+    EXPECT_EQ(backwards.why(), "Task 1 depends on Task 2, which does not come before it");
+}
+
 TEST(Reachability, APredecessorThatDoesNotComeFirstIsInvalid) {
-    EXPECT_FALSE(Reachability({{}, {1}}).valid());
-    EXPECT_FALSE(Reachability({{}, {2}, {}}).valid());
-    EXPECT_FALSE(Reachability({{}, {-1}}).valid());
-    EXPECT_TRUE(Reachability({{}, {0}, {0, 1}}).valid());
+    using Preds = std::vector<std::vector<int>>;
+    EXPECT_FALSE(Reachability(Preds{{}, {1}}).valid());
+    EXPECT_FALSE(Reachability(Preds{{}, {2}, {}}).valid());
+    EXPECT_FALSE(Reachability(Preds{{}, {-1}}).valid());
+    EXPECT_TRUE(Reachability(Preds{{}, {0}, {0, 1}}).valid());
 }
