@@ -243,7 +243,29 @@ uint64_t overlappingPairs(const std::vector<std::pair<uint64_t, uint64_t>>& life
 
 namespace {
 
-/// The heuristic stage of planOffsets: the best of the greedy orderings.
+/// A peak no plan can go below, found cheaply: max-live, when every two buffers whose lifetimes
+/// meet conflict (otherwise 0: two that meet may share addresses and max-live proves nothing).
+uint64_t maxLiveIfMeetingConflict(const OffsetProblem& p) {
+    const size_t n = p.sizes.size();
+    if (p.lifetimes.size() != n || p.conflicts.size() != n)
+        return 0;
+    std::vector<int> byStart;
+    for (size_t i = 0; i < n; ++i)
+        if (hasBytesAndTime(p.lifetimes, p.sizes, i))
+            byStart.push_back(static_cast<int>(i));
+    std::sort(byStart.begin(), byStart.end(),
+              [&](int a, int b) { return std::tie(p.lifetimes[a].first, a) < std::tie(p.lifetimes[b].first, b); });
+    for (size_t x = 0; x < byStart.size(); ++x) {
+        const std::vector<int>& list = p.conflicts[static_cast<size_t>(byStart[x])];
+        for (size_t y = x + 1; y < byStart.size() && p.lifetimes[byStart[y]].first < p.lifetimes[byStart[x]].second; ++y)
+            if (!std::binary_search(list.begin(), list.end(), byStart[y]))
+                return 0;
+    }
+    return maxLiveBytes(p.lifetimes, p.sizes);
+}
+
+/// The heuristic stage of planOffsets: the best of the greedy orderings. It stops at the first
+/// plan whose peak reaches a bound (no later one could replace it: only a lower peak does).
 OffsetPlan planByHeuristics(const OffsetProblem& p) {
     const size_t n = p.sizes.size();
     if (n == 0)
@@ -298,13 +320,18 @@ OffsetPlan planByHeuristics(const OffsetProblem& p) {
     };
     OffsetPlan best;
     bool haveBest = false;
+    const uint64_t floor = maxLiveIfMeetingConflict(p);
     std::vector<int> order(n);
     for (const auto& [name, less] : orders) {
+        if (haveBest && best.peak <= floor)
+            break;
         if (!haveLife && name != "size-desc" && name != "conflict-weight")
             continue;
         std::iota(order.begin(), order.end(), 0);
         std::sort(order.begin(), order.end(), less);
         for (Fit fit : {Fit::Best, Fit::First}) {
+            if (haveBest && best.peak <= floor)
+                break;
             OffsetPlan plan = placeInOrder(p, order, fit);
             if (!haveBest || plan.peak < best.peak) {
                 plan.heuristic = name + (fit == Fit::Best ? "/best-fit" : "/first-fit");
