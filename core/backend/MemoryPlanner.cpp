@@ -8,6 +8,7 @@
 #include <bit>
 #include <charconv>
 #include <fstream>
+#include <future>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -243,6 +244,10 @@ uint64_t overlappingPairs(const std::vector<std::pair<uint64_t, uint64_t>>& life
 
 namespace {
 
+/// Conflict-list entries (two per pair) from which a placement takes long enough (some
+/// milliseconds) that a second thread pays for its start.
+constexpr size_t kPairsForAThread = size_t{1} << 18;
+
 /// A peak no plan can go below, found cheaply: max-live, when every two buffers whose lifetimes
 /// meet conflict (otherwise 0: two that meet may share addresses and max-live proves nothing).
 uint64_t maxLiveIfMeetingConflict(const OffsetProblem& p) {
@@ -265,8 +270,10 @@ uint64_t maxLiveIfMeetingConflict(const OffsetProblem& p) {
 }
 
 /// The heuristic stage of planOffsets: the best of the greedy orderings. It stops at the first
-/// plan whose peak reaches a bound (no later one could replace it: only a lower peak does).
-OffsetPlan planByHeuristics(const OffsetProblem& p) {
+/// plan whose peak reaches a bound (no later one could replace it: only a lower peak does). With
+/// two threads and enough pairs to be worth one, an ordering's first-fit placement runs beside
+/// its best-fit one; the plans are compared in the same order, so the choice is the same.
+OffsetPlan planByHeuristics(const OffsetProblem& p, unsigned threads) {
     const size_t n = p.sizes.size();
     if (n == 0)
         return OffsetPlan{{}, 0, "empty"};
@@ -321,6 +328,10 @@ OffsetPlan planByHeuristics(const OffsetProblem& p) {
     OffsetPlan best;
     bool haveBest = false;
     const uint64_t floor = maxLiveIfMeetingConflict(p);
+    size_t pairs = 0;
+    for (const std::vector<int>& c : p.conflicts)
+        pairs += c.size();
+    const bool beside = threads > 1 && pairs >= kPairsForAThread;
     std::vector<int> order(n);
     for (const auto& [name, less] : orders) {
         if (haveBest && best.peak <= floor)
@@ -329,10 +340,13 @@ OffsetPlan planByHeuristics(const OffsetProblem& p) {
             continue;
         std::iota(order.begin(), order.end(), 0);
         std::sort(order.begin(), order.end(), less);
+        std::future<OffsetPlan> firstFit;
+        if (beside)
+            firstFit = std::async(std::launch::async, [&p, &order] { return placeInOrder(p, order, Fit::First); });
         for (Fit fit : {Fit::Best, Fit::First}) {
             if (haveBest && best.peak <= floor)
                 break;
-            OffsetPlan plan = placeInOrder(p, order, fit);
+            OffsetPlan plan = fit == Fit::First && beside ? firstFit.get() : placeInOrder(p, order, fit);
             if (!haveBest || plan.peak < best.peak) {
                 plan.heuristic = name + (fit == Fit::Best ? "/best-fit" : "/first-fit");
                 best = std::move(plan);
@@ -346,7 +360,7 @@ OffsetPlan planByHeuristics(const OffsetProblem& p) {
 } // namespace
 
 OffsetPlan planOffsets(const OffsetProblem& p, const OffsetSearchOptions& options) {
-    OffsetPlan plan = planByHeuristics(p);
+    OffsetPlan plan = planByHeuristics(p, options.threads);
     searchSmallerPeak(p, options, plan);
     if (options.capacity > 0 && plan.peak > options.capacity)
         plan.fitsCapacity = false;

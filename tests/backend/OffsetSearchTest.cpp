@@ -205,6 +205,29 @@ TEST(OffsetSearch, SamePlanOnOneThreadAsOnTwo) {
     }
 }
 
+TEST(OffsetSearch, HeuristicsOnTwoThreadsChooseAsOnOne) {
+    // 1,500 long-lived buffers (about 400,000 overlapping pairs, enough for the greedy passes to
+    // run two at a time): the same plan, the same ordering named, with one thread or two.
+    std::mt19937 rng(5);
+    std::uniform_int_distribution<uint64_t> start(0, 3000), len(500, 2500), size(1, 64);
+    std::vector<IntervalBuffer> buffers;
+    for (int i = 0; i < 1500; ++i) {
+        const uint64_t lo = start(rng);
+        buffers.push_back({std::to_string(i), lo, lo + len(rng), size(rng) * 64});
+    }
+    const OffsetProblem p = problemFromIntervals(buffers);
+    size_t entries = 0;
+    for (const std::vector<int>& c : p.conflicts)
+        entries += c.size();
+    ASSERT_GT(entries, size_t{1} << 18) << "too few pairs to take the second thread";
+    const OffsetPlan a = planOffsets(p, {.steps = 0, .threads = 1});
+    const OffsetPlan b = planOffsets(p, {.steps = 0, .threads = 2});
+    ASSERT_TRUE(checkOffsetPlan(p, b).ok());
+    EXPECT_EQ(a.offsets, b.offsets);
+    EXPECT_EQ(a.heuristic, b.heuristic);
+    EXPECT_EQ(a.peak, b.peak);
+}
+
 TEST(OffsetSearch, SharedInstancesNoWorseThanHeuristicsAndDeterministic) {
     const std::string dir = std::string(SEXTANT_SHARED_DIR) + "/memplan";
     if (!std::filesystem::exists(dir))
