@@ -584,7 +584,8 @@ std::optional<SectionForm> asSections(const OffsetProblem& p) {
     std::sort(byStart.begin(), byStart.end(),
               [&](size_t a, size_t b) { return std::tie(p.lifetimes[a].first, a) < std::tie(p.lifetimes[b].first, b); });
     for (std::vector<int>& list : neighbours) {
-        std::sort(list.begin(), list.end());
+        if (!std::is_sorted(list.begin(), list.end())) // planOffsets' callers give them sorted
+            std::sort(list.begin(), list.end());
         list.erase(std::unique(list.begin(), list.end()), list.end());
     }
     for (size_t x = 0; x < byStart.size(); ++x)
