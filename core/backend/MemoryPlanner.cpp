@@ -248,27 +248,6 @@ namespace {
 /// milliseconds) that a second thread pays for its start.
 constexpr size_t kPairsForAThread = size_t{1} << 18;
 
-/// A peak no plan can go below, found cheaply: max-live, when every two buffers whose lifetimes
-/// meet conflict (otherwise 0: two that meet may share addresses and max-live proves nothing).
-uint64_t maxLiveIfMeetingConflict(const OffsetProblem& p) {
-    const size_t n = p.sizes.size();
-    if (p.lifetimes.size() != n || p.conflicts.size() != n)
-        return 0;
-    std::vector<int> byStart;
-    for (size_t i = 0; i < n; ++i)
-        if (hasBytesAndTime(p.lifetimes, p.sizes, i))
-            byStart.push_back(static_cast<int>(i));
-    std::sort(byStart.begin(), byStart.end(),
-              [&](int a, int b) { return std::tie(p.lifetimes[a].first, a) < std::tie(p.lifetimes[b].first, b); });
-    for (size_t x = 0; x < byStart.size(); ++x) {
-        const std::vector<int>& list = p.conflicts[static_cast<size_t>(byStart[x])];
-        for (size_t y = x + 1; y < byStart.size() && p.lifetimes[byStart[y]].first < p.lifetimes[byStart[x]].second; ++y)
-            if (!std::binary_search(list.begin(), list.end(), byStart[y]))
-                return 0;
-    }
-    return maxLiveBytes(p.lifetimes, p.sizes);
-}
-
 /// The heuristic stage of planOffsets: the best of the greedy orderings. It stops at the first
 /// plan whose peak reaches a bound (no later one could replace it: only a lower peak does). With
 /// two threads and enough pairs to be worth one, an ordering's first-fit placement runs beside
@@ -281,9 +260,12 @@ OffsetPlan planByHeuristics(const OffsetProblem& p, unsigned threads) {
         return placeInTimeOrder(p);
     const bool haveLife = p.lifetimes.size() == n;
     std::vector<uint64_t> conflictWeight(n, 0);
-    for (size_t i = 0; i < n; ++i)
+    size_t pairs = 0; // list entries: two per pair
+    for (size_t i = 0; i < n; ++i) {
+        pairs += p.conflicts[i].size();
         for (int j : p.conflicts[i])
             conflictWeight[i] += p.sizes[j];
+    }
     auto lifeLen = [&](int i) { return haveLife ? p.lifetimes[i].second - p.lifetimes[i].first : 0; };
     auto lifeStart = [&](int i) { return haveLife ? p.lifetimes[i].first : 0; };
 
@@ -327,10 +309,11 @@ OffsetPlan planByHeuristics(const OffsetProblem& p, unsigned threads) {
     };
     OffsetPlan best;
     bool haveBest = false;
-    const uint64_t floor = maxLiveIfMeetingConflict(p);
-    size_t pairs = 0;
-    for (const std::vector<int>& c : p.conflicts)
-        pairs += c.size();
+    // A peak no plan goes below: max-live, when every two buffers that meet conflict (otherwise
+    // two that meet may share addresses, and max-live proves nothing).
+    const uint64_t floor = haveLife && p.conflicts.size() == n && meetingBuffersConflict(p.lifetimes, p.sizes, p.conflicts)
+                               ? maxLiveBytes(p.lifetimes, p.sizes)
+                               : 0;
     const bool beside = threads > 1 && pairs >= kPairsForAThread;
     std::vector<int> order(n);
     for (const auto& [name, less] : orders) {
@@ -500,6 +483,23 @@ uint64_t maxLiveBytes(const std::vector<std::pair<uint64_t, uint64_t>>& lifetime
     for (const auto& [t, d] : events)
         peak = std::max(peak, live += d);
     return static_cast<uint64_t>(peak);
+}
+
+bool meetingBuffersConflict(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes,
+                            const std::vector<uint64_t>& sizes, const std::vector<std::vector<int>>& lists) {
+    std::vector<int> byStart; // a sweep by start: each buffer meets those after it that start before it ends
+    for (size_t i = 0; i < sizes.size(); ++i)
+        if (hasBytesAndTime(lifetimes, sizes, i))
+            byStart.push_back(static_cast<int>(i));
+    std::sort(byStart.begin(), byStart.end(),
+              [&](int a, int b) { return std::tie(lifetimes[a].first, a) < std::tie(lifetimes[b].first, b); });
+    for (size_t x = 0; x < byStart.size(); ++x) {
+        const std::vector<int>& list = lists[static_cast<size_t>(byStart[x])];
+        for (size_t y = x + 1; y < byStart.size() && lifetimes[byStart[y]].first < lifetimes[byStart[x]].second; ++y)
+            if (!std::binary_search(list.begin(), list.end(), byStart[y]))
+                return false;
+    }
+    return true;
 }
 
 uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers) {

@@ -576,24 +576,14 @@ std::optional<SectionForm> asSections(const OffsetProblem& p) {
             beyond = beyond || !meet(i, j);
             neighbours[i].push_back(c);
         }
-    // Every two buffers whose lifetimes meet must conflict: a sweep by start time.
-    std::vector<size_t> byStart;
-    for (size_t i = 0; i < n; ++i)
-        if (live(i))
-            byStart.push_back(i);
-    std::sort(byStart.begin(), byStart.end(),
-              [&](size_t a, size_t b) { return std::tie(p.lifetimes[a].first, a) < std::tie(p.lifetimes[b].first, b); });
     for (std::vector<int>& list : neighbours) {
         if (!std::is_sorted(list.begin(), list.end())) // planOffsets' callers give them sorted
             std::sort(list.begin(), list.end());
         list.erase(std::unique(list.begin(), list.end()), list.end());
     }
-    for (size_t x = 0; x < byStart.size(); ++x)
-        for (size_t y = x + 1; y < byStart.size() && p.lifetimes[byStart[y]].first < p.lifetimes[byStart[x]].second; ++y) {
-            const std::vector<int>& list = neighbours[byStart[x]];
-            if (!std::binary_search(list.begin(), list.end(), static_cast<int>(byStart[y])))
-                return std::nullopt;
-        }
+    // Every two buffers whose lifetimes meet must conflict.
+    if (!meetingBuffersConflict(p.lifetimes, p.sizes, neighbours))
+        return std::nullopt;
     std::vector<uint64_t> points;
     for (size_t i = 0; i < n; ++i)
         if (live(i)) {
