@@ -431,13 +431,13 @@ OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, u
         p.overlapsOnly = true;
         return p;
     }
-    p.conflicts.resize(n);
     // Sweep by start time: only buffers whose intervals intersect become neighbours.
     std::vector<int> byStart(n);
     std::iota(byStart.begin(), byStart.end(), 0);
     std::sort(byStart.begin(), byStart.end(), [&](int a, int b) {
         return std::tie(buffers[a].lower, a) < std::tie(buffers[b].lower, b);
     });
+    std::vector<std::vector<int>> met(n); // in sweep order
     for (size_t x = 0; x < n; ++x) {
         int i = byStart[x];
         for (size_t y = x + 1; y < n; ++y) {
@@ -445,13 +445,21 @@ OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, u
             if (buffers[j].lower >= buffers[i].upper)
                 break;
             if (buffers[i].lower < buffers[i].upper && buffers[j].lower < buffers[j].upper) {
-                p.conflicts[i].push_back(j);
-                p.conflicts[j].push_back(i);
+                met[i].push_back(j);
+                met[j].push_back(i);
             }
         }
     }
-    for (auto& c : p.conflicts)
-        std::sort(c.begin(), c.end());
+    // Each list ascending without a sort: the relation is symmetric, so walking the buffers in
+    // ascending order and adding each to the lists of those it met gives every list in order.
+    p.conflicts.resize(n);
+    for (size_t i = 0; i < n; ++i)
+        p.conflicts[i].reserve(met[i].size());
+    for (size_t i = 0; i < n; ++i) {
+        for (int j : met[i])
+            p.conflicts[static_cast<size_t>(j)].push_back(static_cast<int>(i));
+        std::vector<int>().swap(met[i]);
+    }
     return p;
 }
 
@@ -493,10 +501,20 @@ bool meetingBuffersConflict(const std::vector<std::pair<uint64_t, uint64_t>>& li
             byStart.push_back(static_cast<int>(i));
     std::sort(byStart.begin(), byStart.end(),
               [&](int a, int b) { return std::tie(lifetimes[a].first, a) < std::tie(lifetimes[b].first, b); });
+    // Per x, its list's entries stamped with x, then every buffer it meets looked up: one pass
+    // over the lists and the meeting pairs, in any list order.
+    std::vector<size_t> stamp(sizes.size(), SIZE_MAX);
     for (size_t x = 0; x < byStart.size(); ++x) {
-        const std::vector<int>& list = lists[static_cast<size_t>(byStart[x])];
-        for (size_t y = x + 1; y < byStart.size() && lifetimes[byStart[y]].first < lifetimes[byStart[x]].second; ++y)
-            if (!std::binary_search(list.begin(), list.end(), byStart[y]))
+        const auto meets = [&](size_t y) {
+            return y < byStart.size() && lifetimes[byStart[y]].first < lifetimes[byStart[x]].second;
+        };
+        if (!meets(x + 1))
+            continue;
+        for (int j : lists[static_cast<size_t>(byStart[x])])
+            if (j >= 0 && static_cast<size_t>(j) < stamp.size())
+                stamp[static_cast<size_t>(j)] = x;
+        for (size_t y = x + 1; meets(y); ++y)
+            if (stamp[static_cast<size_t>(byStart[y])] != x)
                 return false;
     }
     return true;

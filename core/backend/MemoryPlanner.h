@@ -96,7 +96,7 @@ uint64_t maxLiveBytes(const std::vector<IntervalBuffer>& buffers);
 /// The same for lifetimes and sizes side by side (buffers without bytes or time count nothing).
 uint64_t maxLiveBytes(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes, const std::vector<uint64_t>& sizes);
 /// Whether every two buffers with bytes whose lifetimes meet are in each other's list (`lists[i]`
-/// sorted ascending): then max-live bounds every plan.
+/// in any order): then max-live bounds every plan.
 bool meetingBuffersConflict(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes,
                             const std::vector<uint64_t>& sizes, const std::vector<std::vector<int>>& lists);
 /// Reads a CSV with header `id,lower,upper,size` (the MiniMalloc benchmark format, in any column

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -73,6 +74,32 @@ TEST(MemoryPlanner, PisarchykLeeInstanceReachesItsOptimum) {
     ASSERT_TRUE(checkOffsetPlan(p, plan).ok());
     EXPECT_EQ(maxLiveBytes(b), 124u);
     EXPECT_EQ(plan.peak, 124u);
+}
+
+TEST(MemoryPlanner, ConflictListsComeSortedAndTheMeetingCheckTakesAnyOrder) {
+    // Buffers listed out of time order, some meeting many others, one without bytes (listed: the
+    // lists follow the lifetimes alone).
+    std::vector<IntervalBuffer> b = {{"0", 5, 9, 8}, {"1", 0, 6, 4}, {"2", 2, 3, 16}, {"3", 8, 12, 8},
+                                     {"4", 1, 10, 2}, {"5", 3, 4, 0}, {"6", 9, 11, 8}};
+    const OffsetProblem p = problemFromIntervals(b);
+    ASSERT_EQ(p.conflicts.size(), b.size());
+    for (size_t i = 0; i < b.size(); ++i) {
+        std::vector<int> expected;
+        for (size_t j = 0; j < b.size(); ++j)
+            if (j != i && b[i].lower < b[j].upper && b[j].lower < b[i].upper)
+                expected.push_back(static_cast<int>(j));
+        EXPECT_EQ(p.conflicts[i], expected) << "buffer " << i; // ascending, each once
+    }
+    EXPECT_TRUE(meetingBuffersConflict(p.lifetimes, p.sizes, p.conflicts));
+    std::vector<std::vector<int>> shuffled = p.conflicts;
+    for (std::vector<int>& list : shuffled)
+        std::reverse(list.begin(), list.end());
+    shuffled[4].push_back(6); // a duplicate changes nothing
+    EXPECT_TRUE(meetingBuffersConflict(p.lifetimes, p.sizes, shuffled));
+    // Drop one meeting pair (4 and 6, both ways): max-live no longer bounds the plan.
+    for (auto [x, y] : {std::pair{4, 6}, std::pair{6, 4}})
+        std::erase(shuffled[static_cast<size_t>(x)], y);
+    EXPECT_FALSE(meetingBuffersConflict(p.lifetimes, p.sizes, shuffled));
 }
 
 TEST(MemoryPlanner, CheckerRejectsOverlappingLiveBuffers) {
