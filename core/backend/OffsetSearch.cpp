@@ -18,7 +18,7 @@ namespace sextant::backend {
 IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uint64_t alignment)
     : m_spans(std::move(spans)), m_sections(std::max(sections, 0)), m_align(std::max<uint64_t>(alignment, 1)) {
     const int n = static_cast<int>(m_spans.size());
-    m_neighbours.resize(static_cast<size_t>(n));
+    std::vector<std::vector<int>> lists(static_cast<size_t>(n));
     std::vector<int> byFirst(static_cast<size_t>(n));
     std::iota(byFirst.begin(), byFirst.end(), 0);
     std::sort(byFirst.begin(), byFirst.end(), [&](int a, int b) {
@@ -34,19 +34,20 @@ IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uin
                 break;
             if (j.first >= j.last || j.size == 0)
                 continue;
-            m_neighbours[byFirst[x]].push_back(byFirst[y]);
-            m_neighbours[byFirst[y]].push_back(byFirst[x]);
+            lists[byFirst[x]].push_back(byFirst[y]);
+            lists[byFirst[y]].push_back(byFirst[x]);
         }
     }
+    m_neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(lists));
     setReach();
     setAlike();
 }
 
 IntervalPacker::IntervalPacker(std::vector<SectionSpan> spans, int sections, uint64_t alignment,
                                std::vector<std::vector<int>> neighbours)
-    : m_spans(std::move(spans)), m_sections(std::max(sections, 0)), m_align(std::max<uint64_t>(alignment, 1)),
-      m_neighbours(std::move(neighbours)) {
-    m_neighbours.resize(m_spans.size());
+    : m_spans(std::move(spans)), m_sections(std::max(sections, 0)), m_align(std::max<uint64_t>(alignment, 1)) {
+    neighbours.resize(m_spans.size());
+    m_neighbours = std::make_shared<const std::vector<std::vector<int>>>(std::move(neighbours));
     setReach();
     setAlike();
 }
@@ -62,7 +63,7 @@ void IntervalPacker::setAlike() {
     // The neighbours of a without b, sorted, against those of b without a.
     auto others = [&](int a, int b) {
         std::vector<int> v;
-        for (int j : m_neighbours[a])
+        for (int j : (*m_neighbours)[a])
             if (j != b)
                 v.push_back(j);
         std::sort(v.begin(), v.end());
@@ -90,7 +91,7 @@ void IntervalPacker::setReach() {
     m_reach.resize(m_spans.size());
     for (size_t i = 0; i < m_spans.size(); ++i) {
         m_reach[i] = {m_spans[i].first, m_spans[i].last};
-        for (int j : m_neighbours[i]) {
+        for (int j : (*m_neighbours)[i]) {
             const SectionSpan& o = m_spans[static_cast<size_t>(j)];
             if (o.first < m_spans[i].last && m_spans[i].first < o.last)
                 continue; // meets i's span: it is open beside i, or placed, and splits nothing
@@ -167,7 +168,7 @@ bool IntervalPacker::restsOnAlike(int b, uint64_t p) const {
 bool IntervalPacker::place(int b, uint64_t offset) {
     const uint64_t end = offset + m_spans[b].size;
     bool hat = false;
-    m_steps += m_neighbours[b].size();
+    m_steps += (*m_neighbours)[b].size();
     m_placed[b] = 1;
     m_offset[b] = offset;
     for (int q = m_spans[b].first; q < m_spans[b].last; ++q)
@@ -175,7 +176,7 @@ bool IntervalPacker::place(int b, uint64_t offset) {
     for (int x = m_reach[b].first + 1; x < m_reach[b].second; ++x)
         --m_crossing[static_cast<size_t>(x)];
     m_trail.push_back({b, -1, 0});
-    for (int j : m_neighbours[b]) {
+    for (int j : (*m_neighbours)[b]) {
         if (m_placed[j])
             continue;
         hat = true;
@@ -234,8 +235,8 @@ bool IntervalPacker::sectionsCanHold(int lo, int hi, const std::vector<Placing>&
         const int x = byPosition[firstFree].buffer;
         const uint64_t top = byPosition[firstFree].pos + m_spans[x].size;
         uint64_t lowest = UINT64_MAX;
-        m_steps += m_neighbours[x].size();
-        for (int y : m_neighbours[x]) {
+        m_steps += (*m_neighbours)[x].size();
+        for (int y : (*m_neighbours)[x]) {
             if (m_placed[y])
                 continue;
             const uint64_t at = std::max(watermark, aligned(m_top[y]));
@@ -451,7 +452,7 @@ IntervalPacker::Step IntervalPacker::searchComponent(const std::vector<int>& ope
         orderAfterPlacing(byPosition, b, mark + 1, next);
         // The positions that moved are those of b's neighbours: the sections around b's.
         int first = m_spans[b].first, last = m_spans[b].last;
-        for (int j : m_neighbours[b]) {
+        for (int j : (*m_neighbours)[b]) {
             first = std::min(first, m_spans[j].first);
             last = std::max(last, m_spans[j].last);
         }

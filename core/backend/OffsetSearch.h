@@ -17,6 +17,7 @@
 #include <atomic>
 #include <compare>
 #include <functional>
+#include <memory>
 #include <cstdint>
 #include <vector>
 
@@ -57,7 +58,7 @@ public:
     /// The largest total size live in one section: no plan has a smaller peak.
     uint64_t maxLive() const;
     /// Per buffer, sorted: the buffers it must not overlap in space.
-    const std::vector<std::vector<int>>& neighbours() const { return m_neighbours; }
+    const std::vector<std::vector<int>>& neighbours() const { return *m_neighbours; }
 
     /// About what two descents from the root to a leaf cost in steps, when nothing backtracks:
     /// the first step limit worth giving a run (a smaller one cannot reach a plan at all).
@@ -146,7 +147,8 @@ private:
     std::vector<SectionSpan> m_spans;
     int m_sections;
     uint64_t m_align;
-    std::vector<std::vector<int>> m_neighbours;
+    /// Shared by the copies a search makes of a packer (one per strategy): they never change.
+    std::shared_ptr<const std::vector<std::vector<int>>> m_neighbours;
     /// Per buffer: the sections from the first to the last of it and of the neighbours whose
     /// spans do not meet its own (conflicts beyond the lifetimes). Open
     /// buffers fall apart into independent parts only where no reach crosses.
