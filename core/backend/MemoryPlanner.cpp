@@ -437,7 +437,9 @@ OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, u
     std::sort(byStart.begin(), byStart.end(), [&](int a, int b) {
         return std::tie(buffers[a].lower, a) < std::tie(buffers[b].lower, b);
     });
-    std::vector<std::vector<int>> met(n); // in sweep order
+    // Each list in sweep order: no plan depends on the order of a list (the placements sort what
+    // they take from it, the search ranks by its own), so none is sorted.
+    p.conflicts.resize(n);
     for (size_t x = 0; x < n; ++x) {
         int i = byStart[x];
         for (size_t y = x + 1; y < n; ++y) {
@@ -445,20 +447,10 @@ OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, u
             if (buffers[j].lower >= buffers[i].upper)
                 break;
             if (buffers[i].lower < buffers[i].upper && buffers[j].lower < buffers[j].upper) {
-                met[i].push_back(j);
-                met[j].push_back(i);
+                p.conflicts[i].push_back(j);
+                p.conflicts[j].push_back(i);
             }
         }
-    }
-    // Each list ascending without a sort: the relation is symmetric, so walking the buffers in
-    // ascending order and adding each to the lists of those it met gives every list in order.
-    p.conflicts.resize(n);
-    for (size_t i = 0; i < n; ++i)
-        p.conflicts[i].reserve(met[i].size());
-    for (size_t i = 0; i < n; ++i) {
-        for (int j : met[i])
-            p.conflicts[static_cast<size_t>(j)].push_back(static_cast<int>(i));
-        std::vector<int>().swap(met[i]);
     }
     return p;
 }

@@ -17,7 +17,7 @@ class Reachability;
 /// checked on published benchmark instances (tests/backend, /work/shared/memplan).
 struct OffsetProblem {
     std::vector<uint64_t> sizes;                ///< bytes per buffer
-    std::vector<std::vector<int>> conflicts;    ///< symmetric: conflicts[i] lists j that must not overlap i
+    std::vector<std::vector<int>> conflicts;    ///< symmetric: conflicts[i] lists j that must not overlap i (any order)
     /// Optional [lower, upper) lifetimes (same length as sizes, or empty). They order the
     /// placement heuristics, and when every conflict is an overlap of two lifetimes, planOffsets
     /// also searches by them; the conflicts alone decide validity.

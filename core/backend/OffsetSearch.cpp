@@ -565,26 +565,38 @@ std::optional<SectionForm> asSections(const OffsetProblem& p) {
         return p.lifetimes[i].first < p.lifetimes[j].second && p.lifetimes[j].first < p.lifetimes[i].second;
     };
     SectionForm form;
-    std::vector<std::vector<int>> neighbours(n);
     bool beyond = false;
     for (size_t i = 0; i < n; ++i)
         for (int c : p.conflicts[i]) {
             const size_t j = static_cast<size_t>(c);
+            if (j >= n)
+                return std::nullopt;
             if (p.sizes[i] == 0 || p.sizes[j] == 0)
                 continue;
             if (!live(i) || !live(j))
                 return std::nullopt;
             beyond = beyond || !meet(i, j);
-            neighbours[i].push_back(c);
         }
-    for (std::vector<int>& list : neighbours) {
-        if (!std::is_sorted(list.begin(), list.end())) // planOffsets' callers give them sorted
-            std::sort(list.begin(), list.end());
-        list.erase(std::unique(list.begin(), list.end()), list.end());
-    }
     // Every two buffers whose lifetimes meet must conflict.
-    if (!meetingBuffersConflict(p.lifetimes, p.sizes, neighbours))
+    if (!meetingBuffersConflict(p.lifetimes, p.sizes, p.conflicts))
         return std::nullopt;
+    // The neighbours, only where the lifetimes do not say it all: sorted, each once, without
+    // buffers of no bytes.
+    if (beyond) {
+        std::vector<std::vector<int>> neighbours(n);
+        for (size_t i = 0; i < n; ++i) {
+            if (p.sizes[i] == 0)
+                continue;
+            std::vector<int>& list = neighbours[i];
+            for (int c : p.conflicts[i])
+                if (p.sizes[static_cast<size_t>(c)] > 0)
+                    list.push_back(c);
+            if (!std::is_sorted(list.begin(), list.end()))
+                std::sort(list.begin(), list.end());
+            list.erase(std::unique(list.begin(), list.end()), list.end());
+        }
+        form.neighbours = std::move(neighbours);
+    }
     std::vector<uint64_t> points;
     for (size_t i = 0; i < n; ++i)
         if (live(i)) {
@@ -604,8 +616,6 @@ std::optional<SectionForm> asSections(const OffsetProblem& p) {
         }
     }
     form.sections = points.empty() ? 0 : static_cast<int>(points.size()) - 1;
-    if (beyond)
-        form.neighbours = std::move(neighbours);
     return form;
 }
 
