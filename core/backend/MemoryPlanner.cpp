@@ -21,6 +21,35 @@ namespace {
 
 enum class Fit { Best, First };
 
+/// Sorts `ranges` by their begins, a byte at a time from the lowest (stable; the bytes in which
+/// every begin agrees are skipped): the placements' sort, linear in the ranges. `scratch` is
+/// reused between calls.
+void sortByBegin(std::vector<std::pair<uint64_t, uint64_t>>& ranges, std::vector<std::pair<uint64_t, uint64_t>>& scratch) {
+    if (ranges.size() < 64) {
+        std::sort(ranges.begin(), ranges.end());
+        return;
+    }
+    uint64_t any = 0, all = ~uint64_t{0};
+    for (const auto& r : ranges) {
+        any |= r.first;
+        all &= r.first;
+    }
+    const uint64_t varying = any ^ all;
+    scratch.resize(ranges.size());
+    for (int shift = 0; shift < 64; shift += 8) {
+        if (((varying >> shift) & 0xff) == 0)
+            continue;
+        size_t count[257] = {};
+        for (const auto& r : ranges)
+            ++count[((r.first >> shift) & 0xff) + 1];
+        for (int d = 0; d < 256; ++d)
+            count[d + 1] += count[d];
+        for (const auto& r : ranges)
+            scratch[count[(r.first >> shift) & 0xff]++] = r;
+        ranges.swap(scratch);
+    }
+}
+
 /// Places buffers in `order`, each at the gap (among already placed conflicting buffers) chosen
 /// by `fit`. Returns the offsets and the peak.
 OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, Fit fit) {
@@ -28,7 +57,7 @@ OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, F
     OffsetPlan plan;
     plan.offsets.assign(n, 0);
     std::vector<char> placed(n, 0);
-    std::vector<std::pair<uint64_t, uint64_t>> busy; // [begin, end) of placed neighbours, by begin
+    std::vector<std::pair<uint64_t, uint64_t>> busy, scratch; // [begin, end) of placed neighbours, by begin
     // Placed buffers with bytes by (offset, index), and per buffer the last i it neighboured: a
     // buffer that conflicts with most of those placed (a wide program's unordered buffers) walks
     // them in address order instead of sorting its neighbours. The ranges come out in the same
@@ -61,7 +90,9 @@ OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, F
             for (int j : p.conflicts[i])
                 if (neighbourOf[j] == i)
                     busy.emplace_back(plan.offsets[j], plan.offsets[j] + p.sizes[j]);
-            std::sort(busy.begin(), busy.end());
+            // Ranges with one begin may come in any order: past the first, none leaves a gap
+            // (each ends above the begin), so the gaps and the plan are the same.
+            sortByBegin(busy, scratch);
         }
         uint64_t cursor = 0;
         bool found = false;
