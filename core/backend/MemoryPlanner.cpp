@@ -280,10 +280,11 @@ namespace {
 constexpr size_t kPairsForAThread = size_t{1} << 18;
 
 /// The heuristic stage of planOffsets: the best of the greedy orderings. It stops at the first
-/// plan whose peak reaches a bound (no later one could replace it: only a lower peak does). With
-/// two threads and enough pairs to be worth one, an ordering's first-fit placement runs beside
-/// its best-fit one; the plans are compared in the same order, so the choice is the same.
-OffsetPlan planByHeuristics(const OffsetProblem& p, unsigned threads) {
+/// plan whose peak reaches a bound (no later one could replace it: only a lower peak does): when
+/// `meetingConflict` (every two buffers whose lifetimes meet conflict), max-live. With two
+/// threads and enough pairs to be worth one, an ordering's first-fit placement runs beside its
+/// best-fit one; the plans are compared in the same order, so the choice is the same.
+OffsetPlan planByHeuristics(const OffsetProblem& p, unsigned threads, bool meetingConflict) {
     const size_t n = p.sizes.size();
     if (n == 0)
         return OffsetPlan{{}, 0, "empty"};
@@ -342,9 +343,7 @@ OffsetPlan planByHeuristics(const OffsetProblem& p, unsigned threads) {
     bool haveBest = false;
     // A peak no plan goes below: max-live, when every two buffers that meet conflict (otherwise
     // two that meet may share addresses, and max-live proves nothing).
-    const uint64_t floor = haveLife && p.conflicts.size() == n && meetingBuffersConflict(p.lifetimes, p.sizes, p.conflicts)
-                               ? maxLiveBytes(p.lifetimes, p.sizes)
-                               : 0;
+    const uint64_t floor = meetingConflict ? maxLiveBytes(p.lifetimes, p.sizes) : 0;
     const bool beside = threads > 1 && pairs >= kPairsForAThread;
     std::vector<int> order(n);
     for (const auto& [name, less] : orders) {
@@ -374,8 +373,12 @@ OffsetPlan planByHeuristics(const OffsetProblem& p, unsigned threads) {
 } // namespace
 
 OffsetPlan planOffsets(const OffsetProblem& p, const OffsetSearchOptions& options) {
-    OffsetPlan plan = planByHeuristics(p, options.threads);
-    searchSmallerPeak(p, options, plan);
+    // Whether max-live bounds the plans, checked once for the heuristics and the search.
+    const size_t n = p.sizes.size();
+    const bool meetingConflict = !p.overlapsOnly && p.lifetimes.size() == n && p.conflicts.size() == n &&
+                                 meetingBuffersConflict(p.lifetimes, p.sizes, p.conflicts);
+    OffsetPlan plan = planByHeuristics(p, options.threads, meetingConflict);
+    searchSmallerPeak(p, options, meetingConflict, plan);
     if (options.capacity > 0 && plan.peak > options.capacity)
         plan.fitsCapacity = false;
     return plan;

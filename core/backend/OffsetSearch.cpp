@@ -556,7 +556,7 @@ struct SectionForm {
     std::optional<std::vector<std::vector<int>>> neighbours;
 };
 
-std::optional<SectionForm> asSections(const OffsetProblem& p) {
+std::optional<SectionForm> asSections(const OffsetProblem& p, bool meetingConflict) {
     const size_t n = p.sizes.size();
     if (p.lifetimes.size() != n || p.conflicts.size() != n)
         return std::nullopt;
@@ -577,8 +577,8 @@ std::optional<SectionForm> asSections(const OffsetProblem& p) {
                 return std::nullopt;
             beyond = beyond || !meet(i, j);
         }
-    // Every two buffers whose lifetimes meet must conflict.
-    if (!meetingBuffersConflict(p.lifetimes, p.sizes, p.conflicts))
+    // Every two buffers whose lifetimes meet must conflict (the caller's meetingBuffersConflict).
+    if (!meetingConflict)
         return std::nullopt;
     // The neighbours, only where the lifetimes do not say it all: sorted, each once, without
     // buffers of no bytes.
@@ -873,13 +873,14 @@ uint64_t greedyCliqueBound(const std::vector<uint64_t>& sizes, const std::vector
 // Every problem small enough to search has its pairs listed.
 static_assert(kMaxListedPairs >= kMaxSearchBuffers * (kMaxSearchBuffers - 1) / 2);
 
-void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& options, OffsetPlan& plan) {
+void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& options, bool meetingConflict,
+                       OffsetPlan& plan) {
     if (problem.overlapsOnly) { // too many buffers to search (see the static_assert): the bound only
         plan.lowerBound = maxLiveBytes(problem.lifetimes, problem.sizes);
         plan.optimal = plan.peak <= plan.lowerBound;
         return;
     }
-    std::optional<SectionForm> form = asSections(problem);
+    std::optional<SectionForm> form = asSections(problem, meetingConflict);
     if (!form)
         return;
     if (problem.sizes.size() > kMaxSearchBuffers) { // the bound only

@@ -27,7 +27,10 @@ namespace sextant::backend {
 /// two of them, tries to replace `plan` (valid, from the heuristics) by one with a smaller peak
 /// within `options.steps`, and sets plan.lowerBound and plan.optimal. Problems over
 /// kMaxSearchBuffers buffers keep the heuristic plan (the bound is still set).
-void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& options, OffsetPlan& plan);
+/// `meetingConflict`: the caller's meetingBuffersConflict of the problem (without it the problem
+/// is not searched).
+void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& options, bool meetingConflict,
+                       OffsetPlan& plan);
 inline constexpr size_t kMaxSearchBuffers = 4096;
 
 /// One buffer of an interval problem: live over the sections [first, last) of the time axis.
