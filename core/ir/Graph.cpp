@@ -570,4 +570,30 @@ Expected<std::unique_ptr<Graph>> Graph::clone() const {
     return g;
 }
 
+bool isWeightOperand(const Node& user, size_t index) {
+    switch (user.kind()) {
+    case OpKind::Conv:
+    case OpKind::BatchNormalization:
+        return index >= 1;
+    case OpKind::FusedConv:
+        return index == 1 || index == 2;
+    case OpKind::Gemm:
+    case OpKind::FusedGemm:
+    case OpKind::MatMul:
+        return index == 1 || index == 2;
+    default:
+        return false;
+    }
+}
+
+bool onlyFeedsWeights(const Value* v) {
+    if (v->users().empty() || v->isGraphOutput())
+        return false;
+    for (const Node* u : v->users())
+        for (size_t i = 0; i < u->numInputs(); ++i)
+            if (u->input(i) == v && !isWeightOperand(*u, i))
+                return false;
+    return true;
+}
+
 } // namespace sextant::ir

@@ -354,4 +354,12 @@ private:
     std::vector<ErasedNode>* m_eraseLog = nullptr;
 };
 
+/// Whether input `index` of `user` is a weight-like operand: a Conv's or BatchNormalization's
+/// parameters, a FusedConv's weights and bias (its input 3, a residual, is an activation), the
+/// second and third operands of Gemm, FusedGemm and MatMul.
+bool isWeightOperand(const Node& user, size_t index);
+/// Whether `v` is read, and only ever as a weight operand (isWeightOperand), and is not a graph
+/// output: a value that sits in memory as a constant of the program, whatever computes it.
+bool onlyFeedsWeights(const Value* v);
+
 } // namespace sextant::ir

@@ -20,44 +20,18 @@ constexpr int64_t kMaxFoldedElements = 1 << 16;
 /// A value that only feeds weight operands (Conv/Gemm weights and biases, BatchNormalization
 /// parameters) has to sit in DRAM as a constant anyway, and fusion rules need it constant:
 /// fold it up to this size (16 MiB of f32). Models that build weights with ConstantOfShape
-/// (onnx "light" models) depend on it.
+/// (onnx "light" models) depend on it. A larger ConstantOfShape stays a node, and the backend
+/// gives it no Task: the loader fills its buffer before the run (backend::loadTimeFill).
 constexpr int64_t kMaxFoldedWeightElements = 1 << 22;
-
-/// Whether input `index` of `user` is a weight-like operand.
-bool isWeightOperand(const ir::Node& user, size_t index) {
-    switch (user.kind()) {
-    case ir::OpKind::Conv:
-    case ir::OpKind::BatchNormalization:
-        return index >= 1;
-    case ir::OpKind::FusedConv: // input 3, a residual, is an activation
-        return index == 1 || index == 2;
-    case ir::OpKind::Gemm:
-    case ir::OpKind::FusedGemm:
-    case ir::OpKind::MatMul:
-        return index == 1 || index == 2;
-    default:
-        return false;
-    }
-}
-
-bool onlyFeedsWeights(const ir::Value* v) {
-    if (v->users().empty() || v->isGraphOutput())
-        return false;
-    for (const ir::Node* u : v->users())
-        for (size_t i = 0; i < u->numInputs(); ++i)
-            if (u->input(i) == v && !isWeightOperand(*u, i))
-                return false;
-    return true;
-}
 
 /// Why a result of `numel` elements and `dtype` may not be folded (empty if it may).
 std::string sizeReason(const ir::Node& n, const ir::Value* out, int64_t numel, ir::DType dtype) {
     if (n.info().cost == ir::CostClass::DmaOnly || !ir::isFloat(dtype) ||
         numel <= kMaxFoldedElements)
         return {};
-    if (onlyFeedsWeights(out) && numel <= kMaxFoldedWeightElements)
+    if (ir::onlyFeedsWeights(out) && numel <= kMaxFoldedWeightElements)
         return {};
-    const int64_t limit = onlyFeedsWeights(out) ? kMaxFoldedWeightElements : kMaxFoldedElements;
+    const int64_t limit = ir::onlyFeedsWeights(out) ? kMaxFoldedWeightElements : kMaxFoldedElements;
     return "output has " + std::to_string(numel) + " elements (more than " + std::to_string(limit) +
            ")";
 }
