@@ -1,6 +1,7 @@
 #include "ArtifactInternal.h"
 
 #include "EventAllocator.h"
+#include "Grouping.h"
 #include "MathUtil.h"
 #include "MemoryPlanner.h"
 #include "SramPlanner.h"
@@ -299,8 +300,8 @@ Status attachGraph(const Manifest& m, const json& doc, const std::vector<uint8_t
     const MemoryStats& ms = p.memory;
     std::map<std::string, ir::Tensor> weights;
     for (const Buffer& b : p.buffers) {
-        if (b.kind != BufferKind::Weight)
-            continue;
+        if (b.kind != BufferKind::Weight || b.fill)
+            continue; // a filled weight's bytes are the loader's, not weights.bin's
         uint64_t at = b.offset - ms.weightsBase;
         uint64_t bytes = artifact::tensorBytes(b.type);
         weights[b.value] = ir::Tensor::copyOf(
@@ -322,8 +323,17 @@ Status attachGraph(const Manifest& m, const json& doc, const std::vector<uint8_t
         const ir::Value* v = g->findValue(b.value);
         if (!v)
             return m.err("buffers[" + std::to_string(b.id) + "].value", "names value '" + b.value + "' that is not in the graph");
-        if (b.kind == BufferKind::Weight && !v->isConstant())
+        if (b.fill) {
+            // The graph says what the loader writes: the value's ConstantOfShape, which the
+            // backend would lower to no Task for this very fill.
+            const std::optional<double> fill = v->producer() ? loadTimeFill(*v->producer()) : std::nullopt;
+            if (!fill || *fill != *b.fill)
+                return m.err("buffers[" + std::to_string(b.id) + "].fill",
+                             "fills '" + b.value + "', which the graph does not compute as a ConstantOfShape of " +
+                                 json(*b.fill).dump() + " read only as weights");
+        } else if (b.kind == BufferKind::Weight && !v->isConstant()) {
             return m.err("buffers[" + std::to_string(b.id) + "].value", "names weight '" + b.value + "' that is not a constant");
+        }
     }
     SX_TRY(checkGraphIo(m, *g, p));
     SX_ASSIGN(const json* nodeTasks, m.get(doc, "node_tasks", ""));
@@ -353,7 +363,14 @@ Status writeArtifact(const Program& p, const std::string& dir) {
         return makeError(ErrorKind::Invalid, "writeArtifact: program has no graph");
     // Refuse to write what the reader would reject.
     for (const Buffer& b : p.buffers)
-        if (b.kind == BufferKind::Weight) {
+        if (b.kind == BufferKind::Weight && b.fill) {
+            const ir::Value* v = p.graph->findValue(b.value);
+            const std::optional<double> fill = v && v->producer() ? loadTimeFill(*v->producer()) : std::nullopt;
+            if (!fill || *fill != *b.fill)
+                return makeError(ErrorKind::Invalid, "weight buffer '" + b.value + "' is filled, but not by a ConstantOfShape of the graph");
+            if (b.offset < p.memory.weightsBase + p.memory.weightBytes || b.offset + b.size > p.memory.ioBase)
+                return makeError(ErrorKind::Invalid, "filled weight buffer '" + b.value + "' lies outside its region");
+        } else if (b.kind == BufferKind::Weight) {
             const ir::Value* v = p.graph->findValue(b.value);
             if (!v || !v->constant())
                 return makeError(ErrorKind::Invalid, "weight buffer '" + b.value + "' is not a constant of the graph");

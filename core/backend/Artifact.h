@@ -19,8 +19,11 @@ inline constexpr const char* kArtifactFormat = "sextant-artifact";
 /// (level dram, with stripes that give halo_top / halo_bottom), and tasks[i].halo_reads. 5 adds
 /// host Tasks (partitions): unit "host" on the host lane, core = the target's core count, which
 /// events may be recorded on too. 6 adds Concats lowered in place (rule concat-in-place): a
-/// buffer's in_place {of, offset} says it is bytes [offset, offset + size) of buffer `of`.
-inline constexpr int kArtifactVersion = 6;
+/// buffer's in_place {of, offset} says it is bytes [offset, offset + size) of buffer `of`. 7 adds
+/// weights the loader fills (Buffer::fill): a weight buffer's fill is the one value the loader
+/// writes to it; its bytes are not in weights.bin, and it lies in [weights_base + weight_bytes,
+/// io_base).
+inline constexpr int kArtifactVersion = 7;
 /// The first version whose hashes are standard FNV-1a 64 and whose manifest has a hash file.
 inline constexpr int kArtifactStandardHashVersion = 3;
 /// The file beside manifest.json holding its hash, one line as `sha256sum` prints one:

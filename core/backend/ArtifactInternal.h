@@ -8,6 +8,7 @@
 
 #include "Artifact.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
@@ -110,6 +111,13 @@ public:
         if (!v->is_string())
             return err(join(path, key), "must be a string");
         return v->get<std::string>();
+    }
+    /// A finite number, integer or not.
+    Expected<double> number(const json& obj, const std::string& key, const std::string& path) const {
+        SX_ASSIGN(const json* v, get(obj, key, path));
+        if (!v->is_number() || !std::isfinite(v->get<double>()))
+            return err(join(path, key), "must be a finite number");
+        return v->get<double>();
     }
     Expected<bool> boolean(const json& obj, const std::string& key, const std::string& path) const {
         SX_ASSIGN(const json* v, get(obj, key, path));

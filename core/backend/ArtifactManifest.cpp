@@ -222,7 +222,10 @@ Status checkDramBuffer(const Manifest& m, const Buffer& b, const std::string& pa
     const char* region = "arena";
     switch (b.kind) {
     case BufferKind::Weight:
-        lo = ms.weightsBase, hi = ms.weightsBase + ms.weightBytes, region = "weights region";
+        if (b.fill) // after weights.bin's bytes, before the I/O region
+            lo = saturatingAdd(ms.weightsBase, ms.weightBytes), hi = ms.ioBase, region = "region of filled weights";
+        else
+            lo = ms.weightsBase, hi = ms.weightsBase + ms.weightBytes, region = "weights region";
         break;
     case BufferKind::Input:
     case BufferKind::Output:
@@ -332,6 +335,12 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
             return m.err(path + ".in_place.of", "names buffer '" + b.value + "' itself");
         if (b.level != MemLevel::Dram || b.kind != BufferKind::Intermediate || j.contains("stripes"))
             return m.err(path + ".in_place", "is given for '" + b.value + "', which is not a DRAM intermediate");
+    }
+    if (j.contains("fill")) { // version 7: a weight the loader fills with one value
+        SX_ASSIGN(double fill, m.number(j, "fill", path));
+        b.fill = fill;
+        if (b.level != MemLevel::Dram || b.kind != BufferKind::Weight || j.contains("stripes") || b.inPlaceOf >= 0)
+            return m.err(path + ".fill", "is given for '" + b.value + "', which is not a DRAM weight");
     }
     if (!j.contains("stripes") && (tensorBytes(b.type) > b.size || storedBytes(b.type, p.target.c0) > b.size))
         return m.err(path + ".size", "is smaller than the tensor " + b.type.str());
@@ -633,6 +642,8 @@ json bufferJson(const Buffer& b) {
     j["last_task"] = b.lastTask;
     if (b.inPlaceOf >= 0) // version 6: present only then
         j["in_place"] = json{{"of", b.inPlaceOf}, {"offset", b.inPlaceOffset}};
+    if (b.fill) // version 7: present only then
+        j["fill"] = *b.fill;
     if (!b.stripes.empty()) { // kept on chip a stripe per core: present only then
         json stripes = json::array();
         for (const Buffer::Stripe& st : b.stripes) {

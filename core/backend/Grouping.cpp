@@ -3,6 +3,7 @@
 #include "core/ir/InPlace.h"
 
 #include <algorithm>
+#include <cmath>
 #include <variant>
 
 namespace sextant::backend {
@@ -17,6 +18,27 @@ bool isViewNode(const ir::Node& node) {
     return in->type().layout != ir::LayoutKind::NC1HWC0 && !out->isGraphOutput() &&
            in->type().isStatic() && out->type().isStatic() &&
            in->type().numel() == out->type().numel() && in->type().dtype == out->type().dtype;
+}
+
+std::optional<double> loadTimeFill(const ir::Node& node) {
+    if (node.kind() != ir::OpKind::ConstantOfShape || node.numInputs() != 1 || node.numOutputs() != 1 ||
+        !node.input(0) || !node.input(0)->isConstant() || !node.output(0))
+        return std::nullopt;
+    const ir::Value& out = *node.output(0);
+    const ir::TensorType& t = out.type();
+    if (!t.isStatic() || t.numel() <= 0 || !ir::isFloat(t.dtype) || t.layout == ir::LayoutKind::NC1HWC0 ||
+        !ir::onlyFeedsWeights(&out))
+        return std::nullopt;
+    const ir::Attribute* a = node.attr("value");
+    if (!a)
+        return 0.0; // ONNX's default: a float zero
+    const auto* value = std::get_if<ir::Tensor>(a);
+    if (!value || value->numel() != 1 || !ir::isFloat(value->dtype()))
+        return std::nullopt;
+    const double v = value->at(0);
+    if (!std::isfinite(v))
+        return std::nullopt;
+    return v;
 }
 
 bool lowersInPlace(const ir::Node& node, const Target& target) {
@@ -182,6 +204,8 @@ Expected<std::vector<Group>> formGroups(const ir::Graph& graph) {
         const UnitKind unit = unitFor(*node);
         if (isViewNode(*node))
             continue; // no Task: its output aliases its input's buffer
+        if (loadTimeFill(*node))
+            continue; // no Task: the loader fills its output (Buffer::fill)
         groups.push_back(Group{{node}, std::string(node->info().name), unit});
     }
     return groups;

@@ -3,6 +3,7 @@
 #include "Program.h"
 #include "core/ir/Graph.h"
 
+#include <optional>
 #include <vector>
 
 namespace sextant::backend {
@@ -19,6 +20,14 @@ struct Group {
 /// layout pass marked view = 1 (rule reshape-as-view) whose input is plain (not NC1HWC0) and whose
 /// output is not a graph output. Its output aliases its input's buffer.
 bool isViewNode(const ir::Node& node);
+
+/// The value the loader fills the output of `node` with, when `node` lowers to no Task because
+/// its output is a constant of the program the loader writes before the run, as it writes the
+/// weights (Buffer::fill): a ConstantOfShape of a constant shape whose float output is static,
+/// plain, and read only as weights (ir::onlyFeedsWeights). fold-constants folds such a node up to
+/// 4M elements; past that (the FC weights of the onnx "light" models) this keeps it from
+/// rewriting tens of megabytes on every inference. nullopt otherwise.
+std::optional<double> loadTimeFill(const ir::Node& node);
 
 /// Whether Concat `node`, which the rule concat-in-place marked (Node::isView), lowers in place on
 /// `target`: no Task; each input's producer writes it straight into its part of the output's

@@ -261,7 +261,8 @@ bool sameSplit(const Task& a, const Task& b) {
 namespace {
 
 /// Buffers for every value the Tasks touch: weights (constant order), graph inputs, graph
-/// outputs (output order), then intermediates in node order. A value the layout pass tagged
+/// outputs (output order), then intermediates in node order, among them the outputs of the nodes
+/// the loader fills (loadTimeFill: weights, with Buffer::fill). A value the layout pass tagged
 /// NC1HWC0 is sized with its channel padding (storedBytes), so the memory plan shows what the
 /// blocked layout really costs. Weights are plain: a blocked convolution's weights are repacked
 /// when the program is built, never by a TransData at run time.
@@ -311,6 +312,11 @@ Status createBuffers(Program& prog, const ir::Graph& g, std::vector<int>& byValu
     for (const ir::Node* n : g.nodes()) {
         if (isViewNode(*n))
             continue; // a view's output lives in its input's buffer (see bufferOwner)
+        if (std::optional<double> fill = loadTimeFill(*n)) {
+            SX_ASSIGN(int id, add(n->output(0), BufferKind::Weight));
+            prog.buffers[static_cast<size_t>(id)].fill = *fill;
+            continue;
+        }
         for (const ir::Value* v : n->outputs())
             if (byValue[v->id()] < 0)
                 SX_TRY(add(v, BufferKind::Intermediate));
@@ -713,6 +719,8 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
                 SX_ASSIGN(int in, bufferFor(bufferOf, *v, *n));
                 t.inputs.push_back(in);
                 const ir::Node* p = v->producer();
+                if (p && prog.buffers[static_cast<size_t>(in)].fill)
+                    continue; // the loader wrote it before the run, as a weight
                 if (p && std::find(grp.nodes.begin(), grp.nodes.end(), p) == grp.nodes.end()) {
                     const std::vector<int>* ids = tasksOf(p);
                     if (!ids)

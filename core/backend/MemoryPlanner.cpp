@@ -819,18 +819,24 @@ Status checkWriters(const Program& prog, const Buffer& b, const std::vector<int>
     return {};
 }
 
-/// Weights first, then graph inputs and outputs, each aligned, from address 0; records the
-/// regions in prog.memory and returns the first address after them (the arena's base).
+/// Weights first (those in weights.bin, then those the loader fills), then graph inputs and
+/// outputs, each aligned, from address 0; records the regions in prog.memory and returns the
+/// first address after them (the arena's base).
 uint64_t placeHostBuffers(Program& prog, uint64_t align) {
     MemoryStats& mem = prog.memory;
     uint64_t cursor = 0;
     mem.weightsBase = 0;
     for (Buffer& b : prog.buffers)
-        if (b.kind == BufferKind::Weight) {
+        if (b.kind == BufferKind::Weight && !b.fill) {
             b.offset = cursor;
             cursor = alignUp(cursor + b.size, align);
         }
     mem.weightBytes = cursor - mem.weightsBase;
+    for (Buffer& b : prog.buffers) // the loader's fills: no bytes in weights.bin
+        if (b.kind == BufferKind::Weight && b.fill) {
+            b.offset = cursor;
+            cursor = alignUp(cursor + b.size, align);
+        }
     mem.ioBase = cursor;
     for (BufferKind kind : {BufferKind::Input, BufferKind::Output})
         for (Buffer& b : prog.buffers)

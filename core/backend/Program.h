@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,11 @@ struct Buffer {
     /// Concats nests (storageOf follows it to the buffer the memory plan places).
     int inPlaceOf = -1;
     uint64_t inPlaceOffset = 0;
+    /// A weight the loader fills with this one value before the run (backend::loadTimeFill), in
+    /// the buffer's dtype: the output of a ConstantOfShape the backend gives no Task. Its bytes
+    /// are not in weights.bin; it lies after the weights region, before the I/O region (artifact
+    /// version 7). nullopt: a weight from weights.bin, or not a weight.
+    std::optional<double> fill;
     /// A halo buffer's DRAM home holds only its stripes' halo rows, in stripe order (each
     /// stripe's haloTop rows, then its haloBottom rows): the tensor's type with dim stripeAxis
     /// their count. (offset, size) is that home; size its stored bytes, aligned.
@@ -353,7 +359,8 @@ struct MemoryStats {
     uint64_t weightBytes = 0;     ///< weights region
     uint64_t ioBytes = 0;         ///< graph inputs and outputs region
     // DRAM layout, absolute byte addresses (Buffer::offset is absolute for DRAM buffers):
-    // [weightsBase, ioBase) weights in constant order, [ioBase, arenaBase) graph inputs then
+    // [weightsBase, weightsBase + weightBytes) weights in constant order (weights.bin), then
+    // the weights the loader fills (Buffer::fill) up to ioBase, [ioBase, arenaBase) graph inputs then
     // outputs, [arenaBase, arenaBase + dramPeak) the intermediate arena. All 64-byte aligned.
     uint64_t weightsBase = 0;
     uint64_t ioBase = 0;

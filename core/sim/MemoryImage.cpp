@@ -275,6 +275,19 @@ Status MemoryImage::write(const backend::Buffer& buffer, const ir::Tensor& value
     return writeSlice(buffer, value, backend::SliceBytes{1, 0, 0, UINT64_MAX});
 }
 
+Status MemoryImage::fill(const backend::Buffer& buffer, double value) {
+    const int64_t bytes = payloadBytes(buffer);
+    const int64_t count = buffer.type.numel();
+    if (bytes < 0 || count < 0 || buffer.level != backend::MemLevel::Dram || !buffer.stripes.empty())
+        return makeError(ErrorKind::Runtime, describe(buffer) + " cannot be filled: it is not a static DRAM buffer");
+    SX_ASSIGN(std::byte * p, locate(buffer, static_cast<uint64_t>(bytes)));
+    const ir::Tensor one = ir::Tensor::scalar(value, ir::DType::F64).castTo(buffer.type.dtype);
+    const size_t size = one.byteSize();
+    for (int64_t i = 0; i < count; ++i) // payloadBytes is count * size
+        std::memcpy(p + static_cast<size_t>(i) * size, one.bytes(), size);
+    return {};
+}
+
 Status MemoryImage::writeSlice(const backend::Buffer& buffer, const ir::Tensor& value,
                                const backend::SliceBytes& slice) {
     int64_t bytes = payloadBytes(buffer);

@@ -27,7 +27,10 @@ public:
     /// Encodes `value` into `buffer`, converting to the buffer's dtype (rounding to f16 where the
     /// buffer is f16). The element count must match the buffer's type.
     Status write(const backend::Buffer& buffer, const ir::Tensor& value);
-    /// The same, but stores only the bytes `slice` names (one part of a split Task writes its
+    /// Stores `value`, converted to the buffer's dtype, in every element of `buffer` (a weight the
+    /// loader fills, Buffer::fill).
+    Status fill(const backend::Buffer& buffer, double value);
+    /// The same as write, but stores only the bytes `slice` names (one part of a split Task writes its
     /// slice); the rest of the buffer keeps what it held.
     Status writeSlice(const backend::Buffer& buffer, const ir::Tensor& value, const backend::SliceBytes& slice);
 

@@ -264,6 +264,11 @@ void Machine::findOverlaps() {
 Status Machine::loadWeights() {
     for (const auto& [id, index] : m_bufferById) {
         const Buffer& b = m_p.buffers[index];
+        if (b.kind == backend::BufferKind::Weight && b.fill) {
+            SX_TRY(m_mem.fill(b, *b.fill));
+            noteWrite(index);
+            continue;
+        }
         const ir::Value* v = m_bufferValue[index];
         if (!v || !v->isConstant())
             continue;

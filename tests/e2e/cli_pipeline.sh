@@ -337,7 +337,7 @@ PY
     python3 - "$work/artifact/manifest.json" <<'PY' || fail "the artifact lacks its SRAM plan"
 import json, sys
 m = json.load(open(sys.argv[1]))
-assert m["version"] == 6, m["version"]
+assert m["version"] == 7, m["version"]
 # block2_conv's 3x3 window reaches into block1's neighbouring stripes: a halo buffer, kept a
 # stripe per core with a DRAM home for the rows the other cores read.
 halo = [b for b in m["buffers"] if b["level"] == "dram" and "stripes" in b]
