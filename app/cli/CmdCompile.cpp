@@ -102,6 +102,15 @@ const char* kCompileUsage =
     "  --inputs DIR        take the symbolic input dims from the tensors in DIR (input_0.pb, ...,\n"
     "                      as 'run --inputs' does); with --shape too, the two must agree\n";
 
+/// The bytes of the weights the loader fills (Buffer::fill), which weights.bin does not hold.
+uint64_t filledWeightBytes(const backend::Program& p) {
+    uint64_t bytes = 0;
+    for (const backend::Buffer& b : p.buffers)
+        if (b.fill)
+            bytes += b.size;
+    return bytes;
+}
+
 std::string kib(uint64_t bytes) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
@@ -150,10 +159,13 @@ void printSummary(const runtime::CompileResult& r, const std::string& outDir) {
     int applied = static_cast<int>(r.pipeline.applications.size());
     std::cout << "  passes: " << p.pipeline.size() << " ran, " << changed << " changed the graph, " << applied
               << " rule applications\n";
+    const uint64_t filled = filledWeightBytes(p);
+    const std::string weights =
+        kib(p.memory.weightBytes) + (filled ? " (and " + kib(filled) + " the loader fills)" : std::string());
     std::snprintf(line, sizeof line,
                   "  dram: arena peak %s vs lower bound %s (%.2fx), weights %s, inputs+outputs %s; %zu events\n",
                   kib(p.memory.dramPeak).c_str(), kib(p.memory.dramLowerBound).c_str(),
-                  ratio(p.memory.dramPeak, p.memory.dramLowerBound), kib(p.memory.weightBytes).c_str(),
+                  ratio(p.memory.dramPeak, p.memory.dramLowerBound), weights.c_str(),
                   kib(p.memory.ioBytes).c_str(), p.events.size());
     std::cout << line;
     for (const std::string& note : p.notes)
@@ -455,6 +467,7 @@ nlohmann::json reportJson(const runtime::CompileResult& r, const PassChanges& ch
     j["memory"] = json{{"dram_peak", p.memory.dramPeak},
                        {"dram_lower_bound", p.memory.dramLowerBound},
                        {"weight_bytes", p.memory.weightBytes},
+                       {"filled_weight_bytes", filledWeightBytes(p)},
                        {"io_bytes", p.memory.ioBytes},
                        {"dram_total", p.memory.dramTotal},
                        {"sram_capacity", p.target.sramBytes},
