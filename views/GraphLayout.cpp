@@ -108,7 +108,7 @@ LayoutNode opBox(const ir::Node& node, bool hostWhenDataShaped) {
     n.cost = (hostWhenDataShaped && backend::dataShapedValue(node)) || backend::perAxisQuantization(node)
                  ? ir::CostClass::Host
                  : node.info().cost;
-    n.view = node.isView();
+    n.view = node.isView() || backend::loadTimeFill(node).has_value();
     n.origins = node.provenance().origins;
     n.h = opBoxHeight;
     return n;

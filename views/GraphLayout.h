@@ -27,7 +27,8 @@ struct LayoutNode {
     std::string typeText;   ///< first output's type, e.g. "f32[1,16,32,32]"
     LayoutNodeKind kind = LayoutNodeKind::Op;
     ir::CostClass cost = ir::CostClass::Vector;
-    /// Lowered as a view of its input (layout pass, attribute view=1): no Task, no bytes moved.
+    /// Lowered to no Task: a view of its input (layout pass, attribute view=1), no bytes moved; or
+    /// a ConstantOfShape the loader fills before the run (backend::loadTimeFill).
     bool view = false;
     /// The ONNX nodes an op box came from (its provenance; sorted), for folding a later pass's
     /// graph like the imported one.

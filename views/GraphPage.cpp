@@ -28,7 +28,7 @@ GraphPage::GraphPage(QWidget* parent) : QWidget(parent) {
                                  "<span style='color:#c87628'>■</span> DMA &nbsp; <span "
                                  "style='color:#808080'>■</span> host &nbsp; "
                                  "<span style='color:#a88a2c'>■</span> graph input/output &nbsp; "
-                                 "<span style='color:#c87628'>□</span> view (no Task)"),
+                                 "<span style='color:#c87628'>□</span> no Task (view, load-time fill)"),
                               this);
     auto* bar = new QHBoxLayout;
     bar->setContentsMargins(6, 2, 6, 2);

@@ -97,8 +97,8 @@ public:
             p->drawRoundedRect(box.translated(6, -4), 6.0, 6.0);
         }
         QPen pen(m_selectedNode ? QColor(0xe6, 0x8a, 0x00) : pal.border, m_selectedNode ? 3.0 : 1.2);
-        // A view (a Reshape the backend lowers to no Task) is drawn hollow with a dashed border:
-        // it appears in the graph but never in the timeline.
+        // A node the backend lowers to no Task (a view, a fill the loader does) is drawn hollow
+        // with a dashed border: it appears in the graph but never in the timeline.
         if (m_node.view && !m_selectedNode)
             pen.setStyle(Qt::DashLine);
         p->setPen(pen);

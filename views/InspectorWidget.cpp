@@ -245,6 +245,10 @@ void InspectorWidget::render() {
     if (tasks.empty() && !m_snapshot->loweringError.empty()) {
         // Not lowered (yet): the early snapshot says it is still lowering, a failed one says why.
         html += tr("<p><b>Tasks</b><br><span class='dim'>none: %1</span></p>").arg(esc(m_snapshot->loweringError));
+    } else if (const std::optional<double> fill = tasks.empty() ? backend::loadTimeFill(*node) : std::nullopt) {
+        html += tr("<p><b>Tasks</b><br><span class='dim'>none: its output is read only as weights, so the loader "
+                   "fills it with %1 before the run, as it writes the weights</span></p>")
+                    .arg(*fill);
     } else if (tasks.empty()) {
         html += tr("<p><b>Tasks</b><br><span class='dim'>no Task executes this node (it is not in the compiled "
                    "graph, or it became an alias)</span></p>");

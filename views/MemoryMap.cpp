@@ -76,6 +76,13 @@ MemoryMapData buildMemoryMap(const backend::Program& program, const TimelineMode
         block.kind = b->kind;
         block.offset = b->offset;
         block.size = b->size;
+        block.fill = b->fill;
+        if (b->fill) { // the node that computes it has no Task: the loader fills it
+            map.weightBytes += b->size;
+            const ir::Value* v = program.graph ? program.graph->findValue(b->value) : nullptr;
+            if (v && v->producer())
+                block.nodes.push_back(v->producer()->name());
+        }
         const bool hostWrites = b->kind == backend::BufferKind::Input || b->kind == backend::BufferKind::Weight;
         const bool hostReads = b->kind == backend::BufferKind::Output || b->kind == backend::BufferKind::Weight;
         uint64_t t0 = hostWrites ? 0 : map.totalCycles;

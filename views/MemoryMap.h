@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <optional>
 #include <vector>
 
 namespace sextant::views {
@@ -20,6 +21,7 @@ struct MemoryBlock {
     uint64_t t0 = 0;                  ///< first writer's start (0 when the host writes it)
     uint64_t t1 = 0;                  ///< last reader's end (run end when the host reads it)
     std::vector<std::string> nodes;   ///< IR nodes that write or read it (for cross-selection)
+    std::optional<double> fill;       ///< a weight the loader fills with this value (Buffer::fill)
 };
 
 /// The DRAM address map over time of one run, plus the plan's figures.
@@ -28,7 +30,7 @@ struct MemoryMapData {
     uint64_t totalCycles = 0;
     uint64_t arenaPeak = 0;           ///< bytes of the intermediate arena the plan uses
     uint64_t lowerBound = 0;          ///< max bytes live at once: no plan can beat this
-    uint64_t weightBytes = 0;
+    uint64_t weightBytes = 0;         ///< weights.bin's and those the loader fills
     uint64_t ioBytes = 0;
 
     /// Blocks of the given kinds only (the view hides weights by default: they live for the whole

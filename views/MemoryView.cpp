@@ -235,7 +235,9 @@ bool MemoryView::event(QEvent* event) {
     }
     QToolTip::showText(help->globalPos(),
                        tr("<b>%1</b> (%2, buffer %3)<br>%8<br>size %4 at offset 0x%5<br>live %6 – %7 cyc")
-                           .arg(QString::fromStdString(b->value).toHtmlEscaped(), kindName(b->kind))
+                           .arg(QString::fromStdString(b->value).toHtmlEscaped(),
+                                b->fill ? tr("weight, filled with %1 by the loader").arg(*b->fill)
+                                        : QString(kindName(b->kind)))
                            .arg(b->buffer)
                            .arg(formatBytes(b->size))
                            .arg(b->offset, 0, 16)

@@ -170,6 +170,50 @@ private slots:
         const QRectF whole = view.blockRect(map.blocks[0]);
         QCOMPARE(view.blockAt(QPointF(whole.right() - 2, whole.center().y()).toPoint())->buffer, 2);
     }
+
+    void aWeightTheLoaderFillsIsDrawnForTheWholeRunWithItsNode() {
+        // B = ConstantOfShape(shape) read only as a Gemm's weights: no Task writes it, the loader
+        // fills it. Its block lives from 0 to the run's end, counts with the weights, and carries
+        // the ConstantOfShape node (for selection) beside the Gemm that reads it.
+        auto g = std::make_shared<ir::Graph>("fill");
+        ir::Value* x = *g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 8}));
+        ir::Value* shape = *g->addConstant("shape", ir::Tensor::fromVector<int64_t>({2}, {8, 4}));
+        ir::Value* b = (*g->addNode(ir::OpKind::ConstantOfShape, "fillB", {shape}, {"B"},
+                                    {{"value", ir::Tensor::fromVector<float>({1}, {0.5f})}}))
+                           ->output();
+        ir::Value* y = (*g->addNode(ir::OpKind::Gemm, "fc", {x, b}, {"y"}))->output();
+        g->setOutputs({y});
+        QVERIFY(g->inferTypes().ok());
+        backend::Program p;
+        p.graph = g;
+        backend::Buffer weight;
+        weight.id = 0;
+        weight.value = "B";
+        weight.kind = backend::BufferKind::Weight;
+        weight.size = 128;
+        weight.fill = 0.5;
+        p.buffers = {weight};
+        p.memory.weightBytes = 64;
+        backend::Task fc;
+        fc.id = 0;
+        fc.inputs = {0};
+        p.tasks = {fc};
+        TimelineModel tl;
+        std::vector<TimelineTask> times(1);
+        times[0].task = 0;
+        times[0].start = 200;
+        times[0].end = 500;
+        times[0].nodes = {"fc"};
+        tl.setTasks(times);
+        const MemoryMapData map = buildMemoryMap(p, tl);
+        QCOMPARE(map.blocks.size(), size_t(1));
+        QVERIFY(map.blocks[0].fill && *map.blocks[0].fill == 0.5);
+        QCOMPARE(map.blocks[0].t0, uint64_t(0));
+        QCOMPARE(map.blocks[0].t1, uint64_t(500));
+        QCOMPARE(map.blocks[0].nodes, (std::vector<std::string>{"fillB", "fc"}));
+        QCOMPARE(map.weightBytes, uint64_t(64 + 128)); // weights.bin's and the filled ones
+        QVERIFY(memorySummary(map).contains("weights 192 B"));
+    }
 };
 
 QTEST_MAIN(TestDiffAndMemory)
