@@ -3,7 +3,10 @@
 // Helpers shared by the backend tests.
 
 #include "core/backend/Artifact.h"
+#include "core/backend/Program.h"
 #include "core/ir/Tensor.h"
+
+#include <gtest/gtest.h>
 
 #include <cstdint>
 #include <filesystem>
@@ -14,6 +17,15 @@
 #include <vector>
 
 namespace sextant::backend::test {
+
+/// The buffer of `p` that holds `value`: a test failure (and the first buffer) when none does.
+inline const Buffer& bufferOf(const Program& p, const std::string& value) {
+    for (const Buffer& b : p.buffers)
+        if (b.value == value)
+            return b;
+    ADD_FAILURE() << "no buffer for " << value;
+    return p.buffers.front();
+}
 
 /// An f32 tensor of `shape` whose elements ramp from `start` in steps of 0.001, repeating every
 /// 97: distinct enough that a value read from the wrong place shows.

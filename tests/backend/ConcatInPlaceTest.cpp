@@ -18,6 +18,7 @@
 using namespace sextant;
 using namespace sextant::backend;
 using backend::test::filled;
+using backend::test::bufferOf;
 using backend::test::slurp;
 using backend::test::spitManifest;
 using ir::DType;
@@ -54,14 +55,6 @@ Tensor input() {
     for (int64_t i = 0; i < x.numel(); ++i)
         x.set(i, 0.002 * static_cast<double>(i % 541) - 0.5);
     return x;
-}
-
-const Buffer& bufferOf(const Program& p, const std::string& value) {
-    for (const Buffer& b : p.buffers)
-        if (b.value == value)
-            return b;
-    ADD_FAILURE() << "no buffer for " << value;
-    return p.buffers.front();
 }
 
 sim::SimResult run(const Program& p, bool strict) {
