@@ -341,6 +341,9 @@ Expected<Buffer> parseBuffer(const Manifest& m, const json& j, int64_t i, const 
         b.fill = fill;
         if (b.level != MemLevel::Dram || b.kind != BufferKind::Weight || j.contains("stripes") || b.inPlaceOf >= 0)
             return m.err(path + ".fill", "is given for '" + b.value + "', which is not a DRAM weight");
+        if (!ir::isFloat(b.type.dtype))
+            return m.err(path + ".fill", "is given for '" + b.value + "' of dtype " + dtype +
+                                             "; only a float weight is filled by the loader");
     }
     if (!j.contains("stripes") && (tensorBytes(b.type) > b.size || storedBytes(b.type, p.target.c0) > b.size))
         return m.err(path + ".size", "is smaller than the tensor " + b.type.str());

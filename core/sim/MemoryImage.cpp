@@ -278,8 +278,9 @@ Status MemoryImage::write(const backend::Buffer& buffer, const ir::Tensor& value
 Status MemoryImage::fill(const backend::Buffer& buffer, double value) {
     const int64_t bytes = payloadBytes(buffer);
     const int64_t count = buffer.type.numel();
-    if (bytes < 0 || count < 0 || buffer.level != backend::MemLevel::Dram || !buffer.stripes.empty())
-        return makeError(ErrorKind::Runtime, describe(buffer) + " cannot be filled: it is not a static DRAM buffer");
+    if (bytes < 0 || count < 0 || buffer.level != backend::MemLevel::Dram || !buffer.stripes.empty() ||
+        !ir::isFloat(buffer.type.dtype))
+        return makeError(ErrorKind::Runtime, describe(buffer) + " cannot be filled: it is not a static float DRAM buffer");
     SX_ASSIGN(std::byte * p, locate(buffer, static_cast<uint64_t>(bytes)));
     const ir::Tensor one = ir::Tensor::scalar(value, ir::DType::F64).castTo(buffer.type.dtype);
     const size_t size = one.byteSize();

@@ -163,6 +163,15 @@ TEST(LoadTimeFill, AnArtifactKeepsTheFillOutOfWeightsBinAndRefusesABadOne) {
     EXPECT_NE(text.error().message.find("fill' must be a finite number"), std::string::npos) << text.error().message;
 
     m = good;
+    m["buffers"][static_cast<size_t>(b)]["dtype"] = "i8"; // a float out of an integer's range is no value
+    m["buffers"][static_cast<size_t>(b)]["fill"] = 1e300;
+    spitManifest(dir, m.dump(1));
+    Expected<Program> integer = readArtifact(dir);
+    ASSERT_FALSE(integer.ok());
+    EXPECT_NE(integer.error().message.find("only a float weight is filled"), std::string::npos)
+        << integer.error().message;
+
+    m = good;
     const int z = bufferOf(*p, "one").id;
     m["buffers"][static_cast<size_t>(z)]["fill"] = 1.0;
     spitManifest(dir, m.dump(1));
