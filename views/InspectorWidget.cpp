@@ -210,6 +210,8 @@ void InspectorWidget::render() {
     // Where it runs (DESIGN §6, partitions), and why when that is the host.
     if (const std::string why = backend::hostReason(*node); !why.empty())
         html += tr("<tr><td class='k'>runs on</td><td>the host: %1</td></tr>").arg(esc(why));
+    else if (backend::loadTimeFill(*node))
+        html += tr("<tr><td class='k'>runs on</td><td>the loader, before the run (read only as weights)</td></tr>");
     else
         html += tr("<tr><td class='k'>runs on</td><td>the NPU (%1 unit)</td></tr>")
                     .arg(esc(std::string(backend::unitName(backend::unitFor(*node)))));
