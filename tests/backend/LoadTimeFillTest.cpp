@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 
 using namespace sextant;
 using namespace sextant::backend;
@@ -145,46 +146,29 @@ TEST(LoadTimeFill, AnArtifactKeepsTheFillOutOfWeightsBinAndRefusesABadOne) {
     EXPECT_EQ(*back->buffers[static_cast<size_t>(b)].fill, static_cast<double>(kFill)) << "the value, exactly";
     EXPECT_TRUE(run(*back, false).identical(run(*p, false)));
 
-    nlohmann::json m = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
-    EXPECT_EQ(m["version"], 7);
-    const nlohmann::json good = m;
-    m["buffers"][static_cast<size_t>(b)]["fill"] = 0.5;
-    spitManifest(dir, m.dump(1));
-    Expected<Program> other = readArtifact(dir);
-    ASSERT_FALSE(other.ok());
-    EXPECT_NE(other.error().message.find("does not compute as a ConstantOfShape of 0.5"), std::string::npos)
-        << other.error().message;
-
-    m = good;
-    m["buffers"][static_cast<size_t>(b)]["fill"] = "0.1";
-    spitManifest(dir, m.dump(1));
-    Expected<Program> text = readArtifact(dir);
-    ASSERT_FALSE(text.ok());
-    EXPECT_NE(text.error().message.find("fill' must be a finite number"), std::string::npos) << text.error().message;
-
-    m = good;
-    m["buffers"][static_cast<size_t>(b)]["dtype"] = "i8"; // a float out of an integer's range is no value
-    m["buffers"][static_cast<size_t>(b)]["fill"] = 1e300;
-    spitManifest(dir, m.dump(1));
-    Expected<Program> integer = readArtifact(dir);
-    ASSERT_FALSE(integer.ok());
-    EXPECT_NE(integer.error().message.find("only a float weight is filled"), std::string::npos)
-        << integer.error().message;
-
-    m = good;
-    const int z = bufferOf(*p, "one").id;
-    m["buffers"][static_cast<size_t>(z)]["fill"] = 1.0;
-    spitManifest(dir, m.dump(1));
-    Expected<Program> notWeight = readArtifact(dir);
-    ASSERT_FALSE(notWeight.ok());
-    EXPECT_NE(notWeight.error().message.find("which is not a DRAM weight"), std::string::npos)
-        << notWeight.error().message;
-
-    m = good;
-    m["buffers"][static_cast<size_t>(b)]["offset"] = m["buffers"][0]["offset"]; // into weights.bin's bytes
-    spitManifest(dir, m.dump(1));
-    Expected<Program> inFile = readArtifact(dir);
-    ASSERT_FALSE(inFile.ok());
-    EXPECT_NE(inFile.error().message.find("region of filled weights"), std::string::npos) << inFile.error().message;
+    const nlohmann::json good = nlohmann::json::parse(slurp(fs::path(dir) / "manifest.json"));
+    EXPECT_EQ(good["version"], 7);
+    // The manifest as `edit` leaves a copy of the good one must be refused, the message saying `why`.
+    auto refused = [&](const std::function<void(nlohmann::json&)>& edit, const std::string& why) {
+        nlohmann::json m = good;
+        edit(m);
+        spitManifest(dir, m.dump(1));
+        Expected<Program> read = readArtifact(dir);
+        ASSERT_FALSE(read.ok()) << why;
+        EXPECT_NE(read.error().message.find(why), std::string::npos) << read.error().message;
+    };
+    const size_t fb = static_cast<size_t>(b), ones = static_cast<size_t>(bufferOf(*p, "one").id);
+    refused([&](nlohmann::json& m) { m["buffers"][fb]["fill"] = 0.5; },
+            "does not compute as a ConstantOfShape of 0.5");
+    refused([&](nlohmann::json& m) { m["buffers"][fb]["fill"] = "0.1"; }, "fill' must be a finite number");
+    refused( // a float out of an integer's range is no value
+        [&](nlohmann::json& m) {
+            m["buffers"][fb]["dtype"] = "i8";
+            m["buffers"][fb]["fill"] = 1e300;
+        },
+        "only a float weight is filled");
+    refused([&](nlohmann::json& m) { m["buffers"][ones]["fill"] = 1.0; }, "which is not a DRAM weight");
+    refused([&](nlohmann::json& m) { m["buffers"][fb]["offset"] = m["buffers"][0]["offset"]; }, // into weights.bin's
+            "region of filled weights");
     fs::remove_all(dir);
 }
