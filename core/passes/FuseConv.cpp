@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <numeric>
 
 namespace sextant::passes::fuse {
 
@@ -795,6 +797,165 @@ public:
     }
 };
 
+// ---- fold-channel-shuffle
+
+/// A channel shuffle with `a` groups of `b` channels: Reshape [N, C, S...] -> [N, a, b, S...],
+/// Transpose perm [0, 2, 1, 3, ...], Reshape back to [N, C, S...] (ShuffleNet's, as PyTorch and
+/// Caffe2 export it). Channel j * a + i of the result is channel i * b + j of the input.
+struct ShufflePlan : MatchPlan {
+    ir::Node* reshapeIn = nullptr;
+    ir::Node* transpose = nullptr;
+    ir::Node* reshapeOut = nullptr;
+    int64_t groups = 1; ///< a
+    int64_t perGroup = 1; ///< b
+};
+
+/// The channel the shuffle puts at `c` (of `channels`): a channel of group i, position j, goes
+/// to j * a + i.
+int64_t shuffledFrom(int64_t c, const ShufflePlan& p) { return (c % p.groups) * p.perGroup + c / p.groups; }
+
+/// A copy of conv weight `w` ([C, Cin / group, k...]) whose output channel c is w's channel
+/// `from(c)`, with `group` groups made one: each row keeps its group's input channels and has
+/// zeros in the others, so the dense convolution sums exactly the products the grouped one did.
+template <typename From> ir::Tensor permutedDense(const ir::Tensor& w, int64_t group, From from) {
+    const std::vector<int64_t>& wd = w.shape();
+    const int64_t co = wd[0], ciPerGroup = wd[1];
+    int64_t kernel = 1;
+    for (size_t d = 2; d < wd.size(); ++d)
+        kernel *= wd[d];
+    std::vector<int64_t> dense = wd;
+    dense[1] = ciPerGroup * group;
+    ir::Tensor out(w.dtype(), dense); // zeros
+    const size_t elem = ir::dtypeSize(w.dtype());
+    const size_t row = static_cast<size_t>(ciPerGroup * kernel) * elem; // one output channel of w
+    const int64_t coPerGroup = std::max<int64_t>(co / group, 1);
+    for (int64_t c = 0; c < co; ++c) {
+        const int64_t s = from(c);
+        const size_t offset = static_cast<size_t>((s / coPerGroup) * ciPerGroup * kernel) * elem;
+        std::memcpy(out.mutableBytes() + static_cast<size_t>(c * dense[1] * kernel) * elem + offset,
+                    w.bytes() + static_cast<size_t>(s) * row, row);
+    }
+    return out;
+}
+
+/// How many times a channel shuffle moves its map through DRAM: three data-movement Tasks (in
+/// the blocked layout, a conversion out, the transpose, a conversion back), each reading and
+/// writing it. A grouped conv is made dense for the fold only while its weights grow by no more
+/// bytes than that: one kind of traffic traded for less of another. (Each Task also costs a
+/// dispatch, a DRAM latency and an event, which is why the trade pays even at the limit.)
+constexpr uint64_t kShuffleMapPasses = 6;
+
+/// Conv (or FusedConv) -> channel shuffle  ==>  the same conv with its output channels (weights,
+/// bias) in the shuffled order: the shuffle's three data-movement steps, which in the NPU's
+/// blocked layout are a conversion out, a transpose and a conversion back, each a DRAM round
+/// trip, disappear. A grouped conv becomes one group (its shuffled rows read other groups'
+/// channels), with zeros for the channels a row did not read: exact, and more MACs, so it is
+/// done only while the weights grow by at most the bytes the shuffle moved.
+class FoldChannelShuffle : public FusionRule {
+public:
+    std::string id() const override { return "fold-channel-shuffle"; }
+    std::string summary() const override {
+        return "fold a channel shuffle (Reshape, Transpose of the two group dims, Reshape back) into the Conv "
+               "before it by reordering its output channels (a grouped conv becomes dense, with zeros)";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv, OpKind::FusedConv}; }
+
+    /// The shuffle after `conv`'s output, or NoMatch when its users are not one.
+    static Match shuffleAfter(const ir::Node& conv, ShufflePlan& p) {
+        const ir::Value* out = conv.output(0);
+        Match m = soleUserOfKind(out, {OpKind::Reshape}, "conv", p.reshapeIn);
+        if (m.kind != Match::Kind::Matched)
+            return m;
+        if (p.reshapeIn->input(0) != out || !out->type().isStatic())
+            return Match::none();
+        ir::Node* t = singleUser(p.reshapeIn->output(0));
+        if (!t || t->kind() != OpKind::Transpose)
+            return Match::none();
+        ir::Node* back = singleUser(t->output(0));
+        if (!back || back->kind() != OpKind::Reshape || back->input(0) != t->output(0))
+            return Match::none();
+        const ir::TensorType& xt = out->type();
+        const ir::TensorType& split = p.reshapeIn->output(0)->type();
+        const std::vector<int64_t>& x = xt.dims();
+        const size_t r = x.size();
+        if (r < 3 || !split.isStatic() || split.dims().size() != r + 1 || back->output(0)->type() != xt)
+            return Match::none();
+        const std::vector<int64_t>& s = split.dims();
+        if (s[0] != x[0] || s[1] * s[2] != x[1] || !std::equal(x.begin() + 2, x.end(), s.begin() + 3))
+            return Match::none();
+        std::vector<int64_t> perm(r + 1);
+        std::iota(perm.begin(), perm.end(), 0);
+        std::swap(perm[1], perm[2]);
+        if (t->attrInts("perm") != perm)
+            return Match::none();
+        p.transpose = t;
+        p.reshapeOut = back;
+        p.groups = s[1];
+        p.perGroup = s[2];
+        return Match::matched();
+    }
+
+    static Match plan(const ir::Node& conv, ShufflePlan& p) {
+        if (!hasInputs(conv, 2))
+            return Match::none();
+        if (Match m = shuffleAfter(conv, p); m.kind != Match::Kind::Matched)
+            return m;
+        if (conv.kind() == OpKind::FusedConv && hasResidual(conv))
+            return Match::rejected("conv adds a residual, which the shuffle would reorder too");
+        const ir::Tensor* w = constantOf(conv.input(1));
+        if (!w)
+            return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a constant");
+        const ir::TensorType& xt = conv.output(0)->type();
+        const int64_t channels = xt.dims()[1];
+        if (!ir::isFloat(w->dtype()) || w->rank() != xt.dims().size() ||
+            w->shape()[0] != channels)
+            return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a float tensor of " +
+                                   std::to_string(channels) + " output channels");
+        if (std::string why = convBiasReason(conv, channels); !why.empty())
+            return Match::rejected(why);
+        const int64_t group = conv.attrInt("group", 1);
+        if (group < 1 || channels % group != 0)
+            return Match::rejected("conv group " + std::to_string(group) + " does not divide its " +
+                                   std::to_string(channels) + " output channels");
+        const uint64_t growth = w->byteSize() * static_cast<uint64_t>(group - 1);
+        const uint64_t mapBytes = static_cast<uint64_t>(xt.numel()) * ir::dtypeSize(xt.dtype);
+        if (growth > kShuffleMapPasses * mapBytes)
+            return Match::rejected("conv of " + std::to_string(group) + " groups would be dense: its weights would grow by " +
+                                   std::to_string(growth) + " bytes, more than the " +
+                                   std::to_string(kShuffleMapPasses * mapBytes) + " the shuffle moves (its " +
+                                   std::to_string(mapBytes) + "-byte map read and written by three Tasks)");
+        return Match::matched();
+    }
+
+    Match matchHere(const ir::Node& conv) const override { return matchWithPlan<ShufflePlan>(conv, plan); }
+
+    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
+        const ShufflePlan& p = match.planAs<ShufflePlan>();
+        const ir::Tensor& w = *constantOf(conv.input(1));
+        const int64_t group = conv.attrInt("group", 1);
+        auto from = [&p](int64_t c) { return shuffledFrom(c, p); };
+        std::vector<ir::Value*> inputs{conv.input(0)};
+        SX_ASSIGN(ir::Value * wv, addDerivedConstant(g, conv.name() + "_shuffled_w", permutedDense(w, group, from)));
+        rc.noteConstant(wv->name(), {&conv, p.transpose});
+        inputs.push_back(wv);
+        if (const ir::Tensor* b = constantOf(conv.input(2))) {
+            ir::Tensor b2(b->dtype(), b->shape());
+            for (int64_t c = 0; c < b->numel(); ++c)
+                b2.set(c, b->at(from(c)));
+            SX_ASSIGN(ir::Value * bv, addDerivedConstant(g, conv.name() + "_shuffled_b", std::move(b2)));
+            rc.noteConstant(bv->name(), {&conv, p.transpose});
+            inputs.push_back(bv);
+        }
+        ir::AttributeMap attrs = conv.attrs();
+        attrs["group"] = int64_t{1};
+        SX_ASSIGN(ir::Node * folded, replaceChain(g, {&conv, p.reshapeIn, p.transpose, p.reshapeOut}, conv.kind(),
+                                                  std::move(inputs), std::move(attrs), rc.createdBy()));
+        (void)folded;
+        g.removeUnusedConstants();
+        return {};
+    }
+};
+
 } // namespace
 
 std::vector<std::unique_ptr<FusionRule>> convRules() {
@@ -809,6 +970,9 @@ std::vector<std::unique_ptr<FusionRule>> convRules() {
     rules.push_back(std::make_unique<FuseConvBiasAct>());
     rules.push_back(std::make_unique<FuseConvResidual>());
     rules.push_back(std::make_unique<FuseConvPostAffine>());
+    // A shuffle after a conv reorders its channels (after its epilogue: bias, activation and
+    // post-affine act per channel or per element, so they follow the weights' rows).
+    rules.push_back(std::make_unique<FoldChannelShuffle>());
     rules.push_back(std::make_unique<FuseConvTransposeBiasBn>());
     rules.push_back(std::make_unique<FuseConvTransposeAct>());
     return rules;

@@ -3,6 +3,7 @@
 #include "core/backend/EventAllocator.h"
 #include "core/backend/MemoryPlanner.h"
 #include "core/frontend/OnnxImporter.h"
+#include "core/ir/Interpreter.h"
 #include "core/ir/Specialize.h"
 #include "core/runtime/Compiler.h"
 #include "core/sim/Simulator.h"
@@ -10,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <fstream>
@@ -207,4 +209,110 @@ TEST(Compiler, DramArenaOfPaddleOcrDetIsSearchedDownToItsBound) {
     EXPECT_EQ(mem.dramPeak, mem.dramLowerBound);
     EXPECT_GT(mem.dramLowerBound, 0u);
     expectSound(r->program);
+}
+
+namespace {
+
+/// Pseudo-random values in [-scale, scale), from a seed: weights whose channels differ, so that a
+/// channel read from the wrong place shows.
+ir::Tensor randomF32(std::vector<int64_t> shape, uint32_t seed, double scale) {
+    ir::Tensor t(ir::DType::F32, std::move(shape));
+    for (int64_t i = 0; i < t.numel(); ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        t.set(i, scale * (static_cast<double>(seed >> 8) / 8388608.0 - 1.0));
+    }
+    return t;
+}
+
+/// A ShuffleNet v1 unit, as the onnx-light export writes it: a 1x1 conv of 3 groups with its
+/// BatchNormalization and Relu, the channel shuffle (Reshape, Transpose, Reshape), a depthwise
+/// 3x3 conv, a second 1x1 conv of 3 groups, and the residual Add and Relu.
+std::unique_ptr<ir::Graph> shuffleUnit() {
+    auto g = std::make_unique<ir::Graph>("shuffle-unit");
+    ir::Value* x = *g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 48, 16, 16}));
+    uint32_t seed = 1;
+    auto constant = [&](const std::string& name, std::vector<int64_t> shape, double scale, double offset = 0.0) {
+        ir::Tensor t = randomF32(std::move(shape), seed++, scale);
+        for (int64_t i = 0; i < t.numel(); ++i)
+            t.set(i, t.at(i) + offset);
+        return *g->addConstant(name, std::move(t));
+    };
+    auto node = [&](ir::OpKind kind, const std::string& name, std::vector<ir::Value*> in, ir::AttributeMap attrs = {}) {
+        return (*g->addNode(kind, name, std::move(in), {name + "_out"}, std::move(attrs)))->output();
+    };
+    auto bn = [&](const std::string& name, ir::Value* v) {
+        return node(ir::OpKind::BatchNormalization, name,
+                    {v, constant(name + "_g", {48}, 0.5, 1.0), constant(name + "_b", {48}, 0.5),
+                     constant(name + "_m", {48}, 0.2), constant(name + "_v", {48}, 0.4, 1.0)});
+    };
+    auto ints = [](std::vector<int64_t> v) {
+        return ir::Tensor::fromVector<int64_t>({static_cast<int64_t>(v.size())}, std::move(v));
+    };
+    const ir::AttributeMap grouped{{"group", int64_t{3}}};
+    ir::Value* a = node(ir::OpKind::Relu, "relu1", {bn("bn1", node(ir::OpKind::Conv, "gconv1", {x, constant("w1", {48, 16, 1, 1}, 0.25)}, grouped))});
+    ir::Value* split = node(ir::OpKind::Reshape, "split", {a, *g->addConstant("split_dims", ints({1, 3, 16, 16, 16}))});
+    ir::Value* swap = node(ir::OpKind::Transpose, "swap", {split}, {{"perm", std::vector<int64_t>{0, 2, 1, 3, 4}}});
+    ir::Value* joined = node(ir::OpKind::Reshape, "join", {swap, *g->addConstant("join_dims", ints({1, 48, 16, 16}))});
+    ir::Value* d = bn("bn2", node(ir::OpKind::Conv, "dw", {joined, constant("w2", {48, 1, 3, 3}, 0.5)},
+                                  {{"group", int64_t{48}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+    ir::Value* e = bn("bn3", node(ir::OpKind::Conv, "gconv2", {d, constant("w3", {48, 16, 1, 1}, 0.25)}, grouped));
+    ir::Value* y = node(ir::OpKind::Relu, "relu3", {node(ir::OpKind::Add, "add", {e, x})});
+    g->setOutputs({y});
+    EXPECT_TRUE(g->inferTypes().ok());
+    return g;
+}
+
+} // namespace
+
+// fold-channel-shuffle on the NPU: the shuffle's conversion out of the blocked layout, its
+// transpose and the conversion back are gone, the unit is faster, and the numbers are what the
+// float64 reference of the graph as imported computes, within f16's error, as with the shuffle.
+TEST(Compiler, AChannelShuffleFoldedIntoItsConvComputesTheShuffle) {
+    std::unique_ptr<ir::Graph> g = shuffleUnit();
+    ir::Tensor x = randomF32({1, 48, 16, 16}, 99, 1.0);
+    ir::KernelContext f64;
+    f64.compute = ir::DType::F64;
+    Expected<std::vector<ir::Tensor>> ref = ir::interpret(*g, std::vector<ir::Tensor>{x}, f64);
+    ASSERT_TRUE(ref.ok()) << ref.error().message;
+
+    runtime::CompileOptions shuffled;
+    shuffled.pipeline.disabled.insert("fold-channel-shuffle");
+    Expected<runtime::CompileResult> on = runtime::compileGraph(*g, {});
+    Expected<runtime::CompileResult> off = runtime::compileGraph(*g, shuffled);
+    ASSERT_TRUE(on.ok() && off.ok());
+    expectSound(on->program);
+    auto count = [](const backend::Program& p, const std::string& kernel) {
+        return std::count_if(p.tasks.begin(), p.tasks.end(), [&](const backend::Task& t) { return t.kernel == kernel; });
+    };
+    // The input's and the output's conversions stay; the shuffle's go.
+    EXPECT_EQ(count(on->program, "Transpose"), 0);
+    EXPECT_GT(count(off->program, "Transpose"), 0);
+    EXPECT_LT(count(on->program, "TransData"), count(off->program, "TransData"));
+
+    auto run = [&](const backend::Program& p, bool strict) {
+        sim::SimOptions o;
+        o.strict = strict;
+        o.checkRaces = true;
+        Expected<sim::SimResult> r = sim::simulate(p, std::vector<ir::Tensor>{x}, o);
+        EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+        return r.ok() ? std::move(r).value() : sim::SimResult{};
+    };
+    const sim::SimResult folded = run(on->program, false), strict = run(on->program, true),
+                         plain = run(off->program, false);
+    ASSERT_EQ(folded.outputs.size(), 1u);
+    ASSERT_EQ(plain.outputs.size(), 1u);
+    EXPECT_TRUE(folded.outputs[0].identical(strict.outputs[0]));
+    EXPECT_LT(folded.totalCycles, plain.totalCycles);
+    const ir::Tensor& want = (*ref)[0];
+    ASSERT_EQ(folded.outputs[0].numel(), want.numel());
+    double scale = 0, worst = 0, worstPlain = 0;
+    for (int64_t i = 0; i < want.numel(); ++i)
+        scale = std::max(scale, std::abs(want.at(i)));
+    for (int64_t i = 0; i < want.numel(); ++i) {
+        worst = std::max(worst, std::abs(folded.outputs[0].at(i) - want.at(i)));
+        worstPlain = std::max(worstPlain, std::abs(plain.outputs[0].at(i) - want.at(i)));
+    }
+    EXPECT_GT(scale, 0.5);
+    EXPECT_LT(worst, 5e-3 * scale) << "a channel in the wrong place is off by the map's own size";
+    EXPECT_LT(worstPlain, 5e-3 * scale);
 }

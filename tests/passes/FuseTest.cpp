@@ -4,6 +4,9 @@
 
 #include "core/ir/Printer.h"
 
+#include <algorithm>
+#include <numeric>
+
 using namespace sextant;
 using namespace sextant::passes;
 using namespace sextant::passes::test;
@@ -375,5 +378,157 @@ TEST(FuseRobustness, MalformedGraphsAreRejectedNotCrashedOn) {
         if (res2.ok()) {
             EXPECT_EQ(stats(*res2, "fuse-conv-bias-act").applied, 0);
         }
+    }
+}
+
+// ---- fold-channel-shuffle
+
+namespace {
+
+ir::Tensor dims64(std::vector<int64_t> v) {
+    return ir::Tensor::fromVector<int64_t>({static_cast<int64_t>(v.size())}, std::move(v));
+}
+
+/// ShuffleNet's channel shuffle of `x` ([N, groups * perGroup, S...]): Reshape to [N, groups,
+/// perGroup, S...], swap those two dims, Reshape back.
+ir::Value* channelShuffle(Builder& b, ir::Value* x, const std::vector<int64_t>& dims, int64_t groups,
+                          std::vector<int64_t> perm = {}) {
+    std::vector<int64_t> split{dims[0], groups, dims[1] / groups};
+    split.insert(split.end(), dims.begin() + 2, dims.end());
+    if (perm.empty()) {
+        perm.resize(split.size());
+        std::iota(perm.begin(), perm.end(), 0);
+        std::swap(perm[1], perm[2]);
+    }
+    ir::Value* r = b.node(OpKind::Reshape, "split", {x, b.constant("split_dims", dims64(split))});
+    ir::Value* t = b.node(OpKind::Transpose, "swap", {r}, {{"perm", perm}});
+    return b.node(OpKind::Reshape, "join", {t, b.constant("join_dims", dims64(dims))});
+}
+
+/// x[1,6,5,5] -> Conv(3 groups, 3x3, bias) -> BatchNormalization -> Relu -> shuffle of 3 groups
+/// -> depthwise 3x3 conv: a ShuffleNet v1 unit's first half.
+std::unique_ptr<ir::Graph> groupedConvShuffle() {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 6, 5, 5});
+    ir::AttributeMap pads{{"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"group", int64_t{3}}};
+    ir::Value* c = b.node(OpKind::Conv, "gconv",
+                          {x, b.constant("w", randomTensor({6, 2, 3, 3}, 71)), b.constant("b", randomTensor({6}, 72))},
+                          pads);
+    ir::Value* r = b.node(OpKind::Relu, "relu", {batchNorm(b, "bn", c, 6, 73)});
+    ir::Value* s = channelShuffle(b, r, {1, 6, 5, 5}, 3);
+    pads["group"] = int64_t{6};
+    ir::Value* d = b.node(OpKind::Conv, "dw", {s, b.constant("dw_w", randomTensor({6, 1, 3, 3}, 77))}, pads);
+    return b.finish({d});
+}
+
+const ir::Node* nodeNamed(const ir::Graph& g, const std::string& name) {
+    for (const ir::Node* n : g.nodes())
+        if (n->name() == name)
+            return n;
+    return nullptr;
+}
+
+} // namespace
+
+TEST(FoldChannelShuffle, AGroupedConvTakesTheShuffledChannelOrderAndKeepsResults) {
+    auto g = groupedConvShuffle();
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    ASSERT_TRUE(r.graph);
+    EXPECT_EQ(stats(r, "fold-channel-shuffle").applied, 1);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Reshape), 0) << ir::printGraph(*r.graph);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Transpose), 0);
+    const ir::Node* conv = nodeNamed(*r.graph, "gconv");
+    ASSERT_NE(conv, nullptr) << ir::printGraph(*r.graph);
+    EXPECT_EQ(conv->kind(), OpKind::FusedConv);
+    EXPECT_EQ(conv->attrString("activation", "?"), "Relu");
+    EXPECT_EQ(conv->attrInt("group", 0), 1) << "the shuffled rows read other groups' channels";
+    EXPECT_EQ(conv->output(0)->name(), "join_out") << "it computes what the shuffle did";
+    const std::vector<std::string>& origins = conv->provenance().origins;
+    EXPECT_NE(std::find(origins.begin(), origins.end(), "swap"), origins.end());
+    // Output channel 1 is the input's channel 2 (group 1, position 0): its row reads input
+    // channels 2 and 3 only, with zeros for the rest.
+    const ir::Tensor* w = conv->input(1)->constant();
+    ASSERT_NE(w, nullptr);
+    ASSERT_EQ(w->shape(), (std::vector<int64_t>{6, 6, 3, 3}));
+    for (int64_t ci = 0; ci < 6; ++ci)
+        for (int64_t k = 0; k < 9; ++k)
+            EXPECT_EQ(w->at((1 * 6 + ci) * 9 + k) == 0.0, ci != 2 && ci != 3) << ci << " " << k;
+    expectSameOutputs(before, runF64(*r.graph));
+
+    PipelineResult off = pipeline(*g, {.disabled = {"layout", "fold-channel-shuffle"}});
+    EXPECT_EQ(countKind(*off.graph, OpKind::Transpose), 1);
+    EXPECT_EQ(nodeNamed(*off.graph, "gconv")->attrInt("group", 0), 3);
+}
+
+TEST(FoldChannelShuffle, AnUngroupedConvWithoutBiasOnAOneDimensionalMap) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 4, 7});
+    ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({6, 4, 3}, 81))},
+                          {{"pads", std::vector<int64_t>{1, 1}}});
+    ir::Value* s = channelShuffle(b, c, {1, 6, 7}, 2);
+    ir::Value* y = b.node(OpKind::Sigmoid, "sig", {s});
+    auto g = b.finish({y});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    EXPECT_EQ(stats(r, "fold-channel-shuffle").applied, 1);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Transpose), 0) << ir::printGraph(*r.graph);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
+TEST(FoldChannelShuffle, RejectsWhatItCannotReorderAndLeavesOtherTransposes) {
+    // The conv's output is read by the shuffle and by a graph output.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 4, 3, 3});
+        ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({4, 4, 1, 1}, 91))});
+        auto g = b.finish({channelShuffle(b, c, {1, 4, 3, 3}, 2), c});
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        const RuleStats& s = stats(r, "fold-channel-shuffle");
+        EXPECT_EQ(s.applied, 0);
+        EXPECT_EQ(s.reasons.count("conv output has 2 users"), 1u) << s.reasons.size();
+    }
+    // A residual added before the shuffle would have to be reordered too.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 4, 3, 3});
+        ir::Value* c = b.node(OpKind::Conv, "conv",
+                              {x, b.constant("w", randomTensor({4, 4, 1, 1}, 92)), b.constant("b", randomTensor({4}, 93))});
+        ir::Value* sum = b.node(OpKind::Relu, "relu", {b.node(OpKind::Add, "add", {c, x})});
+        auto g = b.finish({channelShuffle(b, sum, {1, 4, 3, 3}, 2)});
+        auto before = runF64(*g);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        EXPECT_EQ(stats(r, "fuse-conv-residual").applied, 1);
+        const RuleStats& s = stats(r, "fold-channel-shuffle");
+        EXPECT_EQ(s.applied, 0);
+        EXPECT_EQ(s.reasons.count("conv adds a residual, which the shuffle would reorder too"), 1u);
+        expectSameOutputs(before, runF64(*r.graph));
+    }
+    // 32 groups on a 1x1 map: the dense weights would grow by 62x the map.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 64, 1, 1});
+        ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({64, 2, 1, 1}, 94))},
+                              {{"group", int64_t{32}}});
+        auto g = b.finish({channelShuffle(b, c, {1, 64, 1, 1}, 32)});
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        const RuleStats& s = stats(r, "fold-channel-shuffle");
+        EXPECT_EQ(s.applied, 0);
+        EXPECT_EQ(s.reasons.count("conv of 32 groups would be dense: its weights would grow by 31744 bytes, more "
+                                  "than the 3072 the shuffle moves (its 512-byte map read and written by three Tasks)"),
+                  1u)
+            << (s.reasons.empty() ? "" : s.reasons.begin()->first);
+    }
+    // Another transpose of the split dims is no shuffle: nothing matches.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 4, 3, 3});
+        ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({4, 4, 1, 1}, 95))});
+        auto g = b.finish({channelShuffle(b, c, {1, 4, 3, 3}, 2, {0, 1, 2, 4, 3})});
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        const RuleStats& s = stats(r, "fold-channel-shuffle");
+        EXPECT_EQ(s.matched, 0);
+        EXPECT_EQ(s.rejected, 0);
+        EXPECT_EQ(countKind(*r.graph, OpKind::Transpose), 1);
     }
 }
