@@ -663,8 +663,21 @@ Status Exporter::fusedConv(const ir::Node& n, const std::vector<std::string>& in
             !sextantOnlyAttribute(name, value))
             SX_TRY(convertAttribute(name, value, n, *p.add_attribute()));
     if (residual) {
+        std::string r = ins[3];
+        const ir::TensorType& rt = n.input(3)->type();
+        const ir::TensorType& yt = n.output(0)->type();
+        if (rt.isStatic() && yt.isStatic() && rt.rank() >= 2 && rt.dims()[1] < yt.dims()[1]) {
+            // A residual with fewer channels (fold-zero-channel-pad) is added to the first ones:
+            // in standard ops, padded back with zero channels.
+            std::vector<int64_t> zeroDims = rt.dims();
+            zeroDims[1] = yt.dims()[1] - rt.dims()[1];
+            const std::string zeros = constant(out, n.name() + ".residual_zeros", ir::Tensor(rt.dtype, zeroDims));
+            const std::string padded = fresh(out, n.name() + ".residual_padded");
+            setInt(node(out, "Concat", n.name() + ".pad_residual", {r, zeros}, {padded}, doc), "axis", 1);
+            r = padded;
+        }
         const std::string sum = act ? fresh(out, n.name() + ".residual") : result;
-        node(out, "Add", n.name() + ".add_residual", {conv, ins[3]}, {sum}, doc);
+        node(out, "Add", n.name() + ".add_residual", {conv, r}, {sum}, doc);
         conv = sum;
     }
     if (act)

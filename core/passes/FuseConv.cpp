@@ -956,6 +956,102 @@ public:
     }
 };
 
+// ---- fold-zero-channel-pad
+
+/// What a residual padded with zero channels came from: Concat(x, zeros) along the channels,
+/// or a constant Pad of zeros at the channel dim's end.
+struct ZeroPadPlan : MatchPlan {
+    ir::Node* pad = nullptr;
+    ir::Value* unpadded = nullptr;
+};
+
+/// Why `pad` (a Pad) is not x padded with zeros at the end of its channel dim only; empty when
+/// it is.
+std::string zeroChannelPadReason(const ir::Node& pad) {
+    if (pad.attrString("mode", "constant") != "constant")
+        return "pad mode is '" + pad.attrString("mode", "") + "', not constant";
+    if (pad.numInputs() >= 3 && pad.input(2)) {
+        std::optional<double> c = scalarConstant(pad.input(2));
+        if (!c || *c != 0.0)
+            return "pad value '" + pad.input(2)->name() + "' is not a constant 0";
+    } else if (pad.attrFloat("value", 0.0) != 0.0) {
+        return "pad value is not 0";
+    }
+    if (pad.numInputs() >= 4 && pad.input(3))
+        return "pad has an axes input";
+    std::string why;
+    std::optional<std::vector<int64_t>> amounts = padAmounts(pad, why);
+    if (!amounts)
+        return why;
+    const size_t rank = pad.input(0)->type().rank();
+    for (size_t i = 0; i < amounts->size(); ++i)
+        if ((*amounts)[i] != 0 && i != rank + 1)
+            return "pad " + shapeStr(*amounts) + " pads more than the end of the channel dim";
+    return {};
+}
+
+/// FusedConv whose residual is a tensor padded with zero channels (BlazeFace's shortcut from
+/// 24 to 28 channels: Concat with a constant of zeros) ==> the FusedConv reads the tensor as it
+/// is and adds it to its first channels only. The padding is a data-movement Task that reads and
+/// writes the map in DRAM; the epilogue adds nothing to the other channels.
+class FoldZeroChannelPad : public FusionRule {
+public:
+    std::string id() const override { return "fold-zero-channel-pad"; }
+    std::string summary() const override {
+        return "read a FusedConv's residual without the zero channels a Concat with zeros (or a constant Pad) "
+               "appends to it: the epilogue adds it to the first channels only";
+    }
+    std::vector<OpKind> targets() const override { return {OpKind::FusedConv}; }
+
+    static Match plan(const ir::Node& conv, ZeroPadPlan& p) {
+        if (!hasResidual(conv))
+            return Match::none();
+        const ir::Value* r = conv.input(3);
+        ir::Node* pad = r->producer();
+        if (!pad || (pad->kind() != OpKind::Concat && pad->kind() != OpKind::Pad) || !pad->input(0) ||
+            !r->type().isStatic())
+            return Match::none();
+        const std::vector<int64_t>& rd = r->type().dims();
+        const size_t rank = rd.size();
+        if (pad->kind() == OpKind::Concat) {
+            int64_t axis = pad->attrInt("axis", 0);
+            axis = axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+            if (axis != 1 || pad->numInputs() != 2 || !pad->input(1))
+                return Match::none();
+            const ir::Tensor* zeros = constantOf(pad->input(1));
+            if (!zeros || !allEqual(*zeros, 0.0))
+                return Match::none(); // a concat of two maps
+        } else if (std::string why = zeroChannelPadReason(*pad); !why.empty()) {
+            return Match::rejected("residual '" + r->name() + "' is padded, but " + why);
+        }
+        ir::Value* x = pad->input(0);
+        if (x->isConstant() || !x->type().isStatic() || x->type().dtype != r->type().dtype)
+            return Match::none();
+        const std::vector<int64_t>& xd = x->type().dims();
+        if (xd.size() != rank || rank < 3 || xd[1] >= rd[1] || xd[0] != rd[0] ||
+            !std::equal(xd.begin() + 2, xd.end(), rd.begin() + 2))
+            return Match::none();
+        p.pad = pad;
+        p.unpadded = x;
+        return Match::matched();
+    }
+
+    Match matchHere(const ir::Node& conv) const override { return matchWithPlan<ZeroPadPlan>(conv, plan); }
+
+    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
+        const ZeroPadPlan& p = match.planAs<ZeroPadPlan>();
+        ir::Node* c = &conv;
+        g.setInput(c, 3, p.unpadded);
+        c->mutableProvenance().origins = unionOrigins({c, p.pad});
+        c->mutableProvenance().createdBy = rc.createdBy();
+        if (p.pad->output(0)->users().empty() && !p.pad->output(0)->isGraphOutput()) {
+            SX_TRY(g.eraseNode(p.pad));
+            g.removeUnusedConstants();
+        }
+        return {};
+    }
+};
+
 } // namespace
 
 std::vector<std::unique_ptr<FusionRule>> convRules() {
@@ -973,6 +1069,7 @@ std::vector<std::unique_ptr<FusionRule>> convRules() {
     // A shuffle after a conv reorders its channels (after its epilogue: bias, activation and
     // post-affine act per channel or per element, so they follow the weights' rows).
     rules.push_back(std::make_unique<FoldChannelShuffle>());
+    rules.push_back(std::make_unique<FoldZeroChannelPad>());
     rules.push_back(std::make_unique<FuseConvTransposeBiasBn>());
     rules.push_back(std::make_unique<FuseConvTransposeAct>());
     return rules;

@@ -316,3 +316,51 @@ TEST(Compiler, AChannelShuffleFoldedIntoItsConvComputesTheShuffle) {
     EXPECT_LT(worst, 5e-3 * scale) << "a channel in the wrong place is off by the map's own size";
     EXPECT_LT(worstPlain, 5e-3 * scale);
 }
+
+// fold-zero-channel-pad on the NPU: BlazeFace's shortcut from 24 to 28 channels, a Concat with a
+// constant of zeros, was a data-movement Task; the FusedConv now adds the 24 channels to its
+// first ones, with the same numbers bit for bit.
+TEST(Compiler, AZeroPaddedShortcutIsReadWithoutItsPadding) {
+    auto g = std::make_unique<ir::Graph>("padded-shortcut");
+    ir::Value* x = *g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 24, 32, 32}));
+    auto node = [&](ir::OpKind kind, const std::string& name, std::vector<ir::Value*> in, ir::AttributeMap attrs = {}) {
+        return (*g->addNode(kind, name, std::move(in), {name + "_out"}, std::move(attrs)))->output();
+    };
+    ir::Value* d = node(ir::OpKind::Conv, "dw", {x, *g->addConstant("dw_w", randomF32({24, 1, 3, 3}, 5, 0.5))},
+                        {{"group", int64_t{24}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Value* c = node(ir::OpKind::Conv, "pw", {d, *g->addConstant("pw_w", randomF32({28, 24, 1, 1}, 6, 0.3)),
+                                                 *g->addConstant("pw_b", randomF32({28}, 7, 0.2))});
+    ir::Value* padded = node(ir::OpKind::Concat, "pad",
+                             {x, *g->addConstant("zeros", ir::Tensor(ir::DType::F32, {1, 4, 32, 32}))}, {{"axis", int64_t{1}}});
+    ir::Value* y = node(ir::OpKind::Relu, "relu", {node(ir::OpKind::Add, "add", {c, padded})});
+    g->setOutputs({y});
+    ASSERT_TRUE(g->inferTypes().ok());
+
+    runtime::CompileOptions kept;
+    kept.pipeline.disabled.insert("fold-zero-channel-pad");
+    Expected<runtime::CompileResult> on = runtime::compileGraph(*g, {});
+    Expected<runtime::CompileResult> off = runtime::compileGraph(*g, kept);
+    ASSERT_TRUE(on.ok() && off.ok());
+    expectSound(on->program);
+    auto concats = [](const backend::Program& p) {
+        return std::count_if(p.tasks.begin(), p.tasks.end(), [](const backend::Task& t) { return t.kernel == "Concat"; });
+    };
+    EXPECT_EQ(concats(on->program), 0);
+    EXPECT_GT(concats(off->program), 0);
+    const ir::Tensor in = randomF32({1, 24, 32, 32}, 8, 1.0);
+    auto run = [&](const backend::Program& p, bool strict) {
+        sim::SimOptions o;
+        o.strict = strict;
+        o.checkRaces = true;
+        Expected<sim::SimResult> r = sim::simulate(p, std::vector<ir::Tensor>{in}, o);
+        EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+        return r.ok() ? std::move(r).value() : sim::SimResult{};
+    };
+    const sim::SimResult folded = run(on->program, false), strict = run(on->program, true),
+                         padding = run(off->program, false);
+    ASSERT_EQ(folded.outputs.size(), 1u);
+    ASSERT_EQ(padding.outputs.size(), 1u);
+    EXPECT_TRUE(folded.outputs[0].identical(padding.outputs[0]));
+    EXPECT_TRUE(folded.outputs[0].identical(strict.outputs[0]));
+    EXPECT_LT(folded.totalCycles, padding.totalCycles);
+}

@@ -103,6 +103,17 @@ TEST(OnnxExport, FusedConvWithResidualAndClipAtOldAndNewOpsets) {
     expectSameAfterExport(o, 13); // Clip's bounds as inputs
 }
 
+// A residual with fewer channels (fold-zero-channel-pad) is added to the first ones: in standard
+// ops it is padded back with zero channels before the Add.
+TEST(OnnxExport, FusedConvWithAResidualOfFewerChannels) {
+    const Tensor x = randomTensor(DType::F32, {1, 3, 5, 5}, 11);
+    const Tensor w = randomTensor(DType::F32, {6, 3, 1, 1}, 12), b = randomTensor(DType::F32, {6}, 13);
+    const Tensor r = randomTensor(DType::F32, {1, 4, 5, 5}, 14);
+    const OneOp o = oneOp(OpKind::FusedConv, x, {w, b, r},
+                          {{"kernel_shape", std::vector<int64_t>{1, 1}}, {"activation", std::string("Relu")}});
+    expectSameAfterExport(o, 13);
+}
+
 TEST(OnnxExport, FusedConvWithLeakyReluHardSwishAndPostAffine) {
     const Tensor x = randomTensor(DType::F32, {1, 2, 5, 5}, 5, -4, 4);
     const Tensor w = randomTensor(DType::F32, {3, 2, 1, 1}, 6), b = randomTensor(DType::F32, {3}, 7);

@@ -532,3 +532,97 @@ TEST(FoldChannelShuffle, RejectsWhatItCannotReorderAndLeavesOtherTransposes) {
         EXPECT_EQ(countKind(*r.graph, OpKind::Transpose), 1);
     }
 }
+
+// ---- fold-zero-channel-pad
+
+namespace {
+
+/// BlazeFace's block: x[1,4,5,5] -> depthwise 3x3 -> 1x1 conv to 6 channels, plus x padded to 6
+/// channels with zeros (a Concat with a constant, or a Pad of the channel dim's end), -> Relu.
+std::unique_ptr<ir::Graph> paddedShortcut(bool viaPad, bool padReadTwice = false) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 4, 5, 5});
+    ir::Value* d = b.node(OpKind::Conv, "dw", {x, b.constant("dw_w", randomTensor({4, 1, 3, 3}, 101))},
+                          {{"group", int64_t{4}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+    ir::Value* c = b.node(OpKind::Conv, "pw", {d, b.constant("pw_w", randomTensor({6, 4, 1, 1}, 102)),
+                                               b.constant("pw_b", randomTensor({6}, 103))});
+    ir::Value* padded =
+        viaPad ? b.node(OpKind::Pad, "pad", {x, b.constant("pads", dims64({0, 0, 0, 0, 0, 2, 0, 0}))})
+               : b.node(OpKind::Concat, "pad", {x, b.constant("zeros", ir::Tensor(ir::DType::F64, {1, 2, 5, 5}))},
+                        {{"axis", int64_t{1}}});
+    ir::Value* y = b.node(OpKind::Relu, "relu", {b.node(OpKind::Add, "add", {c, padded})});
+    return padReadTwice ? b.finish({y, b.node(OpKind::Sigmoid, "side", {padded})}) : b.finish({y});
+}
+
+} // namespace
+
+TEST(FoldZeroChannelPad, TheResidualIsReadWithoutItsZeroChannels) {
+    for (bool viaPad : {false, true}) {
+        auto g = paddedShortcut(viaPad);
+        auto before = runF64(*g);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        ASSERT_TRUE(r.graph);
+        EXPECT_EQ(stats(r, "fuse-conv-residual").applied, 1) << viaPad;
+        EXPECT_EQ(stats(r, "fold-zero-channel-pad").applied, 1) << viaPad;
+        EXPECT_EQ(countKind(*r.graph, OpKind::Concat) + countKind(*r.graph, OpKind::Pad), 0) << ir::printGraph(*r.graph);
+        const ir::Node* conv = nodeNamed(*r.graph, "pw");
+        ASSERT_NE(conv, nullptr) << ir::printGraph(*r.graph);
+        ASSERT_EQ(conv->numInputs(), 4u);
+        EXPECT_EQ(conv->input(3)->name(), "x");
+        EXPECT_EQ(conv->output(0)->type().dims()[1], 6);
+        const std::vector<std::string>& origins = conv->provenance().origins;
+        EXPECT_NE(std::find(origins.begin(), origins.end(), "pad"), origins.end());
+        expectSameOutputs(before, runF64(*r.graph));
+    }
+}
+
+TEST(FoldZeroChannelPad, APaddedTensorReadElsewhereStaysAndOtherPadsAreLeft) {
+    // The padded tensor is also a graph output's input: the FusedConv still reads x, the pad stays.
+    {
+        auto g = paddedShortcut(false, true);
+        auto before = runF64(*g);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        EXPECT_EQ(stats(r, "fold-zero-channel-pad").applied, 1);
+        EXPECT_EQ(countKind(*r.graph, OpKind::Concat), 1);
+        expectSameOutputs(before, runF64(*r.graph));
+    }
+    // Zero channels ahead of the tensor are not added to its first channels; a Concat of two maps
+    // is no pad at all.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 4, 5, 5});
+        ir::Value* c = b.node(OpKind::Conv, "pw", {x, b.constant("w", randomTensor({6, 4, 1, 1}, 111)),
+                                                   b.constant("b", randomTensor({6}, 112))});
+        ir::Value* ahead = b.node(OpKind::Pad, "pad", {x, b.constant("pads", dims64({0, 2, 0, 0, 0, 0, 0, 0}))});
+        ir::Value* t = b.node(OpKind::Tanh, "tanh", {x});
+        ir::Value* other = b.node(OpKind::Concat, "cat", {x, t}, {{"axis", int64_t{1}}});
+        ir::Value* c2 = b.node(OpKind::Conv, "pw2", {x, b.constant("w2", randomTensor({8, 4, 1, 1}, 113)),
+                                                     b.constant("b2", randomTensor({8}, 114))});
+        auto g = b.finish({b.node(OpKind::Add, "add", {c, ahead}), b.node(OpKind::Add, "add2", {c2, other})});
+        auto before = runF64(*g);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        const RuleStats& s = stats(r, "fold-zero-channel-pad");
+        EXPECT_EQ(s.applied, 0);
+        EXPECT_EQ(stats(r, "fuse-conv-residual").applied, 2);
+        EXPECT_EQ(s.reasons.count("residual 'pad_out' is padded, but pad [0,2,0,0,0,0,0,0] pads more than the end "
+                                  "of the channel dim"),
+                  1u)
+            << (s.reasons.empty() ? "no reason" : s.reasons.begin()->first);
+        expectSameOutputs(before, runF64(*r.graph));
+    }
+}
+
+TEST(FoldZeroChannelPad, AFusedConvRefusesAResidualOfMoreChannels) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 4, 5, 5});
+    ir::Value* r = b.input("r", {1, 8, 5, 5});
+    b.g->addNode(OpKind::FusedConv, "fc", {x, b.constant("w", randomTensor({6, 4, 1, 1}, 121)),
+                                           b.constant("b", randomTensor({6}, 122)), r},
+                 {"y"}, {{"activation", std::string()}})
+        .value();
+    Status s = b.g->inferTypes();
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("residual 'r' is f64[1,8,5,5] but the convolution computes f64[1,6,5,5]"),
+              std::string::npos)
+        << s.error().message;
+}
