@@ -537,18 +537,18 @@ TEST(FoldChannelShuffle, RejectsWhatItCannotReorderAndLeavesOtherTransposes) {
 
 namespace {
 
-/// BlazeFace's block: x[1,4,5,5] -> depthwise 3x3 -> 1x1 conv to 6 channels, plus x padded to 6
+/// BlazeFace's block: x[batch,4,5,5] -> depthwise 3x3 -> 1x1 conv to 6 channels, plus x padded to 6
 /// channels with zeros (a Concat with a constant, or a Pad of the channel dim's end), -> Relu.
-std::unique_ptr<ir::Graph> paddedShortcut(bool viaPad, bool padReadTwice = false) {
+std::unique_ptr<ir::Graph> paddedShortcut(bool viaPad, bool padReadTwice = false, int64_t batch = 1) {
     Builder b;
-    ir::Value* x = b.input("x", {1, 4, 5, 5});
+    ir::Value* x = b.input("x", {batch, 4, 5, 5});
     ir::Value* d = b.node(OpKind::Conv, "dw", {x, b.constant("dw_w", randomTensor({4, 1, 3, 3}, 101))},
                           {{"group", int64_t{4}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
     ir::Value* c = b.node(OpKind::Conv, "pw", {d, b.constant("pw_w", randomTensor({6, 4, 1, 1}, 102)),
                                                b.constant("pw_b", randomTensor({6}, 103))});
     ir::Value* padded =
         viaPad ? b.node(OpKind::Pad, "pad", {x, b.constant("pads", dims64({0, 0, 0, 0, 0, 2, 0, 0}))})
-               : b.node(OpKind::Concat, "pad", {x, b.constant("zeros", ir::Tensor(ir::DType::F64, {1, 2, 5, 5}))},
+               : b.node(OpKind::Concat, "pad", {x, b.constant("zeros", ir::Tensor(ir::DType::F64, {batch, 2, 5, 5}))},
                         {{"axis", int64_t{1}}});
     ir::Value* y = b.node(OpKind::Relu, "relu", {b.node(OpKind::Add, "add", {c, padded})});
     return padReadTwice ? b.finish({y, b.node(OpKind::Sigmoid, "side", {padded})}) : b.finish({y});
@@ -557,22 +557,26 @@ std::unique_ptr<ir::Graph> paddedShortcut(bool viaPad, bool padReadTwice = false
 } // namespace
 
 TEST(FoldZeroChannelPad, TheResidualIsReadWithoutItsZeroChannels) {
-    for (bool viaPad : {false, true}) {
-        auto g = paddedShortcut(viaPad);
-        auto before = runF64(*g);
-        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
-        ASSERT_TRUE(r.graph);
-        EXPECT_EQ(stats(r, "fuse-conv-residual").applied, 1) << viaPad;
-        EXPECT_EQ(stats(r, "fold-zero-channel-pad").applied, 1) << viaPad;
-        EXPECT_EQ(countKind(*r.graph, OpKind::Concat) + countKind(*r.graph, OpKind::Pad), 0) << ir::printGraph(*r.graph);
-        const ir::Node* conv = nodeNamed(*r.graph, "pw");
-        ASSERT_NE(conv, nullptr) << ir::printGraph(*r.graph);
-        ASSERT_EQ(conv->numInputs(), 4u);
-        EXPECT_EQ(conv->input(3)->name(), "x");
-        EXPECT_EQ(conv->output(0)->type().dims()[1], 6);
-        const std::vector<std::string>& origins = conv->provenance().origins;
-        EXPECT_NE(std::find(origins.begin(), origins.end(), "pad"), origins.end());
-        expectSameOutputs(before, runF64(*r.graph));
+    for (int64_t batch : {1, 3}) {
+        for (bool viaPad : {false, true}) {
+            SCOPED_TRACE(std::string(viaPad ? "Pad" : "Concat") + ", batch " + std::to_string(batch));
+            auto g = paddedShortcut(viaPad, false, batch);
+            auto before = runF64(*g);
+            PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+            ASSERT_TRUE(r.graph);
+            EXPECT_EQ(stats(r, "fuse-conv-residual").applied, 1);
+            EXPECT_EQ(stats(r, "fold-zero-channel-pad").applied, 1);
+            EXPECT_EQ(countKind(*r.graph, OpKind::Concat) + countKind(*r.graph, OpKind::Pad), 0)
+                << ir::printGraph(*r.graph);
+            const ir::Node* conv = nodeNamed(*r.graph, "pw");
+            ASSERT_NE(conv, nullptr) << ir::printGraph(*r.graph);
+            ASSERT_EQ(conv->numInputs(), 4u);
+            EXPECT_EQ(conv->input(3)->name(), "x");
+            EXPECT_EQ(conv->output(0)->type().dims()[1], 6);
+            const std::vector<std::string>& origins = conv->provenance().origins;
+            EXPECT_NE(std::find(origins.begin(), origins.end(), "pad"), origins.end());
+            expectSameOutputs(before, runF64(*r.graph));
+        }
     }
 }
 
