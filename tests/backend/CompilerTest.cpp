@@ -224,6 +224,21 @@ ir::Tensor randomF32(std::vector<int64_t> shape, uint32_t seed, double scale) {
     return t;
 }
 
+/// How many of `p`'s Tasks run `kernel`.
+std::ptrdiff_t tasksOf(const backend::Program& p, const std::string& kernel) {
+    return std::count_if(p.tasks.begin(), p.tasks.end(), [&](const backend::Task& t) { return t.kernel == kernel; });
+}
+
+/// `p` simulated on input `x` with the race checker on, in async or strict mode.
+sim::SimResult simulateChecked(const backend::Program& p, const ir::Tensor& x, bool strict) {
+    sim::SimOptions o;
+    o.strict = strict;
+    o.checkRaces = true;
+    Expected<sim::SimResult> r = sim::simulate(p, std::vector<ir::Tensor>{x}, o);
+    EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
+    return r.ok() ? std::move(r).value() : sim::SimResult{};
+}
+
 /// A ShuffleNet v1 unit, as the onnx-light export writes it: a 1x1 conv of 3 groups with its
 /// BatchNormalization and Relu, the channel shuffle (Reshape, Transpose, Reshape), a depthwise
 /// 3x3 conv, a second 1x1 conv of 3 groups, and the residual Add and Relu.
@@ -281,24 +296,13 @@ TEST(Compiler, AChannelShuffleFoldedIntoItsConvComputesTheShuffle) {
     Expected<runtime::CompileResult> off = runtime::compileGraph(*g, shuffled);
     ASSERT_TRUE(on.ok() && off.ok());
     expectSound(on->program);
-    auto count = [](const backend::Program& p, const std::string& kernel) {
-        return std::count_if(p.tasks.begin(), p.tasks.end(), [&](const backend::Task& t) { return t.kernel == kernel; });
-    };
     // The input's and the output's conversions stay; the shuffle's go.
-    EXPECT_EQ(count(on->program, "Transpose"), 0);
-    EXPECT_GT(count(off->program, "Transpose"), 0);
-    EXPECT_LT(count(on->program, "TransData"), count(off->program, "TransData"));
+    EXPECT_EQ(tasksOf(on->program, "Transpose"), 0);
+    EXPECT_GT(tasksOf(off->program, "Transpose"), 0);
+    EXPECT_LT(tasksOf(on->program, "TransData"), tasksOf(off->program, "TransData"));
 
-    auto run = [&](const backend::Program& p, bool strict) {
-        sim::SimOptions o;
-        o.strict = strict;
-        o.checkRaces = true;
-        Expected<sim::SimResult> r = sim::simulate(p, std::vector<ir::Tensor>{x}, o);
-        EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-        return r.ok() ? std::move(r).value() : sim::SimResult{};
-    };
-    const sim::SimResult folded = run(on->program, false), strict = run(on->program, true),
-                         plain = run(off->program, false);
+    const sim::SimResult folded = simulateChecked(on->program, x, false),
+                         strict = simulateChecked(on->program, x, true), plain = simulateChecked(off->program, x, false);
     ASSERT_EQ(folded.outputs.size(), 1u);
     ASSERT_EQ(plain.outputs.size(), 1u);
     EXPECT_TRUE(folded.outputs[0].identical(strict.outputs[0]));
@@ -342,22 +346,12 @@ TEST(Compiler, AZeroPaddedShortcutIsReadWithoutItsPadding) {
     Expected<runtime::CompileResult> off = runtime::compileGraph(*g, kept);
     ASSERT_TRUE(on.ok() && off.ok());
     expectSound(on->program);
-    auto concats = [](const backend::Program& p) {
-        return std::count_if(p.tasks.begin(), p.tasks.end(), [](const backend::Task& t) { return t.kernel == "Concat"; });
-    };
-    EXPECT_EQ(concats(on->program), 0);
-    EXPECT_GT(concats(off->program), 0);
+    EXPECT_EQ(tasksOf(on->program, "Concat"), 0);
+    EXPECT_GT(tasksOf(off->program, "Concat"), 0);
     const ir::Tensor in = randomF32({1, 24, 32, 32}, 8, 1.0);
-    auto run = [&](const backend::Program& p, bool strict) {
-        sim::SimOptions o;
-        o.strict = strict;
-        o.checkRaces = true;
-        Expected<sim::SimResult> r = sim::simulate(p, std::vector<ir::Tensor>{in}, o);
-        EXPECT_TRUE(r.ok()) << (r.ok() ? "" : r.error().message);
-        return r.ok() ? std::move(r).value() : sim::SimResult{};
-    };
-    const sim::SimResult folded = run(on->program, false), strict = run(on->program, true),
-                         padding = run(off->program, false);
+    const sim::SimResult folded = simulateChecked(on->program, in, false),
+                         strict = simulateChecked(on->program, in, true),
+                         padding = simulateChecked(off->program, in, false);
     ASSERT_EQ(folded.outputs.size(), 1u);
     ASSERT_EQ(padding.outputs.size(), 1u);
     EXPECT_TRUE(folded.outputs[0].identical(padding.outputs[0]));
