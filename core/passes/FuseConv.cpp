@@ -860,39 +860,47 @@ public:
     }
     std::vector<OpKind> targets() const override { return {OpKind::Conv, OpKind::FusedConv}; }
 
-    /// The shuffle after `conv`'s output, or NoMatch when its users are not one.
+    /// The shuffle after `conv`'s output: NoMatch when no Reshape reading it starts one, Rejected
+    /// when the conv's output has other readers too.
     static Match shuffleAfter(const ir::Node& conv, ShufflePlan& p) {
         const ir::Value* out = conv.output(0);
-        Match m = soleUserOfKind(out, {OpKind::Reshape}, "conv", p.reshapeIn);
-        if (m.kind != Match::Kind::Matched)
-            return m;
-        if (p.reshapeIn->input(0) != out || !out->type().isStatic())
+        if (!out->type().isStatic())
             return Match::none();
-        ir::Node* t = singleUser(p.reshapeIn->output(0));
+        for (ir::Node* u : out->users())
+            if (u->kind() == OpKind::Reshape && u->input(0) == out && shuffleFrom(*u, p))
+                return useCount(out) == 1 ? Match::matched() : Match::rejected(usersReason("conv", out));
+        return Match::none();
+    }
+
+    /// Whether Reshape `in` begins a channel shuffle of its input; fills `p`.
+    static bool shuffleFrom(ir::Node& in, ShufflePlan& p) {
+        p.reshapeIn = &in;
+        const ir::Value* out = in.input(0);
+        ir::Node* t = singleUser(in.output(0));
         if (!t || t->kind() != OpKind::Transpose)
-            return Match::none();
+            return false;
         ir::Node* back = singleUser(t->output(0));
         if (!back || back->kind() != OpKind::Reshape || back->input(0) != t->output(0))
-            return Match::none();
+            return false;
         const ir::TensorType& xt = out->type();
-        const ir::TensorType& split = p.reshapeIn->output(0)->type();
+        const ir::TensorType& split = in.output(0)->type();
         const std::vector<int64_t>& x = xt.dims();
         const size_t r = x.size();
         if (r < 3 || !split.isStatic() || split.dims().size() != r + 1 || back->output(0)->type() != xt)
-            return Match::none();
+            return false;
         const std::vector<int64_t>& s = split.dims();
         if (s[0] != x[0] || s[1] * s[2] != x[1] || !std::equal(x.begin() + 2, x.end(), s.begin() + 3))
-            return Match::none();
+            return false;
         std::vector<int64_t> perm(r + 1);
         std::iota(perm.begin(), perm.end(), 0);
         std::swap(perm[1], perm[2]);
         if (t->attrInts("perm") != perm)
-            return Match::none();
+            return false;
         p.transpose = t;
         p.reshapeOut = back;
         p.groups = s[1];
         p.perGroup = s[2];
-        return Match::matched();
+        return true;
     }
 
     static Match plan(const ir::Node& conv, ShufflePlan& p) {

@@ -519,6 +519,19 @@ TEST(FoldChannelShuffle, RejectsWhatItCannotReorderAndLeavesOtherTransposes) {
                   1u)
             << (s.reasons.empty() ? "" : s.reasons.begin()->first);
     }
+    // A conv read by a plain Reshape (a flatten) and by another op has no shuffle after it: no
+    // rejection is counted.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 4, 3, 3});
+        ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({4, 4, 1, 1}, 96))});
+        ir::Value* flat = b.node(OpKind::Reshape, "flat", {c, b.constant("flat_dims", dims64({1, 36}))});
+        auto g = b.finish({flat, b.node(OpKind::Sigmoid, "sig", {c})});
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        const RuleStats& s = stats(r, "fold-channel-shuffle");
+        EXPECT_EQ(s.matched, 0);
+        EXPECT_EQ(s.rejected, 0);
+    }
     // Another transpose of the split dims is no shuffle: nothing matches.
     {
         Builder b;
