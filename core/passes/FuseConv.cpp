@@ -845,12 +845,19 @@ template <typename From> ir::Tensor permutedDense(const ir::Tensor& w, int64_t g
 /// dispatch, a DRAM latency and an event, which is why the trade pays even at the limit.)
 constexpr uint64_t kShuffleMapPasses = 6;
 
+/// The MACs a dense conv may add per byte the shuffle moved: the default NPU's balance point
+/// (8 cores x 4,096 MACs per cycle against 512 bytes of DRAM per cycle). Beyond it the added
+/// products cost the cube more time than the shuffle's traffic cost the DMA: a depthwise conv
+/// of many channels, made dense, would multiply its MACs by its channel count.
+constexpr uint64_t kMacsPerMovedByte = 64;
+
 /// Conv (or FusedConv) -> channel shuffle  ==>  the same conv with its output channels (weights,
 /// bias) in the shuffled order: the shuffle's three data-movement steps, which in the NPU's
 /// blocked layout are a conversion out, a transpose and a conversion back, each a DRAM round
 /// trip, disappear. A grouped conv becomes one group (its shuffled rows read other groups'
-/// channels), with zeros for the channels a row did not read: exact, and more MACs, so it is
-/// done only while the weights grow by at most the bytes the shuffle moved.
+/// channels), with zeros for the channels a row did not read: exact, but more weight bytes and
+/// MACs, so it is done only while the weights grow by at most the bytes the shuffle moved and the
+/// MACs by at most kMacsPerMovedByte per such byte.
 class FoldChannelShuffle : public FusionRule {
 public:
     std::string id() const override { return "fold-channel-shuffle"; }
@@ -932,6 +939,13 @@ public:
                                    std::to_string(growth) + " bytes, more than the " +
                                    std::to_string(kShuffleMapPasses * mapBytes) + " the shuffle moves (its " +
                                    std::to_string(mapBytes) + "-byte map read and written by three Tasks)");
+        // Each output element sums group - 1 more of the row's channel windows, all zeros.
+        const uint64_t extraMacs = static_cast<uint64_t>(xt.numel()) * static_cast<uint64_t>(w->numel() / channels) *
+                                   static_cast<uint64_t>(group - 1);
+        if (extraMacs > kMacsPerMovedByte * kShuffleMapPasses * mapBytes)
+            return Match::rejected("conv of " + std::to_string(group) + " groups would be dense: " +
+                                   std::to_string(extraMacs) + " more MACs, over " + std::to_string(kMacsPerMovedByte) +
+                                   " per byte the shuffle moves (" + std::to_string(kShuffleMapPasses * mapBytes) + ")");
         return Match::matched();
     }
 

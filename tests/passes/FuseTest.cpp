@@ -519,6 +519,22 @@ TEST(FoldChannelShuffle, RejectsWhatItCannotReorderAndLeavesOtherTransposes) {
                   1u)
             << (s.reasons.empty() ? "" : s.reasons.begin()->first);
     }
+    // A depthwise conv of 512 channels on a 32x32 map: its weights would grow by less than the
+    // shuffle moves, but every output would sum 511 more windows of zeros.
+    {
+        Builder b;
+        ir::Value* x = b.input("x", {1, 512, 32, 32});
+        ir::Value* c = b.node(OpKind::Conv, "dw", {x, b.constant("w", randomTensor({512, 1, 3, 3}, 97))},
+                              {{"group", int64_t{512}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
+        auto g = b.finish({channelShuffle(b, c, {1, 512, 32, 32}, 4)});
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        const RuleStats& s = stats(r, "fold-channel-shuffle");
+        EXPECT_EQ(s.applied, 0);
+        EXPECT_EQ(s.reasons.count("conv of 512 groups would be dense: 2411200512 more MACs, over 64 per byte the "
+                                  "shuffle moves (25165824)"),
+                  1u)
+            << (s.reasons.empty() ? "no reason" : s.reasons.begin()->first);
+    }
     // A conv read by a plain Reshape (a flatten) and by another op has no shuffle after it: no
     // rejection is counted.
     {
