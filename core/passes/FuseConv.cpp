@@ -715,6 +715,39 @@ std::optional<std::vector<int64_t>> padAmounts(const ir::Node& pad, std::string&
     return std::nullopt;
 }
 
+/// The amounts of `pad` (one per dim's begin, then one per dim's end) when it pads with the
+/// constant 0 over all dims (no axes input); otherwise nothing, with the reason in `why`.
+std::optional<std::vector<int64_t>> zeroPadAmounts(const ir::Node& pad, std::string& why) {
+    if (pad.attrString("mode", "constant") != "constant") {
+        why = "pad mode is '" + pad.attrString("mode", "") + "', not constant";
+        return std::nullopt;
+    }
+    double value = pad.attrFloat("value", 0.0);
+    if (pad.numInputs() >= 3 && pad.input(2)) {
+        std::optional<double> c = scalarConstant(pad.input(2));
+        if (!c) {
+            why = "pad value '" + pad.input(2)->name() + "' is not a constant";
+            return std::nullopt;
+        }
+        value = *c;
+    }
+    if (value != 0.0) {
+        why = "pad value is " + std::to_string(value) + ", not 0";
+        return std::nullopt;
+    }
+    if (pad.numInputs() >= 4 && pad.input(3)) {
+        why = "pad has an axes input";
+        return std::nullopt;
+    }
+    std::optional<std::vector<int64_t>> amounts = padAmounts(pad, why);
+    const size_t rank = pad.input(0)->type().rank();
+    if (amounts && amounts->size() != 2 * rank) {
+        why = "pad amounts " + shapeStr(*amounts) + " do not fit rank " + std::to_string(rank);
+        return std::nullopt;
+    }
+    return amounts;
+}
+
 /// Pad(x, constant 0) feeding only a Conv's data input -> the Conv with larger pads. Only spatial
 /// dims may be padded, by non-negative amounts, and the Conv must not use auto_pad.
 class FusePadConv : public FusionRule {
@@ -735,27 +768,12 @@ public:
         if (conv->input(0) != pad.output(0))
             return Match::rejected("pad output feeds conv '" + conv->name() +
                                    "' as weight or bias, not as data");
-        if (pad.attrString("mode", "constant") != "constant")
-            return Match::rejected("pad mode is '" + pad.attrString("mode", "") +
-                                   "', not constant");
-        double value = pad.attrFloat("value", 0.0);
-        if (pad.numInputs() >= 3 && pad.input(2)) {
-            std::optional<double> c = scalarConstant(pad.input(2));
-            if (!c)
-                return Match::rejected("pad value '" + pad.input(2)->name() +
-                                       "' is not a constant");
-            value = *c;
-        }
-        if (value != 0.0)
-            return Match::rejected("pad value is " + std::to_string(value) + ", not 0");
-        if (pad.numInputs() >= 4 && pad.input(3))
-            return Match::rejected("pad has an axes input");
         std::string why;
-        auto amounts = padAmounts(pad, why);
+        auto amounts = zeroPadAmounts(pad, why);
         if (!amounts)
             return Match::rejected(why);
         const size_t rank = pad.input(0)->type().rank();
-        if (amounts->size() != 2 * rank || rank < 3)
+        if (rank < 3)
             return Match::rejected("pad amounts " + shapeStr(*amounts) + " do not fit rank " +
                                    std::to_string(rank));
         for (size_t i = 0; i < amounts->size(); ++i) {
@@ -990,19 +1008,8 @@ struct ZeroPadPlan : MatchPlan {
 /// Why `pad` (a Pad) is not x padded with zeros at the end of its channel dim only; empty when
 /// it is.
 std::string zeroChannelPadReason(const ir::Node& pad) {
-    if (pad.attrString("mode", "constant") != "constant")
-        return "pad mode is '" + pad.attrString("mode", "") + "', not constant";
-    if (pad.numInputs() >= 3 && pad.input(2)) {
-        std::optional<double> c = scalarConstant(pad.input(2));
-        if (!c || *c != 0.0)
-            return "pad value '" + pad.input(2)->name() + "' is not a constant 0";
-    } else if (pad.attrFloat("value", 0.0) != 0.0) {
-        return "pad value is not 0";
-    }
-    if (pad.numInputs() >= 4 && pad.input(3))
-        return "pad has an axes input";
     std::string why;
-    std::optional<std::vector<int64_t>> amounts = padAmounts(pad, why);
+    std::optional<std::vector<int64_t>> amounts = zeroPadAmounts(pad, why);
     if (!amounts)
         return why;
     const size_t rank = pad.input(0)->type().rank();

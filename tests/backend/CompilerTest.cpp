@@ -224,6 +224,13 @@ ir::Tensor randomF32(std::vector<int64_t> shape, uint32_t seed, double scale) {
     return t;
 }
 
+/// `g` compiled with the default options but pass or rule `rule` switched off.
+Expected<runtime::CompileResult> compiledWithout(const ir::Graph& g, const std::string& rule) {
+    runtime::CompileOptions options;
+    options.pipeline.disabled.insert(rule);
+    return runtime::compileGraph(g, options);
+}
+
 /// How many of `p`'s Tasks run `kernel`.
 std::ptrdiff_t tasksOf(const backend::Program& p, const std::string& kernel) {
     return std::count_if(p.tasks.begin(), p.tasks.end(), [&](const backend::Task& t) { return t.kernel == kernel; });
@@ -290,10 +297,8 @@ TEST(Compiler, AChannelShuffleFoldedIntoItsConvComputesTheShuffle) {
     Expected<std::vector<ir::Tensor>> ref = ir::interpret(*g, std::vector<ir::Tensor>{x}, f64);
     ASSERT_TRUE(ref.ok()) << ref.error().message;
 
-    runtime::CompileOptions shuffled;
-    shuffled.pipeline.disabled.insert("fold-channel-shuffle");
     Expected<runtime::CompileResult> on = runtime::compileGraph(*g, {});
-    Expected<runtime::CompileResult> off = runtime::compileGraph(*g, shuffled);
+    Expected<runtime::CompileResult> off = compiledWithout(*g, "fold-channel-shuffle");
     ASSERT_TRUE(on.ok() && off.ok());
     expectSound(on->program);
     // The input's and the output's conversions stay; the shuffle's go.
@@ -340,10 +345,8 @@ TEST(Compiler, AZeroPaddedShortcutIsReadWithoutItsPadding) {
     g->setOutputs({y});
     ASSERT_TRUE(g->inferTypes().ok());
 
-    runtime::CompileOptions kept;
-    kept.pipeline.disabled.insert("fold-zero-channel-pad");
     Expected<runtime::CompileResult> on = runtime::compileGraph(*g, {});
-    Expected<runtime::CompileResult> off = runtime::compileGraph(*g, kept);
+    Expected<runtime::CompileResult> off = compiledWithout(*g, "fold-zero-channel-pad");
     ASSERT_TRUE(on.ok() && off.ok());
     expectSound(on->program);
     EXPECT_EQ(tasksOf(on->program, "Concat"), 0);

@@ -421,6 +421,23 @@ std::unique_ptr<ir::Graph> groupedConvShuffle() {
     return b.finish({d});
 }
 
+/// The one reason fold-channel-shuffle gives for x -> Conv (weights of shape `w`, `group`
+/// groups, padded to keep the map's size) -> a shuffle of `shuffleGroups` groups, which it must
+/// refuse ("applied" when it does not).
+std::string shuffleRefusal(std::vector<int64_t> x, std::vector<int64_t> w, int64_t group, int64_t shuffleGroups) {
+    Builder b;
+    ir::Value* in = b.input("x", x);
+    const int64_t pad = (w[2] - 1) / 2;
+    ir::Value* c = b.node(OpKind::Conv, "conv", {in, b.constant("w", randomTensor(w, 94))},
+                          {{"group", group}, {"pads", std::vector<int64_t>{pad, pad, pad, pad}}});
+    auto g = b.finish({channelShuffle(b, c, x, shuffleGroups)});
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    const RuleStats& s = stats(r, "fold-channel-shuffle");
+    if (s.applied > 0)
+        return "applied";
+    return s.reasons.size() == 1 ? s.reasons.begin()->first : std::to_string(s.reasons.size()) + " reasons";
+}
+
 const ir::Node* nodeNamed(const ir::Graph& g, const std::string& name) {
     for (const ir::Node* n : g.nodes())
         if (n->name() == name)
@@ -505,36 +522,14 @@ TEST(FoldChannelShuffle, RejectsWhatItCannotReorderAndLeavesOtherTransposes) {
         expectSameOutputs(before, runF64(*r.graph));
     }
     // 32 groups on a 1x1 map: the dense weights would grow by 62x the map.
-    {
-        Builder b;
-        ir::Value* x = b.input("x", {1, 64, 1, 1});
-        ir::Value* c = b.node(OpKind::Conv, "conv", {x, b.constant("w", randomTensor({64, 2, 1, 1}, 94))},
-                              {{"group", int64_t{32}}});
-        auto g = b.finish({channelShuffle(b, c, {1, 64, 1, 1}, 32)});
-        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
-        const RuleStats& s = stats(r, "fold-channel-shuffle");
-        EXPECT_EQ(s.applied, 0);
-        EXPECT_EQ(s.reasons.count("conv of 32 groups would be dense: its weights would grow by 31744 bytes, more "
-                                  "than the 3072 the shuffle moves (its 512-byte map read and written by three Tasks)"),
-                  1u)
-            << (s.reasons.empty() ? "" : s.reasons.begin()->first);
-    }
+    EXPECT_EQ(shuffleRefusal({1, 64, 1, 1}, {64, 2, 1, 1}, 32, 32),
+              "conv of 32 groups would be dense: its weights would grow by 31744 bytes, more than the 3072 the "
+              "shuffle moves (its 512-byte map read and written by three Tasks)");
     // A depthwise conv of 512 channels on a 32x32 map: its weights would grow by less than the
     // shuffle moves, but every output would sum 511 more windows of zeros.
-    {
-        Builder b;
-        ir::Value* x = b.input("x", {1, 512, 32, 32});
-        ir::Value* c = b.node(OpKind::Conv, "dw", {x, b.constant("w", randomTensor({512, 1, 3, 3}, 97))},
-                              {{"group", int64_t{512}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}});
-        auto g = b.finish({channelShuffle(b, c, {1, 512, 32, 32}, 4)});
-        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
-        const RuleStats& s = stats(r, "fold-channel-shuffle");
-        EXPECT_EQ(s.applied, 0);
-        EXPECT_EQ(s.reasons.count("conv of 512 groups would be dense: 2411200512 more MACs, over 64 per byte the "
-                                  "shuffle moves (25165824)"),
-                  1u)
-            << (s.reasons.empty() ? "no reason" : s.reasons.begin()->first);
-    }
+    EXPECT_EQ(shuffleRefusal({1, 512, 32, 32}, {512, 1, 3, 3}, 512, 4),
+              "conv of 512 groups would be dense: 2411200512 more MACs, over 64 per byte the shuffle moves "
+              "(25165824)");
     // A conv read by a plain Reshape (a flatten) and by another op has no shuffle after it: no
     // rejection is counted.
     {
