@@ -180,6 +180,11 @@ bool readsOwnSlice(const ir::Node& n, const ir::Value& in, int axis) {
     // A FusedConv's residual is added element by element to the part's own output slice.
     if (n.kind() == ir::OpKind::FusedConv && n.numInputs() > 3 && n.input(3) == &in)
         return n.input(0) != &in || convDataOwn;
+    // A group's pooled prologue (fold-squeeze-excite) reduces or mixes all of its input.
+    if (n.kind() == ir::OpKind::ElementwiseGroup && n.body())
+        for (uint32_t j = 0; j < n.numInputs(); ++j)
+            if (n.input(j) == &in && ir::pooledInput(*n.body(), j))
+                return false;
     switch (n.info().work) {
     case ir::WorkModel::Elementwise:
     case ir::WorkModel::Group:

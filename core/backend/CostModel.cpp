@@ -389,15 +389,6 @@ WorkModel resizeModel(const ir::Node& n, const Target& t) {
     return m;
 }
 
-/// An ElementwiseGroup replays its body's ops over each tile: the sum of their passes.
-uint64_t groupSteps(const ir::Node& n) {
-    uint64_t steps = 0;
-    if (const ir::FusedBody* body = n.body())
-        for (const ir::BodyStep& step : body->steps)
-            steps += static_cast<uint64_t>(ir::opInfo(step.op).passes);
-    return std::max<uint64_t>(steps, 1);
-}
-
 /// Elementwise-like ops (and data movement): every output dim splits except `reduceFrom` onwards.
 /// `steps` passes at the node's lanes (OpInfo::passes: 1 for add, multiply, max and the like;
 /// more for what the vector unit computes by a sequence, such as division by Newton-Raphson
@@ -405,8 +396,15 @@ uint64_t groupSteps(const ir::Node& n) {
 /// accuracy-trading rule that replaces a division by a multiply saves), plus `statSteps` passes
 /// at `statLanes` (LayerNormalization's mean and variance, which stash_type may keep in another
 /// precision than the output). `concat`: each input supplies its share of the tile.
+/// `whole`, per input: read whole by every tile (a group's pooled prologue reads it), with
+/// `wholeCycles` and `wholeFlops` of work every tile does once.
+struct WholeWork {
+    std::vector<char> inputs;
+    uint64_t cycles = 0, flops = 0;
+};
 WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, size_t reduceFrom, bool dmaOnly,
-                           bool concat = false, uint64_t statSteps = 0, uint64_t statLanes = 1) {
+                           bool concat = false, uint64_t statSteps = 0, uint64_t statLanes = 1,
+                           WholeWork whole = {}) {
     std::vector<int64_t> od = n.output(0)->type().dims();
     WorkModel m;
     m.outDims = od;
@@ -424,11 +422,14 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t tileNumel = prod(tile);
-        for (const ir::Value* v : ins) {
+        for (size_t i = 0; i < ins.size(); ++i) {
+            const ir::Value* v = ins[i];
             if (!v)
                 continue;
             uint64_t bytes = 0;
-            if (concat) // each input contributes its share of the tile
+            if (i < whole.inputs.size() && whole.inputs[i] && !v->isConstant())
+                bytes = bytesOf(v, c0);
+            else if (concat) // each input contributes its share of the tile
                 bytes = outNumel ? ceilDiv(bytesOf(v, c0) * tileNumel, outNumel) : 0;
             else if (dmaOnly && v->isConstant() && v->type().dtype == ir::DType::I64)
                 w.weightBytes += bytesOf(v, c0); // shape operands
@@ -452,9 +453,58 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
         w.outBytes = storedTile * outElem + (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
         w.computeCycles = dmaOnly ? 0 : ceilDiv(storedTile, lanes) * steps + ceilDiv(storedTile, statLanes) * statSteps;
         w.flops = dmaOnly ? 0 : static_cast<uint64_t>(tileNumel) * (steps + statSteps);
+        w.computeCycles += whole.cycles;
+        w.flops += whole.flops;
         return w;
     };
     return m;
+}
+
+/// An ElementwiseGroup replays its body's ops over each tile: the sum of their passes. A pooled
+/// prologue (rule fold-squeeze-excite: a global pooling, then convolutions and activations on one
+/// value per channel) is computed whole in every tile, from its inputs read whole: the pooling's
+/// input elements, each Conv's MACs and each other step's elements, at the group's lanes.
+Expected<WorkModel> groupModel(const ir::Node& n, const Target& t) {
+    const ir::FusedBody* body = n.body();
+    if (!body)
+        return elementwiseModel(n, t, 1, SIZE_MAX, false);
+    SX_ASSIGN(std::vector<ir::TensorType> types, ir::groupStepTypes(n));
+    std::vector<int64_t> numel;
+    for (const ir::TensorType& type : types)
+        numel.push_back(std::max<int64_t>(type.numel(), 0));
+    const std::vector<char> prologue = ir::prologueSteps(*body, numel, n.output(0)->type().numel());
+    auto operandNumel = [&](const ir::BodyOperand& o) -> int64_t {
+        if (o.kind == ir::BodyOperand::Kind::Input && o.index < n.numInputs() && n.input(o.index))
+            return std::max<int64_t>(n.input(o.index)->type().numel(), 0);
+        if (o.kind == ir::BodyOperand::Kind::Step && o.index < numel.size())
+            return numel[o.index];
+        return 0;
+    };
+    const uint64_t lanes = lanesFor(n, t);
+    uint64_t steps = 0;
+    WholeWork whole;
+    for (size_t i = 0; i < body->steps.size() && i < prologue.size(); ++i) {
+        const ir::BodyStep& step = body->steps[i];
+        const uint64_t passes = static_cast<uint64_t>(ir::opInfo(step.op).passes);
+        if (!prologue[i]) {
+            steps += passes;
+            continue;
+        }
+        uint64_t work = static_cast<uint64_t>(numel[i]) * std::max<uint64_t>(passes, 1);
+        if (step.op == ir::OpKind::GlobalAveragePool || step.op == ir::OpKind::GlobalMaxPool)
+            work = static_cast<uint64_t>(step.operands.empty() ? 0 : operandNumel(step.operands[0]));
+        else if (step.op == ir::OpKind::Conv && step.operands.size() > 1) {
+            const std::vector<int64_t> od = types[i].dims();
+            const int64_t weights = operandNumel(step.operands[1]);
+            const int64_t perOut = od.size() > 1 && od[1] > 0 ? weights / od[1] : 0; // Cin / group x taps
+            work = static_cast<uint64_t>(numel[i] * perOut); // one MAC per lane and cycle
+        }
+        whole.cycles += ceilDiv(work, lanes);
+        whole.flops += work;
+    }
+    for (uint32_t j = 0; j < n.numInputs(); ++j)
+        whole.inputs.push_back(ir::pooledInput(*body, j) ? 1 : 0);
+    return elementwiseModel(n, t, std::max<uint64_t>(steps, 1), SIZE_MAX, false, false, 0, 1, std::move(whole));
 }
 
 /// sextant.Attention on one core: per batch and block of query rows, Q x K^T and P x V on the cube
@@ -542,7 +592,7 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
     }
     case ir::WorkModel::Attention: return attentionModel(n, t);
     case ir::WorkModel::Elementwise: return elementwiseModel(n, t, passes, SIZE_MAX, false);
-    case ir::WorkModel::Group: return elementwiseModel(n, t, groupSteps(n), SIZE_MAX, false);
+    case ir::WorkModel::Group: return groupModel(n, t);
     case ir::WorkModel::Copy: // the DMA engine gathers a transposed tile with strided reads
         return elementwiseModel(n, t, 0, SIZE_MAX, true);
     case ir::WorkModel::Concat: return elementwiseModel(n, t, 0, SIZE_MAX, true, true);

@@ -58,8 +58,8 @@ Expected<BodyStep> parseStep(const std::string& text, size_t index) {
         return bad("expected Op(args)");
     BodyStep s;
     std::optional<OpKind> kind = findOp("", text.substr(0, open));
-    if (!kind || opInfo(*kind).fusable != Fusable::Group)
-        return bad("not an elementwise op a group can hold");
+    if (!kind || !groupStepOp(*kind))
+        return bad("not an op a group can hold");
     s.op = *kind;
     const std::string args = text.substr(open + 1, close - open - 1);
     size_t start = 0;
@@ -151,10 +151,9 @@ Status checkBody(const FusedBody& body, size_t numInputs) {
     if (body.steps.empty())
         return makeError(ErrorKind::Invalid, "body must list at least one step");
     for (size_t i = 0; i < body.steps.size(); ++i) {
-        if (opInfo(body.steps[i].op).fusable != Fusable::Group)
+        if (!groupStepOp(body.steps[i].op))
             return makeError(ErrorKind::Invalid, "body step " + std::to_string(i) + " '" +
-                                                     bodyStepText(body.steps[i]) +
-                                                     "': not an elementwise op a group can hold");
+                                                     bodyStepText(body.steps[i]) + "': not an op a group can hold");
         for (const BodyOperand& o : body.steps[i].operands) {
             const bool bad = o.kind == BodyOperand::Kind::Input ? o.index >= numInputs
                              : o.kind == BodyOperand::Kind::Step ? o.index >= i
@@ -166,6 +165,31 @@ Status checkBody(const FusedBody& body, size_t numInputs) {
         }
     }
     return {};
+}
+
+bool pooledInput(const FusedBody& body, uint32_t input) {
+    for (const BodyStep& step : body.steps)
+        if (opInfo(step.op).fusable == Fusable::Pooled)
+            for (const BodyOperand& o : step.operands)
+                if (o.kind == BodyOperand::Kind::Input && o.index == input)
+                    return true;
+    return false;
+}
+
+std::vector<char> prologueSteps(const FusedBody& body, const std::vector<int64_t>& stepNumel, int64_t outNumel) {
+    std::vector<char> prologue(body.steps.size(), 0);
+    for (size_t i = 0; i < body.steps.size() && i < stepNumel.size(); ++i) {
+        const BodyStep& step = body.steps[i];
+        if (opInfo(step.op).fusable == Fusable::Pooled) {
+            prologue[i] = 1;
+            continue;
+        }
+        bool readsPrologue = false;
+        for (const BodyOperand& o : step.operands)
+            readsPrologue |= o.kind == BodyOperand::Kind::Step && o.index < i && prologue[o.index];
+        prologue[i] = readsPrologue && stepNumel[i] < outNumel;
+    }
+    return prologue;
 }
 
 } // namespace sextant::ir

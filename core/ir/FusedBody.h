@@ -53,4 +53,18 @@ Expected<FusedBody> parseBody(const std::vector<std::string>& lines);
 /// Whether every `iN` of `body` names one of `numInputs` group inputs (at least one step).
 Status checkBody(const FusedBody& body, size_t numInputs);
 
+/// Whether a step the op table marks Fusable::Pooled (a global pooling, a Conv on one value per
+/// channel) reads group input `input`: every part of a split group then reads all of it.
+bool pooledInput(const FusedBody& body, uint32_t input);
+
+/// Per step: whether it is a step of the pooled prologue, computed whole in every part (and in
+/// every tile) rather than over the part's slice: a Fusable::Pooled step, or a step that reads
+/// one and computes fewer elements than the group's output. `stepNumel[i]` is step i's element
+/// count, `outNumel` the group output's.
+std::vector<char> prologueSteps(const FusedBody& body, const std::vector<int64_t>& stepNumel, int64_t outNumel);
+
+/// The type of each step's result of sextant.ElementwiseGroup `n`, from its inputs' types
+/// (ops/FusionOps.cpp); fails as the group's shape inference does.
+Expected<std::vector<TensorType>> groupStepTypes(const Node& n);
+
 } // namespace sextant::ir

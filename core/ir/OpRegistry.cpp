@@ -29,6 +29,11 @@ const OpInfo kOps[] = {
 };
 } // namespace
 
+bool groupStepOp(OpKind op) {
+    const Fusable f = opInfo(op).fusable;
+    return f == Fusable::Group || f == Fusable::Pooled;
+}
+
 std::string_view costClassName(CostClass c) {
     switch (c) {
     case CostClass::Cube: return "cube";

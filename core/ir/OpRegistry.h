@@ -71,7 +71,15 @@ enum class LayoutClass : uint8_t {
 enum class Fusable : uint8_t {
     No,
     Group,
+    /// May be a step of a group's pooled prologue only (rule fold-squeeze-excite): it reduces a
+    /// map to one value per channel (a global pooling), or mixes the channels of such a vector (a
+    /// Conv on [N, C, 1, ...]). Its result has every spatial dim 1 (the group's verifier checks),
+    /// and every part of a split group computes it whole, from its inputs read whole.
+    Pooled,
 };
+
+/// Whether `op` may be a step of a sextant.ElementwiseGroup's body (Fusable Group or Pooled).
+bool groupStepOp(OpKind op);
 
 /// Which "grey" op count (passes/GreyOps.h) an op falls in: ops that move or relabel data.
 enum class GreyClass : uint8_t {

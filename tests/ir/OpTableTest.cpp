@@ -89,6 +89,24 @@ TEST(OpTable, GroupStepsAreSingleResultElementwiseVectorOps) {
     EXPECT_EQ(opInfo(OpKind::ElementwiseGroup).fusable, Fusable::No) << "groups do not nest";
 }
 
+TEST(OpTable, PooledStepsReduceOrMixChannels) {
+    // A group's pooled prologue (fold-squeeze-excite) holds a global pooling and 1x1 convolutions
+    // on its result; the backend prices them (CostModel groupModel) by these work models.
+    std::vector<OpKind> pooled;
+    for (const OpInfo& op : allOps()) {
+        if (op.fusable != Fusable::Pooled)
+            continue;
+        SCOPED_TRACE(qualifiedOpName(op.kind));
+        pooled.push_back(op.kind);
+        EXPECT_TRUE(op.work == WorkModel::GlobalPool || op.work == WorkModel::Conv);
+        EXPECT_TRUE(op.domain.empty()) << "a group body names its steps by their ai.onnx names";
+        EXPECT_EQ(op.maxOutputs, 1);
+        EXPECT_TRUE(groupStepOp(op.kind));
+    }
+    EXPECT_EQ(pooled, (std::vector<OpKind>{OpKind::Conv, OpKind::GlobalAveragePool, OpKind::GlobalMaxPool}));
+    EXPECT_FALSE(groupStepOp(OpKind::MatMul));
+}
+
 TEST(OpTable, LayoutClassFitsTheUnit) {
     for (const OpInfo& op : allOps()) {
         SCOPED_TRACE(qualifiedOpName(op.kind));

@@ -5,6 +5,7 @@
 
 #include "core/ir/Half.h"
 #include "core/ir/Interpreter.h"
+#include "core/ir/Printer.h"
 
 #include <cstdio>
 
@@ -340,8 +341,39 @@ Status verifyElementwiseGroup(const Node& n) {
         types.push_back(v->type());
     }
     SX_ASSIGN(auto body, buildBody(n, types));
-    (void)body;
+    // A pooled step computes one value per channel: the backend prices it, and every part reads
+    // its inputs, whole. A map-sized one would need a window of its neighbours' slices.
+    if (body->inferTypes().ok()) {
+        const std::vector<Node*> steps = body->nodes();
+        for (size_t i = 0; i < steps.size(); ++i) {
+            if (opInfo(steps[i]->kind()).fusable != Fusable::Pooled)
+                continue;
+            const TensorType& t = steps[i]->output(0)->type();
+            bool pooled = t.rank() >= 3 && t.isStatic();
+            for (size_t d = 2; pooled && d < t.rank(); ++d)
+                pooled = t.dims()[d] == 1;
+            if (!pooled)
+                return opError(n, "body step " + std::to_string(i) + " '" + bodyStepText(n.body()->steps[i]) +
+                                      "' gives " + printType(t) + ", not one value per channel (every spatial dim 1)");
+        }
+    }
     return {};
+}
+
+Expected<std::vector<TensorType>> groupStepTypes(const Node& n) {
+    std::vector<TensorType> types;
+    for (const Value* v : n.inputs()) {
+        if (!v)
+            return opError(n, "group inputs may not be omitted");
+        types.push_back(v->type());
+    }
+    SX_ASSIGN(auto body, buildBody(n, types));
+    if (Status s = body->inferTypes(); !s.ok())
+        return opError(n, "group body: " + s.error().message);
+    std::vector<TensorType> out;
+    for (const Node* step : body->nodes())
+        out.push_back(step->output(0)->type());
+    return out;
 }
 
 Expected<std::vector<TensorType>> inferElementwiseGroup(const Node& n) {
