@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 
 namespace sextant::passes::fuse {
@@ -347,6 +348,221 @@ public:
     }
 };
 
+// ---- fold-squeeze-excite
+
+/// A squeeze-excite tail: a global pooling, then 1x1 convolutions (with their activations) on the
+/// pooled vector, giving one scale per channel that only an elementwise group (or a single
+/// elementwise op) reads -> the group computes that scale itself, as a pooled prologue of its
+/// body: "GlobalAveragePool(i3)", "Conv(t0,i4,i5)", "Relu(t1)", "Conv(t2,i6,i7)",
+/// "HardSigmoid(t3) alpha=0.2 beta=0.5", then the group's own steps.
+/// Before, one Task pooled and ran the tiny convolutions on one core while the group's parts
+/// waited for it: an event there and one back, and each part loaded the scale from DRAM. Now
+/// each part computes the tail whole from the pooled input (the few rows split-global-pool leaves,
+/// or a small map), reading it and the weights whole: one event from the pooling's producers, no
+/// Task on one core in between. The pooled input is bounded (kMaxPooledElements), so every
+/// part's extra read stays small.
+class FoldSqueezeExcite : public FusionRule {
+public:
+    /// Elements of the pooled input beyond which a part's whole read of it costs more than the
+    /// Task and the event it saves: 16 Ki f16 elements are 32 KiB, about 64 cycles of npu-a's DRAM
+    /// bandwidth per part, against a Task's DRAM latency and an event (600 cycles).
+    static constexpr int64_t kMaxPooledElements = 16 * 1024;
+
+    std::string id() const override { return "fold-squeeze-excite"; }
+    std::string summary() const override {
+        return "compute a squeeze-excite tail (global pooling, 1x1 convolutions on the pooled vector) inside the "
+               "elementwise group that applies its scale: every part pools and runs the tiny convolutions itself "
+               "instead of waiting for one Task on one core";
+    }
+    Phase phase() const override { return Phase::Late; }
+    std::vector<OpKind> targets() const override { return {OpKind::ElementwiseGroup, OpKind::Mul}; }
+
+    struct Plan : MatchPlan {
+        uint32_t input = 0;                 ///< the group input the tail computes
+        ir::Node* pool = nullptr;
+        std::vector<ir::Node*> convs;       ///< in data order
+    };
+
+    /// A 1x1 convolution on one value per channel that a body step can replay: no attribute
+    /// but defaults (a step has float attributes only), no residual or post affine. Empty when
+    /// it is one; else why not.
+    static std::string convStepReason(const ir::Node& c) {
+        const std::vector<int64_t> od = c.output(0)->type().dims();
+        if (od.size() < 3 || !c.output(0)->type().isStatic() ||
+            std::any_of(od.begin() + 2, od.end(), [](int64_t d) { return d != 1; }))
+            return "'" + c.name() + "' does not compute one value per channel";
+        if (!c.input(1) || !c.input(1)->isConstant() || (c.numInputs() > 2 && c.input(2) && !c.input(2)->isConstant()))
+            return "'" + c.name() + "' has weights that are not constant";
+        if (c.numInputs() > 3 && c.input(3))
+            return "'" + c.name() + "' adds a residual";
+        if (c.attr("post_affine"))
+            return "'" + c.name() + "' has a post affine";
+        if (c.attrInt("group", 1) != 1)
+            return "'" + c.name() + "' is a grouped convolution";
+        const std::vector<int64_t> wd = c.input(1)->type().dims();
+        if (std::any_of(wd.begin() + std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(wd.size())), wd.end(),
+                        [](int64_t d) { return d != 1; }))
+            return "'" + c.name() + "' is not a 1x1 convolution";
+        for (const char* key : {"strides", "dilations"})
+            for (int64_t v : c.attrInts(key, {}))
+                if (v != 1)
+                    return "'" + c.name() + "' has " + key + " other than 1";
+        for (int64_t v : c.attrInts("pads", {}))
+            if (v != 0)
+                return "'" + c.name() + "' pads its input";
+        if (c.attrString("auto_pad", "NOTSET") != "NOTSET" && c.attrString("auto_pad", "NOTSET") != "VALID")
+            return "'" + c.name() + "' pads its input";
+        return {};
+    }
+
+    Match matchHere(const ir::Node& g) const override {
+        if (g.numOutputs() != 1 || !ir::isFloat(g.output(0)->type().dtype))
+            return Match::none();
+        // A Mul that starts a chain becomes a group first (fuse-elementwise-chain).
+        if (g.kind() == OpKind::Mul && (!groupable(g) || FuseElementwiseChain::chainFrom(g).size() >= 2))
+            return Match::none();
+        for (uint32_t j = 0; j < g.numInputs(); ++j) {
+            const ir::Value* s = g.input(j);
+            if (!s || s->isConstant() || singleUser(s) != &g)
+                continue;
+            // Walk back through the convolutions to the pooling.
+            std::vector<ir::Node*> convs;
+            const ir::Value* v = s;
+            ir::Node* p = v->producer();
+            while (p && (p->kind() == OpKind::Conv || p->kind() == OpKind::FusedConv)) {
+                convs.push_back(p);
+                v = p->input(0);
+                p = v ? v->producer() : nullptr;
+                if (p && singleUser(v) != convs.back())
+                    p = nullptr;
+            }
+            if (!p || convs.empty() ||
+                (p->kind() != OpKind::GlobalAveragePool && p->kind() != OpKind::GlobalMaxPool))
+                continue; // not a squeeze-excite tail: nothing to count
+            std::reverse(convs.begin(), convs.end());
+            for (const ir::Node* c : convs)
+                if (std::string why = convStepReason(*c); !why.empty())
+                    return Match::rejected(why);
+            const ir::Value* pooled = p->input(0);
+            const int64_t numel = pooled ? pooled->type().numel() : -1;
+            if (numel < 0)
+                return Match::rejected("pooled input of '" + p->name() + "' has no static shape");
+            if (numel > kMaxPooledElements)
+                return Match::rejected("'" + p->name() + "' pools " + std::to_string(numel) +
+                                       " elements, more than each part should read whole (" +
+                                       std::to_string(kMaxPooledElements) + ")");
+            auto plan = std::make_unique<Plan>();
+            plan->input = j;
+            plan->pool = p;
+            plan->convs = std::move(convs);
+            return Match::matched(std::move(plan));
+        }
+        return Match::none();
+    }
+
+    /// The body steps of activation `act` (FusedConv's "activation" and "activation_params")
+    /// applied to step `at`.
+    static void appendActivation(const ir::Node& c, uint32_t at, ir::FusedBody& body) {
+        const std::string act = c.kind() == OpKind::FusedConv ? c.attrString("activation", "") : "";
+        if (act.empty())
+            return;
+        const std::vector<double> params = c.attrFloats("activation_params", {});
+        ir::BodyStep step;
+        step.operands = {ir::BodyOperand::step(at)};
+        if (act == "Relu") {
+            step.op = OpKind::Relu;
+        } else if (act == "Sigmoid") {
+            step.op = OpKind::Sigmoid;
+        } else if (act == "HardSwish") {
+            step.op = OpKind::HardSwish;
+        } else if (act == "LeakyRelu") {
+            step.op = OpKind::LeakyRelu;
+            step.attrs = {{"alpha", params.empty() ? 0.01 : params[0]}};
+        } else if (act == "HardSigmoid") {
+            step.op = OpKind::HardSigmoid;
+            step.attrs = {{"alpha", params.size() > 0 ? params[0] : 0.2}, {"beta", params.size() > 1 ? params[1] : 0.5}};
+        } else if (act == "Clip") {
+            step.op = OpKind::Clip;
+            step.attrs = {{"max", params.size() > 1 ? params[1] : std::numeric_limits<double>::max()},
+                          {"min", params.size() > 0 ? params[0] : std::numeric_limits<double>::lowest()}};
+        }
+        body.steps.push_back(std::move(step));
+    }
+
+    Status apply(ir::Graph& graph, ir::Node& g, const Match& match, RewriteContext& rc) const override {
+        const Plan& plan = match.planAs<Plan>();
+        // The group's inputs but the scale, then the pooled map and the convolutions' weights.
+        std::vector<ir::Value*> inputs;
+        std::vector<uint32_t> renumber(g.numInputs(), 0);
+        for (uint32_t j = 0; j < g.numInputs(); ++j)
+            if (j != plan.input) {
+                renumber[j] = static_cast<uint32_t>(inputs.size());
+                inputs.push_back(g.input(j));
+            }
+        auto inputOperand = [&](ir::Value* v) {
+            auto it = std::find(inputs.begin(), inputs.end(), v);
+            if (it == inputs.end()) {
+                inputs.push_back(v);
+                it = inputs.end() - 1;
+            }
+            return ir::BodyOperand::input(static_cast<uint32_t>(it - inputs.begin()));
+        };
+        auto body = std::make_shared<ir::FusedBody>();
+        body->steps.push_back(ir::BodyStep{plan.pool->kind(), {inputOperand(plan.pool->input(0))}, {}});
+        for (const ir::Node* c : plan.convs) {
+            ir::BodyStep conv{OpKind::Conv,
+                              {ir::BodyOperand::step(static_cast<uint32_t>(body->steps.size() - 1)),
+                               inputOperand(c->input(1))},
+                              {}};
+            if (c->numInputs() > 2 && c->input(2))
+                conv.operands.push_back(inputOperand(c->input(2)));
+            body->steps.push_back(std::move(conv));
+            appendActivation(*c, static_cast<uint32_t>(body->steps.size() - 1), *body);
+        }
+        const auto scale = static_cast<uint32_t>(body->steps.size() - 1);
+        const auto shift = static_cast<uint32_t>(body->steps.size());
+        // The group's own steps (a single op: itself), reading the scale from the prologue.
+        std::vector<ir::BodyStep> own;
+        if (const ir::FusedBody* old = g.body()) {
+            own = old->steps;
+        } else {
+            ir::BodyStep only{g.kind(), {}, {}};
+            for (uint32_t j = 0; j < g.numInputs(); ++j)
+                only.operands.push_back(ir::BodyOperand::input(j));
+            for (const auto& [key, value] : g.attrs())
+                only.attrs.emplace_back(key, std::get<double>(value)); // groupable: floats only
+            own.push_back(std::move(only));
+        }
+        for (ir::BodyStep step : own) {
+            for (ir::BodyOperand& o : step.operands) {
+                if (o.kind == ir::BodyOperand::Kind::Step)
+                    o.index += shift;
+                else if (o.kind == ir::BodyOperand::Kind::Input)
+                    o = o.index == plan.input ? ir::BodyOperand::step(scale) : ir::BodyOperand::input(renumber[o.index]);
+            }
+            body->steps.push_back(std::move(step));
+        }
+        ir::AttributeMap attrs;
+        for (const auto& [key, value] : g.attrs())
+            if (g.kind() == OpKind::ElementwiseGroup)
+                attrs.emplace(key, value);
+        std::vector<std::string> origins = g.provenance().origins;
+        std::vector<ir::Node*> tail{plan.pool};
+        tail.insert(tail.end(), plan.convs.begin(), plan.convs.end());
+        for (const ir::Node* n : tail)
+            origins.insert(origins.end(), n->provenance().origins.begin(), n->provenance().origins.end());
+        SX_ASSIGN(ir::Node * fused, replaceChain(graph, {&g}, OpKind::ElementwiseGroup, std::move(inputs),
+                                                 std::move(attrs), rc.createdBy()));
+        fused->setBody(std::move(body));
+        for (auto it = tail.rbegin(); it != tail.rend(); ++it)
+            SX_TRY(graph.eraseNode(*it));
+        std::sort(origins.begin(), origins.end());
+        origins.erase(std::unique(origins.begin(), origins.end()), origins.end());
+        fused->mutableProvenance().origins = std::move(origins);
+        return {};
+    }
+};
+
 // ---- fuse-batchnorm-chain
 
 /// An inference BatchNormalization that no convolution absorbed (its input is a Concat, a pool,
@@ -561,6 +777,7 @@ std::vector<std::unique_ptr<FusionRule>> groupRules() {
     rules.push_back(std::make_unique<DivToReciprocal>());
     rules.push_back(std::make_unique<FuseBatchNormChain>());
     rules.push_back(std::make_unique<FuseElementwiseChain>());
+    rules.push_back(std::make_unique<FoldSqueezeExcite>());
     return rules;
 }
 

@@ -3,6 +3,7 @@
 #include "PassTestUtil.h"
 
 #include "core/ir/Printer.h"
+#include "core/passes/RewriteUtil.h"
 
 #include <algorithm>
 #include <numeric>
@@ -651,6 +652,132 @@ TEST(FoldZeroChannelPad, AFusedConvRefusesAResidualOfMoreChannels) {
     Status s = b.g->inferTypes();
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.error().message.find("residual 'r' is f64[1,8,5,5] but the convolution computes f64[1,6,5,5]"),
+              std::string::npos)
+        << s.error().message;
+}
+
+namespace {
+
+/// A squeeze-excite block as PP-OCR's exports write it: x scaled per channel by
+/// HardSigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), plus x itself when `residual` (RSE).
+/// `grouped`: the first 1x1 conv has two groups. `scaleOut`: the scale is a graph output too.
+std::unique_ptr<ir::Graph> squeezeExcite(std::vector<int64_t> dims, bool residual, bool grouped = false,
+                                         bool scaleOut = false) {
+    Builder b;
+    const int64_t c = dims[1], squeezed = 8;
+    ir::Value* x = b.input("x", dims);
+    ir::Value* pooled = b.node(OpKind::GlobalAveragePool, "gap", {x});
+    ir::AttributeMap attrs;
+    if (grouped)
+        attrs.emplace("group", int64_t{2});
+    ir::Value* h = b.node(OpKind::Relu, "relu",
+                          {b.node(OpKind::Conv, "fc1",
+                                  {pooled, b.constant("w1", randomTensor({squeezed, grouped ? c / 2 : c, 1, 1}, 201)),
+                                   b.constant("b1", randomTensor({squeezed}, 202))},
+                                  std::move(attrs))});
+    ir::Value* s = b.node(OpKind::HardSigmoid, "hsig",
+                          {b.node(OpKind::Conv, "fc2",
+                                  {h, b.constant("w2", randomTensor({c, squeezed, 1, 1}, 203)),
+                                   b.constant("b2", randomTensor({c}, 204))})},
+                          {{"alpha", 0.2}, {"beta", 0.5}});
+    ir::Value* y = b.node(OpKind::Mul, "scale", {x, s});
+    if (residual)
+        y = b.node(OpKind::Add, "shortcut", {y, x});
+    std::vector<ir::Value*> outs{y};
+    if (scaleOut)
+        outs.push_back(s);
+    return b.finish(outs);
+}
+
+} // namespace
+
+TEST(FoldSqueezeExcite, TheGroupComputesTheScaleFromThePooledMap) {
+    // A group (Mul, Add), a single Mul, and a map large enough for split-global-pool: the group
+    // then pools the few rows its first step leaves.
+    for (auto [dims, residual] : {std::pair{std::vector<int64_t>{1, 32, 9, 9}, true},
+                                  std::pair{std::vector<int64_t>{2, 32, 9, 9}, false},
+                                  std::pair{std::vector<int64_t>{1, 16, 64, 64}, true}}) {
+        SCOPED_TRACE(shapeStr(dims) + (residual ? " with the shortcut" : ""));
+        auto g = squeezeExcite(dims, residual);
+        auto before = runF64(*g);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        ASSERT_TRUE(r.graph);
+        EXPECT_EQ(stats(r, "fold-squeeze-excite").applied, 1);
+        EXPECT_EQ(countKind(*r.graph, OpKind::FusedConv) + countKind(*r.graph, OpKind::Conv), 0)
+            << ir::printGraph(*r.graph);
+        EXPECT_EQ(countKind(*r.graph, OpKind::GlobalAveragePool), 0) << ir::printGraph(*r.graph);
+        const bool rows = dims[2] == 64;
+        EXPECT_EQ(countKind(*r.graph, OpKind::AveragePool), rows ? 1 : 0) << ir::printGraph(*r.graph);
+        ASSERT_EQ(countKind(*r.graph, OpKind::ElementwiseGroup), 1);
+        const ir::Node* group = nullptr;
+        for (const ir::Node* n : r.graph->nodes())
+            if (n->kind() == OpKind::ElementwiseGroup)
+                group = n;
+        ASSERT_TRUE(group && group->body());
+        const std::vector<std::string> text = ir::bodyText(*group->body());
+        ASSERT_GE(text.size(), 6u);
+        EXPECT_EQ(text[0].rfind("GlobalAveragePool(i", 0), 0u) << text[0];
+        EXPECT_EQ(text[1].rfind("Conv(t0,", 0), 0u) << text[1];
+        EXPECT_EQ(text[4].rfind("HardSigmoid(t3)", 0), 0u) << text[4];
+        const std::vector<std::string>& origins = group->provenance().origins;
+        for (const char* name : {"gap", "fc1", "fc2", "scale"})
+            EXPECT_NE(std::find(origins.begin(), origins.end(), name), origins.end()) << name;
+        expectSameOutputs(before, runF64(*r.graph));
+    }
+}
+
+TEST(FoldSqueezeExcite, RefusesWhatItCannotReplayOrShouldNotRead) {
+    {
+        // 128 channels are 8 blocks, so split-global-pool leaves the pooling whole: every part
+        // would read 32,768 elements.
+        auto g = squeezeExcite({1, 128, 16, 16}, true);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        const RuleStats& s = stats(r, "fold-squeeze-excite");
+        EXPECT_EQ(s.applied, 0);
+        EXPECT_EQ(s.reasons.count("'gap' pools 32768 elements, more than each part should read whole (16384)"), 1u)
+            << (s.reasons.empty() ? "no reason" : s.reasons.begin()->first);
+        EXPECT_EQ(countKind(*r.graph, OpKind::GlobalAveragePool), 1);
+    }
+    {
+        auto g = squeezeExcite({1, 32, 9, 9}, true, true);
+        auto before = runF64(*g);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        const RuleStats& s = stats(r, "fold-squeeze-excite");
+        EXPECT_EQ(s.applied, 0);
+        EXPECT_EQ(s.reasons.count("'fc1' is a grouped convolution"), 1u)
+            << (s.reasons.empty() ? "no reason" : s.reasons.begin()->first);
+        expectSameOutputs(before, runF64(*r.graph));
+    }
+    {
+        // The scale is also an output: the tail stays for it, and nothing is counted.
+        auto g = squeezeExcite({1, 32, 9, 9}, true, false, true);
+        auto before = runF64(*g);
+        PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+        const RuleStats& s = stats(r, "fold-squeeze-excite");
+        EXPECT_EQ(s.applied + s.rejected, 0);
+        EXPECT_EQ(countKind(*r.graph, OpKind::GlobalAveragePool), 1);
+        expectSameOutputs(before, runF64(*r.graph));
+    }
+}
+
+TEST(FoldSqueezeExcite, APooledStepMustGiveOneValuePerChannel) {
+    // The IR parser and the verifier hold a group to what the backend can split: a pooled step
+    // whose result is a map (a Conv over the whole input) is refused, naming the step.
+    Builder b;
+    ir::Value* x = b.input("x", {1, 4, 5, 5});
+    ir::Value* w = b.constant("w", randomTensor({4, 4, 1, 1}, 301));
+    auto g = b.finish({b.node(OpKind::Relu, "r", {x})});
+    ir::Node* r = g->findNode("r");
+    ASSERT_TRUE(r);
+    Expected<ir::Node*> group =
+        g->addNode(OpKind::ElementwiseGroup, "grp", {x, w}, {"grp_out"}, {});
+    ASSERT_TRUE(group.ok());
+    Expected<ir::FusedBody> body = ir::parseBody({"Conv(i0,i1)", "Mul(i0,t0)"});
+    ASSERT_TRUE(body.ok()) << body.error().message;
+    (*group)->setBody(std::make_shared<ir::FusedBody>(std::move(*body)));
+    Status s = ir::opInfo(OpKind::ElementwiseGroup).verify(**group);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("body step 0 'Conv(i0,i1)' gives f64[1,4,5,5], not one value per channel"),
               std::string::npos)
         << s.error().message;
 }
