@@ -190,6 +190,16 @@ bool perTensorQuantStep(const ir::Node& n) {
     return n.input(0) && !n.input(0)->isConstant();
 }
 
+/// The body operand naming group input `v`: its place in `inputs`, where it is appended when new.
+ir::BodyOperand groupInput(std::vector<ir::Value*>& inputs, ir::Value* v) {
+    auto it = std::find(inputs.begin(), inputs.end(), v);
+    if (it == inputs.end()) {
+        inputs.push_back(v);
+        it = inputs.end() - 1;
+    }
+    return ir::BodyOperand::input(static_cast<uint32_t>(it - inputs.begin()));
+}
+
 /// Whether `n` may be a step of a group: its op may (the op table's Fusable column, which the
 /// group kernel in ops/FusionOps.cpp checks too), and it computes floats from at least one
 /// computed value with float attributes only, or it is a per-tensor QuantizeLinear or
@@ -290,14 +300,7 @@ public:
         const ir::Value* prev = head;
         int64_t prevStep = static_cast<int64_t>(body.steps.size()) - 1;
         std::map<const ir::Value*, uint32_t> dequantized; // inlined DequantizeLinear output -> its step
-        auto inputOperand = [&](ir::Value* v) {
-            auto it = std::find(inputs.begin(), inputs.end(), v);
-            if (it == inputs.end()) {
-                inputs.push_back(v);
-                it = inputs.end() - 1;
-            }
-            return ir::BodyOperand::input(static_cast<uint32_t>(it - inputs.begin()));
-        };
+        auto inputOperand = [&](ir::Value* v) { return groupInput(inputs, v); };
         for (const ir::Node* step : chain) {
             ir::BodyStep b;
             b.op = step->kind();
@@ -499,14 +502,7 @@ public:
                 renumber[j] = static_cast<uint32_t>(inputs.size());
                 inputs.push_back(g.input(j));
             }
-        auto inputOperand = [&](ir::Value* v) {
-            auto it = std::find(inputs.begin(), inputs.end(), v);
-            if (it == inputs.end()) {
-                inputs.push_back(v);
-                it = inputs.end() - 1;
-            }
-            return ir::BodyOperand::input(static_cast<uint32_t>(it - inputs.begin()));
-        };
+        auto inputOperand = [&](ir::Value* v) { return groupInput(inputs, v); };
         auto body = std::make_shared<ir::FusedBody>();
         body->steps.push_back(ir::BodyStep{plan.pool->kind(), {inputOperand(plan.pool->input(0))}, {}});
         for (const ir::Node* c : plan.convs) {

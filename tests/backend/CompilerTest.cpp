@@ -247,6 +247,13 @@ sim::SimResult simulateChecked(const backend::Program& p, const ir::Tensor& x, b
     return r.ok() ? std::move(r).value() : sim::SimResult{};
 }
 
+/// `g`'s outputs for input `x` on the reference executor in float64.
+Expected<std::vector<ir::Tensor>> referenceF64(const ir::Graph& g, const ir::Tensor& x) {
+    ir::KernelContext f64;
+    f64.compute = ir::DType::F64;
+    return ir::interpret(g, std::vector<ir::Tensor>{x}, f64);
+}
+
 /// The largest |value| of `t`.
 double largestMagnitude(const ir::Tensor& t) {
     double m = 0;
@@ -311,9 +318,7 @@ std::unique_ptr<ir::Graph> shuffleUnit() {
 TEST(Compiler, AChannelShuffleFoldedIntoItsConvComputesTheShuffle) {
     std::unique_ptr<ir::Graph> g = shuffleUnit();
     ir::Tensor x = randomF32({1, 48, 16, 16}, 99, 1.0);
-    ir::KernelContext f64;
-    f64.compute = ir::DType::F64;
-    Expected<std::vector<ir::Tensor>> ref = ir::interpret(*g, std::vector<ir::Tensor>{x}, f64);
+    Expected<std::vector<ir::Tensor>> ref = referenceF64(*g, x);
     ASSERT_TRUE(ref.ok()) << ref.error().message;
 
     Expected<runtime::CompileResult> on = runtime::compileGraph(*g, {});
@@ -403,9 +408,7 @@ TEST(Compiler, ASqueezeExciteTailIsComputedByEveryPartOfItsGroup) {
     g->setOutputs({node(ir::OpKind::Add, "shortcut", {node(ir::OpKind::Mul, "scale", {c, s}), c})});
     ASSERT_TRUE(g->inferTypes().ok());
     const ir::Tensor in = randomF32({1, 32, 16, 16}, 17, 1.0);
-    ir::KernelContext f64;
-    f64.compute = ir::DType::F64;
-    Expected<std::vector<ir::Tensor>> ref = ir::interpret(*g, std::vector<ir::Tensor>{in}, f64);
+    Expected<std::vector<ir::Tensor>> ref = referenceF64(*g, in);
     ASSERT_TRUE(ref.ok()) << ref.error().message;
 
     Expected<runtime::CompileResult> on = runtime::compileGraph(*g, {});

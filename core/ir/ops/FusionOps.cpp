@@ -333,13 +333,32 @@ Expected<std::unique_ptr<Graph>> buildBody(const Node& n, const std::vector<Tens
 
 } // namespace
 
-Status verifyElementwiseGroup(const Node& n) {
+namespace {
+
+/// The group's inputs' types (none may be omitted).
+Expected<std::vector<TensorType>> inputTypes(const Node& n) {
     std::vector<TensorType> types;
     for (const Value* v : n.inputs()) {
         if (!v)
             return opError(n, "group inputs may not be omitted");
         types.push_back(v->type());
     }
+    return types;
+}
+
+/// The body built for the group's input types, with every step's type inferred.
+Expected<std::unique_ptr<Graph>> typedBody(const Node& n) {
+    SX_ASSIGN(std::vector<TensorType> types, inputTypes(n));
+    SX_ASSIGN(auto body, buildBody(n, types));
+    if (Status s = body->inferTypes(); !s.ok())
+        return opError(n, "group body: " + s.error().message);
+    return body;
+}
+
+} // namespace
+
+Status verifyElementwiseGroup(const Node& n) {
+    SX_ASSIGN(std::vector<TensorType> types, inputTypes(n));
     SX_ASSIGN(auto body, buildBody(n, types));
     // A pooled step computes one value per channel: the backend prices it, and every part reads
     // its inputs, whole. A map-sized one would need a window of its neighbours' slices.
@@ -361,15 +380,7 @@ Status verifyElementwiseGroup(const Node& n) {
 }
 
 Expected<std::vector<TensorType>> groupStepTypes(const Node& n) {
-    std::vector<TensorType> types;
-    for (const Value* v : n.inputs()) {
-        if (!v)
-            return opError(n, "group inputs may not be omitted");
-        types.push_back(v->type());
-    }
-    SX_ASSIGN(auto body, buildBody(n, types));
-    if (Status s = body->inferTypes(); !s.ok())
-        return opError(n, "group body: " + s.error().message);
+    SX_ASSIGN(auto body, typedBody(n));
     std::vector<TensorType> out;
     for (const Node* step : body->nodes())
         out.push_back(step->output(0)->type());
@@ -377,16 +388,7 @@ Expected<std::vector<TensorType>> groupStepTypes(const Node& n) {
 }
 
 Expected<std::vector<TensorType>> inferElementwiseGroup(const Node& n) {
-    std::vector<TensorType> types;
-    for (const Value* v : n.inputs()) {
-        if (!v)
-            return opError(n, "group inputs may not be omitted");
-        types.push_back(v->type());
-    }
-    SX_ASSIGN(auto body, buildBody(n, types));
-    Status s = body->inferTypes();
-    if (!s.ok())
-        return opError(n, "group body: " + s.error().message);
+    SX_ASSIGN(auto body, typedBody(n));
     return std::vector<TensorType>{body->outputs()[0]->type()};
 }
 
