@@ -353,8 +353,9 @@ public:
 
 // ---- fold-squeeze-excite
 
-/// A squeeze-excite tail: a global pooling, then 1x1 convolutions (with their activations) on the
-/// pooled vector, giving one scale per channel that only an elementwise group (or a single
+/// A squeeze-excite tail: a global pooling, then 1x1 convolutions (with their activations, and
+/// elementwise ops or groups between them such as EfficientNet's SiLU) on the pooled vector,
+/// giving one scale per channel that only an elementwise group (or a single
 /// elementwise op) reads -> the group computes that scale itself, as a pooled prologue of its
 /// body: "GlobalAveragePool(i3)", "Conv(t0,i4,i5)", "Relu(t1)", "Conv(t2,i6,i7)",
 /// "HardSigmoid(t3) alpha=0.2 beta=0.5", then the group's own steps.
@@ -383,8 +384,30 @@ public:
     struct Plan : MatchPlan {
         uint32_t input = 0;                 ///< the group input the tail computes
         ir::Node* pool = nullptr;
-        std::vector<ir::Node*> convs;       ///< in data order
+        std::vector<ir::Node*> tail;        ///< the convolutions and elementwise ops after it, in data order
     };
+
+    /// The one computed input of `n`, when `n` is an elementwise op or group on one value per
+    /// channel whose other inputs are constants (a SiLU between the convolutions: Sigmoid and
+    /// Mul, as a group); else nullptr.
+    static ir::Value* vectorStepInput(const ir::Node& n) {
+        if (n.kind() != OpKind::ElementwiseGroup && !groupable(n))
+            return nullptr;
+        if (n.kind() == OpKind::ElementwiseGroup && !n.body())
+            return nullptr;
+        ir::Value* computed = nullptr;
+        for (ir::Value* in : n.inputs()) {
+            if (!in || in->isConstant())
+                continue;
+            if (computed && computed != in)
+                return nullptr;
+            computed = in;
+        }
+        const std::vector<int64_t> od = n.output(0)->type().dims();
+        if (od.size() < 3 || std::any_of(od.begin() + 2, od.end(), [](int64_t d) { return d != 1; }))
+            return nullptr;
+        return computed;
+    }
 
     /// A 1x1 convolution on one value per channel that a body step can replay: no attribute
     /// but defaults (a step has float attributes only), no residual or post affine. Empty when
@@ -424,28 +447,39 @@ public:
         // A Mul that starts a chain becomes a group first (fuse-elementwise-chain).
         if (g.kind() == OpKind::Mul && (!groupable(g) || FuseElementwiseChain::chainFrom(g).size() >= 2))
             return Match::none();
+        // The group that applies the scale to a map; one on the pooled vector is part of the tail.
+        if (vectorStepInput(g))
+            return Match::none();
         for (uint32_t j = 0; j < g.numInputs(); ++j) {
             const ir::Value* s = g.input(j);
             if (!s || s->isConstant() || singleUser(s) != &g)
                 continue;
-            // Walk back through the convolutions to the pooling.
-            std::vector<ir::Node*> convs;
+            // Walk back through the convolutions (and elementwise ops on the vector) to the pooling.
+            std::vector<ir::Node*> tail;
+            bool convs = false;
             const ir::Value* v = s;
             ir::Node* p = v->producer();
-            while (p && (p->kind() == OpKind::Conv || p->kind() == OpKind::FusedConv)) {
-                convs.push_back(p);
-                v = p->input(0);
-                p = v ? v->producer() : nullptr;
-                if (p && singleUser(v) != convs.back())
+            for (;;) {
+                if (!p)
+                    break;
+                const bool conv = p->kind() == OpKind::Conv || p->kind() == OpKind::FusedConv;
+                ir::Value* next = conv ? p->input(0) : vectorStepInput(*p);
+                if (!next)
+                    break;
+                convs |= conv;
+                tail.push_back(p);
+                v = next;
+                p = v->producer();
+                if (p && singleUser(v) != tail.back())
                     p = nullptr;
             }
-            if (!p || convs.empty() ||
-                (p->kind() != OpKind::GlobalAveragePool && p->kind() != OpKind::GlobalMaxPool))
+            if (!p || !convs || (p->kind() != OpKind::GlobalAveragePool && p->kind() != OpKind::GlobalMaxPool))
                 continue; // not a squeeze-excite tail: nothing to count
-            std::reverse(convs.begin(), convs.end());
-            for (const ir::Node* c : convs)
-                if (std::string why = convStepReason(*c); !why.empty())
-                    return Match::rejected(why);
+            std::reverse(tail.begin(), tail.end());
+            for (const ir::Node* c : tail)
+                if (c->kind() == OpKind::Conv || c->kind() == OpKind::FusedConv)
+                    if (std::string why = convStepReason(*c); !why.empty())
+                        return Match::rejected(why);
             const ir::Value* pooled = p->input(0);
             const int64_t numel = pooled ? pooled->type().numel() : -1;
             if (numel < 0)
@@ -457,7 +491,7 @@ public:
             auto plan = std::make_unique<Plan>();
             plan->input = j;
             plan->pool = p;
-            plan->convs = std::move(convs);
+            plan->tail = std::move(tail);
             return Match::matched(std::move(plan));
         }
         return Match::none();
@@ -492,6 +526,35 @@ public:
         body.steps.push_back(std::move(step));
     }
 
+    /// The steps of elementwise op or group `e` (vectorStepInput) appended to `body`, its computed
+    /// input read from step `prev`, its constants as group inputs (`inputOperand`).
+    template <class InputOperand>
+    static void appendVectorStep(const ir::Node& e, uint32_t prev, ir::FusedBody& body, InputOperand&& inputOperand) {
+        const ir::Value* computed = vectorStepInput(e);
+        auto operand = [&](ir::Value* in) {
+            return !in ? ir::BodyOperand::omitted() : in == computed ? ir::BodyOperand::step(prev) : inputOperand(in);
+        };
+        if (e.kind() != OpKind::ElementwiseGroup) {
+            ir::BodyStep only{e.kind(), {}, {}};
+            for (ir::Value* in : e.inputs())
+                only.operands.push_back(operand(in));
+            for (const auto& [key, value] : e.attrs())
+                only.attrs.emplace_back(key, std::get<double>(value)); // groupable: floats only
+            body.steps.push_back(std::move(only));
+            return;
+        }
+        const auto base = static_cast<uint32_t>(body.steps.size());
+        for (ir::BodyStep step : e.body()->steps) {
+            for (ir::BodyOperand& o : step.operands) {
+                if (o.kind == ir::BodyOperand::Kind::Step)
+                    o.index += base;
+                else if (o.kind == ir::BodyOperand::Kind::Input)
+                    o = operand(e.input(o.index));
+            }
+            body.steps.push_back(std::move(step));
+        }
+    }
+
     Status apply(ir::Graph& graph, ir::Node& g, const Match& match, RewriteContext& rc) const override {
         const Plan& plan = match.planAs<Plan>();
         // The group's inputs but the scale, then the pooled map and the convolutions' weights.
@@ -505,11 +568,13 @@ public:
         auto inputOperand = [&](ir::Value* v) { return groupInput(inputs, v); };
         auto body = std::make_shared<ir::FusedBody>();
         body->steps.push_back(ir::BodyStep{plan.pool->kind(), {inputOperand(plan.pool->input(0))}, {}});
-        for (const ir::Node* c : plan.convs) {
-            ir::BodyStep conv{OpKind::Conv,
-                              {ir::BodyOperand::step(static_cast<uint32_t>(body->steps.size() - 1)),
-                               inputOperand(c->input(1))},
-                              {}};
+        for (const ir::Node* c : plan.tail) {
+            const auto prev = static_cast<uint32_t>(body->steps.size() - 1);
+            if (c->kind() != OpKind::Conv && c->kind() != OpKind::FusedConv) {
+                appendVectorStep(*c, prev, *body, inputOperand);
+                continue;
+            }
+            ir::BodyStep conv{OpKind::Conv, {ir::BodyOperand::step(prev), inputOperand(c->input(1))}, {}};
             if (c->numInputs() > 2 && c->input(2))
                 conv.operands.push_back(inputOperand(c->input(2)));
             body->steps.push_back(std::move(conv));
@@ -544,7 +609,7 @@ public:
                 attrs.emplace(key, value);
         std::vector<std::string> origins = g.provenance().origins;
         std::vector<ir::Node*> tail{plan.pool};
-        tail.insert(tail.end(), plan.convs.begin(), plan.convs.end());
+        tail.insert(tail.end(), plan.tail.begin(), plan.tail.end());
         for (const ir::Node* n : tail)
             origins.insert(origins.end(), n->provenance().origins.begin(), n->provenance().origins.end());
         SX_ASSIGN(ir::Node * fused, replaceChain(graph, {&g}, OpKind::ElementwiseGroup, std::move(inputs),

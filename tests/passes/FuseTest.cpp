@@ -661,8 +661,9 @@ namespace {
 /// A squeeze-excite block as PP-OCR's exports write it: x scaled per channel by
 /// HardSigmoid(Conv(Relu(Conv(GlobalAveragePool(x))))), plus x itself when `residual` (RSE).
 /// `grouped`: the first 1x1 conv has two groups. `scaleOut`: the scale is a graph output too.
+/// `silu`: the first conv's activation is x * Sigmoid(x) (EfficientNet's), which no conv takes.
 std::unique_ptr<ir::Graph> squeezeExcite(std::vector<int64_t> dims, bool residual, bool grouped = false,
-                                         bool scaleOut = false) {
+                                         bool scaleOut = false, bool silu = false) {
     Builder b;
     const int64_t c = dims[1], squeezed = 8;
     ir::Value* x = b.input("x", dims);
@@ -670,11 +671,12 @@ std::unique_ptr<ir::Graph> squeezeExcite(std::vector<int64_t> dims, bool residua
     ir::AttributeMap attrs;
     if (grouped)
         attrs.emplace("group", int64_t{2});
-    ir::Value* h = b.node(OpKind::Relu, "relu",
-                          {b.node(OpKind::Conv, "fc1",
-                                  {pooled, b.constant("w1", randomTensor({squeezed, grouped ? c / 2 : c, 1, 1}, 201)),
-                                   b.constant("b1", randomTensor({squeezed}, 202))},
-                                  std::move(attrs))});
+    ir::Value* fc1 = b.node(OpKind::Conv, "fc1",
+                            {pooled, b.constant("w1", randomTensor({squeezed, grouped ? c / 2 : c, 1, 1}, 201)),
+                             b.constant("b1", randomTensor({squeezed}, 202))},
+                            std::move(attrs));
+    ir::Value* h = silu ? b.node(OpKind::Mul, "silu", {fc1, b.node(OpKind::Sigmoid, "gate", {fc1})})
+                        : b.node(OpKind::Relu, "relu", {fc1});
     ir::Value* s = b.node(OpKind::HardSigmoid, "hsig",
                           {b.node(OpKind::Conv, "fc2",
                                   {h, b.constant("w2", randomTensor({c, squeezed, 1, 1}, 203)),
@@ -724,6 +726,30 @@ TEST(FoldSqueezeExcite, TheGroupComputesTheScaleFromThePooledMap) {
             EXPECT_NE(std::find(origins.begin(), origins.end(), name), origins.end()) << name;
         expectSameOutputs(before, runF64(*r.graph));
     }
+}
+
+TEST(FoldSqueezeExcite, AnElementwiseGroupBetweenTheConvsIsReplayedToo) {
+    // EfficientNet's SE: the first conv's SiLU stays a group of its own (Sigmoid, Mul); the
+    // prologue replays its steps between the two convs.
+    auto g = squeezeExcite({1, 32, 9, 9}, false, false, false, true);
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    ASSERT_TRUE(r.graph);
+    EXPECT_EQ(stats(r, "fold-squeeze-excite").applied, 1);
+    ASSERT_EQ(countKind(*r.graph, OpKind::ElementwiseGroup), 1) << ir::printGraph(*r.graph);
+    EXPECT_EQ(countKind(*r.graph, OpKind::GlobalAveragePool) + countKind(*r.graph, OpKind::FusedConv) +
+                  countKind(*r.graph, OpKind::Conv),
+              0)
+        << ir::printGraph(*r.graph);
+    for (const ir::Node* n : r.graph->nodes())
+        if (n->kind() == OpKind::ElementwiseGroup) {
+            const std::vector<std::string> text = ir::bodyText(*n->body());
+            ASSERT_GE(text.size(), 5u);
+            EXPECT_EQ(text[2].rfind("Sigmoid(t1)", 0), 0u) << text[2];
+            EXPECT_EQ(text[3].rfind("Mul(t1,t2)", 0), 0u) << text[3];
+            EXPECT_EQ(text[4].rfind("Conv(t3,", 0), 0u) << text[4];
+        }
+    expectSameOutputs(before, runF64(*r.graph));
 }
 
 TEST(FoldSqueezeExcite, RefusesWhatItCannotReplayOrShouldNotRead) {
