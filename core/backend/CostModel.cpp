@@ -468,6 +468,15 @@ Expected<WorkModel> groupModel(const ir::Node& n, const Target& t) {
     const ir::FusedBody* body = n.body();
     if (!body)
         return elementwiseModel(n, t, 1, SIZE_MAX, false);
+    const bool pooled = std::any_of(body->steps.begin(), body->steps.end(), [](const ir::BodyStep& s) {
+        return ir::opInfo(s.op).fusable == ir::Fusable::Pooled;
+    });
+    if (!pooled) { // every step over the tile: no body to build (a 20,000-node graph has thousands of groups)
+        uint64_t steps = 0;
+        for (const ir::BodyStep& step : body->steps)
+            steps += static_cast<uint64_t>(ir::opInfo(step.op).passes);
+        return elementwiseModel(n, t, std::max<uint64_t>(steps, 1), SIZE_MAX, false);
+    }
     SX_ASSIGN(std::vector<ir::TensorType> types, ir::groupStepTypes(n));
     std::vector<int64_t> numel;
     for (const ir::TensorType& type : types)
