@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 
 namespace sextant::passes::fuse {
@@ -353,6 +352,15 @@ public:
 
 // ---- fold-squeeze-excite
 
+/// Whether `t` holds one value per channel (static, rank 3 or more, every spatial dim 1), as a
+/// group's pooled step must give (the group's verifier checks the same).
+bool onePerChannel(const ir::TensorType& t) {
+    if (t.rank() < 3 || !t.isStatic())
+        return false;
+    const std::vector<int64_t> d = t.dims();
+    return std::all_of(d.begin() + 2, d.end(), [](int64_t x) { return x == 1; });
+}
+
 /// A squeeze-excite tail: a global pooling, then 1x1 convolutions (with their activations, and
 /// elementwise ops or groups between them such as EfficientNet's SiLU) on the pooled vector,
 /// giving one scale per channel that only an elementwise group (or a single
@@ -403,19 +411,14 @@ public:
                 return nullptr;
             computed = in;
         }
-        const std::vector<int64_t> od = n.output(0)->type().dims();
-        if (od.size() < 3 || std::any_of(od.begin() + 2, od.end(), [](int64_t d) { return d != 1; }))
-            return nullptr;
-        return computed;
+        return onePerChannel(n.output(0)->type()) ? computed : nullptr;
     }
 
     /// A 1x1 convolution on one value per channel that a body step can replay: no attribute
     /// but defaults (a step has float attributes only), no residual or post affine. Empty when
     /// it is one; else why not.
     static std::string convStepReason(const ir::Node& c) {
-        const std::vector<int64_t> od = c.output(0)->type().dims();
-        if (od.size() < 3 || !c.output(0)->type().isStatic() ||
-            std::any_of(od.begin() + 2, od.end(), [](int64_t d) { return d != 1; }))
+        if (!onePerChannel(c.output(0)->type()))
             return "'" + c.name() + "' does not compute one value per channel";
         if (!c.input(1) || !c.input(1)->isConstant() || (c.numInputs() > 2 && c.input(2) && !c.input(2)->isConstant()))
             return "'" + c.name() + "' has weights that are not constant";
@@ -423,6 +426,8 @@ public:
             return "'" + c.name() + "' adds a residual";
         if (c.attr("post_affine"))
             return "'" + c.name() + "' has a post affine";
+        if (const ActivationSpec act = activationAttrs(c); !act.name.empty() && !activationOp(act))
+            return "'" + c.name() + "' has activation '" + act.name + "', which no body step computes";
         if (c.attrInt("group", 1) != 1)
             return "'" + c.name() + "' is a grouped convolution";
         const std::vector<int64_t> wd = c.input(1)->type().dims();
@@ -497,35 +502,6 @@ public:
         return Match::none();
     }
 
-    /// The body steps of activation `act` (FusedConv's "activation" and "activation_params")
-    /// applied to step `at`.
-    static void appendActivation(const ir::Node& c, uint32_t at, ir::FusedBody& body) {
-        const std::string act = c.kind() == OpKind::FusedConv ? c.attrString("activation", "") : "";
-        if (act.empty())
-            return;
-        const std::vector<double> params = c.attrFloats("activation_params", {});
-        ir::BodyStep step;
-        step.operands = {ir::BodyOperand::step(at)};
-        if (act == "Relu") {
-            step.op = OpKind::Relu;
-        } else if (act == "Sigmoid") {
-            step.op = OpKind::Sigmoid;
-        } else if (act == "HardSwish") {
-            step.op = OpKind::HardSwish;
-        } else if (act == "LeakyRelu") {
-            step.op = OpKind::LeakyRelu;
-            step.attrs = {{"alpha", params.empty() ? 0.01 : params[0]}};
-        } else if (act == "HardSigmoid") {
-            step.op = OpKind::HardSigmoid;
-            step.attrs = {{"alpha", params.size() > 0 ? params[0] : 0.2}, {"beta", params.size() > 1 ? params[1] : 0.5}};
-        } else if (act == "Clip") {
-            step.op = OpKind::Clip;
-            step.attrs = {{"max", params.size() > 1 ? params[1] : std::numeric_limits<double>::max()},
-                          {"min", params.size() > 0 ? params[0] : std::numeric_limits<double>::lowest()}};
-        }
-        body.steps.push_back(std::move(step));
-    }
-
     /// The steps of elementwise op or group `e` (vectorStepInput) appended to `body`, its computed
     /// input read from step `prev`, its constants as group inputs (`inputOperand`).
     template <class InputOperand>
@@ -578,7 +554,12 @@ public:
             if (c->numInputs() > 2 && c->input(2))
                 conv.operands.push_back(inputOperand(c->input(2)));
             body->steps.push_back(std::move(conv));
-            appendActivation(*c, static_cast<uint32_t>(body->steps.size() - 1), *body);
+            const ActivationSpec act = activationAttrs(*c);
+            if (act.name.empty())
+                continue;
+            auto op = activationOp(act); // convStepReason checked that there is one
+            body->steps.push_back(ir::BodyStep{
+                op->first, {ir::BodyOperand::step(static_cast<uint32_t>(body->steps.size() - 1))}, op->second});
         }
         const auto scale = static_cast<uint32_t>(body->steps.size() - 1);
         const auto shift = static_cast<uint32_t>(body->steps.size());

@@ -117,6 +117,35 @@ void setActivation(ir::AttributeMap& attrs, const ActivationSpec& act) {
         attrs["activation_params"] = act.params;
 }
 
+ActivationSpec activationAttrs(const ir::Node& fused) {
+    return ActivationSpec{fused.attrString("activation", ""), fused.attrFloats("activation_params", {})};
+}
+
+std::optional<std::pair<OpKind, std::vector<std::pair<std::string, double>>>> activationOp(const ActivationSpec& act) {
+    const std::vector<double>& p = act.params;
+    if (act.name == "Relu")
+        return std::pair{OpKind::Relu, std::vector<std::pair<std::string, double>>{}};
+    if (act.name == "Sigmoid")
+        return std::pair{OpKind::Sigmoid, std::vector<std::pair<std::string, double>>{}};
+    if (act.name == "HardSwish")
+        return std::pair{OpKind::HardSwish, std::vector<std::pair<std::string, double>>{}};
+    if (act.name == "LeakyRelu")
+        return std::pair{OpKind::LeakyRelu,
+                         p.empty() ? std::vector<std::pair<std::string, double>>{}
+                                   : std::vector<std::pair<std::string, double>>{{"alpha", p[0]}}};
+    if (act.name == "HardSigmoid" || act.name == "Clip") {
+        const bool clip = act.name == "Clip";
+        // Sorted by name: alpha < beta, max < min.
+        std::vector<std::pair<std::string, double>> attrs;
+        if (p.size() > 1)
+            attrs.emplace_back(clip ? "max" : "beta", p[1]);
+        if (!p.empty())
+            attrs.emplace(clip ? attrs.end() : attrs.begin(), clip ? "min" : "alpha", p[0]);
+        return std::pair{clip ? OpKind::Clip : OpKind::HardSigmoid, std::move(attrs)};
+    }
+    return std::nullopt;
+}
+
 Match planActivation(ir::Node& user, BiasActPlan& p) {
     std::string why;
     auto spec = activationOf(user, why);

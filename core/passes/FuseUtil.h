@@ -92,6 +92,14 @@ std::optional<ActivationSpec> activationOf(const ir::Node& n, std::string& why);
 std::initializer_list<ir::OpKind> activationKinds();
 /// Sets "activation" and, when it has parameters, "activation_params" on `attrs`.
 void setActivation(ir::AttributeMap& attrs, const ActivationSpec& act);
+/// The activation a fused kernel's attributes name ("activation", "activation_params"); an empty
+/// name when it has none.
+ActivationSpec activationAttrs(const ir::Node& fused);
+/// The op that computes `act` on its own, with its float attributes sorted by name (absent
+/// parameters left to the op's ONNX defaults), as a group body step replays it: the inverse of
+/// activationOf. nullopt for a name it does not know.
+std::optional<std::pair<ir::OpKind, std::vector<std::pair<std::string, double>>>>
+activationOp(const ActivationSpec& act);
 
 /// What a producer + bias + activation fusion takes along: the bias Add (and its constant
 /// operand), the activation after it or right after the producer, and that activation's spec.

@@ -272,6 +272,24 @@ double worstError(const ir::Tensor& got, const ir::Tensor& want) {
     return worst;
 }
 
+/// A rule's program `on` against the program without it, `off`, both simulated on `x` with the
+/// race checker on: `on` gives the same bits in async and strict mode, is faster, and, like `off`,
+/// is within f16's error of `want` (the float64 reference); `why` says what a miss would mean.
+void expectFasterAndAsRight(const backend::Program& on, const backend::Program& off, const ir::Tensor& x,
+                            const ir::Tensor& want, const char* why) {
+    const sim::SimResult folded = simulateChecked(on, x, false), strict = simulateChecked(on, x, true),
+                         plain = simulateChecked(off, x, false);
+    ASSERT_EQ(folded.outputs.size(), 1u);
+    ASSERT_EQ(plain.outputs.size(), 1u);
+    ASSERT_EQ(strict.outputs.size(), 1u);
+    EXPECT_TRUE(folded.outputs[0].identical(strict.outputs[0]));
+    EXPECT_LT(folded.totalCycles, plain.totalCycles);
+    const double scale = largestMagnitude(want);
+    EXPECT_GT(scale, 0.5);
+    EXPECT_LT(worstError(folded.outputs[0], want), 5e-3 * scale) << why;
+    EXPECT_LT(worstError(plain.outputs[0], want), 5e-3 * scale);
+}
+
 /// A ShuffleNet v1 unit, as the onnx-light export writes it: a 1x1 conv of 3 groups with its
 /// BatchNormalization and Relu, the channel shuffle (Reshape, Transpose, Reshape), a depthwise
 /// 3x3 conv, a second 1x1 conv of 3 groups, and the residual Add and Relu.
@@ -330,18 +348,7 @@ TEST(Compiler, AChannelShuffleFoldedIntoItsConvComputesTheShuffle) {
     EXPECT_GT(tasksOf(off->program, "Transpose"), 0);
     EXPECT_LT(tasksOf(on->program, "TransData"), tasksOf(off->program, "TransData"));
 
-    const sim::SimResult folded = simulateChecked(on->program, x, false),
-                         strict = simulateChecked(on->program, x, true), plain = simulateChecked(off->program, x, false);
-    ASSERT_EQ(folded.outputs.size(), 1u);
-    ASSERT_EQ(plain.outputs.size(), 1u);
-    EXPECT_TRUE(folded.outputs[0].identical(strict.outputs[0]));
-    EXPECT_LT(folded.totalCycles, plain.totalCycles);
-    const ir::Tensor& want = (*ref)[0];
-    const double scale = largestMagnitude(want);
-    EXPECT_GT(scale, 0.5);
-    EXPECT_LT(worstError(folded.outputs[0], want), 5e-3 * scale)
-        << "a channel in the wrong place is off by the map's own size";
-    EXPECT_LT(worstError(plain.outputs[0], want), 5e-3 * scale);
+    expectFasterAndAsRight(on->program, off->program, x, (*ref)[0], "a channel in the wrong place is off by the map's own size");
 }
 
 // fold-zero-channel-pad on the NPU: BlazeFace's shortcut from 24 to 28 channels, a Concat with a
@@ -424,15 +431,5 @@ TEST(Compiler, ASqueezeExciteTailIsComputedByEveryPartOfItsGroup) {
     ASSERT_NE(group, on->program.tasks.end());
     EXPECT_GT(group->parts, 1) << "split, so that each part pools the whole map";
 
-    const sim::SimResult folded = simulateChecked(on->program, in, false),
-                         strict = simulateChecked(on->program, in, true), plain = simulateChecked(off->program, in, false);
-    ASSERT_EQ(folded.outputs.size(), 1u);
-    ASSERT_EQ(plain.outputs.size(), 1u);
-    EXPECT_TRUE(folded.outputs[0].identical(strict.outputs[0]));
-    EXPECT_LT(folded.totalCycles, plain.totalCycles);
-    const ir::Tensor& want = (*ref)[0];
-    const double scale = largestMagnitude(want);
-    EXPECT_GT(scale, 0.5);
-    EXPECT_LT(worstError(folded.outputs[0], want), 5e-3 * scale) << "a part that scaled by another part's pooling";
-    EXPECT_LT(worstError(plain.outputs[0], want), 5e-3 * scale);
+    expectFasterAndAsRight(on->program, off->program, in, (*ref)[0], "a part that scaled by another part's pooling");
 }
