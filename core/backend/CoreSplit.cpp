@@ -7,7 +7,7 @@
 namespace sextant::backend {
 
 Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskCost& whole, int maxParts,
-                                TilePricing pricing) {
+                                TileOptions tiles) {
     SplitPlan plan;
     const ir::Node& n = *group.nodes.front();
     if (t.numCores < 2 || maxParts < 2 || group.nodes.size() != 1 || n.numOutputs() != 1)
@@ -52,7 +52,7 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskC
                                   static_cast<int64_t>(plan.ranges.size()) == parts))
                     continue;
                 OutputSlice first{axis, per};
-                Expected<TaskCost> cost = chooseTiling(group, t, &first, pricing);
+                Expected<TaskCost> cost = chooseTiling(group, t, &first, tiles);
                 if (!cost.ok())
                     continue;
                 const uint64_t total = cost->estCycles + t.eventLatencyCycles + t.dispatchCycles;
@@ -60,7 +60,7 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskC
                     continue;
                 const int64_t lastExtent = extent - (parts - 1) * per;
                 OutputSlice last{axis, lastExtent};
-                Expected<TaskCost> lastCost = lastExtent == per ? cost : chooseTiling(group, t, &last, pricing);
+                Expected<TaskCost> lastCost = lastExtent == per ? cost : chooseTiling(group, t, &last, tiles);
                 if (!lastCost.ok())
                     continue;
                 SplitPlan candidate;
@@ -77,7 +77,7 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& t, const TaskC
 }
 
 std::optional<SplitPlan> splitAlong(const Group& group, const Target& t, int axis,
-                                    const std::vector<std::pair<int64_t, int64_t>>& ranges, TilePricing pricing) {
+                                    const std::vector<std::pair<int64_t, int64_t>>& ranges, TileOptions tiles) {
     if (group.nodes.size() != 1 || group.nodes.front()->numOutputs() != 1 || ranges.size() < 2 || axis < 0)
         return std::nullopt;
     Expected<WorkModel> model = workModel(group, t);
@@ -96,10 +96,10 @@ std::optional<SplitPlan> splitAlong(const Group& group, const Target& t, int axi
     if (n.output(0)->type().layout == ir::LayoutKind::NC1HWC0 && axis == 1 && per % std::max(t.c0, 1) != 0)
         return std::nullopt; // a blocked output's channels split in whole C0 blocks
     OutputSlice first{a, per};
-    Expected<TaskCost> cost = chooseTiling(group, t, &first, pricing);
+    Expected<TaskCost> cost = chooseTiling(group, t, &first, tiles);
     const int64_t lastExtent = ranges.back().second - ranges.back().first;
     OutputSlice last{a, lastExtent};
-    Expected<TaskCost> lastCost = lastExtent == per ? cost : chooseTiling(group, t, &last, pricing);
+    Expected<TaskCost> lastCost = lastExtent == per ? cost : chooseTiling(group, t, &last, tiles);
     if (!cost.ok() || !lastCost.ok())
         return std::nullopt;
     SplitPlan plan;

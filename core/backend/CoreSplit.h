@@ -26,9 +26,9 @@ struct SplitPlan {
 /// and K that cost least win. Each part's cost is chooseTiling's for its slice: a convolution
 /// split by output channels still reads its whole input in every part, and that is in the figure.
 /// At most `maxParts` parts.
-/// Each part is tiled as `pricing` prices tiles.
+/// Each part is tiled as `tiles` says.
 Expected<SplitPlan> chooseSplit(const Group& group, const Target& target, const TaskCost& whole, int maxParts,
-                                TilePricing pricing = TilePricing::LatencyPerTile);
+                                TileOptions tiles = {});
 
 /// `group` split along `axis` into `ranges` (a neighbour's split: equal parts but the last), priced
 /// per part as chooseSplit prices its candidates. Nothing when the group cannot be split so: not
@@ -36,7 +36,7 @@ Expected<SplitPlan> chooseSplit(const Group& group, const Target& target, const 
 /// tile.
 std::optional<SplitPlan> splitAlong(const Group& group, const Target& target, int axis,
                                     const std::vector<std::pair<int64_t, int64_t>>& ranges,
-                                    TilePricing pricing = TilePricing::LatencyPerTile);
+                                    TileOptions tiles = {});
 
 /// Whether a part of `consumer` that computes a slice of dim `axis` of its output reads only the
 /// same slice of `input` (one of its activation inputs): elementwise ops and groups whose input

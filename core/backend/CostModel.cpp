@@ -104,7 +104,7 @@ Expected<ConvOperands> convOperands(const ir::Node& n, const std::string& what) 
     return c;
 }
 
-Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
+Expected<WorkModel> convModel(const ir::Node& n, const Target& t, bool chunkReductions) {
     SX_ASSIGN(ConvOperands c, convOperands(n, "convolution"));
     const ir::Value *x = c.x, *b = c.b;
     const std::vector<int64_t>&xd = c.xd, &wd = c.wd, &od = c.od, &strides = c.strides, &dil = c.dil;
@@ -128,6 +128,14 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
     m.splitAxes = {0, 1};
     for (size_t i = 2; i < od.size(); ++i)
         m.splitAxes.push_back(static_cast<int>(i));
+    // A dense product's input channels (its reduction) may be split too, in whole C0 blocks: each
+    // chunk's input window and weight rows are loaded while the cube works on the chunk before,
+    // and summed into the output tile (an accumulator until the last chunk), so even an output
+    // that fits whole streams its loads under the product instead of waiting for all of them.
+    const bool chunked = chunkReductions && groups == 1 && ci >= 2 * static_cast<int64_t>(t.c0);
+    if (chunked)
+        m.reduceDims = {ceilDivExtent(ci, t.c0)};
+    const size_t rank = od.size();
     uint64_t lanes = vectorLanes(t, ir::DType::F32);
     // An int8 convolution reduces cube_k_int8 deep per cycle; its epilogue (requantisation)
     // runs in f32 lanes.
@@ -155,27 +163,34 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t) {
             inSpatial *= std::min(ext, xd[2 + d]);
         }
         int64_t groupsInTile = groups == 1 ? 1 : std::min<int64_t>(groups, ceilDivExtent(tile[1], coPerGroup));
-        int64_t ciTile = groups == 1 ? ci : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
+        // The input channels this tile reduces over: a chunk of them, or all the group's.
+        const int64_t ciChunk = chunked ? std::min<int64_t>(ci, tile[rank] * c0) : ciPerGroup;
+        const uint64_t chunks = static_cast<uint64_t>(chunked ? ceilDivExtent(ci, ciChunk) : 1);
+        int64_t ciTile = groups == 1 ? ciChunk : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
         w.inBytes = storedElems(x, tile[0] * ciTile * inSpatial, inNumel, c0) * inElem;
-        w.weightBytes = static_cast<uint64_t>(tile[1] * ciPerGroup * kSpatial) * wElem + (b ? tile[1] * elemOf(b) : 0);
-        w.weightsSplit = tile[1] < co;
-        int64_t outSpatial = prod(tile, 2);
+        w.weightBytes = static_cast<uint64_t>(tile[1] * ciChunk * kSpatial) * wElem + (b ? tile[1] * elemOf(b) : 0);
+        w.weightsSplit = tile[1] < co || ciChunk < ciPerGroup;
+        int64_t outSpatial = prod(tile, 2, rank);
         w.outBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * outElem;
-        if (res) {
-            const uint64_t resBytes = storedElems(res, tile[0] * tile[1] * outSpatial, outNumel, c0) * resElem;
+        if (chunks > 1) // the cube's f32 sums, until the last chunk
+            w.accBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * sizeof(float);
+        if (res) { // read once per output tile: its share of each chunk
+            const uint64_t resBytes =
+                ceilDiv(storedElems(res, tile[0] * tile[1] * outSpatial, outNumel, c0) * resElem, chunks);
             w.inputs = {{x, w.inBytes}, {res, resBytes}};
             w.inBytes += resBytes;
         }
         uint64_t M = static_cast<uint64_t>(tile[0] * outSpatial);
         uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
-        uint64_t K = static_cast<uint64_t>(ciPerGroup * kSpatial);
+        uint64_t K = static_cast<uint64_t>(ciChunk * kSpatial);
         uint64_t cube = static_cast<uint64_t>(groupsInTile) * ceilDiv(M, t.cubeM) * ceilDiv(N, t.cubeN) * ceilDiv(K, cubeK);
         if (depthwise) // or c0 channels at once, one tap per step, through a diagonal weight block
             cube = std::min(cube, ceilDiv(static_cast<uint64_t>(groupsInTile), t.cubeN) * ceilDiv(M, t.cubeM) *
                                       static_cast<uint64_t>(kSpatial));
         const uint64_t fractals = ceilDiv(M, t.cubeM) * ceilDiv(static_cast<uint64_t>(tile[1]), t.cubeN);
-        const uint64_t vector =
-            epilogue ? epiloguePasses * ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes) : 0;
+        const uint64_t vector = // after the last chunk only: its share of each
+            epilogue ? ceilDiv(epiloguePasses * ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes), chunks)
+                     : 0;
         w.computeCycles = productThenEpilogue(cube, vector, fractals);
         w.flops = 2 * M * static_cast<uint64_t>(tile[1]) * K;
         return w;
@@ -568,7 +583,7 @@ size_t reducedFrom(const ir::Node& n) {
 
 } // namespace
 
-Expected<WorkModel> workModel(const Group& g, const Target& t) {
+Expected<WorkModel> workModel(const Group& g, const Target& t, bool chunkReductions) {
     const ir::Node& n = *g.nodes.front();
     const ir::OpInfo& op = n.info();
     const uint64_t passes = static_cast<uint64_t>(op.passes);
@@ -578,7 +593,7 @@ Expected<WorkModel> workModel(const Group& g, const Target& t) {
                          "op '" + ir::qualifiedOpName(n.kind()) + "' at node '" + n.name() +
                              "' has no NPU cost model",
                          n.name());
-    case ir::WorkModel::Conv: return convModel(n, t);
+    case ir::WorkModel::Conv: return convModel(n, t, chunkReductions);
     case ir::WorkModel::ConvTranspose: return convTransposeModel(n, t);
     case ir::WorkModel::Resize: return resizeModel(n, t);
     case ir::WorkModel::Gemm: return gemmModel(n, t);

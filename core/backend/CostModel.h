@@ -24,6 +24,9 @@ struct TileWork {
     uint64_t weightBytes = 0;  ///< weights (and bias) tile
     bool weightsSplit = false; ///< the weight tile differs between tiles (reloaded per tile)
     uint64_t outBytes = 0;
+    /// The f32 sums of one output tile kept across a chunked reduction (a convolution's input
+    /// channels in chunks): its slot holds them, then the result it stores. 0: no such sums.
+    uint64_t accBytes = 0;
     uint64_t computeCycles = 0;
     uint64_t flops = 0;
 };
@@ -48,6 +51,7 @@ inline int64_t ceilDivExtent(int64_t a, int64_t b) {
 
 /// The cost model of a group's first node, by its op's work model. Fails for a host-only op
 /// (no NPU cost model) and for a pooling without spatial dims, naming the node.
-Expected<WorkModel> workModel(const Group& g, const Target& t);
+/// `chunkReductions`: a dense convolution may split its input channels (WorkModel::reduceDims).
+Expected<WorkModel> workModel(const Group& g, const Target& t, bool chunkReductions = true);
 
 } // namespace sextant::backend

@@ -485,7 +485,7 @@ std::vector<LocalInput> sliceLocalInputs(const Group& grp, const SplitPlan& spli
 SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCost& whole, SplitPlan chosen,
                             const std::vector<Task>& tasks,
                             const std::unordered_map<const ir::Node*, std::vector<int>>& tasksOfNode,
-                            TilePricing pricing) {
+                            TileOptions tiles) {
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1 || n.numInputs() == 0 || !n.input(0))
         return chosen;
@@ -513,7 +513,7 @@ SplitPlan alignWithProducer(const Group& grp, const Target& target, const TaskCo
             if (!w || !mostlyInside(*w, b, e))
                 return chosen;
         }
-    std::optional<SplitPlan> aligned = splitAlong(grp, target, first.sliceAxis, ranges, pricing);
+    std::optional<SplitPlan> aligned = splitAlong(grp, target, first.sliceAxis, ranges, tiles);
     if (!aligned)
         return chosen;
     const uint64_t fixed = target.eventLatencyCycles + target.dispatchCycles;
@@ -552,7 +552,7 @@ bool readsInPlaceAlong(const ir::Node& reader, const ir::Value& v, int axis,
 /// cannot see that a node's own choice breaks the chain one edge further on.
 SplitPlan alignWithReader(const Group& grp, const Target& target, bool inPlace, const TaskCost& whole, SplitPlan chosen,
                           int maxParts, const std::vector<Group>& groups,
-                          const std::unordered_map<const ir::Node*, size_t>& groupOf, TilePricing pricing) {
+                          const std::unordered_map<const ir::Node*, size_t>& groupOf, TileOptions tiles) {
     const ir::Node& n = *grp.nodes.front();
     if (grp.nodes.size() != 1 || n.numOutputs() != 1 || !n.output(0))
         return chosen;
@@ -568,10 +568,10 @@ SplitPlan alignWithReader(const Group& grp, const Target& target, bool inPlace, 
     const Group& rg = groups[g->second];
     if (rg.nodes.size() != 1)
         return chosen;
-    Expected<TaskCost> rc = chooseTiling(rg, target, nullptr, pricing);
+    Expected<TaskCost> rc = chooseTiling(rg, target, nullptr, tiles);
     if (!rc.ok())
         return chosen;
-    Expected<SplitPlan> rs = chooseSplit(rg, target, *rc, maxParts, pricing);
+    Expected<SplitPlan> rs = chooseSplit(rg, target, *rc, maxParts, tiles);
     if (!rs.ok() || rs->axis < 0 || rs->ranges.size() < 2)
         return chosen;
     if (chosen.axis == rs->axis && chosen.ranges == rs->ranges)
@@ -584,7 +584,7 @@ SplitPlan alignWithReader(const Group& grp, const Target& target, bool inPlace, 
         return chosen;
     if (!readsInPlaceAlong(*r, v, rs->axis, rs->ranges))
         return chosen;
-    std::optional<SplitPlan> aligned = splitAlong(grp, target, rs->axis, rs->ranges, pricing);
+    std::optional<SplitPlan> aligned = splitAlong(grp, target, rs->axis, rs->ranges, tiles);
     if (!aligned)
         return chosen;
     // As alignWithProducer weighs it: no dearer than its own choice plus the stripe's trip.
@@ -739,7 +739,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         t.deps = std::move(deps);
-        const TilePricing pricing = options.sram.tilePricing;
+        const TileOptions tiles{options.sram.tilePricing, options.sram.chunkReductions};
         if (grp.unit == UnitKind::Host) { // one host Task: no tiles, no parts, on the host lane
             const TaskCost cost = hostCost(grp);
             t.id = static_cast<int>(tasks.size());
@@ -755,14 +755,14 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
             costs.push_back(cost);
             continue;
         }
-        SX_ASSIGN(TaskCost cost, chooseTiling(grp, target, nullptr, pricing));
-        SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts, pricing));
+        SX_ASSIGN(TaskCost cost, chooseTiling(grp, target, nullptr, tiles));
+        SX_ASSIGN(SplitPlan split, chooseSplit(grp, target, cost, maxParts, tiles));
         if (options.sram.keepOnChip && options.sram.stripes && options.sram.alignSplits) {
             const SplitPlan own = split;
-            split = alignWithProducer(grp, target, cost, std::move(split), tasks, tasksOfNode, pricing);
+            split = alignWithProducer(grp, target, cost, std::move(split), tasks, tasksOfNode, tiles);
             if (options.sram.alignBackward && split.axis == own.axis && split.ranges == own.ranges)
                 split = alignWithReader(grp, target, options.concatInPlace, cost, std::move(split), maxParts, groups,
-                                        groupOf, pricing);
+                                        groupOf, tiles);
         }
         const size_t parts = split.axis < 0 ? 1 : split.ranges.size();
         const std::vector<LocalInput> local = parts > 1 && options.sram.keepOnChip && options.sram.stripes
@@ -926,17 +926,20 @@ Expected<Program> lowerWithSlots(std::shared_ptr<const ir::Graph> graph, const T
 /// a stream; unstriped), each measured (LowerOptions::measure): the fastest is kept, the earlier on a tie. No margins: they
 /// are there for the estimate's error, and a measured run has none of it. `whole` is the
 /// unstriped lowering running on its thread, writing its decisions to `wholeDecisions`.
+/// `options` is what they were lowered with, convolutions' input channels taken whole; where
+/// `chunkReductions` allows chunks, the fastest is lowered once more with them and kept if faster.
 Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Target& target,
-                                const LowerOptions& options, Expected<Program> striped,
+                                const LowerOptions& options, bool chunkReductions, Expected<Program> striped,
                                 std::vector<OnChipDecision> stripedDecisions, std::future<Expected<Program>>& whole,
                                 std::vector<OnChipDecision>& wholeDecisions, std::vector<OnChipDecision>* decisions) {
     struct Candidate {
         Expected<Program> program;
         std::vector<OnChipDecision> decisions;
+        LowerOptions options;
     };
     std::vector<Candidate> candidates;
     const bool tryAligned = striped.ok() && options.sram.tryAlignedSplits;
-    candidates.push_back({std::move(striped), std::move(stripedDecisions)});
+    candidates.push_back({std::move(striped), std::move(stripedDecisions), options});
     // Aligned to the producers' splits where the local figures say so, then also backwards to
     // the readers' splits. (Aligning wherever the parts would read in place, whatever the
     // figures, was measured on the 16 shared nets with and without the readers': it never won.)
@@ -946,7 +949,7 @@ Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Ta
         aligned.sram.alignBackward = variant == 1;
         std::vector<OnChipDecision> alignedDecisions;
         Expected<Program> a = lowerWithSlots(graph, target, aligned, &alignedDecisions);
-        candidates.push_back({std::move(a), std::move(alignedDecisions)});
+        candidates.push_back({std::move(a), std::move(alignedDecisions), aligned});
     }
     // The same three with tiles priced as the simulator times a stream, the DRAM latency once
     // per Task (TilePricing::LatencyOnce): more, smaller tiles. Most nets lose by it (a tiled
@@ -962,24 +965,41 @@ Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Ta
         once.sram.tilePricing = TilePricing::LatencyOnce;
         std::vector<OnChipDecision> onceDecisions;
         Expected<Program> o = lowerWithSlots(graph, target, once, &onceDecisions);
-        candidates.push_back({std::move(o), std::move(onceDecisions)});
+        candidates.push_back({std::move(o), std::move(onceDecisions), once});
     }
     Expected<Program> w = whole.get();
-    candidates.push_back({std::move(w), std::move(wholeDecisions)});
+    LowerOptions noStripes = options;
+    noStripes.sram.stripes = false;
+    candidates.push_back({std::move(w), std::move(wholeDecisions), noStripes});
     size_t best = candidates.size();
     uint64_t bestCycles = 0;
     bool anyMeasured = false;
-    for (size_t i = 0; i < candidates.size(); ++i) {
+    auto measure = [&](size_t i) {
         if (!candidates[i].program.ok())
-            continue;
+            return;
         Expected<uint64_t> cycles = options.measure(*candidates[i].program);
         if (!cycles.ok())
-            continue;
+            return;
         if (!anyMeasured || *cycles < bestCycles) {
             best = i;
             bestCycles = *cycles;
         }
         anyMeasured = true;
+    };
+    for (size_t i = 0; i < candidates.size(); ++i)
+        measure(i);
+    // Chunked reductions change tiles that its neighbours' loads and the SRAM plan were chosen
+    // around: a Task that streams its chunks loads nothing beside the Task before it, and its f32
+    // sums take room another Task's prefetch had. So the fastest program is lowered again with
+    // them and kept only if its run is faster (ResNet-50 and VGG-19 by a third; PaddleOCR det,
+    // chunked from the start, 0.6 % slower).
+    if (chunkReductions && anyMeasured) {
+        LowerOptions chunked = candidates[best].options;
+        chunked.sram.chunkReductions = true;
+        std::vector<OnChipDecision> chunkedDecisions;
+        Expected<Program> c = lowerWithSlots(graph, target, chunked, &chunkedDecisions);
+        candidates.push_back({std::move(c), std::move(chunkedDecisions), chunked});
+        measure(candidates.size() - 1);
     }
     if (!anyMeasured) // every run failed: the least estimate decides
         for (size_t i = 0; i < candidates.size(); ++i)
@@ -1010,16 +1030,22 @@ Expected<Program> lowerChoosing(std::shared_ptr<const ir::Graph> graph, const Ta
     // conflicts, the dependency matrices), and twice that at 20,000 nodes is minutes.
     constexpr size_t kParallelNodes = 2000;
     std::vector<OnChipDecision> stripedDecisions, wholeDecisions;
-    LowerOptions noStripes = options;
+    // Measured, the candidates take convolutions' input channels whole (today's programs), and
+    // the fastest is then tried with them in chunks (lowerMeasured).
+    const bool measured = graph->numNodes() <= kParallelNodes && options.measure;
+    LowerOptions base = options;
+    if (measured)
+        base.sram.chunkReductions = false;
+    LowerOptions noStripes = base;
     noStripes.sram.stripes = false;
     auto lowerWhole = [&] { return lowerWithSlots(graph, target, noStripes, &wholeDecisions); };
     std::optional<std::future<Expected<Program>>> other;
     if (graph->numNodes() <= kParallelNodes)
         other = std::async(std::launch::async, lowerWhole);
-    Expected<Program> striped = lowerWithSlots(graph, target, options, &stripedDecisions);
-    if (other && options.measure)
-        return lowerMeasured(graph, target, options, std::move(striped), std::move(stripedDecisions), *other,
-                             wholeDecisions, decisions);
+    Expected<Program> striped = lowerWithSlots(graph, target, base, &stripedDecisions);
+    if (measured)
+        return lowerMeasured(graph, target, base, options.sram.chunkReductions, std::move(striped),
+                             std::move(stripedDecisions), *other, wholeDecisions, decisions);
     // On a small graph, also with splits aligned to their producers' (alignWithProducer): kept
     // where its schedule wins by kAlignMargin. The estimate leaves out how Tasks share DRAM
     // bandwidth, and aligning moves more of that than striping alone: inception v1 was 2.4 %

@@ -154,8 +154,9 @@ ir::TensorType storedType(const ir::Value& v);
 struct Tiling {
     std::vector<int64_t> tileShape; ///< output tile extents
     int numTiles = 1;               ///< output tiles times reduceChunks
-    /// Chunks a split reduction is done in (global pooling of a large map), each accumulated
-    /// into the output tile; 1 when the op reads its whole reduction at once.
+    /// Chunks a split reduction is done in (global pooling of a large map, a dense convolution's
+    /// input channels), each accumulated into the output tile; 1 when the op reads its whole
+    /// reduction at once.
     int reduceChunks = 1;
     bool doubleBuffered = false;
     uint64_t sramBytes = 0;         ///< SRAM footprint of the chosen tiling

@@ -36,6 +36,7 @@ struct TaskPieces {
     uint64_t weightTile = 0;
     bool weightsSplit = false;
     uint64_t outTile = 0;
+    uint64_t accTile = 0; ///< the f32 sums of a chunked reduction's output tile (0: none)
     uint64_t tiles = 1, outTiles = 1;
     int copies = 1; ///< 2 when double-buffered: every slot is a ping-pong pair
 };
@@ -61,6 +62,7 @@ TaskPieces piecesOf(const Program& p, const Task& t, const TaskCost& c, const st
     s.weightTile = c.weightTile;
     s.weightsSplit = c.weightsSplit;
     s.outTile = c.outTile;
+    s.accTile = c.accumulatorTile;
     s.tiles = static_cast<uint64_t>(std::max(t.tiling.numTiles, 1));
     s.outTiles = std::max<uint64_t>(1, s.tiles / static_cast<uint64_t>(std::max(t.tiling.reduceChunks, 1)));
     s.copies = t.tiling.doubleBuffered ? 2 : 1;
@@ -109,6 +111,13 @@ bool readsInPlace(const PlanState& s, int task, int buffer) {
     return std::find(in.begin(), in.end(), buffer) != in.end();
 }
 
+/// The bytes of Task `t`'s output slot: its output tile, or the sums of a chunked reduction,
+/// which stay on chip even when the output is kept there (the result then goes to the resident).
+uint64_t outSlotBytes(const PlanState& s, int t) {
+    const TaskPieces& pc = s.pieces[static_cast<size_t>(t)];
+    return s.residentOutput[static_cast<size_t>(t)] ? pc.accTile : std::max(pc.outTile, pc.accTile);
+}
+
 /// The bytes Task `t`'s tile slots take, with what is resident left out.
 uint64_t workingSet(const PlanState& s, int t, uint64_t align) {
     const TaskPieces& pc = s.pieces[static_cast<size_t>(t)];
@@ -117,9 +126,7 @@ uint64_t workingSet(const PlanState& s, int t, uint64_t align) {
     for (const auto& [b, tile] : pc.inputs)
         if (!readsInPlace(s, t, b))
             bytes += slotSize(tile, align);
-    bytes += slotSize(pc.weightTile, align);
-    if (!s.residentOutput[static_cast<size_t>(t)])
-        bytes += slotSize(pc.outTile, align);
+    bytes += slotSize(pc.weightTile, align) + slotSize(outSlotBytes(s, t), align);
     return bytes * static_cast<uint64_t>(pc.copies);
 }
 
@@ -529,7 +536,9 @@ std::vector<SramBuffer> buffersOfCore(const Program& p, const PlanState& s, int 
         slot(t, SramRole::WeightTile, pc.weightBuffer, pc.weightTile, pc.copies);
         if (!s.residentOutput[static_cast<size_t>(t)])
             slot(t, task.tiling.reduceChunks > 1 ? SramRole::Accumulator : SramRole::OutputTile,
-                 task.outputs.empty() ? -1 : task.outputs.front(), pc.outTile, pc.copies);
+                 task.outputs.empty() ? -1 : task.outputs.front(), outSlotBytes(s, t), pc.copies);
+        else // the sums of a chunked reduction whose result goes to its resident
+            slot(t, SramRole::Accumulator, -1, outSlotBytes(s, t), pc.copies);
     }
     return out;
 }

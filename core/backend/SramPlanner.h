@@ -32,6 +32,8 @@ struct SramPlanOptions {
     bool alignBackward = false;
     /// How the tile search prices a stream's DRAM latency (lower() tries both on small graphs).
     TilePricing tilePricing = TilePricing::LatencyPerTile;
+    /// Whether dense convolutions may take their input channels in chunks (TileOptions).
+    bool chunkReductions = true;
     /// lower() builds that aligned program as a candidate at all (tests of the event machinery
     /// turn it off: aligned, their small graphs need no cross-core events).
     bool tryAlignedSplits = true;

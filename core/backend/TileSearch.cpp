@@ -122,7 +122,7 @@ Evaluated evaluate(const WorkModel& model, const std::vector<int64_t>& tile, con
         inSlots += alignUp(in.second, align);
     if (w.inputs.empty())
         inSlots = alignUp(w.inBytes, align);
-    uint64_t ws = inSlots + alignUp(w.weightBytes, align) + alignUp(w.outBytes, align);
+    uint64_t ws = inSlots + alignUp(w.weightBytes, align) + alignUp(std::max(w.outBytes, w.accBytes), align);
     bool doubleBuffer = e.numTiles > 1;
     e.sram = doubleBuffer ? 2 * ws : ws;
     e.fits = e.sram <= t.sramBytes;
@@ -190,9 +190,9 @@ uint64_t pipelinedCycles(uint64_t tiles, uint64_t computeCycles, uint64_t dmaByt
     return tiles * std::max(c, d) + std::min(c, d);
 }
 
-Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const OutputSlice* slice, TilePricing pricing) {
+Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const OutputSlice* slice, TileOptions options) {
     const ir::Node& n = *group.nodes.front();
-    SX_ASSIGN(WorkModel model, workModel(group, t));
+    SX_ASSIGN(WorkModel model, workModel(group, t, options.chunkReductions));
     SX_ASSIGN(std::vector<int64_t> od, slicedOutput(n, model, slice));
     const size_t rank = od.size();
     std::vector<int64_t> full = od;
@@ -205,7 +205,7 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const Outpu
     std::vector<Evaluated> evals;
     evals.reserve(tiles.size());
     for (size_t i = 0; i < tiles.size(); ++i) {
-        evals.push_back(evaluate(model, tiles[i], full, rank, t, pricing));
+        evals.push_back(evaluate(model, tiles[i], full, rank, t, options.pricing));
         evals.back().order = i;
     }
     const Evaluated* best = nullptr;
@@ -239,6 +239,7 @@ Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const Outpu
     cost.weightTile = best->work.weightBytes;
     cost.weightsSplit = best->work.weightsSplit;
     cost.outTile = best->work.outBytes;
+    cost.accumulatorTile = best->work.accBytes;
     // FLOPs of the whole op (tiles at the edge are partial; count the real output).
     cost.flops = model.tileWork(full).flops;
     cost.tiling.candidates = runnerUps(evals, *best, rank, t);

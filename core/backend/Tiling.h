@@ -21,6 +21,8 @@ struct TaskCost {
     uint64_t weightTile = 0;
     bool weightsSplit = false;
     uint64_t outTile = 0;
+    /// The f32 sums of an output tile over a chunked reduction (TileWork::accBytes); 0: none.
+    uint64_t accumulatorTile = 0;
 };
 
 /// How the tile search prices a double-buffered Task's DRAM latency.
@@ -31,6 +33,14 @@ enum class TilePricing {
     /// Once per Task, as the simulator times a stream: the requests queue and each one's latency
     /// passes under the bytes before it. It favours more, smaller tiles.
     LatencyOnce,
+};
+
+/// What the tile search may choose and how it prices it.
+struct TileOptions {
+    TilePricing pricing = TilePricing::LatencyPerTile;
+    /// Whether a dense convolution may take its input channels in chunks, each summed into an
+    /// f32 accumulator that holds the output tile until the last (CostModel.cpp, convModel).
+    bool chunkReductions = true;
 };
 
 /// A tiled Task's cycles, as the tile search prices them: `tiles` tiles pipelined (double
@@ -60,8 +70,9 @@ struct OutputSlice {
     int64_t extent = 0;
 };
 /// With `slice`, the tiling and cost of computing only that slice (one part of a split group).
+/// `options` says which tiles may be taken and how they are priced.
 Expected<TaskCost> chooseTiling(const Group& group, const Target& target, const OutputSlice* slice = nullptr,
-                                TilePricing pricing = TilePricing::LatencyPerTile);
+                                TileOptions options = {});
 
 /// The cost of a host group (UnitKind::Host): one host step's fixed cost (the interrupt and the
 /// relaunch), its flops at one host core's rate and the DRAM bytes it reads and writes, all in

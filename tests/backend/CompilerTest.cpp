@@ -1,6 +1,7 @@
 #include "core/backend/Grouping.h"
 #include "core/backend/Artifact.h"
 #include "core/backend/EventAllocator.h"
+#include "core/backend/Lower.h"
 #include "core/backend/MemoryPlanner.h"
 #include "core/frontend/OnnxImporter.h"
 #include "core/ir/Interpreter.h"
@@ -432,4 +433,62 @@ TEST(Compiler, ASqueezeExciteTailIsComputedByEveryPartOfItsGroup) {
     EXPECT_GT(group->parts, 1) << "split, so that each part pools the whole map";
 
     expectFasterAndAsRight(on->program, off->program, in, (*ref)[0], "a part that scaled by another part's pooling");
+}
+
+// A dense convolution's input channels summed in chunks on the NPU: ResNet-50's last 3x3
+// convolution, 512 channels at 7x7, twice. Taken whole, the weights of a part (64 output channels,
+// 576 KiB in f16) do not fit in its SRAM, and every tile of output channels loads the input
+// again; in chunks each byte is loaded about once, under the product of the chunk before. The compiler takes the
+// chunked program because its run is faster. The sums are the cube's f32 ones either way: the
+// simulator computes the node from memory, so what chunks change is when bytes move and what
+// sits in SRAM (checked by the hazard checker and the race checker).
+TEST(Compiler, ADeepConvolutionSumsItsInputChannelsInChunks) {
+    auto g = std::make_unique<ir::Graph>("deep-conv");
+    ir::Value* x = *g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 512, 7, 7}));
+    const ir::AttributeMap same{{"pads", std::vector<int64_t>{1, 1, 1, 1}}};
+    auto conv = [&](const std::string& name, ir::Value* in, uint32_t seed) {
+        ir::Value* w = *g->addConstant(name + "_w", randomF32({512, 512, 3, 3}, seed, 0.015));
+        ir::Value* b = *g->addConstant(name + "_b", randomF32({512}, seed + 1, 0.1));
+        return (*g->addNode(ir::OpKind::Conv, name, {in, w, b}, {name + "_out"}, same))->output();
+    };
+    ir::Value* y = conv("conv2", (*g->addNode(ir::OpKind::Relu, "relu", {conv("conv1", x, 1)}, {"relu_out"}))->output(), 3);
+    g->setOutputs({y});
+    ASSERT_TRUE(g->inferTypes().ok());
+
+    Expected<runtime::CompileResult> on = runtime::compileGraph(*g, {});
+    ASSERT_TRUE(on.ok()) << on.error().message;
+    expectSound(on->program);
+    backend::LowerOptions whole;
+    whole.sram.chunkReductions = false;
+    Expected<backend::Program> off = backend::lower(on->pipeline.graph, on->program.target, whole);
+    ASSERT_TRUE(off.ok()) << off.error().message;
+
+    const auto chunked = [](const backend::Task& t) { return t.kernel != "Relu" && t.tiling.reduceChunks > 1; };
+    EXPECT_TRUE(std::none_of(off->tasks.begin(), off->tasks.end(), chunked));
+    ASSERT_TRUE(std::any_of(on->program.tasks.begin(), on->program.tasks.end(), chunked));
+    // Each chunked Task sums into an accumulator slot of 4 bytes per element of its output tile.
+    for (const backend::Task& t : on->program.tasks) {
+        if (!chunked(t))
+            continue;
+        int64_t elems = 1;
+        for (int64_t d : t.tiling.tileShape)
+            elems *= d;
+        const auto acc = std::find_if(on->program.sramBuffers.begin(), on->program.sramBuffers.end(),
+                                      [&](const backend::SramBuffer& b) {
+                                          return b.task == t.id && b.role == backend::SramRole::Accumulator;
+                                      });
+        ASSERT_NE(acc, on->program.sramBuffers.end()) << t.name;
+        EXPECT_GE(acc->size, static_cast<uint64_t>(elems) * 4u) << t.name;
+    }
+    uint64_t bytesOn = 0, bytesOff = 0;
+    for (const backend::Task& t : on->program.tasks)
+        bytesOn += t.dmaBytes;
+    for (const backend::Task& t : off->tasks)
+        bytesOff += t.dmaBytes;
+    EXPECT_LT(bytesOn, bytesOff);
+
+    const ir::Tensor in = randomF32({1, 512, 7, 7}, 9, 1.0);
+    Expected<std::vector<ir::Tensor>> ref = referenceF64(*g, in);
+    ASSERT_TRUE(ref.ok()) << ref.error().message;
+    expectFasterAndAsRight(on->program, *off, in, (*ref)[0], "chunks move bytes and SRAM slots, not the sums");
 }

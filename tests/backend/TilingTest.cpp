@@ -335,7 +335,7 @@ TEST(ChooseTiling, PricedWithTheLatencyOncePerStreamMoreTilesPay) {
     EXPECT_EQ(pipelinedCycles(4, 16, 0, t, TilePricing::LatencyOnce), 16u); // nothing to move, no latency
     ReluGroup r = reluOver(1 << 16);
     Expected<TaskCost> perTile = chooseTiling(r.group, t);
-    Expected<TaskCost> once = chooseTiling(r.group, t, nullptr, TilePricing::LatencyOnce);
+    Expected<TaskCost> once = chooseTiling(r.group, t, nullptr, TileOptions{TilePricing::LatencyOnce});
     ASSERT_TRUE(perTile.ok() && once.ok());
     EXPECT_GT(once->tiling.numTiles, perTile->tiling.numTiles);
     EXPECT_LT(once->estCycles, perTile->estCycles);
@@ -384,4 +384,49 @@ TEST(ChooseTiling, Int8WorkRunsAtTheTargetsInt8Rates) {
     // The product, 16 x 2 = 32 cycles, overlapped with the requantisation epilogue: 4096 f32
     // elements in 64 lanes, 64 cycles, + one fractal of the shorter.
     EXPECT_EQ(qgc->computeCycles, 64u + 2);
+}
+
+// A dense convolution whose weights do not fit beside its input: taken whole, its input channels
+// make every tile of output channels load the whole input window again. In chunks of input
+// channels (each chunk's input and weight rows loaded while the cube sums the one before into
+// an f32 accumulator), every byte of input and weights is loaded about once: fewer bytes and
+// fewer cycles. The accumulator's slot holds the tile's f32 sums, 4 bytes per element however
+// the output is stored.
+TEST(ChooseTiling, ADeepConvolutionTakesItsInputChannelsInChunks) {
+    const Target t = defaultTarget();
+    ReluGroup r = convOver(256, 256, 1, 3, false);
+    Expected<TaskCost> whole = chooseTiling(r.group, t, nullptr, TileOptions{TilePricing::LatencyPerTile, false});
+    Expected<TaskCost> chunked = chooseTiling(r.group, t);
+    ASSERT_TRUE(whole.ok() && chunked.ok());
+    EXPECT_EQ(whole->tiling.reduceChunks, 1);
+    EXPECT_EQ(whole->accumulatorTile, 0u);
+    ASSERT_GT(chunked->tiling.reduceChunks, 1);
+    EXPECT_EQ(chunked->tiling.numTiles % chunked->tiling.reduceChunks, 0);
+    EXPECT_LT(chunked->dmaBytes, whole->dmaBytes);
+    EXPECT_LT(chunked->estCycles, whole->estCycles);
+    EXPECT_EQ(chunked->flops, whole->flops); // the same products, summed in chunks
+    int64_t tileElems = 1;
+    for (int64_t d : chunked->tiling.tileShape)
+        tileElems *= d;
+    EXPECT_EQ(chunked->accumulatorTile, static_cast<uint64_t>(tileElems) * 4u);
+    EXPECT_LE(chunked->tiling.sramBytes, t.sramBytes);
+    // What the bytes are: each chunk's input window and weight rows, once per output tile, and
+    // each output tile stored once.
+    const uint64_t outTiles = static_cast<uint64_t>(chunked->tiling.numTiles / chunked->tiling.reduceChunks);
+    uint64_t in = 0;
+    for (const auto& piece : chunked->inputTile)
+        in += piece.second;
+    EXPECT_EQ(chunked->dmaBytes, static_cast<uint64_t>(chunked->tiling.numTiles) * (in + chunked->weightTile) +
+                                     outTiles * chunked->outTile);
+}
+
+// Only a dense product's reduction is chunked: a convolution of fewer than two C0 blocks of
+// input channels, and a depthwise one (each output reads one channel), keep their channels whole.
+TEST(ChooseTiling, ShallowAndDepthwiseConvolutionsAreNotChunked) {
+    for (ReluGroup r : {convOver(16, 256, 1, 3, false), convOver(256, 256, 256, 3, false)}) {
+        Expected<TaskCost> c = chooseTiling(r.group, defaultTarget());
+        ASSERT_TRUE(c.ok()) << c.error().message;
+        EXPECT_EQ(c->tiling.reduceChunks, 1);
+        EXPECT_EQ(c->accumulatorTile, 0u);
+    }
 }
