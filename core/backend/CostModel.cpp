@@ -30,10 +30,17 @@ uint64_t weightElemOf(const ir::Node& n, size_t i) {
     return elemOf(w);
 }
 
-/// Stored elements behind `part` of `v`'s `whole` logical elements: `part` itself for a plain
+/// A value's stored elements (storedElements; -1 for none), looked up once per work model: the
+/// tile search asks for every candidate tile's share of them.
+struct Stored {
+    int64_t elements = -1;
+    Stored(const ir::Value* v, int c0) : elements(v ? storedElements(v->type(), c0) : -1) {}
+};
+
+/// Stored elements behind `part` of a value's `whole` logical elements: `part` itself for a plain
 /// value, scaled by the channel padding for an NC1HWC0 one.
-uint64_t storedElems(const ir::Value* v, int64_t part, int64_t whole, int c0) {
-    const int64_t stored = v ? storedElements(v->type(), c0) : -1;
+uint64_t storedElems(const Stored& v, int64_t part, int64_t whole) {
+    const int64_t stored = v.elements;
     if (whole <= 0 || stored <= 0 || part <= 0)
         return static_cast<uint64_t>(std::max<int64_t>(part, 0));
     return ceilDiv(static_cast<uint64_t>(stored) * static_cast<uint64_t>(part), static_cast<uint64_t>(whole));
@@ -65,13 +72,13 @@ uint64_t lanesFor(const ir::Node& n, const Target& t) {
     return vectorLanes(t, n.output(0)->type().dtype);
 }
 
-/// Fraction of `v`'s bytes a tile needs when v has the output's element count (elementwise),
-/// else all of v (a broadcast operand or a parameter vector).
-uint64_t elementwiseInput(const ir::Value* v, int64_t outNumel, int64_t tileNumel, int c0) {
-    uint64_t b = bytesOf(v, c0);
-    if (!v || v->type().numel() != outNumel || outNumel == 0)
-        return b;
-    return ceilDiv(b * static_cast<uint64_t>(tileNumel), static_cast<uint64_t>(outNumel));
+/// Of an input's `bytes`, what a tile of `tileNumel` of the output's `outNumel` elements needs:
+/// its share when the input has the output's element count (`elementwise`), else all of them (a
+/// broadcast operand or a parameter vector).
+uint64_t elementwiseInput(uint64_t bytes, bool elementwise, int64_t outNumel, int64_t tileNumel) {
+    if (!elementwise || outNumel == 0)
+        return bytes;
+    return ceilDiv(bytes * static_cast<uint64_t>(tileNumel), static_cast<uint64_t>(outNumel));
 }
 
 /// A (transposed) convolution's input, weights, optional bias and their dims; fails, naming the
@@ -146,13 +153,14 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t, bool chunkRedu
     // A FusedConv's residual (input 3) is read tile by tile beside the output and added in the
     // epilogue, one more pass.
     const ir::Value* res = n.kind() == ir::OpKind::FusedConv && n.numInputs() > 3 ? n.input(3) : nullptr;
-    const uint64_t resElem = elemOf(res);
+    const uint64_t resElem = elemOf(res), bElem = elemOf(b);
     const uint64_t epiloguePasses = epilogue ? 1 + (n.attr("post_affine") ? 1 : 0) + (res ? 1 : 0) : 0;
     // An NC1HWC0 activation moves with its channel padding: a tile's bytes scale by the
     // tensor's stored / logical ratio (the padding spread over its tiles).
     const int c0 = t.c0;
     const ir::Value* out = n.output(0);
     const int64_t inNumel = x->type().numel(), outNumel = out->type().numel();
+    const Stored outStored(out, c0), resStored(res, c0), xStored(x, c0);
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t inSpatial = 1;
@@ -167,16 +175,16 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t, bool chunkRedu
         const int64_t ciChunk = chunked ? std::min<int64_t>(ci, tile[rank] * c0) : ciPerGroup;
         const uint64_t chunks = static_cast<uint64_t>(chunked ? ceilDivExtent(ci, ciChunk) : 1);
         int64_t ciTile = groups == 1 ? ciChunk : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
-        w.inBytes = storedElems(x, tile[0] * ciTile * inSpatial, inNumel, c0) * inElem;
-        w.weightBytes = static_cast<uint64_t>(tile[1] * ciChunk * kSpatial) * wElem + (b ? tile[1] * elemOf(b) : 0);
+        w.inBytes = storedElems(xStored, tile[0] * ciTile * inSpatial, inNumel) * inElem;
+        w.weightBytes = static_cast<uint64_t>(tile[1] * ciChunk * kSpatial) * wElem + (b ? tile[1] * bElem : 0);
         w.weightsSplit = tile[1] < co || ciChunk < ciPerGroup;
         int64_t outSpatial = prod(tile, 2, rank);
-        w.outBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * outElem;
+        w.outBytes = storedElems(outStored, tile[0] * tile[1] * outSpatial, outNumel) * outElem;
         if (chunks > 1) // the cube's f32 sums, until the last chunk
-            w.accBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * sizeof(float);
+            w.accBytes = storedElems(outStored, tile[0] * tile[1] * outSpatial, outNumel) * sizeof(float);
         if (res) { // read once per output tile: its share of each chunk
             const uint64_t resBytes =
-                ceilDiv(storedElems(res, tile[0] * tile[1] * outSpatial, outNumel, c0) * resElem, chunks);
+                ceilDiv(storedElems(resStored, tile[0] * tile[1] * outSpatial, outNumel) * resElem, chunks);
             w.inputs = {{x, w.inBytes}, {res, resBytes}};
             w.inBytes += resBytes;
         }
@@ -267,6 +275,9 @@ WorkModel poolModel(const ir::Node& n, const Target& t, bool global) {
         m.reduceDims.assign(xd.begin() + 2, xd.end());
     const size_t rank = od.size();
     int64_t outNumel = prod(od);
+    const Stored outStored(out, c0), xStored(x, c0);
+    const int64_t inNumel = x->type().numel();
+    const size_t outElem = elemOf(out);
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t inSpatial = 1;
@@ -281,9 +292,9 @@ WorkModel poolModel(const ir::Node& n, const Target& t, bool global) {
             steps *= static_cast<uint64_t>(k);
         }
         // An NC1HWC0 input moves with its channel padding (the tensor's stored / logical ratio).
-        w.inBytes = storedElems(x, tile[0] * tile[1] * inSpatial, x->type().numel(), c0) * elem;
+        w.inBytes = storedElems(xStored, tile[0] * tile[1] * inSpatial, inNumel) * elem;
         int64_t tileNumel = prod(tile, 0, rank);
-        w.outBytes = storedElems(out, tileNumel, outNumel, c0) * elemOf(out) +
+        w.outBytes = storedElems(outStored, tileNumel, outNumel) * outElem +
                      (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
         if (global)
             w.computeCycles = ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * inSpatial), lanes) +
@@ -312,7 +323,7 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
     int64_t taps = 1; // kernel taps that land on one output position
     for (size_t d = 0; d < sp; ++d)
         taps *= std::max<int64_t>(1, ceilDivExtent(wd[2 + d], strides[d]));
-    const size_t inElem = elemOf(x), wElem = weightElemOf(n, 1); // see convModel
+    const size_t inElem = elemOf(x), wElem = weightElemOf(n, 1), bElem = elemOf(b); // see convModel
     const size_t outElem = elemOf(n.output(0));
     const uint64_t lanes = vectorLanes(t, ir::DType::F32);
     const int c0 = t.c0;
@@ -324,6 +335,7 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
     m.splitAxes = {0, 1};
     for (size_t i = 2; i < od.size(); ++i)
         m.splitAxes.push_back(static_cast<int>(i));
+    const Stored outStored(out, c0), xStored(x, c0);
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork tw;
         int64_t inSpatial = 1;
@@ -335,12 +347,12 @@ Expected<WorkModel> convTransposeModel(const ir::Node& n, const Target& t) {
         const int64_t groupsInTile =
             groups == 1 ? 1 : std::min<int64_t>(groups, ceilDivExtent(tile[1], coPerGroup));
         const int64_t ciTile = groups == 1 ? ci : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
-        tw.inBytes = storedElems(x, tile[0] * ciTile * inSpatial, inNumel, c0) * inElem;
+        tw.inBytes = storedElems(xStored, tile[0] * ciTile * inSpatial, inNumel) * inElem;
         tw.weightBytes = static_cast<uint64_t>(ciTile * std::min(tile[1], coPerGroup) * prod(wd, 2)) * wElem +
-                         (b ? static_cast<uint64_t>(tile[1]) * elemOf(b) : 0);
+                         (b ? static_cast<uint64_t>(tile[1]) * bElem : 0);
         tw.weightsSplit = tile[1] < co;
         const int64_t outSpatial = prod(tile, 2);
-        tw.outBytes = storedElems(out, tile[0] * tile[1] * outSpatial, outNumel, c0) * outElem;
+        tw.outBytes = storedElems(outStored, tile[0] * tile[1] * outSpatial, outNumel) * outElem;
         const uint64_t M = static_cast<uint64_t>(tile[0] * outSpatial);
         const uint64_t N = static_cast<uint64_t>(std::min(tile[1], coPerGroup));
         const uint64_t K = static_cast<uint64_t>(ciPerGroup * taps);
@@ -381,6 +393,7 @@ WorkModel resizeModel(const ir::Node& n, const Target& t) {
     m.outDims = od;
     for (size_t i = 0; i < od.size(); ++i)
         m.splitAxes.push_back(static_cast<int>(i));
+    const Stored outStored(out, c0), xStored(x, c0);
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t inTile = 1;
@@ -393,9 +406,9 @@ WorkModel resizeModel(const ir::Node& n, const Target& t) {
             inTile *= std::min(xd[d], ceilDivExtent(tile[d] * xd[d], od[d]) + margin);
         }
         const int64_t tileNumel = prod(tile);
-        w.inBytes = storedElems(x, inTile, inNumel, c0) * elem;
+        w.inBytes = storedElems(xStored, inTile, inNumel) * elem;
         w.weightBytes = paramBytes;
-        const uint64_t storedTile = storedElems(out, tileNumel, outNumel, c0);
+        const uint64_t storedTile = storedElems(outStored, tileNumel, outNumel);
         w.outBytes = storedTile * outElem;
         w.computeCycles = ceilDiv(storedTile, lanes) * steps;
         w.flops = static_cast<uint64_t>(tileNumel) * steps;
@@ -434,6 +447,14 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
         extraOutBytes += bytesOf(n.output(i), t.c0);
     const int c0 = t.c0;
     const ir::Value* out = n.output(0);
+    const Stored outStored(out, c0);
+    // Each input's bytes in memory, and whether it has the output's elements, looked up once.
+    std::vector<uint64_t> inBytes(ins.size(), 0);
+    std::vector<char> elementwise(ins.size(), 0);
+    for (size_t i = 0; i < ins.size(); ++i) {
+        inBytes[i] = bytesOf(ins[i], c0);
+        elementwise[i] = ins[i] && ins[i]->type().numel() == outNumel;
+    }
     m.tileWork = [=](const std::vector<int64_t>& tile) {
         TileWork w;
         int64_t tileNumel = prod(tile);
@@ -443,17 +464,17 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
                 continue;
             uint64_t bytes = 0;
             if (i < whole.inputs.size() && whole.inputs[i] && !v->isConstant())
-                bytes = bytesOf(v, c0);
+                bytes = inBytes[i];
             else if (concat) // each input contributes its share of the tile
-                bytes = outNumel ? ceilDiv(bytesOf(v, c0) * tileNumel, outNumel) : 0;
+                bytes = outNumel ? ceilDiv(inBytes[i] * tileNumel, outNumel) : 0;
             else if (dmaOnly && v->isConstant() && v->type().dtype == ir::DType::I64)
-                w.weightBytes += bytesOf(v, c0); // shape operands
+                w.weightBytes += inBytes[i]; // shape operands
             else if (dmaOnly)
-                bytes = outNumel ? ceilDiv(bytesOf(v, c0) * tileNumel, outNumel) : 0;
+                bytes = outNumel ? ceilDiv(inBytes[i] * tileNumel, outNumel) : 0;
             else if (v->isConstant())
-                w.weightBytes += bytesOf(v, c0);
+                w.weightBytes += inBytes[i];
             else
-                bytes = elementwiseInput(v, outNumel, tileNumel, c0);
+                bytes = elementwiseInput(inBytes[i], elementwise[i], outNumel, tileNumel);
             if (bytes == 0)
                 continue;
             w.inBytes += bytes;
@@ -464,7 +485,7 @@ WorkModel elementwiseModel(const ir::Node& n, const Target& t, uint64_t steps, s
                 w.inputs.emplace_back(v, bytes);
         }
         // A blocked output is written (and computed) in whole C0 blocks, padding included.
-        const uint64_t storedTile = storedElems(out, tileNumel, outNumel, c0);
+        const uint64_t storedTile = storedElems(outStored, tileNumel, outNumel);
         w.outBytes = storedTile * outElem + (outNumel ? ceilDiv(extraOutBytes * tileNumel, outNumel) : 0);
         w.computeCycles = dmaOnly ? 0 : ceilDiv(storedTile, lanes) * steps + ceilDiv(storedTile, statLanes) * statSteps;
         w.flops = dmaOnly ? 0 : static_cast<uint64_t>(tileNumel) * (steps + statSteps);

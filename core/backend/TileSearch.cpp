@@ -145,9 +145,12 @@ std::vector<Tiling::Candidate> runnerUps(const std::vector<Evaluated>& evals, co
     for (const Evaluated& e : evals)
         if (&e != &best && e.tile != best.tile)
             others.push_back(&e);
-    std::sort(others.begin(), others.end(), [](const Evaluated* a, const Evaluated* b) {
-        return std::tie(a->cycles, a->order) < std::tie(b->cycles, b->order);
-    });
+    // Only the first three are shown: sorted, the rest left in any order (order is unique, so
+    // these three are those a full sort puts first).
+    std::partial_sort(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(std::min<size_t>(3, others.size())),
+                      others.end(), [](const Evaluated* a, const Evaluated* b) {
+                          return std::tie(a->cycles, a->order) < std::tie(b->cycles, b->order);
+                      });
     if (others.size() > 3) {
         auto whole = std::find_if(others.begin(), others.end(), [](const Evaluated* e) { return e->order == 0; });
         if (whole != others.end() && whole - others.begin() >= 3) {
