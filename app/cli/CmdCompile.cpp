@@ -413,8 +413,8 @@ void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
             std::cout << "      ... " << reasons.size() - 5 << " more rejection reasons\n";
     }
     const backend::Program& p = r.program;
-    std::cout << "tasks (id name kernel core unit start..end tiles sram; the parts of a split that "
-                 "run side by side share a row):\n";
+    std::cout << "tasks (id name kernel core unit start..end tiles sram, and the chunks each output tile sums "
+                 "when the reduction is split; the parts of a split that run side by side share a row):\n";
     for (size_t i = 0; i < p.tasks.size();) {
         const backend::Task& t = p.tasks[i];
         // Parts i..j-1 of one split, on consecutive cores at the same times and sizes: one row.
@@ -431,11 +431,13 @@ void printStats(const runtime::CompileResult& r, const PassChanges& changes) {
             core = "cores " + std::to_string(t.core) + "-" + std::to_string(last.core);
         }
         char line[512];
-        std::snprintf(line, sizeof line, "  %7s %-28s %-18s %-10s %-6s %8llu..%-8llu %4d %s\n",
+        const std::string chunks =
+            t.tiling.reduceChunks > 1 ? ", " + std::to_string(t.tiling.reduceChunks) + " chunks" : std::string();
+        std::snprintf(line, sizeof line, "  %7s %-28s %-18s %-10s %-6s %8llu..%-8llu %4d %s%s\n",
                       id.c_str(), name.c_str(), t.kernel.c_str(), core.c_str(),
                       std::string(backend::unitName(t.unit)).c_str(),
                       static_cast<unsigned long long>(t.estStart), static_cast<unsigned long long>(t.estEnd),
-                      t.tiling.numTiles, kib(t.tiling.sramBytes).c_str());
+                      t.tiling.numTiles, kib(t.tiling.sramBytes).c_str(), chunks.c_str());
         std::cout << line;
         i = j;
     }

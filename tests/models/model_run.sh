@@ -157,6 +157,8 @@ rec-compile)
     expect_line "^  fuse-attention: 2 / 2 / 0 / 0, "
     expect_line "^      rejected [0-9]+x: conv output has 2 users$"
     expect_line "^      rejected [0-9]+x: gemm already has a bias input '[^']*' \(and [0-9]+ more like it\)$"
+    # Some of its convolutions sum their input channels in chunks (reduce_chunks), shown per Task.
+    expect_line "^ +[0-9-]+ p2o\.Conv\.[0-9]+\[[0-9/-]+\] +FusedConv .* [0-9.]+ KiB, [0-9]+ chunks$"
     ;;
 rec-npu)
     # The specialised recogniser on the simulated NPU still reads the text. (Its f16 cube unit
