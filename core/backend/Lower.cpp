@@ -739,7 +739,7 @@ Expected<Program> lowerSplitting(std::shared_ptr<const ir::Graph> graph, const T
         std::sort(deps.begin(), deps.end());
         deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
         t.deps = std::move(deps);
-        const TileOptions tiles{options.sram.tilePricing, options.sram.chunkReductions};
+        const TileOptions tiles{options.sram.tilePricing, options.sram.chunkReductions, options.sram.tileCache.get()};
         if (grp.unit == UnitKind::Host) { // one host Task: no tiles, no parts, on the host lane
             const TaskCost cost = hostCost(grp);
             t.id = static_cast<int>(tasks.size());
@@ -1106,14 +1106,19 @@ Expected<Program> lowerChoosing(std::shared_ptr<const ir::Graph> graph, const Ta
 
 } // namespace
 
-Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& options,
+Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& target, const LowerOptions& given,
                         std::vector<OnChipDecision>* decisions) {
     if (!graph)
         return makeError(ErrorKind::Invalid, "lower: no graph");
+    constexpr size_t kMeasuredNodes = 2000;
+    // A graph small enough to be measured is lowered up to 22 ways (in place and copying, each
+    // with its candidates): they share the tile search's answers.
+    LowerOptions options = given;
+    if (options.measure && !options.sram.tileCache && graph->numNodes() <= kMeasuredNodes)
+        options.sram.tileCache = std::make_shared<TileCache>();
     // In place, a Concat's reader waits for every part's writer rather than for the copy Task's
     // parts, which can cost cross-core events (and so parts) the copy did not: on a graph small
     // enough to be measured, the program is built both ways and the faster kept.
-    constexpr size_t kMeasuredNodes = 2000;
     const ir::Graph& g = *graph;
     bool both = options.concatInPlace && options.measure && g.numNodes() <= kMeasuredNodes;
     if (both) {

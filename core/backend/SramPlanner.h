@@ -8,6 +8,7 @@
 #include "Program.h"
 #include "Tiling.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct SramPlanOptions {
     TilePricing tilePricing = TilePricing::LatencyPerTile;
     /// Whether dense convolutions may take their input channels in chunks (TileOptions).
     bool chunkReductions = true;
+    /// The tile search's answers shared by the programs `lower` builds for one graph (TileCache);
+    /// none: each searches on its own.
+    std::shared_ptr<TileCache> tileCache;
     /// lower() builds that aligned program as a candidate at all (tests of the event machinery
     /// turn it off: aligned, their small graphs need no cross-core events).
     bool tryAlignedSplits = true;

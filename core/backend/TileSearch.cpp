@@ -194,6 +194,18 @@ uint64_t pipelinedCycles(uint64_t tiles, uint64_t computeCycles, uint64_t dmaByt
 }
 
 Expected<TaskCost> chooseTiling(const Group& group, const Target& t, const OutputSlice* slice, TileOptions options) {
+    if (options.cache) {
+        TileCache::Key key{group.nodes, slice ? slice->axis : 0, slice ? slice->extent : 0, slice != nullptr,
+                           static_cast<int>(options.pricing), options.chunkReductions};
+        if (std::optional<TaskCost> known = options.cache->find(key))
+            return *known;
+        TileCache* cache = options.cache;
+        options.cache = nullptr;
+        Expected<TaskCost> cost = chooseTiling(group, t, slice, options);
+        if (cost.ok())
+            cache->put(std::move(key), *cost);
+        return cost;
+    }
     const ir::Node& n = *group.nodes.front();
     SX_ASSIGN(WorkModel model, workModel(group, t, options.chunkReductions));
     SX_ASSIGN(std::vector<int64_t> od, slicedOutput(n, model, slice));

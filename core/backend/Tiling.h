@@ -5,6 +5,10 @@
 #include "Target.h"
 
 #include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <tuple>
 
 namespace sextant::backend {
 
@@ -35,12 +39,16 @@ enum class TilePricing {
     LatencyOnce,
 };
 
+class TileCache;
+
 /// What the tile search may choose and how it prices it.
 struct TileOptions {
     TilePricing pricing = TilePricing::LatencyPerTile;
     /// Whether a dense convolution may take its input channels in chunks, each summed into an
     /// f32 accumulator that holds the output tile until the last (CostModel.cpp, convModel).
     bool chunkReductions = true;
+    /// Answers already found for the same graph (see TileCache); none: every call searches.
+    TileCache* cache = nullptr;
 };
 
 /// A tiled Task's cycles, as the tile search prices them: `tiles` tiles pipelined (double
@@ -69,6 +77,32 @@ struct OutputSlice {
     size_t axis = 0;
     int64_t extent = 0;
 };
+/// chooseTiling's answers for one graph and target. `lower` builds a small graph's program up to
+/// eleven ways, and each tiles the same groups and slices again; the answer depends only on the
+/// group's nodes, the slice and the options, so it is looked up instead. Shared by the
+/// candidates lowered on two threads.
+class TileCache {
+public:
+    using Key = std::tuple<std::vector<const ir::Node*>, size_t, int64_t, bool, int, bool>;
+    std::optional<TaskCost> find(const Key& key) {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        auto it = m_costs.find(key);
+        return it == m_costs.end() ? std::nullopt : std::optional<TaskCost>(it->second);
+    }
+    void put(Key key, const TaskCost& cost) {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        m_costs.emplace(std::move(key), cost);
+    }
+    size_t size() {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        return m_costs.size();
+    }
+
+private:
+    std::mutex m_mutex;
+    std::map<Key, TaskCost> m_costs;
+};
+
 /// With `slice`, the tiling and cost of computing only that slice (one part of a split group).
 /// `options` says which tiles may be taken and how they are priced.
 Expected<TaskCost> chooseTiling(const Group& group, const Target& target, const OutputSlice* slice = nullptr,

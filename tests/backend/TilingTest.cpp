@@ -430,3 +430,42 @@ TEST(ChooseTiling, ShallowAndDepthwiseConvolutionsAreNotChunked) {
         EXPECT_EQ(c->accumulatorTile, 0u);
     }
 }
+
+// The tile search's answers are shared by the programs lower() builds for one graph: a cached
+// answer is the one the search gives, and other options or another slice are another entry.
+TEST(ChooseTiling, ACachedAnswerIsTheSearchsAnswer) {
+    const Target t = defaultTarget();
+    ReluGroup r = convOver(256, 256, 1, 3, false);
+    const OutputSlice slice{1, 64};
+    TileCache cache;
+    TileOptions cached;
+    cached.cache = &cache;
+    auto same = [](const TaskCost& a, const TaskCost& b) {
+        EXPECT_EQ(a.tiling.tileShape, b.tiling.tileShape);
+        EXPECT_EQ(a.tiling.numTiles, b.tiling.numTiles);
+        EXPECT_EQ(a.tiling.reduceChunks, b.tiling.reduceChunks);
+        EXPECT_EQ(a.tiling.sramBytes, b.tiling.sramBytes);
+        EXPECT_EQ(a.estCycles, b.estCycles);
+        EXPECT_EQ(a.dmaBytes, b.dmaBytes);
+        EXPECT_EQ(a.accumulatorTile, b.accumulatorTile);
+        EXPECT_EQ(a.tiling.candidates.size(), b.tiling.candidates.size());
+    };
+    Expected<TaskCost> searched = chooseTiling(r.group, t, &slice);
+    Expected<TaskCost> first = chooseTiling(r.group, t, &slice, cached);
+    Expected<TaskCost> again = chooseTiling(r.group, t, &slice, cached);
+    ASSERT_TRUE(searched.ok() && first.ok() && again.ok());
+    EXPECT_EQ(cache.size(), 1u);
+    same(*first, *searched);
+    same(*again, *searched);
+
+    TileOptions whole = cached;
+    whole.chunkReductions = false;
+    Expected<TaskCost> wholeCached = chooseTiling(r.group, t, &slice, whole);
+    Expected<TaskCost> wholeSearched = chooseTiling(r.group, t, &slice, TileOptions{TilePricing::LatencyPerTile, false});
+    ASSERT_TRUE(wholeCached.ok() && wholeSearched.ok());
+    same(*wholeCached, *wholeSearched);
+    Expected<TaskCost> unsliced = chooseTiling(r.group, t, nullptr, cached);
+    ASSERT_TRUE(unsliced.ok());
+    EXPECT_EQ(cache.size(), 3u);
+    EXPECT_NE(unsliced->estCycles, first->estCycles);
+}
