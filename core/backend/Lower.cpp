@@ -927,7 +927,8 @@ Expected<Program> lowerWithSlots(std::shared_ptr<const ir::Graph> graph, const T
 /// are there for the estimate's error, and a measured run has none of it. `whole` is the
 /// unstriped lowering running on its thread, writing its decisions to `wholeDecisions`.
 /// `options` is what they were lowered with, convolutions' input channels taken whole; where
-/// `chunkReductions` allows chunks, the fastest is lowered once more with them and kept if faster.
+/// `chunkReductions` allows chunks, the fastest of each tile pricing is lowered once more with
+/// them, and kept if faster.
 Expected<Program> lowerMeasured(std::shared_ptr<const ir::Graph> graph, const Target& target,
                                 const LowerOptions& options, bool chunkReductions, Expected<Program> striped,
                                 std::vector<OnChipDecision> stripedDecisions, std::future<Expected<Program>>& whole,
@@ -1111,8 +1112,8 @@ Expected<Program> lower(std::shared_ptr<const ir::Graph> graph, const Target& ta
     if (!graph)
         return makeError(ErrorKind::Invalid, "lower: no graph");
     constexpr size_t kMeasuredNodes = 2000;
-    // A graph small enough to be measured is lowered up to 22 ways (in place and copying, each
-    // with its candidates): they share the tile search's answers.
+    // A graph small enough to be measured is lowered many ways (in place and copying, each with
+    // up to nine candidates, lowerMeasured): they share the tile search's answers.
     LowerOptions options = given;
     if (options.measure && !options.sram.tileCache && graph->numNodes() <= kMeasuredNodes)
         options.sram.tileCache = std::make_shared<TileCache>();

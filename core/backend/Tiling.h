@@ -77,10 +77,10 @@ struct OutputSlice {
     size_t axis = 0;
     int64_t extent = 0;
 };
-/// chooseTiling's answers for one graph and target. `lower` builds a small graph's program up to
-/// eleven ways, and each tiles the same groups and slices again; the answer depends only on the
-/// group's nodes, the slice and the options, so it is looked up instead. Shared by the
-/// candidates lowered on two threads.
+/// chooseTiling's answers for one graph and target. `lower` builds a small graph's program many
+/// ways (Concats in place and copied, up to nine candidates each), and each tiles the same groups
+/// and slices again; the answer depends only on the group's nodes, the slice and the options, so
+/// it is looked up instead. Shared by the candidates lowered on two threads.
 class TileCache {
 public:
     using Key = std::tuple<std::vector<const ir::Node*>, size_t, int64_t, bool, int, bool>;
