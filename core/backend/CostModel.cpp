@@ -155,6 +155,18 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t, bool chunkRedu
     const ir::Value* res = n.kind() == ir::OpKind::FusedConv && n.numInputs() > 3 ? n.input(3) : nullptr;
     const uint64_t resElem = elemOf(res), bElem = elemOf(b);
     const uint64_t epiloguePasses = epilogue ? 1 + (n.attr("post_affine") ? 1 : 0) + (res ? 1 : 0) : 0;
+    // An input prologue (x * scale + shift per input channel [, Relu]) runs on the vector unit
+    // over each input window as it arrives, the passes of the group it replaced, in f16 lanes
+    // where the cube reads the data in f16; the product takes the windows as they are done.
+    const bool prologue = ir::hasInputPrologue(n);
+    const uint64_t prologuePasses =
+        prologue ? static_cast<uint64_t>(ir::opInfo(ir::OpKind::Mul).passes + ir::opInfo(ir::OpKind::Add).passes +
+                                         (n.attrString("prologue_activation", "") == "Relu"
+                                              ? ir::opInfo(ir::OpKind::Relu).passes
+                                              : 0))
+                 : 0;
+    const uint64_t prologueLanes = vectorLanes(t, readsInF16(n, 0) ? ir::DType::F16 : ir::DType::F32);
+    const uint64_t prologueElem = prologue ? weightElemOf(n, 4) + weightElemOf(n, 5) : 0;
     // An NC1HWC0 activation moves with its channel padding: a tile's bytes scale by the
     // tensor's stored / logical ratio (the padding spread over its tiles).
     const int c0 = t.c0;
@@ -176,7 +188,8 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t, bool chunkRedu
         const uint64_t chunks = static_cast<uint64_t>(chunked ? ceilDivExtent(ci, ciChunk) : 1);
         int64_t ciTile = groups == 1 ? ciChunk : std::min<int64_t>(ci, groupsInTile * ciPerGroup);
         w.inBytes = storedElems(xStored, tile[0] * ciTile * inSpatial, inNumel) * inElem;
-        w.weightBytes = static_cast<uint64_t>(tile[1] * ciChunk * kSpatial) * wElem + (b ? tile[1] * bElem : 0);
+        w.weightBytes = static_cast<uint64_t>(tile[1] * ciChunk * kSpatial) * wElem + (b ? tile[1] * bElem : 0) +
+                        static_cast<uint64_t>(ciTile) * prologueElem;
         w.weightsSplit = tile[1] < co || ciChunk < ciPerGroup;
         int64_t outSpatial = prod(tile, 2, rank);
         w.outBytes = storedElems(outStored, tile[0] * tile[1] * outSpatial, outNumel) * outElem;
@@ -199,7 +212,12 @@ Expected<WorkModel> convModel(const ir::Node& n, const Target& t, bool chunkRedu
         const uint64_t vector = // after the last chunk only: its share of each
             epilogue ? ceilDiv(epiloguePasses * ceilDiv(static_cast<uint64_t>(tile[0] * tile[1] * outSpatial), lanes), chunks)
                      : 0;
-        w.computeCycles = productThenEpilogue(cube, vector, fractals);
+        const uint64_t before = // the prologue over this tile's (or chunk's) input window, pipelined
+            prologue ? productThenEpilogue(
+                           prologuePasses * ceilDiv(static_cast<uint64_t>(tile[0] * ciTile * inSpatial), prologueLanes),
+                           cube, fractals)
+                     : cube;
+        w.computeCycles = productThenEpilogue(before, vector, fractals);
         w.flops = 2 * M * static_cast<uint64_t>(tile[1]) * K;
         return w;
     };

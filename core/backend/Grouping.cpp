@@ -103,7 +103,7 @@ bool everyReaderRounds(const ir::Value& v, int& visits) {
 bool readsInF16(const ir::Node& n, size_t i) {
     switch (n.precision()) {
     case ir::Precision::F16: return true;
-    case ir::Precision::F16AccF32: return i < 2 || (i == 3 && n.kind() == ir::OpKind::FusedConv);
+    case ir::Precision::F16AccF32: return i < 2 || (i >= 3 && i <= 5 && n.kind() == ir::OpKind::FusedConv);
     case ir::Precision::F32:
     case ir::Precision::Unset: break;
     }

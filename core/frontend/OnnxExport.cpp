@@ -435,11 +435,11 @@ Status Exporter::writeNode(const ir::Node& n, GraphOut& out) {
 
 /// Whether the NPU reads operand `i` of `n` rounded to f16 (backend::readsInF16, the simulator's
 /// rule): every operand of an f16 vector op; a cube op's data and weights (and FusedConv's
-/// residual), not its bias, which joins the f32 accumulator.
+/// residual and input prologue's scale and shift), not its bias, which joins the f32 accumulator.
 bool readsInF16(const ir::Node& n, size_t i) {
     if (n.precision() == ir::Precision::F16)
         return true;
-    return n.precision() == ir::Precision::F16AccF32 && (i < 2 || (i == 3 && n.kind() == OpKind::FusedConv));
+    return n.precision() == ir::Precision::F16AccF32 && (i < 2 || (i >= 3 && i <= 5 && n.kind() == OpKind::FusedConv));
 }
 
 /// The dtype a node computes in: its first float input's, else its first output's.
@@ -648,18 +648,36 @@ Status Exporter::activation(const ir::Node& n, const std::string& in, const std:
     return {};
 }
 
-/// Conv (or ConvTranspose) [+ residual] + activation [+ post affine].
+/// [Input prologue +] Conv (or ConvTranspose) [+ residual] + activation [+ post affine].
 Status Exporter::fusedConv(const ir::Node& n, const std::vector<std::string>& ins, const std::string& result,
                            GraphOut& out, const std::string& doc) {
     const bool act = !n.attrString("activation", "").empty();
     const bool residual = ins.size() > 3 && !ins[3].empty();
     const ir::DType dtype = n.output(0)->type().dtype;
     std::vector<std::string> convIns(ins.begin(), ins.begin() + std::min<size_t>(ins.size(), 3));
+    if (ir::hasInputPrologue(n) && ins.size() > 5) {
+        // The input prologue: x * scale + shift [then Relu], rounded to f16 where the cube reads
+        // its data so (the result of the f16 group it replaced was).
+        const std::string scaled = fresh(out, n.name() + ".prologue_scaled");
+        node(out, "Mul", n.name() + ".prologue_scale", {ins[0], ins[4]}, {scaled}, doc);
+        const bool relu = n.attrString("prologue_activation", "") == "Relu";
+        std::string data = fresh(out, n.name() + ".prologue_shifted");
+        node(out, "Add", n.name() + ".prologue_shift", {scaled, ins[5]}, {data}, doc);
+        if (relu) {
+            const std::string activated = fresh(out, n.name() + ".prologue");
+            node(out, "Relu", n.name() + ".prologue_relu", {data}, {activated}, doc);
+            data = activated;
+        }
+        if (m_o.npuF16 && readsInF16(n, 0) && n.input(0)->type().dtype == ir::DType::F32)
+            data = roundToF16(out, data);
+        convIns[0] = data;
+    }
     std::string conv = residual || act ? fresh(out, n.name() + ".conv") : result;
     onnx::NodeProto& p = node(out, n.kind() == OpKind::FusedConv ? "Conv" : "ConvTranspose", n.name(), convIns,
                               {conv}, doc);
     for (const auto& [name, value] : n.attrs())
-        if (name != "activation" && name != "activation_params" && name != "post_affine" && !internalAttribute(name) &&
+        if (name != "activation" && name != "activation_params" && name != "post_affine" &&
+            name != "prologue_activation" && !internalAttribute(name) &&
             !sextantOnlyAttribute(name, value))
             SX_TRY(convertAttribute(name, value, n, *p.add_attribute()));
     if (residual) {

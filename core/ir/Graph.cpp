@@ -576,7 +576,7 @@ bool isWeightOperand(const Node& user, size_t index) {
     case OpKind::BatchNormalization:
         return index >= 1;
     case OpKind::FusedConv:
-        return index == 1 || index == 2;
+        return index == 1 || index == 2 || index == 4 || index == 5;
     case OpKind::Gemm:
     case OpKind::FusedGemm:
     case OpKind::MatMul:
@@ -584,6 +584,10 @@ bool isWeightOperand(const Node& user, size_t index) {
     default:
         return false;
     }
+}
+
+bool hasInputPrologue(const Node& n) {
+    return n.kind() == OpKind::FusedConv && n.numInputs() > 5 && n.input(4) && n.input(5);
 }
 
 bool onlyFeedsWeights(const Value* v) {

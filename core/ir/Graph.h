@@ -355,9 +355,14 @@ private:
 };
 
 /// Whether input `index` of `user` is a weight-like operand: a Conv's or BatchNormalization's
-/// parameters, a FusedConv's weights and bias (its input 3, a residual, is an activation), the
-/// second and third operands of Gemm, FusedGemm and MatMul.
+/// parameters, a FusedConv's weights, bias and input prologue's scale and shift (its input 3, a
+/// residual, is an activation), the second and third operands of Gemm, FusedGemm and MatMul.
 bool isWeightOperand(const Node& user, size_t index);
+/// Whether FusedConv `n` has an input prologue: inputs 4 and 5, a scale and a shift per input
+/// channel applied to its data before the product (x * scale + shift), then the activation its
+/// attribute "prologue_activation" names ("" or "Relu"). fuse-conv-prologue makes it from the
+/// BatchNormalization + Relu a pre-activation network puts before a convolution.
+bool hasInputPrologue(const Node& n);
 /// Whether `v` is read, and only ever as a weight operand (isWeightOperand), and is not a graph
 /// output: a value that sits in memory as a constant of the program, whatever computes it.
 bool onlyFeedsWeights(const Value* v);

@@ -78,7 +78,7 @@ bool isOpenConv(const ir::Node& n) {
     if (n.kind() == OpKind::Conv)
         return true;
     return n.kind() == OpKind::FusedConv && n.attrString("activation", "").empty() && !hasResidual(n) &&
-           !n.attr("post_affine");
+           !n.attr("post_affine") && !ir::hasInputPrologue(n);
 }
 
 // ---- fuse-conv-bn, fuse-conv-bn-f16
@@ -506,6 +506,142 @@ public:
                                                  rc.createdBy()));
         (void)fused;
         return {};
+    }
+};
+
+// ---- fuse-conv-prologue
+
+/// sextant.ElementwiseGroup [Mul(x, scale), Add(., shift) (, Relu)] with a scale and a shift per
+/// channel of x (what fuse-batchnorm-chain makes of a BatchNormalization + Relu), read only as
+/// the data of convolutions -> each convolution applies it to its input as it loads it (FusedConv
+/// inputs 4 and 5, attribute prologue_activation; ir::hasInputPrologue). Pre-activation networks
+/// (DenseNet, ResNet v2) put a BatchNormalization + Relu before nearly every convolution; as a
+/// group it is a vector Task of its own that reads the map and writes it again, and its
+/// convolution waits for all of it.
+class FuseConvPrologue : public FusionRule {
+public:
+    std::string id() const override { return "fuse-conv-prologue"; }
+    std::string summary() const override {
+        return "apply a per-channel scale and shift [+ Relu] (a BatchNormalization + Relu no Conv absorbed) "
+               "as the input prologue of the convolutions it feeds";
+    }
+    Phase phase() const override { return Phase::Late; }
+    std::vector<OpKind> targets() const override { return {OpKind::ElementwiseGroup}; }
+
+    struct Plan : MatchPlan {
+        ir::Value* data = nullptr;
+        ir::Value* scale = nullptr;
+        ir::Value* shift = nullptr;
+        bool relu = false;
+        std::vector<ir::Node*> convs;
+    };
+
+    /// The group's operand `o` when it names a group input.
+    static ir::Value* inputOf(const ir::Node& g, const ir::BodyOperand& o) {
+        return o.kind == ir::BodyOperand::Kind::Input && o.index < g.numInputs() ? g.input(o.index) : nullptr;
+    }
+
+    /// Whether constant `v` holds one value per channel of `data` (dim 1) in data's dtype,
+    /// broadcast as numpy does ([C, 1, 1] or [1, C, 1, 1] against NCHW).
+    static bool perInputChannel(const ir::Value* v, const ir::TensorType& data) {
+        const ir::Tensor* k = constantOf(v);
+        if (!k || k->dtype() != data.dtype || !data.isStatic() || data.rank() < 2)
+            return false;
+        const std::vector<int64_t> xd = data.dims();
+        if (k->numel() != xd[1] || k->rank() > xd.size())
+            return false;
+        for (size_t j = 0; j < k->rank(); ++j) {
+            const size_t axis = xd.size() - k->rank() + j;
+            if (k->shape()[j] != 1 && !(axis == 1 && k->shape()[j] == xd[1]))
+                return false;
+        }
+        return true;
+    }
+
+    static Match plan(const ir::Node& g, Plan& p) {
+        const ir::FusedBody* body = g.body();
+        if (!body || g.numOutputs() != 1 || (body->steps.size() != 2 && body->steps.size() != 3))
+            return Match::none();
+        const ir::BodyStep &mul = body->steps[0], &add = body->steps[1];
+        if (mul.op != OpKind::Mul || add.op != OpKind::Add || mul.operands.size() != 2 || add.operands.size() != 2 ||
+            !mul.attrs.empty() || !add.attrs.empty())
+            return Match::none();
+        if (body->steps.size() == 3) {
+            const ir::BodyStep& act = body->steps[2];
+            if (act.op != OpKind::Relu || act.operands.size() != 1 || act.operands[0] != ir::BodyOperand::step(1) ||
+                !act.attrs.empty())
+                return Match::none();
+            p.relu = true;
+        }
+        // Mul(x, scale) in either order; Add(that, shift) in either order.
+        ir::Value* a = inputOf(g, mul.operands[0]);
+        ir::Value* b = inputOf(g, mul.operands[1]);
+        if (!a || !b)
+            return Match::none();
+        p.data = a->isConstant() ? b : a;
+        p.scale = a->isConstant() ? a : b;
+        const bool addFirst = add.operands[0] == ir::BodyOperand::step(0);
+        if (!addFirst && add.operands[1] != ir::BodyOperand::step(0))
+            return Match::none();
+        p.shift = inputOf(g, add.operands[addFirst ? 1 : 0]);
+        if (!p.shift || p.data->isConstant())
+            return Match::none();
+        const ir::TensorType& x = p.data->type();
+        if (!ir::isFloat(x.dtype) || g.output(0)->type() != x)
+            return Match::none();
+        if (!perInputChannel(p.scale, x) || !perInputChannel(p.shift, x))
+            return Match::rejected("scale or shift of '" + g.name() + "' is not one constant per channel of '" +
+                                   p.data->name() + "'");
+        const ir::Value* out = g.output(0);
+        if (out->isGraphOutput())
+            return Match::rejected("'" + out->name() + "' is a graph output");
+        for (ir::Node* u : out->users()) {
+            const bool conv = u->kind() == OpKind::Conv || u->kind() == OpKind::FusedConv;
+            if (!conv)
+                return Match::rejected("'" + out->name() + "' is read by " + ir::qualifiedOpName(u->kind()) + " '" +
+                                       u->name() + "', not only by convolutions");
+            for (size_t i = 1; i < u->numInputs(); ++i)
+                if (u->input(i) == out)
+                    return Match::rejected("'" + u->name() + "' reads '" + out->name() + "' as more than its data");
+            if (ir::hasInputPrologue(*u))
+                return Match::rejected("'" + u->name() + "' has an input prologue already");
+            // Pointwise convolutions only. Measured on inception v2, whose BatchNormalization +
+            // Relu groups feed 3x3 convolutions: with the prologue its fastest program ran 2.2 %
+            // slower (every candidate program changed by -3 % to +4 %), where DenseNet-121, whose
+            // groups feed 1x1 convolutions, ran 11.6 % faster.
+            const ir::Value* w = u->input(1);
+            const std::vector<int64_t> wd = w ? w->type().dims() : std::vector<int64_t>{};
+            if (wd.size() < 3 || std::any_of(wd.begin() + 2, wd.end(), [](int64_t d) { return d != 1; }))
+                return Match::rejected("'" + u->name() + "' is not a 1x1 convolution");
+            if (std::find(p.convs.begin(), p.convs.end(), u) == p.convs.end())
+                p.convs.push_back(u);
+        }
+        return p.convs.empty() ? Match::none() : Match::matched();
+    }
+
+    Match matchHere(const ir::Node& g) const override { return matchWithPlan<Plan>(g, plan); }
+
+    Status apply(ir::Graph& graph, ir::Node& g, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
+        const std::vector<std::string> groupOrigins = g.provenance().origins;
+        for (ir::Node* conv : p.convs) {
+            std::vector<ir::Value*> inputs(conv->inputs().begin(), conv->inputs().end());
+            inputs.resize(4, nullptr);
+            inputs[0] = p.data;
+            inputs.push_back(p.scale);
+            inputs.push_back(p.shift);
+            ir::AttributeMap attrs = conv->attrs();
+            if (p.relu)
+                attrs["prologue_activation"] = std::string("Relu");
+            std::vector<std::string> origins = conv->provenance().origins;
+            SX_ASSIGN(ir::Node * fused, replaceChain(graph, {conv}, OpKind::FusedConv, std::move(inputs),
+                                                     std::move(attrs), rc.createdBy()));
+            origins.insert(origins.end(), groupOrigins.begin(), groupOrigins.end());
+            std::sort(origins.begin(), origins.end());
+            origins.erase(std::unique(origins.begin(), origins.end()), origins.end());
+            fused->mutableProvenance().origins = std::move(origins);
+        }
+        return graph.eraseNode(&g);
     }
 };
 
@@ -1101,6 +1237,8 @@ std::vector<std::unique_ptr<FusionRule>> convRules() {
     rules.push_back(std::make_unique<FoldZeroChannelPad>());
     rules.push_back(std::make_unique<FuseConvTransposeBiasBn>());
     rules.push_back(std::make_unique<FuseConvTransposeAct>());
+    // Late: after fuse-batchnorm-chain has made the group it takes.
+    rules.push_back(std::make_unique<FuseConvPrologue>());
     return rules;
 }
 

@@ -426,6 +426,8 @@ public:
             return "'" + c.name() + "' adds a residual";
         if (c.attr("post_affine"))
             return "'" + c.name() + "' has a post affine";
+        if (ir::hasInputPrologue(c))
+            return "'" + c.name() + "' has an input prologue";
         if (const ActivationSpec act = activationAttrs(c); !act.name.empty() && !activationOp(act))
             return "'" + c.name() + "' has activation '" + act.name + "', which no body step computes";
         if (c.attrInt("group", 1) != 1)

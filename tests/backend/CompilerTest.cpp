@@ -294,24 +294,42 @@ void expectFasterAndAsRight(const backend::Program& on, const backend::Program& 
 /// A ShuffleNet v1 unit, as the onnx-light export writes it: a 1x1 conv of 3 groups with its
 /// BatchNormalization and Relu, the channel shuffle (Reshape, Transpose, Reshape), a depthwise
 /// 3x3 conv, a second 1x1 conv of 3 groups, and the residual Add and Relu.
-std::unique_ptr<ir::Graph> shuffleUnit() {
-    auto g = std::make_unique<ir::Graph>("shuffle-unit");
-    ir::Value* x = *g->addInput("x", ir::TensorType::of(ir::DType::F32, {1, 48, 16, 16}));
+/// A graph built in a test: random f32 constants (seeded in the order they are made, offset by
+/// `offset`), nodes named after their outputs, and inference BatchNormalizations.
+struct GraphMaker {
+    std::unique_ptr<ir::Graph> g;
     uint32_t seed = 1;
-    auto constant = [&](const std::string& name, std::vector<int64_t> shape, double scale, double offset = 0.0) {
+    explicit GraphMaker(const std::string& name) : g(std::make_unique<ir::Graph>(name)) {}
+    ir::Value* input(const std::string& name, std::vector<int64_t> dims) {
+        return *g->addInput(name, ir::TensorType::of(ir::DType::F32, std::move(dims)));
+    }
+    ir::Value* constant(const std::string& name, std::vector<int64_t> shape, double scale, double offset = 0.0) {
         ir::Tensor t = randomF32(std::move(shape), seed++, scale);
         for (int64_t i = 0; i < t.numel(); ++i)
             t.set(i, t.at(i) + offset);
         return *g->addConstant(name, std::move(t));
+    }
+    ir::Value* node(ir::OpKind kind, const std::string& name, std::vector<ir::Value*> in, ir::AttributeMap attrs = {}) {
+        return (*g->addNode(kind, name, std::move(in), {name + "_out"}, std::move(attrs)))->output();
+    }
+    ir::Value* bn(const std::string& name, ir::Value* v, int64_t channels) {
+        return node(ir::OpKind::BatchNormalization, name,
+                    {v, constant(name + "_g", {channels}, 0.5, 1.0), constant(name + "_b", {channels}, 0.5),
+                     constant(name + "_m", {channels}, 0.2), constant(name + "_v", {channels}, 0.4, 1.0)});
+    }
+};
+
+std::unique_ptr<ir::Graph> shuffleUnit() {
+    GraphMaker m("shuffle-unit");
+    ir::Graph* g = m.g.get();
+    ir::Value* x = m.input("x", {1, 48, 16, 16});
+    auto constant = [&](const std::string& name, std::vector<int64_t> shape, double scale) {
+        return m.constant(name, std::move(shape), scale);
     };
     auto node = [&](ir::OpKind kind, const std::string& name, std::vector<ir::Value*> in, ir::AttributeMap attrs = {}) {
-        return (*g->addNode(kind, name, std::move(in), {name + "_out"}, std::move(attrs)))->output();
+        return m.node(kind, name, std::move(in), std::move(attrs));
     };
-    auto bn = [&](const std::string& name, ir::Value* v) {
-        return node(ir::OpKind::BatchNormalization, name,
-                    {v, constant(name + "_g", {48}, 0.5, 1.0), constant(name + "_b", {48}, 0.5),
-                     constant(name + "_m", {48}, 0.2), constant(name + "_v", {48}, 0.4, 1.0)});
-    };
+    auto bn = [&](const std::string& name, ir::Value* v) { return m.bn(name, v, 48); };
     auto ints = [](std::vector<int64_t> v) {
         return ir::Tensor::fromVector<int64_t>({static_cast<int64_t>(v.size())}, std::move(v));
     };
@@ -326,7 +344,7 @@ std::unique_ptr<ir::Graph> shuffleUnit() {
     ir::Value* y = node(ir::OpKind::Relu, "relu3", {node(ir::OpKind::Add, "add", {e, x})});
     g->setOutputs({y});
     EXPECT_TRUE(g->inferTypes().ok());
-    return g;
+    return std::move(m.g);
 }
 
 } // namespace
@@ -433,6 +451,41 @@ TEST(Compiler, ASqueezeExciteTailIsComputedByEveryPartOfItsGroup) {
     EXPECT_GT(group->parts, 1) << "split, so that each part pools the whole map";
 
     expectFasterAndAsRight(on->program, off->program, in, (*ref)[0], "a part that scaled by another part's pooling");
+}
+
+// fuse-conv-prologue on the NPU: two DenseNet layers (BatchNormalization + Relu before each 1x1
+// convolution, the second over the Concat of the block's input and the first layer's output).
+// Each convolution applies the normalisation as it loads its input, so the two vector Tasks that
+// wrote the normalised maps are gone; the outputs are bit for bit those of the program with the
+// groups (the prologue computes what the f16 group computed and rounds it as the cube reads it),
+// async and strict agree with the race checker on, and the run is faster.
+TEST(Compiler, APreActivationBatchNormRunsAsItsConvolutionsInputPrologue) {
+    GraphMaker m("pre-activation");
+    ir::Value* x = m.input("x", {1, 64, 28, 28});
+    auto bnRelu = [&](const std::string& name, ir::Value* v, int64_t c) {
+        return m.node(ir::OpKind::Relu, name + "_relu", {m.bn(name, v, c)});
+    };
+    ir::Value* y1 = m.node(ir::OpKind::Conv, "conv1", {bnRelu("bn1", x, 64), m.constant("w1", {32, 64, 1, 1}, 0.15)});
+    ir::Value* cat = m.node(ir::OpKind::Concat, "cat", {x, y1}, {{"axis", int64_t{1}}});
+    ir::Value* y2 = m.node(ir::OpKind::Conv, "conv2", {bnRelu("bn2", cat, 96), m.constant("w2", {32, 96, 1, 1}, 0.15)});
+    std::unique_ptr<ir::Graph> g = std::move(m.g);
+    g->setOutputs({y2});
+    ASSERT_TRUE(g->inferTypes().ok());
+    const ir::Tensor in = randomF32({1, 64, 28, 28}, 99, 1.0);
+    Expected<std::vector<ir::Tensor>> ref = referenceF64(*g, in);
+    ASSERT_TRUE(ref.ok()) << ref.error().message;
+
+    Expected<runtime::CompileResult> on = runtime::compileGraph(*g, {});
+    Expected<runtime::CompileResult> off = compiledWithout(*g, "fuse-conv-prologue");
+    ASSERT_TRUE(on.ok() && off.ok());
+    expectSound(on->program);
+    EXPECT_EQ(tasksOf(on->program, "ElementwiseGroup"), 0);
+    EXPECT_GT(tasksOf(off->program, "ElementwiseGroup"), 0);
+    expectFasterAndAsRight(on->program, off->program, in, (*ref)[0], "a prologue that read the wrong channels");
+    const sim::SimResult a = simulateChecked(on->program, in, false), b = simulateChecked(off->program, in, false);
+    ASSERT_EQ(a.outputs.size(), 1u);
+    ASSERT_EQ(b.outputs.size(), 1u);
+    EXPECT_TRUE(a.outputs[0].identical(b.outputs[0])) << "the prologue computes what the group computed";
 }
 
 // A dense convolution's input channels summed in chunks on the NPU: ResNet-50's last 3x3
