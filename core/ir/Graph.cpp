@@ -590,13 +590,35 @@ bool hasInputPrologue(const Node& n) {
     return n.kind() == OpKind::FusedConv && n.numInputs() > 5 && n.input(4) && n.input(5);
 }
 
+namespace {
+
+/// Whether `u` only gives its input 0 another shape (its other inputs, if any, being the shape or
+/// the axes): a weight built by one (inception v1's classifier, ConstantOfShape then Reshape to
+/// the Gemm's [N, K]) is still a weight.
+bool reshapesOnly(const Node& u) {
+    switch (u.kind()) {
+    case OpKind::Reshape:
+    case OpKind::Flatten:
+    case OpKind::Squeeze:
+    case OpKind::Unsqueeze:
+        return u.numOutputs() == 1;
+    default:
+        return false;
+    }
+}
+
+} // namespace
+
 bool onlyFeedsWeights(const Value* v) {
     if (v->users().empty() || v->isGraphOutput())
         return false;
     for (const Node* u : v->users())
-        for (size_t i = 0; i < u->numInputs(); ++i)
-            if (u->input(i) == v && !isWeightOperand(*u, i))
+        for (size_t i = 0; i < u->numInputs(); ++i) {
+            if (u->input(i) != v || isWeightOperand(*u, i))
+                continue;
+            if (i != 0 || !reshapesOnly(*u) || !onlyFeedsWeights(u->output(0)))
                 return false;
+        }
     return true;
 }
 

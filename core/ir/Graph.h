@@ -363,7 +363,8 @@ bool isWeightOperand(const Node& user, size_t index);
 /// attribute "prologue_activation" names ("" or "Relu"). fuse-conv-prologue makes it from the
 /// BatchNormalization + Relu a pre-activation network puts before a convolution.
 bool hasInputPrologue(const Node& n);
-/// Whether `v` is read, and only ever as a weight operand (isWeightOperand), and is not a graph
+/// Whether `v` is read, and only ever as a weight operand (isWeightOperand), directly or through
+/// ops that only reshape it (Reshape, Flatten, Squeeze, Unsqueeze) into one, and is not a graph
 /// output: a value that sits in memory as a constant of the program, whatever computes it.
 bool onlyFeedsWeights(const Value* v);
 

@@ -183,6 +183,30 @@ TEST(FoldConstants, LargeGeneratedWeightsFoldOnlyWhenTheyAreWeights) {
     expectSameOutputs(before, runF64(*r.graph));
 }
 
+TEST(FoldConstants, AGeneratedWeightReshapedIntoAGemmFoldsToo) {
+    // inception v1 (onnx "light") builds its classifier's weight as ConstantOfShape [1, 1, 1000,
+    // 1024] and Reshapes it to the Gemm's [1000, 1024]: still a weight, so it folds, where the
+    // same 1,024,000 elements reshaped into an Add stay a node.
+    Builder b;
+    ir::Value* x = b.input("x", {1, 1024});
+    auto generated = [&](const std::string& name, double value) { // values apart: cse keeps both
+        return b.node(OpKind::ConstantOfShape, name, {b.constant(name + "_shape", shapeTensor({1, 1, 1000, 1024}))},
+                      {{"value", ir::Tensor::fromVector<double>({1}, {value})}});
+    };
+    ir::Value* w = b.node(OpKind::Reshape, "wshape", {generated("wgen", 0.01), b.constant("dims", shapeTensor({1000, 1024}))});
+    ir::Value* y = b.node(OpKind::Gemm, "fc", {x, w}, {{"transB", int64_t{1}}});
+    ir::Value* a = b.node(OpKind::Reshape, "ashape", {generated("agen", 0.02), b.constant("adims", shapeTensor({1000, 1024}))});
+    ir::Value* z = b.node(OpKind::Add, "add", {b.input("u", {1000, 1024}), a});
+    auto g = b.finish({y, z});
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g);
+    EXPECT_EQ(r.graph->findNode("wgen"), nullptr) << ir::printGraph(*r.graph);
+    ASSERT_NE(r.graph->findNode("fc"), nullptr);
+    EXPECT_TRUE(r.graph->findNode("fc")->input(1)->isConstant()) << ir::printGraph(*r.graph);
+    EXPECT_NE(r.graph->findNode("agen"), nullptr) << ir::printGraph(*r.graph);
+    expectSameOutputs(before, runF64(*r.graph));
+}
+
 TEST(FoldConstants, ProvenanceOfAConstantFoldedTwiceNamesBothNodes) {
     Builder b;
     ir::Value* x = b.input("x", {4});
