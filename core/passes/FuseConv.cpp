@@ -548,14 +548,7 @@ public:
         if (!k || k->dtype() != data.dtype || !data.isStatic() || data.rank() < 2)
             return false;
         const std::vector<int64_t> xd = data.dims();
-        if (k->numel() != xd[1] || k->rank() > xd.size())
-            return false;
-        for (size_t j = 0; j < k->rank(); ++j) {
-            const size_t axis = xd.size() - k->rank() + j;
-            if (k->shape()[j] != 1 && !(axis == 1 && k->shape()[j] == xd[1]))
-                return false;
-        }
-        return true;
+        return k->numel() == xd[1] && perChannelReason("", k->shape(), xd).empty();
     }
 
     static Match plan(const ir::Node& g, Plan& p) {
