@@ -522,15 +522,20 @@ TEST(FoldChannelShuffle, RejectsWhatItCannotReorderAndLeavesOtherTransposes) {
         EXPECT_EQ(s.reasons.count("conv adds a residual, which the shuffle would reorder too"), 1u);
         expectSameOutputs(before, runF64(*r.graph));
     }
-    // 32 groups on a 1x1 map: the dense weights would grow by 62x the map.
-    EXPECT_EQ(shuffleRefusal({1, 64, 1, 1}, {64, 2, 1, 1}, 32, 32),
-              "conv of 32 groups would be dense: its weights would grow by 31744 bytes, more than the 3072 the "
-              "shuffle moves (its 512-byte map read and written by three Tasks)");
+    // 512 groups on a 1x1 map (f64): the dense weights would grow by 8 MiB, more than the
+    // shuffle's three Tasks move and cost (6 x 8 KiB, and 700 cycles each at 512 bytes a cycle).
+    EXPECT_EQ(shuffleRefusal({1, 1024, 1, 1}, {1024, 2, 1, 1}, 512, 32),
+              "conv of 512 groups would be dense: its weights would grow by 8372224 bytes, more than the 1124352 "
+              "the shuffle costs (its 8192-byte map read and written by three Tasks, and their dispatches, DRAM "
+              "latencies and events)");
+    // 32 groups on a 1x1 map: the weights grow by 62x the map (31,744 bytes), far less than the
+    // shuffle's Tasks cost in dispatches, latencies and events: folded.
+    EXPECT_EQ(shuffleRefusal({1, 64, 1, 1}, {64, 2, 1, 1}, 32, 32), "applied");
     // A depthwise conv of 512 channels on a 32x32 map: its weights would grow by less than the
     // shuffle moves, but every output would sum 511 more windows of zeros.
     EXPECT_EQ(shuffleRefusal({1, 512, 32, 32}, {512, 1, 3, 3}, 512, 4),
-              "conv of 512 groups would be dense: 2411200512 more MACs, over 64 per byte the shuffle moves "
-              "(25165824)");
+              "conv of 512 groups would be dense: 2411200512 more MACs, over 64 per byte the shuffle costs "
+              "(26241024)");
     // A conv read by a plain Reshape (a flatten) and by another op has no shuffle after it: no
     // rejection is counted.
     {
