@@ -990,18 +990,18 @@ template <typename From> ir::Tensor permutedDense(const ir::Tensor& w, int64_t g
 /// writing it.
 constexpr uint64_t kShuffleMapPasses = 6;
 
-/// What each of those Tasks costs beside its bytes, as bytes the DRAM could have moved meanwhile:
-/// on the default NPU a dispatch, a DRAM latency and a cross-core event (100 + 400 + 200 cycles)
-/// at 512 bytes a cycle, the balance kMacsPerMovedByte assumes too (the work spread over the
-/// cores). On a small map these dominate: in ShuffleNet's 7x7 stage the shuffle held each unit's
-/// critical path for about 2,150 cycles, where the dense conv takes about 1,200 more than the
-/// grouped one.
-constexpr uint64_t kShuffleTaskFixedBytes = (100 + 400 + 200) * 512;
+/// What a Task costs beside its bytes, as bytes the DRAM could have moved meanwhile: on the
+/// default NPU a dispatch, a DRAM latency and a cross-core event (100 + 400 + 200 cycles) at 512
+/// bytes a cycle, the balance kMacsPerMovedByte assumes too (the work spread over the cores).
+/// Rules that trade Tasks for bytes weigh them with it.
+constexpr uint64_t kTaskFixedBytes = (100 + 400 + 200) * 512;
 
 /// What a channel shuffle of a `mapBytes` map costs, in bytes moved: its map passes and its
 /// three Tasks' fixed costs. A grouped conv is made dense for the fold only while its weights
-/// grow by no more than that: one kind of traffic traded for less of another.
-uint64_t shuffleCostBytes(uint64_t mapBytes) { return kShuffleMapPasses * mapBytes + 3 * kShuffleTaskFixedBytes; }
+/// grow by no more than that: one kind of traffic traded for less of another. On a small map the
+/// fixed costs dominate: in ShuffleNet's 7x7 stage the shuffle held each unit's critical path for
+/// about 2,150 cycles, where the dense conv takes about 1,200 more than the grouped one.
+uint64_t shuffleCostBytes(uint64_t mapBytes) { return kShuffleMapPasses * mapBytes + 3 * kTaskFixedBytes; }
 
 /// The MACs a dense conv may add per byte the shuffle moved: the default NPU's balance point
 /// (8 cores x 4,096 MACs per cycle against 512 bytes of DRAM per cycle). Beyond it the added
@@ -1138,6 +1138,176 @@ public:
     }
 };
 
+// ---- split-conv-over-concat
+
+/// The most inputs a Concat may have for split-conv-over-concat: each becomes a convolution (a
+/// Task, or a Task per core) and each but the last a partial sum.
+constexpr size_t kMaxConcatPieces = 4;
+
+/// Columns [begin, begin + count) of dim 1 of `w` ([Co, Ci, k...]): the weights a convolution
+/// applies to those input channels.
+ir::Tensor inputChannels(const ir::Tensor& w, int64_t begin, int64_t count) {
+    const std::vector<int64_t>& wd = w.shape();
+    int64_t kernel = 1;
+    for (size_t d = 2; d < wd.size(); ++d)
+        kernel *= wd[d];
+    std::vector<int64_t> dims = wd;
+    dims[1] = count;
+    ir::Tensor out(w.dtype(), dims);
+    const size_t elem = ir::dtypeSize(w.dtype());
+    const size_t run = static_cast<size_t>(count * kernel) * elem;
+    for (int64_t co = 0; co < wd[0]; ++co)
+        std::memcpy(out.mutableBytes() + static_cast<size_t>(co) * run,
+                    w.bytes() + static_cast<size_t>((co * wd[1] + begin) * kernel) * elem, run);
+    return out;
+}
+
+/// Conv (or FusedConv) over Concat(x0, ..., xn) along the channels, the Concat read by nothing
+/// else  ==>  one convolution per piece, each adding the one before it as its residual:
+/// conv(x0, W[:, c0]) + bias, then conv(x1, W[:, c1]) + that, ..., the last with the original
+/// epilogue. A convolution sums over its input channels, so the result is the same sum in
+/// another order. The Concat was a DRAM tensor its writers stored and the convolution loaded
+/// back; each piece can now stay on chip from its producer to its own convolution (SqueezeNet's
+/// fire modules: an expand 1x1 and an expand 3x3 concatenated into the next squeeze 1x1).
+/// The partial sums are stored as the residual is read, in f16 on the default NPU (one more
+/// rounding of each partial sum). Grouped convolutions, input prologues and residuals are left
+/// alone, and so are Concats of more than kMaxConcatPieces inputs.
+class SplitConvOverConcat : public FusionRule {
+public:
+    std::string id() const override { return "split-conv-over-concat"; }
+    std::string summary() const override {
+        return "compute a Conv over a channel Concat only it reads as one Conv per Concat input, each adding the "
+               "one before as its residual (the Concat's tensor is never built)";
+    }
+    Phase phase() const override { return Phase::Late; }
+    std::vector<OpKind> targets() const override { return {OpKind::Conv, OpKind::FusedConv}; }
+
+    struct Plan : MatchPlan {
+        ir::Node* concat = nullptr;
+        std::vector<int64_t> channels; ///< per Concat input
+    };
+
+    static Match plan(const ir::Node& conv, Plan& p) {
+        if (!hasInputs(conv, 2))
+            return Match::none();
+        ir::Node* concat = conv.input(0)->producer();
+        if (!concat || concat->kind() != OpKind::Concat)
+            return Match::none();
+        const ir::TensorType& xt = conv.input(0)->type();
+        if (!xt.isStatic() || xt.rank() < 3)
+            return Match::none();
+        int64_t axis = concat->attrInt("axis", 0);
+        if (axis < 0)
+            axis += static_cast<int64_t>(xt.rank());
+        if (axis != 1)
+            return Match::none();
+        if (useCount(conv.input(0)) != 1)
+            return Match::rejected(usersReason("concat", conv.input(0)));
+        for (size_t i = 1; i < conv.numInputs(); ++i)
+            if (conv.input(i) == conv.input(0))
+                return Match::rejected("conv reads the concat as more than its data");
+        if (concat->numInputs() < 2)
+            return Match::none();
+        if (concat->numInputs() > kMaxConcatPieces)
+            return Match::rejected("concat of " + std::to_string(concat->numInputs()) + " inputs: more than " +
+                                   std::to_string(kMaxConcatPieces) + " convolutions");
+        if (conv.attrInt("group", 1) != 1)
+            return Match::rejected("conv has " + std::to_string(conv.attrInt("group", 1)) +
+                                   " groups: a piece's channels would cut across them");
+        if (conv.kind() == OpKind::FusedConv && (hasResidual(conv) || ir::hasInputPrologue(conv)))
+            return Match::rejected("conv already adds a residual or applies an input prologue");
+        const ir::Tensor* w = constantOf(conv.input(1));
+        if (!w || !ir::isFloat(w->dtype()) || w->rank() != xt.rank() || w->shape()[1] != xt.dims()[1])
+            return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a float constant over the " +
+                                   std::to_string(xt.dims()[1]) + " channels of the concat");
+        if (conv.input(2) && !constantOf(conv.input(2)))
+            return Match::rejected("conv bias '" + conv.input(2)->name() + "' is not a constant");
+        for (const ir::Value* x : concat->inputs()) {
+            if (!x || !x->type().isStatic() || x->type().rank() != xt.rank() || x->type().dtype != xt.dtype)
+                return Match::none();
+            if (x->isConstant())
+                return Match::rejected("concat input '" + x->name() + "' is a constant");
+            p.channels.push_back(x->type().dims()[1]);
+        }
+        // The trade, in bytes as fold-channel-shuffle weighs it: the Concat's tensor written and
+        // read back against each added convolution's dispatch, DRAM latency and event.
+        const uint64_t roundTrip = 2 * static_cast<uint64_t>(xt.numel()) * ir::dtypeSize(xt.dtype);
+        const uint64_t added = (concat->numInputs() - 1) * kTaskFixedBytes;
+        if (roundTrip <= added)
+            return Match::rejected("concat of " + std::to_string(roundTrip / 2) + " bytes: its round trip (" +
+                                   std::to_string(roundTrip) + ") costs less than the " +
+                                   std::to_string(concat->numInputs() - 1) + " convolution" +
+                                   (concat->numInputs() > 2 ? "s" : "") + " the split adds (" +
+                                   std::to_string(added) + ")");
+        p.concat = concat;
+        return Match::matched();
+    }
+
+    Match matchHere(const ir::Node& conv) const override { return matchWithPlan<Plan>(conv, plan); }
+
+    Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
+        const Plan& p = match.planAs<Plan>();
+        ir::Node* concat = p.concat;
+        const ir::Tensor& w = *constantOf(conv.input(1));
+        const ir::TensorType outType = conv.output(0)->type();
+        std::vector<std::string> origins = conv.provenance().origins;
+        origins.insert(origins.end(), concat->provenance().origins.begin(), concat->provenance().origins.end());
+        std::sort(origins.begin(), origins.end());
+        origins.erase(std::unique(origins.begin(), origins.end()), origins.end());
+        // The pieces before the last: no activation, no post-affine (those act on the whole sum).
+        ir::AttributeMap partial = conv.attrs();
+        partial["activation"] = std::string();
+        partial.erase("activation_params");
+        partial.erase("post_affine");
+        ir::Value* zeros = nullptr; // the bias of every piece but the first (the residual is input 3)
+        ir::Value* sum = nullptr;
+        int64_t begin = 0;
+        const size_t n = concat->numInputs();
+        for (size_t k = 0; k < n; ++k) {
+            const std::string piece = conv.name() + "_in" + std::to_string(k);
+            SX_ASSIGN(ir::Value * wk, addDerivedConstant(g, piece + "_w", inputChannels(w, begin, p.channels[k])));
+            rc.noteConstant(wk->name(), {&conv, concat});
+            begin += p.channels[k];
+            std::vector<ir::Value*> inputs{concat->input(k), wk};
+            if (k == 0) {
+                if (conv.input(2))
+                    inputs.push_back(conv.input(2));
+            } else {
+                if (!zeros) {
+                    ir::Tensor z(outType.dtype, {outType.dims()[1]});
+                    SX_ASSIGN(zeros, addDerivedConstant(g, conv.name() + "_partial_bias", std::move(z)));
+                    rc.noteConstant(zeros->name(), {&conv, concat});
+                }
+                inputs.push_back(zeros);
+                inputs.push_back(sum);
+            }
+            if (k + 1 == n) {
+                SX_ASSIGN(ir::Node * last, replaceChain(g, {&conv}, OpKind::FusedConv, std::move(inputs),
+                                                        conv.kind() == OpKind::Conv ? openAttrs(conv.attrs()) : conv.attrs(),
+                                                        rc.createdBy()));
+                last->mutableProvenance().origins = origins;
+                break;
+            }
+            SX_ASSIGN(ir::Node * part, g.addNode(OpKind::FusedConv, g.uniqueName(piece), std::move(inputs),
+                                                 {g.uniqueName(conv.output(0)->name() + "_in" + std::to_string(k))},
+                                                 partial, &conv));
+            part->output(0)->setType(outType);
+            part->mutableProvenance() = ir::Provenance{origins, rc.createdBy()};
+            sum = part->output(0);
+        }
+        SX_TRY(g.eraseNode(concat));
+        g.removeUnusedConstants();
+        return {};
+    }
+
+private:
+    /// A plain Conv's attributes as a FusedConv's: no activation.
+    static ir::AttributeMap openAttrs(ir::AttributeMap attrs) {
+        attrs["activation"] = std::string();
+        return attrs;
+    }
+};
+
 // ---- fold-zero-channel-pad
 
 /// What a residual padded with zero channels came from: Concat(x, zeros) along the channels,
@@ -1245,6 +1415,7 @@ std::vector<std::unique_ptr<FusionRule>> convRules() {
     rules.push_back(std::make_unique<FuseConvTransposeAct>());
     // Late: after fuse-batchnorm-chain has made the group it takes.
     rules.push_back(std::make_unique<FuseConvPrologue>());
+    rules.push_back(std::make_unique<SplitConvOverConcat>());
     return rules;
 }
 

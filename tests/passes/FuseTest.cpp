@@ -812,3 +812,116 @@ TEST(FoldSqueezeExcite, APooledStepMustGiveOneValuePerChannel) {
               std::string::npos)
         << s.error().message;
 }
+
+// ---- split-conv-over-concat
+
+namespace {
+
+/// SqueezeNet's fire module on x[1,8,s,s]: an expand 1x1 and an expand 3x3 conv (16 channels
+/// each, bias, Relu) concatenated into `pieces` inputs (the 3x3 one repeated beyond two) and read
+/// by a squeeze 1x1 conv to 8 channels (bias, Relu) of `group` groups; `alsoOut` makes the Concat
+/// a graph output too.
+std::unique_ptr<ir::Graph> fireModule(int64_t s, int pieces = 2, int64_t group = 1, bool alsoOut = false) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 8, s, s});
+    ir::Value* e1 = b.node(OpKind::Relu, "relu1",
+                           {b.node(OpKind::Conv, "expand1",
+                                   {x, b.constant("w1", randomTensor({16, 8, 1, 1}, 41)), b.constant("b1", randomTensor({16}, 42))})});
+    ir::Value* e3 = b.node(OpKind::Relu, "relu3",
+                           {b.node(OpKind::Conv, "expand3",
+                                   {x, b.constant("w3", randomTensor({16, 8, 3, 3}, 43)), b.constant("b3", randomTensor({16}, 44))},
+                                   {{"pads", std::vector<int64_t>{1, 1, 1, 1}}})});
+    std::vector<ir::Value*> in{e1};
+    for (int k = 1; k < pieces; ++k)
+        in.push_back(e3);
+    const int64_t channels = 16 * pieces;
+    ir::Value* cat = b.node(OpKind::Concat, "cat", in, {{"axis", int64_t{1}}});
+    ir::Value* sq = b.node(OpKind::Relu, "relu_sq",
+                           {b.node(OpKind::Conv, "squeeze",
+                                   {cat, b.constant("wsq", randomTensor({8, channels / group, 1, 1}, 45)),
+                                    b.constant("bsq", randomTensor({8}, 46))},
+                                   {{"group", group}})});
+    std::vector<ir::Value*> outs{sq};
+    if (alsoOut)
+        outs.push_back(cat);
+    return b.finish(outs);
+}
+
+/// The one reason split-conv-over-concat gives for `g` ("applied" when it does not refuse).
+std::string splitRefusal(const ir::Graph& g) {
+    PipelineResult r = pipeline(g, {.disabled = {"layout"}});
+    const RuleStats& s = stats(r, "split-conv-over-concat");
+    if (s.applied > 0)
+        return "applied";
+    return s.reasons.size() == 1 ? s.reasons.begin()->first : std::to_string(s.reasons.size()) + " reasons";
+}
+
+} // namespace
+
+TEST(SplitConvOverConcat, AConvOverAConcatSumsOneConvPerPiece) {
+    auto g = fireModule(48);
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    ASSERT_TRUE(r.graph);
+    EXPECT_EQ(stats(r, "split-conv-over-concat").applied, 1);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Concat), 0) << ir::printGraph(*r.graph);
+    const ir::Node* last = nodeNamed(*r.graph, "squeeze");
+    const ir::Node* first = nodeNamed(*r.graph, "squeeze_in0");
+    ASSERT_NE(last, nullptr) << ir::printGraph(*r.graph);
+    ASSERT_NE(first, nullptr) << ir::printGraph(*r.graph);
+    // The first piece: the 1x1 expand's channels, the bias, no activation (it acts on the sum).
+    EXPECT_EQ(first->kind(), OpKind::FusedConv);
+    EXPECT_EQ(first->input(0)->producer()->name(), "expand1");
+    EXPECT_EQ(first->attrString("activation", "?"), "");
+    EXPECT_EQ(first->numInputs(), 3u);
+    // The last: the 3x3 expand's channels, zeros for bias, the first as its residual, the Relu.
+    EXPECT_EQ(last->kind(), OpKind::FusedConv);
+    EXPECT_EQ(last->input(0)->producer()->name(), "expand3");
+    EXPECT_EQ(last->attrString("activation", "?"), "Relu");
+    ASSERT_GE(last->numInputs(), 4u);
+    EXPECT_EQ(last->input(3), first->output(0));
+    const ir::Tensor* zeros = last->input(2)->constant();
+    ASSERT_NE(zeros, nullptr);
+    EXPECT_TRUE(allEqual(*zeros, 0.0));
+    EXPECT_EQ(last->output(0)->name(), "relu_sq_out") << "it computes what the Relu did";
+    // Each piece's weights are the columns of its input channels.
+    const ir::Tensor* w = g->findValue("wsq")->constant();
+    const ir::Tensor* w0 = first->input(1)->constant();
+    const ir::Tensor* w1 = last->input(1)->constant();
+    ASSERT_TRUE(w && w0 && w1);
+    ASSERT_EQ(w0->shape(), (std::vector<int64_t>{8, 16, 1, 1}));
+    ASSERT_EQ(w1->shape(), (std::vector<int64_t>{8, 16, 1, 1}));
+    for (int64_t co = 0; co < 8; ++co)
+        for (int64_t ci = 0; ci < 16; ++ci) {
+            EXPECT_EQ(w0->at(co * 16 + ci), w->at(co * 32 + ci));
+            EXPECT_EQ(w1->at(co * 16 + ci), w->at(co * 32 + 16 + ci));
+        }
+    for (const ir::Node* n : {first, last}) {
+        const std::vector<std::string>& origins = n->provenance().origins;
+        EXPECT_NE(std::find(origins.begin(), origins.end(), "cat"), origins.end());
+        EXPECT_NE(std::find(origins.begin(), origins.end(), "squeeze"), origins.end());
+    }
+    expectSameOutputs(before, runF64(*r.graph), 1e-12);
+
+    PipelineResult off = pipeline(*g, {.disabled = {"layout", "split-conv-over-concat"}});
+    EXPECT_EQ(countKind(*off.graph, OpKind::Concat), 1);
+}
+
+TEST(SplitConvOverConcat, FourPiecesChainTheirSums) {
+    auto g = fireModule(48, 4);
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    EXPECT_EQ(stats(r, "split-conv-over-concat").applied, 1);
+    EXPECT_EQ(countKind(*r.graph, OpKind::Concat), 0);
+    EXPECT_EQ(countKind(*r.graph, OpKind::FusedConv), 6) << ir::printGraph(*r.graph); // 2 expands, 4 pieces
+    expectSameOutputs(before, runF64(*r.graph), 1e-12);
+}
+
+TEST(SplitConvOverConcat, RejectsWhatItCannotSplitOrWhatDoesNotPay) {
+    // 8x8: the Concat's 32 x 64 elements written and read back cost less than a second Task.
+    EXPECT_EQ(splitRefusal(*fireModule(8)),
+              "concat of 16384 bytes: its round trip (32768) costs less than the 1 convolution the split adds (358400)");
+    EXPECT_EQ(splitRefusal(*fireModule(48, 2, 2)), "conv has 2 groups: a piece's channels would cut across them");
+    EXPECT_EQ(splitRefusal(*fireModule(48, 2, 1, true)), "concat output has 2 users");
+    EXPECT_EQ(splitRefusal(*fireModule(48, 5)), "concat of 5 inputs: more than 4 convolutions");
+}
