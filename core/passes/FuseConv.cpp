@@ -1169,9 +1169,10 @@ ir::Tensor inputChannels(const ir::Tensor& w, int64_t begin, int64_t count) {
 /// another order. The Concat was a DRAM tensor its writers stored and the convolution loaded
 /// back; each piece can now stay on chip from its producer to its own convolution (SqueezeNet's
 /// fire modules: an expand 1x1 and an expand 3x3 concatenated into the next squeeze 1x1).
-/// The partial sums are stored as the residual is read, in f16 on the default NPU (one more
-/// rounding of each partial sum). Grouped convolutions, input prologues and residuals are left
-/// alone, and so are Concats of more than kMaxConcatPieces inputs.
+/// A residual the convolution added goes to the first piece. The partial sums are stored as the
+/// residual is read, in f16 on the default NPU (one more rounding of each partial sum). Grouped
+/// convolutions and input prologues are left alone, and so are Concats of more than
+/// kMaxConcatPieces inputs.
 class SplitConvOverConcat : public FusionRule {
 public:
     std::string id() const override { return "split-conv-over-concat"; }
@@ -1214,8 +1215,8 @@ public:
         if (conv.attrInt("group", 1) != 1)
             return Match::rejected("conv has " + std::to_string(conv.attrInt("group", 1)) +
                                    " groups: a piece's channels would cut across them");
-        if (conv.kind() == OpKind::FusedConv && (hasResidual(conv) || ir::hasInputPrologue(conv)))
-            return Match::rejected("conv already adds a residual or applies an input prologue");
+        if (conv.kind() == OpKind::FusedConv && ir::hasInputPrologue(conv))
+            return Match::rejected("conv applies an input prologue, which its pieces would have to share out");
         const ir::Tensor* w = constantOf(conv.input(1));
         if (!w || !ir::isFloat(w->dtype()) || w->rank() != xt.rank() || w->shape()[1] != xt.dims()[1])
             return Match::rejected("conv weight '" + conv.input(1)->name() + "' is not a float constant over the " +
@@ -1269,9 +1270,9 @@ public:
             rc.noteConstant(wk->name(), {&conv, concat});
             begin += p.channels[k];
             std::vector<ir::Value*> inputs{concat->input(k), wk};
-            if (k == 0) {
-                if (conv.input(2))
-                    inputs.push_back(conv.input(2));
+            if (k == 0) { // the bias, and the residual the conv added (UltraFace's RFB shortcut)
+                for (size_t i = 2; i < std::min<size_t>(conv.numInputs(), 4); ++i)
+                    inputs.push_back(conv.input(i));
             } else {
                 if (!zeros) {
                     ir::Tensor z(outType.dtype, {outType.dims()[1]});

@@ -820,8 +820,9 @@ namespace {
 /// SqueezeNet's fire module on x[1,8,s,s]: an expand 1x1 and an expand 3x3 conv (16 channels
 /// each, bias, Relu) concatenated into `pieces` inputs (the 3x3 one repeated beyond two) and read
 /// by a squeeze 1x1 conv to 8 channels (bias, Relu) of `group` groups; `alsoOut` makes the Concat
-/// a graph output too.
-std::unique_ptr<ir::Graph> fireModule(int64_t s, int pieces = 2, int64_t group = 1, bool alsoOut = false) {
+/// a graph output too; `residual` adds x to the squeeze before its Relu.
+std::unique_ptr<ir::Graph> fireModule(int64_t s, int pieces = 2, int64_t group = 1, bool alsoOut = false,
+                                      bool residual = false) {
     Builder b;
     ir::Value* x = b.input("x", {1, 8, s, s});
     ir::Value* e1 = b.node(OpKind::Relu, "relu1",
@@ -836,11 +837,13 @@ std::unique_ptr<ir::Graph> fireModule(int64_t s, int pieces = 2, int64_t group =
         in.push_back(e3);
     const int64_t channels = 16 * pieces;
     ir::Value* cat = b.node(OpKind::Concat, "cat", in, {{"axis", int64_t{1}}});
-    ir::Value* sq = b.node(OpKind::Relu, "relu_sq",
-                           {b.node(OpKind::Conv, "squeeze",
-                                   {cat, b.constant("wsq", randomTensor({8, channels / group, 1, 1}, 45)),
-                                    b.constant("bsq", randomTensor({8}, 46))},
-                                   {{"group", group}})});
+    ir::Value* conv = b.node(OpKind::Conv, "squeeze",
+                             {cat, b.constant("wsq", randomTensor({8, channels / group, 1, 1}, 45)),
+                              b.constant("bsq", randomTensor({8}, 46))},
+                             {{"group", group}});
+    if (residual)
+        conv = b.node(OpKind::Add, "shortcut", {conv, x});
+    ir::Value* sq = b.node(OpKind::Relu, "relu_sq", {conv});
     std::vector<ir::Value*> outs{sq};
     if (alsoOut)
         outs.push_back(cat);
@@ -917,10 +920,25 @@ TEST(SplitConvOverConcat, FourPiecesChainTheirSums) {
     expectSameOutputs(before, runF64(*r.graph), 1e-12);
 }
 
+TEST(SplitConvOverConcat, TheResidualTheConvAddedGoesToTheFirstPiece) {
+    auto g = fireModule(48, 3, 1, false, true);
+    auto before = runF64(*g);
+    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    EXPECT_EQ(stats(r, "fuse-conv-residual").applied, 1);
+    EXPECT_EQ(stats(r, "split-conv-over-concat").applied, 1);
+    const ir::Node* first = nodeNamed(*r.graph, "squeeze_in0");
+    ASSERT_NE(first, nullptr) << ir::printGraph(*r.graph);
+    ASSERT_GE(first->numInputs(), 4u);
+    EXPECT_EQ(first->input(3), r.graph->inputs()[0]) << "x, the shortcut";
+    expectSameOutputs(before, runF64(*r.graph), 1e-12);
+}
+
 TEST(SplitConvOverConcat, RejectsWhatItCannotSplitOrWhatDoesNotPay) {
     // 8x8: the Concat's 32 x 64 elements written and read back cost less than a second Task.
     EXPECT_EQ(splitRefusal(*fireModule(8)),
               "concat of 16384 bytes: its round trip (32768) costs less than the 1 convolution the split adds (358400)");
+    EXPECT_EQ(splitRefusal(*fireModule(8, 3)),
+              "concat of 24576 bytes: its round trip (49152) costs less than the 2 convolutions the split adds (716800)");
     EXPECT_EQ(splitRefusal(*fireModule(48, 2, 2)), "conv has 2 groups: a piece's channels would cut across them");
     EXPECT_EQ(splitRefusal(*fireModule(48, 2, 1, true)), "concat output has 2 users");
     EXPECT_EQ(splitRefusal(*fireModule(48, 5)), "concat of 5 inputs: more than 4 convolutions");
