@@ -1251,10 +1251,7 @@ public:
         ir::Node* concat = p.concat;
         const ir::Tensor& w = *constantOf(conv.input(1));
         const ir::TensorType outType = conv.output(0)->type();
-        std::vector<std::string> origins = conv.provenance().origins;
-        origins.insert(origins.end(), concat->provenance().origins.begin(), concat->provenance().origins.end());
-        std::sort(origins.begin(), origins.end());
-        origins.erase(std::unique(origins.begin(), origins.end()), origins.end());
+        const std::vector<std::string> origins = unionOrigins({&conv, concat});
         // The pieces before the last: no activation, no post-affine (those act on the whole sum).
         ir::AttributeMap partial = conv.attrs();
         partial["activation"] = std::string();
