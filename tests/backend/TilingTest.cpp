@@ -249,7 +249,9 @@ TEST(ReadsOwnSlice, NormalisationsReadTheWholeInputAlongWhatTheyReduce) {
     ir::Node* lsm = *g->addNode(OpKind::LogSoftmax, "lsm", {x}, {"l"});
     lsm->setAttr("axis", ir::Attribute(int64_t{1}));
     ir::Node* relu = *g->addNode(OpKind::Relu, "relu", {x}, {"r"});
-    g->setOutputs({mvn->output(), last->output(), lsm->output(), relu->output()});
+    ir::Node* lrn = *g->addNode(OpKind::LRN, "lrn", {x}, {"n"});
+    lrn->setAttr("size", ir::Attribute(int64_t{3}));
+    g->setOutputs({mvn->output(), last->output(), lsm->output(), relu->output(), lrn->output()});
     ASSERT_TRUE(g->inferTypes().ok());
     // Default axes: batch, height, width; the channels are the part's own.
     EXPECT_FALSE(readsOwnSlice(*mvn, *x, 0));
@@ -260,6 +262,9 @@ TEST(ReadsOwnSlice, NormalisationsReadTheWholeInputAlongWhatTheyReduce) {
     EXPECT_TRUE(readsOwnSlice(*lsm, *x, 0));
     EXPECT_FALSE(readsOwnSlice(*lsm, *x, 1));
     EXPECT_TRUE(readsOwnSlice(*relu, *x, 2));
+    // LRN sums a window of the channels: a part's channels read their neighbours'.
+    EXPECT_FALSE(readsOwnSlice(*lrn, *x, 1));
+    EXPECT_TRUE(readsOwnSlice(*lrn, *x, 2));
 }
 
 TEST(ChooseSplit, FewerUnitsThanCoresSplitOnePerPart) {

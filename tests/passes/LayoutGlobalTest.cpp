@@ -274,3 +274,22 @@ TEST(LayoutGlobal, SpatialResizeStaysBlockedAndAChannelResizeDoesNot) {
         expectSameOutputs(runF64(*g), runF64(*r.graph));
     }
 }
+
+// AlexNet's, ZFNet's and inception v1's LRN between a convolution and a pooling: it stays in the
+// blocked layout (its channel window reads the neighbouring C0 blocks' edges), so the region
+// converts once in and once out, not around the LRN as well.
+TEST(LayoutGlobal, ALocalResponseNormalisationStaysBlocked) {
+    Builder b;
+    ir::Value* x = b.input("x", {1, 16, 6, 6});
+    ir::Value* c1 = b.node(OpKind::Conv, "conv1", {x, b.constant("w1", randomTensor({32, 16, 3, 3}, 21))}, conv3x3());
+    ir::Value* n = b.node(OpKind::LRN, "lrn", {c1}, {{"size", int64_t{5}}, {"alpha", 1e-2}, {"beta", 0.75}, {"bias", 1.0}});
+    ir::Value* p = b.node(OpKind::MaxPool, "pool", {n}, {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"strides", std::vector<int64_t>{2, 2}}});
+    ir::Value* c2 = b.node(OpKind::Conv, "conv2", {p, b.constant("w2", randomTensor({16, 32, 3, 3}, 22))}, conv3x3());
+    auto g = b.finish({c2});
+    PipelineResult r = pipeline(*g, onlyLayout());
+    ASSERT_TRUE(r.graph);
+    const std::string text = ir::printGraph(*r.graph);
+    EXPECT_TRUE(blocked(*r.graph, "lrn")) << text;
+    EXPECT_EQ(countGreyOps(*r.graph).layoutConversions, 2) << text;
+    expectSameOutputs(runF64(*g), runF64(*r.graph));
+}
