@@ -115,8 +115,9 @@ namespace {
 /// Whether an op the cost model prices as elementwise computes statistics along dim `a` of its
 /// input, so that a part computing a slice of the output reads the whole input along it:
 /// MeanVarianceNormalization over its axes, InstanceNormalization over the spatial dims,
-/// LogSoftmax from its axis on, and LRN over a window of the channels (a part's slice of them
-/// reads its neighbours' edges: taken as the whole).
+/// LogSoftmax from its axis on, LRN over a window of the channels (a part's slice of them reads
+/// its neighbours' edges: taken as the whole), Hardmax over every dim after the batch (its axis
+/// defaults differ across opsets: taken widely), and CumSum over every dim (its axis is an input).
 bool reducesAlong(const ir::Node& n, size_t rank, size_t a) {
     const auto norm = [rank](int64_t axis) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; };
     switch (n.kind()) {
@@ -128,6 +129,8 @@ bool reducesAlong(const ir::Node& n, size_t rank, size_t a) {
     case ir::OpKind::InstanceNormalization: return a >= 2;
     case ir::OpKind::LogSoftmax: return static_cast<int64_t>(a) >= norm(n.attrInt("axis", -1));
     case ir::OpKind::LRN: return a == 1;
+    case ir::OpKind::Hardmax: return a >= 1;
+    case ir::OpKind::CumSum: return true;
     default: return false;
     }
 }

@@ -251,7 +251,11 @@ TEST(ReadsOwnSlice, NormalisationsReadTheWholeInputAlongWhatTheyReduce) {
     ir::Node* relu = *g->addNode(OpKind::Relu, "relu", {x}, {"r"});
     ir::Node* lrn = *g->addNode(OpKind::LRN, "lrn", {x}, {"n"});
     lrn->setAttr("size", ir::Attribute(int64_t{3}));
-    g->setOutputs({mvn->output(), last->output(), lsm->output(), relu->output(), lrn->output()});
+    ir::Node* hardmax = *g->addNode(OpKind::Hardmax, "hardmax", {x}, {"h"});
+    ir::Value* axis = *g->addConstant("axis", ir::Tensor::fromVector<int64_t>({}, {2}));
+    ir::Node* cumsum = *g->addNode(OpKind::CumSum, "cumsum", {x, axis}, {"c"});
+    g->setOutputs({mvn->output(), last->output(), lsm->output(), relu->output(), lrn->output(), hardmax->output(),
+                   cumsum->output()});
     ASSERT_TRUE(g->inferTypes().ok());
     // Default axes: batch, height, width; the channels are the part's own.
     EXPECT_FALSE(readsOwnSlice(*mvn, *x, 0));
@@ -265,6 +269,10 @@ TEST(ReadsOwnSlice, NormalisationsReadTheWholeInputAlongWhatTheyReduce) {
     // LRN sums a window of the channels: a part's channels read their neighbours'.
     EXPECT_FALSE(readsOwnSlice(*lrn, *x, 1));
     EXPECT_TRUE(readsOwnSlice(*lrn, *x, 2));
+    // Hardmax picks one element along its axis; CumSum sums everything before along its axis.
+    EXPECT_TRUE(readsOwnSlice(*hardmax, *x, 0));
+    EXPECT_FALSE(readsOwnSlice(*hardmax, *x, 3));
+    EXPECT_FALSE(readsOwnSlice(*cumsum, *x, 2));
 }
 
 TEST(ChooseSplit, FewerUnitsThanCoresSplitOnePerPart) {
