@@ -1,6 +1,7 @@
 // Convolution fusions: BatchNormalization and per-channel scale folding, bias + activation into
 // sextant.FusedConv, zero Pad folded into the Conv's pads, and the accuracy-trading f16 BN fold.
 #include "FuseUtil.h"
+#include "PassManager.h"
 
 #include "core/ir/Half.h"
 
@@ -990,24 +991,32 @@ template <typename From> ir::Tensor permutedDense(const ir::Tensor& w, int64_t g
 /// writing it.
 constexpr uint64_t kShuffleMapPasses = 6;
 
-/// What a Task costs beside its bytes, as bytes the DRAM could have moved meanwhile: on the
-/// default NPU a dispatch, a DRAM latency and a cross-core event (100 + 400 + 200 cycles) at 512
-/// bytes a cycle, the balance kMacsPerMovedByte assumes too (the work spread over the cores).
-/// Rules that trade Tasks for bytes weigh them with it.
-constexpr uint64_t kTaskFixedBytes = (100 + 400 + 200) * 512;
+/// What the rules that trade Tasks for bytes or MACs weigh, from the target's facts in the
+/// pipeline (PipelineConfig; npu-a by default).
+struct TaskTrade {
+    /// What a Task costs beside its bytes (a dispatch, a DRAM latency and a cross-core event), as
+    /// the bytes the DRAM moves meanwhile: on npu-a (100 + 400 + 200) x 512.
+    uint64_t fixedBytes = 0;
+    /// The MACs the cubes do per byte the DRAM moves, the target's balance point: on npu-a
+    /// 8 cores x 4,096 MACs against 512 bytes a cycle, 64. Beyond it added products cost the
+    /// cubes more time than the traffic they replace cost the DMA.
+    uint64_t macsPerByte = 0;
+
+    static TaskTrade of(const PipelineConfig& c) {
+        const uint64_t bandwidth = std::max<uint64_t>(c.dramBytesPerCycle, 1);
+        return {c.taskFixedCycles * bandwidth,
+                static_cast<uint64_t>(std::max(c.numCores, 1)) * c.cubeMacsPerCycle / bandwidth};
+    }
+};
 
 /// What a channel shuffle of a `mapBytes` map costs, in bytes moved: its map passes and its
 /// three Tasks' fixed costs. A grouped conv is made dense for the fold only while its weights
 /// grow by no more than that: one kind of traffic traded for less of another. On a small map the
 /// fixed costs dominate: in ShuffleNet's 7x7 stage the shuffle held each unit's critical path for
 /// about 2,150 cycles, where the dense conv takes about 1,200 more than the grouped one.
-uint64_t shuffleCostBytes(uint64_t mapBytes) { return kShuffleMapPasses * mapBytes + 3 * kTaskFixedBytes; }
-
-/// The MACs a dense conv may add per byte the shuffle moved: the default NPU's balance point
-/// (8 cores x 4,096 MACs per cycle against 512 bytes of DRAM per cycle). Beyond it the added
-/// products cost the cube more time than the shuffle's traffic cost the DMA: a depthwise conv
-/// of many channels, made dense, would multiply its MACs by its channel count.
-constexpr uint64_t kMacsPerMovedByte = 64;
+uint64_t shuffleCostBytes(uint64_t mapBytes, const TaskTrade& trade) {
+    return kShuffleMapPasses * mapBytes + 3 * trade.fixedBytes;
+}
 
 /// Conv (or FusedConv) -> channel shuffle  ==>  the same conv with its output channels (weights,
 /// bias) in the shuffled order: the shuffle's three data-movement steps, which in the NPU's
@@ -1015,7 +1024,7 @@ constexpr uint64_t kMacsPerMovedByte = 64;
 /// trip, disappear. A grouped conv becomes one group (its shuffled rows read other groups'
 /// channels), with zeros for the channels a row did not read: exact, but more weight bytes and
 /// MACs, so it is done only while the weights grow by at most the bytes the shuffle moved and the
-/// MACs by at most kMacsPerMovedByte per such byte (shuffleCostBytes).
+/// MACs by at most the target's MACs per byte (shuffleCostBytes, TaskTrade).
 class FoldChannelShuffle : public FusionRule {
 public:
     std::string id() const override { return "fold-channel-shuffle"; }
@@ -1068,7 +1077,9 @@ public:
         return true;
     }
 
-    static Match plan(const ir::Node& conv, ShufflePlan& p) {
+    void configure(const PipelineConfig& config) override { m_trade = TaskTrade::of(config); }
+
+    Match plan(const ir::Node& conv, ShufflePlan& p) const {
         if (!hasInputs(conv, 2))
             return Match::none();
         if (Match m = shuffleAfter(conv, p); m.kind != Match::Kind::Matched)
@@ -1092,7 +1103,7 @@ public:
                                    std::to_string(channels) + " output channels");
         const uint64_t growth = w->byteSize() * static_cast<uint64_t>(group - 1);
         const uint64_t mapBytes = static_cast<uint64_t>(xt.numel()) * ir::dtypeSize(xt.dtype);
-        const uint64_t moved = shuffleCostBytes(mapBytes);
+        const uint64_t moved = shuffleCostBytes(mapBytes, m_trade);
         if (growth > moved)
             return Match::rejected("conv of " + std::to_string(group) + " groups would be dense: its weights would grow by " +
                                    std::to_string(growth) + " bytes, more than the " + std::to_string(moved) +
@@ -1102,14 +1113,16 @@ public:
         // Each output element sums group - 1 more of the row's channel windows, all zeros.
         const uint64_t extraMacs = static_cast<uint64_t>(xt.numel()) * static_cast<uint64_t>(w->numel() / channels) *
                                    static_cast<uint64_t>(group - 1);
-        if (extraMacs > kMacsPerMovedByte * moved)
+        if (extraMacs > m_trade.macsPerByte * moved)
             return Match::rejected("conv of " + std::to_string(group) + " groups would be dense: " +
-                                   std::to_string(extraMacs) + " more MACs, over " + std::to_string(kMacsPerMovedByte) +
+                                   std::to_string(extraMacs) + " more MACs, over " + std::to_string(m_trade.macsPerByte) +
                                    " per byte the shuffle costs (" + std::to_string(moved) + ")");
         return Match::matched();
     }
 
-    Match matchHere(const ir::Node& conv) const override { return matchWithPlan<ShufflePlan>(conv, plan); }
+    Match matchHere(const ir::Node& conv) const override {
+        return matchWithPlan<ShufflePlan>(conv, [this](const ir::Node& n, ShufflePlan& p) { return plan(n, p); });
+    }
 
     Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
         const ShufflePlan& p = match.planAs<ShufflePlan>();
@@ -1136,6 +1149,9 @@ public:
         g.removeUnusedConstants();
         return {};
     }
+
+private:
+    TaskTrade m_trade = TaskTrade::of(PipelineConfig{});
 };
 
 // ---- split-conv-over-concat
@@ -1188,7 +1204,9 @@ public:
         std::vector<int64_t> channels; ///< per Concat input
     };
 
-    static Match plan(const ir::Node& conv, Plan& p) {
+    void configure(const PipelineConfig& config) override { m_trade = TaskTrade::of(config); }
+
+    Match plan(const ir::Node& conv, Plan& p) const {
         if (!hasInputs(conv, 2))
             return Match::none();
         ir::Node* concat = conv.input(0)->producer();
@@ -1230,10 +1248,10 @@ public:
                 return Match::rejected("concat input '" + x->name() + "' is a constant");
             p.channels.push_back(x->type().dims()[1]);
         }
-        // The trade, in bytes as fold-channel-shuffle weighs it: the Concat's tensor written and
-        // read back against each added convolution's dispatch, DRAM latency and event.
+        // The trade, in bytes as fold-channel-shuffle weighs it (TaskTrade): the Concat's tensor
+        // written and read back against each added convolution's dispatch, DRAM latency and event.
         const uint64_t roundTrip = 2 * static_cast<uint64_t>(xt.numel()) * ir::dtypeSize(xt.dtype);
-        const uint64_t added = (concat->numInputs() - 1) * kTaskFixedBytes;
+        const uint64_t added = (concat->numInputs() - 1) * m_trade.fixedBytes;
         if (roundTrip <= added)
             return Match::rejected("concat of " + std::to_string(roundTrip / 2) + " bytes: its round trip (" +
                                    std::to_string(roundTrip) + ") costs less than the " +
@@ -1244,7 +1262,9 @@ public:
         return Match::matched();
     }
 
-    Match matchHere(const ir::Node& conv) const override { return matchWithPlan<Plan>(conv, plan); }
+    Match matchHere(const ir::Node& conv) const override {
+        return matchWithPlan<Plan>(conv, [this](const ir::Node& n, Plan& p) { return plan(n, p); });
+    }
 
     Status apply(ir::Graph& g, ir::Node& conv, const Match& match, RewriteContext& rc) const override {
         const Plan& p = match.planAs<Plan>();
@@ -1304,6 +1324,8 @@ private:
         attrs["activation"] = std::string();
         return attrs;
     }
+
+    TaskTrade m_trade = TaskTrade::of(PipelineConfig{});
 };
 
 // ---- fold-zero-channel-pad

@@ -49,6 +49,13 @@ struct PipelineConfig {
     /// weighs a reduction's parallelism against.
     int numCores = 8;
     int c0 = 16;
+    /// What a Task costs beside its work (a dispatch, a DRAM latency and a cross-core event), the
+    /// DRAM's bytes per cycle and one core's cube MACs per cycle (copied like npuLayout): what the
+    /// rules that trade Tasks for bytes or MACs weigh (fold-channel-shuffle, split-conv-over-concat).
+    /// The defaults are npu-a's.
+    uint64_t taskFixedCycles = 100 + 400 + 200;
+    uint64_t dramBytesPerCycle = 512;
+    uint64_t cubeMacsPerCycle = 16 * 16 * 16;
 };
 
 /// The graph after one pass, as the GUI's pass stepper shows it. Snapshots are structurally

@@ -95,7 +95,7 @@ public:
     /// outside their phase): the driver then does not offer it nodes at all.
     virtual bool activeNow() const { return true; }
     /// Called once per pass run, before any match: a rule that depends on the target facts the
-    /// pipeline carries (PipelineConfig::numCores, c0) takes them here.
+    /// pipeline carries (PipelineConfig::numCores, c0, taskFixedCycles, ...) takes them here.
     virtual void configure(const PipelineConfig&) {}
     /// Cheap check, no graph changes. Rejected (with a reason) when the node looks like this
     /// rule's pattern but some condition fails, NoMatch when it is simply not the pattern.

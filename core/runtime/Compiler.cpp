@@ -49,6 +49,11 @@ passes::PipelineConfig withTargetFacts(passes::PipelineConfig pipeline, const ba
     pipeline.vectorPrecision = target.vectorPrecision;
     pipeline.numCores = target.numCores;
     pipeline.c0 = target.c0;
+    pipeline.taskFixedCycles = target.dispatchCycles + target.dramLatencyCycles + target.eventLatencyCycles;
+    pipeline.dramBytesPerCycle = target.dramBytesPerCycle;
+    pipeline.cubeMacsPerCycle = static_cast<uint64_t>(std::max(target.cubeM, 1)) *
+                                static_cast<uint64_t>(std::max(target.cubeN, 1)) *
+                                static_cast<uint64_t>(std::max(target.cubeK, 1));
     return pipeline;
 }
 

@@ -533,6 +533,17 @@ TEST(Compiler, AConvolutionOverAConcatRunsAsOneConvolutionPerPiece) {
     EXPECT_FALSE(readsConcat(on->program));
     EXPECT_TRUE(readsConcat(off->program));
     expectFasterAndAsRight(on->program, off->program, in, (*ref)[0], "a piece with another piece's weights");
+
+    // The trade is the target's: where a Task costs a hundred times npu-a's dispatch, DRAM
+    // latency and event, the Concat's round trip is not worth a convolution more.
+    runtime::CompileOptions slowTasks;
+    slowTasks.target.dispatchCycles *= 100;
+    slowTasks.target.dramLatencyCycles *= 100;
+    slowTasks.target.eventLatencyCycles *= 100;
+    EXPECT_EQ(runtime::withTargetFacts(slowTasks.pipeline, slowTasks.target).taskFixedCycles, 70000u);
+    Expected<runtime::CompileResult> slow = runtime::compileGraph(*g, slowTasks);
+    ASSERT_TRUE(slow.ok()) << slow.error().message;
+    EXPECT_TRUE(readsConcat(slow->program));
 }
 
 // An LRN split by channels: each part's window reaches two channels into its neighbours'

@@ -425,14 +425,18 @@ std::unique_ptr<ir::Graph> groupedConvShuffle() {
 /// The one reason fold-channel-shuffle gives for x -> Conv (weights of shape `w`, `group`
 /// groups, padded to keep the map's size) -> a shuffle of `shuffleGroups` groups, which it must
 /// refuse ("applied" when it does not).
-std::string shuffleRefusal(std::vector<int64_t> x, std::vector<int64_t> w, int64_t group, int64_t shuffleGroups) {
+std::string shuffleRefusal(std::vector<int64_t> x, std::vector<int64_t> w, int64_t group, int64_t shuffleGroups,
+                           uint64_t fixed = 700) {
     Builder b;
     ir::Value* in = b.input("x", x);
     const int64_t pad = (w[2] - 1) / 2;
     ir::Value* c = b.node(OpKind::Conv, "conv", {in, b.constant("w", randomTensor(w, 94))},
                           {{"group", group}, {"pads", std::vector<int64_t>{pad, pad, pad, pad}}});
     auto g = b.finish({channelShuffle(b, c, x, shuffleGroups)});
-    PipelineResult r = pipeline(*g, {.disabled = {"layout"}});
+    PipelineConfig config;
+    config.disabled = {"layout"};
+    config.taskFixedCycles = fixed;
+    PipelineResult r = pipeline(*g, config);
     const RuleStats& s = stats(r, "fold-channel-shuffle");
     if (s.applied > 0)
         return "applied";
@@ -531,6 +535,11 @@ TEST(FoldChannelShuffle, RejectsWhatItCannotReorderAndLeavesOtherTransposes) {
     // 32 groups on a 1x1 map: the weights grow by 62x the map (31,744 bytes), far less than the
     // shuffle's Tasks cost in dispatches, latencies and events: folded.
     EXPECT_EQ(shuffleRefusal({1, 64, 1, 1}, {64, 2, 1, 1}, 32, 32), "applied");
+    // On a target whose Tasks cost nothing beside their bytes, only the map's passes count.
+    EXPECT_EQ(shuffleRefusal({1, 64, 1, 1}, {64, 2, 1, 1}, 32, 32, 0),
+              "conv of 32 groups would be dense: its weights would grow by 31744 bytes, more than the 3072 the "
+              "shuffle costs (its 512-byte map read and written by three Tasks, and their dispatches, DRAM "
+              "latencies and events)");
     // A depthwise conv of 512 channels on a 32x32 map: its weights would grow by less than the
     // shuffle moves, but every output would sum 511 more windows of zeros.
     EXPECT_EQ(shuffleRefusal({1, 512, 32, 32}, {512, 1, 3, 3}, 512, 4),
@@ -850,9 +859,13 @@ std::unique_ptr<ir::Graph> fireModule(int64_t s, int pieces = 2, int64_t group =
     return b.finish(outs);
 }
 
-/// The one reason split-conv-over-concat gives for `g` ("applied" when it does not refuse).
-std::string splitRefusal(const ir::Graph& g) {
-    PipelineResult r = pipeline(g, {.disabled = {"layout"}});
+/// The one reason split-conv-over-concat gives for `g` ("applied" when it does not refuse), on a
+/// target whose Tasks cost `fixed` cycles beside their work (npu-a's 700 by default).
+std::string splitRefusal(const ir::Graph& g, uint64_t fixed = 700) {
+    PipelineConfig config;
+    config.disabled = {"layout"};
+    config.taskFixedCycles = fixed;
+    PipelineResult r = pipeline(g, config);
     const RuleStats& s = stats(r, "split-conv-over-concat");
     if (s.applied > 0)
         return "applied";
@@ -942,4 +955,13 @@ TEST(SplitConvOverConcat, RejectsWhatItCannotSplitOrWhatDoesNotPay) {
     EXPECT_EQ(splitRefusal(*fireModule(48, 2, 2)), "conv has 2 groups: a piece's channels would cut across them");
     EXPECT_EQ(splitRefusal(*fireModule(48, 2, 1, true)), "concat output has 2 users");
     EXPECT_EQ(splitRefusal(*fireModule(48, 5)), "concat of 5 inputs: more than 4 convolutions");
+}
+
+// The trade is the target's: where a Task costs nothing beside its work, even a small Concat's
+// round trip is worth a convolution more; where it costs ten times npu-a's, a 48x48 one is not.
+TEST(SplitConvOverConcat, TheTradeFollowsTheTargetsTaskCosts) {
+    EXPECT_EQ(splitRefusal(*fireModule(8), 0), "applied");
+    EXPECT_EQ(splitRefusal(*fireModule(48), 7000),
+              "concat of 589824 bytes: its round trip (1179648) costs less than the 1 convolution the split adds "
+              "(3584000)");
 }
