@@ -548,9 +548,10 @@ TEST(Compiler, AConvolutionOverAConcatRunsAsOneConvolutionPerPiece) {
 
 // An LRN split by channels: each part's window reaches two channels into its neighbours'
 // slices, so a part waits for every producer part, not only the one writing its own channels.
-// (The race checker cannot show a missing wait here: it takes a split part to read its own slice
-// of a producer split the same way, so the dependency itself is checked.) The run, async and
-// strict with the race checker on, is within f16's error of the float64 reference.
+// (The race checker cannot show this wait missing: it trusts the lowering's record of the inputs
+// a part reads as its own slice, which came from the same answer, so the dependency itself is
+// checked.) The run, async and strict with the race checker on, is within f16's error of the
+// float64 reference.
 TEST(Compiler, AChannelSplitLrnWaitsForItsNeighboursChannels) {
     GraphMaker m("lrn-split");
     ir::Value* x = m.input("x", {1, 512, 2, 32});
