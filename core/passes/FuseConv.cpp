@@ -962,15 +962,20 @@ struct ShufflePlan : MatchPlan {
 /// to j * a + i.
 int64_t shuffledFrom(int64_t c, const ShufflePlan& p) { return (c % p.groups) * p.perGroup + c / p.groups; }
 
+/// The elements of one kernel window of conv weight `w` ([C, Cin / group, k...]): k... multiplied.
+int64_t kernelElements(const ir::Tensor& w) {
+    int64_t kernel = 1;
+    for (size_t d = 2; d < w.shape().size(); ++d)
+        kernel *= w.shape()[d];
+    return kernel;
+}
+
 /// A copy of conv weight `w` ([C, Cin / group, k...]) whose output channel c is w's channel
 /// `from(c)`, with `group` groups made one: each row keeps its group's input channels and has
 /// zeros in the others, so the dense convolution sums exactly the products the grouped one did.
 template <typename From> ir::Tensor permutedDense(const ir::Tensor& w, int64_t group, From from) {
     const std::vector<int64_t>& wd = w.shape();
-    const int64_t co = wd[0], ciPerGroup = wd[1];
-    int64_t kernel = 1;
-    for (size_t d = 2; d < wd.size(); ++d)
-        kernel *= wd[d];
+    const int64_t co = wd[0], ciPerGroup = wd[1], kernel = kernelElements(w);
     std::vector<int64_t> dense = wd;
     dense[1] = ciPerGroup * group;
     ir::Tensor out(w.dtype(), dense); // zeros
@@ -1164,9 +1169,7 @@ constexpr size_t kMaxConcatPieces = 4;
 /// applies to those input channels.
 ir::Tensor inputChannels(const ir::Tensor& w, int64_t begin, int64_t count) {
     const std::vector<int64_t>& wd = w.shape();
-    int64_t kernel = 1;
-    for (size_t d = 2; d < wd.size(); ++d)
-        kernel *= wd[d];
+    const int64_t kernel = kernelElements(w);
     std::vector<int64_t> dims = wd;
     dims[1] = count;
     ir::Tensor out(w.dtype(), dims);
