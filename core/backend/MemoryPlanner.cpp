@@ -129,6 +129,14 @@ OffsetPlan placeInOrder(const OffsetProblem& p, const std::vector<int>& order, F
     return plan;
 }
 
+} // namespace
+
+OffsetPlan placeFirstFit(const OffsetProblem& p, const std::vector<int>& order) {
+    return placeInOrder(p, order, Fit::First);
+}
+
+namespace {
+
 /// Whether buffer i takes space at some time (a buffer without bytes or time conflicts with nothing).
 bool hasBytesAndTime(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes, const std::vector<uint64_t>& sizes,
                      size_t i) {

@@ -56,8 +56,10 @@ struct OffsetSearchOptions {
 
 /// Places every buffer. Runs several greedy orderings (size descending as in TFLite's arena
 /// planner, conflict weight, lifetime length, start time) with best-fit and first-fit gap
-/// selection and keeps the smallest peak; then, for a problem whose conflicts are its lifetimes'
-/// overlaps (interval problems, per-core SRAM), searches for a smaller peak (OffsetSearch.h):
+/// selection and keeps the smallest peak; then, for a problem whose conflicts include its
+/// lifetimes' overlaps (interval problems, per-core SRAM, a program's DRAM, where Tasks not
+/// ordered add more, and other orders of placement are tried first), searches for a smaller
+/// peak (OffsetSearch.h):
 /// at the capacity first when the heuristics do not fit it, then at the lower bound, then halving
 /// the distance between the lowest capacity not ruled out and the best found. An overlapsOnly
 /// problem is placed in one sweep over time instead (each buffer, at its start, in the tightest

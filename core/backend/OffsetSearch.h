@@ -23,15 +23,23 @@
 
 namespace sextant::backend {
 
-/// planOffsets' search stage: when `problem` has lifetimes and every conflict is an overlap of
-/// two of them, tries to replace `plan` (valid, from the heuristics) by one with a smaller peak
-/// within `options.steps`, and sets plan.lowerBound and plan.optimal. Problems over
+/// planOffsets' search stage: when `problem` has lifetimes and every two buffers whose lifetimes
+/// meet conflict (they may conflict beyond that too), tries to replace `plan` (valid, from the
+/// heuristics) by one with a smaller peak within `options.steps`, and sets plan.lowerBound and
+/// plan.optimal. When the conflicts are more than the lifetimes' overlaps, other orders of
+/// first-fit placement are tried first, with up to a quarter of the steps (plan.heuristic
+/// "reorder" when they find a lower peak). Problems over
 /// kMaxSearchBuffers buffers keep the heuristic plan (the bound is still set).
 /// `meetingConflict`: the caller's meetingBuffersConflict of the problem (without it the problem
 /// is not searched).
 void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& options, bool meetingConflict,
                        OffsetPlan& plan);
 inline constexpr size_t kMaxSearchBuffers = 4096;
+
+/// Places `problem`'s buffers in `order`, each at the lowest aligned offset where it overlaps
+/// none of the conflicting buffers placed before it (first fit; MemoryPlanner.cpp). The local
+/// search over orders (for conflicts beyond the lifetimes) plans with it.
+OffsetPlan placeFirstFit(const OffsetProblem& problem, const std::vector<int>& order);
 
 /// One buffer of an interval problem: live over the sections [first, last) of the time axis.
 struct SectionSpan {

@@ -138,9 +138,9 @@ TEST(OffsetSearch, MatchesBruteForceWithConflictsBeyondTheLifetimes) {
         EXPECT_EQ(plan.peak, optimum) << "trial " << trial;
         EXPECT_LE(plan.lowerBound, optimum) << "trial " << trial;
         EXPECT_TRUE(plan.optimal) << "trial " << trial << ": small problems are searched to the end";
-        searched += plan.heuristic == "search";
+        searched += plan.heuristic == "search" || plan.heuristic == "reorder";
     }
-    EXPECT_GT(searched, 0) << "the heuristics found every optimum: the search was never needed";
+    EXPECT_GT(searched, 0) << "the heuristics found every optimum: neither other orders nor the search were needed";
 }
 
 TEST(OffsetSearch, PacksSlicedRectanglesWithoutWaste) {
@@ -165,6 +165,72 @@ TEST(OffsetSearch, PacksSlicedRectanglesWithoutWaste) {
             EXPECT_LE(plan.peak, 4096u * 105 / 100) << "trial " << trial;
         }
     }
+}
+
+TEST(OffsetSearch, PacksTilingsWhoseConflictsOutrunTheirLifetimes) {
+    // A program's DRAM buffers conflict wherever their Tasks are not ordered, also when their
+    // estimated lifetimes do not meet. Planted here: a sliced rectangle (a tiling at max-live)
+    // where a third of the pairs that lie apart in time and in its address space conflict too.
+    // The tiling stays a plan, so the optimum is still its width. The section bounds see only
+    // the lifetimes; other orders of placement find what the search misses (PaddleOCR det's
+    // arena, Compiler.DramArenaOfPaddleOcrDetIsSearchedDownToItsBound).
+    std::mt19937 rng(20261208);
+    int reordered = 0, searched = 0, optimal = 0;
+    for (int trial = 0; trial < 12; ++trial) {
+        struct Rect { uint64_t t0, t1, o0, o1; };
+        std::vector<Rect> rects{{0, 64, 0, 4096}};
+        while (rects.size() < 30 + 2 * static_cast<size_t>(trial)) {
+            const size_t i = std::uniform_int_distribution<size_t>(0, rects.size() - 1)(rng);
+            const Rect r = rects[i];
+            if (rng() % 2 == 0 && r.t1 - r.t0 > 1) {
+                const uint64_t c = std::uniform_int_distribution<uint64_t>(r.t0 + 1, r.t1 - 1)(rng);
+                rects[i] = {r.t0, c, r.o0, r.o1};
+                rects.push_back({c, r.t1, r.o0, r.o1});
+            } else if (r.o1 - r.o0 > 64) {
+                const uint64_t c = r.o0 + 64 * std::uniform_int_distribution<uint64_t>(1, (r.o1 - r.o0) / 64 - 1)(rng);
+                rects[i] = {r.t0, r.t1, r.o0, c};
+                rects.push_back({r.t0, r.t1, c, r.o1});
+            }
+        }
+        std::shuffle(rects.begin(), rects.end(), rng);
+        std::vector<IntervalBuffer> buffers;
+        for (size_t i = 0; i < rects.size(); ++i)
+            buffers.push_back({std::to_string(i), rects[i].t0, rects[i].t1, rects[i].o1 - rects[i].o0});
+        OffsetProblem p = problemFromIntervals(buffers, 64);
+        const size_t n = rects.size();
+        for (size_t i = 0; i < n; ++i)
+            for (size_t j = i + 1; j < n; ++j) {
+                const bool apartInTime = rects[i].t1 <= rects[j].t0 || rects[j].t1 <= rects[i].t0;
+                const bool apartInSpace = rects[i].o1 <= rects[j].o0 || rects[j].o1 <= rects[i].o0;
+                if (apartInTime && apartInSpace && rng() % 3 == 0) {
+                    p.conflicts[i].push_back(static_cast<int>(j));
+                    p.conflicts[j].push_back(static_cast<int>(i));
+                }
+            }
+        for (auto& c : p.conflicts)
+            std::sort(c.begin(), c.end());
+        OffsetPlan planted;
+        planted.peak = 4096;
+        for (const Rect& r : rects)
+            planted.offsets.push_back(r.o0);
+        ASSERT_TRUE(checkOffsetPlan(p, planted).ok()) << "trial " << trial << ": the tiling is a plan";
+        const OffsetSearchOptions dram{.steps = kDramSearchSteps}; // the compiler's budget for its arena
+        const OffsetPlan plan = planOffsets(p, dram);
+        std::printf("tiling with conflicts %2d: %zu buffers, %.4fx (%s)\n", trial, n, plan.peak / 4096.0,
+                    plan.heuristic.c_str());
+        ASSERT_TRUE(checkOffsetPlan(p, plan).ok()) << "trial " << trial;
+        EXPECT_EQ(plan.lowerBound, 4096u) << "trial " << trial;
+        EXPECT_EQ(planOffsets(p, dram).offsets, plan.offsets) << "trial " << trial << ": the same plan every time";
+        // What the two stages do today: 10 of the 12 at the optimum, the others within 15 %
+        // (the search alone leaves trial 6 at 1.42x).
+        EXPECT_LE(plan.peak, 4096u * 115 / 100) << "trial " << trial << " (" << plan.heuristic << ")";
+        optimal += plan.optimal;
+        reordered += plan.heuristic == "reorder";
+        searched += plan.heuristic == "search";
+    }
+    EXPECT_GE(optimal, 10);
+    EXPECT_GT(reordered, 0) << "no trial needed another order of placement";
+    EXPECT_GT(searched, 0) << "the search, going on from the orders' best, never found a lower peak";
 }
 
 TEST(OffsetSearch, AlignmentAndCapacity) {
