@@ -81,7 +81,8 @@ const char* kCompileUsage =
     "                      (docs/memory-export.md)\n"
     "  --export-offset-problem FILE.csv\n"
     "                      write the DRAM arena's planning problem as id,lower,upper,size\n"
-    "                      (MiniMalloc's format; 'sextant-cli plan-offsets' reads it)\n"
+    "                      (MiniMalloc's format), alignment and conflicts (buffers apart in time\n"
+    "                      whose Tasks are not ordered); 'sextant-cli plan-offsets' reads it\n"
     "  --export-dot PASS:FILE.dot\n"
     "                      write the graph after pass PASS (an id of --stats' pass list, 'input' or\n"
     "                      'final') as Graphviz DOT; repeatable; all:DIR writes every snapshot as\n"
@@ -756,10 +757,13 @@ int cmdCompile(Args args) {
     if (!memoryCsv.empty())
         if (Status w = writeFileAtomically(memoryCsv, backend::memoryPlanCsv(result->program), "memory plan"); !w.ok())
             return fail(w.error().message);
-    if (!offsetCsv.empty())
-        if (Status w = writeFileAtomically(offsetCsv, backend::offsetProblemCsv(result->program), "offset problem");
-            !w.ok())
+    if (!offsetCsv.empty()) {
+        Expected<std::string> csv = backend::offsetProblemCsv(result->program);
+        if (!csv.ok())
+            return fail("compile: --export-offset-problem: " + csv.error().message);
+        if (Status w = writeFileAtomically(offsetCsv, *csv, "offset problem"); !w.ok())
             return fail(w.error().message);
+    }
     if (Status w = exportDots(result->pipeline, dotSpecs, std::filesystem::path(model).stem().string()); !w.ok())
         return fail(w.error().message);
     if (Status w = exportOnnxSnapshots(result->pipeline, onnxSpecs, model, onnxOptions); !w.ok())

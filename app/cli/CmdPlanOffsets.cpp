@@ -24,10 +24,13 @@ const char* kPlanOffsetsUsage =
     "Places the buffers of each file (CSV with the header id,lower,upper,size: a buffer live over\n"
     "[lower, upper) needing size bytes) in one address space, two buffers sharing addresses only\n"
     "when their lifetimes do not meet. MiniMalloc's spellings begin/start, end (inclusive) and\n"
-    "buffer_id, and its alignment column, are read too. Prints one line per file:\n"
+    "buffer_id, and its alignment column, are read too. An optional conflicts column (as\n"
+    "'compile --export-offset-problem' writes it) names, space-separated, the ids of rows the buffer\n"
+    "must not share addresses with although the lifetimes do not meet. Prints one line per file:\n"
     "  FILE: buffers N, max-live M, peak P (R x), optimal yes|no, T s\n"
     "max-live is the most bytes live at one time (no plan needs less); optimal says whether the\n"
-    "peak is proven the least possible.\n"
+    "peak is proven the least possible. With a conflicts column, a second line gives the pairs it\n"
+    "lists and the lower bound, which also counts buffers that all conflict with each other.\n"
     "  --out PLAN.csv    write the plan (the input's columns and an offset column; one input only)\n"
     "  --steps N         search steps per file (default 800000000, under a second here; 0:\n"
     "                    heuristics only). The same file and steps give the same plan on every machine\n"
@@ -64,13 +67,20 @@ int writePlan(const std::string& path, const std::vector<backend::IntervalBuffer
         std::ostream& out = file->stream();
         // The alignment column when the input had one (so that the plan reads back as the same
         // problem); lifetimes as [lower, upper) whatever the input's spelling.
+        // The same goes for the conflicts column.
         const bool aligned = std::any_of(buffers.begin(), buffers.end(),
                                          [](const backend::IntervalBuffer& b) { return b.alignment != 1; });
-        out << (aligned ? "id,lower,upper,size,alignment,offset\n" : "id,lower,upper,size,offset\n");
+        const bool beyond = backend::hasConflictsBeyondLifetimes(buffers);
+        out << "id,lower,upper,size" << (aligned ? ",alignment" : "") << (beyond ? ",conflicts" : "") << ",offset\n";
         for (size_t i = 0; i < buffers.size(); ++i) {
             out << buffers[i].id << ',' << buffers[i].lower << ',' << buffers[i].upper << ',' << buffers[i].size;
             if (aligned)
                 out << ',' << buffers[i].alignment;
+            if (beyond) {
+                out << ',';
+                for (size_t k = 0; k < buffers[i].conflicts.size(); ++k)
+                    out << (k ? " " : "") << buffers[buffers[i].conflicts[k]].id;
+            }
             out << ',' << plan.offsets[i] << '\n';
         }
         written = file->commit();
@@ -98,6 +108,10 @@ int planFile(const std::string& file, const PlanOptions& o) {
     // The time printed is the planning's: listing the conflicts, the heuristics and the search.
     const auto start = std::chrono::steady_clock::now();
     const backend::OffsetProblem problem = backend::problemFromIntervals(*buffers, *alignment);
+    const bool beyond = backend::hasConflictsBeyondLifetimes(*buffers);
+    if (beyond && problem.overlapsOnly)
+        return fail(file + ": more than " + std::to_string(backend::kMaxListedPairs) +
+                    " pairs of buffers overlap in time, too many to list beside the conflicts column");
     const backend::OffsetPlan plan = backend::planOffsets(problem, o.search);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     Status valid = backend::checkOffsetPlan(problem, plan);
@@ -111,6 +125,15 @@ int planFile(const std::string& file, const PlanOptions& o) {
                   maxLive ? static_cast<double>(plan.peak) / static_cast<double>(maxLive) : 1.0,
                   plan.optimal ? "yes" : "no", seconds);
     std::cout << file << ": " << line << "\n";
+    if (beyond) { // max-live is no bound then: buffers apart in time may conflict
+        size_t pairs = 0;
+        for (const backend::IntervalBuffer& b : *buffers)
+            pairs += b.conflicts.size();
+        std::snprintf(line, sizeof line, "conflicts beyond the lifetimes %zu, lower bound %llu (%.3f x)", pairs,
+                      static_cast<unsigned long long>(plan.lowerBound),
+                      plan.lowerBound ? static_cast<double>(plan.peak) / static_cast<double>(plan.lowerBound) : 1.0);
+        std::cout << file << ": " << line << "\n";
+    }
     if (!o.out.empty())
         if (int rc = writePlan(o.out, *buffers, plan))
             return rc;

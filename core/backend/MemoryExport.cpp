@@ -1,5 +1,7 @@
 #include "MemoryExport.h"
 
+#include "MemoryPlanner.h"
+
 #include "core/ir/Csv.h"
 
 #include <algorithm>
@@ -79,17 +81,42 @@ std::string memoryPlanCsv(const Program& p) {
     return out;
 }
 
-std::string offsetProblemCsv(const Program& p) {
-    std::string out = "id,lower,upper,size\n";
-    const uint64_t end = programEnd(p);
-    for (const Buffer& b : p.buffers) {
-        // As planMemory takes them: a halo tensor's DRAM home is in the arena too; a tensor
-        // written in place into another is placed with it.
-        if (b.kind != BufferKind::Intermediate || b.level != MemLevel::Dram || !b.type.isStatic() || b.inPlaceOf >= 0)
-            continue;
-        const auto [lo, hi] = lifetime(p, b, end);
-        out += std::to_string(b.id) + "," + std::to_string(lo) + "," + std::to_string(hi) + "," +
-               std::to_string(b.size) + "\n";
+Expected<std::string> offsetProblemCsv(const Program& p) {
+    SX_ASSIGN(const DramArenaProblem arena, dramArenaProblem(p));
+    const OffsetProblem& problem = arena.problem;
+    const size_t n = problem.sizes.size();
+    // A lifetime of at least one cycle, as every row needs lower < upper.
+    std::vector<std::pair<uint64_t, uint64_t>> life = problem.lifetimes;
+    for (auto& [lo, hi] : life)
+        hi = std::max(hi, lo + 1);
+    const auto meet = [&](size_t i, size_t j) { return life[i].first < life[j].second && life[j].first < life[i].second; };
+    std::string out = "id,lower,upper,size,alignment,conflicts\n";
+    uint64_t listed = 0;
+    for (size_t i = 0; i < n; ++i) {
+        std::string row = std::to_string(arena.firstBuffer[i]) + "," + std::to_string(life[i].first) + "," +
+                          std::to_string(life[i].second) + "," + std::to_string(problem.sizes[i]) + "," +
+                          std::to_string(problem.alignment) + ",";
+        // Each pair once, on its first row: the items this one's Tasks do not order against it,
+        // though the estimated lifetimes do not meet.
+        bool first = true;
+        for (int c : problem.conflicts[i]) {
+            const size_t j = static_cast<size_t>(c);
+            if (j <= i || meet(i, j) || problem.sizes[i] == 0 || problem.sizes[j] == 0)
+                continue;
+            row += (first ? "" : " ") + std::to_string(arena.firstBuffer[j]);
+            first = false;
+            if (++listed > kMaxListedPairs)
+                return makeError(ErrorKind::Unsupported,
+                                 "the DRAM arena's problem has more than " + std::to_string(kMaxListedPairs) +
+                                     " pairs of buffers that conflict beyond their lifetimes (Tasks not ordered): "
+                                     "too many to write");
+        }
+        if (row.size() >= kMaxIntervalCsvLine)
+            return makeError(ErrorKind::Unsupported, "buffer " + std::to_string(arena.firstBuffer[i]) +
+                                                         " of the DRAM arena conflicts with too many others to "
+                                                         "write on one line of " +
+                                                         std::to_string(kMaxIntervalCsvLine) + " bytes");
+        out += row + "\n";
     }
     return out;
 }

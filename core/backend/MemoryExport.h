@@ -2,7 +2,8 @@
 
 // The memory plan of a Program as CSV, for spreadsheets, scripts and other planners
 // (docs/memory-export.md): every buffer where it lives and when, and the DRAM arena's planning
-// problem in MiniMalloc's id,lower,upper,size format (which `sextant-cli plan-offsets` reads).
+// problem in MiniMalloc's id,lower,upper,size format with its alignment and the conflicts
+// beyond the lifetimes (which `sextant-cli plan-offsets` reads).
 
 #include "Program.h"
 
@@ -21,11 +22,14 @@ inline constexpr int kMemoryCsvVersion = 1;
 /// cycles. Deterministic: the same Program gives the same bytes.
 std::string memoryPlanCsv(const Program& program);
 
-/// The DRAM intermediates (the arena planMemory places) as an interval problem: a buffer live
-/// from its writer's scheduled start to its last access's scheduled end (half-open, at least one
-/// cycle), in bytes as planned. The planner's own conflicts come from the Task order (deps), of
-/// which these scheduled lifetimes are one linearisation; a plan of this problem is a plan of the
-/// schedule as estimated.
-std::string offsetProblemCsv(const Program& program);
+/// The problem planMemory solved for the DRAM arena (dramArenaProblem), as CSV: one row per item
+/// (a buffer, or buffers that share their addresses slice by slice, under the first one's id):
+/// `id,lower,upper,size,alignment,conflicts`, the lifetime from its first write's scheduled start
+/// to its last access's scheduled end (half-open, at least one cycle), and, once per pair on the
+/// first of its rows, the ids of the items it conflicts with although the lifetimes do not meet
+/// (their Tasks are not ordered). `sextant-cli plan-offsets` reads it back as the same problem.
+/// An error when the pairs or a row would be too many to write (readIntervalCsv's limits).
+/// Deterministic: the same Program gives the same bytes.
+Expected<std::string> offsetProblemCsv(const Program& program);
 
 } // namespace sextant::backend

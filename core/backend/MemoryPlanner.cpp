@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 namespace sextant::backend {
 
@@ -494,7 +495,24 @@ OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, u
             }
         }
     }
+    // The conflicts listed beyond the lifetimes, each pair once in both lists.
+    if (hasConflictsBeyondLifetimes(buffers)) {
+        for (size_t i = 0; i < n; ++i)
+            for (size_t j : buffers[i].conflicts)
+                if (j < n && j != i) {
+                    p.conflicts[i].push_back(static_cast<int>(j));
+                    p.conflicts[j].push_back(static_cast<int>(i));
+                }
+        for (std::vector<int>& c : p.conflicts) {
+            std::sort(c.begin(), c.end());
+            c.erase(std::unique(c.begin(), c.end()), c.end());
+        }
+    }
     return p;
+}
+
+bool hasConflictsBeyondLifetimes(const std::vector<IntervalBuffer>& buffers) {
+    return std::any_of(buffers.begin(), buffers.end(), [](const IntervalBuffer& b) { return !b.conflicts.empty(); });
 }
 
 Expected<uint64_t> commonAlignment(const std::vector<IntervalBuffer>& buffers, uint64_t base) {
@@ -581,7 +599,7 @@ std::optional<uint64_t> parseCount(const std::string& cell) {
 
 namespace {
 
-constexpr size_t kMaxCsvLine = 1 << 16;        ///< bytes in one line of an interval CSV
+constexpr size_t kMaxCsvLine = kMaxIntervalCsvLine;
 constexpr size_t kMaxCsvRows = 10'000'000;     ///< buffers in one file
 /// The most bytes all of a file's buffers may add up to (64 PiB): no memory holds more, and the
 /// planner's sums (a section's bytes, an offset plus a size) stay far from 64-bit overflow.
@@ -677,6 +695,7 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
     if (inclusiveEnd)
         column[2] = endColumn;
     const bool aligned = column[4] != none;
+    const size_t conflictColumn = find("conflicts");
     std::string missing;
     for (int k = 0; k < 4; ++k)
         if (column[k] == none)
@@ -685,6 +704,8 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
         return makeError(ErrorKind::Parse, path + ":1: the header has no column " + missing +
                                                " (expected 'id,lower,upper,size')");
     std::vector<IntervalBuffer> out;
+    std::vector<size_t> lineOf;                     // per row, its line
+    std::vector<std::vector<std::string>> named;    // per row, the ids its conflicts cell names
     size_t lineNo = 1;
     uint64_t totalBytes = 0;
     while (readLine(in, line, tooLong)) {
@@ -734,8 +755,36 @@ Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path) {
                                                    " makes the buffers add up to more than 2^56 bytes (64 PiB), "
                                                    "more than any memory holds");
         totalBytes += b.size;
+        if (conflictColumn != none) {
+            std::vector<std::string> ids;
+            std::istringstream words(cells[conflictColumn]);
+            for (std::string id; words >> id;)
+                ids.push_back(std::move(id));
+            named.push_back(std::move(ids));
+        }
+        lineOf.push_back(lineNo);
         out.push_back(std::move(b));
     }
+    if (conflictColumn == none)
+        return out;
+    // The ids the conflicts name, as rows: each must be one row's, and not the naming row's own.
+    std::unordered_map<std::string, size_t> rowOf;
+    rowOf.reserve(out.size());
+    for (size_t r = 0; r < out.size(); ++r)
+        if (auto [at, fresh] = rowOf.emplace(out[r].id, r); !fresh)
+            return makeError(ErrorKind::Parse, path + ":" + std::to_string(lineOf[r]) + ": id '" + out[r].id +
+                                                   "' is also on line " + std::to_string(lineOf[at->second]) +
+                                                   " (the conflicts column names rows by id)");
+    for (size_t r = 0; r < out.size(); ++r)
+        for (const std::string& id : named[r]) {
+            const auto at = rowOf.find(id);
+            const std::string where = path + ":" + std::to_string(lineOf[r]) + ": ";
+            if (at == rowOf.end())
+                return makeError(ErrorKind::Parse, where + "conflicts names '" + id + "', which no row has");
+            if (at->second == r)
+                return makeError(ErrorKind::Parse, where + "conflicts names the row's own id '" + id + "'");
+            out[r].conflicts.push_back(at->second);
+        }
     return out;
 }
 
@@ -857,10 +906,9 @@ uint64_t placeHostBuffers(Program& prog, uint64_t align) {
 }
 
 /// The sizes and estimated lifetimes (first write to last access) of the intermediates
-/// `inter`, into `problem` and `timeline`; each must have a writer, checked by checkWriters.
+/// `inter`, into `problem`; each must have a writer, checked by checkWriters.
 Status describeIntermediates(const Program& prog, const std::vector<Access>& acc, const std::vector<int>& inter,
-                             const std::vector<char>& holders, OffsetProblem& problem,
-                             std::vector<IntervalBuffer>& timeline) {
+                             const std::vector<char>& holders, OffsetProblem& problem) {
     for (size_t i = 0; i < inter.size(); ++i) {
         const Buffer& b = prog.buffers[inter[i]];
         const Access& a = acc[b.id];
@@ -877,7 +925,6 @@ Status describeIntermediates(const Program& prog, const std::vector<Access>& acc
         for (int r : a.readers)
             end = std::max(end, prog.tasks[r].estEnd);
         problem.lifetimes[i] = {start, end};
-        timeline[i] = IntervalBuffer{b.value, start, end, b.size};
     }
     return {};
 }
@@ -1297,44 +1344,38 @@ Status checkReuseOrder(const Program& prog, const std::vector<Access>& acc, cons
 
 } // namespace
 
-Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps) {
-    const Target& target = prog.target;
-    const uint64_t align = std::max<uint64_t>(target.dramAlign, 1);
-    MemoryStats& mem = prog.memory;
-    MemoryStats fresh; // the SRAM plan's figures (planSram ran first) stay
-    fresh.sram = std::move(mem.sram);
-    fresh.dramTrafficBytes = mem.dramTrafficBytes;
-    fresh.compulsoryBytes = mem.compulsoryBytes;
-    mem = std::move(fresh);
-    mem.arenaBase = placeHostBuffers(prog, align);
-
+Expected<DramArenaProblem> dramArenaProblem(const Program& prog, const Reachability& order) {
+    const uint64_t align = std::max<uint64_t>(prog.target.dramAlign, 1);
     // Intermediates: conflicts come from the Task order (deps), not from the graph order, since
     // Tasks on different cores run in parallel.
     // A buffer written in place into another (a Concat lowered in place) is placed with it.
     std::vector<Access> acc = withInPlaceParts(prog, accessesOf(prog));
     const std::vector<char> holders = holdersOfParts(prog);
-    std::vector<int> inter;
+    DramArenaProblem out;
+    std::vector<int>& inter = out.buffers;
     for (const Buffer& b : prog.buffers)
         // Kept on chip, or held by the host (a shape only the run decides): no DRAM.
         if (b.kind == BufferKind::Intermediate && b.level == MemLevel::Dram && b.type.isStatic() && b.inPlaceOf < 0)
             inter.push_back(b.id);
     const size_t n = inter.size();
-    OffsetProblem problem;
+    OffsetProblem& problem = out.problem;
     problem.alignment = align;
     problem.sizes.resize(n);
     problem.conflicts.resize(n);
     problem.lifetimes.resize(n);
-    std::vector<IntervalBuffer> timeline(n);
-    SX_TRY(describeIntermediates(prog, acc, inter, holders, problem, timeline));
+    SX_TRY(describeIntermediates(prog, acc, inter, holders, problem));
     addConflicts(prog, acc, inter, order, problem);
     // Buffers that share their addresses slice by slice are one item of the problem: its
     // lifetime theirs together, its conflicts all of theirs with the other items.
     const std::vector<size_t> share = sliceShares(prog, acc, inter, order, holders);
-    std::vector<size_t> item(n, SIZE_MAX);
+    std::vector<size_t>& item = out.itemOf;
+    item.assign(n, SIZE_MAX);
     size_t items = 0;
     for (size_t i = 0; i < n; ++i)
-        if (share[i] == i)
+        if (share[i] == i) {
             item[i] = items++;
+            out.firstBuffer.push_back(inter[i]);
+        }
     for (size_t i = 0; i < n; ++i)
         item[i] = item[share[i]];
     if (items < n) {
@@ -1343,7 +1384,6 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
         grouped.sizes.assign(items, 0);
         grouped.conflicts.resize(items);
         grouped.lifetimes.assign(items, {UINT64_MAX, 0});
-        std::vector<IntervalBuffer> spans(items);
         for (size_t i = 0; i < n; ++i) {
             const size_t g = item[i];
             grouped.sizes[g] = std::max(grouped.sizes[g], problem.sizes[i]);
@@ -1352,8 +1392,6 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
             for (int j : problem.conflicts[i])
                 if (item[static_cast<size_t>(j)] != g)
                     grouped.conflicts[g].push_back(static_cast<int>(item[static_cast<size_t>(j)]));
-            if (share[i] == i)
-                spans[g].id = timeline[i].id;
         }
         // A group holds its addresses from its first member's write to its last one's last
         // access, gaps between members included: it conflicts with every item live meanwhile,
@@ -1383,13 +1421,35 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
             std::vector<int>& c = grouped.conflicts[g];
             std::sort(c.begin(), c.end());
             c.erase(std::unique(c.begin(), c.end()), c.end());
-            spans[g].lower = grouped.lifetimes[g].first;
-            spans[g].upper = grouped.lifetimes[g].second;
-            spans[g].size = grouped.sizes[g];
         }
         problem = std::move(grouped);
-        timeline = std::move(spans);
     }
+    return out;
+}
+
+Expected<DramArenaProblem> dramArenaProblem(const Program& prog) {
+    SX_ASSIGN(const std::vector<std::vector<int>> preds, taskPredecessors(prog));
+    const Reachability order(preds);
+    if (!order.valid())
+        return makeError(ErrorKind::Unsupported, "cannot build the DRAM arena's problem: " + order.why());
+    return dramArenaProblem(prog, order);
+}
+
+Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps) {
+    const Target& target = prog.target;
+    const uint64_t align = std::max<uint64_t>(target.dramAlign, 1);
+    MemoryStats& mem = prog.memory;
+    MemoryStats fresh; // the SRAM plan's figures (planSram ran first) stay
+    fresh.sram = std::move(mem.sram);
+    fresh.dramTrafficBytes = mem.dramTrafficBytes;
+    fresh.compulsoryBytes = mem.compulsoryBytes;
+    mem = std::move(fresh);
+    mem.arenaBase = placeHostBuffers(prog, align);
+    SX_ASSIGN(DramArenaProblem arena, dramArenaProblem(prog, order));
+    const OffsetProblem& problem = arena.problem;
+    const std::vector<int>& inter = arena.buffers;
+    const std::vector<size_t>& item = arena.itemOf;
+    const size_t n = inter.size();
     // The program's conflicts come from Task order: buffers whose estimated lifetimes meet are
     // never ordered, so they conflict, and so may buffers whose lifetimes do not meet. The
     // search takes both (the lifetimes give its section bounds, the conflicts its neighbours);
@@ -1408,7 +1468,7 @@ Status planMemory(Program& prog, const Reachability& order, uint64_t searchSteps
     // Buffers live together in the estimated schedule are never ordered, so they conflict: the
     // schedule's max-live is a lower bound for the plan, and so is any set of buffers that
     // pairwise conflict (the search's bound, when it could build one).
-    mem.dramLowerBound = std::max(maxLiveBytes(timeline), plan.lowerBound);
+    mem.dramLowerBound = std::max(maxLiveBytes(problem.lifetimes, problem.sizes), plan.lowerBound);
     mem.dramTotal = mem.arenaBase + mem.dramPeak;
     if (mem.dramTotal > target.dramBytes)
         return makeError(ErrorKind::Unsupported, "program needs " + std::to_string(mem.dramTotal) +

@@ -76,6 +76,10 @@ struct IntervalBuffer {
     std::string id;
     uint64_t lower = 0, upper = 0, size = 0;
     uint64_t alignment = 1;
+    /// Buffers (indices into the same list) it must not share addresses with although the
+    /// lifetimes do not meet: a program's DRAM buffers whose Tasks are not ordered. Either side
+    /// of a pair may hold it.
+    std::vector<size_t> conflicts{};
 };
 
 /// The alignment one plan of `buffers` can give all of them: the least common multiple of `base`
@@ -84,12 +88,16 @@ struct IntervalBuffer {
 inline constexpr uint64_t kMaxAlignment = uint64_t{1} << 40;
 Expected<uint64_t> commonAlignment(const std::vector<IntervalBuffer>& buffers, uint64_t base);
 
-/// Builds the problem where buffers conflict when their half-open lifetimes intersect. When more
-/// than `maxListedPairs` pairs overlap (buffers alive over most of a long program: the lists
-/// would grow with the square of the buffers), none are listed and the problem is overlapsOnly.
+/// Builds the problem where buffers conflict when their half-open lifetimes intersect, and where
+/// a buffer's `conflicts` say so. When more than `maxListedPairs` pairs overlap (buffers alive
+/// over most of a long program: the lists would grow with the square of the buffers), none are
+/// listed and the problem is overlapsOnly (its `conflicts` then unlisted too: see
+/// hasConflictsBeyondLifetimes).
 inline constexpr uint64_t kMaxListedPairs = uint64_t{1} << 23;
 OffsetProblem problemFromIntervals(const std::vector<IntervalBuffer>& buffers, uint64_t alignment = 1,
                                    uint64_t maxListedPairs = kMaxListedPairs);
+/// Whether any of `buffers` lists a conflict (IntervalBuffer::conflicts).
+bool hasConflictsBeyondLifetimes(const std::vector<IntervalBuffer>& buffers);
 /// How many pairs of buffers with bytes have intersecting lifetimes (a sweep, not a count pair by pair).
 uint64_t overlappingPairs(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes,
                           const std::vector<uint64_t>& sizes);
@@ -101,8 +109,12 @@ uint64_t maxLiveBytes(const std::vector<std::pair<uint64_t, uint64_t>>& lifetime
 /// in any order): then max-live bounds every plan.
 bool meetingBuffersConflict(const std::vector<std::pair<uint64_t, uint64_t>>& lifetimes,
                             const std::vector<uint64_t>& sizes, const std::vector<std::vector<int>>& lists);
+/// The longest line readIntervalCsv reads (a file of endless bytes ends there).
+inline constexpr size_t kMaxIntervalCsvLine = size_t{1} << 20;
 /// Reads a CSV with header `id,lower,upper,size` (the MiniMalloc benchmark format, in any column
-/// order). MiniMalloc's other spellings are read too: `begin` or `start` for lower, `end` for an
+/// order). An optional `conflicts` column (what `compile --export-offset-problem` writes) lists,
+/// space-separated, the ids of other rows the buffer conflicts with although the lifetimes do not
+/// meet; an id no row has, the row's own, or one that two rows have is an error. MiniMalloc's other spellings are read too: `begin` or `start` for lower, `end` for an
 /// inclusive last time (upper = end + 1), `buffer` or `buffer_id` for id; and its `alignment`
 /// column. Further columns (a plan's `offset`; MiniMalloc's `hint`, a preference, and `gaps`,
 /// times within a lifetime when the buffer is not needed, so that treating it as live
@@ -110,6 +122,22 @@ bool meetingBuffersConflict(const std::vector<std::pair<uint64_t, uint64_t>>& li
 /// lower < upper and numbers in digits; a bad row is an error naming the file, the line and
 /// the field.
 Expected<std::vector<IntervalBuffer>> readIntervalCsv(const std::string& path);
+
+/// The problem planMemory solves for a Program's DRAM arena: its intermediates in DRAM (not the
+/// inputs of a Concat lowered in place, which are parts of its output), as items: a buffer, or
+/// the buffers that share their addresses slice by slice (one item, live over all of their
+/// lifetimes). Items conflict where Tasks do not order their accesses, which includes every two
+/// whose estimated lifetimes meet.
+struct DramArenaProblem {
+    OffsetProblem problem;          ///< per item: size, estimated lifetime [first write, last access), conflicts
+    std::vector<int> buffers;       ///< the arena's buffers (Buffer::id)
+    std::vector<size_t> itemOf;     ///< per entry of `buffers`, its item
+    std::vector<int> firstBuffer;   ///< per item, its first buffer (Buffer::id)
+};
+/// `order` must describe Program::tasks' deps (see Reachability).
+Expected<DramArenaProblem> dramArenaProblem(const Program& program, const Reachability& order);
+/// The same, with the order built from the Tasks' deps (an error for an order too large to hold).
+Expected<DramArenaProblem> dramArenaProblem(const Program& program);
 
 /// Plans the DRAM of a scheduled Program: lays out [weights][graph inputs+outputs][intermediate
 /// arena], assigns arena offsets so that two intermediates share addresses only when every access

@@ -207,11 +207,11 @@ TEST(MemoryPlanner, CsvErrorsNameTheFileAndLine) {
     {
         // Endless bytes without a newline: an error, not a hang or an exhausted memory.
         std::ofstream out(path);
-        out << "id,lower,upper,size\n" << std::string(200000, '7');
+        out << "id,lower,upper,size\n" << std::string(2'000'000, '7');
     }
     Expected<std::vector<IntervalBuffer>> endless = readIntervalCsv(path);
     ASSERT_FALSE(endless.ok());
-    EXPECT_EQ(endless.error().message, path + ":2: line longer than 65536 bytes");
+    EXPECT_EQ(endless.error().message, path + ":2: line longer than 1048576 bytes");
 }
 
 TEST(MemoryPlanner, CsvInMiniMallocsOtherSpellings) {
@@ -249,6 +249,49 @@ TEST(MemoryPlanner, CsvInMiniMallocsOtherSpellings) {
         {"id,lower,upper,size,alignment\n0,0,4,3,0\n", ":2: alignment 0 is not a positive number"},
         {"id,lower,upper,size,alignment\n0,0,4,3,-8\n", ":2: alignment '-8' is negative"},
         {"id,lower,upper,size,alignment\n0,0,4,3,2199023255552\n", ":2: alignment 2199023255552 is over 2^40 bytes"},
+    };
+    for (const auto& [text, message] : bad) {
+        r = read(text);
+        ASSERT_FALSE(r.ok()) << text;
+        EXPECT_EQ(r.error().message, path + message);
+    }
+}
+
+TEST(MemoryPlanner, ConflictsColumnPairsBuffersApartInTime) {
+    // `compile --export-offset-problem` lists, per buffer, the buffers its Tasks do not order
+    // against it although the lifetimes do not meet; plan-offsets must keep them apart.
+    const std::string path = ::testing::TempDir() + "/conflicts_memplan.csv";
+    auto read = [&](const std::string& text) {
+        std::ofstream(path) << text;
+        return readIntervalCsv(path);
+    };
+    Expected<std::vector<IntervalBuffer>> r = read("id,lower,upper,size,conflicts\na,0,2,8,c\nb,1,3,8,\nc,4,6,8,\n");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_EQ(r->size(), 3u);
+    EXPECT_EQ((*r)[0].conflicts, std::vector<size_t>{2});
+    EXPECT_TRUE((*r)[1].conflicts.empty());
+    ASSERT_TRUE(hasConflictsBeyondLifetimes(*r));
+    const OffsetProblem p = problemFromIntervals(*r);
+    EXPECT_EQ(p.conflicts[0], (std::vector<int>{1, 2}));
+    EXPECT_EQ(p.conflicts[2], std::vector<int>{0}) << "the pair is in both lists";
+    const OffsetPlan plan = planOffsets(p);
+    ASSERT_TRUE(checkOffsetPlan(p, plan).ok());
+    EXPECT_EQ(plan.peak, 16u);
+    EXPECT_NE(plan.offsets[0], plan.offsets[2]) << "a and c are apart in time but conflict";
+    // Without the column, c reuses a's bytes.
+    r = read("id,lower,upper,size\na,0,2,8\nb,1,3,8\nc,4,6,8\n");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_FALSE(hasConflictsBeyondLifetimes(*r));
+    // A pair named from both sides, and several ids in one cell, read as the same problem.
+    r = read("id,lower,upper,size,conflicts\na,0,2,8,c d\nb,1,3,8,\nc,4,6,8,a\nd,7,9,8,\n");
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    EXPECT_EQ(problemFromIntervals(*r).conflicts[0], (std::vector<int>{1, 2, 3}));
+
+    const std::pair<const char*, const char*> bad[] = {
+        {"id,lower,upper,size,conflicts\na,0,2,8,z\n", ":2: conflicts names 'z', which no row has"},
+        {"id,lower,upper,size,conflicts\na,0,2,8,\nb,3,4,8,b\n", ":3: conflicts names the row's own id 'b'"},
+        {"id,lower,upper,size,conflicts\na,0,2,8,\na,3,4,8,\n",
+         ":3: id 'a' is also on line 2 (the conflicts column names rows by id)"},
     };
     for (const auto& [text, message] : bad) {
         r = read(text);

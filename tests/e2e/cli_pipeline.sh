@@ -62,14 +62,34 @@ for r in rows:
     if r["level"] != "host":
         assert int(r["size"]) > 0 and int(r["est_first_cycle"]) < int(r["est_last_cycle"]), r
 dram_inter = [r for r in rows if r["level"] == "dram" and r["role"] == "intermediate" and not r["in_place_of"]]
-assert len(problem) == len(dram_inter) > 0, (len(problem), len(dram_inter))
+# One row per item: a buffer, or buffers sharing their addresses slice by slice (the first one's id).
+assert 0 < len(problem) <= len(dram_inter), (len(problem), len(dram_inter))
+assert list(problem[0].keys()) == ["id", "lower", "upper", "size", "alignment", "conflicts"], problem[0].keys()
 base = min(int(r["offset"]) for r in dram_inter)
 assert max(int(r["offset"]) + int(r["size"]) for r in dram_inter) - base <= mem["dram_peak"], mem
+offset = {r["buffer"]: int(r["offset"]) for r in dram_inter}
 for p in problem:
     assert int(p["lower"]) < int(p["upper"]) and int(p["size"]) > 0, p
+    assert p["id"] in offset and int(p["alignment"]) > 0, p
+# The compile's own offsets are a plan of the problem written: no two rows whose lifetimes meet,
+# or that the conflicts column pairs, share an address.
+pairs = {(p["id"], q) for p in problem for q in p["conflicts"].split()}
+assert pairs, "the sample's Tasks on other cores leave some buffers unordered beyond their lifetimes"
+for i, p in enumerate(problem):
+    for q in problem[i + 1:]:
+        meet = int(p["lower"]) < int(q["upper"]) and int(q["lower"]) < int(p["upper"])
+        if meet or (p["id"], q["id"]) in pairs or (q["id"], p["id"]) in pairs:
+            a, b = offset[p["id"]], offset[q["id"]]
+            assert a + int(p["size"]) <= b or b + int(q["size"]) <= a, (p, q, a, b)
 PY
     expect_exit 0 plan-offsets "$work/problem.csv" --steps 0
     expect_line "problem.csv: buffers [1-9][0-9]*, max-live [0-9]+, peak [0-9]+"
+    expect_line "problem.csv: conflicts beyond the lifetimes [1-9][0-9]*, lower bound [0-9]+"
+    # Planned again with the search, it needs no more than the compile's arena.
+    expect_exit 0 plan-offsets "$work/problem.csv"
+    peak=$(sed -n 's/.*, peak \([0-9]*\) .*/\1/p' "$out")
+    arena=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["memory"]["dram_peak"])' "$work/report.json")
+    [ -n "$peak" ] && [ "$peak" -le "$arena" ] || fail "plan-offsets needs $peak bytes for the compile's $arena"
     # The same compile writes the same bytes.
     cp "$work/memory.csv" "$work/memory-1.csv"
     expect_exit 0 compile "$model" --export-memory "$work/memory.csv"
