@@ -142,6 +142,79 @@ Expected<std::vector<ir::Tensor>> computeNode(const ir::Node& node, const std::v
     return outs;
 }
 
+/// The race checker's own test of what the lowering recorded: that this part of a split node
+/// reads only its slice of an input (Task::sliceLocalInputs) or only its window's rows
+/// (Task::haloReads), which lets it wait for just the producer parts that write those bytes.
+/// The record comes from backend::readsOwnSlice and the windows; the checker's other tests take
+/// it on trust (disjointSliceRead), so a wrong answer there would be a missing wait that no race
+/// report names. Here the node is computed again with every byte of those inputs outside the
+/// recorded bytes set (all ones: NaN in a float), and the part's own slice of each output must
+/// come out bit for bit as before. `from[i]` is the buffer operand i was read from (nullptr for
+/// a value computed inside the Task). A kernel that refuses the changed operands proves nothing
+/// either way and is let be.
+Status checkRecordedReads(const Task& task, const backend::Target& target, const ir::Node& node,
+                          const std::vector<ir::Tensor>& raw, const std::vector<const Buffer*>& from,
+                          const std::vector<ir::Tensor>& outs, const Numerics& num, ir::KernelContext& ctx) {
+    std::vector<ir::Tensor> changed;
+    std::string claimed;
+    for (size_t i = 0; i < raw.size() && i < from.size(); ++i) {
+        const Buffer* b = from[i];
+        if (!b || !raw[i].valid() ||
+            (!task.haloReadOf(b->id) &&
+             !std::binary_search(task.sliceLocalInputs.begin(), task.sliceLocalInputs.end(), b->id)))
+            continue;
+        // The recorded bytes are the buffer's, in its own dims: the operand must be those bytes.
+        if (raw[i].dtype() != b->type.dtype || !b->type.isStatic() ||
+            raw[i].byteSize() != static_cast<uint64_t>(b->type.numel()) * ir::dtypeSize(b->type.dtype))
+            continue;
+        const backend::SliceBytes keep = backend::touchedBytes(task, *b);
+        if (changed.empty())
+            changed = raw;
+        ir::Tensor poisoned = ir::Tensor::copyOf(raw[i].dtype(), raw[i].shape(),
+                                                 std::span<const std::byte>(raw[i].bytes(), raw[i].byteSize()));
+        std::byte* bytes = poisoned.mutableBytes();
+        const uint64_t size = poisoned.byteSize();
+        std::vector<char> kept(size, 0);
+        for (uint64_t r = 0; r < keep.runs; ++r)
+            for (uint64_t at = r * keep.stride + keep.begin; at < r * keep.stride + keep.end && at < size; ++at)
+                kept[at] = 1;
+        for (uint64_t at = 0; at < size; ++at)
+            if (!kept[at])
+                bytes[at] = std::byte{0xff};
+        changed[i] = std::move(poisoned);
+        claimed += (claimed.empty() ? "'" : ", '") + b->value + "'";
+    }
+    if (changed.empty())
+        return {};
+    Expected<std::vector<ir::Tensor>> again = computeNode(node, changed, num, ctx);
+    if (!again.ok())
+        return {};
+    for (size_t o = 0; o < outs.size() && o < again->size() && o < node.numOutputs(); ++o) {
+        const ir::Tensor& x = outs[o];
+        const ir::Tensor& y = (*again)[o];
+        if (!x.valid() || !y.valid() || x.dtype() != y.dtype() || x.shape() != y.shape())
+            continue;
+        Buffer layout;
+        layout.type = ir::TensorType::of(x.dtype(), x.shape());
+        const backend::SliceBytes mine = backend::sliceOf(task, layout);
+        for (uint64_t r = 0; r < mine.runs; ++r) {
+            const uint64_t at = r * mine.stride + mine.begin, len = mine.end - mine.begin;
+            if (mine.end <= mine.begin || at + len > x.byteSize())
+                continue;
+            if (std::memcmp(x.bytes() + at, y.bytes() + at, len) != 0)
+                return makeError(ErrorKind::Runtime,
+                                 "race: " + taskAndNodes(task) + " on " + backend::laneName(task.core, target) +
+                                     " waits only for the parts of " + claimed +
+                                     " that write what the lowering recorded it reads (its slice or window), but "
+                                     "its slice of '" +
+                                     node.output(o)->name() + "' changes with the bytes outside them: it reads "
+                                     "other parts' bytes without waiting for their writers (a missing event wait)",
+                                 task.name);
+        }
+    }
+    return {};
+}
+
 } // namespace
 
 void Machine::keepHeldValues(const Task& task) {
@@ -206,6 +279,7 @@ Status Machine::execute(size_t index) {
                              task.name);
         const Numerics num = numericsOf(task, *node);
         std::vector<ir::Tensor> raw; // as read from memory
+        std::vector<const Buffer*> from(node->numInputs(), nullptr); // the buffer each was read from
         raw.reserve(node->numInputs());
         for (size_t i = 0; i < node->numInputs(); ++i) {
             const ir::Value* v = node->input(i);
@@ -213,7 +287,10 @@ Status Machine::execute(size_t index) {
                 raw.emplace_back();
                 continue;
             }
+            const size_t readBefore = st.reads.size();
             SX_ASSIGN(ir::Tensor t, readInput(task, *node, *v, local, st.reads, st.homeReads));
+            if (st.reads.size() > readBefore)
+                from[i] = &m_p.buffers[st.reads.back()];
             raw.push_back(std::move(t));
         }
         // The parts of a node split across cores compute the same numbers from the same inputs:
@@ -224,6 +301,8 @@ Status Machine::execute(size_t index) {
         auto cached = task.parts > 1 ? m_partResults.find(node) : m_partResults.end();
         if (cached != m_partResults.end() && sameTensors(cached->second.inputs, raw)) {
             outs = cached->second.outputs;
+            if (m_opt.checkRaces)
+                SX_TRY(checkRecordedReads(task, m_p.target, *node, raw, from, outs, num, ctx));
         } else {
             auto results = computeNode(*node, raw, num, ctx);
             if (!results.ok()) {
@@ -235,6 +314,8 @@ Status Machine::execute(size_t index) {
                                  task.name);
             }
             outs = std::move(results).value();
+            if (m_opt.checkRaces && task.parts > 1)
+                SX_TRY(checkRecordedReads(task, m_p.target, *node, raw, from, outs, num, ctx));
             if (task.parts > 1)
                 cached = m_partResults.insert_or_assign(node, PartResults{std::move(raw), outs, 0}).first;
         }

@@ -596,6 +596,50 @@ TEST(Compiler, AChannelSplitLrnWaitsForItsNeighboursChannels) {
     EXPECT_LT(worstError(async.outputs[0], (*ref)[0]), 5e-3 * scale);
 }
 
+// The same LRN with the lowering's record made wrong, as it was before the fix above: each part
+// said to read only its own channels of conv1's output. The timing stays right (the waits are
+// still there), so only the race checker's own test of the record can tell: it computes each
+// part again with the other channels poisoned, and the part's channels move.
+TEST(Compiler, TheRaceCheckerTestsTheRecordOfASliceReadItTrusts) {
+    GraphMaker m("lrn-split");
+    ir::Value* x = m.input("x", {1, 512, 2, 32});
+    ir::Value* c1 = m.node(ir::OpKind::Conv, "conv1", {x, m.constant("w1", {512, 512, 1, 1}, 0.1)});
+    ir::Value* n = m.node(ir::OpKind::LRN, "lrn", {c1}, {{"size", int64_t{5}}, {"alpha", 4.0}, {"beta", 0.75}, {"bias", 1.0}});
+    ir::Value* y = m.node(ir::OpKind::Conv, "conv2", {n, m.constant("w2", {512, 512, 1, 1}, 0.1)});
+    std::unique_ptr<ir::Graph> g = std::move(m.g);
+    g->setOutputs({y});
+    ASSERT_TRUE(g->inferTypes().ok());
+    Expected<runtime::CompileResult> r = runtime::compileGraph(*g, {});
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    backend::Program p = r->program;
+    int claimed = 0;
+    for (backend::Task& t : p.tasks) {
+        if (t.kernel != "LRN" || t.parts < 2)
+            continue;
+        for (int b : t.inputs)
+            if (p.buffers[static_cast<size_t>(b)].value == c1->name() &&
+                !std::binary_search(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end(), b)) {
+                t.sliceLocalInputs.insert(std::upper_bound(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end(), b), b);
+                ++claimed;
+            }
+    }
+    ASSERT_GT(claimed, 0) << "the LRN is split by channels and reads conv1's output from a buffer";
+    sim::SimOptions o;
+    o.checkRaces = true;
+    const ir::Tensor in = randomF32({1, 512, 2, 32}, 7, 1.0);
+    Expected<sim::SimResult> run = sim::simulate(p, std::vector<ir::Tensor>{in}, o);
+    ASSERT_FALSE(run.ok()) << "a part said to read only its channels reads its neighbours'";
+    const std::string& why = run.error().message;
+    EXPECT_NE(why.find("race: "), std::string::npos) << why;
+    EXPECT_NE(why.find("(node 'lrn')"), std::string::npos) << why;
+    EXPECT_NE(why.find("waits only for the parts of '" + c1->name() + "' that write what the lowering recorded"),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("a missing event wait"), std::string::npos) << why;
+    // Without the race checker the run goes through (its numbers are right: the waits are there).
+    EXPECT_TRUE(sim::simulate(p, std::vector<ir::Tensor>{in}, sim::SimOptions{}).ok());
+}
+
 // A dense convolution's input channels summed in chunks on the NPU: ResNet-50's last 3x3
 // convolution, 512 channels at 7x7, twice. Taken whole, the weights of a part (64 output channels,
 // 576 KiB in f16) do not fit in its SRAM, and every tile of output channels loads the input
