@@ -287,12 +287,33 @@ namespace {
 /// Conflict-list entries (two per pair) from which a placement takes long enough (some
 /// milliseconds) that a second thread pays for its start.
 constexpr size_t kPairsForAThread = size_t{1} << 18;
+/// Conflict-list entries from which a problem is large (see planByHeuristics): each greedy
+/// ordering's placement costs tens of milliseconds there (a wide program's SRAM, planned again
+/// for every candidate the lowering weighs).
+constexpr size_t kPairsOfALargeProblem = size_t{1} << 20;
+
+/// Whether every listed conflict is two buffers whose lifetimes meet (then a sweep over time,
+/// which keeps apart exactly the buffers live together, gives valid plans).
+bool conflictsOnlyOverlaps(const OffsetProblem& p) {
+    const size_t n = p.sizes.size();
+    if (p.lifetimes.size() != n || p.conflicts.size() != n)
+        return false;
+    for (size_t i = 0; i < n; ++i)
+        for (int c : p.conflicts[i]) {
+            const size_t j = static_cast<size_t>(c);
+            if (j >= n || !(p.lifetimes[i].first < p.lifetimes[j].second && p.lifetimes[j].first < p.lifetimes[i].second))
+                return false;
+        }
+    return true;
+}
 
 /// The heuristic stage of planOffsets: the best of the greedy orderings. It stops at the first
 /// plan whose peak reaches a bound (no later one could replace it: only a lower peak does): when
 /// `meetingConflict` (every two buffers whose lifetimes meet conflict), max-live. With two
 /// threads and enough pairs to be worth one, an ordering's first-fit placement runs beside its
-/// best-fit one; the plans are compared in the same order, so the choice is the same.
+/// best-fit one; the plans are compared in the same order, so the choice is the same. A problem
+/// of kPairsOfALargeProblem list entries or more is swept over time first (an interval one) and
+/// then takes the size-descending ordering only.
 OffsetPlan planByHeuristics(const OffsetProblem& p, unsigned threads, bool meetingConflict) {
     const size_t n = p.sizes.size();
     if (n == 0)
@@ -353,12 +374,23 @@ OffsetPlan planByHeuristics(const OffsetProblem& p, unsigned threads, bool meeti
     // A peak no plan goes below: max-live, when every two buffers that meet conflict (otherwise
     // two that meet may share addresses, and max-live proves nothing).
     const uint64_t floor = meetingConflict ? maxLiveBytes(p.lifetimes, p.sizes) : 0;
+    // A large problem (a wide program's SRAM: thousands of buffers live together, each
+    // ordering's placement O(pairs)) takes the orderings by size only, the ones that win there;
+    // an interval one is swept over time first, in O(n log n), and when that reaches max-live
+    // no ordering can do better and none is run.
+    const bool large = pairs >= kPairsOfALargeProblem;
+    if (large && meetingConflict && conflictsOnlyOverlaps(p)) {
+        best = placeInTimeOrder(p);
+        haveBest = true;
+    }
     const bool beside = threads > 1 && pairs >= kPairsForAThread;
     std::vector<int> order(n);
     for (const auto& [name, less] : orders) {
         if (haveBest && best.peak <= floor)
             break;
         if (!haveLife && name != "size-desc" && name != "conflict-weight")
+            continue;
+        if (large && name != "size-desc")
             continue;
         std::iota(order.begin(), order.end(), 0);
         std::sort(order.begin(), order.end(), less);

@@ -821,6 +821,11 @@ private:
     bool m_broken = false;
 };
 
+/// The membership tests after which greedyCliqueBound begins no further seed: seeds begun
+/// within about a tenth of a second (a dense problem of thousands of buffers, such as a wide
+/// program's, would otherwise take seconds; the problems of the shared models end far below).
+constexpr uint64_t kCliqueWork = 20'000'000;
+
 /// A lower bound for a problem with conflicts beyond the lifetimes: buffers that pairwise
 /// conflict all need space of their own, so any such clique's bytes bound the peak. Grown
 /// greedily (largest buffers first) from the heaviest buffers; each clique is a proof, so the
@@ -828,7 +833,7 @@ private:
 /// once `work` membership tests are spent (a deterministic limit: one seed's tests are at most
 /// its neighbours times theirs).
 uint64_t greedyCliqueBound(const std::vector<uint64_t>& sizes, const std::vector<std::vector<int>>& neighbours,
-                           uint64_t work = UINT64_MAX) {
+                           uint64_t work) {
     const size_t n = sizes.size();
     constexpr size_t kSeeds = 256;
     std::vector<uint64_t> weight(n, 0); // a buffer and all its neighbours: no clique through it weighs more
@@ -953,9 +958,8 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
         return;
     if (problem.sizes.size() > kMaxSearchBuffers) { // the bound only
         plan.lowerBound = sectionMaxLive(form->spans, form->sections);
-        if (form->neighbours) // seeds begun within about a tenth of a second of tests
-            plan.lowerBound =
-                std::max(plan.lowerBound, greedyCliqueBound(problem.sizes, *form->neighbours, 20'000'000));
+        if (form->neighbours)
+            plan.lowerBound = std::max(plan.lowerBound, greedyCliqueBound(problem.sizes, *form->neighbours, kCliqueWork));
         plan.optimal = plan.peak <= plan.lowerBound;
         return;
     }
@@ -978,7 +982,7 @@ void searchSmallerPeak(const OffsetProblem& problem, const OffsetSearchOptions& 
     const auto roundUp = [grain](uint64_t v) { return (v + grain - 1) / grain * grain; };
     uint64_t proven = packer.maxLive(); // no plan needs less
     if (form->neighbours)
-        proven = std::max(proven, greedyCliqueBound(problem.sizes, packer.neighbours()));
+        proven = std::max(proven, greedyCliqueBound(problem.sizes, packer.neighbours(), kCliqueWork));
     proven = roundUp(proven);
     plan.lowerBound = proven;
     plan.optimal = plan.peak <= proven;
