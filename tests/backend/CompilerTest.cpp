@@ -356,6 +356,18 @@ std::unique_ptr<ir::Graph> shuffleUnit() {
     return std::move(m.g);
 }
 
+/// conv1 -> LRN -> conv2 over 512 channels of 2x32: few rows and many channels, so the LRN is
+/// split by channels, and its window reads two channels of each neighbour's slice.
+std::unique_ptr<ir::Graph> channelSplitLrn() {
+    GraphMaker m("lrn-split");
+    ir::Value* x = m.input("x", {1, 512, 2, 32});
+    ir::Value* c1 = m.node(ir::OpKind::Conv, "conv1", {x, m.constant("w1", {512, 512, 1, 1}, 0.1)});
+    ir::Value* n = m.node(ir::OpKind::LRN, "lrn", {c1}, {{"size", int64_t{5}}, {"alpha", 4.0}, {"beta", 0.75}, {"bias", 1.0}});
+    ir::Value* y = m.node(ir::OpKind::Conv, "conv2", {n, m.constant("w2", {512, 512, 1, 1}, 0.1)});
+    m.g->setOutputs({y});
+    return std::move(m.g);
+}
+
 } // namespace
 
 // fold-channel-shuffle on the NPU: the shuffle's conversion out of the blocked layout, its
@@ -558,13 +570,7 @@ TEST(Compiler, AConvolutionOverAConcatRunsAsOneConvolutionPerPiece) {
 // checked.) The run, async and strict with the race checker on, is within f16's error of the
 // float64 reference.
 TEST(Compiler, AChannelSplitLrnWaitsForItsNeighboursChannels) {
-    GraphMaker m("lrn-split");
-    ir::Value* x = m.input("x", {1, 512, 2, 32});
-    ir::Value* c1 = m.node(ir::OpKind::Conv, "conv1", {x, m.constant("w1", {512, 512, 1, 1}, 0.1)});
-    ir::Value* n = m.node(ir::OpKind::LRN, "lrn", {c1}, {{"size", int64_t{5}}, {"alpha", 4.0}, {"beta", 0.75}, {"bias", 1.0}});
-    ir::Value* y = m.node(ir::OpKind::Conv, "conv2", {n, m.constant("w2", {512, 512, 1, 1}, 0.1)});
-    std::unique_ptr<ir::Graph> g = std::move(m.g);
-    g->setOutputs({y});
+    std::unique_ptr<ir::Graph> g = channelSplitLrn();
     ASSERT_TRUE(g->inferTypes().ok());
     Expected<runtime::CompileResult> r = runtime::compileGraph(*g, {});
     ASSERT_TRUE(r.ok()) << r.error().message;
@@ -601,14 +607,9 @@ TEST(Compiler, AChannelSplitLrnWaitsForItsNeighboursChannels) {
 // still there), so only the race checker's own test of the record can tell: it computes each
 // part again with the other channels poisoned, and the part's channels move.
 TEST(Compiler, TheRaceCheckerTestsTheRecordOfASliceReadItTrusts) {
-    GraphMaker m("lrn-split");
-    ir::Value* x = m.input("x", {1, 512, 2, 32});
-    ir::Value* c1 = m.node(ir::OpKind::Conv, "conv1", {x, m.constant("w1", {512, 512, 1, 1}, 0.1)});
-    ir::Value* n = m.node(ir::OpKind::LRN, "lrn", {c1}, {{"size", int64_t{5}}, {"alpha", 4.0}, {"beta", 0.75}, {"bias", 1.0}});
-    ir::Value* y = m.node(ir::OpKind::Conv, "conv2", {n, m.constant("w2", {512, 512, 1, 1}, 0.1)});
-    std::unique_ptr<ir::Graph> g = std::move(m.g);
-    g->setOutputs({y});
+    std::unique_ptr<ir::Graph> g = channelSplitLrn();
     ASSERT_TRUE(g->inferTypes().ok());
+    const std::string conv1 = "conv1_out";
     Expected<runtime::CompileResult> r = runtime::compileGraph(*g, {});
     ASSERT_TRUE(r.ok()) << r.error().message;
     backend::Program p = r->program;
@@ -617,7 +618,7 @@ TEST(Compiler, TheRaceCheckerTestsTheRecordOfASliceReadItTrusts) {
         if (t.kernel != "LRN" || t.parts < 2)
             continue;
         for (int b : t.inputs)
-            if (p.buffers[static_cast<size_t>(b)].value == c1->name() &&
+            if (p.buffers[static_cast<size_t>(b)].value == conv1 &&
                 !std::binary_search(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end(), b)) {
                 t.sliceLocalInputs.insert(std::upper_bound(t.sliceLocalInputs.begin(), t.sliceLocalInputs.end(), b), b);
                 ++claimed;
@@ -632,7 +633,7 @@ TEST(Compiler, TheRaceCheckerTestsTheRecordOfASliceReadItTrusts) {
     const std::string& why = run.error().message;
     EXPECT_NE(why.find("race: "), std::string::npos) << why;
     EXPECT_NE(why.find("(node 'lrn')"), std::string::npos) << why;
-    EXPECT_NE(why.find("waits only for the parts of '" + c1->name() + "' that write what the lowering recorded"),
+    EXPECT_NE(why.find("waits only for the parts of '" + conv1 + "' that write what the lowering recorded"),
               std::string::npos)
         << why;
     EXPECT_NE(why.find("a missing event wait"), std::string::npos) << why;
