@@ -26,16 +26,16 @@ struct PipelineConfig {
     int optLevel = 2;
     /// Pass ids and rule ids that must not run. Disabled beats everything; an unknown id is an
     /// error.
-    std::set<std::string> disabled;
+    std::set<std::string> disabled{};
     /// Pass ids and rule ids switched on whatever the level (a fusion switch file's "on").
     /// Enabled beats the level; an id both disabled and enabled is an error, and so is a rule
     /// switched on whose pass does not run.
-    std::set<std::string> enabled;
+    std::set<std::string> enabled{};
     /// Let only the first N rule applications happen (counted across all passes, in pipeline
     /// order); later matches are recorded as skipped. -1 means no limit.
     int64_t bisectLimit = -1;
     /// Stop after the pass with this id (empty: run the whole pipeline). Unknown id is an error.
-    std::string stopAfter;
+    std::string stopAfter{};
     /// Run ir::verifyGraph after every pass, so a pass that breaks the graph is named at once.
     bool verifyEach = true;
     /// The NPU's activation layout, copied from the target (runtime::compileGraph does):

@@ -104,8 +104,9 @@ TEST(LoadTimeFill, AConstantOfShapeReadAsWeightsIsFilledByTheLoaderNotATask) {
     EXPECT_GE(p->memory.compulsoryBytes, storedBytes(b.type, p->target.c0)) << "a weight any program must read";
     EXPECT_FALSE(bufferOf(*p, "one").fill);
     for (const Task& t : p->tasks)
-        if (std::find(t.inputs.begin(), t.inputs.end(), b.id) != t.inputs.end())
+        if (std::find(t.inputs.begin(), t.inputs.end(), b.id) != t.inputs.end()) {
             EXPECT_TRUE(t.deps.empty()) << t.name << " waits for nothing to read a weight";
+        }
     ASSERT_TRUE(checkHazards(*p).ok());
 
     // The same numbers as the graph with B a plain constant, in async and strict mode, with the

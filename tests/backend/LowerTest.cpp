@@ -149,9 +149,10 @@ void expectValidProgram(const Program& p, const ir::Graph& g) {
                 continue;
             for (const Task& w : p.tasks) // every part that writes what it reads
                 if (std::find(w.outputs.begin(), w.outputs.end(), b) != w.outputs.end() &&
-                    !disjointSliceRead(w, t, b))
+                    !disjointSliceRead(w, t, b)) {
                     EXPECT_NE(std::find(t.deps.begin(), t.deps.end(), w.id), t.deps.end())
                         << t.name << " reads " << p.buffers[b].value << " without depending on its writer " << w.name;
+                }
         }
         EXPECT_GT(t.estCycles, 0u);
         EXPECT_LE(t.tiling.sramBytes, p.target.sramBytes) << t.name;
@@ -164,8 +165,9 @@ void expectValidProgram(const Program& p, const ir::Graph& g) {
     const bool dramIntermediates = std::any_of(p.buffers.begin(), p.buffers.end(), [](const Buffer& b) {
         return b.kind == BufferKind::Intermediate && b.level == MemLevel::Dram;
     });
-    if (dramIntermediates) // keep-on-chip may have kept every one in SRAM
+    if (dramIntermediates) { // keep-on-chip may have kept every one in SRAM
         EXPECT_GT(p.memory.dramLowerBound, 0u);
+    }
     Status sram = checkSramPlan(p);
     EXPECT_TRUE(sram.ok()) << (sram.ok() ? "" : sram.error().message);
     EXPECT_EQ(p.inputBuffers.size(), g.inputs().size());

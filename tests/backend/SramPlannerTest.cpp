@@ -214,8 +214,9 @@ TEST(SramPlan, AConsumerOnAnotherCoreReadsDram) {
     for (const Buffer& b : p.buffers)
         if (b.level == MemLevel::Sram)
             for (const Task& t : p.tasks)
-                if (std::find(t.inputs.begin(), t.inputs.end(), b.id) != t.inputs.end())
+                if (std::find(t.inputs.begin(), t.inputs.end(), b.id) != t.inputs.end()) {
                     EXPECT_EQ(t.core, b.core) << t.name << " reads " << b.value;
+                }
     EXPECT_TRUE(checkSramPlan(p).ok());
 }
 

@@ -137,17 +137,19 @@ TEST(OpTable, LayoutClassFitsTheUnit) {
 TEST(OpTable, GreyAndTransparentOpsComputeNothing) {
     for (const OpInfo& op : allOps()) {
         SCOPED_TRACE(qualifiedOpName(op.kind));
-        if (op.grey != GreyClass::NotGrey)
+        if (op.grey != GreyClass::NotGrey) {
             EXPECT_TRUE(op.cost == CostClass::DmaOnly ||
                         (op.work == WorkModel::Elementwise && op.passes == 1))
                 << "a grey op moves data or converts it in one pass";
+        }
         if (op.compare == CompareClass::Transparent) {
             EXPECT_NE(op.grey, GreyClass::NotGrey)
                 << "an op the comparison looks through only moves data";
             EXPECT_EQ(op.cost, CostClass::DmaOnly);
         }
-        if (op.compare == CompareClass::Probability)
+        if (op.compare == CompareClass::Probability) {
             EXPECT_EQ(op.cost, CostClass::Vector);
+        }
     }
     EXPECT_EQ(opInfo(OpKind::Transpose).grey, GreyClass::Transpose);
     EXPECT_EQ(opInfo(OpKind::TransData).grey, GreyClass::LayoutConversion);
@@ -156,9 +158,10 @@ TEST(OpTable, GreyAndTransparentOpsComputeNothing) {
 TEST(OpTable, F16RisksAreVectorOps) {
     for (const OpInfo& op : allOps()) {
         SCOPED_TRACE(qualifiedOpName(op.kind));
-        if (op.f16Risk != F16Risk::Safe)
+        if (op.f16Risk != F16Risk::Safe) {
             EXPECT_EQ(op.cost, CostClass::Vector)
                 << "the precision pass keeps only vector ops in f32";
+        }
     }
 }
 

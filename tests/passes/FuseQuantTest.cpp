@@ -206,8 +206,9 @@ TEST(FuseQdqGroups, DequantizeAddReluQuantizeIsOneInt8InInt8OutGroup) {
     for (const ir::Node* n : res.graph->nodes()) {
         if (n->kind() != OpKind::ElementwiseGroup)
             continue;
-        if (ir::isFloat(n->output(0)->type().dtype))
+        if (ir::isFloat(n->output(0)->type().dtype)) {
             EXPECT_EQ(n->precision(), ir::Precision::F32) << n->name() << ": a group with a DQ step stays f32";
+        }
         const auto& steps = n->body()->steps;
         const bool twoDequantizeSteps =
             std::count_if(steps.begin(), steps.end(), [](const ir::BodyStep& st) { return st.op == OpKind::DequantizeLinear; }) == 2;
@@ -266,8 +267,9 @@ TEST(QuantizedPassthrough, MaxPoolAndReshapeRunOnTheInt8TensorWhenTheScalesAgree
         named |= why.find("differ in scale") != std::string::npos;
     EXPECT_TRUE(named);
     for (const ir::Node* n : res.graph->nodes())
-        if (n->kind() == OpKind::MaxPool && n->name() == "pool")
+        if (n->kind() == OpKind::MaxPool && n->name() == "pool") {
             EXPECT_EQ(n->input(0)->type().dtype, ir::DType::U8) << "the MaxPool reads the int8 map";
+        }
     const std::vector<ir::Tensor> want = run32(*g), got = run32(*res.graph);
     ASSERT_EQ(got.size(), 2u);
     for (size_t k = 0; k < 2; ++k) {

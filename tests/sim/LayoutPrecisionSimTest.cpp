@@ -370,8 +370,9 @@ TEST(PrecisionSimulation, TargetPolicyF32MakesTheNpuMatchF32) {
     auto r = runtime::compileGraph(*g, opt);
     ASSERT_TRUE(r.ok()) << r.error().message;
     for (const ir::Node* n : r->program.graph->nodes())
-        if (n->info().cost == ir::CostClass::Cube || n->info().cost == ir::CostClass::Vector)
+        if (n->info().cost == ir::CostClass::Cube || n->info().cost == ir::CostClass::Vector) {
             EXPECT_EQ(n->precision(), ir::Precision::F32) << n->name();
+        }
     ir::Tensor x = wave({1, 4, 6, 6}, 0.173, 0.0);
     auto out = sim::simulate(r->program, std::vector<ir::Tensor>{x});
     ASSERT_TRUE(out.ok()) << out.error().message;
